@@ -1,0 +1,6 @@
+import type { Command } from "commander";
+
+/** Every `agentd` subcommand, registered on the root program. One file per command. */
+export function registerCommands(program: Command): void {
+  void program;
+}

@@ -1,0 +1,150 @@
+import { z } from "zod";
+import { DurationSchema } from "../util/duration.js";
+
+/** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */
+export const LimitsSchema = z.strictObject({
+  max_iterations: z.number().int().positive().default(50),
+  max_tokens: z.number().int().positive().default(100_000),
+  timeout: DurationSchema.default(600_000),
+  max_cost_usd: z.number().nonnegative().default(1),
+  max_concurrent_runs: z.number().int().positive().default(1),
+});
+export type Limits = z.infer<typeof LimitsSchema>;
+
+export const PermissionRulesSchema = z.strictObject({
+  allow: z.array(z.string()).default([]),
+  ask: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
+});
+export type PermissionRules = z.infer<typeof PermissionRulesSchema>;
+
+export const ApprovalPolicySchema = z.strictObject({
+  timeout: DurationSchema.default(600_000),
+  on_timeout: z.enum(["deny", "approve"]).default("deny"),
+});
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
+
+const PriceSchema = z.strictObject({
+  /** USD per million prompt tokens. */
+  input: z.number().nonnegative(),
+  /** USD per million completion tokens. */
+  output: z.number().nonnegative(),
+});
+
+const LlmSchema = z.strictObject({
+  base_url: z.string().optional(),
+  api_key: z.string().optional(),
+  model: z.string().default("llama3.1"),
+  temperature: z.number().min(0).max(2).optional(),
+  timeouts: z
+    .strictObject({
+      first_chunk: DurationSchema.default(60_000),
+      idle: DurationSchema.default(30_000),
+      call: DurationSchema.default(300_000),
+    })
+    .prefault({}),
+  retries: z
+    .strictObject({
+      max_attempts: z.number().int().min(1).default(4),
+      base_delay: DurationSchema.default(500),
+      max_delay: DurationSchema.default(30_000),
+    })
+    .prefault({}),
+  circuit_breaker: z
+    .strictObject({
+      failure_threshold: z.number().int().positive().default(5),
+      cooldown: DurationSchema.default(30_000),
+    })
+    .prefault({}),
+  context: z
+    .strictObject({
+      /** Estimated tokens of history above which the middle is compacted. */
+      max_tokens: z.number().int().positive().default(24_000),
+      /** Recent messages kept verbatim by compaction. */
+      keep_recent: z.number().int().min(2).default(6),
+    })
+    .prefault({}),
+  prices: z.record(z.string(), PriceSchema).default({}),
+});
+
+const CliToolSchema = z.strictObject({
+  command: z.string().min(1),
+  /** Argument template: `{task}`, `{model}`, `{workdir}` are replaced. */
+  args: z.array(z.string()).default(["{task}"]),
+  /** `text` (stdout is the result) or the name of a built-in adapter's format. */
+  output: z.enum(["text", "claude", "gemini", "codex"]).default("text"),
+  env: z.record(z.string(), z.string()).default({}),
+});
+export type CliToolConfig = z.infer<typeof CliToolSchema>;
+
+const McpServerSchema = z.union([
+  z.strictObject({
+    command: z.string().min(1),
+    args: z.array(z.string()).default([]),
+    env: z.record(z.string(), z.string()).default({}),
+  }),
+  z.strictObject({
+    url: z.string().url(),
+    headers: z.record(z.string(), z.string()).default({}),
+  }),
+]);
+export type McpServerConfig = z.infer<typeof McpServerSchema>;
+
+/** SPEC 3: the whole of `config.yaml`. Every key has a default, so an empty file is valid. */
+export const ConfigSchema = z.strictObject({
+  agents_dir: z.string().default("./agents"),
+  presets_dir: z.string().default("./presets"),
+  data_dir: z.string().default("./data"),
+  server: z
+    .strictObject({
+      host: z.string().default("127.0.0.1"),
+      port: z.number().int().min(0).max(65_535).default(7070),
+      token: z.string().optional(),
+    })
+    .prefault({}),
+  llm: LlmSchema.prefault({}),
+  cli_tools: z.record(z.string(), CliToolSchema).default({}),
+  cli: z
+    .strictObject({
+      /** How long a CLI tool rests after a quota or rate-limit failure when it gives no reset time. */
+      cooldown: DurationSchema.default(900_000),
+      /** Time between SIGTERM and SIGKILL when a CLI child is stopped. */
+      kill_grace: DurationSchema.default(3_000),
+    })
+    .prefault({}),
+  vault: z
+    .strictObject({
+      backend: z.enum(["file", "keychain", "env"]).default("file"),
+      /** Encrypted file; default `<data_dir>/vault.json`. */
+      file: z.string().optional(),
+      /** Key file used when AGENTD_VAULT_KEY is unset; default `<data_dir>/vault.key`. */
+      key_file: z.string().optional(),
+      /** Keychain service name. */
+      service: z.string().default("agentd"),
+    })
+    .prefault({}),
+  mcp_servers: z.record(z.string(), McpServerSchema).default({}),
+  limits: LimitsSchema.prefault({}),
+  permissions: PermissionRulesSchema.prefault({}),
+  approvals: ApprovalPolicySchema.prefault({}),
+  tools: z
+    .strictObject({
+      max_output_bytes: z.number().int().positive().default(32_768),
+      shell_timeout: DurationSchema.default(120_000),
+      http_timeout: DurationSchema.default(30_000),
+      http_max_bytes: z.number().int().positive().default(1_048_576),
+    })
+    .prefault({}),
+  concurrency: z.number().int().positive().default(4),
+  events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
+  log: z
+    .strictObject({
+      level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),
+      /** true, false, or auto (pretty on a TTY). */
+      pretty: z.union([z.boolean(), z.literal("auto")]).default("auto"),
+    })
+    .prefault({}),
+  shutdown: z.strictObject({ grace: DurationSchema.default(30_000) }).prefault({}),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;

@@ -1,0 +1,32 @@
+import type { ApprovalPolicy, Limits, PermissionRules } from "../config/config-schema.js";
+import type { AgentFrontmatter } from "./agent-schema.js";
+
+/**
+ * A valid agent as the registry serves it: frontmatter merged with config defaults, preset chain
+ * resolved, system prompt assembled. Immutable: a run keeps the one it started with.
+ */
+export interface AgentDefinition {
+  id: string;
+  /** Absolute path of the Markdown file. */
+  file: string;
+  /** sha256 of the agent file and every preset in its chain: changes when any of them does. */
+  hash: string;
+  name: string;
+  description: string;
+  frontmatter: AgentFrontmatter;
+  /** The Markdown body. */
+  instructions: string;
+  /** Preset names from the agent's own to the root of its `extends` chain. */
+  presetChain: string[];
+  systemPrompt: string;
+  /** Agent limits over config `limits`. */
+  limits: Limits;
+  /** Config `permissions` followed by the agent's own rules. */
+  permissions: PermissionRules;
+  approvals: ApprovalPolicy;
+  /** Absolute working directory for tools and CLI workers. */
+  workdir: string;
+  /** Model for the LLM worker: agent `model`, else config `llm.model`. */
+  model: string;
+  warnings: string[];
+}

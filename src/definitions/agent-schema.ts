@@ -1,0 +1,116 @@
+import { Cron } from "croner";
+import { z } from "zod";
+import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
+import { DurationSchema } from "../util/duration.js";
+
+/** Validates a cron expression with croner (5 or 6 fields), and a timezone when given. */
+function checkCron(expression: string, timezone: string | undefined, context: z.RefinementCtx): void {
+  const fields = expression.trim().split(/\s+/).length;
+  if (fields < 5 || fields > 6) {
+    context.addIssue({
+      code: "custom",
+      message: `cron "${expression}" has ${fields} fields; write 5 (or 6 with seconds)`,
+    });
+    return;
+  }
+  try {
+    new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    context.addIssue({ code: "custom", message: `invalid cron "${expression}": ${reason}` });
+  }
+}
+
+function checkTimezone(timezone: string, context: z.RefinementCtx): void {
+  try {
+    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+  } catch {
+    context.addIssue({
+      code: "custom",
+      path: ["timezone"],
+      message: `unknown timezone "${timezone}" (use an IANA name such as Europe/Berlin)`,
+    });
+  }
+}
+
+const ScheduleObjectSchema = z
+  .strictObject({
+    cron: z.string().min(1),
+    timezone: z.string().optional(),
+    task: z.string().optional(),
+    on_missed: z.enum(["run_once", "skip"]).default("run_once"),
+    overlap: z.enum(["skip", "queue"]).default("skip"),
+  })
+  .superRefine((schedule, context) => {
+    if (schedule.timezone) checkTimezone(schedule.timezone, context);
+    checkCron(schedule.cron, undefined, context);
+  });
+
+/** `schedule:` is a cron string or an object; both become the object form. */
+export const ScheduleSchema = z.union([
+  z
+    .string()
+    .superRefine((cron, context) => checkCron(cron, undefined, context))
+    .transform((cron) => ScheduleObjectSchema.parse({ cron })),
+  ScheduleObjectSchema,
+]);
+export type Schedule = z.infer<typeof ScheduleObjectSchema>;
+
+const CliSettingsSchema = z.strictObject({
+  tool: z.string().min(1),
+  args: z.array(z.string()).default([]),
+  fallback: z.enum(["llm", "none"]).default("llm"),
+  idle_timeout: DurationSchema.default(300_000),
+});
+export type CliSettings = z.infer<typeof CliSettingsSchema>;
+
+const AgentLimitsSchema = z.strictObject({
+  max_iterations: z.number().int().positive().optional(),
+  max_tokens: z.number().int().positive().optional(),
+  timeout: DurationSchema.optional(),
+  max_cost_usd: z.number().nonnegative().optional(),
+  max_concurrent_runs: z.number().int().positive().optional(),
+});
+
+/**
+ * SPEC 1: the frontmatter of `agents/<id>.md`. Unknown top-level keys are tolerated (reported as
+ * warnings by the loader, since other tools' agent files must load); nested objects are strict.
+ */
+export const AgentFrontmatterSchema = z
+  .object({
+    name: z.string().min(1).optional(),
+    description: z
+      .string({ error: "description is required: one line saying what the agent does" })
+      .trim()
+      .min(1, "description must not be empty"),
+    preset: z.string().min(1).optional(),
+    worker: z.enum(["llm", "cli"]).default("llm"),
+    model: z.string().min(1).optional(),
+    fallback_models: z.array(z.string().min(1)).default([]),
+    temperature: z.number().min(0).max(2).optional(),
+    cli: CliSettingsSchema.optional(),
+    workdir: z.string().min(1).optional(),
+    tools: z.array(z.string().min(1)).default([]),
+    permissions: PermissionRulesSchema.optional(),
+    secrets: z
+      .array(z.string().regex(/^[A-Za-z0-9_.-]+$/, "secret names use letters, digits, _ . -"))
+      .default([]),
+    schedule: ScheduleSchema.optional(),
+    approvals: ApprovalPolicySchema.partial().optional(),
+    task: z.string().optional(),
+    limits: AgentLimitsSchema.optional(),
+    enabled: z.boolean().default(true),
+  })
+  .superRefine((agent, context) => {
+    if (agent.worker === "cli" && !agent.cli) {
+      context.addIssue({
+        code: "custom",
+        path: ["cli"],
+        message: "worker: cli needs a cli: section with at least tool:",
+      });
+    }
+  });
+export type AgentFrontmatter = z.infer<typeof AgentFrontmatterSchema>;
+
+/** The id rule of SPEC 1: the file name without `.md`. */
+export const AGENT_ID_PATTERN = /^[a-z0-9_-]+$/;

@@ -1,0 +1,58 @@
+/**
+ * Every error agentd reports carries one of these codes. The API and the CLI print the same codes,
+ * so a user can search for one in the README and in logs.
+ */
+export const ERROR_CODES = [
+  // configuration and definitions
+  "CONFIG_INVALID",
+  "CONFIG_NOT_FOUND",
+  "DEFINITION_INVALID",
+  "DEFINITION_DUPLICATE_ID",
+  "PRESET_INVALID",
+  "PRESET_NOT_FOUND",
+  "PRESET_CYCLE",
+  // usage
+  "USAGE",
+  "NOT_FOUND",
+  "CONFLICT",
+  "BAD_REQUEST",
+  "UNAUTHORIZED",
+  // llm
+  "LLM_TIMEOUT",
+  "LLM_HTTP",
+  "LLM_NETWORK",
+  "LLM_BAD_RESPONSE",
+  "LLM_CIRCUIT_OPEN",
+  // runs
+  "RUN_ABORTED",
+  "BUDGET_EXCEEDED",
+  "LOOP_DETECTED",
+  "MAX_ITERATIONS",
+  // tools, permissions, secrets
+  "TOOL_NOT_FOUND",
+  "TOOL_BAD_ARGUMENTS",
+  "TOOL_FAILED",
+  "TOOL_DENIED",
+  "PATH_ESCAPE",
+  "SECRET_NOT_FOUND",
+  "SECRET_NOT_ALLOWED",
+  "VAULT_UNAVAILABLE",
+  "VAULT_CORRUPT",
+  "APPROVAL_NOT_FOUND",
+  // cli workers
+  "CLI_NOT_INSTALLED",
+  "CLI_AUTH",
+  "CLI_QUOTA",
+  "CLI_RATE_LIMIT",
+  "CLI_TIMEOUT",
+  "CLI_HUNG",
+  "CLI_CRASH",
+  "CLI_NO_RESULT",
+  "CLI_COOLDOWN",
+  // daemon
+  "STORE_CORRUPT",
+  "SHUTTING_DOWN",
+  "INTERNAL",
+] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];

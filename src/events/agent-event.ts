@@ -1,0 +1,59 @@
+import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
+
+/**
+ * SPEC 5: the data of each event type. Field names are snake_case on the wire, like the rest of
+ * agentd's files and API. Secret values never appear here: the bus masks them before publishing.
+ */
+export interface EventDataByType {
+  status: { status: RunStatus; reason?: RunReason; message?: string };
+  thought: { text: string };
+  action: { call_id: string; tool: string; arguments: unknown };
+  observation: {
+    call_id: string;
+    tool: string;
+    ok: boolean;
+    output: string;
+    duration_ms: number;
+    truncated?: boolean;
+  };
+  error: { code: string; message: string; retryable?: boolean };
+  approval: {
+    id: string;
+    state: "requested" | "approved" | "denied" | "expired";
+    tool: string;
+    arguments?: unknown;
+    /** When a requested approval expires (ISO time). */
+    expires_at?: string;
+    /** approved "for the rest of this run". */
+    scope?: "once" | "run";
+    by?: string;
+  };
+  fallback: { from: string; to: string; reason: string; message: string };
+  compaction: {
+    method: "summary" | "truncation";
+    messages_before: number;
+    messages_after: number;
+    tokens_before: number;
+    tokens_after: number;
+  };
+  result: { text: string; usage: Usage; cost_usd: number; worker: string };
+  missed: { scheduled_for: string; on_missed: "run_once" | "skip"; run?: string };
+  skipped: {
+    scheduled_for: string;
+    reason: "overlap" | "disabled" | "invalid" | "cooldown";
+    message?: string;
+  };
+  warning: { code: string; message: string };
+}
+
+export type EventType = keyof EventDataByType;
+
+/** What a producer publishes; the bus adds `id` and `time`. */
+export type EventDraft = {
+  [Type in EventType]: { agent: string; run: string | null; type: Type; data: EventDataByType[Type] };
+}[EventType];
+
+/** SPEC 5: one event as stored and served. `id` is per agent, from 1, never reused. */
+export type AgentEvent = EventDraft & { id: number; time: string };
+
+export type EventOf<Type extends EventType> = Extract<AgentEvent, { type: Type }>;

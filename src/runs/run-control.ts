@@ -1,0 +1,106 @@
+import { AgentdError } from "../errors/agentd-error.js";
+import type { RunReason } from "./run-status.js";
+
+/** The reason a run's signal was aborted with: the run ends `stopped`/`failed` with this reason. */
+export class RunAbort extends AgentdError {
+  readonly reason: RunReason;
+  constructor(reason: RunReason, message: string) {
+    super("RUN_ABORTED", message, { details: { reason } });
+    this.reason = reason;
+  }
+}
+
+/** The RunReason a signal was aborted with, or undefined if it was not aborted by a RunAbort. */
+export function abortReason(signal: AbortSignal): RunReason | undefined {
+  return signal.aborted && signal.reason instanceof RunAbort ? signal.reason.reason : undefined;
+}
+
+type PauseListener = (paused: boolean) => void;
+
+/**
+ * One run's node in the AbortSignal tree, plus pause. Its signal is aborted by stop(), by the
+ * parent (daemon shutdown), and by the run's timeout — always with a RunAbort naming the reason.
+ * Pause does not abort: workers call `waitWhilePaused()` before each model or tool call (the LLM
+ * loop) or listen to `onPauseChange` (CLI workers send SIGSTOP/SIGCONT).
+ */
+export class RunControl {
+  readonly signal: AbortSignal;
+  readonly #controller = new AbortController();
+  readonly #pauseListeners = new Set<PauseListener>();
+  #paused = false;
+  #resumeWaiters: Array<() => void> = [];
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
+    this.signal = this.#controller.signal;
+    const { parent, timeoutMilliseconds } = options;
+    if (parent) {
+      const fromParent = () =>
+        this.stop(
+          parent.reason instanceof RunAbort ? parent.reason.reason : "daemon_shutdown",
+          parent.reason instanceof Error ? parent.reason.message : "the daemon is shutting down",
+        );
+      if (parent.aborted) fromParent();
+      else parent.addEventListener("abort", fromParent, { once: true, signal: this.signal });
+    }
+    if (timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds)) {
+      this.#timer = setTimeout(
+        () => this.stop("timeout", `the run passed its timeout of ${timeoutMilliseconds} ms`),
+        timeoutMilliseconds,
+      );
+      this.#timer.unref();
+    }
+  }
+
+  get paused(): boolean {
+    return this.#paused;
+  }
+
+  /** Aborts the run's signal with `reason`. The first reason wins. */
+  stop(reason: RunReason, message = `stopped: ${reason}`): void {
+    if (this.signal.aborted) return;
+    this.dispose();
+    this.#controller.abort(new RunAbort(reason, message));
+    this.#releaseWaiters();
+  }
+
+  pause(): boolean {
+    if (this.#paused || this.signal.aborted) return false;
+    this.#paused = true;
+    for (const listener of this.#pauseListeners) listener(true);
+    return true;
+  }
+
+  resume(): boolean {
+    if (!this.#paused) return false;
+    this.#paused = false;
+    this.#releaseWaiters();
+    for (const listener of this.#pauseListeners) listener(false);
+    return true;
+  }
+
+  /** Resolves at once when running; while paused, when resumed. Throws the RunAbort when stopped. */
+  async waitWhilePaused(): Promise<void> {
+    this.signal.throwIfAborted();
+    if (!this.#paused) return;
+    await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
+    this.signal.throwIfAborted();
+  }
+
+  onPauseChange(listener: PauseListener): () => void {
+    this.#pauseListeners.add(listener);
+    return () => this.#pauseListeners.delete(listener);
+  }
+
+  /** Clears the timeout; call when the run ends. */
+  dispose(): void {
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #releaseWaiters(): void {
+    const waiters = this.#resumeWaiters;
+    this.#resumeWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,57 @@
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+
+/** A parsed YAML document that can say on which line a value sits. */
+export interface LocatedYaml {
+  value: unknown;
+  /** 1-based line of the node at `path`, or of the closest parent that exists. */
+  lineOf(path: ReadonlyArray<PropertyKey>): number | undefined;
+  /** The first syntax error, with its line, when the text is not valid YAML. */
+  syntaxError: { message: string; line: number } | undefined;
+}
+
+/**
+ * Parses YAML keeping positions. `lineOffset` shifts line numbers, for YAML embedded in a file
+ * (frontmatter starts on line 2).
+ */
+export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
+  const lineCounter = new LineCounter();
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  const lineAt = (offset: number) => lineCounter.linePos(offset).line + lineOffset;
+  const firstError = document.errors[0];
+  const syntaxError = firstError
+    ? {
+        message: firstError.message.split("\n")[0] ?? firstError.message,
+        line: lineAt(firstError.pos[0]),
+      }
+    : undefined;
+  return {
+    value: syntaxError ? undefined : document.toJS({ maxAliasCount: 100 }),
+    syntaxError,
+    lineOf(path) {
+      let node: unknown = document.contents;
+      let line = rangeLine(node as Node | null);
+      for (const segment of path) {
+        let next: unknown;
+        if (isMap(node)) {
+          const pair = node.items.find(
+            (item) => isScalar(item.key) && String(item.key.value) === String(segment),
+          );
+          if (!pair) break;
+          next = pair.value ?? pair.key;
+          const keyLine = rangeLine(pair.key as Node);
+          if (keyLine !== undefined) line = keyLine;
+        } else if (isSeq(node) && typeof segment === "number") {
+          next = node.items[segment];
+        } else break;
+        node = next;
+        line = rangeLine(node as Node | null) ?? line;
+      }
+      return line === undefined ? undefined : line + lineOffset;
+    },
+  };
+
+  function rangeLine(node: Node | null | undefined): number | undefined {
+    const start = node?.range?.[0];
+    return start === undefined ? undefined : lineCounter.linePos(start).line;
+  }
+}

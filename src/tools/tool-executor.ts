@@ -1,0 +1,45 @@
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { EventPublisher } from "../events/event-bus.js";
+import type { RunControl } from "../runs/run-control.js";
+
+/** A tool as the model sees it: an OpenAI function schema. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments object. */
+  parameters: Record<string, unknown>;
+}
+
+/** One tool call from the model, arguments still as the JSON text the model wrote. */
+export interface ToolCall {
+  callId: string;
+  tool: string;
+  argumentsJson: string;
+}
+
+/** What goes back to the model as the tool message. `output` is already redacted and size-capped. */
+export interface ToolResult {
+  ok: boolean;
+  output: string;
+  /** A stable code when not ok: TOOL_BAD_ARGUMENTS, TOOL_DENIED, TOOL_FAILED, ... */
+  code?: string;
+  truncated?: boolean;
+}
+
+export interface ToolRunScope {
+  runId: string;
+  definition: AgentDefinition;
+  control: RunControl;
+  events: EventPublisher;
+  setStatus(status: "running" | "waiting"): void;
+}
+
+/**
+ * The one path every tool call takes: permission → approval → secret substitution → execution →
+ * redaction → size cap → `action`/`observation` events. The LLM loop only calls this.
+ */
+export interface ToolExecutor {
+  /** The tools this agent may offer to the model (its `tools` list, resolved). */
+  specs(definition: AgentDefinition): Promise<ToolSpec[]>;
+  execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult>;
+}

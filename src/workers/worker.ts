@@ -1,0 +1,33 @@
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { EventPublisher } from "../events/event-bus.js";
+import type { RunControl } from "../runs/run-control.js";
+import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
+
+/** Everything a worker needs for one run. */
+export interface RunContext {
+  runId: string;
+  definition: AgentDefinition;
+  task: string;
+  control: RunControl;
+  events: EventPublisher;
+  /** Reports `waiting` (approval pending) and back to `running`; the run manager records it. */
+  setStatus(status: Extract<RunStatus, "running" | "waiting">): void;
+}
+
+/** How a run ended, as a worker reports it. */
+export interface RunOutcome {
+  status: Extract<RunStatus, "completed" | "failed" | "stopped">;
+  reason?: RunReason;
+  /** Final answer text when completed; what was produced so far otherwise. */
+  result?: string;
+  usage: Usage;
+  cost_usd: number;
+  /** Which worker produced the result: "llm", "cli:claude", ... */
+  worker: string;
+  error?: { code: string; message: string };
+}
+
+/** A way of executing a run: the LLM loop, a CLI tool, or a CLI tool with LLM fallback. */
+export interface Worker {
+  run(context: RunContext): Promise<RunOutcome>;
+}
