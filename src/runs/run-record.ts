@@ -1,0 +1,32 @@
+import type { RunReason, RunStatus, Usage } from "./run-status.js";
+
+/** What started a run. */
+export type RunTrigger =
+  | { kind: "api" }
+  | { kind: "cli" }
+  | { kind: "schedule"; scheduled_for: string }
+  | { kind: "missed"; scheduled_for: string };
+
+/**
+ * SPEC 4/6: one run as stored in `data_dir` and served by `GET /runs/:run`. snake_case on the wire.
+ */
+export interface RunRecord {
+  /** `r_` + a sortable unique id. */
+  id: string;
+  agent: string;
+  task: string;
+  status: RunStatus;
+  reason?: RunReason;
+  trigger: RunTrigger;
+  /** The content hash of the definition the run started with. */
+  definition_hash: string;
+  /** "llm", "cli:claude", "cli:claude→llm" after a fallback. */
+  worker?: string;
+  created_at: string;
+  started_at?: string;
+  ended_at?: string;
+  usage: Usage;
+  cost_usd: number;
+  result?: string;
+  error?: { code: string; message: string };
+}
