@@ -1,0 +1,24 @@
+import { randomBytes } from "node:crypto";
+
+/** A function returning a fresh run id. Injected so tests can predict ids when they need to. */
+export type RunIdSource = () => string;
+
+const TIME_WIDTH = 9;
+const SEQUENCE_WIDTH = 4;
+
+/**
+ * Run ids are `r_` + base-36 milliseconds (9 chars, sortable until the year 5188) + a sequence that
+ * keeps ids from the same millisecond in creation order + random characters, so two daemons sharing
+ * nothing still never collide: `r_mf3k2p1xa0000k3j9x2q`. Lexical order is creation order.
+ */
+export function createRunIdSource(now: () => Date = () => new Date()): RunIdSource {
+  let lastTime = -1;
+  let sequence = 0;
+  return () => {
+    const time = Math.max(now().getTime(), lastTime);
+    sequence = time === lastTime ? sequence + 1 : 0;
+    lastTime = time;
+    const random = randomBytes(5).readUIntBE(0, 5).toString(36).padStart(8, "0").slice(-8);
+    return `r_${time.toString(36).padStart(TIME_WIDTH, "0")}${sequence.toString(36).padStart(SEQUENCE_WIDTH, "0")}${random}`;
+  };
+}

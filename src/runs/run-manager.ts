@@ -1,0 +1,329 @@
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { EventPublisher } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
+import type { AgentLookup } from "./agent-availability.js";
+import { RunControl } from "./run-control.js";
+import { type RunIdSource, createRunIdSource } from "./run-id.js";
+import { executeRun } from "./execute-run.js";
+import type { RunRecord, RunTrigger } from "./run-record.js";
+import { EMPTY_USAGE, type RunReason, type RunStatus } from "./run-status.js";
+import { pickTask, runnableDefinition } from "./runnable-definition.js";
+import type { RunStore } from "./run-store.js";
+import { recoverInterruptedRuns } from "./recover-runs.js";
+
+export interface RunManagerOptions {
+  store: RunStore;
+  events: EventPublisher;
+  agents: AgentLookup;
+  /** The worker that executes runs of this definition (LLM, CLI with fallback, or a test's own). */
+  workerFor: (definition: AgentDefinition) => Worker;
+  /** Daemon-wide limit on runs in flight (config `concurrency`). */
+  concurrency: number;
+  /** The daemon's shutdown signal: the parent of every run's signal. */
+  shutdownSignal: AbortSignal;
+  logger: Logger;
+  now?: () => Date;
+  createRunId?: RunIdSource;
+}
+
+/** Filters of `GET /runs`. */
+export interface RunFilter {
+  agent?: string | undefined;
+  status?: RunStatus | undefined;
+}
+
+/** A run not finished yet: queued, or in flight with its control. */
+interface LiveRun {
+  record: RunRecord;
+  definition: AgentDefinition;
+  control?: RunControl;
+  /** What the worker last reported; a paused run returns to it on resume. */
+  workerStatus: "running" | "waiting";
+}
+
+/**
+ * Runs agents: a FIFO queue under the daemon-wide `concurrency` and each agent's
+ * `max_concurrent_runs`, one RunControl per run (stop, pause, timeout, shutdown), durable records
+ * written before each status change is published, and crash recovery at construction.
+ */
+export class RunManager {
+  readonly #options: RunManagerOptions;
+  readonly #now: () => Date;
+  readonly #createRunId: RunIdSource;
+  readonly #live = new Map<string, LiveRun>();
+  readonly #queue: string[] = [];
+  readonly #idleWaiters = new Set<() => void>();
+  #accepting = true;
+  /** Runs recovery marked failed/crashed at start-up. */
+  readonly recovered: RunRecord[];
+
+  constructor(options: RunManagerOptions) {
+    this.#options = options;
+    this.#now = options.now ?? (() => new Date());
+    this.#createRunId = options.createRunId ?? createRunIdSource(this.#now);
+    this.recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
+  }
+
+  /** Queues a run of `agentId`; it starts as soon as the limits allow. */
+  async start(agentId: string, task?: string, trigger: RunTrigger = { kind: "api" }): Promise<RunRecord> {
+    if (!this.#accepting) {
+      throw new AgentdError(
+        "SHUTTING_DOWN",
+        `cannot start a run of ${agentId}: the daemon is shutting down`,
+        {
+          hint: "start the run again once the daemon is back",
+        },
+      );
+    }
+    const definition = runnableDefinition(this.#options.agents, agentId);
+    const resolvedTask = pickTask(task, definition);
+    const record: RunRecord = {
+      id: this.#createRunId(),
+      agent: agentId,
+      task: resolvedTask,
+      status: "queued",
+      trigger,
+      definition_hash: definition.hash,
+      created_at: this.#now().toISOString(),
+      usage: EMPTY_USAGE,
+      cost_usd: 0,
+    };
+    this.#options.store.create(record);
+    this.#publishStatus(record);
+    this.#live.set(record.id, { record, definition, workerStatus: "running" });
+    this.#queue.push(record.id);
+    this.#dispatch();
+    return this.#options.store.get(record.id) ?? record;
+  }
+
+  /** Runs newest first, optionally of one agent and/or in one status. */
+  list(filter: RunFilter = {}): RunRecord[] {
+    return this.#options.store
+      .all()
+      .filter(
+        (run) =>
+          (filter.agent === undefined || run.agent === filter.agent) &&
+          (filter.status === undefined || run.status === filter.status),
+      )
+      .reverse();
+  }
+
+  get(id: string): RunRecord | undefined {
+    return this.#options.store.get(id);
+  }
+
+  /** The newest run of an agent. */
+  lastRun(agentId: string): RunRecord | undefined {
+    return this.list({ agent: agentId })[0];
+  }
+
+  /** Runs of an agent not finished yet (queued, running, paused or waiting). */
+  unfinishedRuns(agentId: string): number {
+    let count = 0;
+    for (const run of this.#live.values()) if (run.record.agent === agentId) count += 1;
+    return count;
+  }
+
+  queueDepth(): number {
+    return this.#queue.length;
+  }
+
+  /** Pauses a running or waiting run; pausing a paused run changes nothing. */
+  pause(id: string): RunRecord {
+    const run = this.#liveRun(id, "pause");
+    if (run.record.status === "paused") return run.record;
+    if (!run.control) throw conflict(run.record, "pause", "a queued run has not started; stop it instead");
+    run.control.pause();
+    return this.#transition(run, { status: "paused" });
+  }
+
+  /** Resumes a paused run where it was (running, or waiting for an approval). */
+  resume(id: string): RunRecord {
+    const run = this.#liveRun(id, "resume");
+    if (run.record.status !== "paused" || !run.control) {
+      if (run.record.status === "running" || run.record.status === "waiting") return run.record;
+      throw conflict(run.record, "resume", "only a paused run can be resumed");
+    }
+    run.control.resume();
+    return this.#transition(run, { status: run.workerStatus });
+  }
+
+  /**
+   * Stops a run with reason `user_stop`. A queued run ends at once; a run in flight has its signal
+   * aborted and ends when its worker returns (the `status` event says so).
+   */
+  stop(id: string): RunRecord {
+    const run = this.#liveRun(id, "stop");
+    if (!run.control) {
+      this.#dequeue(id);
+      return this.#end(run, { status: "stopped", reason: "user_stop" }, "stopped before it started");
+    }
+    run.control.stop("user_stop", "stopped by a user");
+    return run.record;
+  }
+
+  /** Shutdown, first step: new runs are refused with SHUTTING_DOWN and queued runs are stopped. */
+  stopAccepting(): void {
+    this.#accepting = false;
+    for (const id of [...this.#queue]) {
+      const run = this.#live.get(id);
+      this.#dequeue(id);
+      if (run)
+        this.#end(
+          run,
+          { status: "stopped", reason: "daemon_shutdown" },
+          "the daemon shut down before the run started",
+        );
+    }
+  }
+
+  get accepting(): boolean {
+    return this.#accepting;
+  }
+
+  /** Resolves true once no run is in flight, or false when `timeoutMilliseconds` passes first. */
+  waitUntilIdle(timeoutMilliseconds: number): Promise<boolean> {
+    if (this.#live.size === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (idle: boolean) => {
+        clearTimeout(timer);
+        this.#idleWaiters.delete(onIdle);
+        resolve(idle);
+      };
+      const onIdle = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMilliseconds);
+      this.#idleWaiters.add(onIdle);
+    });
+  }
+
+  /** Last resort of shutdown: records runs whose workers ignored their aborted signal as stopped. */
+  abandonUnfinished(reason: RunReason): void {
+    for (const run of [...this.#live.values()]) {
+      run.control?.stop(reason);
+      this.#end(run, { status: "stopped", reason }, "the worker did not stop in time");
+    }
+  }
+
+  #liveRun(id: string, action: string): LiveRun {
+    const live = this.#live.get(id);
+    if (live) return live;
+    const record = this.#options.store.get(id);
+    if (!record) throw new AgentdError("NOT_FOUND", `no run "${id}"`, { hint: "GET /runs lists the runs" });
+    throw conflict(record, action, "the run has already ended");
+  }
+
+  #dispatch(): void {
+    let inFlight = this.#inFlightCount();
+    for (const id of [...this.#queue]) {
+      if (inFlight >= this.#options.concurrency) return;
+      const run = this.#live.get(id);
+      if (!run) continue;
+      const agentLimit = run.definition.limits.max_concurrent_runs;
+      if (this.#inFlightCount(run.record.agent) >= agentLimit) continue;
+      this.#dequeue(id);
+      inFlight += 1;
+      this.#launch(run);
+    }
+  }
+
+  #inFlightCount(agentId?: string): number {
+    let count = 0;
+    for (const run of this.#live.values()) {
+      if (run.control && (agentId === undefined || run.record.agent === agentId)) count += 1;
+    }
+    return count;
+  }
+
+  #dequeue(id: string): void {
+    const index = this.#queue.indexOf(id);
+    if (index >= 0) this.#queue.splice(index, 1);
+  }
+
+  #launch(run: LiveRun): void {
+    const { definition } = run;
+    const control = new RunControl({
+      parent: this.#options.shutdownSignal,
+      timeoutMilliseconds: definition.limits.timeout,
+    });
+    run.control = control;
+    this.#transition(run, { status: "running", started_at: this.#now().toISOString() });
+    const context: RunContext = {
+      runId: run.record.id,
+      definition,
+      task: run.record.task,
+      control,
+      events: this.#options.events,
+      setStatus: (status) => this.#onWorkerStatus(run, status),
+    };
+    executeRun(this.#options.workerFor(definition), context, this.#options.logger)
+      .then((outcome) => this.#finish(run, outcome))
+      .catch((error: unknown) =>
+        this.#options.logger.error({ err: error, run: run.record.id }, "could not record the end of a run"),
+      );
+  }
+
+  #onWorkerStatus(run: LiveRun, status: "running" | "waiting"): void {
+    run.workerStatus = status;
+    if (!this.#live.has(run.record.id) || run.record.status === "paused" || run.record.status === status)
+      return;
+    this.#transition(run, { status });
+  }
+
+  #finish(run: LiveRun, outcome: RunOutcome): void {
+    if (!this.#live.has(run.record.id)) return;
+    const message = outcome.error?.message;
+    this.#end(
+      run,
+      {
+        status: outcome.status,
+        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+        usage: outcome.usage,
+        cost_usd: outcome.cost_usd,
+        worker: outcome.worker,
+        ...(outcome.result === undefined ? {} : { result: outcome.result }),
+        ...(outcome.error === undefined ? {} : { error: outcome.error }),
+      },
+      message,
+    );
+  }
+
+  #end(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
+    run.control?.dispose();
+    this.#live.delete(run.record.id);
+    const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
+    this.#dispatch();
+    if (this.#live.size === 0) for (const waiter of [...this.#idleWaiters]) waiter();
+    return record;
+  }
+
+  /** Writes the new record to disk, then publishes the `status` event: never the other way round. */
+  #transition(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
+    const record: RunRecord = { ...run.record, ...patch };
+    this.#options.store.save(record);
+    run.record = record;
+    this.#publishStatus(record, message);
+    return record;
+  }
+
+  #publishStatus(record: RunRecord, message?: string): void {
+    this.#options.events.publish({
+      agent: record.agent,
+      run: record.id,
+      type: "status",
+      data: {
+        status: record.status,
+        ...(record.reason === undefined ? {} : { reason: record.reason }),
+        ...(message === undefined ? {} : { message }),
+      },
+    });
+  }
+}
+
+function conflict(record: RunRecord, action: string, why: string): AgentdError {
+  return new AgentdError("CONFLICT", `cannot ${action} run ${record.id}: it is ${record.status}`, {
+    hint: why,
+    details: { status: record.status },
+  });
+}

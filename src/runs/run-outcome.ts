@@ -1,0 +1,49 @@
+import { toAgentdError } from "../errors/agentd-error.js";
+import { abortReason } from "./run-control.js";
+import type { RunReason } from "./run-status.js";
+import { EMPTY_USAGE } from "./run-status.js";
+import type { RunOutcome } from "../workers/worker.js";
+
+const STOP_REASONS: ReadonlySet<RunReason> = new Set(["user_stop", "daemon_shutdown"]);
+
+/** `stopped` for a stop asked by a user or the daemon, `failed` for everything else. */
+export function statusForReason(reason: RunReason): "stopped" | "failed" {
+  return STOP_REASONS.has(reason) ? "stopped" : "failed";
+}
+
+/** The reason a failure with this error code ends a run with. */
+export function reasonForErrorCode(code: string): RunReason {
+  if (code.startsWith("LLM_")) return "llm_error";
+  if (code.startsWith("CLI_")) return "cli_error";
+  if (code.startsWith("TOOL_") || code === "PATH_ESCAPE") return "tool_error";
+  if (code === "BUDGET_EXCEEDED") return "budget_exceeded";
+  if (code === "LOOP_DETECTED") return "loop_detected";
+  if (code === "MAX_ITERATIONS") return "max_iterations";
+  return "crashed";
+}
+
+/**
+ * Makes a worker's outcome consistent with the run's signal: a run whose signal was aborted (stop,
+ * shutdown, timeout) ends with that reason unless the worker completed anyway, and every run that
+ * did not complete carries a reason.
+ */
+export function settleOutcome(outcome: RunOutcome, signal: AbortSignal): RunOutcome {
+  if (outcome.status === "completed") return outcome;
+  const aborted = abortReason(signal);
+  if (aborted) return { ...outcome, status: statusForReason(aborted), reason: aborted };
+  const reason = outcome.reason ?? reasonForErrorCode(outcome.error?.code ?? "INTERNAL");
+  return { ...outcome, reason };
+}
+
+/** The outcome of a worker that threw instead of returning one. */
+export function outcomeOfThrow(thrown: unknown, signal: AbortSignal, worker: string): RunOutcome {
+  const error = toAgentdError(thrown);
+  const failed: RunOutcome = {
+    status: "failed",
+    usage: EMPTY_USAGE,
+    cost_usd: 0,
+    worker,
+    error: { code: error.code, message: error.message },
+  };
+  return settleOutcome(failed, signal);
+}

@@ -1,0 +1,43 @@
+import { z } from "zod";
+import type { RunRecord } from "./run-record.js";
+import { RunReasonSchema, RunStatusSchema } from "./run-status.js";
+
+const UsageSchema = z.object({
+  prompt_tokens: z.number(),
+  completion_tokens: z.number(),
+  total_tokens: z.number(),
+});
+
+const RunTriggerSchema = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("api") }),
+  z.object({ kind: z.literal("cli") }),
+  z.object({ kind: z.literal("schedule"), scheduled_for: z.string() }),
+  z.object({ kind: z.literal("missed"), scheduled_for: z.string() }),
+]);
+
+/** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
+export const RunRecordSchema: z.ZodType<RunRecord> = z.object({
+  id: z.string().regex(/^r_[0-9a-z]+$/),
+  agent: z.string(),
+  task: z.string(),
+  status: RunStatusSchema,
+  reason: RunReasonSchema.optional(),
+  trigger: RunTriggerSchema,
+  definition_hash: z.string(),
+  worker: z.string().optional(),
+  created_at: z.string(),
+  started_at: z.string().optional(),
+  ended_at: z.string().optional(),
+  usage: UsageSchema,
+  cost_usd: z.number(),
+  result: z.string().optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+
+/** One line of `<data_dir>/runs/index.jsonl`: enough to list runs without opening every file. */
+export const RunIndexEntrySchema = z.object({
+  run: z.string().regex(/^r_[0-9a-z]+$/),
+  agent: z.string(),
+  created_at: z.string(),
+});
+export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;

@@ -1,0 +1,101 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import type { Logger } from "../logging/logger.js";
+import { appendLineDurably, writeFileAtomically } from "./atomic-write.js";
+import type { RunRecord } from "./run-record.js";
+import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
+
+export interface RunStoreOptions {
+  dataDirectory: string;
+  logger: Logger;
+}
+
+/**
+ * The durable run records: one `<data_dir>/runs/<run>.json` per run, replaced atomically on every
+ * change, plus an append-only `index.jsonl` naming every run in creation order. Everything is
+ * also held in memory, so reads never touch the disk. Writes are synchronous: when `save` returns,
+ * the record is on disk, so a status event published afterwards never runs ahead of it.
+ */
+export class RunStore {
+  readonly directory: string;
+  readonly #records = new Map<string, RunRecord>();
+  readonly #indexFile: string;
+  readonly #logger: Logger;
+
+  private constructor(options: RunStoreOptions) {
+    this.directory = path.join(options.dataDirectory, "runs");
+    this.#indexFile = path.join(this.directory, "index.jsonl");
+    this.#logger = options.logger;
+  }
+
+  /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
+  static open(options: RunStoreOptions): RunStore {
+    const store = new RunStore(options);
+    for (const entry of store.#readIndex()) {
+      const record = store.#readRecord(entry.run);
+      if (record) store.#records.set(record.id, record);
+    }
+    return store;
+  }
+
+  /** Every run, oldest first. */
+  all(): RunRecord[] {
+    return [...this.#records.values()];
+  }
+
+  get(id: string): RunRecord | undefined {
+    return this.#records.get(id);
+  }
+
+  /** Registers a new run: the index line first, so a record file never exists unlisted. */
+  create(record: RunRecord): void {
+    const entry: RunIndexEntry = { run: record.id, agent: record.agent, created_at: record.created_at };
+    appendLineDurably(this.#indexFile, JSON.stringify(entry));
+    this.save(record);
+  }
+
+  /** Writes the record to disk (atomically, fsynced), then makes it the current one. */
+  save(record: RunRecord): void {
+    writeFileAtomically(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`);
+    this.#records.set(record.id, record);
+  }
+
+  #fileOf(id: string): string {
+    return path.join(this.directory, `${id}.json`);
+  }
+
+  #readIndex(): RunIndexEntry[] {
+    if (!existsSync(this.#indexFile)) return [];
+    const entries: RunIndexEntry[] = [];
+    const lines = readFileSync(this.#indexFile, "utf8").split("\n");
+    lines.forEach((line, index) => {
+      if (line.trim() === "") return;
+      const parsed = RunIndexEntrySchema.safeParse(parseJson(line));
+      if (parsed.success) entries.push(parsed.data);
+      else
+        this.#logger.warn(
+          { file: this.#indexFile, line: index + 1 },
+          "skipping an unreadable run index line",
+        );
+    });
+    return entries;
+  }
+
+  #readRecord(id: string): RunRecord | undefined {
+    const file = this.#fileOf(id);
+    // The index line is written before the record: a crash in between leaves a run that never existed.
+    if (!existsSync(file)) return undefined;
+    const parsed = RunRecordSchema.safeParse(parseJson(readFileSync(file, "utf8")));
+    if (parsed.success) return parsed.data;
+    this.#logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable run record");
+    return undefined;
+  }
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

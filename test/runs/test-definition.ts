@@ -1,0 +1,26 @@
+import { LimitsSchema } from "../../src/config/config-schema.js";
+import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
+import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
+
+/** A valid AgentDefinition built from frontmatter the way the registry would, for unit tests. */
+export function testDefinition(id: string, frontmatter: Record<string, unknown> = {}): AgentDefinition {
+  const parsed = AgentFrontmatterSchema.parse({ description: `test agent ${id}`, ...frontmatter });
+  const limits = LimitsSchema.parse({});
+  return {
+    id,
+    file: `/agents/${id}.md`,
+    hash: `hash-of-${id}-${JSON.stringify(frontmatter).length}`,
+    name: parsed.name ?? id,
+    description: parsed.description,
+    frontmatter: parsed,
+    instructions: "Do the task.",
+    presetChain: [],
+    systemPrompt: "Do the task.",
+    limits: { ...limits, ...parsed.limits },
+    permissions: { allow: [], ask: [], deny: [] },
+    approvals: { timeout: 600_000, on_timeout: "deny" },
+    workdir: "/tmp",
+    model: "test-model",
+    warnings: [],
+  };
+}
