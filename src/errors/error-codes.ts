@@ -51,6 +51,8 @@ export const ERROR_CODES = [
   "CLI_COOLDOWN",
   // daemon
   "STORE_CORRUPT",
+  "STORE_WRITE_FAILED",
+  "DAEMON_UNREACHABLE",
   "SHUTTING_DOWN",
   "INTERNAL",
 ] as const;
