@@ -1,0 +1,51 @@
+import path from "node:path";
+import { AgentdError } from "../errors/agentd-error.js";
+
+/*
+ * On-disk layout of the event store, under `data_dir`:
+ *
+ *   events/<agent>.jsonl        every event of the agent, one JSON object per line, in id order,
+ *                               append-only; the tail rebuilds the ring buffer and the next id
+ *   runs/<run>.events.jsonl     every event of one run (the run's whole log), same format;
+ *                               fsync'd when the run reaches a terminal status
+ *
+ * `runs/<run>.json` (the run record) sits next to the run logs but belongs to the run manager.
+ */
+
+const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
+/** Agent and run ids become file names: refuse anything that could leave the folder. */
+function checkFileName(kind: "agent" | "run", name: string): string {
+  if (!SAFE_NAME.test(name) || name.includes("..")) {
+    throw new AgentdError("BAD_REQUEST", `${kind} id "${name}" cannot be used as a file name`, {
+      field: kind,
+      hint: "ids use letters, digits, _ . and -",
+    });
+  }
+  return name;
+}
+
+export function agentEventsDirectory(dataDirectory: string): string {
+  return path.join(dataDirectory, "events");
+}
+
+export function runsDirectory(dataDirectory: string): string {
+  return path.join(dataDirectory, "runs");
+}
+
+/** `<data_dir>/events/<agent>.jsonl` */
+export function agentEventsFile(dataDirectory: string, agent: string): string {
+  return path.join(agentEventsDirectory(dataDirectory), `${checkFileName("agent", agent)}.jsonl`);
+}
+
+/** `<data_dir>/runs/<run>.events.jsonl` */
+export function runEventsFile(dataDirectory: string, run: string): string {
+  return path.join(runsDirectory(dataDirectory), `${checkFileName("run", run)}.events.jsonl`);
+}
+
+/** The agent id of an `events/<agent>.jsonl` file name, or undefined for any other file. */
+export function agentOfEventsFile(fileName: string): string | undefined {
+  if (!fileName.endsWith(".jsonl")) return undefined;
+  const agent = fileName.slice(0, -".jsonl".length);
+  return SAFE_NAME.test(agent) ? agent : undefined;
+}

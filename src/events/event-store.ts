@@ -1,0 +1,254 @@
+import { randomUUID } from "node:crypto";
+import { appendFileSync, closeSync, existsSync, fsyncSync, mkdirSync, openSync } from "node:fs";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { Logger } from "../logging/logger.js";
+import { isTerminal } from "../runs/run-status.js";
+import type { AgentEvent } from "./agent-event.js";
+import type { EventBus } from "./event-bus.js";
+import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
+import { EventRing } from "./event-ring.js";
+import { EventWaiters } from "./event-waiters.js";
+import { loadAgentLogs } from "./load-agent-logs.js";
+import { repairTornTail } from "./log-tail.js";
+import { type MergedLinesPage, readMergedFeed } from "./merged-feed.js";
+import { readEventLog } from "./read-event-log.js";
+
+export interface EventStoreOptions {
+  dataDirectory: string;
+  /** Events kept in memory per agent (config `events.buffer_size`). */
+  bufferSize?: number;
+  bus: EventBus;
+  logger: Logger;
+}
+
+/** Which events a poll asks for. */
+export interface PollRequest {
+  /** Events with id > after (default 0: everything still in memory). */
+  after?: number;
+  /** At most this many (default 100). */
+  limit?: number;
+}
+
+/** SPEC 6 poll response, with the events still as their stored JSON lines. */
+export interface PollLinesPage {
+  lines: string[];
+  /** The id to pass as `after` next time: the last returned id, or `after` when nothing is new. */
+  next: number;
+  /** Oldest id still in memory for the agent; null when the agent has no event in memory. */
+  oldest: number | null;
+  /** Events with id > after that are no longer in memory (0 normally). */
+  missed: number;
+}
+
+/** SPEC 6 poll response. */
+export interface PollPage extends Omit<PollLinesPage, "lines"> {
+  events: AgentEvent[];
+}
+
+/** GET /events response. */
+export interface MergedPage extends Omit<MergedLinesPage, "lines"> {
+  events: AgentEvent[];
+}
+
+const DEFAULT_BUFFER_SIZE = 200;
+const DEFAULT_LIMIT = 100;
+/** Merged-feed waiters wait under this key, which no agent id can take. */
+const ANY_AGENT = "*";
+
+/**
+ * Every event, persisted and served: appends each event the bus publishes to `events/<agent>.jsonl`
+ * and `runs/<run>.events.jsonl` (synchronously, before anyone else sees it), keeps each agent's last
+ * N in a ring buffer, answers cursor polls and releases long polls. See event-paths.ts for the layout.
+ */
+export class EventStore {
+  readonly #dataDirectory: string;
+  readonly #bufferSize: number;
+  readonly #logger: Logger;
+  readonly #rings = new Map<string, EventRing>();
+  readonly #lastIds = new Map<string, number>();
+  readonly #waiters = new EventWaiters();
+  /** Run logs checked for a torn last line in this process. */
+  readonly #checkedRunLogs = new Set<string>();
+  readonly #epoch = randomUUID();
+  #lastSequence = 0;
+  #unsubscribe: () => void = () => undefined;
+
+  private constructor(options: EventStoreOptions) {
+    this.#dataDirectory = options.dataDirectory;
+    this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+    this.#logger = options.logger;
+  }
+
+  /**
+   * Reads the tails of the logs on disk, continues every agent's ids on the bus, and subscribes to
+   * the bus. Open it before anything else subscribes, so that events are on disk before any other
+   * listener (stream, metrics) sees them.
+   */
+  static async open(options: EventStoreOptions): Promise<EventStore> {
+    const store = new EventStore(options);
+    mkdirSync(agentEventsDirectory(options.dataDirectory), { recursive: true });
+    mkdirSync(runsDirectory(options.dataDirectory), { recursive: true });
+    for (const log of loadAgentLogs(options.dataDirectory, store.#bufferSize, options.logger)) {
+      const ring = store.#ringOf(log.agent);
+      for (const event of log.events) ring.push(event.id, event.sequence, event.time, event.line);
+      store.#lastSequence += log.events.length;
+      store.#lastIds.set(log.agent, log.lastId);
+      options.bus.seed(log.agent, log.lastId);
+    }
+    store.#unsubscribe = options.bus.subscribe((event) => store.#append(event));
+    return store;
+  }
+
+  /** Agents that have events (in memory or on disk at start). */
+  agents(): string[] {
+    return [...this.#rings.keys()];
+  }
+
+  has(agent: string): boolean {
+    return this.#rings.has(agent);
+  }
+
+  /** The last id given to the agent's events, 0 when none. */
+  lastId(agent: string): number {
+    return this.#lastIds.get(agent) ?? 0;
+  }
+
+  /** SPEC 6 poll: the agent's events with id > after, from memory, oldest first. */
+  poll(agent: string, request: PollRequest = {}): PollPage {
+    const { lines, ...page } = this.pollLines(agent, request);
+    return { events: lines.map(parseLine), ...page };
+  }
+
+  /** `poll`, with the events as the JSON lines they are stored as (what the HTTP API sends). */
+  pollLines(agent: string, request: PollRequest = {}): PollLinesPage {
+    const after = request.after ?? 0;
+    const limit = request.limit ?? DEFAULT_LIMIT;
+    const ring = this.#rings.get(agent);
+    const slice = ring?.afterId(after, limit);
+    const oldest = ring?.oldestId ?? null;
+    const firstInMemory = oldest ?? this.lastId(agent) + 1;
+    return {
+      lines: slice?.lines ?? [],
+      next: slice?.ids.at(-1) ?? after,
+      oldest,
+      missed: Math.max(0, firstInMemory - 1 - after),
+    };
+  }
+
+  /**
+   * Resolves at once when the agent already has an event with id > after; otherwise when one
+   * arrives, after `milliseconds`, or when `signal` aborts (the client went away).
+   */
+  wait(agent: string, after: number, milliseconds: number, signal?: AbortSignal): Promise<void> {
+    if (this.lastId(agent) > after) return Promise.resolve();
+    return this.#waiters.wait(agent, after, milliseconds, signal);
+  }
+
+  /** The merged feed of every agent (GET /events), with an opaque cursor. */
+  merged(cursor: string | undefined, limit = DEFAULT_LIMIT): MergedPage {
+    const { lines, ...page } = this.mergedLines(cursor, limit);
+    return { events: lines.map(parseLine), ...page };
+  }
+
+  /** `merged`, with the events as their stored JSON lines. Throws BAD_REQUEST for a bad cursor. */
+  mergedLines(cursor: string | undefined, limit = DEFAULT_LIMIT): MergedLinesPage {
+    return readMergedFeed(
+      { rings: this.#rings, epoch: this.#epoch, lastSequence: this.#lastSequence },
+      cursor,
+      limit,
+    );
+  }
+
+  /** Resolves on the next event of any agent, after `milliseconds`, or when `signal` aborts. */
+  waitForAny(milliseconds: number, signal?: AbortSignal): Promise<void> {
+    return this.#waiters.wait(ANY_AGENT, 0, milliseconds, signal);
+  }
+
+  /** A run's whole persisted log (events with id > after), read from disk. Empty when there is none. */
+  async runEvents(run: string, after = 0): Promise<AgentEvent[]> {
+    const logged = await readEventLog(runEventsFile(this.#dataDirectory, run), after);
+    return logged.map(({ line }) => parseLine(line));
+  }
+
+  /**
+   * The agent's persisted events with id > after, read from disk: for a reader that fell behind the
+   * ring buffer (the stream's Last-Event-ID replay).
+   */
+  async history(agent: string, after: number, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
+    const logged = await readEventLog(agentEventsFile(this.#dataDirectory, agent), after, limit);
+    return logged.map(({ line }) => line);
+  }
+
+  /** Flushes a run's log and its agent's log to the disk (done on its own when a run ends). */
+  sync(run: string, agent?: string): void {
+    syncFile(runEventsFile(this.#dataDirectory, run));
+    if (agent !== undefined) syncFile(agentEventsFile(this.#dataDirectory, agent));
+  }
+
+  /** Stops listening to the bus and releases every long poll. */
+  close(): void {
+    this.#unsubscribe();
+    this.#waiters.releaseAll();
+  }
+
+  #append(event: AgentEvent): void {
+    const line = JSON.stringify(event);
+    try {
+      appendFileSync(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
+      if (event.run !== null) this.#appendToRunLog(event.run, line);
+    } catch (error) {
+      if (AgentdError.is(error)) throw error;
+      this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
+      throw new AgentdError("STORE_WRITE_FAILED", `could not write event ${event.id} of ${event.agent}`, {
+        file: agentEventsFile(this.#dataDirectory, event.agent),
+        hint: "check that data_dir is writable and the disk is not full",
+        cause: error,
+      });
+    }
+    this.#lastSequence++;
+    this.#lastIds.set(event.agent, event.id);
+    this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);
+    if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {
+      this.sync(event.run, event.agent);
+      this.#checkedRunLogs.delete(event.run);
+    }
+    this.#waiters.notify(event.agent, event.id);
+    this.#waiters.notify(ANY_AGENT, 1);
+  }
+
+  #appendToRunLog(run: string, line: string): void {
+    const file = runEventsFile(this.#dataDirectory, run);
+    if (!this.#checkedRunLogs.has(run)) {
+      // A run resumed after a crash may have a torn last line: cut it before appending.
+      if (existsSync(file) && repairTornTail(file) > 0) {
+        this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
+      }
+      this.#checkedRunLogs.add(run);
+    }
+    appendFileSync(file, `${line}\n`);
+  }
+
+  #ringOf(agent: string): EventRing {
+    let ring = this.#rings.get(agent);
+    if (!ring) {
+      ring = new EventRing(this.#bufferSize);
+      this.#rings.set(agent, ring);
+    }
+    return ring;
+  }
+}
+
+/** Lines come from JSON.stringify of bus events (or their copy on disk): no schema needed again. */
+function parseLine(line: string): AgentEvent {
+  return JSON.parse(line) as AgentEvent;
+}
+
+function syncFile(file: string): void {
+  if (!existsSync(file)) return;
+  const descriptor = openSync(file, "r+");
+  try {
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+}

@@ -1,0 +1,155 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { EventDraft } from "../../src/events/agent-event.js";
+import { EventBus } from "../../src/events/event-bus.js";
+import { EventStore } from "../../src/events/event-store.js";
+import { createLogger } from "../../src/logging/logger.js";
+
+const logger = createLogger({ level: "silent", pretty: false });
+
+function thought(agent: string, text: string, run: string | null = "r_1"): EventDraft {
+  return { agent, run, type: "thought", data: { text } };
+}
+
+describe("EventStore", () => {
+  let dataDirectory: string;
+
+  beforeEach(() => {
+    dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-store-"));
+  });
+  afterEach(() => rmSync(dataDirectory, { recursive: true, force: true }));
+
+  async function openStore(bufferSize = 200) {
+    const bus = new EventBus();
+    const store = await EventStore.open({ dataDirectory, bufferSize, bus, logger });
+    return { bus, store };
+  }
+
+  it("writes every event to the agent log and the run log before readers see it", async () => {
+    const { bus, store } = await openStore();
+    const seenOnDisk: boolean[] = [];
+    bus.subscribe((event) => {
+      const log = readFileSync(path.join(dataDirectory, "events", "writer.jsonl"), "utf8");
+      seenOnDisk.push(log.includes(`"id":${event.id},`));
+    });
+    bus.publish(thought("writer", "first"));
+    bus.publish(thought("writer", "second", null));
+    expect(seenOnDisk).toEqual([true, true]);
+    const runLog = readFileSync(path.join(dataDirectory, "runs", "r_1.events.jsonl"), "utf8");
+    expect(runLog.trim().split("\n")).toHaveLength(1);
+    expect(await store.runEvents("r_1")).toMatchObject([{ id: 1, data: { text: "first" } }]);
+    expect(await store.runEvents("r_unknown")).toEqual([]);
+  });
+
+  it("polls by cursor and reports missed events after the ring buffer overflows", async () => {
+    const { bus, store } = await openStore(5);
+    for (let index = 1; index <= 12; index++) bus.publish(thought("busy", `event ${index}`));
+    const behind = store.poll("busy", { after: 3, limit: 2 });
+    expect(behind.events.map((event) => event.id)).toEqual([8, 9]);
+    expect(behind).toMatchObject({ next: 9, oldest: 8, missed: 4 });
+    const rest = store.poll("busy", { after: behind.next });
+    expect(rest.events.map((event) => event.id)).toEqual([10, 11, 12]);
+    expect(rest).toMatchObject({ next: 12, oldest: 8, missed: 0 });
+    expect(store.poll("busy", { after: 12 })).toEqual({ events: [], next: 12, oldest: 8, missed: 0 });
+    expect(store.poll("nobody", { after: 0 })).toEqual({ events: [], next: 0, oldest: null, missed: 0 });
+  });
+
+  it("continues ids after reopening and cuts a torn last line", async () => {
+    const first = await openStore(3);
+    for (let index = 1; index <= 5; index++) first.bus.publish(thought("keeper", `event ${index}`));
+    first.store.close();
+    const agentLog = path.join(dataDirectory, "events", "keeper.jsonl");
+    appendFileSync(agentLog, '{"id":6,"agent":"keeper","run":"r_1","ty');
+
+    const second = await openStore(3);
+    expect(second.bus.lastId("keeper")).toBe(5);
+    expect(second.store.poll("keeper").events.map((event) => event.id)).toEqual([3, 4, 5]);
+    expect(second.bus.publish(thought("keeper", "after restart")).id).toBe(6);
+    const lines = readFileSync(agentLog, "utf8").trim().split("\n");
+    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+  it("tolerates a run log torn by a crash and appends after it cleanly", async () => {
+    const { bus, store } = await openStore();
+    bus.publish(thought("crashy", "before"));
+    appendFileSync(path.join(dataDirectory, "runs", "r_1.events.jsonl"), '{"id":2,"agent":"cra');
+    store.close();
+    const reopened = await openStore();
+    expect(await reopened.store.runEvents("r_1")).toHaveLength(1);
+    reopened.bus.publish({
+      agent: "crashy",
+      run: "r_1",
+      type: "status",
+      data: { status: "failed", reason: "crashed" },
+    });
+    expect((await reopened.store.runEvents("r_1")).map((event) => event.type)).toEqual(["thought", "status"]);
+  });
+
+  it("skips damaged lines in the middle of a log", async () => {
+    const file = path.join(dataDirectory, "events", "damaged.jsonl");
+    const first = await openStore();
+    first.bus.publish(thought("damaged", "one"));
+    first.store.close();
+    const two = { id: 2, agent: "damaged", run: null, type: "thought", time: new Date().toISOString() };
+    appendFileSync(file, `not json\n${JSON.stringify({ ...two, data: { text: "two" } })}\n`);
+    const second = await openStore();
+    expect(second.store.poll("damaged").events.map((event) => event.id)).toEqual([1, 2]);
+  });
+
+  it("releases a waiter when an event arrives, and on abort", async () => {
+    const { bus, store } = await openStore();
+    const started = Date.now();
+    const waiting = store.wait("sleepy", 0, 30_000);
+    setImmediate(() => bus.publish(thought("sleepy", "wake up")));
+    await waiting;
+    expect(Date.now() - started).toBeLessThan(10_000);
+
+    const controller = new AbortController();
+    const aborted = store.wait("sleepy", 1, 30_000, controller.signal);
+    controller.abort();
+    await aborted;
+    expect(store.poll("sleepy", { after: 1 }).events).toEqual([]);
+  });
+
+  it("merges every agent in arrival order with an opaque cursor", async () => {
+    const { bus, store } = await openStore(3);
+    bus.publish(thought("alpha", "a1"));
+    bus.publish(thought("beta", "b1"));
+    bus.publish(thought("alpha", "a2"));
+    const first = store.merged(undefined, 2);
+    expect(first.events.map((event) => `${event.agent}:${event.id}`)).toEqual(["alpha:1", "beta:1"]);
+    const second = store.merged(first.next, 10);
+    expect(second.events.map((event) => `${event.agent}:${event.id}`)).toEqual(["alpha:2"]);
+    expect(store.merged(second.next, 10).events).toEqual([]);
+
+    for (let index = 0; index < 5; index++) bus.publish(thought("beta", `flood ${index}`));
+    const behind = store.merged(second.next, 10);
+    expect(behind.missed).toBe(2);
+    expect(behind.events.map((event) => `${event.agent}:${event.id}`)).toEqual([
+      "beta:4",
+      "beta:5",
+      "beta:6",
+    ]);
+    expect(() => store.merged("not-a-cursor", 10)).toThrow(/not a cursor/);
+  });
+
+  it("resumes a merged cursor from an earlier process by time", async () => {
+    const first = await openStore();
+    first.bus.publish(thought("alpha", "a1"));
+    const cursor = first.store.merged(undefined, 10).next;
+    first.store.close();
+    const second = await openStore();
+    second.bus.publish(thought("alpha", "a2"));
+    const page = second.store.merged(cursor, 10);
+    expect(page.events.map((event) => `${event.agent}:${event.id}`)).toEqual(["alpha:2"]);
+  });
+
+  it("reads an agent's history from disk beyond the ring buffer", async () => {
+    const { bus, store } = await openStore(2);
+    for (let index = 1; index <= 6; index++) bus.publish(thought("old", `event ${index}`));
+    const lines = await store.history("old", 2, 3);
+    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([3, 4, 5]);
+  });
+});
