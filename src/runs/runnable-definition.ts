@@ -17,7 +17,7 @@ export function runnableDefinition(agents: AgentLookup, agentId: string): AgentD
     const first = availability.errors[0] ?? "unknown error";
     throw new AgentdError("CONFLICT", `agent "${agentId}" is invalid: ${first}`, {
       hint: "fix the agent file (agentd validate shows every error)",
-      details: { errors: availability.errors },
+      details: { state: "invalid", errors: availability.errors },
     });
   }
   if (availability.state === "disabled") {
@@ -25,6 +25,7 @@ export function runnableDefinition(agents: AgentLookup, agentId: string): AgentD
       file: availability.definition.file,
       field: "enabled",
       hint: "set enabled: true in its frontmatter to run it",
+      details: { state: "disabled" },
     });
   }
   return availability.definition;

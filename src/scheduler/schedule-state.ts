@@ -1,0 +1,74 @@
+import { existsSync, readFileSync } from "node:fs";
+import { z } from "zod";
+import type { Logger } from "../logging/logger.js";
+import { writeFileAtomically } from "../runs/atomic-write.js";
+
+const AgentScheduleStateSchema = z.object({
+  /** When the schedule last fired (ISO), whether the fire ran or was skipped. */
+  last_fire: z.string().optional(),
+  /** Fires up to this time are accounted for: first sight of the schedule, or a start-up's check. */
+  checked_at: z.string(),
+});
+export type AgentScheduleState = z.infer<typeof AgentScheduleStateSchema>;
+
+const ScheduleStateFileSchema = z.object({ agents: z.record(z.string(), AgentScheduleStateSchema) });
+
+/**
+ * `<data_dir>/schedules.json`: per agent, the last fire and how far fires are accounted for, so a
+ * restart can tell which fires were missed while the daemon was down. Rewritten atomically.
+ */
+export class ScheduleState {
+  readonly #file: string;
+  readonly #agents: Map<string, AgentScheduleState>;
+
+  private constructor(file: string, agents: Map<string, AgentScheduleState>) {
+    this.#file = file;
+    this.#agents = agents;
+  }
+
+  /** Reads the file; a missing or unreadable file starts empty (unreadable is logged). */
+  static load(file: string, logger: Logger): ScheduleState {
+    if (!existsSync(file)) return new ScheduleState(file, new Map());
+    let parsed: ReturnType<typeof ScheduleStateFileSchema.safeParse>;
+    try {
+      parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+    } catch (error) {
+      logger.warn(
+        { file, err: error },
+        "schedule state is not JSON; missed fires cannot be detected this time",
+      );
+      return new ScheduleState(file, new Map());
+    }
+    if (!parsed.success) {
+      logger.warn({ file }, "schedule state is malformed; missed fires cannot be detected this time");
+      return new ScheduleState(file, new Map());
+    }
+    return new ScheduleState(file, new Map(Object.entries(parsed.data.agents)));
+  }
+
+  get(agentId: string): AgentScheduleState | undefined {
+    return this.#agents.get(agentId);
+  }
+
+  /** The time after which a fire of this agent has not been accounted for. */
+  accountedUntil(agentId: string): Date | undefined {
+    const state = this.#agents.get(agentId);
+    if (!state) return undefined;
+    const times = [state.checked_at, state.last_fire].flatMap((time) => (time ? [Date.parse(time)] : []));
+    return new Date(Math.max(...times));
+  }
+
+  set(agentId: string, state: AgentScheduleState): void {
+    this.#agents.set(agentId, state);
+    this.#save();
+  }
+
+  delete(agentId: string): void {
+    if (this.#agents.delete(agentId)) this.#save();
+  }
+
+  #save(): void {
+    const agents = Object.fromEntries(this.#agents);
+    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`);
+  }
+}
