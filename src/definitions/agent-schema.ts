@@ -3,12 +3,21 @@ import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
 import { DurationSchema } from "../util/duration.js";
 
-/** Validates a cron expression with croner (5 or 6 fields), and a timezone when given. */
-function checkCron(expression: string, timezone: string | undefined, context: z.RefinementCtx): void {
+/**
+ * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
+ * the issue (the `cron` key of the object form).
+ */
+function checkCron(
+  expression: string,
+  timezone: string | undefined,
+  context: z.RefinementCtx,
+  path: PropertyKey[] = [],
+): void {
   const fields = expression.trim().split(/\s+/).length;
   if (fields < 5 || fields > 6) {
     context.addIssue({
       code: "custom",
+      path,
       message: `cron "${expression}" has ${fields} fields; write 5 (or 6 with seconds)`,
     });
     return;
@@ -17,7 +26,7 @@ function checkCron(expression: string, timezone: string | undefined, context: z.
     new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
-    context.addIssue({ code: "custom", message: `invalid cron "${expression}": ${reason}` });
+    context.addIssue({ code: "custom", path, message: `invalid cron "${expression}": ${reason}` });
   }
 }
 
@@ -43,7 +52,7 @@ const ScheduleObjectSchema = z
   })
   .superRefine((schedule, context) => {
     if (schedule.timezone) checkTimezone(schedule.timezone, context);
-    checkCron(schedule.cron, undefined, context);
+    checkCron(schedule.cron, undefined, context, ["cron"]);
   });
 
 /** `schedule:` is a cron string or an object; both become the object form. */
@@ -96,7 +105,13 @@ export const AgentFrontmatterSchema = z
       .array(z.string().regex(/^[A-Za-z0-9_.-]+$/, "secret names use letters, digits, _ . -"))
       .default([]),
     schedule: ScheduleSchema.optional(),
-    approvals: ApprovalPolicySchema.partial().optional(),
+    // No defaults here: a field the agent leaves out falls back to config `approvals`.
+    approvals: z
+      .strictObject({
+        timeout: ApprovalPolicySchema.shape.timeout.unwrap().optional(),
+        on_timeout: ApprovalPolicySchema.shape.on_timeout.unwrap().optional(),
+      })
+      .optional(),
     task: z.string().optional(),
     limits: AgentLimitsSchema.optional(),
     enabled: z.boolean().default(true),

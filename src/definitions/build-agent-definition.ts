@@ -1,0 +1,105 @@
+import { createHash } from "node:crypto";
+import path from "node:path";
+import type { Config } from "../config/config-schema.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
+import { assembleSystemPrompt } from "../prompt/assemble-system-prompt.js";
+import { didYouMean } from "../schema/known-keys.js";
+import type { AgentDefinition } from "./agent-definition.js";
+import type { AgentFrontmatter } from "./agent-schema.js";
+import type { ParsedAgentFile } from "./parse-agent-file.js";
+
+/** CLI tools agentd knows without a `cli_tools` entry in the config. */
+export const BUILT_IN_CLI_TOOLS = ["claude", "gemini", "codex"] as const;
+
+/**
+ * Turns a parsed agent file and its resolved preset chain (the agent's own preset first) into the
+ * definition runs use, merged over the config's defaults. Returns the errors instead when the
+ * agent refers to something the config does not have (a CLI tool, an MCP server).
+ */
+export function buildAgentDefinition(
+  agent: ParsedAgentFile & { frontmatter: AgentFrontmatter },
+  presets: readonly ParsedPresetFile[],
+  config: Config,
+): AgentDefinition | AgentdError[] {
+  const { frontmatter } = agent;
+  const errors = checkConfigReferences(agent, config);
+  if (errors.length > 0) return errors;
+  const warnings = [...agent.warnings];
+  if (frontmatter.worker === "llm" && frontmatter.cli) {
+    warnings.push(`${agent.file} cli: the cli section is ignored with worker: llm`);
+  }
+  const name = frontmatter.name ?? agent.id;
+  const definedLimits = Object.entries(frontmatter.limits ?? {}).filter(([, value]) => value !== undefined);
+  const definedApprovals = Object.entries(frontmatter.approvals ?? {}).filter(
+    ([, value]) => value !== undefined,
+  );
+  return {
+    id: agent.id,
+    file: agent.file,
+    hash: contentHash(agent, presets),
+    name,
+    description: frontmatter.description,
+    frontmatter,
+    instructions: agent.instructions,
+    presetChain: presets.map((preset) => preset.name),
+    systemPrompt: assembleSystemPrompt({
+      agentName: name,
+      instructions: agent.instructions,
+      presets: presets.flatMap((preset) => (preset.preset ? [preset.preset] : [])).reverse(),
+    }),
+    limits: { ...config.limits, ...Object.fromEntries(definedLimits) },
+    permissions: {
+      allow: [...config.permissions.allow, ...(frontmatter.permissions?.allow ?? [])],
+      ask: [...config.permissions.ask, ...(frontmatter.permissions?.ask ?? [])],
+      deny: [...config.permissions.deny, ...(frontmatter.permissions?.deny ?? [])],
+    },
+    approvals: { ...config.approvals, ...Object.fromEntries(definedApprovals) },
+    // Relative workdirs are relative to the project folder: the parent of agents/.
+    workdir: frontmatter.workdir
+      ? path.resolve(path.dirname(config.agents_dir), frontmatter.workdir)
+      : path.join(config.data_dir, "workspaces", agent.id),
+    model: frontmatter.model ?? config.llm.model,
+    warnings,
+  };
+}
+
+/** sha256 of the agent file's bytes followed by each preset file's bytes along the chain. */
+function contentHash(agent: ParsedAgentFile, presets: readonly ParsedPresetFile[]): string {
+  const hash = createHash("sha256").update(agent.bytes);
+  for (const preset of presets) hash.update(preset.bytes);
+  return hash.digest("hex");
+}
+
+function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFrontmatter }, config: Config) {
+  const errors: AgentdError[] = [];
+  const { frontmatter } = agent;
+  const located = (field: string, pathInFile: PropertyKey[]) => {
+    const line = agent.lineOf(pathInFile);
+    return { file: agent.file, field, ...(line === undefined ? {} : { line }) };
+  };
+  const tool = frontmatter.cli?.tool;
+  const cliTools = [...BUILT_IN_CLI_TOOLS, ...Object.keys(config.cli_tools)];
+  if (frontmatter.worker === "cli" && tool !== undefined && !cliTools.includes(tool)) {
+    const suggestion = didYouMean(tool, cliTools);
+    errors.push(
+      new AgentdError("DEFINITION_INVALID", `unknown CLI tool "${tool}"`, {
+        ...located("cli.tool", ["cli", "tool"]),
+        hint: suggestion
+          ? `did you mean "${suggestion}"? Otherwise add cli_tools.${tool} to the config`
+          : `use ${cliTools.join(", ")}, or add cli_tools.${tool} to the config`,
+      }),
+    );
+  }
+  frontmatter.tools.forEach((toolName, index) => {
+    const server = /^mcp:([^/]+)\//.exec(toolName)?.[1];
+    if (server === undefined || server in config.mcp_servers) return;
+    errors.push(
+      new AgentdError("DEFINITION_INVALID", `MCP server "${server}" is not configured`, {
+        ...located(`tools[${index}]`, ["tools", index]),
+        hint: `add mcp_servers.${server} to the config, or remove the tool`,
+      }),
+    );
+  });
+  return errors;
+}

@@ -1,0 +1,120 @@
+import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
+import { didYouMean, knownKeysAt } from "../schema/known-keys.js";
+import type { LocatedYaml } from "../schema/yaml-document.js";
+import { agentIdOf, checkAgentId } from "./agent-id.js";
+import { type AgentFrontmatter, AgentFrontmatterSchema } from "./agent-schema.js";
+import { issuesToErrors } from "./issues-to-errors.js";
+import type { DefinitionFileContent } from "./read-definition-file.js";
+import { splitFrontmatter } from "./split-frontmatter.js";
+
+/** One agent file as read and checked on its own, before presets, duplicates and config apply. */
+export interface ParsedAgentFile {
+  id: string;
+  /** Absolute path. */
+  file: string;
+  /** The exact bytes read: part of the definition's content hash. */
+  bytes: Buffer;
+  /** The validated frontmatter; undefined when the file has errors of its own. */
+  frontmatter: AgentFrontmatter | undefined;
+  instructions: string;
+  lineOf: LocatedYaml["lineOf"];
+  errors: AgentdError[];
+  warnings: string[];
+}
+
+const FIELD_HINTS: Record<string, string> = {
+  description: "add `description: <one line saying what the agent does>` to the frontmatter",
+  schedule:
+    'write a cron expression such as "0 9 * * 1-5" (5 fields, or 6 with seconds), or { cron, timezone, task }',
+  worker: "use worker: llm or worker: cli",
+  cli: "with worker: cli add `cli: { tool: claude }` (claude, gemini, codex or a name from config cli_tools)",
+  limits: "limits are positive numbers; timeout takes 30s, 5m, 1h or milliseconds",
+  permissions: 'permissions has allow, ask and deny lists of tool names or patterns such as "shell(git *)"',
+  approvals: "write approvals: { timeout: 10m, on_timeout: deny }",
+  secrets: "list secret names, for example secrets: [github_token]",
+  tools: "list tool names, for example tools: [read_file, shell]",
+};
+const DEFAULT_HINT = "fix the value; the README's agent file reference lists every field";
+
+/** Reads an agent file's frontmatter and body and validates them on their own. Never throws. */
+export function parseAgentFile(file: string, content: DefinitionFileContent): ParsedAgentFile {
+  const parsed: ParsedAgentFile = {
+    id: agentIdOf(file),
+    file,
+    bytes: content.bytes,
+    frontmatter: undefined,
+    instructions: "",
+    lineOf: () => undefined,
+    errors: [],
+    warnings: [],
+  };
+  const idError = checkAgentId(file);
+  if (idError) parsed.errors.push(idError);
+  try {
+    const split = splitFrontmatter(file, content.text);
+    parsed.instructions = split.body;
+    parsed.lineOf = split.lineOf;
+    validateFrontmatter(parsed, split.data);
+  } catch (error) {
+    parsed.errors.push(toAgentdError(error, "DEFINITION_INVALID"));
+  }
+  if (parsed.errors.length > 0) parsed.frontmatter = undefined;
+  return parsed;
+}
+
+/** An agent file that could not be read at all (too large, binary, not UTF-8, no permission). */
+export function unreadableAgentFile(file: string, error: unknown): ParsedAgentFile {
+  return {
+    id: agentIdOf(file),
+    file,
+    bytes: Buffer.alloc(0),
+    frontmatter: undefined,
+    instructions: "",
+    lineOf: () => undefined,
+    errors: [toAgentdError(error, "DEFINITION_INVALID")],
+    warnings: [],
+  };
+}
+
+function validateFrontmatter(parsed: ParsedAgentFile, data: unknown): void {
+  if (data === null || typeof data !== "object" || Array.isArray(data)) {
+    const found = Array.isArray(data) ? "a list" : `a ${data === null ? "null" : typeof data} value`;
+    throw new AgentdError("DEFINITION_INVALID", `the frontmatter is ${found}, not a mapping of keys`, {
+      file: parsed.file,
+      line: 2,
+      hint: "write one `key: value` per line, starting with `description: …`",
+    });
+  }
+  const known = knownKeysAt(AgentFrontmatterSchema, []);
+  for (const key of Object.keys(data)) {
+    if (known.includes(key)) continue;
+    const suggestion = didYouMean(key, known);
+    const line = parsed.lineOf([key]);
+    const where = line === undefined ? parsed.file : `${parsed.file}:${line}`;
+    parsed.warnings.push(
+      `${where} ${key}: unknown key "${key}" is ignored${suggestion ? ` — did you mean "${suggestion}"?` : ""}`,
+    );
+  }
+  const result = AgentFrontmatterSchema.safeParse(data);
+  if (!result.success) {
+    const source = {
+      code: "DEFINITION_INVALID" as const,
+      schema: AgentFrontmatterSchema,
+      file: parsed.file,
+      lineOf: parsed.lineOf,
+      hintFor: (key: string) => FIELD_HINTS[key] ?? DEFAULT_HINT,
+    };
+    parsed.errors.push(...issuesToErrors(source, result.error.issues));
+    return;
+  }
+  parsed.frontmatter = result.data;
+  if (parsed.instructions.trim() === "") {
+    parsed.warnings.push(`${parsed.file}: the file has no instructions after the frontmatter`);
+  }
+  if (result.data.schedule && !result.data.schedule.task && !result.data.task) {
+    const line = parsed.lineOf(["schedule"]);
+    parsed.warnings.push(
+      `${line === undefined ? parsed.file : `${parsed.file}:${line}`} schedule: scheduled runs have no task — add task: or schedule.task`,
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import matter from "gray-matter";
+import { AgentdError } from "../errors/agentd-error.js";
+import { type LocatedYaml, parseLocatedYaml } from "../schema/yaml-document.js";
+
+/** An agent file cut into its YAML frontmatter (parsed, with lines) and its Markdown body. */
+export interface SplitAgentFile {
+  /** The frontmatter's parsed value: `{}` for an empty block. */
+  data: unknown;
+  /** Lines in the .md file of the frontmatter's keys. */
+  lineOf: LocatedYaml["lineOf"];
+  body: string;
+}
+
+const FRONTMATTER_EXAMPLE =
+  "start the file with a line ---, then `description: …`, then a line --- and the instructions";
+
+/**
+ * Splits an agent file with gray-matter, parsing the frontmatter with the `yaml` package (YAML 1.2,
+ * the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
+ * for a missing or unclosed frontmatter and for a YAML syntax error.
+ */
+export function splitFrontmatter(file: string, text: string): SplitAgentFile {
+  if (text.trim() === "") {
+    throw new AgentdError("DEFINITION_INVALID", "the file is empty", {
+      file,
+      line: 1,
+      hint: `an agent file needs frontmatter with at least a description: ${FRONTMATTER_EXAMPLE}`,
+    });
+  }
+  if (!/^---[^\S\r\n]*\r?\n/.test(text)) {
+    throw new AgentdError("DEFINITION_INVALID", "the file has no frontmatter", {
+      file,
+      line: 1,
+      hint: FRONTMATTER_EXAMPLE,
+    });
+  }
+  if (!/\r?\n---[^\S\r\n]*(\r?\n|$)/.test(text.slice(3))) {
+    throw new AgentdError("DEFINITION_INVALID", "the frontmatter is not closed", {
+      file,
+      line: 1,
+      hint: "add a line --- after the frontmatter, before the instructions",
+    });
+  }
+  let located: LocatedYaml | undefined;
+  // The block gray-matter hands to the engine starts right after the opening `---`, on line 1 of
+  // the file, so its line numbers are already the file's. A fresh options object per call also
+  // keeps gray-matter from returning a cached, shared result for identical content.
+  const parsed = matter(text, {
+    language: "yaml",
+    engines: {
+      yaml: {
+        parse: (block: string) => {
+          located = parseLocatedYaml(block);
+          return {};
+        },
+        stringify: () => "",
+      },
+    },
+  });
+  if (parsed.language !== "yaml") {
+    throw new AgentdError("DEFINITION_INVALID", `frontmatter in "${parsed.language}" is not supported`, {
+      file,
+      line: 1,
+      hint: "write the frontmatter in YAML: the first line is just ---",
+    });
+  }
+  if (located?.syntaxError) {
+    throw new AgentdError("DEFINITION_INVALID", `invalid YAML: ${located.syntaxError.message}`, {
+      file,
+      line: located.syntaxError.line,
+      hint: "fix the YAML syntax on that line (quote values that contain `: ` or start with a special character)",
+    });
+  }
+  const data = located === undefined ? {} : (located.value ?? {});
+  return { data, lineOf: located?.lineOf ?? (() => undefined), body: parsed.content };
+}
