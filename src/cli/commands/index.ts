@@ -1,6 +1,8 @@
 import type { Command } from "commander";
+import { registerStartCommand } from "./start.js";
 
 /** Every `agentd` subcommand, registered on the root program. One file per command. */
 export function registerCommands(program: Command): void {
   void program;
+  registerStartCommand(program);
 }

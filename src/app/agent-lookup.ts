@@ -1,0 +1,25 @@
+import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { AgentLookup } from "../runs/agent-availability.js";
+
+/**
+ * The run manager's view of an agent, from the registry's current snapshot: the definition that
+ * serves the id (the last valid one while the file is broken), else the errors of its file(s).
+ */
+export function agentLookupFrom(snapshot: () => DefinitionSnapshot): AgentLookup {
+  return (agentId) => {
+    const current = snapshot();
+    const definition = current.get(agentId);
+    if (definition) {
+      return definition.frontmatter.enabled
+        ? { state: "ready", definition }
+        : { state: "disabled", definition };
+    }
+    const statuses = current.agents.filter((status) => status.id === agentId);
+    if (statuses.length === 0) return undefined;
+    const errors = statuses.flatMap((status) => status.errors.map((error) => error.describe()));
+    return {
+      state: "invalid",
+      errors: errors.length > 0 ? errors : [`agent "${agentId}" has no valid version`],
+    };
+  };
+}

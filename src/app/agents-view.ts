@@ -1,0 +1,86 @@
+import type { AgentDetail, AgentSummary, AgentsService } from "../api/api-services.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { AgentStatus, DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { RunRecord } from "../runs/run-record.js";
+
+export interface AgentsViewSources {
+  snapshot: () => DefinitionSnapshot;
+  nextFire: (agentId: string) => Date | undefined;
+  lastRun: (agentId: string) => RunRecord | undefined;
+}
+
+/** `GET /agents` and `GET /agents/:id`: the registry's snapshot with next fire times and last runs. */
+export function createAgentsView(sources: AgentsViewSources): AgentsService {
+  const summarize = (status: AgentStatus, snapshot: DefinitionSnapshot): AgentSummary => {
+    const definition = status.valid ? status.definition : (status.definition ?? snapshot.get(status.id));
+    return summaryOf(status, definition, sources);
+  };
+  return {
+    list: () => {
+      const snapshot = sources.snapshot();
+      return snapshot.agents.map((status) => summarize(status, snapshot));
+    },
+    get: (id) => {
+      const snapshot = sources.snapshot();
+      const statuses = snapshot.agents.filter((status) => status.id === id);
+      const [first] = statuses;
+      if (!first) return undefined;
+      const definition = snapshot.get(id);
+      const summary = summaryOf(
+        {
+          ...first,
+          valid: statuses.every((status) => status.valid),
+          errors: statuses.flatMap((status) => status.errors),
+        },
+        definition,
+        sources,
+      );
+      return { ...summary, file: first.file, definition: definition ? resolvedDefinition(definition) : null };
+    },
+  };
+}
+
+function summaryOf(
+  status: AgentStatus,
+  definition: AgentDefinition | undefined,
+  sources: AgentsViewSources,
+): AgentSummary {
+  const frontmatter = definition?.frontmatter;
+  const schedule = frontmatter?.schedule;
+  const lastRun = sources.lastRun(status.id);
+  return {
+    id: status.id,
+    name: definition?.name ?? status.id,
+    description: definition?.description ?? "",
+    valid: status.valid,
+    errors: status.errors.map((error) => error.describe()),
+    warnings: status.warnings,
+    worker: frontmatter?.worker === "cli" ? `cli:${frontmatter.cli?.tool ?? "unknown"}` : "llm",
+    schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? null } : null,
+    next_fire: sources.nextFire(status.id)?.toISOString() ?? null,
+    enabled: frontmatter?.enabled ?? false,
+    last_run: lastRun
+      ? {
+          id: lastRun.id,
+          status: lastRun.status,
+          reason: lastRun.reason ?? null,
+          ended_at: lastRun.ended_at ?? null,
+        }
+      : null,
+  };
+}
+
+function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
+  const { frontmatter, limits, permissions } = definition;
+  return {
+    system_prompt: definition.systemPrompt,
+    model: definition.model,
+    fallback_models: frontmatter.fallback_models,
+    tools: frontmatter.tools,
+    permissions: { allow: permissions.allow, ask: permissions.ask, deny: permissions.deny },
+    limits: { ...limits },
+    secrets: frontmatter.secrets,
+    preset_chain: definition.presetChain,
+    hash: definition.hash,
+  };
+}

@@ -1,0 +1,24 @@
+import type { ApiServices } from "../api/api-services.js";
+import type { Logger } from "../logging/logger.js";
+
+/** Where and how the HTTP API listens (config `server`). */
+export interface ApiServerOptions {
+  host: string;
+  /** 0 = an ephemeral port. */
+  port: number;
+  token: string | undefined;
+  logger: Logger;
+}
+
+/** The HTTP API once listening. */
+export interface RunningApiServer {
+  /** `http://host:port` with the real port. */
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Starts the HTTP API on these services. */
+export type ApiServerStarter = (
+  services: ApiServices,
+  options: ApiServerOptions,
+) => Promise<RunningApiServer>;

@@ -1,0 +1,149 @@
+import path from "node:path";
+import type { ApiServices, ApprovalsService } from "../api/api-services.js";
+import type { Config } from "../config/config-schema.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import { DefinitionRegistry } from "../definitions/definition-registry.js";
+import { EventBus } from "../events/event-bus.js";
+import { EventStore } from "../events/event-store.js";
+import { type Logger, createLogger } from "../logging/logger.js";
+import { RunManager } from "../runs/run-manager.js";
+import { RunStore } from "../runs/run-store.js";
+import { ScheduleState } from "../scheduler/schedule-state.js";
+import { Scheduler } from "../scheduler/scheduler.js";
+import type { Worker } from "../workers/worker.js";
+import { agentLookupFrom } from "./agent-lookup.js";
+import { createAgentsView } from "./agents-view.js";
+import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
+import { drainRuns } from "./daemon-shutdown.js";
+import { defaultApiServer, defaultWorkerFor, noApprovals } from "./default-parts.js";
+import type { DefinitionSource } from "./definition-source.js";
+
+/** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
+export interface DaemonOverrides {
+  logger?: Logger;
+  now?: () => Date;
+  /** Which worker runs a definition; default: the LLM worker, or the CLI worker with LLM fallback. */
+  workerFor?: (definition: AgentDefinition) => Worker;
+  /** The agents and presets; default: the DefinitionRegistry watching the folders. */
+  definitions?: DefinitionSource;
+  startApiServer?: ApiServerStarter;
+  approvals?: ApprovalsService;
+}
+
+export interface StartDaemonOptions {
+  config: Config;
+  version: string;
+  overrides?: DaemonOverrides;
+}
+
+/** A running daemon: every service, the API's URL, and the one way to stop it. */
+export interface Daemon {
+  readonly url: string;
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly definitions: DefinitionSource;
+  readonly runs: RunManager;
+  readonly scheduler: Scheduler;
+  readonly events: EventStore;
+  /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
+  shutdown(): Promise<void>;
+}
+
+/** How long workers get to return after the shutdown signal before their runs are recorded anyway. */
+const STOP_WAIT_MILLISECONDS = 10_000;
+
+/**
+ * The composition root: builds the daemon from config in one place, in dependency order. The
+ * event store subscribes to the bus before anything can publish, so every event is on disk first;
+ * crash recovery runs once the event ids are seeded from disk, so its events continue the ids.
+ */
+export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
+  const { config, overrides = {} } = options;
+  const startedAt = new Date();
+  const logger = overrides.logger ?? createLogger({ level: config.log.level, pretty: config.log.pretty });
+  const now = overrides.now ?? (() => new Date());
+  const bus = new EventBus({ now });
+  const events = await EventStore.open({
+    dataDirectory: config.data_dir,
+    bufferSize: config.events.buffer_size,
+    bus,
+    logger: logger.child({ module: "events" }),
+  });
+  const definitions =
+    overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
+  const shutdownController = new AbortController();
+  const runs = new RunManager({
+    store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
+    events: bus,
+    agents: agentLookupFrom(() => definitions.snapshot()),
+    workerFor: overrides.workerFor ?? defaultWorkerFor(config),
+    concurrency: config.concurrency,
+    shutdownSignal: shutdownController.signal,
+    logger: logger.child({ module: "runs" }),
+    now,
+  });
+  for (const run of runs.recovered) {
+    logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
+  }
+  const scheduler = new Scheduler({
+    runs,
+    events: bus,
+    state: ScheduleState.load(path.join(config.data_dir, "schedules.json"), logger),
+    logger: logger.child({ module: "scheduler" }),
+    now,
+  });
+  const servingDefinitions = () => {
+    const snapshot = definitions.snapshot();
+    return snapshot.agents.flatMap((status) => snapshot.get(status.id) ?? []);
+  };
+  scheduler.apply(servingDefinitions());
+  const stopFollowing = definitions.onChange(() => scheduler.apply(servingDefinitions()));
+
+  const services: ApiServices = {
+    agents: createAgentsView({
+      snapshot: () => definitions.snapshot(),
+      nextFire: (agentId) => scheduler.nextFire(agentId),
+      lastRun: (agentId) => runs.lastRun(agentId),
+    }),
+    runs,
+    events,
+    approvals: overrides.approvals ?? noApprovals(),
+    health: { version: options.version, startedAt },
+    bus,
+  };
+  const startApiServer = overrides.startApiServer ?? defaultApiServer();
+  const server: RunningApiServer = await startApiServer(services, {
+    host: config.server.host,
+    port: config.server.port,
+    token: config.server.token,
+    logger: logger.child({ module: "api" }),
+  });
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = async () => {
+    await drainRuns({
+      runs,
+      scheduler,
+      shutdownController,
+      graceMilliseconds: config.shutdown.grace,
+      stopWaitMilliseconds: STOP_WAIT_MILLISECONDS,
+      logger,
+    });
+    stopFollowing();
+    await server.close();
+    await definitions.close();
+    events.close();
+    logger.info("daemon stopped");
+    logger.flush();
+  };
+  return {
+    url: server.url,
+    config,
+    logger,
+    definitions,
+    runs,
+    scheduler,
+    events,
+    shutdown: () => (shuttingDown ??= shutdown()),
+  };
+}

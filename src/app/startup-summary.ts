@@ -1,0 +1,45 @@
+import type { Daemon } from "./daemon.js";
+
+/** What the daemon says when it is up: agents loaded, the broken ones, next fires, the URL. */
+export interface StartupSummary {
+  url: string;
+  agents: Array<{ id: string; valid: boolean; first_error?: string; next_fire?: string }>;
+  /** Runs found interrupted by a crash and marked failed. */
+  recovered_runs: number;
+}
+
+export function summarizeStartup(daemon: Daemon): StartupSummary {
+  const snapshot = daemon.definitions.snapshot();
+  return {
+    url: daemon.url,
+    agents: snapshot.agents.map((status) => {
+      const firstError = status.errors[0]?.describe();
+      const nextFire = daemon.scheduler.nextFire(status.id)?.toISOString();
+      return {
+        id: status.id,
+        valid: status.valid,
+        ...(firstError === undefined ? {} : { first_error: firstError }),
+        ...(nextFire === undefined ? {} : { next_fire: nextFire }),
+      };
+    }),
+    recovered_runs: daemon.runs.recovered.length,
+  };
+}
+
+/** The summary as a few lines for a person at a terminal. */
+export function formatStartupSummary(summary: StartupSummary): string {
+  const valid = summary.agents.filter((agent) => agent.valid);
+  const invalid = summary.agents.filter((agent) => !agent.valid);
+  const lines = [
+    `agentd listening on ${summary.url}`,
+    `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
+  ];
+  for (const agent of valid) {
+    lines.push(`  ${agent.id}${agent.next_fire ? `  next run ${agent.next_fire}` : ""}`);
+  }
+  for (const agent of invalid) lines.push(`  ${agent.id}  INVALID: ${agent.first_error ?? "unknown error"}`);
+  if (summary.recovered_runs > 0) {
+    lines.push(`${summary.recovered_runs} run(s) interrupted by a crash were marked failed (crashed)`);
+  }
+  return `${lines.join("\n")}\n`;
+}

@@ -1,0 +1,118 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { type Daemon, type DaemonOverrides, startDaemon } from "../../src/app/daemon.js";
+import { AgentdError } from "../../src/errors/agentd-error.js";
+import { createLogger } from "../../src/logging/logger.js";
+import { ControlledWorker } from "../runs/controlled-worker.js";
+
+const logger = createLogger({ level: "silent", pretty: false });
+const running: Daemon[] = [];
+
+afterEach(async () => {
+  for (const daemon of running.splice(0)) await daemon.shutdown();
+});
+
+function workspace(grace = 60_000) {
+  const root = mkdtempSync(path.join(tmpdir(), "agentd-app-"));
+  const agentsDirectory = path.join(root, "agents");
+  mkdirSync(agentsDirectory);
+  mkdirSync(path.join(root, "presets"));
+  const config = ConfigSchema.parse({
+    agents_dir: agentsDirectory,
+    presets_dir: path.join(root, "presets"),
+    data_dir: path.join(root, "data"),
+    server: { port: 0 },
+    shutdown: { grace },
+    log: { level: "silent" },
+  });
+  const writeAgent = (id: string, frontmatter: string[]) =>
+    writeFileSync(
+      path.join(agentsDirectory, `${id}.md`),
+      ["---", `description: ${id} for tests`, ...frontmatter, "---", "Do the task."].join("\n"),
+    );
+  return { root, config, writeAgent, agentsDirectory };
+}
+
+async function start(
+  config: ReturnType<typeof workspace>["config"],
+  worker: ControlledWorker,
+): Promise<Daemon> {
+  const overrides: DaemonOverrides = {
+    logger,
+    workerFor: worker.workerFor,
+    startApiServer: async () => ({ url: "http://127.0.0.1:0", close: async () => undefined }),
+  };
+  const daemon = await startDaemon({ config, version: "test", overrides });
+  running.push(daemon);
+  return daemon;
+}
+
+async function until(check: () => boolean, timeoutMilliseconds = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMilliseconds;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error("condition not met before the deadline");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("startDaemon", () => {
+  it("after a crash finds finished runs intact, interrupted ones failed/crashed, and continues event ids", async () => {
+    const { config, writeAgent } = workspace();
+    writeAgent("worker", ["task: work"]);
+    const firstWorker = new ControlledWorker();
+    const first = await start(config, firstWorker);
+    const finished = await first.runs.start("worker", "finish me");
+    await firstWorker.waitForStarted(1);
+    firstWorker.finish(finished.id);
+    await until(() => first.runs.get(finished.id)?.status === "completed");
+    const interrupted = await first.runs.start("worker", "cut short");
+    await until(() => first.runs.get(interrupted.id)?.status === "running");
+    const lastIdBefore = first.events.lastId("worker");
+    // Simulate kill -9: drop the first daemon without draining its runs.
+    running.splice(running.indexOf(first), 1);
+    await first.definitions.close();
+    first.events.close();
+
+    const second = await start(config, new ControlledWorker());
+    expect(second.runs.get(finished.id)?.status).toBe("completed");
+    expect(second.runs.get(interrupted.id)).toMatchObject({ status: "failed", reason: "crashed" });
+    const page = second.events.poll("worker", { after: lastIdBefore });
+    expect(page.events[0]).toMatchObject({
+      id: lastIdBefore + 1,
+      run: interrupted.id,
+      type: "status",
+      data: { status: "failed", reason: "crashed" },
+    });
+  });
+
+  it("on shutdown lets a run finish within the grace period and stops the rest with daemon_shutdown", async () => {
+    const { config, writeAgent } = workspace(500);
+    writeAgent("worker", ["task: work", "limits: { max_concurrent_runs: 2 }"]);
+    const worker = new ControlledWorker();
+    const daemon = await start(config, worker);
+    const quick = await daemon.runs.start("worker", "quick");
+    const slow = await daemon.runs.start("worker", "slow");
+    await worker.waitForStarted(2);
+    const stopping = daemon.shutdown();
+    const refused = await daemon.runs.start("worker", "late").catch((error: unknown) => error);
+    expect(AgentdError.is(refused, "SHUTTING_DOWN")).toBe(true);
+    worker.finish(quick.id);
+    await stopping;
+    expect(daemon.runs.get(quick.id)?.status).toBe("completed");
+    expect(daemon.runs.get(slow.id)).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
+  });
+
+  it("follows schedule edits and removals in agent files", async () => {
+    const { config, writeAgent, agentsDirectory } = workspace();
+    writeAgent("nightly", ["task: work", 'schedule: "0 3 * * *"']);
+    const daemon = await start(config, new ControlledWorker());
+    expect(daemon.scheduler.nextFire("nightly")?.getMinutes()).toBe(0);
+    writeAgent("nightly", ["task: work", 'schedule: "30 4 * * *"']);
+    await until(() => daemon.scheduler.nextFire("nightly")?.getMinutes() === 30);
+    rmSync(path.join(agentsDirectory, "nightly.md"));
+    await until(() => daemon.scheduler.nextFire("nightly") === undefined);
+  });
+});
