@@ -68,6 +68,11 @@ export class DefinitionCatalog {
     return [...touchedIds].filter((id) => before.get(id) !== this.signature(id)).sort();
   }
 
+  /** Every agent and preset file the catalog holds. */
+  files(): string[] {
+    return [...this.agentFiles.keys(), ...this.presetFiles.keys()];
+  }
+
   snapshot(): DefinitionSnapshot {
     return createSnapshot(this.agentStatuses.values(), this.presetStatuses.values(), this.serving);
   }

@@ -1,5 +1,5 @@
 import type { Config } from "../config/config-schema.js";
-import { DefinitionCatalog } from "./definition-catalog.js";
+import { type CatalogUpdate, DefinitionCatalog } from "./definition-catalog.js";
 import { listAgentFiles, listPresetFiles } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
@@ -9,12 +9,13 @@ import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
  * reported in its status and never stops the others from loading.
  */
 export async function loadDefinitions(config: Config): Promise<DefinitionSnapshot> {
-  const catalog = await loadCatalog(config);
+  const catalog = new DefinitionCatalog(config);
+  catalog.apply(await readDefinitionFolders(config));
   return catalog.snapshot();
 }
 
-/** The catalog filled from the folders, for the registry to keep updating. */
-export async function loadCatalog(config: Config): Promise<DefinitionCatalog> {
+/** Every agent and preset file of the configured folders, read and parsed. */
+export async function readDefinitionFolders(config: Config): Promise<CatalogUpdate> {
   const [agentFiles, presetFiles] = await Promise.all([
     listAgentFiles(config.agents_dir),
     listPresetFiles(config.presets_dir),
@@ -23,7 +24,5 @@ export async function loadCatalog(config: Config): Promise<DefinitionCatalog> {
     readAll(agentFiles, readAgentFile),
     readAll(presetFiles, readPresetFile),
   ]);
-  const catalog = new DefinitionCatalog(config);
-  catalog.apply({ agents, presets });
-  return catalog;
+  return { agents, presets };
 }

@@ -1,0 +1,172 @@
+import path from "node:path";
+import type { Config } from "../config/config-schema.js";
+import type { Logger } from "../logging/logger.js";
+import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
+import type { AgentDefinition } from "./agent-definition.js";
+import { DefinitionCatalog } from "./definition-catalog.js";
+import { isAgentFile, isPresetFile } from "./definition-files.js";
+import type { DefinitionSnapshot } from "./definition-snapshot.js";
+import { DefinitionWatcher } from "./definition-watcher.js";
+import { readDefinitionFolders } from "./load-definitions.js";
+import type { ParsedAgentFile } from "./parse-agent-file.js";
+import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
+
+/** Ids whose status or definition changed: added, changed, became invalid or valid, removed. */
+export interface DefinitionChange {
+  agents: string[];
+}
+
+export interface DefinitionRegistryOptions {
+  /** Follow changes to the folders (default true). */
+  watch?: boolean;
+  logger?: Logger;
+}
+
+/**
+ * The daemon's live view of agents and presets. Loads both folders once, then follows changes:
+ * an edited file is re-read and re-validated with what depends on it; an invalid edit keeps the
+ * last valid definition serving; a deleted file removes its agent.
+ */
+export class DefinitionRegistry {
+  private readonly catalog: DefinitionCatalog;
+  private current: DefinitionSnapshot;
+  private readonly listeners = new Set<(change: DefinitionChange) => void>();
+  private readonly dirtyFiles = new Set<string>();
+  private work: Promise<void> = Promise.resolve();
+  private watcher: DefinitionWatcher | undefined;
+  private closed = false;
+
+  private constructor(
+    private readonly config: Config,
+    private readonly logger: Logger | undefined,
+  ) {
+    this.catalog = new DefinitionCatalog(config);
+    this.current = this.catalog.snapshot();
+  }
+
+  /** Loads the folders and, unless `watch: false`, starts following them. */
+  static async start(config: Config, options: DefinitionRegistryOptions = {}): Promise<DefinitionRegistry> {
+    const registry = new DefinitionRegistry(config, options.logger?.child({ module: "definitions" }));
+    // Watch first, then read: a file saved while the folders are read is read again afterwards.
+    if (options.watch ?? true) {
+      registry.watcher = await DefinitionWatcher.start({
+        agentsDirectory: config.agents_dir,
+        presetsDirectory: config.presets_dir,
+        onFiles: (files) => registry.markDirty(files),
+        onFolderRemoved: (folder) => registry.markDirty(registry.filesUnder(folder)),
+        onError: (error) => registry.logger?.warn({ err: error }, "watching the definition folders failed"),
+      });
+    }
+    registry.work = registry.work.then(async () => {
+      registry.catalog.apply(await readDefinitionFolders(config));
+      registry.current = registry.catalog.snapshot();
+    });
+    await registry.work;
+    registry.logLoaded();
+    return registry;
+  }
+
+  snapshot(): DefinitionSnapshot {
+    return this.current;
+  }
+
+  /** The definition serving `id` now (the last valid one while its file is invalid). */
+  get(id: string): AgentDefinition | undefined {
+    return this.current.get(id);
+  }
+
+  /** Calls `listener` after each reload that changed something; returns the unsubscribe function. */
+  onChange(listener: (change: DefinitionChange) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.watcher?.close();
+    await this.work;
+    this.listeners.clear();
+  }
+
+  private markDirty(files: readonly string[]): void {
+    if (this.closed || files.length === 0) return;
+    const wasIdle = this.dirtyFiles.size === 0;
+    for (const file of files) this.dirtyFiles.add(file);
+    if (wasIdle) this.work = this.work.then(() => this.reload());
+  }
+
+  private async reload(): Promise<void> {
+    const files = [...this.dirtyFiles];
+    this.dirtyFiles.clear();
+    try {
+      const [agents, presets] = await Promise.all([
+        readAll(
+          files.filter((file) => isAgentFile(this.config.agents_dir, file)),
+          readAgentFile,
+        ),
+        readAll(
+          files.filter((file) => isPresetFile(this.config.presets_dir, file)),
+          readPresetFile,
+        ),
+      ]);
+      if (this.closed) return;
+      const changed = this.catalog.apply({ agents, presets });
+      if (changed.length === 0) return;
+      this.current = this.catalog.snapshot();
+      this.logChanges(changed, agents, presets);
+      for (const listener of [...this.listeners]) {
+        try {
+          listener({ agents: changed });
+        } catch (error) {
+          this.logger?.error({ err: error }, "a definition change listener failed");
+        }
+      }
+    } catch (error) {
+      this.logger?.error({ err: error }, "reloading definitions failed");
+    }
+  }
+
+  private filesUnder(folder: string): string[] {
+    const prefix = folder.endsWith(path.sep) ? folder : `${folder}${path.sep}`;
+    return this.catalog.files().filter((file) => file.startsWith(prefix));
+  }
+
+  private logLoaded(): void {
+    const { agents, presets } = this.current;
+    const invalid = agents.filter((agent) => !agent.valid);
+    this.logger?.info(
+      { agents: agents.length, presets: presets.length, invalid: invalid.length },
+      "definitions loaded",
+    );
+    for (const agent of invalid) {
+      this.logger?.warn(
+        { agent: agent.id, errors: agent.errors.map((error) => error.describe()) },
+        "invalid agent",
+      );
+    }
+  }
+
+  private logChanges(
+    changed: readonly string[],
+    agents: ReadonlyMap<string, ParsedAgentFile | undefined>,
+    presets: ReadonlyMap<string, ParsedPresetFile | undefined>,
+  ): void {
+    const byId = new Map(this.current.agents.map((status) => [status.id, status]));
+    for (const id of changed) {
+      const status = byId.get(id);
+      if (!status) this.logger?.info({ agent: id }, "agent removed");
+      else if (status.valid) this.logger?.info({ agent: id, hash: status.definition?.hash }, "agent loaded");
+      else {
+        this.logger?.warn(
+          {
+            agent: id,
+            errors: status.errors.map((error) => error.describe()),
+            serving: status.definition?.hash,
+          },
+          status.definition ? "agent invalid; the last valid version keeps serving" : "agent invalid",
+        );
+      }
+    }
+    this.logger?.debug({ files: [...agents.keys(), ...presets.keys()] }, "definition files reloaded");
+  }
+}
