@@ -1,0 +1,161 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import OpenAI from "openai";
+import type { Config } from "../config/config-schema.js";
+import type { AgentdError } from "../errors/agentd-error.js";
+import { CircuitBreaker } from "./circuit-breaker.js";
+import type { ModelResponse } from "./chat-message.js";
+import { type CallSite, classifyLlmError, isRetryable, retryAfterOf } from "./llm-error.js";
+import type { PriceTable } from "./price-table.js";
+import { type BackoffSettings, retryDelay } from "./retry-delay.js";
+import {
+  type CallTimeouts,
+  type ChatRequest,
+  type CutOffCheck,
+  streamCompletion,
+} from "./stream-completion.js";
+
+/** Where OpenAI's own API lives, used when an API key is set without a base URL. */
+const OPENAI_BASE_URL = "https://api.openai.com/v1";
+
+export interface ModelClientSettings {
+  baseUrl: string;
+  /** Local servers need none; the SDK insists on a value, so a placeholder goes out then. */
+  apiKey?: string | undefined;
+  timeouts: CallTimeouts;
+  /** Attempts per model, the first included. */
+  maxAttempts: number;
+  backoff: BackoffSettings;
+  circuitBreaker: { failureThreshold: number; cooldownMilliseconds: number };
+  prices: PriceTable;
+}
+
+/** A retry about to happen, for the loop's `error` events. */
+export interface RetryNotice {
+  error: AgentdError;
+  model: string;
+  /** The attempt that failed, from 1. */
+  attempt: number;
+  delayMilliseconds: number;
+}
+
+export interface CompleteOptions {
+  /** The run's signal: stop, timeout and shutdown abort the call in flight. */
+  signal: AbortSignal;
+  /** Models tried in order after `request.model` keeps failing. */
+  fallbackModels?: readonly string[];
+  cutOff?: CutOffCheck;
+  onRetry?: (notice: RetryNotice) => void;
+  /** Called when a model gave up and the next fallback model is tried. */
+  onFallback?: (from: string, to: string, error: AgentdError) => void;
+}
+
+/** What the loop needs from a model: one answer per call, retries and fallbacks inside. */
+export interface ModelProvider {
+  complete(request: ChatRequest, options: CompleteOptions): Promise<ModelResponse>;
+}
+
+/**
+ * The model client over the `openai` SDK (any OpenAI-compatible endpoint): streaming calls with
+ * agentd's own retries (exponential back-off with jitter, honouring `retry-after`), per-call
+ * timeouts, a circuit breaker for the endpoint, and fallback models tried in order.
+ */
+export class ModelClient implements ModelProvider {
+  readonly endpoint: string;
+  readonly breaker: CircuitBreaker;
+  readonly #client: OpenAI;
+  readonly #settings: ModelClientSettings;
+
+  constructor(settings: ModelClientSettings) {
+    this.#settings = settings;
+    this.endpoint = settings.baseUrl;
+    this.#client = new OpenAI({
+      baseURL: settings.baseUrl,
+      apiKey: settings.apiKey || "not-needed",
+      maxRetries: 0,
+      timeout: settings.timeouts.callMilliseconds,
+      logLevel: "off",
+    });
+    this.breaker = new CircuitBreaker(settings.baseUrl, settings.circuitBreaker);
+  }
+
+  /** The client for config `llm` (already expanded: base URL defaulted, secrets resolved). */
+  static fromConfig(llm: Config["llm"]): ModelClient {
+    return new ModelClient({
+      baseUrl: llm.base_url ?? (llm.api_key ? OPENAI_BASE_URL : "http://127.0.0.1:11434/v1"),
+      apiKey: llm.api_key,
+      timeouts: {
+        firstChunkMilliseconds: llm.timeouts.first_chunk,
+        idleMilliseconds: llm.timeouts.idle,
+        callMilliseconds: llm.timeouts.call,
+      },
+      maxAttempts: llm.retries.max_attempts,
+      backoff: { baseDelayMilliseconds: llm.retries.base_delay, maxDelayMilliseconds: llm.retries.max_delay },
+      circuitBreaker: {
+        failureThreshold: llm.circuit_breaker.failure_threshold,
+        cooldownMilliseconds: llm.circuit_breaker.cooldown,
+      },
+      prices: llm.prices,
+    });
+  }
+
+  async complete(request: ChatRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const models = [
+      request.model,
+      ...(options.fallbackModels ?? []).filter((model) => model !== request.model),
+    ];
+    let lastError: AgentdError | undefined;
+    for (const [index, model] of models.entries()) {
+      try {
+        return await this.#completeWithRetries({ ...request, model }, options);
+      } catch (error) {
+        const failure = classifyLlmError(error, this.#site(model));
+        if (
+          options.signal.aborted ||
+          failure.code === "LLM_CIRCUIT_OPEN" ||
+          failure.code === "BUDGET_EXCEEDED"
+        )
+          throw failure;
+        lastError = failure;
+        const next = models[index + 1];
+        if (next) options.onFallback?.(model, next, failure);
+      }
+    }
+    throw lastError ?? classifyLlmError(new Error("no model to call"), this.#site(request.model));
+  }
+
+  async #completeWithRetries(request: ChatRequest, options: CompleteOptions): Promise<ModelResponse> {
+    const site = this.#site(request.model);
+    for (let attempt = 1; ; attempt += 1) {
+      this.breaker.acquire();
+      try {
+        const response = await streamCompletion(request, {
+          client: this.#client,
+          site,
+          signal: options.signal,
+          timeouts: this.#settings.timeouts,
+          prices: this.#settings.prices,
+          cutOff: options.cutOff,
+        });
+        this.breaker.succeeded();
+        return response;
+      } catch (error) {
+        const failure = classifyLlmError(error, site);
+        if (options.signal.aborted || !isRetryable(failure)) {
+          this.breaker.released();
+          throw failure;
+        }
+        this.breaker.failed();
+        if (attempt >= this.#settings.maxAttempts) throw failure;
+        const delayMilliseconds = retryDelay(attempt, this.#settings.backoff, retryAfterOf(failure));
+        options.onRetry?.({ error: failure, model: request.model, attempt, delayMilliseconds });
+        await sleep(delayMilliseconds, undefined, { signal: options.signal }).catch(() => {
+          throw options.signal.reason;
+        });
+      }
+    }
+  }
+
+  #site(model: string): CallSite {
+    return { endpoint: this.endpoint, model };
+  }
+}

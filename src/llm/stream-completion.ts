@@ -1,0 +1,161 @@
+import type OpenAI from "openai";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { ChatChunk } from "./chat-chunk-schema.js";
+import { ChatChunkSchema } from "./chat-chunk-schema.js";
+import type { ChatMessage, ChatTool, ModelResponse } from "./chat-message.js";
+import { estimateMessagesTokens, estimateTextTokens } from "./estimate-tokens.js";
+import { type CallSite, classifyLlmError, llmError } from "./llm-error.js";
+import { type PriceTable, costOf } from "./price-table.js";
+import { StreamAssembler } from "./stream-assembler.js";
+
+/** One chat completion request, as the loop builds it. */
+export interface ChatRequest {
+  model: string;
+  messages: readonly ChatMessage[];
+  tools?: readonly ChatTool[];
+  temperature?: number;
+}
+
+/** The running estimate of a call in flight, given to a cut-off check after each chunk. */
+export interface StreamProgress {
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+}
+
+/** Returns why the call must stop now (a budget it crossed), or undefined to let it go on. */
+export type CutOffCheck = (progress: StreamProgress) => string | undefined;
+
+export interface CallTimeouts {
+  /** Until the first chunk arrives (connection and headers included). */
+  firstChunkMilliseconds: number;
+  /** Longest silence between two chunks. */
+  idleMilliseconds: number;
+  /** The whole call, hard. */
+  callMilliseconds: number;
+}
+
+export interface AttemptOptions {
+  client: OpenAI;
+  site: CallSite;
+  /** The run's signal: the parent of this call's signal. */
+  signal: AbortSignal;
+  timeouts: CallTimeouts;
+  prices: PriceTable;
+  cutOff?: CutOffCheck | undefined;
+}
+
+/**
+ * One streamed model call, one attempt: no retries here. Its signal is a child of the run's signal,
+ * aborted by the three timeouts or a budget cut-off with a typed reason. Always settles: a
+ * completed answer, or an AgentdError (the run's own RunAbort when the run was stopped).
+ */
+export async function streamCompletion(
+  request: ChatRequest,
+  options: AttemptOptions,
+): Promise<ModelResponse> {
+  const { site, timeouts } = options;
+  const attempt = new AbortController();
+  const signal = AbortSignal.any([options.signal, attempt.signal]);
+  const abortWith = (reason: AgentdError) => attempt.abort(reason);
+  const timeout = (what: string, milliseconds: number) =>
+    llmError("LLM_TIMEOUT", `${site.model} at ${site.endpoint}: ${what} (${milliseconds} ms)`, site, {
+      retryable: true,
+      hint: "raise llm.timeouts or check that the model server is not overloaded",
+    });
+  const hardTimer = setTimeout(
+    () => abortWith(timeout("the call took too long", timeouts.callMilliseconds)),
+    timeouts.callMilliseconds,
+  );
+  let silenceTimer = setTimeout(
+    () => abortWith(timeout("no first chunk in time", timeouts.firstChunkMilliseconds)),
+    timeouts.firstChunkMilliseconds,
+  );
+  const assembler = new StreamAssembler(site);
+  const promptTokens = estimateMessagesTokens(request.messages);
+  try {
+    const stream = await options.client.chat.completions.create(
+      {
+        model: request.model,
+        messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
+        ...(request.tools && request.tools.length > 0 ? { tools: [...request.tools] } : {}),
+        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+        stream: true,
+        stream_options: { include_usage: true },
+      },
+      { signal, maxRetries: 0, timeout: timeouts.callMilliseconds },
+    );
+    for await (const raw of stream) {
+      clearTimeout(silenceTimer);
+      silenceTimer = setTimeout(
+        () => abortWith(timeout("the stream went silent", timeouts.idleMilliseconds)),
+        timeouts.idleMilliseconds,
+      );
+      assembler.add(parseChunk(raw, site));
+      const exceeded = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
+      if (exceeded) abortWith(budgetExceeded(exceeded, assembler, site));
+      if (signal.aborted) break;
+    }
+    // The SDK ends the iteration quietly on abort: an aborted call must not pass for a finished one.
+    signal.throwIfAborted();
+    const answer = assembler.finish();
+    const usage = answer.usage ?? estimatedUsage(promptTokens, assembler);
+    return {
+      text: answer.text,
+      toolCalls: answer.toolCalls,
+      finishReason: answer.finishReason,
+      usage,
+      usageReported: answer.usage !== undefined,
+      costUsd: costOf(options.prices, site.model, usage),
+      model: site.model,
+    };
+  } catch (error) {
+    if (options.signal.aborted) throw options.signal.reason;
+    if (attempt.signal.aborted && attempt.signal.reason instanceof AgentdError) throw attempt.signal.reason;
+    throw classifyLlmError(error, site);
+  } finally {
+    clearTimeout(hardTimer);
+    clearTimeout(silenceTimer);
+  }
+}
+
+function parseChunk(raw: unknown, site: CallSite): ChatChunk {
+  const parsed = ChatChunkSchema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const where = issue ? `${issue.path.join(".")}: ${issue.message}` : "unknown shape";
+  throw llmError(
+    "LLM_BAD_RESPONSE",
+    `${site.model} at ${site.endpoint} sent a malformed chunk (${where})`,
+    site,
+    {
+      retryable: true,
+    },
+  );
+}
+
+function estimatedUsage(promptTokens: number, assembler: StreamAssembler) {
+  const completionTokens = Math.ceil(assembler.characters / 4);
+  return {
+    prompt_tokens: promptTokens,
+    completion_tokens: completionTokens,
+    total_tokens: promptTokens + completionTokens,
+  };
+}
+
+function progressOf(
+  assembler: StreamAssembler,
+  promptTokens: number,
+  prices: PriceTable,
+  model: string,
+): StreamProgress {
+  const usage = estimatedUsage(promptTokens, assembler);
+  return { promptTokens, completionTokens: usage.completion_tokens, costUsd: costOf(prices, model, usage) };
+}
+
+function budgetExceeded(why: string, assembler: StreamAssembler, site: CallSite): AgentdError {
+  return new AgentdError("BUDGET_EXCEEDED", `the model call was cut off mid-stream: ${why}`, {
+    hint: "raise limits.max_tokens or limits.max_cost_usd of the agent",
+    details: { model: site.model, completion_tokens_so_far: estimateTextTokens(assembler.partialText()) },
+  });
+}
