@@ -7,6 +7,8 @@ import type { AgentLookup } from "./agent-availability.js";
 import { RunControl } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
+import { IdleWaiters } from "./idle-waiters.js";
+import { recordPatchOf } from "./run-outcome.js";
 import type { RunRecord, RunTrigger } from "./run-record.js";
 import { EMPTY_USAGE, type RunReason, type RunStatus } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
@@ -54,7 +56,7 @@ export class RunManager {
   readonly #createRunId: RunIdSource;
   readonly #live = new Map<string, LiveRun>();
   readonly #queue: string[] = [];
-  readonly #idleWaiters = new Set<() => void>();
+  readonly #idle = new IdleWaiters();
   #accepting = true;
   /** Runs recovery marked failed/crashed at start-up. */
   readonly recovered: RunRecord[];
@@ -116,7 +118,7 @@ export class RunManager {
 
   /** The newest run of an agent. */
   lastRun(agentId: string): RunRecord | undefined {
-    return this.list({ agent: agentId })[0];
+    return this.#options.store.lastOf(agentId);
   }
 
   /** Runs of an agent not finished yet (queued, running, paused or waiting). */
@@ -185,17 +187,7 @@ export class RunManager {
 
   /** Resolves true once no run is in flight, or false when `timeoutMilliseconds` passes first. */
   waitUntilIdle(timeoutMilliseconds: number): Promise<boolean> {
-    if (this.#live.size === 0) return Promise.resolve(true);
-    return new Promise((resolve) => {
-      const done = (idle: boolean) => {
-        clearTimeout(timer);
-        this.#idleWaiters.delete(onIdle);
-        resolve(idle);
-      };
-      const onIdle = () => done(true);
-      const timer = setTimeout(() => done(false), timeoutMilliseconds);
-      this.#idleWaiters.add(onIdle);
-    });
+    return this.#idle.wait(this.#live.size === 0, timeoutMilliseconds);
   }
 
   /** Last resort of shutdown: records runs whose workers ignored their aborted signal as stopped. */
@@ -215,6 +207,7 @@ export class RunManager {
   }
 
   #dispatch(): void {
+    if (!this.#accepting) return;
     let inFlight = this.#inFlightCount();
     for (const id of [...this.#queue]) {
       if (inFlight >= this.#options.concurrency) return;
@@ -272,21 +265,7 @@ export class RunManager {
   }
 
   #finish(run: LiveRun, outcome: RunOutcome): void {
-    if (!this.#live.has(run.record.id)) return;
-    const message = outcome.error?.message;
-    this.#end(
-      run,
-      {
-        status: outcome.status,
-        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-        usage: outcome.usage,
-        cost_usd: outcome.cost_usd,
-        worker: outcome.worker,
-        ...(outcome.result === undefined ? {} : { result: outcome.result }),
-        ...(outcome.error === undefined ? {} : { error: outcome.error }),
-      },
-      message,
-    );
+    if (this.#live.has(run.record.id)) this.#end(run, recordPatchOf(outcome), outcome.error?.message);
   }
 
   #end(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
@@ -294,7 +273,7 @@ export class RunManager {
     this.#live.delete(run.record.id);
     const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
     this.#dispatch();
-    if (this.#live.size === 0) for (const waiter of [...this.#idleWaiters]) waiter();
+    if (this.#live.size === 0) this.#idle.notifyIdle();
     return record;
   }
 

@@ -3,6 +3,7 @@ import { abortReason } from "./run-control.js";
 import type { RunReason } from "./run-status.js";
 import { EMPTY_USAGE } from "./run-status.js";
 import type { RunOutcome } from "../workers/worker.js";
+import type { RunRecord } from "./run-record.js";
 
 const STOP_REASONS: ReadonlySet<RunReason> = new Set(["user_stop", "daemon_shutdown"]);
 
@@ -46,4 +47,17 @@ export function outcomeOfThrow(thrown: unknown, signal: AbortSignal, worker: str
     error: { code: error.code, message: error.message },
   };
   return settleOutcome(failed, signal);
+}
+
+/** The fields of a run record an outcome sets. */
+export function recordPatchOf(outcome: RunOutcome): Partial<RunRecord> {
+  return {
+    status: outcome.status,
+    ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+    usage: outcome.usage,
+    cost_usd: outcome.cost_usd,
+    worker: outcome.worker,
+    ...(outcome.result === undefined ? {} : { result: outcome.result }),
+    ...(outcome.error === undefined ? {} : { error: outcome.error }),
+  };
 }

@@ -19,6 +19,8 @@ export interface RunStoreOptions {
 export class RunStore {
   readonly directory: string;
   readonly #records = new Map<string, RunRecord>();
+  /** Agent id → id of its newest run. */
+  readonly #newestByAgent = new Map<string, string>();
   readonly #indexFile: string;
   readonly #logger: Logger;
 
@@ -33,7 +35,9 @@ export class RunStore {
     const store = new RunStore(options);
     for (const entry of store.#readIndex()) {
       const record = store.#readRecord(entry.run);
-      if (record) store.#records.set(record.id, record);
+      if (!record) continue;
+      store.#records.set(record.id, record);
+      store.#newestByAgent.set(record.agent, record.id);
     }
     return store;
   }
@@ -47,11 +51,18 @@ export class RunStore {
     return this.#records.get(id);
   }
 
+  /** The newest run of an agent. */
+  lastOf(agentId: string): RunRecord | undefined {
+    const id = this.#newestByAgent.get(agentId);
+    return id === undefined ? undefined : this.#records.get(id);
+  }
+
   /** Registers a new run: the index line first, so a record file never exists unlisted. */
   create(record: RunRecord): void {
     const entry: RunIndexEntry = { run: record.id, agent: record.agent, created_at: record.created_at };
     appendLineDurably(this.#indexFile, JSON.stringify(entry));
     this.save(record);
+    this.#newestByAgent.set(record.agent, record.id);
   }
 
   /** Writes the record to disk (atomically, fsynced), then makes it the current one. */
