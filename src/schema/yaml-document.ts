@@ -43,8 +43,10 @@ export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
         } else if (isSeq(node) && typeof segment === "number") {
           next = node.items[segment];
         } else break;
+        // A block map or list under a key starts on the next line: the key's line is the one to show.
+        const underKey = isMap(node);
         node = next;
-        line = rangeLine(node as Node | null) ?? line;
+        if (!(underKey && (isMap(node) || isSeq(node)))) line = rangeLine(node as Node | null) ?? line;
       }
       return line === undefined ? undefined : line + lineOffset;
     },
