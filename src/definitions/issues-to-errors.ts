@@ -10,8 +10,8 @@ export interface IssueSource {
   schema: z.ZodType;
   file: string;
   lineOf: LocatedYaml["lineOf"];
-  /** The hint for a wrong value, chosen by the top-level key it sits under. */
-  hintFor: (topLevelKey: string) => string;
+  /** The hint for a wrong value at `field` (`schedule.timezone`) under `topLevelKey` (`schedule`). */
+  hintFor: (field: string, topLevelKey: string) => string;
 }
 
 /** Turns zod issues into located errors: file, line, field, message and what to do. */
@@ -19,7 +19,7 @@ export function issuesToErrors(source: IssueSource, issues: readonly z.core.$Zod
   const located: LocatedYaml = { value: undefined, syntaxError: undefined, lineOf: source.lineOf };
   return describeIssues(source.schema, issues.map(clarifyUnion), located).map((problem) => {
     const topLevelKey = /^[^.[]*/.exec(problem.field)?.[0] ?? "";
-    const hint = problem.unknownKey ? "remove the key or fix its spelling" : source.hintFor(topLevelKey);
+    const hint = problem.unknownKey ? "remove the key or fix its spelling" : source.hintFor(problem.field, topLevelKey);
     return problemToError(source.code, source.file, problem, hint);
   });
 }

@@ -30,6 +30,7 @@ const FIELD_HINTS: Record<string, string> = {
   cli: "with worker: cli add `cli: { tool: claude }` (claude, gemini, codex or a name from config cli_tools)",
   limits: "limits are positive numbers; timeout takes 30s, 5m, 1h or milliseconds",
   permissions: 'permissions has allow, ask and deny lists of tool names or patterns such as "shell(git *)"',
+  "schedule.timezone": "use an IANA timezone name such as Europe/Berlin or America/New_York",
   approvals: "write approvals: { timeout: 10m, on_timeout: deny }",
   secrets: "list secret names, for example secrets: [github_token]",
   tools: "list tool names, for example tools: [read_file, shell]",
@@ -102,7 +103,7 @@ function validateFrontmatter(parsed: ParsedAgentFile, data: unknown): void {
       schema: AgentFrontmatterSchema,
       file: parsed.file,
       lineOf: parsed.lineOf,
-      hintFor: (key: string) => FIELD_HINTS[key] ?? DEFAULT_HINT,
+      hintFor: (field: string, key: string) => FIELD_HINTS[field] ?? FIELD_HINTS[key] ?? DEFAULT_HINT,
     };
     parsed.errors.push(...issuesToErrors(source, result.error.issues));
     return;

@@ -69,7 +69,7 @@ export function parsePresetFile(file: string, content: DefinitionFileContent): P
       schema: PresetSchema,
       file,
       lineOf: yaml.lineOf,
-      hintFor: (key: string) => FIELD_HINTS[key] ?? DEFAULT_HINT,
+      hintFor: (_field: string, key: string) => FIELD_HINTS[key] ?? DEFAULT_HINT,
     };
     parsed.errors.push(...issuesToErrors(source, result.error.issues));
     return parsed;
