@@ -32,6 +32,8 @@ export interface PollRequest {
 /** SPEC 6 poll response, with the events still as their stored JSON lines. */
 export interface PollLinesPage {
   lines: string[];
+  /** The id of each line. */
+  ids: number[];
   /** The id to pass as `after` next time: the last returned id, or `after` when nothing is new. */
   next: number;
   /** Oldest id still in memory for the agent; null when the agent has no event in memory. */
@@ -41,7 +43,7 @@ export interface PollLinesPage {
 }
 
 /** SPEC 6 poll response. */
-export interface PollPage extends Omit<PollLinesPage, "lines"> {
+export interface PollPage extends Omit<PollLinesPage, "lines" | "ids"> {
   events: AgentEvent[];
 }
 
@@ -115,7 +117,7 @@ export class EventStore {
 
   /** SPEC 6 poll: the agent's events with id > after, from memory, oldest first. */
   poll(agent: string, request: PollRequest = {}): PollPage {
-    const { lines, ...page } = this.pollLines(agent, request);
+    const { lines, ids: _ids, ...page } = this.pollLines(agent, request);
     return { events: lines.map(parseLine), ...page };
   }
 
@@ -129,6 +131,7 @@ export class EventStore {
     const firstInMemory = oldest ?? this.lastId(agent) + 1;
     return {
       lines: slice?.lines ?? [],
+      ids: slice?.ids ?? [],
       next: slice?.ids.at(-1) ?? after,
       oldest,
       missed: Math.max(0, firstInMemory - 1 - after),
@@ -174,15 +177,24 @@ export class EventStore {
    * The agent's persisted events with id > after, read from disk: for a reader that fell behind the
    * ring buffer (the stream's Last-Event-ID replay).
    */
-  async history(agent: string, after: number, limit = Number.POSITIVE_INFINITY): Promise<string[]> {
+  async history(
+    agent: string,
+    after: number,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<Array<{ id: number; line: string }>> {
     const logged = await readEventLog(agentEventsFile(this.#dataDirectory, agent), after, limit);
-    return logged.map(({ line }) => line);
+    return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
   /** Flushes a run's log and its agent's log to the disk (done on its own when a run ends). */
   sync(run: string, agent?: string): void {
     syncFile(runEventsFile(this.#dataDirectory, run));
     if (agent !== undefined) syncFile(agentEventsFile(this.#dataDirectory, agent));
+  }
+
+  /** Long polls waiting right now (all agents). */
+  get waiting(): number {
+    return this.#waiters.pending;
   }
 
   /** Stops listening to the bus and releases every long poll. */

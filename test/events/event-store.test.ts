@@ -149,7 +149,8 @@ describe("EventStore", () => {
   it("reads an agent's history from disk beyond the ring buffer", async () => {
     const { bus, store } = await openStore(2);
     for (let index = 1; index <= 6; index++) bus.publish(thought("old", `event ${index}`));
-    const lines = await store.history("old", 2, 3);
-    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([3, 4, 5]);
+    const history = await store.history("old", 2, 3);
+    expect(history.map((entry) => entry.id)).toEqual([3, 4, 5]);
+    expect(JSON.parse(history[0]?.line ?? "{}")).toMatchObject({ id: 3, data: { text: "event 3" } });
   });
 });

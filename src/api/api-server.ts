@@ -1,0 +1,123 @@
+import swagger from "@fastify/swagger";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { Logger } from "../logging/logger.js";
+import { createApiMetrics } from "./api-metrics.js";
+import type { ApiServices } from "./api-services.js";
+import { createBearerCheck } from "./bearer-auth.js";
+import { toErrorReply } from "./error-reply.js";
+import type { RouteContext } from "./route-context.js";
+import { registerAgentRoutes } from "./routes/agent-routes.js";
+import { registerApprovalRoutes } from "./routes/approval-routes.js";
+import { registerEventRoutes } from "./routes/event-routes.js";
+import { registerEventStreamRoute } from "./routes/event-stream-route.js";
+import { registerHealthRoutes } from "./routes/health-routes.js";
+import { registerMetricsRoutes } from "./routes/metrics-routes.js";
+import { registerRunRoutes } from "./routes/run-routes.js";
+import { zodValidatorCompiler } from "./zod-route-schema.js";
+
+export interface ApiServerOptions {
+  host: string;
+  /** 0 picks a free port (tests). */
+  port: number;
+  /** When set, every route but GET /health needs `Authorization: Bearer <token>`. */
+  token?: string | undefined;
+  logger: Logger;
+  /** Interval of the event stream's heartbeat comments (default 15 s). */
+  heartbeatMilliseconds?: number;
+}
+
+export interface ApiServer {
+  /** `http://host:port` the server listens on. */
+  url: string;
+  /** Releases long polls and streams, then stops listening. */
+  close(): Promise<void>;
+}
+
+const OPEN_ROUTES = new Set(["/health"]);
+const CLOSE_GRACE_MILLISECONDS = 1_000;
+
+/** Starts the HTTP API of SPEC 6 on fastify. */
+export async function startApiServer(services: ApiServices, options: ApiServerOptions): Promise<ApiServer> {
+  const shutdown = new AbortController();
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    // One line per request would drown the log under pollers: onResponse logs them at debug.
+    logController: new LogController({ disableRequestLogging: true }),
+  });
+  const metrics = createApiMetrics(services);
+  const context: RouteContext = {
+    services,
+    shutdownSignal: shutdown.signal,
+    heartbeatMilliseconds: options.heartbeatMilliseconds ?? 15_000,
+  };
+  await configure(app, options.token);
+  registerHealthRoutes(app, context);
+  registerAgentRoutes(app, context);
+  registerRunRoutes(app, context);
+  registerEventRoutes(app, context);
+  registerEventStreamRoute(app, context);
+  registerApprovalRoutes(app, context);
+  registerMetricsRoutes(app, metrics.registry);
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.listen({ host: options.host, port: options.port });
+  const address = app.server.address();
+  const port = typeof address === "object" && address !== null ? address.port : options.port;
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${host}:${port}`,
+    async close() {
+      shutdown.abort(new AgentdError("SHUTTING_DOWN", "the daemon is shutting down"));
+      metrics.close();
+      // Requests still in flight get a moment to finish; then every connection is cut, including
+      // sockets a client left half-open, which would otherwise hold the close for seconds.
+      const cutOff = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MILLISECONDS);
+      try {
+        await app.close();
+      } finally {
+        clearTimeout(cutOff);
+      }
+    },
+  };
+}
+
+/** Validation, errors, authentication, JSON bodies and the OpenAPI document: before any route. */
+async function configure(app: FastifyInstance, token: string | undefined): Promise<void> {
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setErrorHandler((error, request, reply) => {
+    const { statusCode, body, internal } = toErrorReply(error);
+    if (internal) request.log.error({ err: error, url: request.url }, "request failed");
+    return reply.status(statusCode).send(body);
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send({
+      error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url.split("?")[0]}` },
+    }),
+  );
+  // POST /runs/:run/stop and friends carry no body: an empty JSON body is no body, not an error.
+  const parseJson = app.getDefaultJsonParser("error", "ignore");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === "") done(null, undefined);
+    else parseJson(request, text, done);
+  });
+  if (token !== undefined && token !== "") {
+    const check = createBearerCheck(token);
+    app.addHook("onRequest", async (request) => {
+      if (OPEN_ROUTES.has(request.routeOptions.url ?? "")) return;
+      check(request.headers.authorization);
+    });
+  }
+  await app.register(swagger, {
+    openapi: {
+      info: { title: "agentd", version: "1", description: "Run AI agents defined as Markdown files." },
+      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+      security: [{ bearer: [] }],
+    },
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
+  });
+}

@@ -1,0 +1,94 @@
+import type { EventBus } from "../events/event-bus.js";
+import type { EventStore } from "../events/event-store.js";
+import type { RunReason, RunStatus } from "../runs/run-status.js";
+import type { RunRecord } from "../runs/run-record.js";
+
+/** One agent in `GET /agents` (snake_case on the wire). */
+export interface AgentSummary {
+  id: string;
+  name: string;
+  description: string;
+  /** false when the file fails to parse or validate; `errors` says why. */
+  valid: boolean;
+  errors: string[];
+  warnings: string[];
+  /** "llm" or "cli:<tool>". */
+  worker: string;
+  schedule: { cron: string; timezone: string | null } | null;
+  /** Next scheduled fire (ISO time), or null. */
+  next_fire: string | null;
+  enabled: boolean;
+  last_run: { id: string; status: RunStatus; reason: RunReason | null; ended_at: string | null } | null;
+}
+
+/** `GET /agents/:id`: the summary plus the resolved definition (secret names only, never values). */
+export interface AgentDetail extends AgentSummary {
+  file: string;
+  definition: {
+    system_prompt: string;
+    model: string;
+    fallback_models: string[];
+    tools: string[];
+    permissions: { allow: string[]; ask: string[]; deny: string[] };
+    limits: Record<string, number>;
+    secrets: string[];
+    preset_chain: string[];
+    hash: string;
+  } | null;
+}
+
+/** The agents the daemon knows (the registry, with the scheduler's next fire times). */
+export interface AgentsService {
+  list(): AgentSummary[];
+  get(id: string): AgentDetail | undefined;
+}
+
+/** Filters of `GET /runs`. */
+export interface RunListFilter {
+  agent?: string | undefined;
+  status?: RunStatus | undefined;
+}
+
+/**
+ * Runs (the run manager). Failures are AgentdErrors: NOT_FOUND (no such agent or run), CONFLICT
+ * (invalid or disabled agent, pause of a finished run), SHUTTING_DOWN.
+ */
+export interface RunsService {
+  start(agentId: string, task: string | undefined): Promise<RunRecord>;
+  list(filter: RunListFilter): RunRecord[];
+  get(runId: string): RunRecord | undefined;
+  pause(runId: string): RunRecord;
+  resume(runId: string): RunRecord;
+  stop(runId: string): RunRecord;
+  /** Runs waiting for a free slot. */
+  queueDepth(): number;
+}
+
+/** A tool call waiting for a user's answer (snake_case on the wire). */
+export interface PendingApproval {
+  id: string;
+  agent: string;
+  run: string;
+  tool: string;
+  /** Arguments with secrets masked. */
+  arguments?: unknown;
+  requested_at?: string;
+  expires_at?: string;
+}
+
+/** The approval broker: pending `ask` calls and their answers. `decide` throws APPROVAL_NOT_FOUND. */
+export interface ApprovalsService {
+  list(): PendingApproval[];
+  decide(id: string, decision: "approve" | "deny", options?: { scope?: "once" | "run" }): void;
+}
+
+/** Everything the HTTP API serves, implemented by the composition root. */
+export interface ApiServices {
+  agents: AgentsService;
+  runs: RunsService;
+  events: EventStore;
+  approvals: ApprovalsService;
+  health: { version: string; startedAt: Date };
+  /** For the live stream and the metrics. */
+  bus: EventBus;
+}

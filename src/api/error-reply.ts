@@ -1,0 +1,68 @@
+import { AgentdError } from "../errors/agentd-error.js";
+import type { ErrorCode } from "../errors/error-codes.js";
+
+/** The HTTP status of each error code the API reports; any other code is a 500 INTERNAL. */
+const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
+  BAD_REQUEST: 400,
+  USAGE: 400,
+  UNAUTHORIZED: 401,
+  NOT_FOUND: 404,
+  APPROVAL_NOT_FOUND: 404,
+  CONFLICT: 409,
+  DEFINITION_INVALID: 409,
+  SHUTTING_DOWN: 503,
+};
+
+/** SPEC 6 error body: `{ "error": { "code", "message" } }`, plus the field and a hint when known. */
+export interface ErrorBody {
+  error: { code: string; message: string; field?: string; hint?: string };
+}
+
+export interface ErrorReply {
+  statusCode: number;
+  body: ErrorBody;
+  /** True when the error is the daemon's fault: log it, do not show it. */
+  internal: boolean;
+}
+
+interface HttpError {
+  statusCode?: number;
+  message?: string;
+}
+
+/**
+ * Maps anything a route threw to its status and body, in one place. AgentdErrors keep their code;
+ * fastify's own client errors (bad JSON, wrong content type, body too large) become BAD_REQUEST;
+ * everything else is a 500 INTERNAL whose details stay in the log.
+ */
+export function toErrorReply(error: unknown): ErrorReply {
+  if (error instanceof AgentdError) {
+    const statusCode = STATUS_BY_CODE[error.code];
+    if (statusCode !== undefined) {
+      return {
+        statusCode,
+        internal: false,
+        body: {
+          error: {
+            code: error.code,
+            message: error.message,
+            ...(error.field === undefined ? {} : { field: error.field }),
+            ...(error.hint === undefined ? {} : { hint: error.hint }),
+          },
+        },
+      };
+    }
+  } else {
+    const statusCode = (error as HttpError | undefined)?.statusCode;
+    if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+      const code = statusCode === 404 ? "NOT_FOUND" : statusCode === 401 ? "UNAUTHORIZED" : "BAD_REQUEST";
+      const message = (error as HttpError).message ?? "bad request";
+      return { statusCode, internal: false, body: { error: { code, message } } };
+    }
+  }
+  return {
+    statusCode: 500,
+    internal: true,
+    body: { error: { code: "INTERNAL", message: "internal error: the daemon log has the details" } },
+  };
+}

@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { RunStatusSchema } from "../runs/run-status.js";
+
+/** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
+export const LONG_POLL_CAP_SECONDS = 60;
+/** Most events one poll returns. */
+export const MAX_POLL_LIMIT = 1_000;
+
+const WholeNumber = z
+  .string()
+  .regex(/^\d{1,15}$/, "must be a whole number, 0 or more")
+  .transform(Number);
+
+const Limit = z
+  .string()
+  .regex(/^\d{1,15}$/, `must be a whole number from 1 to ${MAX_POLL_LIMIT}`)
+  .transform(Number)
+  .pipe(
+    z
+      .number()
+      .min(1, `must be a whole number from 1 to ${MAX_POLL_LIMIT}`)
+      .max(MAX_POLL_LIMIT, `must be at most ${MAX_POLL_LIMIT}`),
+  );
+
+const WaitSeconds = z
+  .string()
+  .regex(/^\d{1,9}(\.\d+)?$/, "must be a number of seconds, 0 or more")
+  .transform((seconds) => Math.min(Number(seconds), LONG_POLL_CAP_SECONDS));
+
+export const AgentParamsSchema = z.object({ id: z.string().min(1) });
+export const RunParamsSchema = z.object({
+  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "is not a run id (r_…)"),
+});
+export const ApprovalParamsSchema = z.object({ id: z.string().min(1) });
+
+/** POST /agents/:id/runs: the body is optional; without a task the agent's own `task` is used. */
+export const StartRunBodySchema = z
+  .strictObject({ task: z.string().trim().min(1, "must not be empty").optional() })
+  .optional();
+
+export const RunListQuerySchema = z.object({
+  agent: z.string().min(1).optional(),
+  status: RunStatusSchema.optional(),
+});
+
+/** GET /agents/:id/events */
+export const AgentEventsQuerySchema = z.object({
+  after: WholeNumber.default(0),
+  limit: Limit.default(100),
+  wait: WaitSeconds.default(0),
+});
+
+/** GET /runs/:run/events */
+export const RunEventsQuerySchema = z.object({ after: WholeNumber.default(0) });
+
+/** GET /events: `after` is the opaque cursor of the previous response. */
+export const MergedEventsQuerySchema = z.object({
+  after: z.string().optional(),
+  limit: Limit.default(100),
+  wait: WaitSeconds.default(0),
+});
+
+/** GET /agents/:id/events/stream: `after` replays like a Last-Event-ID header. */
+export const StreamQuerySchema = z.object({ after: WholeNumber.optional() });
+
+/** POST /approvals/:id */
+export const DecisionBodySchema = z.strictObject(
+  {
+    decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }),
+    scope: z.enum(["once", "run"], { error: 'must be "once" or "run"' }).optional(),
+  },
+  { error: 'a JSON object is required: { "decision": "approve" | "deny" }' },
+);

@@ -1,0 +1,46 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { ApiServices } from "./api-services.js";
+
+/** What every route file receives from the server. */
+export interface RouteContext {
+  services: ApiServices;
+  /** Aborted when the server closes: releases long polls and ends streams. */
+  shutdownSignal: AbortSignal;
+  /** Interval of the stream's heartbeat comments. */
+  heartbeatMilliseconds: number;
+}
+
+/**
+ * Throws NOT_FOUND unless the agent exists, or has events (an agent whose file was removed keeps
+ * its history readable).
+ */
+export function requireAgent(services: ApiServices, id: string): void {
+  if (services.events.has(id) || services.agents.get(id) !== undefined) return;
+  throw new AgentdError("NOT_FOUND", `no agent "${id}"`, {
+    field: "id",
+    hint: "GET /agents lists every agent",
+  });
+}
+
+/**
+ * An AbortSignal aborted when the client goes away or the server shuts down, and a function that
+ * stops watching. For long polls and streams.
+ */
+export function clientGoneSignal(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  shutdownSignal: AbortSignal,
+): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  reply.raw.once("close", abort);
+  request.raw.once("aborted", abort);
+  return {
+    signal: AbortSignal.any([controller.signal, shutdownSignal]),
+    release: () => {
+      reply.raw.off("close", abort);
+      request.raw.off("aborted", abort);
+    },
+  };
+}

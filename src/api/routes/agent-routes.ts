@@ -1,0 +1,47 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
+import type { RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+/** GET /agents, GET /agents/:id, POST /agents/:id/runs. */
+export function registerAgentRoutes(app: FastifyInstance, { services }: RouteContext): void {
+  app.get(
+    "/agents",
+    { schema: { summary: "Every agent, valid or not, with schedule and last run" } },
+    async () => ({
+      agents: services.agents.list(),
+    }),
+  );
+
+  app.get<{ Params: z.output<typeof AgentParamsSchema> }>(
+    "/agents/:id",
+    { schema: { summary: "One agent with its resolved definition", params: routeSchema(AgentParamsSchema) } },
+    async (request) => {
+      const agent = services.agents.get(request.params.id);
+      if (!agent) {
+        throw new AgentdError("NOT_FOUND", `no agent "${request.params.id}"`, {
+          field: "id",
+          hint: "GET /agents lists every agent",
+        });
+      }
+      return agent;
+    },
+  );
+
+  app.post<{ Params: z.output<typeof AgentParamsSchema>; Body: z.output<typeof StartRunBodySchema> }>(
+    "/agents/:id/runs",
+    {
+      schema: {
+        summary: "Start a run of the agent (202 with the run id)",
+        params: routeSchema(AgentParamsSchema),
+        body: routeSchema(StartRunBodySchema),
+      },
+    },
+    async (request, reply) => {
+      const record = await services.runs.start(request.params.id, request.body?.task);
+      return reply.status(202).send({ run: record.id, status: record.status });
+    },
+  );
+}

@@ -1,0 +1,28 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { ApprovalParamsSchema, DecisionBodySchema } from "../request-schemas.js";
+import type { RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+/** GET /approvals, POST /approvals/:id. */
+export function registerApprovalRoutes(app: FastifyInstance, { services }: RouteContext): void {
+  app.get("/approvals", { schema: { summary: "Tool calls waiting for an answer" } }, async () => ({
+    approvals: services.approvals.list(),
+  }));
+
+  app.post<{ Params: z.output<typeof ApprovalParamsSchema>; Body: z.output<typeof DecisionBodySchema> }>(
+    "/approvals/:id",
+    {
+      schema: {
+        summary: "Approve or deny a pending tool call (scope run: for the rest of the run)",
+        params: routeSchema(ApprovalParamsSchema),
+        body: routeSchema(DecisionBodySchema),
+      },
+    },
+    async (request) => {
+      const { decision, scope = "once" } = request.body;
+      services.approvals.decide(request.params.id, decision, { scope });
+      return { approval: request.params.id, decision, scope };
+    },
+  );
+}

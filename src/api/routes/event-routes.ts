@@ -1,0 +1,76 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import type { MergedLinesPage } from "../../events/merged-feed.js";
+import type { PollLinesPage } from "../../events/event-store.js";
+import { AgentEventsQuerySchema, AgentParamsSchema, MergedEventsQuerySchema } from "../request-schemas.js";
+import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+// Events are kept as their JSON text: the body is assembled around it, never serialized again.
+function pollBody(page: PollLinesPage): string {
+  return `{"events":[${page.lines.join(",")}],"next":${page.next},"oldest":${page.oldest},"missed":${page.missed}}`;
+}
+
+function mergedBody(page: MergedLinesPage): string {
+  return `{"events":[${page.lines.join(",")}],"next":${JSON.stringify(page.next)},"missed":${page.missed}}`;
+}
+
+/** GET /agents/:id/events (cursor poll, long poll with `wait`) and GET /events (merged feed). */
+export function registerEventRoutes(app: FastifyInstance, context: RouteContext): void {
+  const { services, shutdownSignal } = context;
+  const store = services.events;
+
+  app.get<{
+    Params: z.output<typeof AgentParamsSchema>;
+    Querystring: z.output<typeof AgentEventsQuerySchema>;
+  }>(
+    "/agents/:id/events",
+    {
+      schema: {
+        summary: "The agent's events with id > after; wait (seconds, up to 60) long-polls for the first one",
+        params: routeSchema(AgentParamsSchema),
+        querystring: routeSchema(AgentEventsQuerySchema),
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params;
+      const { after, limit, wait } = request.query;
+      requireAgent(services, id);
+      let page = store.pollLines(id, { after, limit });
+      if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+        const watch = clientGoneSignal(request, reply, shutdownSignal);
+        try {
+          await store.wait(id, after, wait * 1_000, watch.signal);
+        } finally {
+          watch.release();
+        }
+        page = store.pollLines(id, { after, limit });
+      }
+      return reply.type("application/json; charset=utf-8").send(pollBody(page));
+    },
+  );
+
+  app.get<{ Querystring: z.output<typeof MergedEventsQuerySchema> }>(
+    "/events",
+    {
+      schema: {
+        summary: "Events of every agent in arrival order; after is the opaque cursor `next` of the last page",
+        querystring: routeSchema(MergedEventsQuerySchema),
+      },
+    },
+    async (request, reply) => {
+      const { after, limit, wait } = request.query;
+      let page = store.mergedLines(after, limit);
+      if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+        const watch = clientGoneSignal(request, reply, shutdownSignal);
+        try {
+          await store.waitForAny(wait * 1_000, watch.signal);
+        } finally {
+          watch.release();
+        }
+        page = store.mergedLines(after, limit);
+      }
+      return reply.type("application/json; charset=utf-8").send(mergedBody(page));
+    },
+  );
+}

@@ -1,0 +1,11 @@
+import type { FastifyInstance } from "fastify";
+import type { RouteContext } from "../route-context.js";
+
+/** GET /health: liveness without authentication. */
+export function registerHealthRoutes(app: FastifyInstance, { services, shutdownSignal }: RouteContext): void {
+  app.get("/health", { schema: { summary: "Liveness, version and uptime (no token needed)" } }, async () => ({
+    status: shutdownSignal.aborted ? "shutting_down" : "ok",
+    version: services.health.version,
+    uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
+  }));
+}

@@ -1,0 +1,68 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import { RunEventsQuerySchema, RunListQuerySchema, RunParamsSchema } from "../request-schemas.js";
+import type { RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+type RunParams = { Params: z.output<typeof RunParamsSchema> };
+
+const LIFECYCLE_ACTIONS = ["pause", "resume", "stop"] as const;
+
+/** GET /runs, GET /runs/:run, POST /runs/:run/pause|resume|stop, GET /runs/:run/events. */
+export function registerRunRoutes(app: FastifyInstance, { services }: RouteContext): void {
+  const requireRun = (runId: string): RunRecord => {
+    const record = services.runs.get(runId);
+    if (!record) {
+      throw new AgentdError("NOT_FOUND", `no run "${runId}"`, { field: "run", hint: "GET /runs lists runs" });
+    }
+    return record;
+  };
+
+  app.get<{ Querystring: z.output<typeof RunListQuerySchema> }>(
+    "/runs",
+    {
+      schema: {
+        summary: "Runs, newest first, by agent and status",
+        querystring: routeSchema(RunListQuerySchema),
+      },
+    },
+    async (request) => ({ runs: services.runs.list(request.query) }),
+  );
+
+  app.get<RunParams>(
+    "/runs/:run",
+    {
+      schema: {
+        summary: "One run: status, reason, usage, cost, result",
+        params: routeSchema(RunParamsSchema),
+      },
+    },
+    async (request) => requireRun(request.params.run),
+  );
+
+  for (const action of LIFECYCLE_ACTIONS) {
+    app.post<RunParams>(
+      `/runs/:run/${action}`,
+      { schema: { summary: `${action} the run`, params: routeSchema(RunParamsSchema) } },
+      async (request) => services.runs[action](request.params.run),
+    );
+  }
+
+  app.get<RunParams & { Querystring: z.output<typeof RunEventsQuerySchema> }>(
+    "/runs/:run/events",
+    {
+      schema: {
+        summary: "A run's whole persisted log",
+        params: routeSchema(RunParamsSchema),
+        querystring: routeSchema(RunEventsQuerySchema),
+      },
+    },
+    async (request) => {
+      requireRun(request.params.run);
+      const events = await services.events.runEvents(request.params.run, request.query.after);
+      return { events, next: events.at(-1)?.id ?? request.query.after };
+    },
+  );
+}

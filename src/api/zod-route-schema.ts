@@ -1,0 +1,57 @@
+import type { FastifySchemaCompiler } from "fastify";
+import { z } from "zod";
+import { AgentdError } from "../errors/agentd-error.js";
+import { formatPath } from "../schema/schema-issues.js";
+
+/** JSON Schemas made by `routeSchema`, mapped back to the zod schema that validates them. */
+const zodByJsonSchema = new WeakMap<object, z.ZodType>();
+
+/** How a user names each part of a request: the whole of it, and one field of it. */
+const PART_LABELS: Record<string, { whole: string; field: string }> = {
+  body: { whole: "request body", field: "body field" },
+  querystring: { whole: "query string", field: "query parameter" },
+  params: { whole: "path", field: "path parameter" },
+  headers: { whole: "headers", field: "header" },
+};
+
+/**
+ * A fastify route schema from a zod schema: its JSON Schema feeds @fastify/swagger (GET
+ * /openapi.json), and `zodValidatorCompiler` validates the request with the zod schema itself.
+ */
+export function routeSchema(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, {
+    io: "input",
+    target: "openapi-3.0",
+    unrepresentable: "any",
+  }) as Record<string, unknown>;
+  zodByJsonSchema.set(jsonSchema, schema);
+  return jsonSchema;
+}
+
+/**
+ * Validates each part of a request with the zod schema behind its route schema; the parsed value
+ * (with defaults and transforms) replaces the raw one. A failure is a BAD_REQUEST naming the field.
+ */
+export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+  const zodSchema = zodByJsonSchema.get(schema as object);
+  if (!zodSchema) throw new Error(`route schema for ${String(httpPart)} was not made by routeSchema()`);
+  const label = PART_LABELS[String(httpPart)] ?? { whole: String(httpPart), field: String(httpPart) };
+  return (data: unknown) => {
+    const parsed = zodSchema.safeParse(data ?? undefined);
+    if (parsed.success) return { value: parsed.data };
+    const issue = parsed.error.issues[0];
+    const path = issue ? formatPath(issue.path) : "";
+    const unknownKeys = issue?.code === "unrecognized_keys" ? issue.keys.join(", ") : undefined;
+    const field = unknownKeys ?? path;
+    const message =
+      unknownKeys !== undefined
+        ? `${label.field} "${unknownKeys}" is not known`
+        : `${path ? `${label.field} "${path}"` : label.whole}: ${issue?.message ?? "invalid"}`;
+    return {
+      error: new AgentdError("BAD_REQUEST", message, {
+        ...(field ? { field } : { field: String(httpPart) }),
+        hint: "GET /openapi.json describes every route",
+      }),
+    };
+  };
+};

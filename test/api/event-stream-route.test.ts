@@ -1,0 +1,116 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { EventDraft } from "../../src/events/agent-event.js";
+import { type ApiFixture, eventually, startApiFixture } from "./api-fixture.js";
+
+interface StreamedEvent {
+  id: number;
+  text: string;
+}
+
+function thought(agent: string, text: string): EventDraft {
+  return { agent, run: "r_1", type: "thought", data: { text } };
+}
+
+/** Reads Server-Sent Events from a response until `count` events or `comment` arrive. */
+async function readStream(
+  response: Response,
+  until: { count?: number; comment?: string },
+): Promise<{ events: StreamedEvent[]; comments: string[] }> {
+  const reader = (response.body as ReadableStream<Uint8Array>)
+    .pipeThrough(new TextDecoderStream())
+    .getReader();
+  const events: StreamedEvent[] = [];
+  const comments: string[] = [];
+  let buffer = "";
+  const done = () =>
+    (until.count !== undefined && events.length >= until.count) ||
+    (until.comment !== undefined && comments.includes(until.comment));
+  while (!done()) {
+    const chunk = await reader.read();
+    if (chunk.done) break;
+    buffer += chunk.value;
+    let end: number;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const fields = new Map<string, string>();
+      for (const line of block.split("\n")) {
+        if (line.startsWith(":")) comments.push(line.slice(1).trim());
+        else {
+          const colon = line.indexOf(":");
+          fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+        }
+      }
+      const data = fields.get("data");
+      if (data !== undefined) {
+        const event = JSON.parse(data) as { id: number; data: { text: string } };
+        expect(Number(fields.get("id"))).toBe(event.id);
+        events.push({ id: event.id, text: event.data.text });
+      }
+    }
+  }
+  await reader.cancel();
+  return { events, comments };
+}
+
+describe("GET /agents/:id/events/stream", () => {
+  let fixture: ApiFixture;
+  afterEach(() => fixture.close());
+
+  it("streams new events of the agent live, starting after the last one", async () => {
+    fixture = await startApiFixture();
+    fixture.bus.publish(thought("writer", "before connecting"));
+    const response = await fixture.request("/agents/writer/events/stream", {
+      signal: AbortSignal.timeout(15_000),
+    });
+    expect(response.headers.get("content-type")).toContain("text/event-stream");
+    const reading = readStream(response, { count: 2 });
+    fixture.bus.publish(thought("writer", "live one"));
+    fixture.bus.publish(thought("other", "not for this stream"));
+    fixture.bus.publish(thought("writer", "live two"));
+    expect((await reading).events).toEqual([
+      { id: 2, text: "live one" },
+      { id: 3, text: "live two" },
+    ]);
+  });
+
+  it("resumes after Last-Event-ID, from memory and from disk when the ring buffer moved on", async () => {
+    fixture = await startApiFixture({ bufferSize: 3 });
+    for (let index = 1; index <= 6; index++) fixture.bus.publish(thought("writer", `event ${index}`));
+    const response = await fixture.request("/agents/writer/events/stream", {
+      headers: { "last-event-id": "1" },
+      signal: AbortSignal.timeout(15_000),
+    });
+    const reading = readStream(response, { count: 6 });
+    fixture.bus.publish(thought("writer", "event 7"));
+    const { events } = await reading;
+    expect(events.map((event) => event.id)).toEqual([2, 3, 4, 5, 6, 7]);
+  });
+
+  it("sends heartbeat comments on an idle stream", async () => {
+    fixture = await startApiFixture({ heartbeatMilliseconds: 50 });
+    const response = await fixture.request("/agents/writer/events/stream", {
+      signal: AbortSignal.timeout(15_000),
+    });
+    const { comments } = await readStream(response, { comment: "heartbeat" });
+    expect(comments).toContain("heartbeat");
+  });
+
+  it("rejects a Last-Event-ID that is not a number, and unknown agents", async () => {
+    fixture = await startApiFixture();
+    const bad = await fixture.request("/agents/writer/events/stream", { headers: { "last-event-id": "x" } });
+    expect(bad.status).toBe(400);
+    expect((await fixture.request("/agents/nobody/events/stream")).status).toBe(404);
+  });
+
+  it("ends open streams when the server closes", async () => {
+    fixture = await startApiFixture();
+    const response = await fixture.request("/agents/writer/events/stream", {
+      signal: AbortSignal.timeout(15_000),
+    });
+    const reading = readStream(response, { count: 1 });
+    await eventually(() => fixture.bus.lastId("writer") === 0);
+    await fixture.server.close();
+    expect((await reading).events).toEqual([]);
+  });
+});
