@@ -1,4 +1,5 @@
 import path from "node:path";
+import { startApiServer } from "../api/api-server.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
@@ -15,7 +16,7 @@ import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { drainRuns } from "./daemon-shutdown.js";
-import { defaultApiServer, defaultWorkerFor, noApprovals } from "./default-parts.js";
+import { defaultWorkerFor, noApprovals } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
@@ -111,8 +112,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     health: { version: options.version, startedAt },
     bus,
   };
-  const startApiServer = overrides.startApiServer ?? defaultApiServer();
-  const server: RunningApiServer = await startApiServer(services, {
+  const startServer = overrides.startApiServer ?? startApiServer;
+  const server: RunningApiServer = await startServer(services, {
     host: config.server.host,
     port: config.server.port,
     token: config.server.token,

@@ -3,7 +3,6 @@ import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Worker } from "../workers/worker.js";
-import type { ApiServerStarter } from "./api-server-starter.js";
 
 /**
  * The worker for a definition: the LLM worker, or the CLI worker with LLM fallback.
@@ -19,13 +18,6 @@ export function defaultWorkerFor(config: Config): (definition: AgentDefinition) 
       });
     },
   });
-}
-
-/** TODO(integration): the HTTP API server (src/api/) once it lands. */
-export function defaultApiServer(): ApiServerStarter {
-  return async () => {
-    throw new AgentdError("INTERNAL", "the HTTP API is not built into this daemon yet");
-  };
 }
 
 /** TODO(integration): the ApprovalBroker (src/approvals/) once it lands. */
