@@ -1,0 +1,188 @@
+import type { Config } from "../../config/config-schema.js";
+import type { ChatMessage, ChatTool, ModelResponse } from "../../llm/chat-message.js";
+import type { ModelProvider } from "../../llm/model-client.js";
+import type { ToolExecutor, ToolSpec } from "../../tools/tool-executor.js";
+import type { RunContext, RunOutcome, Worker } from "../worker.js";
+import { callModel } from "./call-model.js";
+import { CONTINUE_AFTER_LENGTH } from "./guard-messages.js";
+import { LoopDetector } from "./loop-detector.js";
+import { failureOutcome } from "./loop-outcome.js";
+import { repairHistory } from "./repair-history.js";
+import { RunBudget } from "./run-budget.js";
+import { compactRunHistory } from "./run-compaction.js";
+import { RunEvents } from "./run-events.js";
+import { runToolCalls } from "./run-tool-calls.js";
+import { ToolFailures } from "./tool-failures.js";
+
+/** Continuation requests after `finish_reason: length` before the partial answer is taken as final. */
+const MAX_CONTINUATIONS = 2;
+
+export interface LlmWorkerOptions {
+  model: ModelProvider;
+  tools: ToolExecutor;
+  /** Config `llm`: compaction settings and the default temperature. */
+  llm: Pick<Config["llm"], "context" | "temperature">;
+  /**
+   * Publish `status` events (running, then the final status). Default true. Turn it off where the
+   * run manager already publishes every status change, so events are not doubled.
+   */
+  publishStatus?: boolean;
+}
+
+/** Extra input for one run. */
+export interface LlmRunOptions {
+  /** Appended to the task: e.g. what a CLI tool produced before the run fell back to the LLM. */
+  note?: string;
+  /** A conversation to continue (a checkpoint) instead of starting from the system prompt and task. */
+  history?: ChatMessage[];
+}
+
+/** One run in progress: its parts and what it has seen. */
+interface LoopRun {
+  context: RunContext;
+  budget: RunBudget;
+  events: RunEvents;
+  lastText: string;
+}
+
+/**
+ * The LLM worker: a think-act-observe loop against an OpenAI-compatible model. Each round:
+ * pre-flight (stop, timeout, iterations, tokens, cost) → wait while paused → repair the history →
+ * compact it when too long → one model call → its tool calls through the ToolExecutor → repeat
+ * until the model answers without tools. Guardrails: continuation after `length`, loop detection,
+ * tools disabled after repeated failures, and budgets cut off mid-stream.
+ */
+export class LlmWorker implements Worker {
+  readonly #options: LlmWorkerOptions;
+
+  constructor(options: LlmWorkerOptions) {
+    this.#options = options;
+  }
+
+  async run(context: RunContext, options: LlmRunOptions = {}): Promise<RunOutcome> {
+    const run: LoopRun = {
+      context,
+      budget: new RunBudget(context.definition.limits),
+      events: new RunEvents(context),
+      lastText: "",
+    };
+    const { budget, events } = run;
+    const publishStatus = this.#options.publishStatus ?? true;
+    if (publishStatus) events.publish("status", { status: "running" });
+    let outcome: RunOutcome;
+    try {
+      const text = await this.#loop(run, options);
+      outcome = {
+        status: "completed",
+        result: text,
+        usage: budget.usage,
+        cost_usd: budget.costUsd,
+        worker: "llm",
+      };
+      events.publish("result", { text, usage: budget.usage, cost_usd: budget.costUsd, worker: "llm" });
+    } catch (error) {
+      outcome = failureOutcome(error, context, budget, run.lastText);
+      if (outcome.error) events.publish("error", outcome.error);
+    }
+    if (publishStatus) {
+      events.publish("status", {
+        status: outcome.status,
+        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+        ...(outcome.error === undefined ? {} : { message: outcome.error.message }),
+      });
+    }
+    return outcome;
+  }
+
+  async #loop(run: LoopRun, options: LlmRunOptions): Promise<string> {
+    const { context, budget, events } = run;
+    const { control } = context;
+    const parts = { model: this.#options.model, context, budget, events };
+    const specs = await this.#options.tools.specs(context.definition);
+    const failures = new ToolFailures();
+    const detector = new LoopDetector();
+    const answerParts: string[] = [];
+    let messages = startingMessages(context, options);
+    for (;;) {
+      control.signal.throwIfAborted();
+      budget.check();
+      await control.waitWhilePaused();
+      messages = repaired(messages, events);
+      messages = await compactRunHistory(messages, { ...parts, settings: this.#options.llm.context });
+      const response = await callModel(messages, toolsFor(specs, failures), {
+        ...parts,
+        llm: this.#options.llm,
+      });
+      budget.iterations += 1;
+      budget.record(response.usage, response.costUsd);
+      if (response.text) run.lastText = response.text;
+      messages.push(assistantMessage(response));
+
+      if (response.toolCalls.length === 0) {
+        answerParts.push(response.text);
+        if (response.finishReason !== "length") return answerParts.join("");
+        if (answerParts.length > MAX_CONTINUATIONS) {
+          events.publish("warning", {
+            code: "LENGTH_LIMIT",
+            message: `the answer was still cut off after ${MAX_CONTINUATIONS} continuations; the partial answer is the result`,
+          });
+          return answerParts.join("");
+        }
+        if (response.text) events.publish("thought", { text: response.text });
+        messages.push({ role: "user", content: CONTINUE_AFTER_LENGTH });
+        continue;
+      }
+
+      answerParts.length = 0;
+      if (response.text) events.publish("thought", { text: response.text });
+      const round = await runToolCalls(response.toolCalls, {
+        context,
+        executor: this.#options.tools,
+        failures,
+        detector,
+        events,
+      });
+      messages.push(...round.results);
+      for (const notice of round.notices) messages.push({ role: "user", content: notice });
+    }
+  }
+}
+
+function startingMessages(context: RunContext, options: LlmRunOptions): ChatMessage[] {
+  const note = options.note?.trim();
+  if (options.history && options.history.length > 0) {
+    const messages = [...options.history];
+    if (note) messages.push({ role: "user", content: note });
+    return messages;
+  }
+  return [
+    { role: "system", content: context.definition.systemPrompt },
+    { role: "user", content: note ? `${context.task}\n\n${note}` : context.task },
+  ];
+}
+
+function repaired(messages: ChatMessage[], events: RunEvents): ChatMessage[] {
+  const repair = repairHistory(messages);
+  if (repair.addedResults > 0 || repair.droppedResults > 0) {
+    events.publish("warning", {
+      code: "HISTORY_REPAIRED",
+      message: `repaired the conversation before the model call: ${repair.addedResults} missing tool results added, ${repair.droppedResults} orphan tool results dropped`,
+    });
+  }
+  return repair.messages;
+}
+
+function toolsFor(specs: readonly ToolSpec[], failures: ToolFailures): ChatTool[] {
+  return specs
+    .filter((spec) => !failures.isDisabled(spec.name))
+    .map((spec) => ({
+      type: "function",
+      function: { name: spec.name, description: spec.description, parameters: spec.parameters },
+    }));
+}
+
+function assistantMessage(response: ModelResponse): ChatMessage {
+  return response.toolCalls.length === 0
+    ? { role: "assistant", content: response.text }
+    : { role: "assistant", content: response.text || null, tool_calls: response.toolCalls };
+}

@@ -1,0 +1,30 @@
+import { toAgentdError } from "../../errors/agentd-error.js";
+import { abortReason } from "../../runs/run-control.js";
+import { reasonForErrorCode, statusForReason } from "../../runs/run-outcome.js";
+import type { RunContext, RunOutcome } from "../worker.js";
+import type { RunBudget } from "./run-budget.js";
+
+/**
+ * How a run that did not complete ends: the run's abort reason when its signal was aborted
+ * (stop, timeout, shutdown), else the reason of the error's code. The last model text is kept.
+ */
+export function failureOutcome(
+  error: unknown,
+  context: RunContext,
+  budget: RunBudget,
+  lastText: string,
+): RunOutcome {
+  const { signal } = context.control;
+  const aborted = signal.aborted ? (abortReason(signal) ?? "daemon_shutdown") : undefined;
+  const failure = toAgentdError(aborted ? signal.reason : error);
+  const reason = aborted ?? reasonForErrorCode(failure.code);
+  return {
+    status: statusForReason(reason),
+    reason,
+    ...(lastText ? { result: lastText } : {}),
+    usage: budget.usage,
+    cost_usd: budget.costUsd,
+    worker: "llm",
+    error: { code: failure.code, message: failure.message },
+  };
+}

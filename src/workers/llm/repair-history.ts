@@ -1,0 +1,54 @@
+import type { ChatMessage } from "../../llm/chat-message.js";
+
+/** What a call to the model would have failed on, and was fixed. */
+export interface HistoryRepair {
+  messages: ChatMessage[];
+  /** Tool results added for calls that had none. */
+  addedResults: number;
+  /** Tool results dropped: no call asked for them, or a second result for one call. */
+  droppedResults: number;
+}
+
+const MISSING_RESULT =
+  "Error: this tool call was interrupted and has no result. Call it again if it is still needed.";
+
+/**
+ * Makes a history valid for the chat API: every assistant tool call is followed by exactly one
+ * tool result (a stand-in is added when missing), and tool results that answer no pending call
+ * are dropped. Returns the same array when nothing needed fixing.
+ */
+export function repairHistory(messages: ChatMessage[]): HistoryRepair {
+  const repaired: ChatMessage[] = [];
+  let pending = new Map<string, boolean>();
+  let addedResults = 0;
+  let droppedResults = 0;
+
+  const closeGroup = () => {
+    for (const [callId, answered] of pending) {
+      if (answered) continue;
+      repaired.push({ role: "tool", tool_call_id: callId, content: MISSING_RESULT });
+      addedResults += 1;
+    }
+    pending = new Map();
+  };
+
+  for (const message of messages) {
+    if (message.role === "tool") {
+      if (pending.get(message.tool_call_id) === false) {
+        pending.set(message.tool_call_id, true);
+        repaired.push(message);
+      } else {
+        droppedResults += 1;
+      }
+      continue;
+    }
+    closeGroup();
+    repaired.push(message);
+    if (message.role === "assistant")
+      for (const call of message.tool_calls ?? []) pending.set(call.id, false);
+  }
+  closeGroup();
+
+  if (addedResults === 0 && droppedResults === 0) return { messages, addedResults, droppedResults };
+  return { messages: repaired, addedResults, droppedResults };
+}

@@ -1,0 +1,70 @@
+import type { Limits } from "../../config/config-schema.js";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { CutOffCheck } from "../../llm/stream-completion.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
+
+/**
+ * One run's spending against its limits: rounds, tokens and cost. `check()` is the pre-flight
+ * before each model call; `cutOff()` stops a call whose running estimate crosses what is left.
+ */
+export class RunBudget {
+  readonly #limits: Limits;
+  iterations = 0;
+  usage: Usage = EMPTY_USAGE;
+  costUsd = 0;
+
+  constructor(limits: Limits) {
+    this.#limits = limits;
+  }
+
+  /** Adds one model call's usage and cost (summaries included). */
+  record(usage: Usage, costUsd: number): void {
+    this.usage = addUsage(this.usage, usage);
+    this.costUsd += costUsd;
+  }
+
+  /** Throws MAX_ITERATIONS or BUDGET_EXCEEDED when no further model call is allowed. */
+  check(): void {
+    const { max_iterations, max_tokens, max_cost_usd } = this.#limits;
+    if (this.iterations >= max_iterations) {
+      throw new AgentdError("MAX_ITERATIONS", `the run used all ${max_iterations} of its iterations`, {
+        hint: "raise limits.max_iterations or give the agent a narrower task",
+        details: { max_iterations },
+      });
+    }
+    if (this.usage.total_tokens >= max_tokens) throw this.#tokensExceeded(this.usage.total_tokens);
+    if (this.costUsd >= max_cost_usd) throw this.#costExceeded(this.costUsd);
+  }
+
+  /** The check run after each streamed chunk: the call's estimate on top of what was spent. */
+  cutOff(): CutOffCheck {
+    const { max_tokens, max_cost_usd } = this.#limits;
+    return (progress) => {
+      const tokens = this.usage.total_tokens + progress.promptTokens + progress.completionTokens;
+      if (tokens > max_tokens) return `about ${tokens} tokens would pass limits.max_tokens (${max_tokens})`;
+      const cost = this.costUsd + progress.costUsd;
+      if (cost > max_cost_usd)
+        return `about $${cost.toFixed(4)} would pass limits.max_cost_usd ($${max_cost_usd})`;
+      return undefined;
+    };
+  }
+
+  #tokensExceeded(tokens: number): AgentdError {
+    return new AgentdError(
+      "BUDGET_EXCEEDED",
+      `the run used ${tokens} tokens, its limit is ${this.#limits.max_tokens}`,
+      {
+        hint: "raise limits.max_tokens of the agent",
+        details: { limit: "max_tokens", used: tokens },
+      },
+    );
+  }
+
+  #costExceeded(cost: number): AgentdError {
+    const limit = this.#limits.max_cost_usd;
+    return new AgentdError("BUDGET_EXCEEDED", `the run cost $${cost.toFixed(4)}, its limit is $${limit}`, {
+      hint: "raise limits.max_cost_usd of the agent",
+      details: { limit: "max_cost_usd", used: cost },
+    });
+  }
+}

@@ -1,0 +1,92 @@
+import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
+import type { ChatMessage, ChatToolCall } from "../../llm/chat-message.js";
+import type { ToolExecutor, ToolResult } from "../../tools/tool-executor.js";
+import type { RunContext } from "../worker.js";
+import { disabledToolResult, loopWarning, toolDisabledNotice, toolResultText } from "./guard-messages.js";
+import type { LoopDetector } from "./loop-detector.js";
+import type { RunEvents } from "./run-events.js";
+import { TOOL_FAILURE_LIMIT, type ToolFailures } from "./tool-failures.js";
+
+export interface ToolRoundParts {
+  context: RunContext;
+  executor: ToolExecutor;
+  failures: ToolFailures;
+  detector: LoopDetector;
+  events: RunEvents;
+}
+
+/** The messages one round of tool calls adds to the history. */
+export interface ToolRound {
+  /** One tool message per call, in the order of the calls. */
+  results: ChatMessage[];
+  /** Guardrail notices for the model (loop warning, tool removed), sent after the results. */
+  notices: string[];
+}
+
+/**
+ * Runs the tool calls of one model answer, in order, through the ToolExecutor (which emits the
+ * `action`/`observation` events). Waits while the run is paused before each call. Applies the loop
+ * detector (throws LOOP_DETECTED at its stop level) and disables a tool after repeated failures.
+ */
+export async function runToolCalls(
+  calls: readonly ChatToolCall[],
+  parts: ToolRoundParts,
+): Promise<ToolRound> {
+  const { context, failures, detector, events } = parts;
+  const results: ChatMessage[] = [];
+  const notices: string[] = [];
+  for (const call of calls) {
+    const tool = call.function.name;
+    const verdict = detector.record(tool, call.function.arguments);
+    if (verdict.kind === "stop") {
+      throw new AgentdError("LOOP_DETECTED", `the run was going in circles: ${verdict.description}`, {
+        hint: "make the task or the agent's instructions more precise, or fix the tool that keeps failing",
+        details: { tool, pattern: verdict.pattern, repeats: verdict.repeats },
+      });
+    }
+    if (verdict.kind === "warn") {
+      notices.push(loopWarning(verdict.description));
+      events.publish("warning", { code: "LOOP_DETECTED", message: verdict.description });
+    }
+    if (failures.isDisabled(tool)) {
+      results.push({ role: "tool", tool_call_id: call.id, content: disabledToolResult(tool) });
+      continue;
+    }
+    await context.control.waitWhilePaused();
+    const result = await executeOne(call, parts);
+    results.push({ role: "tool", tool_call_id: call.id, content: toolResultText(result) });
+    if (failures.record(tool, result.ok)) {
+      notices.push(toolDisabledNotice(tool, TOOL_FAILURE_LIMIT));
+      events.publish("warning", {
+        code: "TOOL_FAILED",
+        message: `${tool} failed ${TOOL_FAILURE_LIMIT} times in a row and was removed for the rest of the run`,
+      });
+    }
+  }
+  return { results, notices };
+}
+
+/** One call; an executor that throws (other than the run being stopped) becomes a failed result. */
+async function executeOne(call: ChatToolCall, parts: ToolRoundParts): Promise<ToolResult> {
+  const { context } = parts;
+  try {
+    return await parts.executor.execute(
+      { callId: call.id, tool: call.function.name, argumentsJson: call.function.arguments },
+      {
+        runId: context.runId,
+        definition: context.definition,
+        control: context.control,
+        events: context.events,
+        setStatus: (status) => context.setStatus(status),
+      },
+    );
+  } catch (error) {
+    if (context.control.signal.aborted) throw context.control.signal.reason;
+    const failure = toAgentdError(error, "TOOL_FAILED");
+    parts.events.publish("error", {
+      code: failure.code,
+      message: `${call.function.name}: ${failure.message}`,
+    });
+    return { ok: false, code: failure.code, output: failure.message };
+  }
+}
