@@ -1,0 +1,110 @@
+import type { ErrorCode } from "../../errors/error-codes.js";
+import { formatDuration } from "../../util/duration.js";
+import type { CliAdapter } from "./cli-adapter.js";
+import type { CliTranscript } from "./cli-transcript.js";
+import { extractRetryTime } from "./retry-time.js";
+import type { CliExit } from "./run-cli-process.js";
+
+/** Why a CLI run failed; every kind but `timeout` is a reason to fall back to the LLM worker. */
+export type CliFailureKind =
+  "not_installed" | "auth" | "quota" | "rate_limit" | "timeout" | "hung" | "crash" | "no_result";
+
+export const FAILURE_CODES: Record<CliFailureKind, ErrorCode> = {
+  not_installed: "CLI_NOT_INSTALLED",
+  auth: "CLI_AUTH",
+  quota: "CLI_QUOTA",
+  rate_limit: "CLI_RATE_LIMIT",
+  timeout: "CLI_TIMEOUT",
+  hung: "CLI_HUNG",
+  crash: "CLI_CRASH",
+  no_result: "CLI_NO_RESULT",
+};
+
+export interface CliFailure {
+  kind: CliFailureKind;
+  code: ErrorCode;
+  message: string;
+  /** When a quota or rate limit ends, if the tool said so. */
+  retryAt?: Date;
+}
+
+export interface ClassifyInput {
+  adapter: CliAdapter;
+  exit: CliExit;
+  transcript: CliTranscript;
+  idleTimeoutMilliseconds: number;
+  now: Date;
+}
+
+const AUTH_PATTERN =
+  /unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[ _]?(failed|error|required)|not (logged|signed) in|\/login|oauth token (has )?expired|login required|invalid (credentials|token)|permission[ _]denied|FatalAuthenticationError/i;
+const QUOTA_PATTERN =
+  /usage limit|quota|(hour|daily|weekly|session|monthly) limit|resource_exhausted|insufficient_quota|credit balance|out of credits|hit your (usage )?limit/i;
+const RATE_LIMIT_PATTERN = /\b429\b|rate[ _-]?limit|too many requests|overloaded|\b529\b/i;
+
+/**
+ * Classifies a finished CLI child: undefined when it did its work. Structured output comes first
+ * (the tool's result/error lines and their HTTP status), then execa's facts (spawn error, timeout,
+ * exit code, signal) and the adapter's documented exit codes, then stderr text.
+ */
+export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
+  const { adapter, exit, transcript, now } = input;
+  const failure = (kind: CliFailureKind, message: string, retryText = ""): CliFailure => {
+    const retryAt = kind === "quota" || kind === "rate_limit" ? extractRetryTime(retryText, now) : undefined;
+    return { kind, code: FAILURE_CODES[kind], message, ...(retryAt ? { retryAt } : {}) };
+  };
+
+  if (exit.spawnErrorCode === "ENOENT" || exit.spawnErrorCode === "EACCES") {
+    const problem = exit.spawnErrorCode === "ENOENT" ? "was not found" : "is not executable";
+    return failure("not_installed", `${adapter.tool}: the command "${adapter.command}" ${problem}`);
+  }
+  if (exit.hung) {
+    return failure(
+      "hung",
+      `${adapter.tool} produced no output for ${formatDuration(input.idleTimeoutMilliseconds)} and was killed`,
+    );
+  }
+  if (exit.timedOut) return failure("timeout", `${adapter.tool} passed the run's timeout and was killed`);
+
+  const reported = transcript.errors.join("\n");
+  const everything = `${reported}\n${exit.stderrTail}`;
+  const structuredKind = limitKind(transcript.httpStatus, reported);
+  if (structuredKind) return failure(structuredKind, describe(adapter, reported), everything);
+
+  const exited = exit.exitCode !== undefined && exit.exitCode !== 0;
+  const hint = exited && exit.exitCode !== undefined ? adapter.exitCodeHint?.(exit.exitCode) : undefined;
+  if (hint) {
+    const kind = hint.kind === "rate_limit" && QUOTA_PATTERN.test(everything) ? "quota" : hint.kind;
+    return failure(kind, describe(adapter, reported || hint.message), everything);
+  }
+  if (exited || exit.signal) {
+    const textKind = limitKind(undefined, exit.stderrTail);
+    const detail = reported || lastLine(exit.stderrTail) || exit.message;
+    if (textKind) return failure(textKind, describe(adapter, detail), everything);
+    const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
+    return failure("crash", `${adapter.tool} ${how}${detail ? `: ${detail}` : ""}`);
+  }
+  if (exit.failed) return failure("crash", `${adapter.tool} failed: ${exit.message}`);
+  if (transcript.final?.isError) return failure("crash", describe(adapter, reported));
+  if (adapter.hasFinalLine && !transcript.final) {
+    return failure("no_result", `${adapter.tool} exited 0 without its final result line`);
+  }
+  if (transcript.answer === "") return failure("no_result", `${adapter.tool} exited 0 without an answer`);
+  return undefined;
+}
+
+function limitKind(httpStatus: number | undefined, text: string): CliFailureKind | undefined {
+  if (httpStatus === 401 || httpStatus === 403 || AUTH_PATTERN.test(text)) return "auth";
+  if (httpStatus === 402 || QUOTA_PATTERN.test(text)) return "quota";
+  if (httpStatus === 429 || httpStatus === 529 || RATE_LIMIT_PATTERN.test(text)) return "rate_limit";
+  return undefined;
+}
+
+function describe(adapter: CliAdapter, detail: string): string {
+  const trimmed = detail.trim();
+  return `${adapter.tool} reported: ${trimmed.length > 500 ? `${trimmed.slice(0, 500)}…` : trimmed}`;
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").at(-1)?.trim() ?? "";
+}

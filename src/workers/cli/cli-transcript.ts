@@ -1,0 +1,151 @@
+import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
+import type { EventPublisher } from "../../events/event-bus.js";
+import { EMPTY_USAGE, type Usage } from "../../runs/run-status.js";
+
+/** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
+const MAX_OBSERVATION_CHARACTERS = 16_384;
+/** Garbage lines reported as `warning` events per run; later ones are only counted. */
+const MAX_WARNINGS = 5;
+
+/** The final line of a CLI tool's structured output: its answer, or the error it ended with. */
+export interface CliFinal {
+  text: string;
+  isError: boolean;
+  usage?: Usage;
+  costUsd?: number;
+}
+
+/** One tool call the CLI made, as the fallback summary lists it. */
+export interface CliToolCall {
+  callId: string;
+  tool: string;
+  arguments: unknown;
+  ok?: boolean;
+}
+
+/**
+ * What one CLI run produced, published as events while it arrives: model text (`thought`), tool
+ * calls (`action`), their results (`observation`), and parse problems (`warning`). The adapters'
+ * line parsers write here; the worker reads the final answer, the errors and the usage from it.
+ */
+export class CliTranscript {
+  readonly texts: string[] = [];
+  readonly toolCalls: CliToolCall[] = [];
+  /** Error messages the tool reported in its structured output. */
+  readonly errors: string[] = [];
+  /** The HTTP status of the API error the tool reported, when it gives one. */
+  httpStatus: number | undefined;
+  final: CliFinal | undefined;
+  usage: Usage = EMPTY_USAGE;
+  costUsd = 0;
+  ignoredLines = 0;
+  readonly #events: EventPublisher;
+  readonly #agent: string;
+  readonly #runId: string;
+  readonly #startedAt = new Map<string, number>();
+  #pendingText = "";
+  /** Text since the last tool call: the answer for tools that have no final `result` line. */
+  #answer = "";
+
+  constructor(events: EventPublisher, agent: string, runId: string) {
+    this.#events = events;
+    this.#agent = agent;
+    this.#runId = runId;
+  }
+
+  /** The model's answer: the final line's text, else what it said after its last tool call. */
+  get answer(): string {
+    this.flush();
+    if (this.final && !this.final.isError) return this.final.text;
+    return this.#answer.trim();
+  }
+
+  /** A whole piece of model text. */
+  thought(text: string): void {
+    this.flush();
+    this.#publishThought(text);
+  }
+
+  /** A streamed chunk of model text; consecutive chunks become one `thought`. */
+  thoughtChunk(text: string): void {
+    this.#pendingText += text;
+  }
+
+  action(callId: string, tool: string, input: unknown): void {
+    this.flush();
+    this.#answer = "";
+    this.#startedAt.set(callId, Date.now());
+    this.toolCalls.push({ callId, tool, arguments: input });
+    this.#publish("action", { call_id: callId, tool, arguments: input });
+  }
+
+  observation(callId: string, ok: boolean, output: string): void {
+    this.flush();
+    const call = this.toolCalls.find((candidate) => candidate.callId === callId);
+    if (call) call.ok = ok;
+    const startedAt = this.#startedAt.get(callId);
+    const truncated = output.length > MAX_OBSERVATION_CHARACTERS;
+    this.#publish("observation", {
+      call_id: callId,
+      tool: call?.tool ?? "unknown",
+      ok,
+      output: truncated ? output.slice(0, MAX_OBSERVATION_CHARACTERS) : output,
+      duration_ms: startedAt === undefined ? 0 : Date.now() - startedAt,
+      ...(truncated ? { truncated } : {}),
+    });
+  }
+
+  /** An error the tool reported (API error, failed turn); classification reads these first. */
+  error(message: string, httpStatus?: number): void {
+    this.flush();
+    this.errors.push(message);
+    if (httpStatus !== undefined) this.httpStatus = httpStatus;
+  }
+
+  finish(final: CliFinal): void {
+    this.flush();
+    this.final = final;
+    if (final.usage) this.usage = final.usage;
+    if (final.costUsd !== undefined) this.costUsd = final.costUsd;
+    if (final.isError) this.errors.push(final.text);
+  }
+
+  /** A line that is not the tool's structured output: reported, never fatal. */
+  ignoredLine(line: string, why: string): void {
+    this.ignoredLines += 1;
+    if (this.ignoredLines > MAX_WARNINGS) return;
+    const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+    this.#publish("warning", {
+      code: "CLI_OUTPUT_IGNORED",
+      message: `ignored a line of CLI output (${why}): ${shown}`,
+    });
+  }
+
+  /** A non-fatal problem the tool itself reported. */
+  toolWarning(message: string): void {
+    this.flush();
+    this.#publish("warning", { code: "CLI_TOOL_WARNING", message });
+  }
+
+  /** Publishes buffered streamed text as one `thought`. */
+  flush(): void {
+    if (this.#pendingText === "") return;
+    const text = this.#pendingText;
+    this.#pendingText = "";
+    this.#publishThought(text);
+  }
+
+  #publishThought(text: string): void {
+    if (text.trim() === "") return;
+    this.texts.push(text);
+    this.#answer += this.#answer === "" ? text : `\n${text}`;
+    this.#publish("thought", { text });
+  }
+
+  #publish<Type extends "thought" | "action" | "observation" | "warning">(
+    type: Type,
+    data: EventDataByType[Type],
+  ): void {
+    this.#events.publish({ agent: this.#agent, run: this.#runId, type, data } as EventDraft);
+  }
+}

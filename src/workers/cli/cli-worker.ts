@@ -1,0 +1,239 @@
+import { mkdir } from "node:fs/promises";
+import type { Config } from "../../config/config-schema.js";
+import type { CliSettings } from "../../definitions/agent-schema.js";
+import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
+import type { Logger } from "../../logging/logger.js";
+import { abortReason } from "../../runs/run-control.js";
+import { outcomeOfThrow, statusForReason } from "../../runs/run-outcome.js";
+import { EMPTY_USAGE, addUsage } from "../../runs/run-status.js";
+import type { RunContext, RunOutcome, Worker } from "../worker.js";
+import type { CliAdapter } from "./cli-adapter.js";
+import type { CliCooldowns } from "./cli-cooldowns.js";
+import { CliTranscript } from "./cli-transcript.js";
+import { type CliFailure, classifyFailure } from "./classify-failure.js";
+import { fallbackNote } from "./fallback-note.js";
+import { resolveAdapter } from "./resolve-adapter.js";
+import { runCliProcess } from "./run-cli-process.js";
+
+/** The LLM worker as the CLI worker falls back to it: same task and system prompt, plus a note. */
+export interface LlmFallback {
+  run(context: RunContext, options?: { note?: string }): Promise<RunOutcome>;
+}
+
+export interface CliWorkerOptions {
+  config: Pick<Config, "cli_tools" | "cli">;
+  /** Where failed CLI runs continue (unless the agent says `fallback: none`). */
+  llmFallback: LlmFallback;
+  cooldowns: CliCooldowns;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/**
+ * Runs an agent's task with its `cli.tool` headless and, when the tool fails (not installed, auth,
+ * quota, rate limit, hung, crash, no result) or is cooling down after a quota or rate-limit
+ * failure, continues the task on the LLM worker with what the tool had produced — unless the
+ * agent says `cli.fallback: none`. One instance serves every CLI run of the daemon.
+ */
+export class CliWorker implements Worker {
+  readonly #options: CliWorkerOptions;
+  readonly #logger: Logger;
+  readonly #now: () => Date;
+
+  constructor(options: CliWorkerOptions) {
+    this.#options = options;
+    this.#logger = options.logger.child({ module: "cli-worker" });
+    this.#now = options.now ?? (() => new Date());
+  }
+
+  async run(context: RunContext): Promise<RunOutcome> {
+    const settings = context.definition.frontmatter.cli;
+    if (!settings) {
+      throw new AgentdError("DEFINITION_INVALID", `agent ${context.definition.id} has no cli: section`, {
+        file: context.definition.file,
+        field: "cli",
+        hint: "add cli: { tool: claude } (or gemini, codex, a cli_tools name), or use worker: llm",
+      });
+    }
+    const workerName = `cli:${settings.tool}`;
+    let adapter: CliAdapter;
+    try {
+      adapter = resolveAdapter(settings.tool, this.#options.config.cli_tools);
+    } catch (error) {
+      const failure: CliFailure = {
+        kind: "not_installed",
+        code: "CLI_NOT_INSTALLED",
+        message: toAgentdError(error).message,
+      };
+      return this.#afterFailure(context, settings, workerName, failure, undefined);
+    }
+    const cooldown = this.#options.cooldowns.active(adapter.tool);
+    if (cooldown) {
+      const message = `${adapter.tool} is cooling down until ${cooldown.until.toISOString()} after a ${cooldown.kind} failure: ${cooldown.message}`;
+      if (settings.fallback === "none") {
+        return this.#failed(context, workerName, { code: "CLI_COOLDOWN", message }, undefined);
+      }
+      return this.#fallBack(
+        context,
+        workerName,
+        "cooldown",
+        message,
+        fallbackNote(adapter.tool, message, undefined),
+        undefined,
+      );
+    }
+    return this.#runTool(context, settings, adapter, workerName);
+  }
+
+  async #runTool(context: RunContext, settings: CliSettings, adapter: CliAdapter, workerName: string) {
+    const { definition } = context;
+    await mkdir(definition.workdir, { recursive: true });
+    const transcript = new CliTranscript(context.events, definition.id, context.runId);
+    const parseLine = adapter.createLineParser();
+    const invocation = {
+      task: context.task,
+      model: definition.frontmatter.model,
+      workdir: definition.workdir,
+      extraArguments: settings.args,
+    };
+    this.#logger.info(
+      { run: context.runId, tool: adapter.tool, command: adapter.command },
+      "starting the CLI tool",
+    );
+    const exit = await runCliProcess({
+      command: adapter.command,
+      arguments: adapter.buildArguments(invocation),
+      workdir: definition.workdir,
+      environment: adapter.environment,
+      control: context.control,
+      timeoutMilliseconds: definition.limits.timeout,
+      idleTimeoutMilliseconds: settings.idle_timeout,
+      killGraceMilliseconds: this.#options.config.cli.kill_grace,
+      onStdoutLine: (line) => parseLine(line, transcript),
+      logger: this.#logger,
+    });
+    transcript.flush();
+
+    const aborted = abortReason(context.control.signal);
+    if (aborted) {
+      return {
+        status: statusForReason(aborted),
+        reason: aborted,
+        ...(transcript.answer ? { result: transcript.answer } : {}),
+        usage: transcript.usage,
+        cost_usd: transcript.costUsd,
+        worker: workerName,
+      };
+    }
+    const failure = classifyFailure({
+      adapter,
+      exit,
+      transcript,
+      idleTimeoutMilliseconds: settings.idle_timeout,
+      now: this.#now(),
+    });
+    if (!failure) return this.#completed(context, workerName, transcript);
+    this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
+    return this.#afterFailure(context, settings, workerName, failure, transcript);
+  }
+
+  #completed(context: RunContext, workerName: string, transcript: CliTranscript): RunOutcome {
+    const text = transcript.answer;
+    const usage = transcript.usage;
+    context.events.publish({
+      agent: context.definition.id,
+      run: context.runId,
+      type: "result",
+      data: { text, usage, cost_usd: transcript.costUsd, worker: workerName },
+    });
+    return { status: "completed", result: text, usage, cost_usd: transcript.costUsd, worker: workerName };
+  }
+
+  #afterFailure(
+    context: RunContext,
+    settings: CliSettings,
+    workerName: string,
+    failure: CliFailure,
+    transcript: CliTranscript | undefined,
+  ): Promise<RunOutcome> | RunOutcome {
+    const retryable = failure.kind !== "not_installed" && failure.kind !== "auth";
+    context.events.publish({
+      agent: context.definition.id,
+      run: context.runId,
+      type: "error",
+      data: { code: failure.code, message: failure.message, retryable },
+    });
+    if (failure.kind === "quota" || failure.kind === "rate_limit") this.#coolDown(settings.tool, failure);
+    if (failure.kind === "timeout") {
+      return { ...this.#failed(context, workerName, failure, transcript, false), reason: "timeout" };
+    }
+    if (settings.fallback === "none") return this.#failed(context, workerName, failure, transcript, false);
+    const note = fallbackNote(settings.tool, `${failure.kind}: ${failure.message}`, transcript);
+    return this.#fallBack(context, workerName, failure.kind, failure.message, note, transcript);
+  }
+
+  #coolDown(tool: string, failure: CliFailure): void {
+    const until = failure.retryAt ?? new Date(this.#now().getTime() + this.#options.config.cli.cooldown);
+    const kind = failure.kind === "quota" ? "quota" : "rate_limit";
+    this.#options.cooldowns.start({ tool, until, kind, message: failure.message });
+    this.#logger.warn(
+      { tool, until: until.toISOString() },
+      "the CLI tool cools down: its runs go to the fallback",
+    );
+  }
+
+  async #fallBack(
+    context: RunContext,
+    workerName: string,
+    reason: string,
+    message: string,
+    note: string,
+    transcript: CliTranscript | undefined,
+  ): Promise<RunOutcome> {
+    context.events.publish({
+      agent: context.definition.id,
+      run: context.runId,
+      type: "fallback",
+      data: { from: workerName, to: "llm", reason, message },
+    });
+    const worker = `${workerName}→llm`;
+    let outcome: RunOutcome;
+    try {
+      outcome = await this.#options.llmFallback.run(context, { note });
+    } catch (error) {
+      outcome = outcomeOfThrow(error, context.control.signal, worker);
+    }
+    return {
+      ...outcome,
+      worker,
+      usage: transcript ? addUsage(transcript.usage, outcome.usage) : outcome.usage,
+      cost_usd: (transcript?.costUsd ?? 0) + outcome.cost_usd,
+    };
+  }
+
+  #failed(
+    context: RunContext,
+    workerName: string,
+    error: { code: string; message: string },
+    transcript: CliTranscript | undefined,
+    publish = true,
+  ): RunOutcome {
+    if (publish) {
+      context.events.publish({
+        agent: context.definition.id,
+        run: context.runId,
+        type: "error",
+        data: { code: error.code, message: error.message, retryable: true },
+      });
+    }
+    return {
+      status: "failed",
+      reason: "cli_error",
+      ...(transcript?.answer ? { result: transcript.answer } : {}),
+      usage: transcript?.usage ?? EMPTY_USAGE,
+      cost_usd: transcript?.costUsd ?? 0,
+      worker: workerName,
+      error: { code: error.code, message: error.message },
+    };
+  }
+}

@@ -1,0 +1,37 @@
+import path from "node:path";
+import type { Config } from "../../config/config-schema.js";
+import type { Logger } from "../../logging/logger.js";
+import { CliCooldowns } from "./cli-cooldowns.js";
+import { CliWorker, type LlmFallback } from "./cli-worker.js";
+
+/** The name of the cooldowns file in `data_dir`. */
+export const COOLDOWNS_FILE_NAME = "cli-cooldowns.json";
+
+export interface CreateCliWorkerOptions {
+  config: Config;
+  /** The daemon's LLM worker: where failed CLI runs continue. */
+  llmFallback: LlmFallback;
+  logger: Logger;
+  /** The resolved `data_dir`; cooldowns persist in `<data_dir>/cli-cooldowns.json`. */
+  dataDirectory: string;
+  now?: () => Date;
+}
+
+/**
+ * The CLI worker for the composition root: one instance for the whole daemon (it holds the tools'
+ * cooldowns), returned by `workerFor(definition)` for every agent with `worker: cli`.
+ */
+export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
+  const cooldowns = new CliCooldowns({
+    file: path.join(options.dataDirectory, COOLDOWNS_FILE_NAME),
+    logger: options.logger,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  return new CliWorker({
+    config: options.config,
+    llmFallback: options.llmFallback,
+    cooldowns,
+    logger: options.logger,
+    ...(options.now ? { now: options.now } : {}),
+  });
+}

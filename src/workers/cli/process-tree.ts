@@ -1,0 +1,134 @@
+import { readFileSync } from "node:fs";
+import { readFile, readdir } from "node:fs/promises";
+import pidtree from "pidtree";
+
+/** The environment variable every CLI child is started with; its descendants inherit it. */
+export const PROCESS_MARKER_VARIABLE = "AGENTD_CLI_RUN_MARKER";
+
+/**
+ * The processes of one CLI run: the child (leader of its own process group), its group, and every
+ * descendant seen so far — also those that left the group (setsid) or were orphaned. Descendants
+ * are found with pidtree while the child lives and, on Linux, by the marker variable in
+ * `/proc/<pid>/environ`, which survives reparenting.
+ */
+export class ProcessTree {
+  readonly #rootPid: number;
+  readonly #marker: string;
+  readonly #known = new Set<number>();
+
+  constructor(rootPid: number, marker: string) {
+    this.#rootPid = rootPid;
+    this.#marker = marker;
+    this.#known.add(rootPid);
+  }
+
+  /** Adds the current descendants to the known set. Never throws. */
+  async collect(): Promise<void> {
+    const [descendants, marked] = await Promise.all([
+      pidtree(this.#rootPid).catch(() => [] as number[]),
+      findMarkedProcesses(this.#marker),
+    ]);
+    for (const pid of [...descendants, ...marked]) this.#known.add(pid);
+  }
+
+  /** Sends `signal` to the process group and to every known process still running. */
+  async signal(signal: NodeJS.Signals): Promise<void> {
+    await this.collect();
+    sendSignal(-this.#rootPid, signal);
+    for (const pid of await this.#running()) sendSignal(pid, signal);
+  }
+
+  /**
+   * Ends the whole tree: SIGTERM (with SIGCONT, so a paused tree sees it), then SIGKILL to what is
+   * still running after `graceMilliseconds`. Resolves when nothing of the tree runs any more.
+   */
+  async terminate(graceMilliseconds: number): Promise<void> {
+    await this.signal("SIGTERM");
+    await this.signal("SIGCONT");
+    const deadline = Date.now() + graceMilliseconds;
+    while ((await this.#running()).length > 0 && Date.now() < deadline) await pause(50);
+    if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
+    sendSignal(-this.#rootPid, "SIGKILL");
+    for (const pid of await this.#running()) sendSignal(pid, "SIGKILL");
+    const killDeadline = Date.now() + 5_000;
+    while ((await this.#running()).length > 0 && Date.now() < killDeadline) await pause(50);
+  }
+
+  /** Known processes still running; on Linux only those that still carry this run's marker. */
+  async #running(): Promise<number[]> {
+    const running: number[] = [];
+    for (const pid of this.#known) {
+      if (isProcessRunning(pid) && (await carriesMarker(pid, this.#marker))) running.push(pid);
+    }
+    return running;
+  }
+}
+
+/** True when `pid` exists and is not a zombie. */
+export function isProcessRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  if (process.platform !== "linux") return false;
+  try {
+    // The state is the field after the parenthesised command name.
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+    return state === "Z" || state === "X";
+  } catch {
+    return false;
+  }
+}
+
+function groupExists(groupId: number): boolean {
+  try {
+    process.kill(-groupId, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function sendSignal(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Gone already, or not ours: nothing to end.
+  }
+}
+
+async function carriesMarker(pid: number, marker: string): Promise<boolean> {
+  if (process.platform !== "linux") return true;
+  try {
+    const environment = await readFile(`/proc/${pid}/environ`, "latin1");
+    return environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
+  } catch {
+    // Unreadable (exited meanwhile, or another user's): trust what pidtree found.
+    return true;
+  }
+}
+
+async function findMarkedProcesses(marker: string): Promise<number[]> {
+  if (process.platform !== "linux") return [];
+  const entries = await readdir("/proc").catch(() => [] as string[]);
+  const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
+  const found: number[] = [];
+  await Promise.all(
+    pids.map(async (pid) => {
+      if (pid === process.pid) return;
+      const environment = await readFile(`/proc/${pid}/environ`, "latin1").catch(() => "");
+      if (environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`)) found.push(pid);
+    }),
+  );
+  return found;
+}
+
+function pause(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+}

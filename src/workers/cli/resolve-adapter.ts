@@ -1,0 +1,33 @@
+import type { Config } from "../../config/config-schema.js";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { CliAdapter } from "./cli-adapter.js";
+import { claudeAdapter } from "./claude-adapter.js";
+import { codexAdapter } from "./codex-adapter.js";
+import { geminiAdapter } from "./gemini-adapter.js";
+import { genericAdapter } from "./generic-adapter.js";
+
+const BUILT_IN_ADAPTERS: Record<
+  string,
+  (command?: string, environment?: Record<string, string>) => CliAdapter
+> = {
+  claude: claudeAdapter,
+  gemini: geminiAdapter,
+  codex: codexAdapter,
+};
+
+/**
+ * The adapter for an agent's `cli.tool`. A config `cli_tools` entry named claude, gemini or codex
+ * only changes the built-in's command and adds its `env` (its arguments and format stay the
+ * built-in's); any other name must be a `cli_tools` entry.
+ */
+export function resolveAdapter(tool: string, cliTools: Config["cli_tools"]): CliAdapter {
+  const configured = Object.hasOwn(cliTools, tool) ? cliTools[tool] : undefined;
+  const builtIn = Object.hasOwn(BUILT_IN_ADAPTERS, tool) ? BUILT_IN_ADAPTERS[tool] : undefined;
+  if (builtIn) return builtIn(configured?.command, configured?.env);
+  if (configured) return genericAdapter(tool, configured);
+  const known = [...Object.keys(BUILT_IN_ADAPTERS), ...Object.keys(cliTools)].join(", ");
+  throw new AgentdError("CLI_NOT_INSTALLED", `unknown CLI tool "${tool}"`, {
+    field: "cli.tool",
+    hint: `use one of ${known}, or add "${tool}" under cli_tools in config.yaml`,
+  });
+}

@@ -1,0 +1,145 @@
+import { randomUUID } from "node:crypto";
+import { execa } from "execa";
+import type { Logger } from "../../logging/logger.js";
+import type { RunControl } from "../../runs/run-control.js";
+import { IdleWatchdog } from "./idle-watchdog.js";
+import { LineSplitter } from "./line-splitter.js";
+import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
+
+/** Last part of stderr kept for classification and error messages. */
+const STDERR_TAIL_CHARACTERS = 8_192;
+/** How often descendants are looked up while the child runs (to catch those that leave the group). */
+const COLLECT_INTERVAL_MILLISECONDS = 2_000;
+
+export interface CliProcessOptions {
+  command: string;
+  arguments: string[];
+  workdir: string;
+  /** Added to the daemon's environment. */
+  environment: Record<string, string>;
+  control: RunControl;
+  /** The run's wall-clock limit. */
+  timeoutMilliseconds: number;
+  /** No output on stdout or stderr for this long = hung. */
+  idleTimeoutMilliseconds: number;
+  /** SIGTERM → SIGKILL delay. */
+  killGraceMilliseconds: number;
+  onStdoutLine: (line: string) => void;
+  logger: Logger;
+}
+
+/** How the child ended, as execa and the watchdog saw it: the input of failure classification. */
+export interface CliExit {
+  failed: boolean;
+  timedOut: boolean;
+  isCanceled: boolean;
+  /** The idle watchdog killed it. */
+  hung: boolean;
+  exitCode: number | undefined;
+  signal: string | undefined;
+  /** `ENOENT`, `EACCES`… when the child could not be spawned. */
+  spawnErrorCode: string | undefined;
+  /** execa's one-line description of a failure; empty on success. */
+  message: string;
+  stderrTail: string;
+  durationMilliseconds: number;
+}
+
+/**
+ * Runs one CLI child headless: stdin closed, its own process group, stdout fed line by line to
+ * `onStdoutLine`. Stop, shutdown, the run's timeout and the idle watchdog all end the whole
+ * process tree (SIGTERM, then SIGKILL after the grace); pause sends SIGSTOP/SIGCONT to the tree.
+ * Whatever is left of the tree when the child exits is ended too, so no process outlives the run.
+ */
+export async function runCliProcess(options: CliProcessOptions): Promise<CliExit> {
+  const { control, logger } = options;
+  const marker = randomUUID();
+  const hungController = new AbortController();
+  const cancelSignal = AbortSignal.any([control.signal, hungController.signal]);
+  const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
+  const subprocess = execa(options.command, options.arguments, {
+    cwd: options.workdir,
+    env: { ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+    stdin: "ignore",
+    buffer: false,
+    detached: true,
+    reject: false,
+    cancelSignal,
+    ...(timeout === undefined ? {} : { timeout }),
+    forceKillAfterDelay: options.killGraceMilliseconds,
+  });
+
+  const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
+  let ending: Promise<void> | undefined;
+  const endTree = (): Promise<void> =>
+    (ending ??= tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve());
+  let ownTimeout = false;
+
+  const watchdog = new IdleWatchdog(options.idleTimeoutMilliseconds, () => {
+    logger.warn(
+      { command: options.command },
+      "CLI child produced no output within its idle timeout: killing it",
+    );
+    hungController.abort();
+    void endTree();
+  });
+  const timeoutTimer =
+    timeout === undefined
+      ? undefined
+      : setTimeout(() => {
+          ownTimeout = true;
+          void endTree();
+        }, timeout);
+  const onCancel = () => void endTree();
+  cancelSignal.addEventListener("abort", onCancel, { once: true });
+  const collector = setInterval(() => void tree?.collect(), COLLECT_INTERVAL_MILLISECONDS);
+  const onPauseChange = (paused: boolean) => {
+    if (paused) watchdog.pause();
+    else watchdog.resume();
+    void tree?.signal(paused ? "SIGSTOP" : "SIGCONT");
+  };
+  const stopListening = control.onPauseChange(onPauseChange);
+  if (control.paused) onPauseChange(true);
+  subprocess.on("exit", () => void endTree());
+
+  const stdout = new LineSplitter((line) => {
+    try {
+      options.onStdoutLine(line);
+    } catch (error) {
+      logger.error({ err: error }, "a CLI output line could not be read");
+    }
+  });
+  let stderrTail = "";
+  subprocess.stdout?.on("data", (chunk: Buffer) => {
+    watchdog.touch();
+    stdout.push(chunk);
+  });
+  subprocess.stderr?.on("data", (chunk: Buffer) => {
+    watchdog.touch();
+    stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARACTERS);
+  });
+
+  try {
+    const result = await subprocess;
+    stdout.end();
+    return {
+      failed: result.failed,
+      timedOut: result.timedOut || ownTimeout,
+      isCanceled: result.isCanceled,
+      hung: watchdog.fired,
+      exitCode: result.exitCode,
+      signal: result.signal,
+      spawnErrorCode: "code" in result && typeof result.code === "string" ? result.code : undefined,
+      message: result.failed && "shortMessage" in result ? String(result.shortMessage) : "",
+      stderrTail,
+      durationMilliseconds: result.durationMs,
+    };
+  } finally {
+    watchdog.stop();
+    if (timeoutTimer) clearTimeout(timeoutTimer);
+    clearInterval(collector);
+    cancelSignal.removeEventListener("abort", onCancel);
+    stopListening();
+    await endTree();
+  }
+}
