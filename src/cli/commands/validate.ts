@@ -1,0 +1,139 @@
+import path from "node:path";
+import type { Command } from "commander";
+import { loadConfig } from "../../config/load-config.js";
+import type { AgentStatus, PresetStatus } from "../../definitions/definition-snapshot.js";
+import { loadDefinitions } from "../../definitions/load-definitions.js";
+import { toAgentdError } from "../../errors/agentd-error.js";
+import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
+
+type ErrorJson = Record<string, unknown>;
+
+/** What `agentd validate --json` prints: one object, errors as AgentdError.toJSON(). */
+export interface ValidationReport {
+  ok: boolean;
+  agents: Array<{ id: string; file: string; valid: boolean; errors: ErrorJson[]; warnings: string[] }>;
+  presets: Array<{ name: string; file: string; valid: boolean; errors: ErrorJson[] }>;
+  config: { file: string | null; valid: boolean; errors: ErrorJson[] };
+}
+
+export interface ValidateOptions {
+  config?: string | undefined;
+  json?: boolean | undefined;
+  cwd?: string;
+  environment?: NodeJS.ProcessEnv;
+}
+
+/**
+ * Checks the config, every preset and every agent, offline. With an invalid config the folders
+ * are not checked: where they are and what they may refer to depends on it.
+ */
+export async function validateProject(
+  options: ValidateOptions,
+): Promise<{ report: ValidationReport; configWarnings: string[] }> {
+  const cwd = options.cwd ?? process.cwd();
+  let loaded;
+  try {
+    loaded = loadConfig({
+      file: options.config,
+      cwd,
+      ...(options.environment ? { environment: options.environment } : {}),
+    });
+  } catch (error) {
+    const agentdError = toAgentdError(error, "CONFIG_INVALID");
+    const file = agentdError.file ?? path.resolve(cwd, options.config ?? "config.yaml");
+    return {
+      report: {
+        ok: false,
+        agents: [],
+        presets: [],
+        config: { file, valid: false, errors: [agentdError.toJSON()] },
+      },
+      configWarnings: [],
+    };
+  }
+  const snapshot = await loadDefinitions(loaded.config);
+  const agents = snapshot.agents.map(agentEntry);
+  const presets = snapshot.presets.map(presetEntry);
+  const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
+  return {
+    report: { ok, agents, presets, config: { file: loaded.file ?? null, valid: true, errors: [] } },
+    configWarnings: loaded.warnings,
+  };
+}
+
+/** Runs `agentd validate`, writing to `write`; returns the exit code (0 all valid, 1 anything invalid). */
+export async function runValidate(options: ValidateOptions, write: (text: string) => void): Promise<number> {
+  const cwd = options.cwd ?? process.cwd();
+  const { report, configWarnings } = await validateProject(options);
+  if (options.json) write(`${JSON.stringify(report)}\n`);
+  else write(formatReport(report, configWarnings, cwd));
+  return report.ok && report.config.valid ? EXIT_OK : EXIT_FAILURE;
+}
+
+export function registerValidateCommand(program: Command): void {
+  program
+    .command("validate")
+    .description("check the config, every preset and every agent; exit 1 when anything is invalid")
+    .action(async (_options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      process.exitCode = await runValidate(globals, (text) => process.stdout.write(text));
+    });
+}
+
+function agentEntry(status: AgentStatus): ValidationReport["agents"][number] {
+  const { id, file, valid, warnings } = status;
+  return { id, file, valid, errors: status.errors.map((error) => error.toJSON()), warnings };
+}
+
+function presetEntry(status: PresetStatus): ValidationReport["presets"][number] {
+  const { name, file, valid } = status;
+  return { name, file, valid, errors: status.errors.map((error) => error.toJSON()) };
+}
+
+/** The human form: a summary, each invalid item with `file:line field: message — hint`, then warnings. */
+function formatReport(report: ValidationReport, configWarnings: readonly string[], cwd: string): string {
+  const relative = (file: string) => path.relative(cwd, file) || file;
+  const shorten = (text: string) => text.split(`${cwd}${path.sep}`).join("");
+  const lines: string[] = [];
+  const { config } = report;
+  lines.push(
+    `config: ${config.file ? relative(config.file) : "built-in defaults"} — ${config.valid ? "ok" : "invalid"}`,
+  );
+  for (const error of config.errors) lines.push(`  ${describe(error, relative)}`);
+  if (!config.valid) {
+    lines.push("agents and presets were not checked: fix the config first");
+    return `${lines.join("\n")}\n`;
+  }
+  const count = (items: Array<{ valid: boolean }>) => {
+    const invalid = items.filter((item) => !item.valid).length;
+    return `${items.length - invalid} valid, ${invalid} invalid`;
+  };
+  lines.push(`presets: ${count(report.presets)}`, `agents: ${count(report.agents)}`);
+  for (const preset of report.presets.filter((item) => !item.valid)) {
+    lines.push("", `✗ preset ${preset.name} (${relative(preset.file)})`);
+    for (const error of preset.errors) lines.push(`  ${describe(error, relative)}`);
+  }
+  for (const agent of report.agents.filter((item) => !item.valid)) {
+    lines.push("", `✗ agent ${agent.id} (${relative(agent.file)})`);
+    for (const error of agent.errors) lines.push(`  ${describe(error, relative)}`);
+  }
+  const warnings = [...configWarnings, ...report.agents.flatMap((agent) => agent.warnings)];
+  if (warnings.length > 0) lines.push("", "warnings:", ...warnings.map((warning) => `  ${shorten(warning)}`));
+  lines.push(
+    "",
+    report.ok
+      ? "ok: everything is valid"
+      : "invalid: fix the items above (agentd validate --json for details)",
+  );
+  return `${lines.join("\n")}\n`;
+}
+
+/** `file:line field: message — hint`, with the file relative to the working folder. */
+function describe(error: ErrorJson, relative: (file: string) => string): string {
+  const file = typeof error.file === "string" ? relative(error.file) : undefined;
+  const where = [file && (error.line ? `${file}:${String(error.line)}` : file), error.field]
+    .filter(Boolean)
+    .join(" ");
+  const hint = error.hint ? ` — ${String(error.hint)}` : "";
+  return `${where ? `${where}: ` : ""}${String(error.message)}${hint}`;
+}
