@@ -1,4 +1,10 @@
 import type { Command } from "commander";
+import { registerApprovalsCommand } from "./approvals.js";
+import { registerApproveCommand } from "./approve.js";
+import { registerDenyCommand } from "./deny.js";
+import { registerEventsCommand } from "./events.js";
+import { registerRunsCommand } from "./runs.js";
+import { registerStopCommand } from "./stop.js";
 import { registerStartCommand } from "./start.js";
 import { registerValidateCommand } from "./validate.js";
 import { registerAgentsCommand } from "./agents.js";
@@ -7,6 +13,12 @@ import { registerAgentsCommand } from "./agents.js";
 export function registerCommands(program: Command): void {
   void program;
   registerStartCommand(program);
+  registerEventsCommand(program);
+  registerRunsCommand(program);
+  registerStopCommand(program);
+  registerApprovalsCommand(program);
+  registerApproveCommand(program);
+  registerDenyCommand(program);
   registerValidateCommand(program);
   registerAgentsCommand(program);
 }

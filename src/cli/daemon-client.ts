@@ -1,0 +1,142 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { loadConfig } from "../config/load-config.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import { ERROR_CODES, type ErrorCode } from "../errors/error-codes.js";
+import type { GlobalOptions } from "./output.js";
+
+/** Where the client commands write and what they read: the process by default, arrays in tests. */
+export interface ClientCommandIo {
+  out(line: string): void;
+  err(line: string): void;
+  environment: NodeJS.ProcessEnv;
+  /** Ends `--follow` loops; without it they end on SIGINT. */
+  stop?: AbortSignal;
+}
+
+export const processIo: ClientCommandIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  environment: process.env,
+};
+
+/** An event as the API serves it; `data` is checked per type where it is printed. */
+export const ServedEventSchema = z.object({
+  id: z.number().int(),
+  agent: z.string(),
+  run: z.string().nullable(),
+  type: z.string(),
+  time: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type ServedEvent = z.infer<typeof ServedEventSchema>;
+
+const ErrorBodySchema = z.object({
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() }),
+});
+
+export interface DaemonClientOptions {
+  /** `http://127.0.0.1:7070` */
+  baseUrl: string;
+  token?: string | undefined;
+}
+
+/** Talks to a running daemon's HTTP API; every answer is checked against a schema. */
+export class DaemonClient {
+  readonly baseUrl: string;
+  readonly #token: string | undefined;
+
+  constructor(options: DaemonClientOptions) {
+    this.baseUrl = options.baseUrl.replace(/\/+$/, "");
+    this.#token = options.token;
+  }
+
+  /**
+   * The daemon of the config file: `AGENTD_URL`, else `server.host`/`server.port` (a wildcard host
+   * means this machine); the token from `AGENTD_TOKEN`, else `server.token`.
+   */
+  static fromConfig(configFile: string | undefined, environment: NodeJS.ProcessEnv): DaemonClient {
+    const { config } = loadConfig({ file: configFile, environment });
+    const token = environment.AGENTD_TOKEN ?? config.server.token;
+    const url = environment.AGENTD_URL;
+    if (url !== undefined && url !== "") return new DaemonClient({ baseUrl: url, token });
+    const host = ["0.0.0.0", "::", ""].includes(config.server.host) ? "127.0.0.1" : config.server.host;
+    const hostPart = host.includes(":") ? `[${host}]` : host;
+    return new DaemonClient({ baseUrl: `http://${hostPart}:${config.server.port}`, token });
+  }
+
+  get<T>(path: string, schema: z.ZodType<T>, signal?: AbortSignal): Promise<T> {
+    return this.#send("GET", path, schema, undefined, signal);
+  }
+
+  post<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+    return this.#send("POST", path, schema, body);
+  }
+
+  async #send<T>(
+    method: string,
+    path: string,
+    schema: z.ZodType<T>,
+    body: unknown,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (this.#token) headers.authorization = `Bearer ${this.#token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    let response: Response;
+    try {
+      response = await fetch(`${this.baseUrl}${path}`, {
+        method,
+        headers,
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(signal ? { signal } : {}),
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new AgentdError(
+        "DAEMON_UNREACHABLE",
+        `no agentd daemon at ${this.baseUrl} — start one with agentd start`,
+        {
+          hint: "or point AGENTD_URL / --config at the daemon you mean",
+          cause: error,
+        },
+      );
+    }
+    const payload: unknown = await response.json().catch(() => undefined);
+    if (!response.ok) throw this.#errorOf(response, payload);
+    const parsed = schema.safeParse(payload);
+    if (!parsed.success) {
+      throw new AgentdError(
+        "INTERNAL",
+        `unexpected answer from ${method} ${path}: ${parsed.error.issues[0]?.message}`,
+        {
+          hint: "the daemon and this agentd may be different versions",
+        },
+      );
+    }
+    return parsed.data;
+  }
+
+  #errorOf(response: Response, payload: unknown): AgentdError {
+    const parsed = ErrorBodySchema.safeParse(payload);
+    if (!parsed.success) {
+      return new AgentdError(
+        "INTERNAL",
+        `${this.baseUrl} answered ${response.status} without an agentd error body`,
+      );
+    }
+    const { code, message, hint } = parsed.data.error;
+    const known = (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : "INTERNAL";
+    const tokenHint =
+      known === "UNAUTHORIZED"
+        ? "set AGENTD_TOKEN or server.token in config.yaml to the daemon's token"
+        : hint;
+    return new AgentdError(known, message, tokenHint === undefined ? {} : { hint: tokenHint });
+  }
+}
+
+/** The client and the `--json` flag of a command, from its global options. */
+export function clientOf(command: Command, io: ClientCommandIo): { client: DaemonClient; json: boolean } {
+  const globals = command.optsWithGlobals<GlobalOptions>();
+  return { client: DaemonClient.fromConfig(globals.config, io.environment), json: Boolean(globals.json) };
+}
