@@ -1,0 +1,86 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import {
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+  type ScriptedLlmServer,
+} from "../../support/scripted-llm-server.js";
+import { makeDefinition } from "../../support/make-definition.js";
+import { LoopHarness } from "./loop-harness.js";
+
+let server: ScriptedLlmServer;
+beforeEach(async () => {
+  server = await startScriptedLlmServer();
+});
+afterEach(async () => {
+  await server.close();
+});
+
+/** A model that calls echo with new arguments every round, so only a budget can end the run. */
+function endlessToolCalls(usage?: { promptTokens: number; completionTokens: number }) {
+  let round = 0;
+  return () => {
+    round += 1;
+    return toolCallReply({ name: "echo", arguments: { text: `round ${round}` } }, usage ? { usage } : {});
+  };
+}
+
+describe("LLM loop budgets", () => {
+  it("ends failed with max_iterations after the last allowed round", async () => {
+    const harness = new LoopHarness(server, {
+      definition: makeDefinition({ limits: { max_iterations: 3 } }),
+    });
+    server.setDefaultReply(endlessToolCalls());
+    const outcome = await harness.run();
+    expect(outcome).toMatchObject({
+      status: "failed",
+      reason: "max_iterations",
+      error: { code: "MAX_ITERATIONS" },
+    });
+    expect(server.chatRequests).toHaveLength(3);
+    expect(harness.ofType("status").at(-1)?.data).toMatchObject({
+      status: "failed",
+      reason: "max_iterations",
+    });
+  });
+
+  it("ends failed with budget_exceeded once the tokens used reach max_tokens", async () => {
+    const harness = new LoopHarness(server, {
+      definition: makeDefinition({ limits: { max_tokens: 1_000 } }),
+    });
+    server.setDefaultReply(endlessToolCalls({ promptTokens: 600, completionTokens: 500 }));
+    const outcome = await harness.run();
+    expect(outcome).toMatchObject({
+      status: "failed",
+      reason: "budget_exceeded",
+      error: { code: "BUDGET_EXCEEDED" },
+    });
+    expect(outcome.usage.total_tokens).toBe(1_100);
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
+  it("ends failed with budget_exceeded once the cost reaches max_cost_usd", async () => {
+    const harness = new LoopHarness(server, {
+      definition: makeDefinition({ limits: { max_cost_usd: 0.5 } }),
+      llm: { prices: { "test-model": { input: 1_000, output: 1_000 } } },
+    });
+    server.setDefaultReply(endlessToolCalls({ promptTokens: 300, completionTokens: 300 }));
+    const outcome = await harness.run();
+    expect(outcome).toMatchObject({ status: "failed", reason: "budget_exceeded" });
+    expect(outcome.cost_usd).toBeCloseTo(0.6, 10);
+    expect(outcome.error?.message).toContain("$0.6000");
+  });
+
+  it("cuts a call off mid-stream when it would cross max_tokens", async () => {
+    const harness = new LoopHarness(server, { definition: makeDefinition({ limits: { max_tokens: 300 } }) });
+    server.enqueue(textReply("word ".repeat(2_000), { chunkSize: 20, delayBetweenChunksMs: 2 }));
+    const outcome = await harness.run();
+    expect(outcome).toMatchObject({
+      status: "failed",
+      reason: "budget_exceeded",
+      error: { code: "BUDGET_EXCEEDED" },
+    });
+    expect(outcome.error?.message).toContain("cut off mid-stream");
+    await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
+  });
+});
