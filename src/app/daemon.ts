@@ -6,6 +6,7 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
 import { EventBus } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
+import { ModelClient, type ModelProvider } from "../llm/model-client.js";
 import { type Logger, createLogger } from "../logging/logger.js";
 import { RunManager } from "../runs/run-manager.js";
 import { RunStore } from "../runs/run-store.js";
@@ -16,13 +17,15 @@ import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { drainRuns } from "./daemon-shutdown.js";
-import { defaultWorkerFor, noApprovals } from "./default-parts.js";
+import { defaultWorkerFor, noApprovals, noTools } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
   logger?: Logger;
   now?: () => Date;
+  /** The LLM endpoint; default: the model client for config `llm`. */
+  model?: ModelProvider;
   /** Which worker runs a definition; default: the LLM worker, or the CLI worker with LLM fallback. */
   workerFor?: (definition: AgentDefinition) => Worker;
   /** The agents and presets; default: the DefinitionRegistry watching the folders. */
@@ -77,7 +80,15 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
     events: bus,
     agents: agentLookupFrom(() => definitions.snapshot()),
-    workerFor: overrides.workerFor ?? defaultWorkerFor(config),
+    workerFor:
+      overrides.workerFor ??
+      defaultWorkerFor({
+        config,
+        model: overrides.model ?? ModelClient.fromConfig(config.llm),
+        tools: noTools(),
+        logger,
+        now,
+      }),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     logger: logger.child({ module: "runs" }),

@@ -2,22 +2,56 @@ import type { ApprovalsService } from "../api/api-services.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
+import type { ModelProvider } from "../llm/model-client.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { Logger } from "../logging/logger.js";
+import { createCliWorker } from "../workers/cli/create-cli-worker.js";
+import { LlmWorker } from "../workers/llm/llm-worker.js";
 import type { Worker } from "../workers/worker.js";
 
+export interface WorkerParts {
+  config: Config;
+  model: ModelProvider;
+  tools: ToolExecutor;
+  logger: Logger;
+  now: () => Date;
+}
+
 /**
- * The worker for a definition: the LLM worker, or the CLI worker with LLM fallback.
- * TODO(integration): wire LlmWorker (src/workers/llm/) and the CLI worker (src/workers/cli/) here
- * once they land; until then a run fails at once with a clear error instead of hanging.
+ * The worker for a definition: the LLM worker, or for `worker: cli` the CLI worker, which falls
+ * back to that same LLM worker. The run manager publishes every status change, so the LLM worker
+ * does not.
  */
-export function defaultWorkerFor(config: Config): (definition: AgentDefinition) => Worker {
-  void config;
-  return () => ({
-    run: async () => {
-      throw new AgentdError("INTERNAL", "no worker is built into this daemon yet", {
-        hint: "this build of agentd lacks the LLM and CLI workers",
-      });
-    },
+export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefinition) => Worker {
+  const llmWorker = new LlmWorker({
+    model: parts.model,
+    tools: parts.tools,
+    llm: parts.config.llm,
+    publishStatus: false,
   });
+  const cliWorker = createCliWorker({
+    config: parts.config,
+    llmFallback: llmWorker,
+    logger: parts.logger,
+    dataDirectory: parts.config.data_dir,
+    now: parts.now,
+  });
+  return (definition) => (definition.frontmatter.worker === "cli" ? cliWorker : llmWorker);
+}
+
+/**
+ * TODO(integration): the DefaultToolExecutor (src/tools/) once it lands. Until then agents are
+ * offered no tools, and a call the model makes anyway comes back as an unknown tool.
+ */
+export function noTools(): ToolExecutor {
+  return {
+    specs: async () => [],
+    execute: async (call) => ({
+      ok: false,
+      code: "TOOL_NOT_FOUND",
+      output: `tool "${call.tool}" is not available in this daemon`,
+    }),
+  };
 }
 
 /** TODO(integration): the ApprovalBroker (src/approvals/) once it lands. */

@@ -1,0 +1,28 @@
+import type { AgentEvent } from "../../src/events/agent-event.js";
+import type { RunRecord } from "../../src/runs/run-record.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
+
+/** The calls black-box tests make, typed the way SPEC 6 promises them. */
+export async function startRun(daemon: DaemonProcess, agent: string, task: string): Promise<string> {
+  const reply = await daemon.request("POST", `/agents/${agent}/runs`, { task });
+  if (reply.status !== 202) throw new Error(`POST /agents/${agent}/runs answered ${reply.status}`);
+  return (reply.body as { run: string }).run;
+}
+
+export async function listRuns(daemon: DaemonProcess, query = ""): Promise<RunRecord[]> {
+  const reply = await daemon.request("GET", `/runs${query}`);
+  return (reply.body as { runs: RunRecord[] }).runs;
+}
+
+export async function getRun(daemon: DaemonProcess, run: string): Promise<RunRecord> {
+  return (await daemon.request("GET", `/runs/${run}`)).body as RunRecord;
+}
+
+export async function agentEvents(daemon: DaemonProcess, agent: string, after = 0): Promise<AgentEvent[]> {
+  const reply = await daemon.request("GET", `/agents/${agent}/events?after=${after}&limit=1000`);
+  return (reply.body as { events: AgentEvent[] }).events;
+}
+
+export async function runEvents(daemon: DaemonProcess, run: string): Promise<AgentEvent[]> {
+  return ((await daemon.request("GET", `/runs/${run}/events`)).body as { events: AgentEvent[] }).events;
+}

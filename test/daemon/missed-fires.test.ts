@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../src/events/agent-event.js";
+import { startDaemonProcess } from "../support/daemon-process.js";
+import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { agentEvents, getRun, listRuns } from "./api-shapes.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("schedule fires missed while the daemon was down", () => {
+  it("run once at start under on_missed: run_once and are recorded as missed under skip", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    llm.setDefaultReply(textReply("done"));
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("catch-up", {
+      schedule: { cron: "*/2 * * * * *", on_missed: "run_once", task: "tick" },
+    });
+    workspace.writeAgent("skipper", { schedule: { cron: "*/2 * * * * *", on_missed: "skip", task: "tick" } });
+    const first = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => first.kill());
+    for (const agent of ["catch-up", "skipper"]) {
+      await waitFor(
+        async () => ((await listRuns(first, `?agent=${agent}`)).length > 0 ? true : undefined),
+        agent,
+      );
+    }
+    await first.kill();
+    const downSince = Date.now();
+    // The daemon stays down across at least one fire of the every-2-seconds schedule.
+    await waitFor(async () => (Date.now() - downSince > 2_500 ? true : undefined), "downtime");
+
+    const second = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => second.kill());
+    const missedOf = async (agent: string) =>
+      waitFor(async () => {
+        const events = await agentEvents(second, agent);
+        return events.find(
+          (event): event is Extract<AgentEvent, { type: "missed" }> => event.type === "missed",
+        );
+      }, `a missed event of ${agent}`);
+
+    const caughtUp = await missedOf("catch-up");
+    expect(caughtUp.data.on_missed).toBe("run_once");
+    expect(Date.parse(caughtUp.data.scheduled_for)).toBeGreaterThanOrEqual(downSince - 2_000);
+    const catchUpRun = await getRun(second, caughtUp.data.run ?? "");
+    expect(catchUpRun.trigger).toEqual({ kind: "missed", scheduled_for: caughtUp.data.scheduled_for });
+    const missedRuns = (await listRuns(second, "?agent=catch-up")).filter(
+      (run) => run.trigger.kind === "missed",
+    );
+    expect(missedRuns).toHaveLength(1);
+
+    const skipped = await missedOf("skipper");
+    expect(skipped.data).toMatchObject({ on_missed: "skip" });
+    expect(skipped.data.run).toBeUndefined();
+    const skipperRuns = await listRuns(second, "?agent=skipper");
+    expect(skipperRuns.filter((run) => run.trigger.kind === "missed")).toHaveLength(0);
+  });
+});

@@ -1,0 +1,59 @@
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentSummary } from "../../src/api/api-services.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { listRuns } from "./api-shapes.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function agentsOf(daemon: DaemonProcess): Promise<AgentSummary[]> {
+  return ((await daemon.request("GET", "/agents")).body as { agents: AgentSummary[] }).agents;
+}
+
+describe("a seconds-level schedule under hot reload", () => {
+  it("fires, follows an edit of the agent file, and stops when the file is deleted", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    llm.setDefaultReply(textReply("tick done"));
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("ticker", { schedule: "*/2 * * * * *", task: "tick-before-edit" });
+    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => daemon.kill());
+
+    const [listed] = await agentsOf(daemon);
+    expect(listed).toMatchObject({ id: "ticker", schedule: { cron: "*/2 * * * * *" } });
+    expect(Date.parse(listed?.next_fire ?? "")).toBeGreaterThan(Date.now() - 2_000);
+    await waitFor(async () => {
+      const runs = await listRuns(daemon, "?agent=ticker");
+      return (
+        runs.some((run) => run.task === "tick-before-edit" && run.trigger.kind === "schedule") || undefined
+      );
+    }, "a scheduled run");
+
+    workspace.writeAgent("ticker", { schedule: { cron: "*/3 * * * * *", task: "tick-after-edit" } });
+    await waitFor(async () => {
+      const runs = await listRuns(daemon, "?agent=ticker");
+      return runs.some((run) => run.task === "tick-after-edit") || undefined;
+    }, "a run on the edited schedule");
+    const [edited] = await agentsOf(daemon);
+    expect(edited?.schedule?.cron).toBe("*/3 * * * * *");
+    expect(new Date(edited?.next_fire ?? "").getUTCSeconds() % 3).toBe(0);
+
+    workspace.removeAgent("ticker");
+    await waitFor(async () => ((await agentsOf(daemon)).length === 0 ? true : undefined), "the agent to go");
+    const settled = await waitFor(async () => {
+      const runs = await listRuns(daemon, "?agent=ticker");
+      return runs.every((run) => run.status === "completed") ? runs.length : undefined;
+    }, "runs in flight to end");
+    // Watch for longer than one period of the last schedule (3 s): no fire may start another run.
+    const watchUntil = Date.now() + 4_500;
+    while (Date.now() < watchUntil) {
+      expect(await listRuns(daemon, "?agent=ticker")).toHaveLength(settled);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  });
+});
