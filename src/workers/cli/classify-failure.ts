@@ -75,11 +75,12 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   const hint = exited && exit.exitCode !== undefined ? adapter.exitCodeHint?.(exit.exitCode) : undefined;
   if (hint) {
     const kind = hint.kind === "rate_limit" && QUOTA_PATTERN.test(everything) ? "quota" : hint.kind;
-    return failure(kind, describe(adapter, reported || hint.message), everything);
+    const detail = reported || telltaleLine(exit.stderrTail);
+    return failure(kind, `${hint.message}${detail ? `: ${detail}` : ""}`, everything);
   }
   if (exited || exit.signal) {
     const textKind = limitKind(undefined, exit.stderrTail);
-    const detail = reported || lastLine(exit.stderrTail) || exit.message;
+    const detail = reported || telltaleLine(exit.stderrTail) || exit.message;
     if (textKind) return failure(textKind, describe(adapter, detail), everything);
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
     return failure("crash", `${adapter.tool} ${how}${detail ? `: ${detail}` : ""}`);
@@ -105,6 +106,11 @@ function describe(adapter: CliAdapter, detail: string): string {
   return `${adapter.tool} reported: ${trimmed.length > 500 ? `${trimmed.slice(0, 500)}…` : trimmed}`;
 }
 
-function lastLine(text: string): string {
-  return text.trim().split("\n").at(-1)?.trim() ?? "";
+/** The most telling line of stderr: the last one that is not a stack frame. */
+function telltaleLine(text: string): string {
+  const lines = text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter(Boolean);
+  return lines.findLast((line) => !/^at\s/.test(line)) ?? lines.at(-1) ?? "";
 }

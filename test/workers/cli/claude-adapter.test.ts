@@ -1,0 +1,148 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { CliHarness } from "./cli-test-kit.js";
+
+let harness: CliHarness;
+afterEach(() => harness.dispose());
+
+describe("Claude Code through the CLI worker", () => {
+  it("runs claude -p headless in the workdir and maps its stream-json to events", async () => {
+    harness = new CliHarness();
+    const outcome = await harness.run(
+      { tool: "claude", args: ["--permission-mode", "acceptEdits"] },
+      { model: "sonnet", task: "Summarise the notes" },
+    );
+
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: "Done: Summarise the notes",
+      worker: "cli:claude",
+    });
+    expect(outcome.usage).toEqual({ prompt_tokens: 312, completion_tokens: 50, total_tokens: 362 });
+    expect(outcome.cost_usd).toBeCloseTo(0.0123);
+    const started = harness.recordedArguments();
+    expect(started.argv).toEqual([
+      "-p",
+      "Summarise the notes",
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--model",
+      "sonnet",
+      "--permission-mode",
+      "acceptEdits",
+    ]);
+    expect(started.cwd).toBe(harness.workdir);
+    expect(existsSync(harness.workdir)).toBe(true);
+
+    expect(harness.eventsOf("thought").map((event) => event.data.text)).toEqual([
+      "I'll look at the files first.",
+      "Done: Summarise the notes",
+    ]);
+    expect(harness.eventsOf("action").map((event) => event.data)).toEqual([
+      { call_id: "toolu_01A", tool: "Bash", arguments: { command: "ls", description: "List files" } },
+    ]);
+    expect(harness.eventsOf("observation")[0]?.data).toMatchObject({
+      call_id: "toolu_01A",
+      tool: "Bash",
+      ok: true,
+      output: "notes.md\n",
+    });
+    expect(harness.eventsOf("result").map((event) => event.data)).toEqual([
+      {
+        text: "Done: Summarise the notes",
+        usage: outcome.usage,
+        cost_usd: outcome.cost_usd,
+        worker: "cli:claude",
+      },
+    ]);
+    expect(harness.llm.calls).toEqual([]);
+  });
+
+  it("leaves out --model when the agent sets no model", async () => {
+    harness = new CliHarness();
+    await harness.run({ tool: "claude" });
+    expect(harness.recordedArguments().argv).not.toContain("--model");
+  });
+
+  it("reports garbage lines as warnings and still completes", async () => {
+    harness = new CliHarness({ scenario: "garbage" });
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(outcome.status).toBe("completed");
+    const warnings = harness.eventsOf("warning").map((event) => event.data.message);
+    expect(warnings).toHaveLength(3);
+    expect(warnings[0]).toContain("Loading Claude Code");
+    expect(warnings[1]).toContain("not JSON");
+    expect(warnings[2]).toContain('unexpected shape of a "assistant" line');
+  });
+
+  it("falls back to the LLM with what claude produced when its quota runs out, and cools down until the reset", async () => {
+    harness = new CliHarness({ scenario: "quota" });
+    const before = Date.now();
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: "answer from the LLM",
+      worker: "cli:claude→llm",
+    });
+    expect(outcome.usage.total_tokens).toBe(362 + 15);
+    expect(harness.eventsOf("error")[0]?.data).toMatchObject({ code: "CLI_QUOTA" });
+    const fallback = harness.eventsOf("fallback")[0]?.data;
+    expect(fallback).toMatchObject({ from: "cli:claude", to: "llm", reason: "quota" });
+    expect(fallback?.message).toContain("usage limit reached");
+
+    const call = harness.llm.calls[0];
+    expect(call?.task).toBe("Write the notes for today");
+    expect(call?.systemPrompt).toBe("You write release notes.");
+    expect(call?.note).toContain('The CLI tool "claude" could not finish this task');
+    expect(call?.note).toContain("Let me start by reading the notes.");
+
+    const saved = JSON.parse(readFileSync(path.join(harness.dataDirectory, "cli-cooldowns.json"), "utf8"));
+    const until = Date.parse(saved.claude.until);
+    // The fake said: resets in two hours (epoch seconds).
+    expect(until - before).toBeGreaterThan(2 * 3_600_000 - 60_000);
+    expect(until - before).toBeLessThan(2 * 3_600_000 + 60_000);
+    expect(saved.claude.kind).toBe("quota");
+  });
+
+  it.each([
+    ["auth", "CLI_AUTH", "auth"],
+    ["rate_limit", "CLI_RATE_LIMIT", "rate_limit"],
+    ["crash", "CLI_CRASH", "crash"],
+    ["no_result", "CLI_NO_RESULT", "no_result"],
+    ["empty", "CLI_NO_RESULT", "no_result"],
+  ])("classifies %s and falls back with that reason", async (scenario, code, reason) => {
+    harness = new CliHarness({ scenario });
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(harness.eventsOf("error")[0]?.data.code).toBe(code);
+    expect(harness.eventsOf("fallback")[0]?.data).toMatchObject({ from: "cli:claude", to: "llm", reason });
+    expect(outcome).toMatchObject({ status: "completed", worker: "cli:claude→llm" });
+  });
+
+  it("ends failed with cli_error and the error code when fallback is none", async () => {
+    harness = new CliHarness({ scenario: "auth" });
+    const outcome = await harness.run({ tool: "claude", fallback: "none" });
+
+    expect(outcome).toMatchObject({
+      status: "failed",
+      reason: "cli_error",
+      worker: "cli:claude",
+      error: { code: "CLI_AUTH" },
+    });
+    expect(outcome.error?.message).toContain("Invalid API key");
+    expect(harness.eventsOf("fallback")).toEqual([]);
+    expect(harness.llm.calls).toEqual([]);
+  });
+
+  it("reports a crash with the exit code and stderr", async () => {
+    harness = new CliHarness({ scenario: "crash" });
+    const outcome = await harness.run({ tool: "claude", fallback: "none" });
+    expect(outcome.error?.code).toBe("CLI_CRASH");
+    expect(outcome.error?.message).toContain("exited with code 3");
+    expect(outcome.error?.message).toContain("TypeError");
+  });
+});

@@ -1,0 +1,187 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { ConfigSchema, type Config } from "../../../src/config/config-schema.js";
+import type { AgentEvent } from "../../../src/events/agent-event.js";
+import { EventBus } from "../../../src/events/event-bus.js";
+import { createLogger } from "../../../src/logging/logger.js";
+import { RunControl } from "../../../src/runs/run-control.js";
+import type { LlmFallback } from "../../../src/workers/cli/cli-worker.js";
+import { createCliWorker } from "../../../src/workers/cli/create-cli-worker.js";
+import type { RunContext, RunOutcome } from "../../../src/workers/worker.js";
+import { EventLog } from "../../runs/event-waiter.js";
+import { makeDefinition } from "../../support/make-definition.js";
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../fixtures/cli");
+
+/** The path of a fake CLI script under test/fixtures/cli. */
+export function fixture(name: string): string {
+  return path.join(FIXTURES, name);
+}
+
+export const silentLogger = createLogger({ level: "silent", pretty: false });
+
+/** An LLM fallback that records what it was given and completes with a fixed answer. */
+export class RecordingLlm implements LlmFallback {
+  readonly calls: Array<{ task: string; systemPrompt: string; note: string | undefined }> = [];
+
+  async run(context: RunContext, options?: { note?: string }): Promise<RunOutcome> {
+    this.calls.push({
+      task: context.task,
+      systemPrompt: context.definition.systemPrompt,
+      note: options?.note,
+    });
+    return {
+      status: "completed",
+      result: "answer from the LLM",
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      cost_usd: 0.001,
+      worker: "llm",
+    };
+  }
+}
+
+export interface HarnessOptions {
+  /** Config `cli_tools` on top of the fakes wired as claude, gemini and codex. */
+  cliTools?: Record<string, unknown>;
+  /** FAKE_CLI_SCENARIO for the fakes. */
+  scenario?: string;
+  cooldown?: number;
+  now?: () => Date;
+  /** Makes the fake claude wait, after its tool call, until `goFile` exists. */
+  waitForGo?: boolean;
+}
+
+/**
+ * A temp directory with a data dir and a workdir, the fake tools wired in through config
+ * `cli_tools` overrides (each fake records its argv and its process tree's pids there), an event
+ * bus with a log, a recording LLM fallback and the CLI worker built by its factory.
+ */
+export class CliHarness {
+  readonly root = mkdtempSync(path.join(tmpdir(), "agentd-cli-"));
+  readonly dataDirectory = path.join(this.root, "data");
+  readonly workdir = path.join(this.root, "work", "notes");
+  readonly argumentsFile = path.join(this.root, "arguments.json");
+  readonly pidFile = path.join(this.root, "pids.txt");
+  readonly goFile = path.join(this.root, "go");
+  readonly bus = new EventBus();
+  readonly log = new EventLog(this.bus);
+  readonly llm = new RecordingLlm();
+  readonly config: Config;
+  readonly #options: HarnessOptions;
+  #worker: ReturnType<typeof createCliWorker> | undefined;
+
+  constructor(options: HarnessOptions = {}) {
+    this.#options = options;
+    const env = {
+      FAKE_CLI_SCENARIO: options.scenario ?? "success",
+      FAKE_CLI_ARGS_FILE: this.argumentsFile,
+      FAKE_CLI_PID_FILE: this.pidFile,
+      ...(options.waitForGo ? { FAKE_CLI_GO_FILE: this.goFile } : {}),
+    };
+    this.config = ConfigSchema.parse({
+      data_dir: this.dataDirectory,
+      cli_tools: {
+        claude: { command: fixture("claude"), env },
+        gemini: { command: fixture("gemini"), env },
+        codex: { command: fixture("codex"), env },
+        ...options.cliTools,
+      },
+      cli: { kill_grace: 500, ...(options.cooldown === undefined ? {} : { cooldown: options.cooldown }) },
+    });
+  }
+
+  /** The factory-built worker; a new harness worker (same data dir) stands for a daemon restart. */
+  worker(): ReturnType<typeof createCliWorker> {
+    this.#worker ??= this.restart();
+    return this.#worker;
+  }
+
+  restart(): ReturnType<typeof createCliWorker> {
+    this.#worker = createCliWorker({
+      config: this.config,
+      llmFallback: this.llm,
+      logger: silentLogger,
+      dataDirectory: this.dataDirectory,
+      ...(this.#options.now ? { now: this.#options.now } : {}),
+    });
+    return this.#worker;
+  }
+
+  /** A run context for an agent with `worker: cli` and the given `cli:` settings. */
+  context(
+    cli: Record<string, unknown>,
+    options: { task?: string; model?: string; timeout?: number; control?: RunControl; runId?: string } = {},
+  ): RunContext {
+    const definition = makeDefinition({
+      id: "notes",
+      frontmatter: { worker: "cli", cli, ...(options.model ? { model: options.model } : {}) },
+      systemPrompt: "You write release notes.",
+      workdir: this.workdir,
+      ...(options.timeout === undefined ? {} : { limits: { timeout: options.timeout } }),
+    });
+    return {
+      runId: options.runId ?? "r_test",
+      definition,
+      task: options.task ?? "Write the notes for today",
+      control: options.control ?? new RunControl(),
+      events: this.bus,
+      setStatus: () => {},
+    };
+  }
+
+  run(cli: Record<string, unknown>, options: Parameters<CliHarness["context"]>[1] = {}): Promise<RunOutcome> {
+    return this.worker().run(this.context(cli, options));
+  }
+
+  /** Events of one type, in order. */
+  eventsOf<Type extends AgentEvent["type"]>(type: Type): Array<Extract<AgentEvent, { type: Type }>> {
+    return this.log.events.filter(
+      (event): event is Extract<AgentEvent, { type: Type }> => event.type === type,
+    );
+  }
+
+  /** What the fake was started with. */
+  recordedArguments(): { argv: string[]; cwd: string } {
+    return JSON.parse(readFileSync(this.argumentsFile, "utf8")) as { argv: string[]; cwd: string };
+  }
+
+  /** Waits until the fake has recorded `count` pids of its process tree. */
+  async waitForPids(count: number, timeoutMilliseconds = 15_000): Promise<number[]> {
+    const deadline = Date.now() + timeoutMilliseconds;
+    for (;;) {
+      const text = await readFile(this.pidFile, "utf8").catch(() => "");
+      const pids = text.split("\n").filter(Boolean).map(Number);
+      if (pids.length >= count) return pids;
+      if (Date.now() > deadline) throw new Error(`the fake recorded ${pids.length} pids, not ${count}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+
+  dispose(): void {
+    rmSync(this.root, { recursive: true, force: true });
+  }
+}
+
+/** True while `pid` is a live process (a zombie counts as gone). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return false;
+  }
+}
+
+/** The scheduler state letter of a process (`T` = stopped), Linux only. */
+export function processState(pid: number): string {
+  const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+}

@@ -1,0 +1,82 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { CliHarness } from "./cli-test-kit.js";
+
+let harness: CliHarness;
+afterEach(() => harness.dispose());
+
+describe("Gemini CLI through the CLI worker", () => {
+  it("runs gemini -p with stream-json and joins streamed message chunks into one thought", async () => {
+    harness = new CliHarness();
+    const outcome = await harness.run(
+      { tool: "gemini" },
+      { model: "gemini-2.5-flash", task: "List the files" },
+    );
+
+    expect(harness.recordedArguments().argv).toEqual([
+      "-p",
+      "List the files",
+      "-o",
+      "stream-json",
+      "-m",
+      "gemini-2.5-flash",
+    ]);
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: "Here is the answer to: List the files",
+      worker: "cli:gemini",
+      usage: { prompt_tokens: 50, completion_tokens: 200, total_tokens: 250 },
+    });
+    expect(harness.eventsOf("thought").map((event) => event.data.text)).toEqual([
+      "Here is the answer to: List the files",
+    ]);
+    expect(harness.eventsOf("action")[0]?.data).toEqual({
+      call_id: "list_directory-1-1",
+      tool: "list_directory",
+      arguments: { dir_path: "." },
+    });
+    expect(harness.eventsOf("observation")[0]?.data).toMatchObject({ ok: true, output: "Listed 1 item(s)." });
+  });
+
+  it("ignores non-JSON lines with a warning", async () => {
+    harness = new CliHarness({ scenario: "garbage" });
+    const outcome = await harness.run({ tool: "gemini" });
+    expect(outcome.status).toBe("completed");
+    expect(harness.eventsOf("warning")).toHaveLength(2);
+  });
+
+  it("reads exit code 41 as an auth failure", async () => {
+    harness = new CliHarness({ scenario: "auth" });
+    const outcome = await harness.run({ tool: "gemini", fallback: "none" });
+    expect(outcome.error?.code).toBe("CLI_AUTH");
+    expect(outcome.error?.message).toContain("Please set an Auth method");
+  });
+
+  it("reads a 429 quota result as quota and cools down for the retry delay it gives", async () => {
+    const now = new Date("2026-05-01T10:00:00Z");
+    harness = new CliHarness({ scenario: "quota", now: () => now });
+    const outcome = await harness.run({ tool: "gemini" });
+
+    expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_QUOTA");
+    expect(outcome.worker).toBe("cli:gemini→llm");
+    const second = await harness.run({ tool: "gemini" }, { runId: "r_second" });
+    expect(second.worker).toBe("cli:gemini→llm");
+    const cooldown = harness.eventsOf("fallback")[1]?.data;
+    expect(cooldown?.reason).toBe("cooldown");
+    // "Please retry in 47.5s" from the fake, counted from the injected clock.
+    expect(cooldown?.message).toContain("until 2026-05-01T10:00:47.500Z");
+  });
+
+  it("reads exit code 173 (HTTP 429) without structured output as a rate limit", async () => {
+    harness = new CliHarness({ scenario: "rate_limit" });
+    await harness.run({ tool: "gemini" });
+    expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_RATE_LIMIT");
+    expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("rate_limit");
+  });
+
+  it("explains exit code 55 (untrusted folder)", async () => {
+    harness = new CliHarness({ scenario: "untrusted" });
+    const outcome = await harness.run({ tool: "gemini", fallback: "none" });
+    expect(outcome.error?.code).toBe("CLI_CRASH");
+    expect(outcome.error?.message).toContain("trusted");
+  });
+});

@@ -1,0 +1,122 @@
+import { writeFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { RunControl } from "../../../src/runs/run-control.js";
+import { CliHarness, isRunning, processState } from "./cli-test-kit.js";
+
+let harness: CliHarness;
+afterEach(() => harness.dispose());
+
+/** Polls `condition` until it holds, failing after the deadline. */
+async function until(condition: () => boolean, what: string, timeoutMilliseconds = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMilliseconds;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+function alive(pids: number[]): number[] {
+  return pids.filter(isRunning);
+}
+
+describe("the CLI child's lifetime", () => {
+  it("kills a child that never prints anything once its idle timeout passes, and falls back", async () => {
+    harness = new CliHarness({ scenario: "hang" });
+    const outcome = await harness.run({ tool: "claude", idle_timeout: "1s" });
+
+    expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_HUNG");
+    expect(harness.eventsOf("fallback")[0]?.data).toMatchObject({ reason: "hung" });
+    expect(outcome.worker).toBe("cli:claude→llm");
+    expect(alive(await harness.waitForPids(1))).toEqual([]);
+  });
+
+  it("kills a child that hangs after some output and hands that output to the fallback", async () => {
+    harness = new CliHarness({ scenario: "hang_after_output" });
+    await harness.run({ tool: "claude", idle_timeout: "1s" });
+
+    expect(harness.eventsOf("thought")[0]?.data.text).toBe("Thinking about the task.");
+    expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_HUNG");
+    expect(harness.llm.calls[0]?.note).toContain("Thinking about the task.");
+    expect(alive(await harness.waitForPids(1))).toEqual([]);
+  });
+
+  it("ends the whole process tree on stop, including a grandchild that left the group and ignores SIGTERM", async () => {
+    harness = new CliHarness({ scenario: "descendants" });
+    const control = new RunControl();
+    const running = harness.run({ tool: "claude" }, { control });
+    const pids = await harness.waitForPids(3);
+    await harness.log.waitFor((event) => event.type === "action", 15_000);
+    expect(alive(pids)).toEqual(pids);
+
+    control.stop("user_stop", "stopped by the test");
+    const outcome = await running;
+
+    expect(outcome).toMatchObject({ status: "stopped", reason: "user_stop", worker: "cli:claude" });
+    expect(alive(pids)).toEqual([]);
+    expect(harness.eventsOf("fallback")).toEqual([]);
+  });
+
+  it("ends the tree with daemon_shutdown when the daemon's signal aborts", async () => {
+    harness = new CliHarness({ scenario: "descendants" });
+    const shutdown = new AbortController();
+    const control = new RunControl({ parent: shutdown.signal });
+    const running = harness.run({ tool: "codex" }, { control });
+    const pids = await harness.waitForPids(3);
+
+    shutdown.abort();
+    const outcome = await running;
+
+    expect(outcome).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
+    expect(alive(pids)).toEqual([]);
+  });
+
+  it("fails with timeout (no fallback) when the run's timeout passes, leaving no process behind", async () => {
+    harness = new CliHarness({ scenario: "descendants" });
+    const control = new RunControl({ timeoutMilliseconds: 1_500 });
+    const outcome = await harness.run({ tool: "gemini" }, { control, timeout: 1_500 });
+
+    expect(outcome).toMatchObject({ status: "failed", reason: "timeout", worker: "cli:gemini" });
+    expect(alive(await harness.waitForPids(3))).toEqual([]);
+    expect(harness.eventsOf("fallback")).toEqual([]);
+  });
+
+  it("classifies execa's own timeout as CLI_TIMEOUT", async () => {
+    harness = new CliHarness({ scenario: "hang" });
+    const outcome = await harness.run({ tool: "claude" }, { timeout: 1_000 });
+
+    expect(outcome).toMatchObject({ status: "failed", reason: "timeout", error: { code: "CLI_TIMEOUT" } });
+    expect(alive(await harness.waitForPids(1))).toEqual([]);
+  });
+
+  it("ends what a finished child left running, even a grandchild holding its stdout", async () => {
+    harness = new CliHarness({ scenario: "descendants_exit" });
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(outcome).toMatchObject({ status: "completed", result: "Done: Write the notes for today" });
+    expect(alive(await harness.waitForPids(3))).toEqual([]);
+  });
+
+  it("stops the tree while paused without counting the pause as idle, and continues on resume", async () => {
+    harness = new CliHarness({ scenario: "success", waitForGo: true });
+    const control = new RunControl();
+    const running = harness.run({ tool: "claude", idle_timeout: "2s" }, { control });
+    await harness.log.waitFor((event) => event.type === "observation", 15_000);
+    const [pid] = await harness.waitForPids(1);
+    if (pid === undefined) throw new Error("no pid recorded");
+
+    control.pause();
+    await until(() => processState(pid) === "T", "the child is stopped");
+    // Stay paused past the idle timeout: the child must stay stopped and must not be killed.
+    const heldUntil = Date.now() + 3_000;
+    while (Date.now() < heldUntil) {
+      expect(processState(pid)).toBe("T");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    writeFileSync(harness.goFile, "go");
+    control.resume();
+    const outcome = await running;
+
+    expect(outcome).toMatchObject({ status: "completed", worker: "cli:claude" });
+    expect(harness.eventsOf("error")).toEqual([]);
+  });
+});
