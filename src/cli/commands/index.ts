@@ -8,6 +8,7 @@ import { registerStopCommand } from "./stop.js";
 import { registerStartCommand } from "./start.js";
 import { registerValidateCommand } from "./validate.js";
 import { registerAgentsCommand } from "./agents.js";
+import { registerRunCommand } from "./run.js";
 
 /** Every `agentd` subcommand, registered on the root program. One file per command. */
 export function registerCommands(program: Command): void {
@@ -21,4 +22,5 @@ export function registerCommands(program: Command): void {
   registerDenyCommand(program);
   registerValidateCommand(program);
   registerAgentsCommand(program);
+  registerRunCommand(program);
 }

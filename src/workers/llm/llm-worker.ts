@@ -23,8 +23,9 @@ export interface LlmWorkerOptions {
   /** Config `llm`: compaction settings and the default temperature. */
   llm: Pick<Config["llm"], "context" | "temperature">;
   /**
-   * Publish `status` events (running, then the final status). Default true. Turn it off where the
-   * run manager already publishes every status change, so events are not doubled.
+   * Publish `status` events (running, then the final status with its reason). Default false: the
+   * run manager (daemon) and startSingleRun (`agentd run`) publish every status change themselves,
+   * so a worker publishing too would double them. Turn it on where nothing else does.
    */
   publishStatus?: boolean;
 }
@@ -67,7 +68,7 @@ export class LlmWorker implements Worker {
       lastText: "",
     };
     const { budget, events } = run;
-    const publishStatus = this.#options.publishStatus ?? true;
+    const publishStatus = this.#options.publishStatus ?? false;
     if (publishStatus) events.publish("status", { status: "running" });
     let outcome: RunOutcome;
     try {

@@ -138,6 +138,7 @@ export class LoopHarness {
       model: testClient(server.url, { prices: llm.prices, ...options.client }),
       tools: this.tools,
       llm,
+      publishStatus: true,
     });
   }
 

@@ -1,0 +1,132 @@
+import type { Config } from "../config/config-schema.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { AgentEvent, EventDraft } from "../events/agent-event.js";
+import { EventBus } from "../events/event-bus.js";
+import { ModelClient, type ModelProvider } from "../llm/model-client.js";
+import { createLogger, type Logger } from "../logging/logger.js";
+import { executeRun } from "../runs/execute-run.js";
+import { RunControl } from "../runs/run-control.js";
+import { createRunIdSource } from "../runs/run-id.js";
+import type { RunRecord } from "../runs/run-record.js";
+import type { RunReason } from "../runs/run-status.js";
+import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
+import { SecretRedactor } from "../secrets/secret-redactor.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
+import { createVault } from "../vault/create-vault.js";
+import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
+import { LlmWorker } from "../workers/llm/llm-worker.js";
+import { createCliWorker } from "../workers/cli/create-cli-worker.js";
+import type { Worker } from "../workers/worker.js";
+
+/**
+ * Until the tools engineer's DefaultToolExecutor is wired here, `agentd run` offers the model no
+ * tools, and a call to one is answered TOOL_NOT_FOUND.
+ * TODO(integration): replace with the DefaultToolExecutor from src/tools/.
+ */
+const NO_TOOLS: ToolExecutor = {
+  specs: async () => [],
+  execute: async (call) => ({
+    ok: false,
+    code: "TOOL_NOT_FOUND",
+    output: `no tool named ${call.tool} is available in this run`,
+  }),
+};
+
+export interface SingleRunOptions {
+  config: Config;
+  definition: AgentDefinition;
+  task: string;
+  /** Called with every event of the run, in order, as it is published. */
+  onEvent: (event: AgentEvent) => void;
+  /** Overrides for tests and for the integrator: the model, the tools, the worker. */
+  model?: ModelProvider;
+  tools?: ToolExecutor;
+  worker?: Worker;
+  logger?: Logger;
+}
+
+/** One run in this process: its id, how to stop it, and its record once it ends. */
+export interface SingleRun {
+  runId: string;
+  /** Stops the run; it ends `stopped` with this reason (default `user_stop`). */
+  stop(reason?: RunReason): void;
+  /** The run record, settled when the run ends (never rejects). */
+  finished: Promise<RunRecord>;
+}
+
+/**
+ * Composes and starts one run of one agent in-process, for `agentd run`: config secrets resolved
+ * from the vault, an event bus that masks secret values, the model client, the LLM worker, a
+ * RunControl with the agent's timeout. It publishes the `status` events itself, as the run manager
+ * does in the daemon. Run records and events are not written to `data_dir`.
+ */
+export async function startSingleRun(options: SingleRunOptions): Promise<SingleRun> {
+  const { definition, task } = options;
+  const redactor = new SecretRedactor();
+  const vault = createVault(options.config);
+  const config = await resolveConfigSecrets(options.config, vault, redactor);
+  if (definition.frontmatter.secrets.length > 0) await learnVaultSecrets(vault, redactor);
+  const logger = options.logger ?? createLogger({ ...config.log, redact: redactor.redactText });
+
+  const events = new EventBus({ redact: redactor.redactEvent });
+  events.subscribe(options.onEvent);
+  const worker = options.worker ?? workerFor(definition, config, options, logger);
+  const runId = createRunIdSource()();
+  const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
+  const startedAt = new Date().toISOString();
+  const publishStatus = (data: Extract<EventDraft, { type: "status" }>["data"]) =>
+    events.publish({ agent: definition.id, run: runId, type: "status", data });
+  publishStatus({ status: "running" });
+  const finished = executeRun(
+    worker,
+    { runId, definition, task, control, events, setStatus: () => undefined },
+    logger.child({ module: "run" }),
+  ).then((outcome): RunRecord => {
+    control.dispose();
+    publishStatus({
+      status: outcome.status,
+      ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+      ...(outcome.error === undefined ? {} : { message: outcome.error.message }),
+    });
+    return {
+      id: runId,
+      agent: definition.id,
+      task,
+      status: outcome.status,
+      ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
+      trigger: { kind: "cli" },
+      definition_hash: definition.hash,
+      worker: outcome.worker,
+      created_at: startedAt,
+      started_at: startedAt,
+      ended_at: new Date().toISOString(),
+      usage: outcome.usage,
+      cost_usd: outcome.cost_usd,
+      ...(outcome.result === undefined ? {} : { result: outcome.result }),
+      ...(outcome.error === undefined ? {} : { error: outcome.error }),
+    };
+  });
+  return { runId, stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`), finished };
+}
+
+function workerFor(
+  definition: AgentDefinition,
+  config: Config,
+  options: SingleRunOptions,
+  logger: Logger,
+): Worker {
+  // Status events come from startSingleRun, as they come from the run manager in the daemon.
+  const llmWorker = new LlmWorker({
+    model: options.model ?? ModelClient.fromConfig(config.llm),
+    tools: options.tools ?? NO_TOOLS,
+    llm: config.llm,
+    publishStatus: false,
+  });
+  if (definition.frontmatter.worker !== "cli") return llmWorker;
+  return createCliWorker({
+    config,
+    llmFallback: llmWorker,
+    logger: logger.child({ module: "cli-worker" }),
+    dataDirectory: config.data_dir,
+  });
+}

@@ -1,0 +1,211 @@
+import { styleText } from "node:util";
+import type { Command } from "commander";
+import { startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
+import { loadConfig } from "../../config/load-config.js";
+import { loadDefinitions } from "../../definitions/load-definitions.js";
+import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
+import type { AgentEvent } from "../../events/agent-event.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import { pickTask } from "../../runs/runnable-definition.js";
+import { didYouMean } from "../../schema/known-keys.js";
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type GlobalOptions } from "../output.js";
+
+/** Longest part of a tool output or argument list shown on one progress line. */
+const PREVIEW_CHARACTERS = 160;
+
+export interface RunCommandOptions {
+  agent: string;
+  task?: string | undefined;
+  config?: string | undefined;
+  json?: boolean | undefined;
+  cwd?: string;
+  environment?: NodeJS.ProcessEnv;
+  /** Overrides for tests (the model, the tools). */
+  compose?: Pick<SingleRunOptions, "model" | "tools" | "logger">;
+}
+
+/** Where `agentd run` writes, and how it hears Ctrl-C. Injected so tests drive it in-process. */
+export interface RunCommandIo {
+  /** Results and JSON lines. */
+  stdout: (text: string) => void;
+  /** Progress and errors for a human. */
+  stderr: (text: string) => void;
+  /** Colours on progress lines. */
+  color: boolean;
+  /** Registers the Ctrl-C handler; returns the function that removes it. */
+  onInterrupt: (handler: () => void) => () => void;
+}
+
+/**
+ * `agentd run <agent> [task]`: runs one agent in this process and prints its events as they come
+ * (JSON lines with --json, then the run record). Exit code 0 completed, 1 anything else (an
+ * invalid agent included), 2 bad usage (unknown agent, no task). Ctrl-C stops the run `user_stop`.
+ */
+export async function runAgentCommand(options: RunCommandOptions, io: RunCommandIo): Promise<number> {
+  const fail = (error: AgentdError, code: number) => {
+    if (options.json) io.stdout(`${JSON.stringify({ error: error.toJSON() })}\n`);
+    else io.stderr(`error ${error.code}: ${error.describe()}\n`);
+    return code;
+  };
+  let config;
+  try {
+    config = loadConfig({
+      file: options.config,
+      ...(options.cwd ? { cwd: options.cwd } : {}),
+      ...environment(options),
+    }).config;
+  } catch (error) {
+    return fail(toAgentdError(error, "CONFIG_INVALID"), EXIT_FAILURE);
+  }
+  const snapshot = await loadDefinitions(config);
+  const statuses = snapshot.agents.filter((status) => status.id === options.agent);
+  if (statuses.length === 0) {
+    const suggestion = didYouMean(
+      options.agent,
+      snapshot.agents.map((status) => status.id),
+    );
+    const hint = suggestion
+      ? `did you mean ${suggestion}?`
+      : `agentd validate lists the agents in ${config.agents_dir}`;
+    return fail(new AgentdError("USAGE", `no agent "${options.agent}"`, { hint }), EXIT_USAGE);
+  }
+  const invalid = statuses.filter((status) => !status.valid);
+  const definition = snapshot.get(options.agent);
+  if (invalid.length > 0 || !definition) {
+    const errors = invalid.flatMap((status) => status.errors);
+    if (options.json)
+      io.stdout(
+        `${JSON.stringify({ error: { code: "DEFINITION_INVALID", agent: options.agent, errors: errors.map((error) => error.toJSON()) } })}\n`,
+      );
+    else for (const error of errors) io.stderr(`error ${error.code}: ${error.describe()}\n`);
+    return EXIT_FAILURE;
+  }
+  let task: string;
+  try {
+    task = pickTask(options.task, definition);
+  } catch (error) {
+    const reason = toAgentdError(error);
+    return fail(
+      new AgentdError("USAGE", reason.message, { hint: `agentd run ${definition.id} "<task>"` }),
+      EXIT_USAGE,
+    );
+  }
+
+  const print = options.json
+    ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
+    : progressPrinter(io);
+  const run = await startSingleRun({ config, definition, task, onEvent: print, ...options.compose });
+  if (!options.json) io.stderr(paint(io, "bold", `▶ ${definition.id} · run ${run.runId}\n`));
+  let interrupts = 0;
+  const removeInterrupt = io.onInterrupt(() => {
+    interrupts += 1;
+    if (!options.json)
+      io.stderr(interrupts === 1 ? "stopping the run (Ctrl-C again to stop waiting)…\n" : "");
+    run.stop("user_stop");
+  });
+  const record = await run.finished.finally(removeInterrupt);
+  if (options.json) io.stdout(`${JSON.stringify(record)}\n`);
+  else printSummary(record, io);
+  return record.status === "completed" ? EXIT_OK : EXIT_FAILURE;
+}
+
+export function registerRunCommand(program: Command): void {
+  program
+    .command("run <agent> [task]")
+    .description(
+      "run one agent now, in this process, printing its events as they come; exit 0 when it completes",
+    )
+    .option("--follow", "print events as they come (always on for an in-process run)")
+    .action(async (agent: string, task: string | undefined, _options: unknown, command: Command) => {
+      const globals = command.optsWithGlobals<GlobalOptions>();
+      process.exitCode = await runAgentCommand(
+        { agent, task, config: globals.config, json: globals.json },
+        {
+          stdout: (text) => process.stdout.write(text),
+          stderr: (text) => process.stderr.write(text),
+          color: Boolean(process.stderr.isTTY) && !process.env["NO_COLOR"],
+          onInterrupt: (handler) => {
+            process.on("SIGINT", handler);
+            return () => process.off("SIGINT", handler);
+          },
+        },
+      );
+    });
+}
+
+function environment(options: RunCommandOptions): { environment?: NodeJS.ProcessEnv } {
+  return options.environment ? { environment: options.environment } : {};
+}
+
+type Style = Parameters<typeof styleText>[0];
+
+function paint(io: RunCommandIo, style: Style, text: string): string {
+  return io.color ? styleText(style, text) : text;
+}
+
+/** One readable line per event on stderr: time, type, what happened. */
+function progressPrinter(io: RunCommandIo): (event: AgentEvent) => void {
+  return (event) => {
+    const line = describeEvent(event);
+    if (!line) return;
+    const time = paint(io, "dim", event.time.slice(11, 19));
+    io.stderr(`${time} ${paint(io, line.style, event.type.padEnd(11))} ${line.text}\n`);
+  };
+}
+
+function describeEvent(event: AgentEvent): { style: Style; text: string } | undefined {
+  switch (event.type) {
+    case "status":
+      return {
+        style: "cyan",
+        text: [event.data.status, event.data.reason, event.data.message].filter(Boolean).join(" · "),
+      };
+    case "thought":
+      return { style: "magenta", text: event.data.text.trim().replace(/\n/g, "\n                     ") };
+    case "action":
+      return { style: "blue", text: `${event.data.tool} ${preview(JSON.stringify(event.data.arguments))}` };
+    case "observation":
+      return {
+        style: event.data.ok ? "green" : "red",
+        text: `${event.data.ok ? "✓" : "✗"} ${event.data.tool} (${event.data.duration_ms} ms) ${preview(event.data.output)}`,
+      };
+    case "error":
+      return { style: "red", text: `${event.data.code}: ${event.data.message}` };
+    case "warning":
+      return { style: "yellow", text: `${event.data.code}: ${event.data.message}` };
+    case "fallback":
+      return { style: "yellow", text: `${event.data.from} → ${event.data.to}: ${event.data.message}` };
+    case "compaction":
+      return {
+        style: "yellow",
+        text: `${event.data.method}: ${event.data.messages_before} → ${event.data.messages_after} messages, ~${event.data.tokens_before} → ~${event.data.tokens_after} tokens`,
+      };
+    case "approval":
+      return { style: "yellow", text: `${event.data.state} ${event.data.tool} (approval ${event.data.id})` };
+    case "result":
+      return undefined;
+    default:
+      return { style: "dim", text: preview(JSON.stringify(event.data)) };
+  }
+}
+
+function preview(text: string): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  return flat.length > PREVIEW_CHARACTERS ? `${flat.slice(0, PREVIEW_CHARACTERS)}…` : flat;
+}
+
+/** The outcome line on stderr, and the result text alone on stdout (so `agentd run x > out.md` works). */
+function printSummary(record: RunRecord, io: RunCommandIo): void {
+  const seconds =
+    record.ended_at && record.started_at
+      ? (Date.parse(record.ended_at) - Date.parse(record.started_at)) / 1000
+      : 0;
+  const outcome = [record.status, record.reason].filter(Boolean).join(" · ");
+  const cost = record.cost_usd > 0 ? ` · $${record.cost_usd.toFixed(4)}` : "";
+  const summary = `■ ${outcome} in ${seconds.toFixed(1)} s · ${record.usage.total_tokens} tokens${cost}\n`;
+  io.stderr(paint(io, record.status === "completed" ? "green" : "red", summary));
+  if (record.error && record.status !== "completed")
+    io.stderr(`${record.error.code}: ${record.error.message}\n`);
+  if (record.status === "completed" && record.result)
+    io.stdout(record.result.endsWith("\n") ? record.result : `${record.result}\n`);
+}

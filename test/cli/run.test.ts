@@ -1,0 +1,152 @@
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import {
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+  type ScriptedLlmServer,
+} from "../support/scripted-llm-server.js";
+
+let server: ScriptedLlmServer;
+let directory: string;
+
+beforeEach(async () => {
+  server = await startScriptedLlmServer();
+  directory = await mkdtemp(path.join(tmpdir(), "agentd-run-"));
+  await mkdir(path.join(directory, "agents"));
+  await writeFile(
+    path.join(directory, "config.yaml"),
+    [
+      "llm:",
+      `  base_url: ${server.url}`,
+      "  api_key: test-key",
+      "  model: scripted",
+      "  retries: { max_attempts: 1 }",
+      `data_dir: ${path.join(directory, "data")}`,
+      "log: { level: silent }",
+    ].join("\n"),
+  );
+  await writeAgent("hello", "description: Says hello\ntask: Say hello", "You greet people.");
+});
+afterEach(async () => {
+  await server.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+function writeAgent(id: string, frontmatter: string, body: string): Promise<void> {
+  return writeFile(path.join(directory, "agents", `${id}.md`), `---\n${frontmatter}\n---\n${body}\n`);
+}
+
+/** Captures what the command writes; `interrupt()` plays Ctrl-C. */
+function capture() {
+  const output = { stdout: "", stderr: "" };
+  let handler: (() => void) | undefined;
+  const io: RunCommandIo = {
+    stdout: (text) => void (output.stdout += text),
+    stderr: (text) => void (output.stderr += text),
+    color: false,
+    onInterrupt: (next) => {
+      handler = next;
+      return () => (handler = undefined);
+    },
+  };
+  return { io, output, interrupt: () => handler?.() };
+}
+
+const options = (agent: string, extra: { task?: string; json?: boolean } = {}) => ({
+  agent,
+  config: "config.yaml",
+  cwd: directory,
+  ...extra,
+});
+
+describe("agentd run", () => {
+  it("runs an agent to completion: progress on stderr, the answer on stdout, exit 0", async () => {
+    server.enqueue(textReply("Hello, world!", { usage: { promptTokens: 20, completionTokens: 5 } }));
+    const { io, output } = capture();
+    const code = await runAgentCommand(options("hello"), io);
+    expect(code).toBe(0);
+    expect(output.stdout).toBe("Hello, world!\n");
+    expect(output.stderr).toMatch(/status\s+running/);
+    expect(output.stderr).toMatch(/completed in [\d.]+ s · 25 tokens/);
+    const sent = server.chatRequests[0]?.body;
+    expect(sent?.model).toBe("scripted");
+    expect(sent?.messages[0]).toEqual({
+      role: "system",
+      content: expect.stringContaining("You greet people."),
+    });
+    expect(sent?.messages[1]).toEqual({ role: "user", content: "Say hello" });
+    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer test-key");
+  });
+
+  it("prints events as JSON lines, then the run record, with --json", async () => {
+    server.enqueue(toolCallReply({ name: "read_file", arguments: { path: "x" } }), textReply("done"));
+    const { io, output } = capture();
+    const code = await runAgentCommand(options("hello", { task: "Do it", json: true }), io);
+    expect(code).toBe(0);
+    const lines = output.stdout
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+    const record = lines.at(-1);
+    expect(record).toMatchObject({
+      agent: "hello",
+      task: "Do it",
+      status: "completed",
+      result: "done",
+      worker: "llm",
+    });
+    const events = lines.slice(0, -1);
+    expect(events.map((event) => event.type)).toEqual(["status", "result", "status"]);
+    expect(events.every((event) => event.run === record?.id && event.agent === "hello")).toBe(true);
+    expect(events.map((event) => event.id)).toEqual([1, 2, 3]);
+    const toolResult = server.chatRequests[1]?.body?.messages.find((message) => message.role === "tool");
+    expect(String(toolResult?.content)).toContain("TOOL_NOT_FOUND");
+  });
+
+  it("exits 1 when the run fails", async () => {
+    server.enqueue({ type: "completion", text: "x", interrupt: { after: 1, with: "drop" } });
+    const { io, output } = capture();
+    expect(await runAgentCommand(options("hello"), io)).toBe(1);
+    expect(output.stderr).toContain("failed · llm_error");
+    expect(output.stdout).toBe("");
+  });
+
+  it("exits 2 for an unknown agent, suggesting a close name", async () => {
+    const { io, output } = capture();
+    expect(await runAgentCommand(options("helo"), io)).toBe(2);
+    expect(output.stderr).toContain('no agent "helo"');
+    expect(output.stderr).toContain("did you mean hello?");
+  });
+
+  it("exits 2 when there is no task to run", async () => {
+    await writeAgent("taskless", "description: Needs a task", "Body.");
+    const { io, output } = capture();
+    expect(await runAgentCommand(options("taskless"), io)).toBe(2);
+    expect(output.stderr).toContain("no task given");
+  });
+
+  it("exits 1 with the errors of an invalid agent", async () => {
+    await writeAgent("broken", "name: No description here", "Body.");
+    const { io, output } = capture();
+    expect(await runAgentCommand(options("broken", { task: "x" }), io)).toBe(1);
+    expect(output.stderr).toContain("broken.md");
+    expect(output.stderr).toContain("description");
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
+  it("stops the run with user_stop on Ctrl-C", async () => {
+    server.enqueue(textReply("slow ".repeat(400), { chunkSize: 5, delayBetweenChunksMs: 50 }));
+    const { io, output, interrupt } = capture();
+    const running = runAgentCommand(options("hello", { json: true }), io);
+    await server.waitForChatRequests(1);
+    interrupt();
+    expect(await running).toBe(1);
+    const record = JSON.parse(output.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
+    expect(record).toMatchObject({ status: "stopped", reason: "user_stop" });
+    await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
+  });
+});
