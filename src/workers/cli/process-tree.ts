@@ -34,8 +34,7 @@ export class ProcessTree {
   /** Sends `signal` to the process group and to every known process still running. */
   async signal(signal: NodeJS.Signals): Promise<void> {
     await this.collect();
-    sendSignal(-this.#rootPid, signal);
-    for (const pid of await this.#running()) sendSignal(pid, signal);
+    await this.#send([signal]);
   }
 
   /**
@@ -43,15 +42,23 @@ export class ProcessTree {
    * still running after `graceMilliseconds`. Resolves when nothing of the tree runs any more.
    */
   async terminate(graceMilliseconds: number): Promise<void> {
-    await this.signal("SIGTERM");
-    await this.signal("SIGCONT");
+    await this.collect();
+    if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
+    await this.#send(["SIGTERM", "SIGCONT"]);
     const deadline = Date.now() + graceMilliseconds;
     while ((await this.#running()).length > 0 && Date.now() < deadline) await pause(50);
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
-    sendSignal(-this.#rootPid, "SIGKILL");
-    for (const pid of await this.#running()) sendSignal(pid, "SIGKILL");
+    await this.#send(["SIGKILL"]);
     const killDeadline = Date.now() + 5_000;
     while ((await this.#running()).length > 0 && Date.now() < killDeadline) await pause(50);
+  }
+
+  async #send(signals: NodeJS.Signals[]): Promise<void> {
+    const running = await this.#running();
+    for (const signal of signals) {
+      sendSignal(-this.#rootPid, signal);
+      for (const pid of running) sendSignal(pid, signal);
+    }
   }
 
   /** Known processes still running; on Linux only those that still carry this run's marker. */

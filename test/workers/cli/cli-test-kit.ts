@@ -44,12 +44,17 @@ export class RecordingLlm implements LlmFallback {
 }
 
 export interface HarnessOptions {
-  /** Config `cli_tools` on top of the fakes wired as claude, gemini and codex. */
+  /**
+   * Config `cli_tools` on top of the fakes wired as claude, gemini and codex; each entry's `env`
+   * gets the fakes' recording variables too.
+   */
   cliTools?: Record<string, unknown>;
   /** FAKE_CLI_SCENARIO for the fakes. */
   scenario?: string;
   cooldown?: number;
   now?: () => Date;
+  /** The LLM worker runs fall back to; default a RecordingLlm (`harness.llm`). */
+  llmFallback?: LlmFallback;
   /** Makes the fake claude wait, after its tool call, until `goFile` exists. */
   waitForGo?: boolean;
 }
@@ -87,7 +92,7 @@ export class CliHarness {
         claude: { command: fixture("claude"), env },
         gemini: { command: fixture("gemini"), env },
         codex: { command: fixture("codex"), env },
-        ...options.cliTools,
+        ...withFakeEnvironment(options.cliTools ?? {}, env),
       },
       cli: { kill_grace: 500, ...(options.cooldown === undefined ? {} : { cooldown: options.cooldown }) },
     });
@@ -102,7 +107,7 @@ export class CliHarness {
   restart(): ReturnType<typeof createCliWorker> {
     this.#worker = createCliWorker({
       config: this.config,
-      llmFallback: this.llm,
+      llmFallback: this.#options.llmFallback ?? this.llm,
       logger: silentLogger,
       dataDirectory: this.dataDirectory,
       ...(this.#options.now ? { now: this.#options.now } : {}),
@@ -184,4 +189,16 @@ export function isRunning(pid: number): boolean {
 export function processState(pid: number): string {
   const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
   return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+}
+
+function withFakeEnvironment(
+  cliTools: Record<string, unknown>,
+  environment: Record<string, string>,
+): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(cliTools).map(([name, entry]) => {
+      const tool = entry as { env?: Record<string, string> };
+      return [name, { ...tool, env: { ...environment, ...tool.env } }];
+    }),
+  );
 }

@@ -1,0 +1,86 @@
+import { readFileSync } from "node:fs";
+import { afterEach, describe, expect, it } from "vitest";
+import { CliHarness, fixture } from "./cli-test-kit.js";
+
+let harness: CliHarness;
+afterEach(() => harness.dispose());
+
+function summarizeTool(scenario = "success") {
+  return {
+    summarize: {
+      command: fixture("summarize"),
+      args: ["{task}", "{model}", "{workdir}"],
+      output: "text",
+      env: { FAKE_CLI_SCENARIO: scenario },
+    },
+  };
+}
+
+describe("tools from config cli_tools", () => {
+  it("fills the args template and takes stdout as the answer with output: text", async () => {
+    harness = new CliHarness({ cliTools: summarizeTool() });
+    const context = harness.context(
+      { tool: "summarize", args: ["--verbose"] },
+      { model: "m1", task: "the PRs" },
+    );
+    const outcome = await harness.worker().run(context);
+
+    const argv = readFileSync(harness.argumentsFile, "utf8").trim().split("\n");
+    expect(argv).toEqual(["the PRs", "m1", harness.workdir, "--verbose"]);
+    expect(outcome).toMatchObject({
+      status: "completed",
+      worker: "cli:summarize",
+      result: `Summary of: the PRs\nmodel=m1 workdir=${harness.workdir}`,
+    });
+    expect(harness.eventsOf("result")[0]?.data.text).toBe(outcome.result);
+  });
+
+  it("drops a {model} argument when the agent sets no model", async () => {
+    harness = new CliHarness({ cliTools: summarizeTool() });
+    await harness.run({ tool: "summarize" });
+    const argv = readFileSync(harness.argumentsFile, "utf8").trim().split("\n");
+    expect(argv).toEqual(["Write the notes for today", harness.workdir]);
+  });
+
+  it("reads an empty stdout on exit 0 as no result", async () => {
+    harness = new CliHarness({ cliTools: summarizeTool("empty") });
+    const outcome = await harness.run({ tool: "summarize", fallback: "none" });
+    expect(outcome).toMatchObject({
+      status: "failed",
+      reason: "cli_error",
+      error: { code: "CLI_NO_RESULT" },
+    });
+  });
+
+  it("reuses a built-in parser for another command with output: claude", async () => {
+    harness = new CliHarness({
+      cliTools: {
+        "claude-beta": {
+          command: fixture("claude"),
+          args: ["-p", "{task}", "--output-format", "stream-json"],
+          output: "claude",
+        },
+      },
+    });
+    const outcome = await harness.run({ tool: "claude-beta" });
+    expect(outcome).toMatchObject({ status: "completed", worker: "cli:claude-beta" });
+    expect(harness.eventsOf("action")[0]?.data.tool).toBe("Bash");
+  });
+
+  it("reports a command that does not exist as not installed, and falls back", async () => {
+    harness = new CliHarness({ cliTools: { claude: { command: "/nonexistent/bin/claude" } } });
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(harness.eventsOf("error")[0]?.data).toMatchObject({ code: "CLI_NOT_INSTALLED", retryable: false });
+    expect(harness.eventsOf("error")[0]?.data.message).toContain("/nonexistent/bin/claude");
+    expect(harness.eventsOf("fallback")[0]?.data).toMatchObject({ reason: "not_installed" });
+    expect(outcome).toMatchObject({ status: "completed", worker: "cli:claude→llm" });
+  });
+
+  it("reports a tool that is neither built in nor configured as not installed", async () => {
+    harness = new CliHarness();
+    const outcome = await harness.run({ tool: "aider", fallback: "none" });
+    expect(outcome.error?.code).toBe("CLI_NOT_INSTALLED");
+    expect(outcome.error?.message).toContain('unknown CLI tool "aider"');
+  });
+});

@@ -1,0 +1,58 @@
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../../src/config/config-schema.js";
+import type { ToolExecutor } from "../../../src/tools/tool-executor.js";
+import { LlmWorker } from "../../../src/workers/llm/llm-worker.js";
+import { testClient } from "../../llm/client-settings.js";
+import {
+  startScriptedLlmServer,
+  textReply,
+  type ScriptedLlmServer,
+} from "../../support/scripted-llm-server.js";
+import { CliHarness } from "./cli-test-kit.js";
+
+/** An agent without tools: the fallback only has to answer. */
+const noTools: ToolExecutor = {
+  specs: async () => [],
+  execute: async () => ({ ok: false, code: "TOOL_NOT_FOUND", output: "no tools here" }),
+};
+
+let server: ScriptedLlmServer;
+let harness: CliHarness;
+beforeEach(async () => {
+  server = await startScriptedLlmServer();
+});
+afterEach(async () => {
+  harness.dispose();
+  await server.close();
+});
+
+describe("falling back to the real LLM worker", () => {
+  it("continues a task claude could not finish with the same task, system prompt and what claude produced", async () => {
+    const llmWorker = new LlmWorker({
+      model: testClient(server.url),
+      tools: noTools,
+      llm: ConfigSchema.parse({}).llm,
+      publishStatus: false,
+    });
+    harness = new CliHarness({ scenario: "quota", llmFallback: llmWorker });
+    server.enqueue(textReply("Release notes, written by the LLM."));
+
+    const outcome = await harness.run({ tool: "claude" });
+
+    expect(outcome).toMatchObject({
+      status: "completed",
+      result: "Release notes, written by the LLM.",
+      worker: "cli:claude→llm",
+    });
+    const [request] = await server.waitForChatRequests(1);
+    const messages = request?.body?.messages ?? [];
+    expect(messages[0]).toMatchObject({ role: "system", content: "You write release notes." });
+    const asked = messages.map((message) => String(message.content)).join("\n");
+    expect(asked).toContain("Write the notes for today");
+    expect(asked).toContain('The CLI tool "claude" could not finish this task');
+    expect(asked).toContain("Let me start by reading the notes.");
+    const types = harness.log.events.map((event) => event.type);
+    expect(types.indexOf("fallback")).toBeGreaterThan(types.indexOf("error"));
+    expect(types.at(-1)).toBe("result");
+  });
+});
