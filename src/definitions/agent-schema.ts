@@ -22,18 +22,49 @@ function checkCron(
     });
     return;
   }
-  try {
-    new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    context.addIssue({ code: "custom", path, message: `invalid cron "${expression}": ${reason}` });
+  const problem = cronProblem(expression, timezone);
+  if (problem !== undefined) {
+    context.addIssue({ code: "custom", path, message: `invalid cron "${expression}": ${problem}` });
   }
 }
 
+/**
+ * Checking a cron expression or a timezone builds a Cron or an Intl.DateTimeFormat, which costs
+ * far more than the rest of an agent's validation; 1,000 agents share a handful of each, so the
+ * verdicts are remembered (bounded, since the inputs come from users' files).
+ */
+const verdicts = new Map<string, string | undefined>();
+const MAX_VERDICTS = 10_000;
+
+function remembered(key: string, check: () => string | undefined): string | undefined {
+  if (verdicts.has(key)) return verdicts.get(key);
+  const verdict = check();
+  if (verdicts.size >= MAX_VERDICTS) verdicts.clear();
+  verdicts.set(key, verdict);
+  return verdict;
+}
+
+function cronProblem(expression: string, timezone: string | undefined): string | undefined {
+  return remembered(`cron\u0000${expression}\u0000${timezone ?? ""}`, () => {
+    try {
+      new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
+      return undefined;
+    } catch (error) {
+      return error instanceof Error ? error.message : String(error);
+    }
+  });
+}
+
 function checkTimezone(timezone: string, context: z.RefinementCtx): void {
-  try {
-    new Intl.DateTimeFormat("en-US", { timeZone: timezone });
-  } catch {
+  const problem = remembered(`timezone\u0000${timezone}`, () => {
+    try {
+      new Intl.DateTimeFormat("en-US", { timeZone: timezone });
+      return undefined;
+    } catch {
+      return "unknown";
+    }
+  });
+  if (problem !== undefined) {
     context.addIssue({
       code: "custom",
       path: ["timezone"],

@@ -117,7 +117,8 @@ export class DefinitionCatalog {
       }
       const parent = parsed.preset?.extends;
       if (errors.length === 0 && parent !== undefined) {
-        const reference = { file: parsed.file, field: "extends" as const, line: parsed.extendsLine };
+        const line = parsed.extendsLine;
+        const reference = { file: parsed.file, field: "extends" as const, lineOf: () => line };
         const chain = resolvePresetChain(parent, reference, this.presetLookup, [parsed.name]);
         if (chain.error) errors.push(chain.error);
       }
@@ -165,7 +166,11 @@ export class DefinitionCatalog {
     if (!frontmatter) return undefined;
     let presets: ParsedPresetFile[] = [];
     if (frontmatter.preset !== undefined) {
-      const reference = { file: parsed.file, field: "preset" as const, line: parsed.lineOf(["preset"]) };
+      const reference = {
+        file: parsed.file,
+        field: "preset" as const,
+        lineOf: () => parsed.lineOf(["preset"]),
+      };
       const chain = resolvePresetChain(frontmatter.preset, reference, this.presetLookup);
       this.agentDependencies.set(parsed.file, chain.names);
       if (chain.error) {

@@ -95,20 +95,18 @@ export class DefinitionRegistry {
     if (wasIdle) this.work = this.work.then(() => this.reload());
   }
 
-  private async reload(): Promise<void> {
+  private reload(): void {
     const files = [...this.dirtyFiles];
     this.dirtyFiles.clear();
     try {
-      const [agents, presets] = await Promise.all([
-        readAll(
-          files.filter((file) => isAgentFile(this.config.agents_dir, file)),
-          readAgentFile,
-        ),
-        readAll(
-          files.filter((file) => isPresetFile(this.config.presets_dir, file)),
-          readPresetFile,
-        ),
-      ]);
+      const agents = readAll(
+        files.filter((file) => isAgentFile(this.config.agents_dir, file)),
+        readAgentFile,
+      );
+      const presets = readAll(
+        files.filter((file) => isPresetFile(this.config.presets_dir, file)),
+        readPresetFile,
+      );
       if (this.closed) return;
       const changed = this.catalog.apply({ agents, presets });
       if (changed.length === 0) return;

@@ -19,7 +19,9 @@ export function issuesToErrors(source: IssueSource, issues: readonly z.core.$Zod
   const located: LocatedYaml = { value: undefined, syntaxError: undefined, lineOf: source.lineOf };
   return describeIssues(source.schema, issues.map(clarifyUnion), located).map((problem) => {
     const topLevelKey = /^[^.[]*/.exec(problem.field)?.[0] ?? "";
-    const hint = problem.unknownKey ? "remove the key or fix its spelling" : source.hintFor(problem.field, topLevelKey);
+    const hint = problem.unknownKey
+      ? "remove the key or fix its spelling"
+      : source.hintFor(problem.field, topLevelKey);
     return problemToError(source.code, source.file, problem, hint);
   });
 }

@@ -20,9 +20,5 @@ export async function readDefinitionFolders(config: Config): Promise<CatalogUpda
     listAgentFiles(config.agents_dir),
     listPresetFiles(config.presets_dir),
   ]);
-  const [agents, presets] = await Promise.all([
-    readAll(agentFiles, readAgentFile),
-    readAll(presetFiles, readPresetFile),
-  ]);
-  return { agents, presets };
+  return { agents: readAll(agentFiles, readAgentFile), presets: readAll(presetFiles, readPresetFile) };
 }

@@ -1,4 +1,4 @@
-import { open } from "node:fs/promises";
+import { readFileSync, statSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 
@@ -14,36 +14,33 @@ export interface DefinitionFileContent {
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /**
- * Reads an agent or preset file and checks that it is plausible text: not too large, not binary,
- * valid UTF-8. Returns undefined when the file no longer exists (deleted or renamed away).
- * Throws an AgentdError with `code` for every other problem.
+ * Reads an agent or preset file and checks that it is plausible text: a regular file, not too
+ * large, not binary, valid UTF-8. Returns undefined when the file no longer exists (deleted or
+ * renamed away). Throws an AgentdError with `code` for every other problem.
+ *
+ * Synchronous on purpose: definition files are small and local, and reading 1,000 of them this way
+ * takes a fraction of the time promise-based reads do; the size check comes first.
  */
-export async function readDefinitionFile(
-  file: string,
-  code: ErrorCode,
-): Promise<DefinitionFileContent | undefined> {
+export function readDefinitionFile(file: string, code: ErrorCode): DefinitionFileContent | undefined {
   let bytes: Buffer;
   try {
-    const handle = await open(file, "r");
-    try {
-      const { size } = await handle.stat();
-      if (size > MAX_DEFINITION_FILE_BYTES) throw tooLarge(file, code, size);
-      bytes = await handle.readFile();
-      // The file may have grown between stat and read.
-      if (bytes.length > MAX_DEFINITION_FILE_BYTES) throw tooLarge(file, code, bytes.length);
-    } finally {
-      await handle.close();
+    const stats = statSync(file);
+    if (!stats.isFile()) {
+      throw new AgentdError(code, "not a regular file", {
+        file,
+        hint: "definition files are plain files; rename this entry so it does not end in .md/.yaml",
+      });
     }
+    if (stats.size > MAX_DEFINITION_FILE_BYTES) throw tooLarge(file, code, stats.size);
+    bytes = readFileSync(file);
+    // The file may have grown between stat and read.
+    if (bytes.length > MAX_DEFINITION_FILE_BYTES) throw tooLarge(file, code, bytes.length);
   } catch (error) {
     if (error instanceof AgentdError) throw error;
-    const systemCode = (error as NodeJS.ErrnoException).code;
-    if (systemCode === "ENOENT") return undefined;
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new AgentdError(code, `cannot read the file: ${(error as Error).message}`, {
       file,
-      hint:
-        systemCode === "EISDIR"
-          ? "rename the folder so it does not look like a definition file"
-          : "check the file's permissions",
+      hint: "check the file's permissions",
       cause: error,
     });
   }

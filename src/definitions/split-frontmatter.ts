@@ -41,16 +41,15 @@ export function splitFrontmatter(file: string, text: string): SplitAgentFile {
       hint: "add a line --- after the frontmatter, before the instructions",
     });
   }
-  let located: LocatedYaml | undefined;
-  // The block gray-matter hands to the engine starts right after the opening `---`, on line 1 of
-  // the file, so its line numbers are already the file's. A fresh options object per call also
-  // keeps gray-matter from returning a cached, shared result for identical content.
+  let block: string | undefined;
+  // A fresh options object per call also keeps gray-matter from returning a cached, shared
+  // result for identical content. The engine only captures the block: it is parsed below.
   const parsed = matter(text, {
     language: "yaml",
     engines: {
       yaml: {
-        parse: (block: string) => {
-          located = parseLocatedYaml(block);
+        parse: (frontmatter: string) => {
+          block = frontmatter;
           return {};
         },
         stringify: () => "",
@@ -64,13 +63,28 @@ export function splitFrontmatter(file: string, text: string): SplitAgentFile {
       hint: "write the frontmatter in YAML: the first line is just ---",
     });
   }
-  if (located?.syntaxError) {
+  if (block === undefined) return { data: {}, lineOf: () => undefined, body: parsed.content };
+  // The block gray-matter hands over starts right after the opening `---`, on line 1 of the file,
+  // so its line numbers are already the file's.
+  const located = parseLocatedYaml(block);
+  if (located.syntaxError) {
     throw new AgentdError("DEFINITION_INVALID", `invalid YAML: ${located.syntaxError.message}`, {
       file,
       line: located.syntaxError.line,
       hint: "fix the YAML syntax on that line (quote values that contain `: ` or start with a special character)",
     });
   }
-  const data = located === undefined ? {} : (located.value ?? {});
-  return { data, lineOf: located?.lineOf ?? (() => undefined), body: parsed.content };
+  return { data: located.value ?? {}, lineOf: lazyLineOf(block), body: parsed.content };
+}
+
+/**
+ * Lines are needed only for errors and warnings: rather than keep every agent's parsed YAML
+ * document in memory, the block is parsed again the first time a line is asked for.
+ */
+function lazyLineOf(block: string): LocatedYaml["lineOf"] {
+  let located: LocatedYaml | undefined;
+  return (path) => {
+    located ??= parseLocatedYaml(block);
+    return located.lineOf(path);
+  };
 }

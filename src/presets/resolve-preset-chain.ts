@@ -7,7 +7,8 @@ import type { ParsedPresetFile } from "./parse-preset-file.js";
 export interface PresetReference {
   file: string;
   field: "preset" | "extends";
-  line: number | undefined;
+  /** The line, looked up only when an error needs it. */
+  lineOf: () => number | undefined;
 }
 
 /** The presets known by name, as the catalog holds them. */
@@ -68,27 +69,30 @@ export function resolvePresetChain(
     }
     chain.presets.push(preset);
     current = preset.preset.extends;
-    reference = { file: preset.file, field: "extends", line: preset.extendsLine };
+    const extendsLine = preset.extendsLine;
+    reference = { file: preset.file, field: "extends", lineOf: () => extendsLine };
   }
   return chain;
 }
 
 function cycleError(cycle: string[], reference: PresetReference): AgentdError {
+  const line = reference.lineOf();
   return new AgentdError("PRESET_CYCLE", `preset cycle: ${cycle.join(" → ")}`, {
     file: reference.file,
     field: reference.field,
-    ...(reference.line === undefined ? {} : { line: reference.line }),
+    ...(line === undefined ? {} : { line }),
     hint: "remove one `extends:` so the chain ends at a preset without a parent",
     details: { cycle },
   });
 }
 
 function notFoundError(name: string, reference: PresetReference, lookup: PresetLookup): AgentdError {
+  const line = reference.lineOf();
   const suggestion = didYouMean(name, [...lookup.names()]);
   return new AgentdError("PRESET_NOT_FOUND", `preset "${name}" does not exist`, {
     file: reference.file,
     field: reference.field,
-    ...(reference.line === undefined ? {} : { line: reference.line }),
+    ...(line === undefined ? {} : { line }),
     hint: suggestion
       ? `did you mean "${suggestion}"? Otherwise create presets/${name}.yaml`
       : `create presets/${name}.yaml or fix the name`,

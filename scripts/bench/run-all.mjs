@@ -1,0 +1,43 @@
+// Runs every scripts/bench/*.bench.mjs in sequence, each in its own `node --expose-gc` process so
+// one bench's heap and timers cannot skew the next. `npm run bench` builds dist/ first.
+// Usage: node scripts/bench/run-all.mjs [name-filter]
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const directory = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(directory, "../..");
+const filter = process.argv[2] ?? "";
+
+if (!existsSync(path.join(root, "dist"))) {
+  console.error("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`");
+  process.exit(2);
+}
+
+const benches = readdirSync(directory)
+  .filter((file) => file.endsWith(".bench.mjs") && file.includes(filter))
+  .sort();
+if (benches.length === 0) {
+  console.error(`no bench matches "${filter}"`);
+  process.exit(2);
+}
+
+const failed = [];
+for (const bench of benches) {
+  console.log(`\n=== ${bench} ===`);
+  const started = Date.now();
+  const result = spawnSync(process.execPath, ["--expose-gc", path.join(directory, bench)], {
+    stdio: "inherit",
+    cwd: root,
+  });
+  const seconds = ((Date.now() - started) / 1000).toFixed(1);
+  if (result.status !== 0) failed.push(bench);
+  console.log(
+    `--- ${bench}: ${result.status === 0 ? "done" : `failed (exit ${result.status ?? result.signal})`} in ${seconds} s`,
+  );
+}
+if (failed.length > 0) {
+  console.error(`\n${failed.length} bench(es) failed: ${failed.join(", ")}`);
+  process.exit(1);
+}
