@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { startApiServer } from "../api/api-server.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
@@ -76,6 +77,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   const definitions =
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
   const shutdownController = new AbortController();
+  // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
+  setMaxListeners(0, shutdownController.signal);
   const runs = new RunManager({
     store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
     events: bus,

@@ -30,6 +30,7 @@ export class RunControl {
   #paused = false;
   #resumeWaiters: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
+  #detachFromParent: (() => void) | undefined;
 
   constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
     this.signal = this.#controller.signal;
@@ -41,7 +42,11 @@ export class RunControl {
           parent.reason instanceof Error ? parent.reason.message : "the daemon is shutting down",
         );
       if (parent.aborted) fromParent();
-      else parent.addEventListener("abort", fromParent, { once: true, signal: this.signal });
+      else {
+        parent.addEventListener("abort", fromParent, { once: true, signal: this.signal });
+        // A run that ends must not leave its listener on the daemon-wide signal.
+        this.#detachFromParent = () => parent.removeEventListener("abort", fromParent);
+      }
     }
     if (timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds)) {
       this.#timer = setTimeout(
@@ -92,10 +97,12 @@ export class RunControl {
     return () => this.#pauseListeners.delete(listener);
   }
 
-  /** Clears the timeout; call when the run ends. */
+  /** Clears the timeout and lets go of the parent signal; call when the run ends. */
   dispose(): void {
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
+    this.#detachFromParent?.();
+    this.#detachFromParent = undefined;
   }
 
   #releaseWaiters(): void {

@@ -8,6 +8,7 @@ import { RunControl } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
 import { IdleWaiters } from "./idle-waiters.js";
+import { InFlightCounts } from "./in-flight-counts.js";
 import { recordPatchOf } from "./run-outcome.js";
 import type { RunRecord, RunTrigger } from "./run-record.js";
 import { EMPTY_USAGE, type RunReason, type RunStatus } from "./run-status.js";
@@ -56,6 +57,7 @@ export class RunManager {
   readonly #createRunId: RunIdSource;
   readonly #live = new Map<string, LiveRun>();
   readonly #queue: string[] = [];
+  readonly #inFlight = new InFlightCounts();
   readonly #idle = new IdleWaiters();
   #accepting = true;
   /** Runs recovery marked failed/crashed at start-up. */
@@ -208,25 +210,15 @@ export class RunManager {
 
   #dispatch(): void {
     if (!this.#accepting) return;
-    let inFlight = this.#inFlightCount();
     for (const id of [...this.#queue]) {
-      if (inFlight >= this.#options.concurrency) return;
+      if (this.#inFlight.total >= this.#options.concurrency) return;
       const run = this.#live.get(id);
       if (!run) continue;
       const agentLimit = run.definition.limits.max_concurrent_runs;
-      if (this.#inFlightCount(run.record.agent) >= agentLimit) continue;
+      if (this.#inFlight.of(run.record.agent) >= agentLimit) continue;
       this.#dequeue(id);
-      inFlight += 1;
       this.#launch(run);
     }
-  }
-
-  #inFlightCount(agentId?: string): number {
-    let count = 0;
-    for (const run of this.#live.values()) {
-      if (run.control && (agentId === undefined || run.record.agent === agentId)) count += 1;
-    }
-    return count;
   }
 
   #dequeue(id: string): void {
@@ -241,6 +233,7 @@ export class RunManager {
       timeoutMilliseconds: definition.limits.timeout,
     });
     run.control = control;
+    this.#inFlight.add(run.record.agent, 1);
     this.#transition(run, { status: "running", started_at: this.#now().toISOString() });
     const context: RunContext = {
       runId: run.record.id,
@@ -270,6 +263,7 @@ export class RunManager {
 
   #end(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
     run.control?.dispose();
+    if (run.control && this.#live.has(run.record.id)) this.#inFlight.add(run.record.agent, -1);
     this.#live.delete(run.record.id);
     const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
     this.#dispatch();

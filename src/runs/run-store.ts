@@ -1,8 +1,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { appendLineDurably, writeFileAtomically } from "./atomic-write.js";
+import { appendLine, flushToDeviceLater, writeFileAtomically } from "./atomic-write.js";
 import type { RunRecord } from "./run-record.js";
+import { isTerminal } from "./run-status.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 
 export interface RunStoreOptions {
@@ -14,7 +15,7 @@ export interface RunStoreOptions {
  * The durable run records: one `<data_dir>/runs/<run>.json` per run, replaced atomically on every
  * change, plus an append-only `index.jsonl` naming every run in creation order. Everything is
  * also held in memory, so reads never touch the disk. Writes are synchronous: when `save` returns,
- * the record is on disk, so a status event published afterwards never runs ahead of it.
+ * the record is in the file, so a status event published afterwards never runs ahead of it.
  */
 export class RunStore {
   readonly directory: string;
@@ -60,14 +61,24 @@ export class RunStore {
   /** Registers a new run: the index line first, so a record file never exists unlisted. */
   create(record: RunRecord): void {
     const entry: RunIndexEntry = { run: record.id, agent: record.agent, created_at: record.created_at };
-    appendLineDurably(this.#indexFile, JSON.stringify(entry));
+    appendLine(this.#indexFile, JSON.stringify(entry), { sync: false });
     this.save(record);
     this.#newestByAgent.set(record.agent, record.id);
   }
 
-  /** Writes the record to disk (atomically, fsynced), then makes it the current one. */
+  /**
+   * Writes the record to disk atomically (safe from kill -9 once this returns), then makes it the
+   * current one. A finished run's record is also flushed to the device in the background, so its
+   * result survives a power loss too without an fsync blocking the event loop.
+   */
   save(record: RunRecord): void {
-    writeFileAtomically(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`);
+    const file = this.#fileOf(record.id);
+    writeFileAtomically(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    if (isTerminal(record.status)) {
+      flushToDeviceLater(file, (error) =>
+        this.#logger.warn({ err: error, file }, "could not fsync a run record"),
+      );
+    }
     this.#records.set(record.id, record);
   }
 

@@ -69,6 +69,7 @@ export class ScheduleState {
 
   #save(): void {
     const agents = Object.fromEntries(this.#agents);
-    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`);
+    // Rewritten on every fire: kill -9 safe without an fsync each time.
+    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, { sync: false });
   }
 }
