@@ -114,6 +114,15 @@ export class CliWorker implements Worker {
     });
     transcript.flush();
 
+    const failure = classifyFailure({
+      adapter,
+      exit,
+      transcript,
+      idleTimeoutMilliseconds: settings.idle_timeout,
+      now: this.#now(),
+    });
+    // A tool that finished its work counts even if a stop arrived just after.
+    if (!failure) return this.#completed(context, workerName, transcript);
     const aborted = abortReason(context.control.signal);
     if (aborted) {
       return {
@@ -125,14 +134,6 @@ export class CliWorker implements Worker {
         worker: workerName,
       };
     }
-    const failure = classifyFailure({
-      adapter,
-      exit,
-      transcript,
-      idleTimeoutMilliseconds: settings.idle_timeout,
-      now: this.#now(),
-    });
-    if (!failure) return this.#completed(context, workerName, transcript);
     this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
     return this.#afterFailure(context, settings, workerName, failure, transcript);
   }

@@ -93,10 +93,12 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
   const onCancel = () => void endTree();
   cancelSignal.addEventListener("abort", onCancel, { once: true });
   const collector = setInterval(() => void tree?.collect(), COLLECT_INTERVAL_MILLISECONDS);
+  // Signals go out in order: a quick pause/resume must not end with SIGCONT overtaken by SIGSTOP.
+  let pauseSignals = Promise.resolve();
   const onPauseChange = (paused: boolean) => {
     if (paused) watchdog.pause();
     else watchdog.resume();
-    void tree?.signal(paused ? "SIGSTOP" : "SIGCONT");
+    pauseSignals = pauseSignals.then(() => tree?.signal(paused ? "SIGSTOP" : "SIGCONT"));
   };
   const stopListening = control.onPauseChange(onPauseChange);
   if (control.paused) onPauseChange(true);
