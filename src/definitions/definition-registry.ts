@@ -1,3 +1,4 @@
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
@@ -49,6 +50,12 @@ export class DefinitionRegistry {
     const registry = new DefinitionRegistry(config, options.logger?.child({ module: "definitions" }));
     // Watch first, then read: a file saved while the folders are read is read again afterwards.
     if (options.watch ?? true) {
+      // chokidar cannot watch a folder that does not exist; an empty one is created to drop files into.
+      for (const folder of [config.agents_dir, config.presets_dir]) {
+        if (existsSync(folder)) continue;
+        mkdirSync(folder, { recursive: true });
+        registry.logger?.warn({ folder }, "the folder did not exist and was created empty");
+      }
       registry.watcher = await DefinitionWatcher.start({
         agentsDirectory: config.agents_dir,
         presetsDirectory: config.presets_dir,

@@ -99,9 +99,7 @@ function isIgnored(agentsDirectory: string, presetsDirectory: string, file: stri
   if (path.basename(absolute).startsWith(".")) return true;
   // chokidar asks first without stats; decide by name then, and again once it knows the type.
   if (!stats) return false;
-  if (stats.isDirectory()) {
-    return !isInside(agentsDirectory, absolute);
-  }
+  if (stats.isDirectory()) return !isInside(agentsDirectory, absolute);
   return !isAgentFile(agentsDirectory, absolute) && !isPresetFile(presetsDirectory, absolute);
 }
 

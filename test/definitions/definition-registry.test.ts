@@ -167,3 +167,21 @@ describe("DefinitionRegistry", () => {
     expect(registry.snapshot().agents.map((agent) => agent.id)).toEqual(["alpha"]);
   });
 });
+
+describe("DefinitionRegistry without folders", () => {
+  it("creates missing folders empty when watching, and loads what is dropped into them", async () => {
+    const project = createTempProject();
+    rmSync(project.config.agents_dir, { recursive: true });
+    rmSync(project.config.presets_dir, { recursive: true });
+    const registry = await DefinitionRegistry.start(project.config);
+    try {
+      expect(registry.snapshot().agents).toEqual([]);
+      const appeared = waitUntil(registry, () => registry.get("late") !== undefined);
+      writeFileSync(path.join(project.config.agents_dir, "late.md"), agentText("created after start"));
+      await appeared;
+    } finally {
+      await registry.close();
+      project.remove();
+    }
+  });
+});
