@@ -44,6 +44,8 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     loggerInstance: options.logger as FastifyBaseLogger,
     // One line per request would drown the log under pollers: onResponse logs them at debug.
     logController: new LogController({ disableRequestLogging: true }),
+    // A child logger per request costs more than a poll itself: requests share the module logger.
+    childLoggerFactory: (logger) => logger,
   });
   const metrics = createApiMetrics(services);
   const context: RouteContext = {
@@ -51,7 +53,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     shutdownSignal: shutdown.signal,
     heartbeatMilliseconds: options.heartbeatMilliseconds ?? 15_000,
   };
-  await configure(app, options.token);
+  await configure(app, options.token, options.logger);
   registerHealthRoutes(app, context);
   registerAgentRoutes(app, context);
   registerRunRoutes(app, context);
@@ -83,7 +85,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
 }
 
 /** Validation, errors, authentication, JSON bodies and the OpenAPI document: before any route. */
-async function configure(app: FastifyInstance, token: string | undefined): Promise<void> {
+async function configure(app: FastifyInstance, token: string | undefined, logger: Logger): Promise<void> {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setErrorHandler((error, request, reply) => {
     const { statusCode, body, internal } = toErrorReply(error);
@@ -117,7 +119,9 @@ async function configure(app: FastifyInstance, token: string | undefined): Promi
       security: [{ bearer: [] }],
     },
   });
-  app.addHook("onResponse", async (request, reply) => {
-    request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
-  });
+  if (logger.isLevelEnabled("debug")) {
+    app.addHook("onResponse", async (request, reply) => {
+      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
+    });
+  }
 }

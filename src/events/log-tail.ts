@@ -27,7 +27,9 @@ export function readLogTail(file: string, count: number): LogTail {
       position -= length;
       const chunk = Buffer.allocUnsafe(length);
       readSync(descriptor, chunk, 0, length, position);
-      for (let index = 0; index < length; index++) if (chunk[index] === NEWLINE) newlines++;
+      for (let index = chunk.indexOf(NEWLINE); index >= 0; index = chunk.indexOf(NEWLINE, index + 1)) {
+        newlines++;
+      }
       chunks.unshift(chunk);
     }
     const tail = Buffer.concat(chunks);
