@@ -19,7 +19,9 @@ const FRONTMATTER_EXAMPLE =
  * the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
  * for a missing or unclosed frontmatter and for a YAML syntax error.
  */
-export function splitFrontmatter(file: string, text: string): SplitAgentFile {
+export function splitFrontmatter(file: string, original: string): SplitAgentFile {
+  // Windows line endings would leave a \r on the last frontmatter line; lines do not move.
+  const text = original.replace(/\r\n/g, "\n");
   if (text.trim() === "") {
     throw new AgentdError("DEFINITION_INVALID", "the file is empty", {
       file,
@@ -27,14 +29,14 @@ export function splitFrontmatter(file: string, text: string): SplitAgentFile {
       hint: `an agent file needs frontmatter with at least a description: ${FRONTMATTER_EXAMPLE}`,
     });
   }
-  if (!/^---[^\S\r\n]*\r?\n/.test(text)) {
+  if (!/^---(?!-)[^\n]*\n/.test(text)) {
     throw new AgentdError("DEFINITION_INVALID", "the file has no frontmatter", {
       file,
       line: 1,
       hint: FRONTMATTER_EXAMPLE,
     });
   }
-  if (!/\r?\n---[^\S\r\n]*(\r?\n|$)/.test(text.slice(3))) {
+  if (!/\n---[^\S\n]*(\n|$)/.test(text.slice(3))) {
     throw new AgentdError("DEFINITION_INVALID", "the frontmatter is not closed", {
       file,
       line: 1,
