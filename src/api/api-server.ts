@@ -1,3 +1,4 @@
+import { setMaxListeners } from "node:events";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -40,6 +41,8 @@ const CLOSE_GRACE_MILLISECONDS = 1_000;
 /** Starts the HTTP API of SPEC 6 on fastify. */
 export async function startApiServer(services: ApiServices, options: ApiServerOptions): Promise<ApiServer> {
   const shutdown = new AbortController();
+  // Every open long poll and stream listens to it.
+  setMaxListeners(0, shutdown.signal);
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     // One line per request would drown the log under pollers: onResponse logs them at debug.

@@ -34,13 +34,18 @@ export function clientGoneSignal(
 ): { signal: AbortSignal; release: () => void } {
   const controller = new AbortController();
   const abort = () => controller.abort();
+  // Plain listeners rather than AbortSignal.any, which keeps dependent signals alive on the
+  // long-lived shutdown signal in some Node 20 releases.
   reply.raw.once("close", abort);
   request.raw.once("aborted", abort);
+  shutdownSignal.addEventListener("abort", abort, { once: true });
+  if (shutdownSignal.aborted) abort();
   return {
-    signal: AbortSignal.any([controller.signal, shutdownSignal]),
+    signal: controller.signal,
     release: () => {
       reply.raw.off("close", abort);
       request.raw.off("aborted", abort);
+      shutdownSignal.removeEventListener("abort", abort);
     },
   };
 }

@@ -13,10 +13,12 @@ import { RunManager } from "../runs/run-manager.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { Scheduler } from "../scheduler/scheduler.js";
+import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
+import { createSecretLearner, prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
 import { defaultWorkerFor, noApprovals, noTools } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
@@ -25,6 +27,8 @@ import type { DefinitionSource } from "./definition-source.js";
 export interface DaemonOverrides {
   logger?: Logger;
   now?: () => Date;
+  /** Where secrets live; default: the vault config `vault` names. */
+  vault?: Vault;
   /** The LLM endpoint; default: the model client for config `llm`. */
   model?: ModelProvider;
   /** Which worker runs a definition; default: the LLM worker, or the CLI worker with LLM fallback. */
@@ -63,11 +67,15 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  * crash recovery runs once the event ids are seeded from disk, so its events continue the ids.
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
-  const { config, overrides = {} } = options;
+  const { overrides = {} } = options;
   const startedAt = new Date();
-  const logger = overrides.logger ?? createLogger({ level: config.log.level, pretty: config.log.pretty });
+  const secrets = await prepareSecrets(options.config, overrides.vault);
+  const { config, redactor } = secrets;
+  const logger =
+    overrides.logger ??
+    createLogger({ level: config.log.level, pretty: config.log.pretty, redact: redactor.redactText });
   const now = overrides.now ?? (() => new Date());
-  const bus = new EventBus({ now });
+  const bus = new EventBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({
     dataDirectory: config.data_dir,
     bufferSize: config.events.buffer_size,
@@ -76,6 +84,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   });
   const definitions =
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
+  const learnSecrets = createSecretLearner(secrets, logger.child({ module: "vault" }));
+  learnSecrets(definitions.snapshot());
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
@@ -94,6 +104,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       }),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
+    redact: (record) => redactor.redactValue(record),
     logger: logger.child({ module: "runs" }),
     now,
   });
@@ -112,7 +123,10 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     return snapshot.agents.flatMap((status) => snapshot.get(status.id) ?? []);
   };
   scheduler.apply(servingDefinitions());
-  const stopFollowing = definitions.onChange(() => scheduler.apply(servingDefinitions()));
+  const stopFollowing = definitions.onChange(() => {
+    learnSecrets(definitions.snapshot());
+    scheduler.apply(servingDefinitions());
+  });
 
   const services: ApiServices = {
     agents: createAgentsView({

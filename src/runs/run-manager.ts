@@ -29,6 +29,8 @@ export interface RunManagerOptions {
   logger: Logger;
   now?: () => Date;
   createRunId?: RunIdSource;
+  /** Masks secret values in a record before it is written or served (the vault's redactor). */
+  redact?: (record: RunRecord) => RunRecord;
 }
 
 /** Filters of `GET /runs`. */
@@ -55,6 +57,7 @@ export class RunManager {
   readonly #options: RunManagerOptions;
   readonly #now: () => Date;
   readonly #createRunId: RunIdSource;
+  readonly #redact: (record: RunRecord) => RunRecord;
   readonly #live = new Map<string, LiveRun>();
   readonly #queue: string[] = [];
   readonly #inFlight = new InFlightCounts();
@@ -67,6 +70,7 @@ export class RunManager {
     this.#options = options;
     this.#now = options.now ?? (() => new Date());
     this.#createRunId = options.createRunId ?? createRunIdSource(this.#now);
+    this.#redact = options.redact ?? ((record) => record);
     this.recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
   }
 
@@ -83,7 +87,7 @@ export class RunManager {
     }
     const definition = runnableDefinition(this.#options.agents, agentId);
     const resolvedTask = pickTask(task, definition);
-    const record: RunRecord = {
+    const record = this.#redact({
       id: this.#createRunId(),
       agent: agentId,
       task: resolvedTask,
@@ -93,7 +97,7 @@ export class RunManager {
       created_at: this.#now().toISOString(),
       usage: EMPTY_USAGE,
       cost_usd: 0,
-    };
+    });
     this.#options.store.create(record);
     this.#publishStatus(record);
     this.#live.set(record.id, { record, definition, workerStatus: "running" });
@@ -273,7 +277,7 @@ export class RunManager {
 
   /** Writes the new record to disk, then publishes the `status` event: never the other way round. */
   #transition(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
-    const record: RunRecord = { ...run.record, ...patch };
+    const record = this.#redact({ ...run.record, ...patch });
     this.#options.store.save(record);
     run.record = record;
     this.#publishStatus(record, message);

@@ -1,0 +1,75 @@
+import type { EventDraft } from "../events/agent-event.js";
+import { visitStrings } from "./secret-template.js";
+
+/** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
+export const MIN_REDACTED_LENGTH = 4;
+
+/** The forms a secret commonly takes in output: as-is, JSON-escaped, URL-encoded, base64. */
+function encodings(value: string): string[] {
+  const bytes = Buffer.from(value, "utf8");
+  const base64 = bytes.toString("base64");
+  return [
+    value,
+    JSON.stringify(value).slice(1, -1),
+    encodeURIComponent(value),
+    new URLSearchParams({ value }).toString().slice("value=".length),
+    base64,
+    base64.replace(/=+$/, ""),
+    bytes.toString("base64url"),
+  ];
+}
+
+/**
+ * Knows every secret value loaded so far and replaces each occurrence (in any of its common
+ * encodings) with `[secret:name]`. One instance serves the tool executor, the event bus
+ * (`redactEvent`) and the logger (`redactText`), so a value cannot leak through any of them.
+ */
+export class SecretRedactor {
+  readonly #names = new Map<string, string>();
+  #pattern: RegExp | undefined;
+
+  /** Learns a secret value; later output containing it is masked as `[secret:name]`. */
+  add(name: string, value: string): void {
+    let changed = false;
+    for (const form of encodings(value)) {
+      if (form.length < MIN_REDACTED_LENGTH || this.#names.get(form) === name) continue;
+      this.#names.set(form, name);
+      changed = true;
+    }
+    if (changed) this.#pattern = undefined;
+  }
+
+  /** Whether any value is known (an empty redactor passes text through untouched). */
+  get size(): number {
+    return this.#names.size;
+  }
+
+  /** The text with every known secret value replaced by `[secret:name]`. */
+  redact(text: string): string {
+    if (this.#names.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
+    const pattern = this.#compile();
+    pattern.lastIndex = 0;
+    return text.replace(pattern, (found) => `[secret:${this.#names.get(found) ?? "unknown"}]`);
+  }
+
+  /** A copy of a JSON-like value with every string redacted. */
+  redactValue<Value>(value: Value): Value {
+    return this.#names.size === 0 ? value : visitStrings(value, (text) => this.redact(text));
+  }
+
+  /** Fits EventBus's `redact` option. */
+  readonly redactEvent = (draft: EventDraft): EventDraft => this.redactValue(draft);
+
+  /** Fits the logger's `redact` hook (pino `streamWrite`). */
+  readonly redactText = (text: string): string => this.redact(text);
+
+  #compile(): RegExp {
+    if (!this.#pattern) {
+      // Longest first, so a secret that contains another is masked whole.
+      const forms = [...this.#names.keys()].sort((left, right) => right.length - left.length);
+      const escaped = forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+      this.#pattern = new RegExp(escaped.join("|"), "g");
+    }
+    return this.#pattern;
+  }
+}

@@ -1,0 +1,60 @@
+import path from "node:path";
+import type { Config } from "../config/config-schema.js";
+import { EnvVault } from "./env-vault.js";
+import { FileVault } from "./file-vault.js";
+import { KeychainVault } from "./keychain-vault.js";
+import type { Vault } from "./vault.js";
+import { resolveVaultKey } from "./vault-key.js";
+
+/** The vault that config `vault.backend` names. Nothing is read until the first call. */
+export function createVault(config: Config, environment: NodeJS.ProcessEnv = process.env): Vault {
+  const settings = config.vault;
+  switch (settings.backend) {
+    case "env":
+      return new EnvVault(environment);
+    case "keychain":
+      return new KeychainVault(settings.service);
+    case "file":
+      return new LazyFileVault(
+        settings.file ?? path.join(config.data_dir, "vault.json"),
+        settings.key_file ?? path.join(config.data_dir, "vault.key"),
+        environment["AGENTD_VAULT_KEY"],
+      );
+  }
+}
+
+/** Resolves the key (creating the key file) only when a secret is first used. */
+class LazyFileVault implements Vault {
+  readonly backend = "file";
+  #vault: FileVault | undefined;
+
+  constructor(
+    readonly file: string,
+    readonly keyFile: string,
+    readonly environmentKey: string | undefined,
+  ) {}
+
+  get(name: string): Promise<string | undefined> {
+    return this.#open().get(name);
+  }
+
+  set(name: string, value: string): Promise<void> {
+    return this.#open().set(name, value);
+  }
+
+  remove(name: string): Promise<boolean> {
+    return this.#open().remove(name);
+  }
+
+  list(): Promise<string[]> {
+    return this.#open().list();
+  }
+
+  #open(): FileVault {
+    this.#vault ??= new FileVault({
+      file: this.file,
+      key: resolveVaultKey(this.environmentKey, this.keyFile),
+    });
+    return this.#vault;
+  }
+}

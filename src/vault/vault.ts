@@ -1,0 +1,12 @@
+/** Where secrets live. Three backends: an encrypted file, the OS keychain, environment variables. */
+export interface Vault {
+  /** Which backend this is: "file", "keychain" or "env". */
+  readonly backend: string;
+  /** The value, or undefined when no secret has this name. */
+  get(name: string): Promise<string | undefined>;
+  set(name: string, value: string): Promise<void>;
+  /** Returns whether a secret was removed. */
+  remove(name: string): Promise<boolean>;
+  /** Secret names, sorted. Never values. */
+  list(): Promise<string[]>;
+}

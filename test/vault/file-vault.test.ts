@@ -1,0 +1,143 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { AgentdError } from "../../src/errors/agentd-error.js";
+import { createVault } from "../../src/vault/create-vault.js";
+import { EnvVault } from "../../src/vault/env-vault.js";
+import { KeychainVault } from "../../src/vault/keychain-vault.js";
+import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";
+import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+
+let dataDir: string;
+beforeEach(() => {
+  dataDir = mkdtempSync(path.join(tmpdir(), "agentd-vault-"));
+});
+afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+const configIn = (folder: string, vault: Record<string, unknown> = {}) =>
+  ConfigSchema.parse({ data_dir: folder, vault });
+
+async function expectCode(promise: Promise<unknown>, code: string): Promise<AgentdError> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(AgentdError.is(error)).toBe(true);
+  expect((error as AgentdError).code).toBe(code);
+  return error as AgentdError;
+}
+
+describe("file vault", () => {
+  it("stores, lists and removes secrets, encrypted on disk, with a 0600 key file made on first use", async () => {
+    const vault = createVault(configIn(dataDir), {});
+    await vault.set("github_token", "ghp-very-secret-value");
+    await vault.set("openai", "sk-another-secret");
+    expect(await vault.get("github_token")).toBe("ghp-very-secret-value");
+    expect(await vault.list()).toEqual(["github_token", "openai"]);
+    expect(await vault.remove("openai")).toBe(true);
+    expect(await vault.remove("openai")).toBe(false);
+    expect(await vault.get("openai")).toBeUndefined();
+
+    const onDisk = readFileSync(path.join(dataDir, "vault.json"), "utf8");
+    expect(onDisk).not.toContain("ghp-very-secret-value");
+    expect(onDisk).not.toContain("github_token");
+    expect(statSync(path.join(dataDir, "vault.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(path.join(dataDir, "vault.json")).mode & 0o777).toBe(0o600);
+
+    const reopened = createVault(configIn(dataDir), {});
+    expect(await reopened.get("github_token")).toBe("ghp-very-secret-value");
+  });
+
+  it("reports a wrong key as VAULT_CORRUPT with what to do", async () => {
+    await createVault(configIn(dataDir), { AGENTD_VAULT_KEY: "a long passphrase" }).set("x", "value-1");
+    const error = await expectCode(
+      createVault(configIn(dataDir), { AGENTD_VAULT_KEY: "another passphrase" }).get("x"),
+      "VAULT_CORRUPT",
+    );
+    expect(error.hint).toContain("AGENTD_VAULT_KEY");
+    await expectCode(createVault(configIn(dataDir), {}).get("x"), "VAULT_CORRUPT");
+  });
+
+  it("reports a tampered file as VAULT_CORRUPT", async () => {
+    const vault = createVault(configIn(dataDir), {});
+    await vault.set("x", "value-1");
+    const file = path.join(dataDir, "vault.json");
+    const json = JSON.parse(readFileSync(file, "utf8")) as { data: string };
+    const bytes = Buffer.from(json.data, "base64");
+    bytes[0] = (bytes[0] ?? 0) ^ 1;
+    writeFileSync(file, JSON.stringify({ ...json, data: bytes.toString("base64") }));
+    await expectCode(createVault(configIn(dataDir), {}).get("x"), "VAULT_CORRUPT");
+    writeFileSync(file, "not json");
+    await expectCode(createVault(configIn(dataDir), {}).list(), "VAULT_CORRUPT");
+  });
+
+  it("takes AGENTD_VAULT_KEY as 64 hex digits or base64 of 32 bytes, and makes no key file then", async () => {
+    const raw = Buffer.alloc(32, 7);
+    for (const key of [raw.toString("hex"), raw.toString("base64")]) {
+      const folder = mkdtempSync(path.join(dataDir, "k-"));
+      await createVault(configIn(folder), { AGENTD_VAULT_KEY: key }).set("x", "value-2");
+      expect(await createVault(configIn(folder), { AGENTD_VAULT_KEY: raw.toString("hex") }).get("x")).toBe(
+        "value-2",
+      );
+      expect(() => statSync(path.join(folder, "vault.key"))).toThrow();
+    }
+  });
+
+  it("refuses a key file other users can read", async () => {
+    const keyFile = path.join(dataDir, "loose.key");
+    writeFileSync(keyFile, Buffer.alloc(32, 1).toString("base64"), { mode: 0o644 });
+    const vault = createVault(configIn(dataDir, { key_file: keyFile }), {});
+    expect(() => vault.get("x")).toThrow(/readable by other users/);
+  });
+
+  it("rejects names an agent could not reference", async () => {
+    await expectCode(createVault(configIn(dataDir), {}).set("bad name", "v"), "USAGE");
+  });
+});
+
+describe("env vault", () => {
+  it("reads AGENTD_SECRET_<NAME> and refuses to write", async () => {
+    const vault = new EnvVault({ AGENTD_SECRET_GITHUB_TOKEN: "from-env", OTHER: "x" });
+    expect(await vault.get("github_token")).toBe("from-env");
+    expect(await vault.get("missing")).toBeUndefined();
+    expect(await vault.list()).toEqual(["github_token"]);
+    const error = await expectCode(vault.set("github_token"), "VAULT_UNAVAILABLE");
+    expect(error.hint).toContain("AGENTD_SECRET_GITHUB_TOKEN");
+    await expectCode(vault.remove("github_token"), "VAULT_UNAVAILABLE");
+  });
+});
+
+describe("keychain vault", () => {
+  it("works where a keychain runs, and otherwise says to use the file or env backend", async () => {
+    const vault = new KeychainVault(`agentd-test-${process.pid}`);
+    try {
+      await vault.set("probe", "keychain-value");
+      expect(await vault.get("probe")).toBe("keychain-value");
+      expect(await vault.list()).toContain("probe");
+      expect(await vault.remove("probe")).toBe(true);
+    } catch (error) {
+      expect(AgentdError.is(error, "VAULT_UNAVAILABLE")).toBe(true);
+      expect((error as AgentdError).hint).toMatch(/backend: file.*env/);
+    }
+  });
+});
+
+describe("resolveConfigSecrets", () => {
+  it("fills {{secret:name}} in config values and teaches the redactor", async () => {
+    const vault = new EnvVault({ AGENTD_SECRET_OPENAI: "sk-config-secret" });
+    const redactor = new SecretRedactor();
+    const config = ConfigSchema.parse({ llm: { api_key: "{{secret:openai}}" } });
+    const resolved = await resolveConfigSecrets(config, vault, redactor);
+    expect(resolved.llm.api_key).toBe("sk-config-secret");
+    expect(redactor.redact("key=sk-config-secret")).toBe("key=[secret:openai]");
+  });
+
+  it("names the config key of a missing secret", async () => {
+    const config = ConfigSchema.parse({ server: { token: "{{secret:api_token}}" } });
+    const error = await expectCode(resolveConfigSecrets(config, new EnvVault({})), "SECRET_NOT_FOUND");
+    expect(error.field).toBe("server.token");
+    expect(error.message).not.toContain("undefined");
+  });
+});
