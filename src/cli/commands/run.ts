@@ -93,14 +93,12 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
 
   const print = options.json
     ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
-    : progressPrinter(io);
+    : progressPrinter(io, definition.id);
   const run = await startSingleRun({ config, definition, task, onEvent: print, ...options.compose });
-  if (!options.json) io.stderr(paint(io, "bold", `▶ ${definition.id} · run ${run.runId}\n`));
-  let interrupts = 0;
+  // The first Ctrl-C stops the run cleanly; the handler then steps aside, so a second one quits at once.
   const removeInterrupt = io.onInterrupt(() => {
-    interrupts += 1;
-    if (!options.json)
-      io.stderr(interrupts === 1 ? "stopping the run (Ctrl-C again to stop waiting)…\n" : "");
+    removeInterrupt();
+    if (!options.json) io.stderr("stopping the run (Ctrl-C again to quit at once)…\n");
     run.stop("user_stop");
   });
   const record = await run.finished.finally(removeInterrupt);
@@ -143,9 +141,12 @@ function paint(io: RunCommandIo, style: Style, text: string): string {
   return io.color ? styleText(style, text) : text;
 }
 
-/** One readable line per event on stderr: time, type, what happened. */
-function progressPrinter(io: RunCommandIo): (event: AgentEvent) => void {
+/** A header, then one readable line per event on stderr: time, type, what happened. */
+function progressPrinter(io: RunCommandIo, agent: string): (event: AgentEvent) => void {
+  let started = false;
   return (event) => {
+    if (!started) io.stderr(paint(io, "bold", `▶ ${agent} · run ${event.run ?? "?"}\n`));
+    started = true;
     const line = describeEvent(event);
     if (!line) return;
     const time = paint(io, "dim", event.time.slice(11, 19));
@@ -203,9 +204,9 @@ function printSummary(record: RunRecord, io: RunCommandIo): void {
   const outcome = [record.status, record.reason].filter(Boolean).join(" · ");
   const cost = record.cost_usd > 0 ? ` · $${record.cost_usd.toFixed(4)}` : "";
   const summary = `■ ${outcome} in ${seconds.toFixed(1)} s · ${record.usage.total_tokens} tokens${cost}\n`;
-  io.stderr(paint(io, record.status === "completed" ? "green" : "red", summary));
-  if (record.error && record.status !== "completed")
-    io.stderr(`${record.error.code}: ${record.error.message}\n`);
   if (record.status === "completed" && record.result)
     io.stdout(record.result.endsWith("\n") ? record.result : `${record.result}\n`);
+  if (record.error && record.status !== "completed")
+    io.stderr(`${record.error.code}: ${record.error.message}\n`);
+  io.stderr(paint(io, record.status === "completed" ? "green" : "red", summary));
 }

@@ -5,10 +5,10 @@ import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
 import { abortReason } from "../../runs/run-control.js";
 import { outcomeOfThrow, statusForReason } from "../../runs/run-outcome.js";
-import { EMPTY_USAGE, addUsage } from "../../runs/run-status.js";
 import type { RunContext, RunOutcome, Worker } from "../worker.js";
 import type { CliAdapter } from "./cli-adapter.js";
 import type { CliCooldowns } from "./cli-cooldowns.js";
+import { completedOutcome, endedOutcome, fallbackOutcome, publishRunEvent } from "./cli-outcome.js";
 import { CliTranscript } from "./cli-transcript.js";
 import { type CliFailure, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
@@ -71,7 +71,9 @@ export class CliWorker implements Worker {
     if (cooldown) {
       const message = `${adapter.tool} is cooling down until ${cooldown.until.toISOString()} after a ${cooldown.kind} failure: ${cooldown.message}`;
       if (settings.fallback === "none") {
-        return this.#failed(context, workerName, { code: "CLI_COOLDOWN", message }, undefined);
+        const error = { code: "CLI_COOLDOWN", message };
+        publishRunEvent(context, "error", { ...error, retryable: true });
+        return endedOutcome("failed", "cli_error", undefined, workerName, error);
       }
       return this.#fallBack(
         context,
@@ -85,7 +87,12 @@ export class CliWorker implements Worker {
     return this.#runTool(context, settings, adapter, workerName);
   }
 
-  async #runTool(context: RunContext, settings: CliSettings, adapter: CliAdapter, workerName: string) {
+  async #runTool(
+    context: RunContext,
+    settings: CliSettings,
+    adapter: CliAdapter,
+    workerName: string,
+  ): Promise<RunOutcome> {
     const { definition } = context;
     await mkdir(definition.workdir, { recursive: true });
     const transcript = new CliTranscript(context.events, definition.id, context.runId);
@@ -122,34 +129,23 @@ export class CliWorker implements Worker {
       now: this.#now(),
     });
     // A tool that finished its work counts even if a stop arrived just after.
-    if (!failure) return this.#completed(context, workerName, transcript);
-    const aborted = abortReason(context.control.signal);
-    if (aborted) {
-      return {
-        status: statusForReason(aborted),
-        reason: aborted,
-        ...(transcript.answer ? { result: transcript.answer } : {}),
-        usage: transcript.usage,
-        cost_usd: transcript.costUsd,
+    if (!failure) {
+      const outcome = completedOutcome(transcript, workerName);
+      publishRunEvent(context, "result", {
+        text: outcome.result ?? "",
+        usage: outcome.usage,
+        cost_usd: outcome.cost_usd,
         worker: workerName,
-      };
+      });
+      return outcome;
     }
+    const aborted = abortReason(context.control.signal);
+    if (aborted) return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
     this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
     return this.#afterFailure(context, settings, workerName, failure, transcript);
   }
 
-  #completed(context: RunContext, workerName: string, transcript: CliTranscript): RunOutcome {
-    const text = transcript.answer;
-    const usage = transcript.usage;
-    context.events.publish({
-      agent: context.definition.id,
-      run: context.runId,
-      type: "result",
-      data: { text, usage, cost_usd: transcript.costUsd, worker: workerName },
-    });
-    return { status: "completed", result: text, usage, cost_usd: transcript.costUsd, worker: workerName };
-  }
-
+  /** Reports the failure, starts a cooldown after quota/rate limit, then fails or falls back. */
   #afterFailure(
     context: RunContext,
     settings: CliSettings,
@@ -158,17 +154,12 @@ export class CliWorker implements Worker {
     transcript: CliTranscript | undefined,
   ): Promise<RunOutcome> | RunOutcome {
     const retryable = failure.kind !== "not_installed" && failure.kind !== "auth";
-    context.events.publish({
-      agent: context.definition.id,
-      run: context.runId,
-      type: "error",
-      data: { code: failure.code, message: failure.message, retryable },
-    });
+    publishRunEvent(context, "error", { code: failure.code, message: failure.message, retryable });
     if (failure.kind === "quota" || failure.kind === "rate_limit") this.#coolDown(settings.tool, failure);
-    if (failure.kind === "timeout") {
-      return { ...this.#failed(context, workerName, failure, transcript, false), reason: "timeout" };
-    }
-    if (settings.fallback === "none") return this.#failed(context, workerName, failure, transcript, false);
+    // The run's time is used up: the LLM would start with none left.
+    if (failure.kind === "timeout") return endedOutcome("failed", "timeout", transcript, workerName, failure);
+    if (settings.fallback === "none")
+      return endedOutcome("failed", "cli_error", transcript, workerName, failure);
     const note = fallbackNote(settings.tool, `${failure.kind}: ${failure.message}`, transcript);
     return this.#fallBack(context, workerName, failure.kind, failure.message, note, transcript);
   }
@@ -191,50 +182,12 @@ export class CliWorker implements Worker {
     note: string,
     transcript: CliTranscript | undefined,
   ): Promise<RunOutcome> {
-    context.events.publish({
-      agent: context.definition.id,
-      run: context.runId,
-      type: "fallback",
-      data: { from: workerName, to: "llm", reason, message },
-    });
+    publishRunEvent(context, "fallback", { from: workerName, to: "llm", reason, message });
     const worker = `${workerName}→llm`;
-    let outcome: RunOutcome;
     try {
-      outcome = await this.#options.llmFallback.run(context, { note });
+      return fallbackOutcome(await this.#options.llmFallback.run(context, { note }), transcript, worker);
     } catch (error) {
-      outcome = outcomeOfThrow(error, context.control.signal, worker);
+      return fallbackOutcome(outcomeOfThrow(error, context.control.signal, worker), transcript, worker);
     }
-    return {
-      ...outcome,
-      worker,
-      usage: transcript ? addUsage(transcript.usage, outcome.usage) : outcome.usage,
-      cost_usd: (transcript?.costUsd ?? 0) + outcome.cost_usd,
-    };
-  }
-
-  #failed(
-    context: RunContext,
-    workerName: string,
-    error: { code: string; message: string },
-    transcript: CliTranscript | undefined,
-    publish = true,
-  ): RunOutcome {
-    if (publish) {
-      context.events.publish({
-        agent: context.definition.id,
-        run: context.runId,
-        type: "error",
-        data: { code: error.code, message: error.message, retryable: true },
-      });
-    }
-    return {
-      status: "failed",
-      reason: "cli_error",
-      ...(transcript?.answer ? { result: transcript.answer } : {}),
-      usage: transcript?.usage ?? EMPTY_USAGE,
-      cost_usd: transcript?.costUsd ?? 0,
-      worker: workerName,
-      error: { code: error.code, message: error.message },
-    };
   }
 }

@@ -6,7 +6,8 @@ import type { RunBudget } from "./run-budget.js";
 
 /**
  * How a run that did not complete ends: the run's abort reason when its signal was aborted
- * (stop, timeout, shutdown), else the reason of the error's code. The last model text is kept.
+ * (stop, timeout, shutdown), else the reason of the error's code. The last model text is kept;
+ * a failed run carries its error, a stopped one only its reason.
  */
 export function failureOutcome(
   error: unknown,
@@ -18,13 +19,15 @@ export function failureOutcome(
   const aborted = signal.aborted ? (abortReason(signal) ?? "daemon_shutdown") : undefined;
   const failure = toAgentdError(aborted ? signal.reason : error);
   const reason = aborted ?? reasonForErrorCode(failure.code);
+  const status = statusForReason(reason);
   return {
-    status: statusForReason(reason),
+    status,
     reason,
     ...(lastText ? { result: lastText } : {}),
     usage: budget.usage,
     cost_usd: budget.costUsd,
     worker: "llm",
-    error: { code: failure.code, message: failure.message },
+    // A stop asked for by a user or the daemon is not an error; its reason says it all.
+    ...(status === "failed" ? { error: { code: failure.code, message: failure.message } } : {}),
   };
 }
