@@ -11,26 +11,14 @@ import type { RunRecord } from "../runs/run-record.js";
 import type { RunReason } from "../runs/run-status.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
+import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import { noApprovalGate } from "./default-parts.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
 import type { Worker } from "../workers/worker.js";
-
-/**
- * Until the tools engineer's DefaultToolExecutor is wired here, `agentd run` offers the model no
- * tools, and a call to one is answered TOOL_NOT_FOUND.
- * TODO(integration): replace with the DefaultToolExecutor from src/tools/.
- */
-const NO_TOOLS: ToolExecutor = {
-  specs: async () => [],
-  execute: async (call) => ({
-    ok: false,
-    code: "TOOL_NOT_FOUND",
-    output: `no tool named ${call.tool} is available in this run`,
-  }),
-};
 
 export interface SingleRunOptions {
   config: Config;
@@ -70,7 +58,16 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
 
   const events = new EventBus({ redact: redactor.redactEvent });
   events.subscribe(options.onEvent);
-  const worker = options.worker ?? workerFor(definition, config, options, logger);
+  const tools =
+    options.tools ??
+    createToolExecutor({
+      config,
+      vault,
+      redactor,
+      approvals: noApprovalGate(),
+      logger: logger.child({ module: "tools" }),
+    });
+  const worker = options.worker ?? workerFor(definition, config, tools, options.model, logger);
   const runId = createRunIdSource()();
   const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
   const startedAt = new Date().toISOString();
@@ -112,13 +109,14 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
 function workerFor(
   definition: AgentDefinition,
   config: Config,
-  options: SingleRunOptions,
+  tools: ToolExecutor,
+  model: ModelProvider | undefined,
   logger: Logger,
 ): Worker {
   // Status events come from startSingleRun, as they come from the run manager in the daemon.
   const llmWorker = new LlmWorker({
-    model: options.model ?? ModelClient.fromConfig(config.llm),
-    tools: options.tools ?? NO_TOOLS,
+    model: model ?? ModelClient.fromConfig(config.llm),
+    tools,
     llm: config.llm,
     publishStatus: false,
   });

@@ -13,6 +13,8 @@ import { RunManager } from "../runs/run-manager.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { Scheduler } from "../scheduler/scheduler.js";
+import { createToolExecutor } from "../tools/create-tool-executor.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { agentLookupFrom } from "./agent-lookup.js";
@@ -20,7 +22,7 @@ import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { createSecretLearner, prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
-import { defaultWorkerFor, noApprovals, noTools } from "./default-parts.js";
+import { defaultWorkerFor, noApprovalGate, noApprovals } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
@@ -31,6 +33,8 @@ export interface DaemonOverrides {
   vault?: Vault;
   /** The LLM endpoint; default: the model client for config `llm`. */
   model?: ModelProvider;
+  /** Every tool call; default: the built-in and MCP tools behind permissions and approvals. */
+  tools?: ToolExecutor;
   /** Which worker runs a definition; default: the LLM worker, or the CLI worker with LLM fallback. */
   workerFor?: (definition: AgentDefinition) => Worker;
   /** The agents and presets; default: the DefinitionRegistry watching the folders. */
@@ -86,6 +90,15 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
   const learnSecrets = createSecretLearner(secrets, logger.child({ module: "vault" }));
   learnSecrets(definitions.snapshot());
+  const tools =
+    overrides.tools ??
+    createToolExecutor({
+      config,
+      vault: secrets.vault,
+      redactor,
+      approvals: noApprovalGate(),
+      logger: logger.child({ module: "tools" }),
+    });
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
@@ -98,7 +111,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       defaultWorkerFor({
         config,
         model: overrides.model ?? ModelClient.fromConfig(config.llm),
-        tools: noTools(),
+        tools,
         logger,
         now,
       }),

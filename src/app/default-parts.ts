@@ -3,6 +3,7 @@ import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ModelProvider } from "../llm/model-client.js";
+import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Logger } from "../logging/logger.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
@@ -40,18 +41,11 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
 }
 
 /**
- * TODO(integration): the DefaultToolExecutor (src/tools/) once it lands. Until then agents are
- * offered no tools, and a call the model makes anyway comes back as an unknown tool.
+ * TODO(integration): the ApprovalBroker (src/approvals/) once it lands. Until then an `ask` call
+ * is denied at once, as if no one were there to answer.
  */
-export function noTools(): ToolExecutor {
-  return {
-    specs: async () => [],
-    execute: async (call) => ({
-      ok: false,
-      code: "TOOL_NOT_FOUND",
-      output: `tool "${call.tool}" is not available in this daemon`,
-    }),
-  };
+export function noApprovalGate(): ApprovalGate {
+  return { request: async () => ({ approved: false, state: "denied", scope: "once" }) };
 }
 
 /** TODO(integration): the ApprovalBroker (src/approvals/) once it lands. */

@@ -1,0 +1,209 @@
+import { performance } from "node:perf_hooks";
+import type { Config } from "../config/config-schema.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import { toAgentdError } from "../errors/agentd-error.js";
+import type { ApprovalGate } from "../approvals/approval-gate.js";
+import type { Logger } from "../logging/logger.js";
+import { checkPermission } from "../permissions/permission-check.js";
+import type { RunControl } from "../runs/run-control.js";
+import type { SecretRedactor } from "../secrets/secret-redactor.js";
+import type { Vault } from "../vault/vault.js";
+import { capOutput } from "./cap-output.js";
+import { injectSecrets } from "./inject-secrets.js";
+import { modelToolName } from "./model-tool-name.js";
+import type { ToolCatalog } from "./tool-catalog.js";
+import type { ToolContext, ToolDefinition, ToolOutput } from "./tool-definition.js";
+import type { ToolCall, ToolExecutor, ToolResult, ToolRunScope, ToolSpec } from "./tool-executor.js";
+
+export interface DefaultToolExecutorOptions {
+  catalog: ToolCatalog;
+  approvals: ApprovalGate;
+  vault: Vault;
+  /** Learns each secret value as it is read, and masks tool output with it. */
+  redactor: SecretRedactor;
+  /** Config `tools`. */
+  settings: Config["tools"];
+  logger: Logger;
+}
+
+/**
+ * The one path of every tool call (SPEC 4): the agent must list the tool → arguments parsed by the
+ * tool's schema → only the agent's own secrets → permission (deny / ask / allow) → approval for
+ * `ask` → `{{secret:name}}` substituted just before execution → execution with the run's signal →
+ * redaction → size cap → `action` and `observation` events. A refusal at any step is a tool error
+ * the model reads, never a crash of the run; a stop while waiting or running ends the run.
+ */
+export class DefaultToolExecutor implements ToolExecutor {
+  readonly #options: DefaultToolExecutorOptions;
+  /**
+   * The agent's tools by the name the model calls them (see modelToolName), per definition (a new
+   * definition after a reload resolves again).
+   */
+  readonly #toolsOf = new WeakMap<AgentDefinition, Promise<Map<string, ToolDefinition>>>();
+  /** Tools approved "for the rest of this run", per run. */
+  readonly #approvedForRun = new WeakMap<RunControl, Set<string>>();
+
+  constructor(options: DefaultToolExecutorOptions) {
+    this.#options = options;
+  }
+
+  async specs(definition: AgentDefinition): Promise<ToolSpec[]> {
+    const tools = await this.#agentTools(definition);
+    return [...tools.entries()].map(([name, tool]) => ({
+      name,
+      description: tool.description,
+      parameters: tool.parameters,
+    }));
+  }
+
+  async execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult> {
+    const started = performance.now();
+    const input = parseJson(call.argumentsJson);
+    const tool = (await this.#agentTools(scope.definition)).get(call.tool);
+    // Events name the tool as the agent file does (`mcp:github/create_issue`).
+    const toolName = tool?.name ?? call.tool;
+    scope.events.publish({
+      agent: scope.definition.id,
+      run: scope.runId,
+      type: "action",
+      data: { call_id: call.callId, tool: toolName, arguments: input.ok ? input.value : call.argumentsJson },
+    });
+    const output = await this.#attempt(call, tool, input, scope);
+    const redacted = this.#options.redactor.redact(output.output);
+    const capped = capOutput(redacted, this.#options.settings.max_output_bytes);
+    const truncated = capped.truncated || output.truncated === true;
+    const result: ToolResult = {
+      ok: output.ok,
+      output: capped.text,
+      ...(output.code === undefined ? {} : { code: output.code }),
+      ...(truncated ? { truncated } : {}),
+    };
+    scope.events.publish({
+      agent: scope.definition.id,
+      run: scope.runId,
+      type: "observation",
+      data: {
+        call_id: call.callId,
+        tool: toolName,
+        ok: result.ok,
+        output: result.output,
+        duration_ms: Math.round(performance.now() - started),
+        ...(truncated ? { truncated } : {}),
+      },
+    });
+    return result;
+  }
+
+  async #attempt(
+    call: ToolCall,
+    tool: ToolDefinition | undefined,
+    input: { ok: true; value: unknown } | { ok: false; message: string },
+    scope: ToolRunScope,
+  ): Promise<ToolOutput> {
+    const { definition, control } = scope;
+    if (!tool) {
+      return refusal(
+        "TOOL_NOT_FOUND",
+        `tool "${call.tool}" is not available to this agent; use one of the tools you were given`,
+      );
+    }
+    if (!input.ok) return refusal("TOOL_BAD_ARGUMENTS", `the arguments are not valid JSON: ${input.message}`);
+    const parsed = tool.parse(input.value);
+    if (!parsed.ok)
+      return refusal("TOOL_BAD_ARGUMENTS", `invalid arguments for ${tool.name}: ${parsed.message}`);
+    const context: ToolContext = {
+      workdir: definition.workdir,
+      signal: control.signal,
+      settings: this.#options.settings,
+    };
+    try {
+      const secrets = injectSecrets(parsed.value, tool, definition);
+      const verdict = checkPermission(definition.permissions, tool.name, tool.subject(parsed.value, context));
+      if (verdict.decision === "deny") {
+        return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
+      }
+      if (verdict.decision === "ask" && !this.#approvedForRun.get(control)?.has(tool.name)) {
+        const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope);
+        if (denial) return denial;
+      }
+      const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
+      return await tool.run(ready, context);
+    } catch (error) {
+      if (control.signal.aborted) throw control.signal.reason;
+      const failure = toAgentdError(error, "TOOL_FAILED");
+      if (failure.code === "TOOL_FAILED" || failure.code === "INTERNAL") {
+        this.#options.logger.warn({ run: scope.runId, tool: call.tool, err: failure }, "tool failed");
+      }
+      return { ok: false, code: failure.code, output: failure.describe() };
+    }
+  }
+
+  /** Parks the run in `waiting` until the call is answered; returns the refusal when it is not approved. */
+  async #askApproval(
+    tool: string,
+    argumentsAsWritten: unknown,
+    reason: string,
+    scope: ToolRunScope,
+  ): Promise<ToolOutput | undefined> {
+    const { definition, control } = scope;
+    await control.waitWhilePaused();
+    scope.setStatus("waiting");
+    let answer;
+    try {
+      answer = await this.#options.approvals.request({
+        agent: definition.id,
+        run: scope.runId,
+        tool,
+        arguments: argumentsAsWritten,
+        reason,
+        policy: definition.approvals,
+        signal: control.signal,
+        events: scope.events,
+      });
+    } finally {
+      if (!control.signal.aborted) scope.setStatus("running");
+    }
+    if (answer.approved) {
+      if (answer.scope === "run") {
+        const approved = this.#approvedForRun.get(control) ?? new Set<string>();
+        approved.add(tool);
+        this.#approvedForRun.set(control, approved);
+      }
+      return undefined;
+    }
+    const how = answer.state === "expired" ? "the approval request expired" : "a human denied it";
+    return refusal("TOOL_DENIED", `${tool} call not approved: ${how}; do not retry it`);
+  }
+
+  #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
+    let tools = this.#toolsOf.get(definition);
+    if (!tools) {
+      tools = this.#options.catalog.expand(definition.frontmatter.tools).then(({ tools: found, missing }) => {
+        if (missing.length > 0) {
+          this.#options.logger.warn(
+            { agent: definition.id, missing },
+            "the agent lists tools that no built-in or MCP server offers; they are left out",
+          );
+        }
+        return new Map(found.map((tool) => [modelToolName(tool.name), tool]));
+      });
+      // A failure (an MCP server that would not start) is retried on the next call.
+      tools.catch(() => this.#toolsOf.delete(definition));
+      this.#toolsOf.set(definition, tools);
+    }
+    return tools;
+  }
+}
+
+function refusal(code: string, output: string): ToolOutput {
+  return { ok: false, code, output };
+}
+
+function parseJson(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  if (text.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(text) as unknown };
+  } catch (error) {
+    return { ok: false, message: error instanceof Error ? error.message : String(error) };
+  }
+}

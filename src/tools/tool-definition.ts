@@ -1,0 +1,86 @@
+import { z } from "zod";
+import type { Config } from "../config/config-schema.js";
+import type { PermissionSubject } from "../permissions/permission-check.js";
+
+/** What a tool gets for one call: where it may work, when to stop, and its size and time limits. */
+export interface ToolContext {
+  /** The agent's absolute working directory; file tools are confined to it. */
+  workdir: string;
+  /** The run's signal: aborted on stop, timeout and shutdown. A tool must end promptly on it. */
+  signal: AbortSignal;
+  /** Config `tools`: output cap, shell and HTTP limits. */
+  settings: Config["tools"];
+}
+
+/** A tool's answer before redaction and the size cap. `code` names the failure when not ok. */
+export interface ToolOutput {
+  ok: boolean;
+  output: string;
+  code?: string;
+  /** Set by a tool that already cut its own output (a shell's huge stdout). */
+  truncated?: boolean;
+}
+
+/** The arguments as the tool's schema accepted them, or why they were refused (told to the model). */
+export type ParsedArguments = { ok: true; value: unknown } | { ok: false; message: string };
+
+/**
+ * One tool as the executor sees it, built-in or from an MCP server. The executor parses the
+ * arguments, asks `subject` what permission rules match against, substitutes secrets into the
+ * parsed value, then calls `run`.
+ */
+export interface ToolDefinition {
+  name: string;
+  /** What the model reads to decide when and how to call it. */
+  description: string;
+  /** JSON Schema of the arguments object, as sent to the model. */
+  parameters: Record<string, unknown>;
+  parse(input: unknown): ParsedArguments;
+  /** What `tool(pattern)` rules match for these arguments (secret templates still in place). */
+  subject(value: unknown, context: ToolContext): PermissionSubject;
+  run(value: unknown, context: ToolContext): Promise<ToolOutput>;
+  /**
+   * Puts secret values into the parsed arguments. Default: every `{{secret:name}}` in every string
+   * is replaced by the value. The shell tool overrides it to pass values as environment variables,
+   * so no value is ever parsed as shell syntax.
+   */
+  substitute?(value: unknown, secretValue: (name: string) => string): unknown;
+}
+
+/** A built-in tool written against a zod schema. */
+export interface TypedTool<Schema extends z.ZodType> {
+  name: string;
+  description: string;
+  schema: Schema;
+  subject(value: z.infer<Schema>, context: ToolContext): PermissionSubject;
+  run(value: z.infer<Schema>, context: ToolContext): Promise<ToolOutput>;
+  substitute?(value: z.infer<Schema>, secretValue: (name: string) => string): z.infer<Schema>;
+}
+
+/** Turns a zod-typed tool into a ToolDefinition: JSON Schema from zod, arguments parsed by it. */
+export function defineTool<Schema extends z.ZodType>(tool: TypedTool<Schema>): ToolDefinition {
+  const parameters = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
+  delete parameters["$schema"];
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters,
+    parse: (input) => {
+      const result = tool.schema.safeParse(input);
+      if (result.success) return { ok: true, value: result.data };
+      return { ok: false, message: describeIssues(result.error) };
+    },
+    subject: (value, context) => tool.subject(value as z.infer<Schema>, context),
+    run: (value, context) => tool.run(value as z.infer<Schema>, context),
+    ...(tool.substitute
+      ? { substitute: (value, secretValue) => tool.substitute?.(value as z.infer<Schema>, secretValue) }
+      : {}),
+  };
+}
+
+/** `path: message; …` — what the model needs to correct its call. */
+function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length > 0 ? issue.path.join(".") : "arguments"}: ${issue.message}`)
+    .join("; ");
+}
