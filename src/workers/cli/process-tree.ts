@@ -48,9 +48,14 @@ export class ProcessTree {
     const deadline = Date.now() + graceMilliseconds;
     while ((await this.#running()).length > 0 && Date.now() < deadline) await pause(50);
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
-    await this.#send(["SIGKILL"]);
+    // A process forked while the signals went out (and one that left the group) is found by a fresh
+    // scan; kill until a scan finds nothing of the tree still running.
     const killDeadline = Date.now() + 5_000;
-    while ((await this.#running()).length > 0 && Date.now() < killDeadline) await pause(50);
+    do {
+      await this.#send(["SIGKILL"]);
+      await pause(50);
+      await this.collect();
+    } while ((await this.#running()).length > 0 && Date.now() < killDeadline);
   }
 
   async #send(signals: NodeJS.Signals[]): Promise<void> {
