@@ -39,6 +39,8 @@ export interface AgentDetail extends AgentSummary {
 
 /** The agents the daemon knows (the registry, with the scheduler's next fire times). */
 export interface AgentsService {
+  /** The absolute agents folder the daemon watches (lets a client tell which project it serves). */
+  readonly directory?: string;
   list(): AgentSummary[];
   get(id: string): AgentDetail | undefined;
 }

@@ -4,6 +4,8 @@ import type { AgentStatus, DefinitionSnapshot } from "../definitions/definition-
 import type { RunRecord } from "../runs/run-record.js";
 
 export interface AgentsViewSources {
+  /** The absolute agents folder. */
+  directory?: string;
   snapshot: () => DefinitionSnapshot;
   nextFire: (agentId: string) => Date | undefined;
   lastRun: (agentId: string) => RunRecord | undefined;
@@ -16,6 +18,7 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
     return summaryOf(status, definition, sources);
   };
   return {
+    ...(sources.directory === undefined ? {} : { directory: sources.directory }),
     list: () => {
       const snapshot = sources.snapshot();
       return snapshot.agents.map((status) => summarize(status, snapshot));

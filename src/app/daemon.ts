@@ -143,6 +143,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
 
   const services: ApiServices = {
     agents: createAgentsView({
+      directory: config.agents_dir,
       snapshot: () => definitions.snapshot(),
       nextFire: (agentId) => scheduler.nextFire(agentId),
       lastRun: (agentId) => runs.lastRun(agentId),

@@ -1,8 +1,9 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import path from "node:path";
 import { Command } from "commander";
 import { afterEach, describe, expect, it } from "vitest";
+import { registerAgentsCommand } from "../../src/cli/commands/agents.js";
 import { registerApprovalsCommand } from "../../src/cli/commands/approvals.js";
 import { registerApproveCommand } from "../../src/cli/commands/approve.js";
 import { registerDenyCommand } from "../../src/cli/commands/deny.js";
@@ -43,6 +44,7 @@ function cli(fixture: ApiFixture, options: { token?: string; stop?: AbortSignal 
     async run(...argv) {
       const program = new Command("agentd").option("--config <file>").option("--json").exitOverride();
       for (const register of [
+        registerAgentsCommand,
         registerEventsCommand,
         registerRunsCommand,
         registerStopCommand,
@@ -55,6 +57,16 @@ function cli(fixture: ApiFixture, options: { token?: string; stop?: AbortSignal 
       await program.parseAsync(["--config", configFile, ...argv], { from: "user" });
     },
   };
+}
+
+/** A port nothing listens on (just released). */
+function freePort(): Promise<number> {
+  return new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, "127.0.0.1", () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
 }
 
 async function thrown(promise: Promise<unknown>): Promise<AgentdError> {
@@ -150,6 +162,63 @@ describe("client commands", () => {
     expect((await thrown(user.run("deny", "ap_2"))).code).toBe("APPROVAL_NOT_FOUND");
   });
 
+  it("lists the daemon's agents with their next fire and last run", async () => {
+    fixture = await startApiFixture({ token: TOKEN });
+    const writer = fixture.agents.agents.get("writer");
+    if (!writer) throw new Error("fixture without writer");
+    fixture.agents.agents.set("writer", {
+      ...writer,
+      schedule: { cron: "0 9 * * *", timezone: "Europe/Berlin" },
+      next_fire: "2030-01-01T08:00:00.000Z",
+      last_run: { id: "r_1", status: "failed", reason: "timeout", ended_at: null },
+    });
+    const user = cli(fixture);
+    await user.run("--json", "agents");
+    const listed = user.out.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(listed).toMatchObject([
+      {
+        id: "writer",
+        valid: true,
+        schedule: "0 9 * * * (Europe/Berlin)",
+        next_fire: "2030-01-01T08:00:00.000Z",
+        last_run: { id: "r_1", status: "failed", reason: "timeout" },
+      },
+      { id: "broken", valid: false, worker: null },
+    ]);
+    user.out.length = 0;
+    await user.run("agents");
+    const [header, writerLine] = user.out.join("\n").split("\n");
+    expect(header).toMatch(/^ID +NAME +STATUS +WORKER +SCHEDULE +NEXT FIRE +LAST RUN +DESCRIPTION$/);
+    expect(writerLine).toContain("2030-01-01T08:00:00.000Z");
+    expect(writerLine).toContain("failed (timeout) r_1");
+  });
+
+  it("lists the agent files, saying so, when no daemon answers", async () => {
+    fixture = await startApiFixture();
+    const port = await freePort();
+    const agentsDirectory = path.join(fixture.dataDirectory, "agents");
+    mkdirSync(agentsDirectory);
+    writeFileSync(
+      path.join(agentsDirectory, "notes.md"),
+      "---\ndescription: takes notes\n---\nTake notes.\n",
+    );
+    const configFile = path.join(fixture.dataDirectory, "files.yaml");
+    writeFileSync(configFile, `agents_dir: ./agents\nserver:\n  port: ${port}\n`);
+    const out: string[] = [];
+    const err: string[] = [];
+    const program = new Command("agentd").option("--config <file>").option("--json").exitOverride();
+    registerAgentsCommand(program, {
+      out: (line) => out.push(line),
+      err: (line) => err.push(line),
+      environment: {},
+    });
+    await program.parseAsync(["--config", configFile, "--json", "agents"], { from: "user" });
+    expect(out.map((line) => JSON.parse(line) as unknown)).toMatchObject([
+      { id: "notes", valid: true, description: "takes notes", next_fire: null },
+    ]);
+    expect(err.join("\n")).toContain(`no agentd daemon at http://127.0.0.1:${port}`);
+  });
+
   it("says so when the token is wrong", async () => {
     fixture = await startApiFixture({ token: TOKEN });
     const error = await thrown(cli(fixture, { token: "other" }).run("runs"));
@@ -159,12 +228,7 @@ describe("client commands", () => {
 
   it("says so when no daemon answers", async () => {
     fixture = await startApiFixture();
-    const port = await new Promise<number>((resolve) => {
-      const probe = createServer().listen(0, "127.0.0.1", () => {
-        const address = probe.address();
-        probe.close(() => resolve(typeof address === "object" && address ? address.port : 0));
-      });
-    });
+    const port = await freePort();
     const io: ClientCommandIo = {
       out: () => undefined,
       err: () => undefined,

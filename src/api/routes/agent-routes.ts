@@ -12,6 +12,7 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
     { schema: { summary: "Every agent, valid or not, with schedule and last run" } },
     async () => ({
       agents: services.agents.list(),
+      ...(services.agents.directory === undefined ? {} : { agents_dir: services.agents.directory }),
     }),
   );
 
