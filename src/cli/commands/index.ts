@@ -9,6 +9,7 @@ import { registerStartCommand } from "./start.js";
 import { registerValidateCommand } from "./validate.js";
 import { registerAgentsCommand } from "./agents.js";
 import { registerRunCommand } from "./run.js";
+import { registerSecretsCommand } from "./secrets.js";
 
 /** Every `agentd` subcommand, registered on the root program. One file per command. */
 export function registerCommands(program: Command): void {
@@ -23,4 +24,5 @@ export function registerCommands(program: Command): void {
   registerValidateCommand(program);
   registerAgentsCommand(program);
   registerRunCommand(program);
+  registerSecretsCommand(program);
 }

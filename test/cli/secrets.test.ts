@@ -1,0 +1,176 @@
+import { spawn, spawnSync } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+
+/** The built CLI (`npm run build` first, as `npm test` does). */
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+let directory: string;
+beforeEach(() => {
+  directory = mkdtempSync(path.join(tmpdir(), "agentd-secrets-"));
+  writeFileSync(path.join(directory, "config.yaml"), "data_dir: ./data\n");
+});
+afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+/** Runs `agentd <args>` in the temp project with `stdin` piped in (closed at once when undefined). */
+async function agentd(
+  args: string[],
+  options: { stdin?: string; environment?: Record<string, string> } = {},
+): Promise<CliResult> {
+  const environment = { ...process.env, ...options.environment };
+  delete environment["AGENTD_VAULT_KEY"];
+  const child = spawn(process.execPath, [MAIN, ...args], {
+    cwd: directory,
+    env: environment,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdin.end(options.stdin ?? "");
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+const dataFile = (name: string) => path.join(directory, "data", name);
+
+describe("agentd secrets with the file vault", () => {
+  it("sets a value from stdin, then gets, lists and removes it", async () => {
+    const set = await agentd(["secrets", "set", "github_token"], { stdin: "ghp-piped-value-42\n" });
+    expect(set).toMatchObject({ code: 0, stdout: "" });
+    expect(set.stderr).toContain("stored github_token in the file vault");
+    await agentd(["secrets", "set", "openai"], { stdin: "sk-second-one" });
+
+    const get = await agentd(["secrets", "get", "github_token"]);
+    expect(get).toMatchObject({ code: 0, stdout: "ghp-piped-value-42\n" });
+    const list = await agentd(["secrets", "list"]);
+    expect(list).toMatchObject({ code: 0, stdout: "github_token\nopenai\n" });
+    const listJson = await agentd(["secrets", "list", "--json"]);
+    expect(JSON.parse(listJson.stdout)).toEqual({ secrets: ["github_token", "openai"] });
+
+    expect((await agentd(["secrets", "rm", "openai"])).code).toBe(0);
+    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":["github_token"]}\n');
+    const missing = await agentd(["secrets", "get", "openai"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain('error SECRET_NOT_FOUND: secret "openai" is not in the file vault');
+  });
+
+  it("keeps the value encrypted: the vault file lacks it and the key file is 0600", async () => {
+    const value = "plaintext-must-not-appear-9f1c";
+    expect((await agentd(["secrets", "set", "api"], { stdin: value })).code).toBe(0);
+    const vaultText = readFileSync(dataFile("vault.json"), "utf8");
+    expect(vaultText).toContain("aes-256-gcm");
+    expect(vaultText).not.toContain(value);
+    expect(vaultText).not.toContain(Buffer.from(value).toString("base64"));
+    expect(statSync(dataFile("vault.key")).mode & 0o777).toBe(0o600);
+    expect(statSync(dataFile("vault.json")).mode & 0o777).toBe(0o600);
+  });
+
+  it("drops exactly one trailing newline from stdin and refuses an empty value", async () => {
+    await agentd(["secrets", "set", "multi"], { stdin: "line one\nline two\n\n" });
+    expect((await agentd(["secrets", "get", "multi"])).stdout).toBe("line one\nline two\n\n");
+    const empty = await agentd(["secrets", "set", "empty"], { stdin: "\n" });
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain("no value given for empty; nothing was stored");
+    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":["multi"]}\n');
+  });
+
+  it("refuses a value on the command line with exit 2, without printing it back", async () => {
+    for (const extra of [["hunter2-on-argv"], ["--value=hunter2-on-argv"]]) {
+      const result = await agentd(["secrets", "set", "token", ...extra], { stdin: "from-stdin" });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain("error USAGE: agentd secrets set takes only the secret's name");
+      expect(result.stderr).toContain("pipe it on stdin");
+      expect(result.stdout + result.stderr).not.toContain("hunter2");
+    }
+    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":[]}\n');
+  });
+
+  it("rejects invalid names and removing a name the vault does not hold", async () => {
+    const invalid = await agentd(["secrets", "set", "no spaces"], { stdin: "value" });
+    expect(invalid.code).toBe(2);
+    expect(invalid.stderr).toContain('"no spaces" is not a valid secret name');
+    const removed = await agentd(["secrets", "rm", "ghost"]);
+    expect(removed.code).toBe(1);
+    expect(removed.stderr).toContain('error SECRET_NOT_FOUND: secret "ghost" is not in the file vault');
+  });
+});
+
+/** util-linux `script` gives the CLI a real terminal; without it the prompt test is skipped. */
+const hasScript =
+  process.platform === "linux" && spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
+
+describe("agentd secrets set on a terminal", () => {
+  it.skipIf(!hasScript)("prompts without echoing what is typed", async () => {
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} secrets set typed_token`;
+    const child = spawn("script", ["-qec", command, "/dev/null"], {
+      cwd: directory,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let screen = "";
+    let typed = false;
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+      screen += chunk;
+      if (!typed && screen.includes("value for typed_token: ")) {
+        typed = true;
+        child.stdin.write("typed-on-the-keyboard\r");
+      }
+    });
+    const [code] = (await once(child, "exit")) as [number | null];
+    expect(code).toBe(0);
+    expect(screen).toContain("stored typed_token in the file vault");
+    expect(screen).not.toContain("typed-on-the-keyboard");
+    expect((await agentd(["secrets", "get", "typed_token"])).stdout).toBe("typed-on-the-keyboard\n");
+  });
+});
+
+describe("agentd secrets with other backends", () => {
+  it("reads the env backend but refuses to change it, naming the variable to set", async () => {
+    writeFileSync(path.join(directory, "env.yaml"), "vault: { backend: env }\n");
+    const environment = { AGENTD_SECRET_DEPLOY_KEY: "from-the-environment" };
+    const get = await agentd(["--config", "env.yaml", "secrets", "get", "deploy_key"], { environment });
+    expect(get).toMatchObject({ code: 0, stdout: "from-the-environment\n" });
+    const list = await agentd(["--config", "env.yaml", "--json", "secrets", "list"], { environment });
+    expect(JSON.parse(list.stdout)).toEqual({ secrets: ["deploy_key"] });
+    for (const args of [
+      ["set", "deploy_key"],
+      ["rm", "deploy_key"],
+    ]) {
+      const result = await agentd(["--config", "env.yaml", "secrets", ...args], { stdin: "x", environment });
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("error VAULT_UNAVAILABLE");
+      expect(result.stderr).toContain("the env vault is read-only");
+      expect(result.stderr).toContain("AGENTD_SECRET_DEPLOY_KEY");
+    }
+  });
+
+  it("says the keychain is unavailable and what to use instead, and exits (where no keychain runs)", async () => {
+    writeFileSync(
+      path.join(directory, "keychain.yaml"),
+      "vault: { backend: keychain, service: agentd-cli-test }\n",
+    );
+    const set = await agentd(["--config", "keychain.yaml", "secrets", "set", "probe"], { stdin: "v4lue" });
+    if (set.code === 0) {
+      // A machine with a working keychain: clean up what the test stored.
+      expect((await agentd(["--config", "keychain.yaml", "secrets", "rm", "probe"])).code).toBe(0);
+      return;
+    }
+    expect(set.code).toBe(1);
+    expect(set.stderr).toMatch(/^error VAULT_UNAVAILABLE: .*the OS keychain is not available here/);
+    expect(set.stderr).toContain("use vault.backend: file");
+    expect(set.stderr).toContain("or env");
+    const list = await agentd(["--config", "keychain.yaml", "secrets", "list"]);
+    expect(list.code).toBe(1);
+    expect(list.stderr).toContain("error VAULT_UNAVAILABLE");
+  });
+});
