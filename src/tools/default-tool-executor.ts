@@ -127,6 +127,8 @@ export class DefaultToolExecutor implements ToolExecutor {
         if (denial) return denial;
       }
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
+      // A stop that raced the approval or the vault read: the call must not start.
+      control.signal.throwIfAborted();
       return await tool.run(ready, context);
     } catch (error) {
       if (control.signal.aborted) throw control.signal.reason;
