@@ -58,15 +58,15 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
 
   const events = new EventBus({ redact: redactor.redactEvent });
   events.subscribe(options.onEvent);
-  const tools =
-    options.tools ??
-    createToolExecutor({
-      config,
-      vault,
-      redactor,
-      approvals: noApprovalGate(),
-      logger: logger.child({ module: "tools" }),
-    });
+  // MCP servers start on first use, so this costs nothing when the caller brings its own tools.
+  const defaultTools = createToolExecutor({
+    config,
+    vault,
+    redactor,
+    approvals: noApprovalGate(),
+    logger: logger.child({ module: "tools" }),
+  });
+  const tools = options.tools ?? defaultTools;
   const worker = options.worker ?? workerFor(definition, config, tools, options.model, logger);
   const runId = createRunIdSource()();
   const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
@@ -103,7 +103,13 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
     };
   });
-  return { runId, stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`), finished };
+  // The run's MCP servers end with it: `agentd run` exits only once they are gone.
+  const finishedAndClosed = finished.finally(() => defaultTools.close());
+  return {
+    runId,
+    stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`),
+    finished: finishedAndClosed,
+  };
 }
 
 function workerFor(

@@ -90,15 +90,15 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
   const learnSecrets = createSecretLearner(secrets, logger.child({ module: "vault" }));
   learnSecrets(definitions.snapshot());
-  const tools =
-    overrides.tools ??
-    createToolExecutor({
-      config,
-      vault: secrets.vault,
-      redactor,
-      approvals: noApprovalGate(),
-      logger: logger.child({ module: "tools" }),
-    });
+  // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
+  const defaultTools = createToolExecutor({
+    config,
+    vault: secrets.vault,
+    redactor,
+    approvals: noApprovalGate(),
+    logger: logger.child({ module: "tools" }),
+  });
+  const tools = overrides.tools ?? defaultTools;
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
@@ -173,6 +173,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       logger,
     });
     stopFollowing();
+    await defaultTools.close();
     await server.close();
     await definitions.close();
     events.close();

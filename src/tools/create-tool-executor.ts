@@ -1,30 +1,48 @@
 import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
+import { McpToolSource } from "../mcp/mcp-tool-source.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { builtinTools } from "./builtin/builtin-tools.js";
 import { DefaultToolExecutor } from "./default-tool-executor.js";
 import { CompositeToolCatalog, type ToolSource } from "./tool-catalog.js";
+import type { ToolExecutor } from "./tool-executor.js";
 
 export interface ToolExecutorParts {
+  /** Secrets already resolved: `mcp_servers` env and headers are used as they are. */
   config: Config;
   vault: Vault;
   redactor: SecretRedactor;
   approvals: ApprovalGate;
   logger: Logger;
-  /** Tool sources beyond the built-ins (the MCP servers of config `mcp_servers`). */
+  /** Tool sources beyond the built-ins and the MCP servers of config `mcp_servers`. */
   sources?: readonly ToolSource[];
 }
 
-/** The tool executor of the daemon and of `agentd run`: built-in tools plus the given sources. */
-export function createToolExecutor(parts: ToolExecutorParts): DefaultToolExecutor {
-  return new DefaultToolExecutor({
-    catalog: new CompositeToolCatalog(builtinTools(), parts.sources ?? []),
+/** A tool executor that owns MCP servers: `close()` ends every one it started. */
+export interface ClosableToolExecutor extends ToolExecutor {
+  close(): Promise<void>;
+}
+
+/**
+ * The tool executor of the daemon and of `agentd run`: built-in tools, the given sources, and the
+ * MCP servers of config `mcp_servers` (started on first use). Close it when the daemon shuts down
+ * or the run ends, so no MCP server process outlives them.
+ */
+export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecutor {
+  const mcp = McpToolSource.fromConfig(parts.config, parts.logger.child({ module: "mcp" }));
+  const executor = new DefaultToolExecutor({
+    catalog: new CompositeToolCatalog(builtinTools(), [...(parts.sources ?? []), mcp]),
     approvals: parts.approvals,
     vault: parts.vault,
     redactor: parts.redactor,
     settings: parts.config.tools,
     logger: parts.logger,
   });
+  return {
+    specs: (definition) => executor.specs(definition),
+    execute: (call, scope) => executor.execute(call, scope),
+    close: () => mcp.close(),
+  };
 }

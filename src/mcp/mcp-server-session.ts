@@ -1,0 +1,160 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { McpServerConfig } from "../config/config-schema.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { Logger } from "../logging/logger.js";
+import { connectMcpServer, type McpConnection } from "./mcp-connection.js";
+
+export interface McpServerSessionOptions {
+  /** The server's key in config `mcp_servers`. */
+  name: string;
+  config: McpServerConfig;
+  /** Limit of the handshake, of listing tools and of each call (config `tools.http_timeout`). */
+  timeoutMilliseconds: number;
+  killGraceMilliseconds: number;
+  logger: Logger;
+}
+
+/**
+ * One configured MCP server, started on first use and shared by every run. Concurrent first uses
+ * share one start; a server that failed to start, or died, is started again on the next use. The
+ * tool list is cached until the server says it changed.
+ */
+export class McpServerSession {
+  readonly name: string;
+  readonly #options: McpServerSessionOptions;
+  #connection: Promise<McpConnection> | undefined;
+  #tools: Promise<Tool[]> | undefined;
+  #closed = false;
+
+  constructor(options: McpServerSessionOptions) {
+    this.name = options.name;
+    this.#options = options;
+  }
+
+  /** The server's tools, listed once per start (and again after a list-changed notification). */
+  tools(): Promise<Tool[]> {
+    if (!this.#tools) {
+      const listing = this.#listTools();
+      this.#tools = listing;
+      listing.catch(() => {
+        if (this.#tools === listing) this.#tools = undefined;
+      });
+    }
+    return this.#tools;
+  }
+
+  /** Calls one tool with the run's signal; a dead or missing server is MCP_UNAVAILABLE. */
+  async call(tool: string, input: Record<string, unknown>, signal: AbortSignal): Promise<CallToolResult> {
+    const connection = await this.#connect();
+    const timeout = this.#options.timeoutMilliseconds;
+    try {
+      const result = await connection.client.callTool({ name: tool, arguments: input }, undefined, {
+        signal,
+        timeout,
+      });
+      if ("toolResult" in result) {
+        return { content: [{ type: "text", text: JSON.stringify(result.toolResult) }] };
+      }
+      return result as CallToolResult;
+    } catch (error) {
+      if (signal.aborted) throw signal.reason;
+      throw this.#callFailure(tool, connection, error);
+    }
+  }
+
+  /** Ends the server (and its processes); later uses fail with MCP_UNAVAILABLE. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const connection = this.#connection;
+    this.#connection = undefined;
+    this.#tools = undefined;
+    await connection?.then((started) => started.close()).catch(() => undefined);
+  }
+
+  async #listTools(): Promise<Tool[]> {
+    const connection = await this.#connect();
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    try {
+      do {
+        const page = await connection.client.listTools(cursor === undefined ? {} : { cursor }, {
+          timeout: this.#options.timeoutMilliseconds,
+        });
+        tools.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined);
+    } catch (error) {
+      throw this.#unavailable(`could not list its tools: ${messageOf(error)}`, connection, error);
+    }
+    return tools;
+  }
+
+  #connect(): Promise<McpConnection> {
+    if (this.#closed) {
+      return Promise.reject(
+        new AgentdError("MCP_UNAVAILABLE", `MCP server "${this.name}" is closed: agentd is shutting down`),
+      );
+    }
+    if (!this.#connection) {
+      const attempt: Promise<McpConnection> = connectMcpServer({
+        ...this.#options,
+        onClose: () => this.#forget(attempt),
+        onToolsChanged: () => {
+          this.#options.logger.info({ server: this.name }, "MCP server tools changed; listing them again");
+          this.#tools = undefined;
+        },
+      });
+      this.#connection = attempt;
+      attempt.catch(() => this.#forget(attempt));
+    }
+    return this.#connection;
+  }
+
+  /** Drops a connection that ended, so the next use starts the server again. */
+  #forget(attempt: Promise<McpConnection>): void {
+    if (this.#connection !== attempt) return;
+    this.#connection = undefined;
+    this.#tools = undefined;
+    // What is left of the server's process tree is ended even when the server died on its own.
+    attempt.then((connection) => connection.close()).catch(() => undefined);
+  }
+
+  #callFailure(tool: string, connection: McpConnection, error: unknown): AgentdError {
+    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+      return new AgentdError(
+        "TOOL_FAILED",
+        `mcp:${this.name}/${tool} did not answer within ${this.#options.timeoutMilliseconds} ms`,
+        {
+          hint: "raise config tools.http_timeout if the tool is slow",
+          details: { server: this.name },
+          cause: error,
+        },
+      );
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return this.#unavailable(`closed the connection during the call of ${tool}`, connection, error);
+    }
+    return new AgentdError("TOOL_FAILED", `mcp:${this.name}/${tool} failed: ${messageOf(error)}`, {
+      details: { server: this.name },
+      cause: error,
+    });
+  }
+
+  #unavailable(what: string, connection: McpConnection, error: unknown): AgentdError {
+    return new AgentdError(
+      "MCP_UNAVAILABLE",
+      `MCP server "${this.name}" (${connection.transport.where}) ${what}`,
+      {
+        field: `mcp_servers.${this.name}`,
+        hint: `${connection.transport.hint}; it is started again on the next use`,
+        details: { server: this.name },
+        cause: error,
+      },
+    );
+  }
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

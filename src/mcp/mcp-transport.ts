@@ -1,0 +1,88 @@
+import { randomUUID } from "node:crypto";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { McpServerConfig } from "../config/config-schema.js";
+import type { Logger } from "../logging/logger.js";
+import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../workers/cli/process-tree.js";
+
+/** Last part of a stdio server's stderr kept for the message when it fails to start. */
+const STDERR_TAIL_CHARACTERS = 2_000;
+
+/** The SDK transport of one server, and what is left to end once the MCP client is closed. */
+export interface McpTransport {
+  transport: Transport;
+  /** Where the server is, for messages: the command line or the URL. */
+  where: string;
+  /** What to check when the server cannot be reached. */
+  hint: string;
+  /** The end of what a stdio server wrote to stderr (empty for HTTP). */
+  stderrTail(): string;
+  /** Call before closing the client: notes a stdio server's descendants while it still runs. */
+  noteProcesses(): Promise<void>;
+  /** Call after closing the client: ends whatever is left of a stdio server's process tree. */
+  endProcesses(): Promise<void>;
+}
+
+export interface McpTransportOptions {
+  /** The server's key in config `mcp_servers`. */
+  name: string;
+  config: McpServerConfig;
+  /** SIGTERM → SIGKILL delay for leftovers of a stdio server's process tree. */
+  killGraceMilliseconds: number;
+  logger: Logger;
+}
+
+/** A stdio transport (a child process) or a streamable HTTP transport, as the config says. */
+export function createMcpTransport(options: McpTransportOptions): McpTransport {
+  const { name, config } = options;
+  if ("url" in config) {
+    return {
+      transport: new StreamableHTTPClientTransport(new URL(config.url), {
+        requestInit: { headers: config.headers },
+      }),
+      where: config.url,
+      hint: `check that ${config.url} is up and serves MCP over streamable HTTP (config mcp_servers.${name})`,
+      stderrTail: () => "",
+      noteProcesses: async () => undefined,
+      endProcesses: async () => undefined,
+    };
+  }
+  // Every process of the server inherits the marker, so a grandchild (`npx` → node) is found too.
+  const marker = randomUUID();
+  const transport = new StdioClientTransport({
+    command: config.command,
+    args: config.args,
+    env: { ...inheritedEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
+    stderr: "pipe",
+  });
+  let tail = "";
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    const text = chunk.toString("utf8");
+    options.logger.debug({ server: name, stderr: text.trimEnd() }, "MCP server stderr");
+    tail = (tail + text).slice(-STDERR_TAIL_CHARACTERS);
+  });
+  let tree: ProcessTree | undefined;
+  const commandLine = [config.command, ...config.args].join(" ");
+  return {
+    transport,
+    where: commandLine,
+    hint: `check that \`${commandLine}\` runs on this machine and speaks MCP over stdio (config mcp_servers.${name})`,
+    stderrTail: () => tail,
+    noteProcesses: async () => {
+      const pid = transport.pid;
+      if (pid !== null) tree ??= new ProcessTree(pid, marker);
+      await tree?.collect();
+    },
+    endProcesses: async () => tree?.terminate(options.killGraceMilliseconds),
+  };
+}
+
+/** The daemon's environment without unset entries; the server's own `env` goes over it. */
+function inheritedEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (value !== undefined) environment[key] = value;
+  }
+  return environment;
+}

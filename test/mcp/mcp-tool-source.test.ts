@@ -1,0 +1,171 @@
+import pidtree from "pidtree";
+import { readFile } from "node:fs/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { AgentdError } from "../../src/errors/agentd-error.js";
+import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { makeDefinition } from "../support/make-definition.js";
+import { configWith, eventually, fixtureServer, mcpHarness } from "./mcp-test-kit.js";
+
+const ECHO = { tools: ["mcp:fixture/echo"], permissions: { allow: ["mcp:fixture/echo"] } };
+const ALL = { tools: ["mcp:fixture/*"], permissions: { allow: ["mcp:fixture/*"] } };
+
+let closeHarness: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await closeHarness?.();
+  closeHarness = undefined;
+});
+
+function harness(config = configWith({ fixture: fixtureServer() })) {
+  const made = mcpHarness(config);
+  closeHarness = () => made.source.close();
+  return made;
+}
+
+/** Fixture servers this test process started that are still running. */
+async function runningFixtureServers(): Promise<number[]> {
+  const pids = await pidtree(process.pid).catch(() => [] as number[]);
+  const servers: number[] = [];
+  for (const pid of pids) {
+    const commandLine = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+    if (commandLine.includes("fixture-server.mjs") && isProcessRunning(pid)) servers.push(pid);
+  }
+  return servers;
+}
+
+describe("McpToolSource over stdio", () => {
+  it("offers a listed tool under its model name with the server's schema", async () => {
+    const { executor } = harness();
+    const specs = await executor.specs(makeDefinition({ frontmatter: ECHO }));
+    expect(specs).toHaveLength(1);
+    expect(specs[0]?.name).toBe("mcp__fixture__echo");
+    expect(specs[0]?.description).toContain("Returns the text it is given");
+    expect(specs[0]?.description).toContain("fixture");
+    expect(specs[0]?.parameters).toMatchObject({
+      type: "object",
+      properties: { text: { type: "string" } },
+      required: ["text"],
+    });
+  });
+
+  it("expands mcp:<server>/* to every tool of the server", async () => {
+    const { executor } = harness();
+    const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
+    expect(specs.map((spec) => spec.name).sort()).toEqual(
+      ["add", "crash", "echo", "env", "fail", "pids"].map((tool) => `mcp__fixture__${tool}`),
+    );
+  });
+
+  it("returns the server's text and reports the call as action and observation events", async () => {
+    const { call, events } = harness();
+    const result = await call(ECHO, "mcp__fixture__echo", { text: "hello" });
+    expect(result).toMatchObject({ ok: true, output: "echo: hello" });
+    const added = await call(ALL, "mcp__fixture__add", { a: 2, b: 40 });
+    expect(added).toMatchObject({ ok: true, output: "42" });
+    expect(events.map((event) => event.type)).toEqual(["action", "observation", "action", "observation"]);
+    expect(events[0]?.data).toMatchObject({ tool: "mcp:fixture/echo", arguments: { text: "hello" } });
+  });
+
+  it("turns isError into ok false with the server's text", async () => {
+    const { call } = harness();
+    const result = await call(ALL, "mcp__fixture__fail", {});
+    expect(result).toMatchObject({ ok: false, code: "TOOL_FAILED", output: "the fixture failed on purpose" });
+  });
+
+  it("lets the server judge the arguments, but refuses arguments that are not an object", async () => {
+    const { call } = harness();
+    const wrong = await call(ECHO, "mcp__fixture__echo", { text: 7 });
+    expect(wrong.ok).toBe(false);
+    expect(wrong.output).toMatch(/text/);
+    const notObject = await call(ECHO, "mcp__fixture__echo", ["hello"]);
+    expect(notObject).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
+  });
+
+  it("applies permission rules by the mcp:<server>/<tool> name and the arguments", async () => {
+    const { call } = harness();
+    const denied = await call(
+      { tools: ["mcp:fixture/*"], permissions: { allow: ["mcp:fixture/*"], deny: ["mcp:fixture/echo"] } },
+      "mcp__fixture__echo",
+      { text: "hello" },
+    );
+    expect(denied).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+    const byArguments = await call(
+      {
+        tools: ["mcp:fixture/echo"],
+        permissions: { allow: ["mcp:fixture/echo"], deny: ["mcp:fixture/echo(*secret*)"] },
+      },
+      "mcp__fixture__echo",
+      { text: "the secret plan" },
+    );
+    expect(byArguments).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+    // No rule names it: ask, and no one approves in this harness.
+    const unlisted = await call({ tools: ["mcp:fixture/echo"] }, "mcp__fixture__echo", { text: "hello" });
+    expect(unlisted).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+    const other = await call(ECHO, "mcp__fixture__add", { a: 1, b: 2 });
+    expect(other).toMatchObject({ ok: false, code: "TOOL_NOT_FOUND" });
+  });
+
+  it("finds nothing for an unknown server or tool", async () => {
+    const { source, executor } = harness();
+    expect(await source.find("mcp:nowhere/echo")).toBeUndefined();
+    expect(await source.find("mcp:fixture/nothing")).toBeUndefined();
+    const specs = await executor.specs(
+      makeDefinition({ frontmatter: { tools: ["mcp:nowhere/*", "mcp:fixture/echo"] } }),
+    );
+    expect(specs.map((spec) => spec.name)).toEqual(["mcp__fixture__echo"]);
+  });
+
+  it("passes the config env over the daemon's environment", async () => {
+    const { call } = harness(configWith({ fixture: fixtureServer([], { FIXTURE_GREETING: "bonjour" }) }));
+    expect(await call(ALL, "mcp__fixture__env", { name: "FIXTURE_GREETING" })).toMatchObject({
+      output: "bonjour",
+    });
+    expect((await call(ALL, "mcp__fixture__env", { name: "PATH" })).output).toBe(process.env["PATH"]);
+  });
+
+  it("starts a server once for concurrent first uses", async () => {
+    const { source } = harness();
+    const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
+    expect(listings.every((tools) => tools.length === 6)).toBe(true);
+    expect(await runningFixtureServers()).toHaveLength(1);
+  });
+
+  it("reports a server that dies mid-call and starts it again on the next use", async () => {
+    const { call } = harness();
+    const crashed = await call(ALL, "mcp__fixture__crash", {});
+    expect(crashed).toMatchObject({ ok: false, code: "MCP_UNAVAILABLE" });
+    expect(crashed.output).toContain('MCP server "fixture"');
+    const again = await call(ALL, "mcp__fixture__echo", { text: "back" });
+    expect(again).toMatchObject({ ok: true, output: "echo: back" });
+  });
+
+  it("says which server could not start and what to check, and keeps serving the others", async () => {
+    const { executor, call } = harness(
+      configWith({
+        broken: { command: "/nonexistent/mcp-server", args: ["--stdio"] },
+        fixture: fixtureServer(),
+      }),
+    );
+    const failure = await executor
+      .specs(makeDefinition({ frontmatter: { tools: ["mcp:broken/*"] } }))
+      .catch((error: unknown) => error);
+    expect(AgentdError.is(failure, "MCP_UNAVAILABLE")).toBe(true);
+    expect((failure as AgentdError).describe()).toMatch(
+      /MCP server "broken" \(\/nonexistent\/mcp-server --stdio\)/,
+    );
+    expect((failure as AgentdError).describe()).toContain("mcp_servers.broken");
+    expect(await call(ECHO, "mcp__fixture__echo", { text: "still here" })).toMatchObject({ ok: true });
+  });
+
+  it("close() ends the server and every process it started", async () => {
+    const { call, source } = harness(configWith({ fixture: fixtureServer(["--with-helper"]) }));
+    const result = await call(ALL, "mcp__fixture__pids", {});
+    const pids = JSON.parse(result.output) as { server: number; helper: number };
+    expect(isProcessRunning(pids.server) && isProcessRunning(pids.helper)).toBe(true);
+    await source.close();
+    expect(
+      await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
+    ).toBe(true);
+    const after = await source.expand("mcp:fixture/*").catch((error: unknown) => error);
+    expect(AgentdError.is(after, "MCP_UNAVAILABLE")).toBe(true);
+  });
+});
