@@ -1,0 +1,73 @@
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { defineTool } from "../tool-definition.js";
+import { confinePath, ensureWorkdir } from "../workdir/confine-path.js";
+import { SKIPPED_FOLDERS, type WalkEntry, walkWorkdir } from "../workdir/walk-workdir.js";
+import { pathSubject } from "./path-subject.js";
+
+const DEFAULT_MAX_ENTRIES = 500;
+
+const ListDirArguments = z.strictObject({
+  path: z
+    .string()
+    .optional()
+    .describe("Folder to list, relative to the working directory (default: the working directory)."),
+  recursive: z.boolean().optional().describe("true: list sub-folders too (default false)."),
+  max_entries: z
+    .number()
+    .int()
+    .positive()
+    .max(10_000)
+    .optional()
+    .describe(`How many entries to return at most (default ${DEFAULT_MAX_ENTRIES}).`),
+});
+
+/** `list_dir`: the entries of a folder of the workdir, optionally recursive. */
+export const listDirTool = defineTool({
+  name: "list_dir",
+  description:
+    "List a folder of the working directory, one entry per line: folders end with '/', symlinks with '@'. " +
+    `Recursive listings do not enter ${[...SKIPPED_FOLDERS].join(" or ")}.`,
+  schema: ListDirArguments,
+  subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
+  run: async (value, context) => {
+    ensureWorkdir(context.workdir);
+    const target = confinePath(context.workdir, value.path ?? ".");
+    const info = await stat(target.absolute).catch(() => undefined);
+    if (!info?.isDirectory()) {
+      throw new AgentdError("TOOL_FAILED", `"${value.path ?? "."}" is not a folder`, {
+        hint: info ? "use read_file for a file" : "check the name with list_dir on its parent",
+      });
+    }
+    const maxEntries = value.max_entries ?? DEFAULT_MAX_ENTRIES;
+    const budget = context.settings.max_output_bytes;
+    const lines: string[] = [];
+    let size = 0;
+    let cut = false;
+    for await (const entry of walkWorkdir(target.absolute, {
+      root: target.root,
+      recursive: value.recursive === true,
+      signal: context.signal,
+    })) {
+      const line = describeEntry(entry);
+      if (lines.length >= maxEntries || size + line.length > budget) {
+        cut = true;
+        break;
+      }
+      lines.push(line);
+      size += line.length + 1;
+    }
+    if (lines.length === 0) return { ok: true, output: `${target.relative} is empty` };
+    const note = cut
+      ? `\n[stopped after ${lines.length} entries; list a sub-folder or raise max_entries]`
+      : "";
+    return { ok: true, output: lines.join("\n") + note };
+  },
+});
+
+function describeEntry(entry: WalkEntry): string {
+  if (entry.kind === "directory") return `${entry.relative}/`;
+  if (entry.kind === "symlink") return `${entry.relative}@`;
+  return entry.relative;
+}

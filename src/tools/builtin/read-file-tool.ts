@@ -1,0 +1,71 @@
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { defineTool } from "../tool-definition.js";
+import { confinePath } from "../workdir/confine-path.js";
+import { looksBinary } from "./looks-binary.js";
+import { pathSubject } from "./path-subject.js";
+import { readLines } from "./read-lines.js";
+
+const DEFAULT_LINE_LIMIT = 2_000;
+
+const ReadFileArguments = z.strictObject({
+  path: z
+    .string()
+    .min(1)
+    .describe("File to read, relative to the working directory (or absolute inside it)."),
+  offset: z.number().int().positive().optional().describe("1-based line number to start at (default 1)."),
+  limit: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(`How many lines to read at most (default ${DEFAULT_LINE_LIMIT}).`),
+});
+
+/** `read_file`: a text file of the workdir, or a part of it by lines. */
+export const readFileTool = defineTool({
+  name: "read_file",
+  description:
+    "Read a text file from the working directory. Large files come back in parts: use offset and limit " +
+    "to read further. Binary files are not shown.",
+  schema: ReadFileArguments,
+  subject: (value, context) => pathSubject(context.workdir, value.path),
+  run: async (value, context) => {
+    const target = confinePath(context.workdir, value.path);
+    const info = await stat(target.absolute).catch((error: NodeJS.ErrnoException) => {
+      throw new AgentdError("TOOL_FAILED", `cannot read "${value.path}": ${error.code ?? error.message}`, {
+        hint: error.code === "ENOENT" ? "check the name with list_dir or search_files" : undefined,
+      });
+    });
+    if (info.isDirectory()) {
+      throw new AgentdError("TOOL_FAILED", `"${value.path}" is a directory`, {
+        hint: "use list_dir to see it",
+      });
+    }
+    if (await looksBinary(target.absolute)) {
+      return {
+        ok: true,
+        output: `"${target.relative}" is a binary file (${info.size} bytes); its content is not shown`,
+      };
+    }
+    const offset = value.offset ?? 1;
+    const read = await readLines(target.absolute, {
+      offset,
+      limit: value.limit ?? DEFAULT_LINE_LIMIT,
+      maxCharacters: context.settings.max_output_bytes,
+      signal: context.signal,
+    });
+    if (read.lines.length === 0 && offset > 1) {
+      return { ok: true, output: `"${target.relative}" has fewer than ${offset} lines` };
+    }
+    if (read.lines.length === 0) return { ok: true, output: `"${target.relative}" is empty` };
+    const text = read.lines.join("\n");
+    if (!read.more && !read.cut) return { ok: true, output: text };
+    const last = offset + read.lines.length - 1;
+    const note = read.more
+      ? `[showing lines ${offset}-${last}; the file continues: call read_file with offset=${last + 1}]`
+      : `[showing lines ${offset}-${last}; a long line was cut]`;
+    return { ok: true, output: `${text}\n${note}`, ...(read.cut ? { truncated: true } : {}) };
+  },
+});

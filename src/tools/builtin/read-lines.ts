@@ -1,0 +1,43 @@
+import { textLines } from "./text-lines.js";
+
+/** What a bounded line read found. */
+export interface LinesRead {
+  lines: string[];
+  /** True when the file has lines after the last one returned. */
+  more: boolean;
+  /** True when a line was cut at the character budget. */
+  cut: boolean;
+}
+
+export interface ReadLinesOptions {
+  /** 1-based line to start at. */
+  offset: number;
+  /** Lines to return at most. */
+  limit: number;
+  /** Characters of text to collect at most (the tool's own output cap). */
+  maxCharacters: number;
+  signal: AbortSignal;
+}
+
+/** The lines asked for of a text file, within a character budget; the file is streamed, never loaded whole. */
+export async function readLines(file: string, options: ReadLinesOptions): Promise<LinesRead> {
+  const lines: string[] = [];
+  let number = 0;
+  let collected = 0;
+  let cut = false;
+  for await (const line of textLines(file, {
+    maxLineCharacters: options.maxCharacters,
+    signal: options.signal,
+  })) {
+    number++;
+    if (number < options.offset) continue;
+    if (lines.length >= options.limit || collected >= options.maxCharacters)
+      return { lines, more: true, cut };
+    const room = options.maxCharacters - collected;
+    cut ||= line.cut || line.text.length > room;
+    const text = line.text.slice(0, room);
+    lines.push(text);
+    collected += text.length + 1;
+  }
+  return { lines, more: false, cut };
+}

@@ -1,0 +1,112 @@
+import { randomUUID } from "node:crypto";
+import { accessSync, constants } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../../workers/cli/process-tree.js";
+import { CappedCollector } from "./capped-collector.js";
+import { SHELL_SECRET_VARIABLE_PREFIX } from "./shell-secret-references.js";
+
+/** SIGTERM → SIGKILL delay when a command is stopped or times out. */
+const KILL_GRACE_MILLISECONDS = 2_000;
+
+/** Variables of the daemon a command must never see: vault secrets and the vault key. */
+const HIDDEN_VARIABLE = new RegExp(`^(AGENTD_SECRET_|AGENTD_VAULT_KEY$|${SHELL_SECRET_VARIABLE_PREFIX})`);
+
+export interface ShellCommandOptions {
+  command: string;
+  workdir: string;
+  /** Added to the environment (secret references); never logged. */
+  environment: Record<string, string>;
+  timeoutMilliseconds: number;
+  /** Bytes kept of stdout, and of stderr. */
+  maxOutputBytes: number;
+  signal: AbortSignal;
+}
+
+/** How a command ended. */
+export interface ShellCommandResult {
+  exitCode: number | undefined;
+  /** The signal that ended the shell, when one did. */
+  signalName: string | undefined;
+  timedOut: boolean;
+  stdout: CappedCollector;
+  stderr: CappedCollector;
+  /** Why the shell could not be started, when it could not. */
+  spawnError: string | undefined;
+}
+
+/**
+ * Runs `bash -c <command>` (sh where bash is missing) in `workdir` with stdin ignored, as the
+ * leader of its own process group. A timeout or an abort of `signal` ends the whole process tree;
+ * so does the shell's exit, so nothing it started in the background outlives the call.
+ */
+export async function runShellCommand(options: ShellCommandOptions): Promise<ShellCommandResult> {
+  const marker = randomUUID();
+  const subprocess = execa(shellProgram(), ["-c", options.command], {
+    cwd: options.workdir,
+    env: { ...childEnvironment(), ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+    extendEnv: false,
+    stdin: "ignore",
+    buffer: false,
+    detached: true,
+    reject: false,
+    cancelSignal: options.signal,
+    forceKillAfterDelay: KILL_GRACE_MILLISECONDS,
+  });
+  const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
+  let ending: Promise<void> | undefined;
+  const endTree = () => (ending ??= tree?.terminate(KILL_GRACE_MILLISECONDS) ?? Promise.resolve());
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    void endTree();
+  }, options.timeoutMilliseconds);
+  const onAbort = () => void endTree();
+  options.signal.addEventListener("abort", onAbort, { once: true });
+  subprocess.on("exit", () => void endTree());
+
+  const stdout = new CappedCollector(options.maxOutputBytes);
+  const stderr = new CappedCollector(options.maxOutputBytes);
+  subprocess.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
+  subprocess.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
+  try {
+    const result = await subprocess;
+    const spawnError =
+      result.failed && result.exitCode === undefined && result.signal === undefined && !result.isCanceled
+        ? String("shortMessage" in result ? result.shortMessage : "the shell could not be started")
+        : undefined;
+    return { exitCode: result.exitCode, signalName: result.signal, timedOut, stdout, stderr, spawnError };
+  } finally {
+    clearTimeout(timer);
+    options.signal.removeEventListener("abort", onAbort);
+    await endTree();
+  }
+}
+
+/** The daemon's environment without what a command must not read. */
+function childEnvironment(): Record<string, string> {
+  const environment: Record<string, string> = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (value !== undefined && !HIDDEN_VARIABLE.test(name)) environment[name] = value;
+  }
+  return environment;
+}
+
+let shell: string | undefined;
+
+/** bash when it is on PATH, else sh. */
+function shellProgram(): string {
+  shell ??= onPath("bash") ? "bash" : "sh";
+  return shell;
+}
+
+function onPath(program: string): boolean {
+  return (process.env["PATH"] ?? "").split(path.delimiter).some((folder) => {
+    try {
+      accessSync(path.join(folder, program), constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}

@@ -1,0 +1,74 @@
+import { z } from "zod";
+import { ensureWorkdir } from "../workdir/confine-path.js";
+import { defineTool } from "../tool-definition.js";
+import { type ShellCommandResult, runShellCommand } from "./run-shell-command.js";
+import { referenceSecrets } from "./shell-secret-references.js";
+
+const ShellArguments = z.strictObject({
+  command: z
+    .string()
+    .min(1)
+    .describe("A bash command line, run with `bash -c` in the working directory. stdin is empty."),
+  timeout_seconds: z
+    .number()
+    .positive()
+    .optional()
+    .describe("Seconds before the command is killed (capped by the configured shell timeout)."),
+});
+
+/** Secret values for the child's environment, attached by `substitute`; JSON can never carry a symbol. */
+const SECRET_ENVIRONMENT = Symbol("shell secret environment");
+
+type ShellCall = z.infer<typeof ShellArguments> & { [SECRET_ENVIRONMENT]?: Record<string, string> };
+
+/** `shell`: one command line through bash in the workdir; the whole process tree ends with the call. */
+export const shellTool = defineTool({
+  name: "shell",
+  description:
+    "Run a shell command (bash) in the working directory and get its exit code, stdout and stderr. " +
+    "Non-interactive: stdin is empty. Long output is cut; the command is killed at its timeout.",
+  schema: ShellArguments,
+  subject: (value) => ({ kind: "shell", command: value.command }),
+  // Values travel as environment variables: never parsed as shell syntax.
+  substitute: (value, secretValue): ShellCall => {
+    const { command, environment } = referenceSecrets(value.command, secretValue);
+    return { ...value, command, [SECRET_ENVIRONMENT]: environment };
+  },
+  run: async (value: ShellCall, context) => {
+    const limit = context.settings.shell_timeout;
+    const timeoutMilliseconds = Math.min(limit, (value.timeout_seconds ?? Infinity) * 1_000);
+    const result = await runShellCommand({
+      command: value.command,
+      workdir: ensureWorkdir(context.workdir),
+      environment: value[SECRET_ENVIRONMENT] ?? {},
+      timeoutMilliseconds,
+      maxOutputBytes: context.settings.max_output_bytes,
+      signal: context.signal,
+    });
+    context.signal.throwIfAborted();
+    return describeResult(result, timeoutMilliseconds);
+  },
+});
+
+function describeResult(result: ShellCommandResult, timeoutMilliseconds: number) {
+  const truncated = result.stdout.truncated || result.stderr.truncated;
+  const streams = `stdout:\n${result.stdout.text()}\nstderr:\n${result.stderr.text()}`;
+  if (result.spawnError !== undefined) {
+    return { ok: false, code: "TOOL_FAILED", output: `the shell could not be started: ${result.spawnError}` };
+  }
+  if (result.timedOut) {
+    const seconds = Math.round(timeoutMilliseconds / 100) / 10;
+    return {
+      ok: false,
+      code: "TOOL_TIMEOUT",
+      output: `timed out after ${seconds} s: the command and everything it started were killed\n${streams}`,
+      truncated,
+    };
+  }
+  const status =
+    result.exitCode === undefined
+      ? `killed by ${result.signalName ?? "a signal"}`
+      : `exit code ${result.exitCode}`;
+  const ok = result.exitCode === 0;
+  return { ok, ...(ok ? {} : { code: "TOOL_FAILED" }), output: `${status}\n${streams}`, truncated };
+}
