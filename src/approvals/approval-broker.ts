@@ -1,0 +1,162 @@
+import { randomBytes } from "node:crypto";
+import type { ApprovalsService, PendingApproval } from "../api/api-services.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { EventDataByType } from "../events/agent-event.js";
+import type { ApprovalAnswer, ApprovalGate, ApprovalRequest } from "./approval-gate.js";
+import { unrefTimer } from "./unref-timer.js";
+
+/** Options of `decide`. */
+export interface DecideOptions {
+  /** "run" approves this tool for the rest of the run. Default "once". */
+  scope?: "once" | "run";
+  /** Who answered, the event's `by`: "api" (default), "tty". The broker itself uses "timeout", "stop". */
+  by?: string;
+}
+
+/** A pending approval as the broker hands it to a listener (a TTY prompt): with the reason. */
+export interface RequestedApproval extends PendingApproval {
+  arguments: unknown;
+  requested_at: string;
+  expires_at: string;
+  /** Why the permission check asked. */
+  reason: string;
+}
+
+export interface ApprovalBrokerOptions {
+  now?: () => Date;
+  /** Default: `a_` and 10 random hex digits. */
+  createId?: () => string;
+  /** Masks secret values in the arguments `list()` returns (the events are masked by the bus). */
+  redact?: <Value>(value: Value) => Value;
+}
+
+interface Pending {
+  approval: RequestedApproval;
+  request: ApprovalRequest;
+  settle: (answer: ApprovalAnswer | { error: unknown }) => void;
+}
+
+/**
+ * Parks `ask` calls until a human answers them (the HTTP API, `agentd approve|deny`, the TTY
+ * prompt of `agentd run`) or they expire. Each request publishes `approval` events on its run:
+ * "requested", then one of
+ * - "approved" / "denied" with `scope` and `by` when decided;
+ * - on expiry after `policy.timeout`: "expired" (`by: "timeout"`) when `on_timeout` is deny, or
+ *   "approved" (`by: "timeout"`) when it is approve;
+ * - on a stop of the run while waiting: "denied" with `by: "stop"`, and `request()` rejects at once
+ *   with the run's abort reason.
+ * Timers never keep the process alive and are cleared as soon as a request is answered.
+ */
+export class ApprovalBroker implements ApprovalGate, ApprovalsService {
+  readonly #pending = new Map<string, Pending>();
+  readonly #listeners = new Set<(approval: RequestedApproval) => void>();
+  readonly #now: () => Date;
+  readonly #createId: () => string;
+  readonly #redact: <Value>(value: Value) => Value;
+
+  constructor(options: ApprovalBrokerOptions = {}) {
+    this.#now = options.now ?? (() => new Date());
+    this.#createId = options.createId ?? (() => `a_${randomBytes(5).toString("hex")}`);
+    this.#redact = options.redact ?? ((value) => value);
+  }
+
+  request(request: ApprovalRequest): Promise<ApprovalAnswer> {
+    const { signal, policy } = request;
+    if (signal.aborted) return Promise.reject(signal.reason as Error);
+    const requestedAt = this.#now();
+    const approval: RequestedApproval = {
+      id: this.#createId(),
+      agent: request.agent,
+      run: request.run,
+      tool: request.tool,
+      arguments: request.arguments,
+      reason: request.reason,
+      requested_at: requestedAt.toISOString(),
+      expires_at: new Date(requestedAt.getTime() + policy.timeout).toISOString(),
+    };
+    return new Promise<ApprovalAnswer>((resolve, reject) => {
+      const onAbort = () => {
+        this.#close(approval.id, { state: "denied", by: "stop" });
+        settle({ error: signal.reason });
+      };
+      const cancelTimer = unrefTimer(policy.timeout, () => {
+        const approved = policy.on_timeout === "approve";
+        this.#close(approval.id, { state: approved ? "approved" : "expired", by: "timeout" });
+        settle(
+          approved
+            ? { approved, state: "approved", scope: "once" }
+            : { approved, state: "expired", scope: "once" },
+        );
+      });
+      const settle = (answer: ApprovalAnswer | { error: unknown }) => {
+        cancelTimer();
+        signal.removeEventListener("abort", onAbort);
+        if ("error" in answer) reject(answer.error as Error);
+        else resolve(answer);
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#pending.set(approval.id, { approval, request, settle });
+      this.#publish(request, approval.id, {
+        state: "requested",
+        arguments: request.arguments,
+        expires_at: approval.expires_at,
+      });
+      for (const listener of this.#listeners) listener(approval);
+    });
+  }
+
+  /** Answers a pending approval. Throws APPROVAL_NOT_FOUND for an unknown or already answered id. */
+  decide(id: string, decision: "approve" | "deny", options: DecideOptions = {}): void {
+    const pending = this.#pending.get(id);
+    if (!pending) {
+      throw new AgentdError("APPROVAL_NOT_FOUND", `no pending approval "${id}"`, {
+        hint: "it was answered, expired or its run ended; agentd approvals lists the pending ones",
+      });
+    }
+    const scope = options.scope ?? "once";
+    const approved = decision === "approve";
+    const state = approved ? "approved" : "denied";
+    this.#close(id, { state, scope, by: options.by ?? "api" });
+    pending.settle({ approved, state, scope });
+  }
+
+  /** The pending approvals, oldest first, arguments masked. */
+  list(): PendingApproval[] {
+    return [...this.#pending.values()].map(({ approval }) => ({
+      id: approval.id,
+      agent: approval.agent,
+      run: approval.run,
+      tool: approval.tool,
+      arguments: this.#redact(approval.arguments),
+      requested_at: approval.requested_at,
+      expires_at: approval.expires_at,
+    }));
+  }
+
+  /** Calls `listener` with every new request (the TTY prompt). Returns the function that unsubscribes. */
+  onRequested(listener: (approval: RequestedApproval) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Removes a pending approval and publishes how it ended. */
+  #close(id: string, ending: Omit<EventDataByType["approval"], "id" | "tool">): void {
+    const pending = this.#pending.get(id);
+    if (!pending) return;
+    this.#pending.delete(id);
+    this.#publish(pending.request, id, ending);
+  }
+
+  #publish(
+    request: ApprovalRequest,
+    id: string,
+    data: Omit<EventDataByType["approval"], "id" | "tool">,
+  ): void {
+    request.events.publish({
+      agent: request.agent,
+      run: request.run,
+      type: "approval",
+      data: { id, tool: request.tool, ...data },
+    });
+  }
+}
