@@ -1,7 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { appendLine, flushToDeviceLater, writeFileAtomically } from "./atomic-write.js";
+import { appendLine, writeFileAtomically } from "./atomic-write.js";
+import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { RunRecord } from "./run-record.js";
 import { isTerminal } from "./run-status.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
