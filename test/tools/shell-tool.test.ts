@@ -1,0 +1,147 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { RunControl } from "../../src/runs/run-control.js";
+import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+
+const TRICKY = `'; touch PWNED; echo "$(id)`;
+
+let harness: ToolHarness;
+afterEach(() => harness.dispose());
+
+/** Polls until `condition` holds, failing after a generous deadline. */
+async function until(condition: () => boolean, what: string, timeoutMilliseconds = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMilliseconds;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+/** A tree of sleeps: one in the background, one under a nested bash, one that left the group. */
+const SLEEP_TREE =
+  "sleep 300 & echo $! >> pids; bash -c 'sleep 300 & echo $! >> pids; wait' & echo $! >> pids; " +
+  "setsid sleep 300 & echo $! >> pids; echo started; wait";
+
+function pidsOf(workdir: string): number[] {
+  const file = path.join(workdir, "pids");
+  if (!existsSync(file)) return [];
+  return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map(Number);
+}
+
+describe("the shell tool", () => {
+  it("returns the exit code, stdout and stderr, and is ok only on exit code 0", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] } });
+    const failed = await harness.call("shell", { command: "echo hello; echo oops >&2; exit 3" });
+    expect(failed).toEqual({
+      ok: false,
+      code: "TOOL_FAILED",
+      output: "exit code 3\nstdout:\nhello\n\nstderr:\noops\n",
+    });
+    const succeeded = await harness.call("shell", { command: "pwd" });
+    expect(succeeded).toEqual({ ok: true, output: `exit code 0\nstdout:\n${harness.workdir}\n\nstderr:\n` });
+  });
+
+  it("cuts huge output while reading and says so", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { max_output_bytes: 2_000 } });
+    const result = await harness.call("shell", { command: "head -c 5000000 /dev/zero | tr '\\0' x" });
+    expect(result.ok).toBe(true);
+    expect(result.truncated).toBe(true);
+    // The tool keeps 2,000 bytes of each stream while reading; the executor cuts the whole to 2,000.
+    expect(result.output).toMatch(/\[output truncated: showing the first 2000 of \d+ bytes/);
+    expect(Buffer.byteLength(result.output)).toBeLessThan(2_200);
+  });
+
+  it("kills the whole process tree at the timeout, capped by tools.shell_timeout", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 1_500 } });
+    const result = await harness.call("shell", { command: SLEEP_TREE, timeout_seconds: 600 });
+
+    expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
+    expect(result.output).toContain("timed out after 1.5 s");
+    expect(result.output).toContain("started");
+    const pids = pidsOf(harness.workdir);
+    expect(pids).toHaveLength(4);
+    await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
+  });
+
+  it("kills the whole process tree when the run is stopped, and ends the call with the stop", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] } });
+    const control = new RunControl();
+    const call = harness.call("shell", { command: SLEEP_TREE }, control);
+    await until(() => pidsOf(harness.workdir).length === 4, "the sleeps have started");
+
+    control.stop("user_stop", "stopped by the test");
+
+    await expect(call).rejects.toMatchObject({ code: "RUN_ABORTED", reason: "user_stop" });
+    const pids = pidsOf(harness.workdir);
+    await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
+  });
+
+  it("hides the daemon's vault variables from commands", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] } });
+    process.env["AGENTD_SECRET_LEAKED"] = "daemon-side-secret";
+    process.env["AGENTD_VAULT_KEY"] = "daemon-side-vault-key";
+    try {
+      const result = await harness.call("shell", { command: "env" });
+      expect(result.ok).toBe(true);
+      expect(result.output).toContain("PATH=");
+      expect(result.output).not.toContain("daemon-side");
+    } finally {
+      delete process.env["AGENTD_SECRET_LEAKED"];
+      delete process.env["AGENTD_VAULT_KEY"];
+    }
+  });
+});
+
+describe("secrets in shell commands", () => {
+  const written = (file: string) => readFileSync(path.join(harness.workdir, file), "utf8");
+
+  it.each([
+    ["unquoted", "printf %s {{secret:tricky}} > out", TRICKY],
+    ["inside a word", "printf %s pre{{secret:tricky}}post > out", `pre${TRICKY}post`],
+    ["in double quotes", 'printf %s "a {{secret:tricky}} b" > out', `a ${TRICKY} b`],
+    ["in single quotes", "printf %s 'a {{secret:tricky}} b' > out", `a ${TRICKY} b`],
+    ["in $'…'", "printf %s $'a\\t{{secret:tricky}}' > out", `a\t${TRICKY}`],
+    ["in $(…)", 'printf %s "$(printf %s {{secret:tricky}})" > out', TRICKY],
+    ["in backticks", 'printf %s "`printf %s {{ secret:tricky }}`" > out', TRICKY],
+    ["in ${…:-…}", 'printf %s "${UNSET:-{{secret:tricky}}}" > out', TRICKY],
+    ["in an unquoted heredoc", "cat > out <<EOF\nkey={{secret:tricky}}\nEOF", `key=${TRICKY}\n`],
+    ["after a comment with a quote", "# don't\nprintf %s {{secret:tricky}} > out", TRICKY],
+    [
+      "twice, with another",
+      "printf '%s|%s|%s' {{secret:tricky}} {{secret:plain}} \"{{secret:tricky}}\" > out",
+      `${TRICKY}|plain-value|${TRICKY}`,
+    ],
+  ])("arrive intact %s and execute nothing", async (_where, command, expected) => {
+    harness = new ToolHarness({
+      permissions: { allow: ["shell"] },
+      secrets: { tricky: TRICKY, plain: "plain-value" },
+    });
+    const result = await harness.call("shell", { command });
+
+    expect(result).toMatchObject({ ok: true });
+    expect(written("out")).toBe(expected);
+    expect(existsSync(path.join(harness.workdir, "PWNED"))).toBe(false);
+  });
+
+  it("never shows a value: the command in events keeps the template, the output is masked", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { tricky: TRICKY } });
+    const result = await harness.call("shell", { command: "echo {{secret:tricky}}" });
+
+    expect(result.output).toBe("exit code 0\nstdout:\n[secret:tricky]\n\nstderr:\n");
+    expect(JSON.stringify(harness.events)).not.toContain(TRICKY);
+    expect(harness.events[0]?.data).toMatchObject({ arguments: { command: "echo {{secret:tricky}}" } });
+  });
+
+  it.each([
+    ["a quoted heredoc", "cat > out <<'EOF'\n{{secret:tricky}}\nEOF"],
+    ["arithmetic", "echo $(( {{secret:tricky}} + 1 ))"],
+  ])("refuses a template in %s, where no reference is safe", async (_where, command) => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { tricky: TRICKY } });
+    const result = await harness.call("shell", { command });
+
+    expect(result).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
+    expect(existsSync(path.join(harness.workdir, "out"))).toBe(false);
+  });
+});
