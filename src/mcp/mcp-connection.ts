@@ -6,12 +6,14 @@ import { createMcpTransport, type McpTransport } from "./mcp-transport.js";
 
 /** The client name and version agentd introduces itself with to every MCP server. */
 const CLIENT_INFO = { name: "agentd", version: "0.1.0" };
+/** The least time a server gets to start: `npx -y <server>` may first download it. */
+const MIN_START_MILLISECONDS = 60_000;
 
 export interface McpConnectOptions {
   /** The server's key in config `mcp_servers`. */
   name: string;
   config: McpServerConfig;
-  /** How long the MCP handshake may take. */
+  /** The limit of one request; the handshake gets at least MIN_START_MILLISECONDS. */
   timeoutMilliseconds: number;
   killGraceMilliseconds: number;
   logger: Logger;
@@ -58,7 +60,9 @@ export async function connectMcpServer(options: McpConnectOptions): Promise<McpC
       await transport.endProcesses();
     })());
   try {
-    await client.connect(transport.transport, { timeout: options.timeoutMilliseconds });
+    await client.connect(transport.transport, {
+      timeout: Math.max(options.timeoutMilliseconds, MIN_START_MILLISECONDS),
+    });
   } catch (error) {
     await close();
     throw new AgentdError("MCP_UNAVAILABLE", startFailure(name, transport, error), {

@@ -47,8 +47,8 @@ export function mcpHarness(config: Config, redactor = new SecretRedactor()) {
     frontmatter: Record<string, unknown>,
     tool: string,
     input: unknown,
+    control = new RunControl(),
   ): Promise<ToolResult> => {
-    const control = new RunControl();
     try {
       return await executor.execute(
         { callId: `call_${++callNumber}`, tool, argumentsJson: JSON.stringify(input) },

@@ -2,6 +2,10 @@ import pidtree from "pidtree";
 import { readFile } from "node:fs/promises";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
+import { RunControl } from "../../src/runs/run-control.js";
+import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { EnvVault } from "../../src/vault/env-vault.js";
+import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";
 import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { configWith, eventually, fixtureServer, mcpHarness } from "./mcp-test-kit.js";
@@ -15,8 +19,8 @@ afterEach(async () => {
   closeHarness = undefined;
 });
 
-function harness(config = configWith({ fixture: fixtureServer() })) {
-  const made = mcpHarness(config);
+function harness(config = configWith({ fixture: fixtureServer() }), redactor = new SecretRedactor()) {
+  const made = mcpHarness(config, redactor);
   closeHarness = () => made.source.close();
   return made;
 }
@@ -51,7 +55,7 @@ describe("McpToolSource over stdio", () => {
     const { executor } = harness();
     const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
     expect(specs.map((spec) => spec.name).sort()).toEqual(
-      ["add", "crash", "echo", "env", "fail", "pids"].map((tool) => `mcp__fixture__${tool}`),
+      ["add", "crash", "echo", "env", "fail", "pids", "slow"].map((tool) => `mcp__fixture__${tool}`),
     );
   });
 
@@ -122,10 +126,34 @@ describe("McpToolSource over stdio", () => {
     expect((await call(ALL, "mcp__fixture__env", { name: "PATH" })).output).toBe(process.env["PATH"]);
   });
 
+  it("gives a stdio server its {{secret:name}} env from the vault, masked in what the model reads", async () => {
+    const redactor = new SecretRedactor();
+    const config = await resolveConfigSecrets(
+      configWith({ fixture: fixtureServer([], { FIXTURE_TOKEN: "{{secret:fixture_token}}" }) }),
+      new EnvVault({ AGENTD_SECRET_FIXTURE_TOKEN: "tok-5f3a9c" }),
+      redactor,
+    );
+    const { call } = harness(config, redactor);
+    const result = await call(ALL, "mcp__fixture__env", { name: "FIXTURE_TOKEN" });
+    expect(result).toMatchObject({ ok: true, output: "[secret:fixture_token]" });
+  });
+
+  it("gives up on a call after tools.http_timeout, and ends it at once when the run stops", async () => {
+    const { call, events } = harness(configWith({ fixture: fixtureServer() }, { http_timeout: 1_500 }));
+    const late = await call(ALL, "mcp__fixture__slow", {});
+    expect(late).toMatchObject({ ok: false, code: "TOOL_FAILED" });
+    expect(late.output).toMatch(/did not answer within 1500 ms/);
+    const control = new RunControl();
+    const stopped = call(ALL, "mcp__fixture__slow", {}, control);
+    expect(await eventually(() => events.filter((event) => event.type === "action").length === 2)).toBe(true);
+    control.stop("user_stop");
+    await expect(stopped).rejects.toMatchObject({ code: "RUN_ABORTED" });
+  });
+
   it("starts a server once for concurrent first uses", async () => {
     const { source } = harness();
     const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
-    expect(listings.every((tools) => tools.length === 6)).toBe(true);
+    expect(listings.every((tools) => tools.length === 7)).toBe(true);
     expect(await runningFixtureServers()).toHaveLength(1);
   });
 
