@@ -1,0 +1,249 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { type Server, createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { killGroup } from "../support/daemon-process.js";
+import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+/** The built CLI (`npm run build` first, as `npm test` does). */
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+/** Three secrets: one plain, one whose JSON form differs (quote, backslash), and the LLM key. */
+const SECRETS = {
+  alpha: "alpha-Secret-8d41c7f2",
+  beta: 'be"ta\\Secret-3e9f10ab',
+  openai: "sk-leaktest-5b7d2e9a61",
+};
+type SecretName = keyof typeof SECRETS;
+
+/**
+ * The forms a value takes: as-is, inside a JSON string, inside a JSON string that is itself inside
+ * JSON (a tool's JSON output as the events, the API and the model requests carry it), and base64.
+ */
+function formsOf(value: string): Array<{ form: string; text: string }> {
+  const escaped = JSON.stringify(value).slice(1, -1);
+  return [
+    { form: "plain", text: value },
+    { form: "JSON-escaped", text: escaped },
+    { form: "JSON-escaped twice", text: JSON.stringify(escaped).slice(1, -1) },
+    { form: "base64", text: Buffer.from(value).toString("base64") },
+  ];
+}
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Runs `agentd <args>` to completion with `stdin` piped in. */
+async function agentd(
+  cwd: string,
+  args: string[],
+  stdin: string,
+): Promise<{ code: number | null; stderr: string }> {
+  const child = spawn(process.execPath, [MAIN, ...args], { cwd, stdio: ["pipe", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdin.end(stdin);
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stderr };
+}
+
+/** The daemon as a child, every byte of its stdout and stderr kept. */
+interface CapturedDaemon {
+  url: string;
+  output(): string;
+  request(urlPath: string): Promise<string>;
+}
+
+async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> {
+  const environment = { ...process.env };
+  delete environment["AGENTD_VAULT_KEY"];
+  const child: ChildProcess = spawn(process.execPath, [MAIN, "start", "--config", configFile], {
+    cwd: path.dirname(configFile),
+    env: environment,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  const exited = once(child, "exit");
+  cleanups.push(async () => {
+    killGroup(child.pid ?? 0);
+    await exited;
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const url = await waitFor(
+    async () => /"event":"listening","url":"([^"]+)"/.exec(stdout)?.[1],
+    `the daemon to listen\n${stderr}`,
+    30_000,
+  );
+  return {
+    url,
+    output: () => `${stdout}\n${stderr}`,
+    request: async (urlPath) => {
+      const response = await fetch(`${url}${urlPath}`);
+      const text = await response.text();
+      if (!response.ok) throw new Error(`GET ${urlPath} answered ${response.status}: ${text}`);
+      return text;
+    },
+  };
+}
+
+/** A local server that answers every request with its headers as JSON. */
+async function startHeaderEcho(): Promise<{ url: string; server: Server }> {
+  const server = createServer((request, response) => {
+    response.setHeader("content-type", "application/json");
+    response.end(JSON.stringify({ headers: request.headers }));
+  });
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}/echo`, server };
+}
+
+/** Every file under `folder`, as text, by path. */
+function filesUnder(folder: string): Array<{ file: string; text: string }> {
+  return readdirSync(folder, { recursive: true, encoding: "utf8" })
+    .map((relative) => path.join(folder, relative))
+    .filter((file) => statSync(file).isFile())
+    .map((file) => ({ file, text: readFileSync(file, "utf8") }));
+}
+
+/** `where: secret (form)` for every form of every value found in any haystack. */
+function leaks(haystacks: Array<{ where: string; text: string }>, names: readonly SecretName[]): string[] {
+  const found: string[] = [];
+  for (const { where, text } of haystacks) {
+    for (const name of names) {
+      for (const { form, text: needle } of formsOf(SECRETS[name])) {
+        if (text.includes(needle)) found.push(`${where}: ${name}, ${form}`);
+      }
+    }
+  }
+  return found;
+}
+
+describe("secret values never leave the tools", () => {
+  it("keeps vault values out of logs, files, the API and the model's messages, masked as [secret:name]", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    const echo = await startHeaderEcho();
+    cleanups.push(() => void echo.server.close());
+    const workspace = createWorkspace(llm.url, { log: { level: "debug", pretty: false } });
+    cleanups.push(() => rmSync(workspace.root, { recursive: true, force: true }));
+    const configText = readFileSync(workspace.configFile, "utf8");
+    writeFileSync(
+      workspace.configFile,
+      configText.replace("api_key: test-key", 'api_key: "{{secret:openai}}"'),
+    );
+    for (const [name, value] of Object.entries(SECRETS)) {
+      const set = await agentd(workspace.root, ["secrets", "set", name], value);
+      expect(set, set.stderr).toMatchObject({ code: 0 });
+    }
+    const workdir = path.join(workspace.root, "workspace");
+    mkdirSync(workdir);
+    const tools = ["shell", "write_file", "read_file", "http_request"];
+    workspace.writeAgent("leaky", {
+      tools,
+      secrets: ["alpha", "beta"],
+      permissions: { allow: tools },
+      workdir: "./workspace",
+    });
+    const shell = (command: string) => toolCallReply({ name: "shell", arguments: { command } });
+    llm.enqueue(
+      shell("echo plain={{secret:alpha}}"),
+      shell(`printf '{"k":"%s"}\\n' {{secret:beta}}`),
+      shell("printf %s {{secret:alpha}} | base64; printf %s '{{secret:beta}}' | base64"),
+      toolCallReply({
+        name: "write_file",
+        arguments: { path: "creds.txt", content: "alpha={{secret:alpha}}\nbeta={{secret:beta}}\n" },
+      }),
+      toolCallReply({ name: "read_file", arguments: { path: "creds.txt" } }),
+      toolCallReply({
+        name: "http_request",
+        arguments: {
+          method: "GET",
+          url: echo.url,
+          headers: { authorization: "Bearer {{secret:alpha}}", "x-beta": "{{secret:beta}}" },
+        },
+      }),
+      // Nothing listens on port 1: the tool throws, and its error (URL included) is logged.
+      toolCallReply({
+        name: "http_request",
+        arguments: { method: "GET", url: "http://127.0.0.1:1/{{secret:alpha}}/status" },
+      }),
+      textReply("All done."),
+    );
+    const daemon = await startCapturedDaemon(workspace.configFile);
+
+    const started = await fetch(`${daemon.url}/agents/leaky/runs`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ task: "store the credentials, then read them back" }),
+    });
+    expect(started.status).toBe(202);
+    const { run } = (await started.json()) as { run: string };
+    const record = await waitFor(async () => {
+      const current = JSON.parse(await daemon.request(`/runs/${run}`)) as { status: string };
+      return ["completed", "failed", "stopped"].includes(current.status) ? current : undefined;
+    }, "the run to end");
+    expect(record).toMatchObject({ status: "completed", result: "All done." });
+
+    // The tools really got the values: the agent's own file holds them.
+    expect(readFileSync(path.join(workdir, "creds.txt"), "utf8")).toContain(`alpha=${SECRETS.alpha}`);
+    const [first] = llm.chatRequests;
+    expect(first?.headers.authorization).toBe(`Bearer ${SECRETS.openai}`);
+
+    const events = await daemon.request("/agents/leaky/events?after=0&limit=1000");
+    const haystacks = [
+      { where: "daemon stdout+stderr", text: daemon.output() },
+      { where: "GET /runs/:run", text: await daemon.request(`/runs/${run}`) },
+      { where: "GET /runs", text: await daemon.request("/runs") },
+      { where: "GET /agents/leaky/events", text: events },
+      { where: "GET /runs/:run/events", text: await daemon.request(`/runs/${run}/events`) },
+      { where: "GET /events", text: await daemon.request("/events") },
+      { where: "GET /agents/leaky", text: await daemon.request("/agents/leaky") },
+      ...filesUnder(workspace.dataDirectory)
+        .filter(({ file }) => !["vault.json", "vault.key"].includes(path.basename(file)))
+        .map(({ file, text }) => ({ where: path.relative(workspace.root, file), text })),
+      ...llm.requests.map((request, index) => {
+        const { authorization, ...headers } = request.headers;
+        void authorization;
+        return { where: `model request ${index + 1}`, text: JSON.stringify({ headers, body: request.body }) };
+      }),
+    ];
+    expect(leaks(haystacks, ["alpha", "beta", "openai"])).toEqual([]);
+    const vaultFile = readFileSync(path.join(workspace.dataDirectory, "vault.json"), "utf8");
+    expect(leaks([{ where: "vault.json", text: vaultFile }], ["alpha", "beta", "openai"])).toEqual([]);
+
+    // Where a value would have been, the mask is.
+    const observations = (
+      JSON.parse(events) as { events: Array<{ type: string; data: { output?: string } }> }
+    ).events
+      .filter((event) => event.type === "observation")
+      .map((event) => event.data.output ?? "");
+    expect(observations).toHaveLength(7);
+    const [plain, json, base64, , readBack, http, refused] = observations;
+    expect(plain).toContain("plain=[secret:alpha]");
+    expect(json).toContain('{"k":"[secret:beta]"}');
+    expect(base64).toMatch(/\[secret:alpha\]\s+\[secret:beta\]/);
+    expect(readBack).toContain("alpha=[secret:alpha]");
+    expect(readBack).toContain("beta=[secret:beta]");
+    expect(http).toContain('"authorization":"Bearer [secret:alpha]"');
+    expect(http).toContain('"x-beta":"[secret:beta]"');
+    expect(refused).toContain("127.0.0.1:1/[secret:alpha]/status");
+    expect(daemon.output()).toContain("127.0.0.1:1/[secret:alpha]/status");
+    // The model read the same masked outputs.
+    const toolMessages = llm.chatRequests
+      .flatMap((request) => request.body?.messages ?? [])
+      .filter((message) => message.role === "tool")
+      .map((message) => String(message.content))
+      .join("\n");
+    for (const output of observations) expect(toolMessages).toContain(output.slice(0, 40));
+  });
+});
