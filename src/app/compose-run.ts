@@ -1,3 +1,4 @@
+import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { AgentEvent, EventDraft } from "../events/agent-event.js";
@@ -13,7 +14,6 @@ import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
-import { noApprovalGate } from "./default-parts.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
@@ -40,6 +40,8 @@ export interface SingleRun {
   stop(reason?: RunReason): void;
   /** The run record, settled when the run ends (never rejects). */
   finished: Promise<RunRecord>;
+  /** The run's `ask` calls: `onRequested` to prompt a human, `decide` to answer. */
+  approvals: ApprovalBroker;
 }
 
 /**
@@ -58,12 +60,13 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
 
   const events = new EventBus({ redact: redactor.redactEvent });
   events.subscribe(options.onEvent);
+  const approvals = new ApprovalBroker({ redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when the caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
     vault,
     redactor,
-    approvals: noApprovalGate(),
+    approvals,
     logger: logger.child({ module: "tools" }),
   });
   const tools = options.tools ?? defaultTools;
@@ -76,7 +79,8 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   publishStatus({ status: "running" });
   const finished = executeRun(
     worker,
-    { runId, definition, task, control, events, setStatus: () => undefined },
+    // Only an approval parks the run: `waiting` while it is asked, `running` once answered.
+    { runId, definition, task, control, events, setStatus: (status) => publishStatus({ status }) },
     logger.child({ module: "run" }),
   ).then((outcome): RunRecord => {
     control.dispose();
@@ -109,6 +113,7 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
     runId,
     stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`),
     finished: finishedAndClosed,
+    approvals,
   };
 }
 

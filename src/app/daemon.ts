@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { startApiServer } from "../api/api-server.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
+import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
@@ -22,7 +23,7 @@ import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { createSecretLearner, prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
-import { defaultWorkerFor, noApprovalGate, noApprovals } from "./default-parts.js";
+import { defaultWorkerFor } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
@@ -90,12 +91,14 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
   const learnSecrets = createSecretLearner(secrets, logger.child({ module: "vault" }));
   learnSecrets(definitions.snapshot());
+  // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
+  const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
     vault: secrets.vault,
     redactor,
-    approvals: noApprovalGate(),
+    approvals,
     logger: logger.child({ module: "tools" }),
   });
   const tools = overrides.tools ?? defaultTools;
@@ -150,7 +153,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     }),
     runs,
     events,
-    approvals: overrides.approvals ?? noApprovals(),
+    approvals: overrides.approvals ?? approvals,
     health: { version: options.version, startedAt },
     bus,
   };

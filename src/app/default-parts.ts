@@ -1,9 +1,6 @@
-import type { ApprovalsService } from "../api/api-services.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import { AgentdError } from "../errors/agentd-error.js";
 import type { ModelProvider } from "../llm/model-client.js";
-import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Logger } from "../logging/logger.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
@@ -38,22 +35,4 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     now: parts.now,
   });
   return (definition) => (definition.frontmatter.worker === "cli" ? cliWorker : llmWorker);
-}
-
-/**
- * TODO(integration): the ApprovalBroker (src/approvals/) once it lands. Until then an `ask` call
- * is denied at once, as if no one were there to answer.
- */
-export function noApprovalGate(): ApprovalGate {
-  return { request: async () => ({ approved: false, state: "denied", scope: "once" }) };
-}
-
-/** TODO(integration): the ApprovalBroker (src/approvals/) once it lands. */
-export function noApprovals(): ApprovalsService {
-  return {
-    list: () => [],
-    decide: (id) => {
-      throw new AgentdError("APPROVAL_NOT_FOUND", `no pending approval "${id}"`);
-    },
-  };
 }
