@@ -1,9 +1,9 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { connectMcpServer, type McpConnection } from "./mcp-connection.js";
+import { mcpCallFailure, mcpUnavailable, messageOf } from "./mcp-failure.js";
 
 export interface McpServerSessionOptions {
   /** The server's key in config `mcp_servers`. */
@@ -59,7 +59,7 @@ export class McpServerSession {
       return result as CallToolResult;
     } catch (error) {
       if (signal.aborted) throw signal.reason;
-      throw this.#callFailure(tool, connection, error);
+      throw mcpCallFailure({ server: this.name, connection }, tool, timeout, error);
     }
   }
 
@@ -85,7 +85,8 @@ export class McpServerSession {
         cursor = page.nextCursor;
       } while (cursor !== undefined);
     } catch (error) {
-      throw this.#unavailable(`could not list its tools: ${messageOf(error)}`, connection, error);
+      const what = `could not list its tools: ${messageOf(error)}`;
+      throw mcpUnavailable({ server: this.name, connection }, what, error);
     }
     return tools;
   }
@@ -119,42 +120,4 @@ export class McpServerSession {
     // What is left of the server's process tree is ended even when the server died on its own.
     attempt.then((connection) => connection.close()).catch(() => undefined);
   }
-
-  #callFailure(tool: string, connection: McpConnection, error: unknown): AgentdError {
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-      return new AgentdError(
-        "TOOL_FAILED",
-        `mcp:${this.name}/${tool} did not answer within ${this.#options.timeoutMilliseconds} ms`,
-        {
-          hint: "raise config tools.http_timeout if the tool is slow",
-          details: { server: this.name },
-          cause: error,
-        },
-      );
-    }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return this.#unavailable(`closed the connection during the call of ${tool}`, connection, error);
-    }
-    return new AgentdError("TOOL_FAILED", `mcp:${this.name}/${tool} failed: ${messageOf(error)}`, {
-      details: { server: this.name },
-      cause: error,
-    });
-  }
-
-  #unavailable(what: string, connection: McpConnection, error: unknown): AgentdError {
-    return new AgentdError(
-      "MCP_UNAVAILABLE",
-      `MCP server "${this.name}" (${connection.transport.where}) ${what}`,
-      {
-        field: `mcp_servers.${this.name}`,
-        hint: `${connection.transport.hint}; it is started again on the next use`,
-        details: { server: this.name },
-        cause: error,
-      },
-    );
-  }
-}
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }

@@ -55,7 +55,7 @@ describe("McpToolSource over stdio", () => {
     const { executor } = harness();
     const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
     expect(specs.map((spec) => spec.name).sort()).toEqual(
-      ["add", "crash", "echo", "env", "fail", "pids", "slow"].map((tool) => `mcp__fixture__${tool}`),
+      ["add", "crash", "echo", "env", "fail", "grow", "pids", "slow"].map((tool) => `mcp__fixture__${tool}`),
     );
   });
 
@@ -150,10 +150,17 @@ describe("McpToolSource over stdio", () => {
     await expect(stopped).rejects.toMatchObject({ code: "RUN_ABORTED" });
   });
 
+  it("lists the tools again when the server says they changed", async () => {
+    const { call, source } = harness();
+    expect(await source.find("mcp:fixture/grown")).toBeUndefined();
+    expect(await call(ALL, "mcp__fixture__grow", {})).toMatchObject({ ok: true });
+    expect(await eventually(async () => (await source.find("mcp:fixture/grown")) !== undefined)).toBe(true);
+  });
+
   it("starts a server once for concurrent first uses", async () => {
     const { source } = harness();
     const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
-    expect(listings.every((tools) => tools.length === 7)).toBe(true);
+    expect(listings.every((tools) => tools.length === 8)).toBe(true);
     expect(await runningFixtureServers()).toHaveLength(1);
   });
 
