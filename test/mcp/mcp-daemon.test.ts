@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from "vitest";
+import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
+import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { startDaemonProcess } from "../support/daemon-process.js";
+import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { eventually, fixtureServer } from "./mcp-test-kit.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("the daemon with MCP servers", () => {
+  it("runs an MCP tool for an agent and ends the server's processes on SIGTERM", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    llm.enqueue(toolCallReply({ name: "mcp__fixture__pids", arguments: {} }), textReply("done"));
+    // A configured server that cannot start harms no one who does not use it: servers start lazily.
+    const workspace = createWorkspace(llm.url, {
+      vault: { backend: "env" },
+      mcp_servers: { fixture: fixtureServer(["--with-helper"]), broken: { command: "/nonexistent/mcp" } },
+    });
+    workspace.writeAgent("mcp-user", {
+      tools: ["mcp:fixture/*"],
+      permissions: { allow: ["mcp:fixture/pids"] },
+    });
+    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => daemon.kill());
+
+    const run = await startRun(daemon, "mcp-user", "Tell me the pids");
+    const record = await waitFor(async () => {
+      const current = await getRun(daemon, run);
+      return ["completed", "failed", "stopped"].includes(current.status) ? current : undefined;
+    }, "the run to end");
+    expect(record).toMatchObject({ status: "completed", result: "done" });
+    const observation = (await runEvents(daemon, run)).find((event) => event.type === "observation");
+    expect(observation?.data).toMatchObject({ tool: "mcp:fixture/pids", ok: true });
+    const pids = JSON.parse(String((observation?.data as { output: string }).output)) as {
+      server: number;
+      helper: number;
+    };
+    expect(isProcessRunning(pids.server) && isProcessRunning(pids.helper)).toBe(true);
+
+    daemon.signal("SIGTERM");
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(
+      await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
+    ).toBe(true);
+  });
+});
