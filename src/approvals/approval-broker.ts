@@ -20,6 +20,8 @@ export interface RequestedApproval extends PendingApproval {
   expires_at: string;
   /** Why the permission check asked. */
   reason: string;
+  /** What happens at `expires_at` if no one answers. */
+  on_timeout: "deny" | "approve";
 }
 
 export interface ApprovalBrokerOptions {
@@ -71,6 +73,7 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
       tool: request.tool,
       arguments: request.arguments,
       reason: request.reason,
+      on_timeout: policy.on_timeout,
       requested_at: requestedAt.toISOString(),
       expires_at: new Date(requestedAt.getTime() + policy.timeout).toISOString(),
     };
@@ -101,7 +104,8 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
         arguments: request.arguments,
         expires_at: approval.expires_at,
       });
-      for (const listener of this.#listeners) listener(approval);
+      const masked = { ...approval, arguments: this.#redact(approval.arguments) };
+      for (const listener of this.#listeners) listener(masked);
     });
   }
 
@@ -133,7 +137,10 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
     }));
   }
 
-  /** Calls `listener` with every new request (the TTY prompt). Returns the function that unsubscribes. */
+  /**
+   * Calls `listener` with every new request, arguments masked (the TTY prompt of `agentd run`).
+   * Returns the function that unsubscribes.
+   */
   onRequested(listener: (approval: RequestedApproval) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);

@@ -1,6 +1,7 @@
 import { styleText } from "node:util";
 import type { Command } from "commander";
 import { startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
+import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
 import { loadConfig } from "../../config/load-config.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
@@ -34,12 +35,19 @@ export interface RunCommandIo {
   color: boolean;
   /** Registers the Ctrl-C handler; returns the function that removes it. */
   onInterrupt: (handler: () => void) => () => void;
+  /**
+   * Where a human answers approvals (the terminal's stdin), asked on stderr. Absent when stdin or
+   * stderr is not a terminal: `ask` calls then follow `approvals.on_timeout` once they expire.
+   */
+  approvalInput?: NodeJS.ReadableStream | undefined;
 }
 
 /**
  * `agentd run <agent> [task]`: runs one agent in this process and prints its events as they come
  * (JSON lines with --json, then the run record). Exit code 0 completed, 1 anything else (an
  * invalid agent included), 2 bad usage (unknown agent, no task). Ctrl-C stops the run `user_stop`.
+ * An `ask` tool call is put to the human on the terminal (`io.approvalInput`); without one it
+ * waits for its timeout and follows `approvals.on_timeout`.
  */
 export async function runAgentCommand(options: RunCommandOptions, io: RunCommandIo): Promise<number> {
   const fail = (error: AgentdError, code: number) => {
@@ -95,13 +103,21 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
     : progressPrinter(io, definition.id);
   const run = await startSingleRun({ config, definition, task, onEvent: print, ...options.compose });
+  // --json output is for programs: no one is asked there either.
+  const stopAsking =
+    io.approvalInput && !options.json
+      ? promptApprovals(run.approvals, { input: io.approvalInput, write: io.stderr })
+      : announceApprovals(run.approvals, io.stderr);
   // The first Ctrl-C stops the run cleanly; the handler then steps aside, so a second one quits at once.
   const removeInterrupt = io.onInterrupt(() => {
     removeInterrupt();
     if (!options.json) io.stderr("stopping the run (Ctrl-C again to quit at once)…\n");
     run.stop("user_stop");
   });
-  const record = await run.finished.finally(removeInterrupt);
+  const record = await run.finished.finally(() => {
+    removeInterrupt();
+    stopAsking();
+  });
   if (options.json) io.stdout(`${JSON.stringify(record)}\n`);
   else printSummary(record, io);
   return record.status === "completed" ? EXIT_OK : EXIT_FAILURE;
@@ -126,6 +142,7 @@ export function registerRunCommand(program: Command): void {
             process.on("SIGINT", handler);
             return () => process.off("SIGINT", handler);
           },
+          approvalInput: process.stdin.isTTY && process.stderr.isTTY ? process.stdin : undefined,
         },
       );
     });

@@ -1,0 +1,186 @@
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { PassThrough } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import {
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+  type ScriptedLlmServer,
+} from "../support/scripted-llm-server.js";
+
+const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
+
+let server: ScriptedLlmServer;
+let directory: string;
+
+beforeEach(async () => {
+  server = await startScriptedLlmServer();
+  directory = await mkdtemp(path.join(tmpdir(), "agentd-run-approvals-"));
+  await mkdir(path.join(directory, "agents"));
+  await mkdir(path.join(directory, "work"));
+  await writeFile(
+    path.join(directory, "config.yaml"),
+    [
+      "llm:",
+      `  base_url: ${server.url}`,
+      "  api_key: test-key",
+      "  model: scripted",
+      "  retries: { max_attempts: 1 }",
+      `data_dir: ${path.join(directory, "data")}`,
+      "log: { level: silent }",
+    ].join("\n"),
+  );
+  await writeAgent("10m");
+});
+afterEach(async () => {
+  await server.close();
+  await rm(directory, { recursive: true, force: true });
+});
+
+/** An agent whose write_file calls must be approved. */
+function writeAgent(timeout: string, onTimeout = "deny"): Promise<void> {
+  const frontmatter = [
+    "description: Writes notes",
+    "task: Write the notes",
+    "workdir: work",
+    "tools: [write_file]",
+    "permissions: { ask: [write_file] }",
+    `approvals: { timeout: ${timeout}, on_timeout: ${onTimeout} }`,
+  ].join("\n");
+  return writeFile(
+    path.join(directory, "agents", "writer.md"),
+    `---\n${frontmatter}\n---\nYou write notes.\n`,
+  );
+}
+
+/** A terminal: what the command writes, and an input the test types answers into. */
+function terminal(options: { tty: boolean }) {
+  const output = { stdout: "", stderr: "" };
+  const input = new PassThrough();
+  let handler: (() => void) | undefined;
+  const io: RunCommandIo = {
+    stdout: (text) => void (output.stdout += text),
+    stderr: (text) => void (output.stderr += text),
+    color: false,
+    onInterrupt: (next) => {
+      handler = next;
+      return () => (handler = undefined);
+    },
+    ...(options.tty ? { approvalInput: input } : {}),
+  };
+  const questionsAsked = () => output.stderr.split(QUESTION).length - 1;
+  /** Waits until the `count`th question is on screen, then types `answer`. */
+  const answer = async (count: number, text: string) => {
+    await expect.poll(questionsAsked, { timeout: 10_000, interval: 20 }).toBe(count);
+    input.write(`${text}\n`);
+  };
+  return { io, output, answer, questionsAsked, interrupt: () => handler?.() };
+}
+
+const writeCall = (file: string, content: string) =>
+  toolCallReply({ name: "write_file", arguments: { path: file, content } });
+const run = (io: RunCommandIo) =>
+  runAgentCommand({ agent: "writer", config: "config.yaml", cwd: directory }, io);
+const workFile = (file: string) => path.join(directory, "work", file);
+const toolMessages = () =>
+  server.chatRequests.flatMap((request) =>
+    (request.body?.messages ?? [])
+      .filter((message) => message.role === "tool")
+      .map((message) => String(message.content)),
+  );
+
+describe("agentd run approvals on a terminal", () => {
+  it("asks with the tool and its arguments, and runs the call once approved", async () => {
+    server.enqueue(writeCall("notes.md", "first note"), textReply("done"));
+    const { io, output, answer } = terminal({ tty: true });
+    const running = run(io);
+    await answer(1, "y");
+    expect(await running).toBe(0);
+    expect(await readFile(workFile("notes.md"), "utf8")).toBe("first note");
+    expect(output.stderr).toMatch(/approval a_[0-9a-f]+: write_file \(.*denied in 10m if unanswered/);
+    expect(output.stderr).toContain('"content": "first note"');
+    expect(output.stderr).toMatch(/status\s+waiting/);
+    expect(output.stderr).toMatch(/approval\s+approved write_file/);
+    expect(output.stdout).toBe("done\n");
+  });
+
+  it("does not run a denied call, and the model reads why", async () => {
+    server.enqueue(writeCall("notes.md", "nope"), textReply("gave up"));
+    const { io, answer } = terminal({ tty: true });
+    const running = run(io);
+    await answer(1, "n");
+    expect(await running).toBe(0);
+    expect(existsSync(workFile("notes.md"))).toBe(false);
+    expect(toolMessages().join("\n")).toContain("TOOL_DENIED");
+  });
+
+  it("asks once when the answer is always for this run, and again after a plain yes", async () => {
+    server.enqueue(writeCall("a.md", "A"), writeCall("b.md", "B"), textReply("both written"));
+    const { io, answer, questionsAsked } = terminal({ tty: true });
+    const running = run(io);
+    await answer(1, "a");
+    expect(await running).toBe(0);
+    expect(questionsAsked()).toBe(1);
+    expect(await readFile(workFile("b.md"), "utf8")).toBe("B");
+
+    server.enqueue(writeCall("c.md", "C"), writeCall("d.md", "D"), textReply("both written"));
+    const second = terminal({ tty: true });
+    const again = run(second.io);
+    await second.answer(1, "yes");
+    await second.answer(2, "y");
+    expect(await again).toBe(0);
+    expect(await readFile(workFile("d.md"), "utf8")).toBe("D");
+  });
+
+  it("asks again after an answer it does not understand", async () => {
+    server.enqueue(writeCall("notes.md", "x"), textReply("done"));
+    const { io, output, answer } = terminal({ tty: true });
+    const running = run(io);
+    await answer(1, "maybe");
+    await expect
+      .poll(() => output.stderr, { timeout: 10_000 })
+      .toContain("please answer y (yes), n (no) or a");
+    expect(existsSync(workFile("notes.md"))).toBe(false);
+    io.approvalInput?.write("y\n");
+    expect(await running).toBe(0);
+    expect(existsSync(workFile("notes.md"))).toBe(true);
+  });
+
+  it("stops the run on Ctrl-C while asking", async () => {
+    server.enqueue(writeCall("notes.md", "x"), textReply("done"));
+    const { io, output, questionsAsked, interrupt } = terminal({ tty: true });
+    const running = run(io);
+    await expect.poll(questionsAsked, { timeout: 10_000 }).toBe(1);
+    interrupt();
+    expect(await running).toBe(1);
+    expect(output.stderr).toMatch(/stopped · user_stop/);
+    expect(existsSync(workFile("notes.md"))).toBe(false);
+  });
+
+  it("without a terminal, says so and follows on_timeout deny once the timeout passes", async () => {
+    await writeAgent("300ms");
+    server.enqueue(writeCall("notes.md", "x"), textReply("done anyway"));
+    const { io, output, questionsAsked } = terminal({ tty: false });
+    expect(await run(io)).toBe(0);
+    expect(questionsAsked()).toBe(0);
+    expect(output.stderr).toMatch(
+      /write_file waits for an answer, but there is no terminal to ask; denied in 300ms/,
+    );
+    expect(output.stderr).toMatch(/approval\s+expired write_file/);
+    expect(existsSync(workFile("notes.md"))).toBe(false);
+    expect(toolMessages().join("\n")).toContain("the approval request expired");
+  });
+
+  it("without a terminal, follows on_timeout approve once the timeout passes", async () => {
+    await writeAgent("300ms", "approve");
+    server.enqueue(writeCall("notes.md", "approved by waiting"), textReply("done"));
+    const { io, output } = terminal({ tty: false });
+    expect(await run(io)).toBe(0);
+    expect(output.stderr).toContain("approved in 300ms if unanswered");
+    expect(await readFile(workFile("notes.md"), "utf8")).toBe("approved by waiting");
+  });
+});
