@@ -1,11 +1,13 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { packageVersion } from "../app/package-version.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
+import { messageOf } from "./mcp-failure.js";
 import { createMcpTransport, type McpTransport } from "./mcp-transport.js";
 
 /** The client name and version agentd introduces itself with to every MCP server. */
-const CLIENT_INFO = { name: "agentd", version: "0.1.0" };
+const CLIENT_INFO = { name: "agentd", version: packageVersion() };
 /** The least time a server gets to start: `npx -y <server>` may first download it. */
 const MIN_START_MILLISECONDS = 60_000;
 
@@ -78,7 +80,7 @@ export async function connectMcpServer(options: McpConnectOptions): Promise<McpC
 }
 
 function startFailure(name: string, transport: McpTransport, error: unknown): string {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = messageOf(error);
   const stderr = transport.stderrTail().trim().split("\n").slice(-3).join(" | ");
   return `MCP server "${name}" (${transport.where}) could not be started: ${reason}${stderr ? ` (its stderr: ${stderr})` : ""}`;
 }
