@@ -47,6 +47,14 @@ const WORD_BREAKS = " \t\n;&|()<>";
 const REDIRECTION = /^(&>>|&>|<<<|<<-|<<|<>|<&|>&|>>|>\||<|>)/;
 const ASSIGNMENT = /^([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?\+?=/;
 const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
+/** A name, `$` or a substitution inside arithmetic: bash evaluates a variable's value as code there. */
+const VARIABLE_REFERENCE = /[A-Za-z_$`]/;
+/**
+ * `${a[i]}` or `${x:offset}` with a name in the index or offset (evaluated as arithmetic), or
+ * `${!x}` (whose target may itself be an indexed name).
+ */
+const EVALUATING_PARAMETER = /^!|\[[^\]]*[A-Za-z_$`]|^[^:]*:(?![-=?+])[^}]*[A-Za-z_$`]/;
+const ARITHMETIC_DOUBT = "arithmetic on a variable, which evaluates its value as code";
 
 /**
  * A scanner for the bash grammar that matters to a permission check: quoting, escapes, line
@@ -96,6 +104,7 @@ class ShellScanner {
         else if (inSubstitution) return this.position;
         else this.#doubt("an unmatched ')'");
       } else if (character === "(") {
+        if (next === "(") this.#doubt(ARITHMETIC_DOUBT);
         this.#endCommand();
         this.#parenDepth++;
         this.position++;
@@ -174,10 +183,7 @@ class ShellScanner {
     for (const heredoc of this.#heredocs) {
       let closed = false;
       while (this.position < text.length) {
-        const end = text.indexOf("\n", this.position);
-        const lineEnd = end === -1 ? text.length : end;
-        const line = text.slice(this.position, lineEnd);
-        this.position = end === -1 ? text.length : end + 1;
+        const line = this.#readHeredocLine(heredoc.expands);
         if ((heredoc.stripTabs ? line.replace(/^\t+/, "") : line) === heredoc.delimiter) {
           closed = true;
           break;
@@ -187,6 +193,23 @@ class ShellScanner {
       if (!closed) this.#doubt(`a heredoc without its closing ${heredoc.delimiter}`);
     }
     this.#heredocs = [];
+  }
+
+  /**
+   * One line of a heredoc body. Where the body expands, bash joins a line ending in an odd number
+   * of backslashes with the next before comparing it to the delimiter: `EO\⏎F` closes `<<EOF`.
+   */
+  #readHeredocLine(expands: boolean): string {
+    const text = this.#text;
+    let line = "";
+    for (;;) {
+      const end = text.indexOf("\n", this.position);
+      line += text.slice(this.position, end === -1 ? text.length : end);
+      this.position = end === -1 ? text.length : end + 1;
+      const continued = expands && end !== -1 && (/\\+$/.exec(line)?.[0].length ?? 0) % 2 === 1;
+      if (!continued) return line;
+      line = line.slice(0, -1);
+    }
   }
 
   #readWord(): ShellWord {
@@ -300,13 +323,26 @@ class ShellScanner {
       return { text: this.#readDoubleQuoted('"').text, dynamic: true };
     }
     if (next === "(") {
+      const start = this.position;
       this.position += 2;
       this.#readSubstitution();
+      if (text[start + 2] === "(" && VARIABLE_REFERENCE.test(text.slice(start + 3, this.position))) {
+        this.#doubt(ARITHMETIC_DOUBT);
+      }
       return { text: "$(…)", dynamic: true };
     }
+    if (next === "[") {
+      this.position += 2;
+      this.#readArithmeticBrackets();
+      return { text: "$[…]", dynamic: true };
+    }
     if (next === "{") {
+      const start = this.position;
       this.position += 2;
       this.#readParameterExpansion();
+      if (EVALUATING_PARAMETER.test(text.slice(start + 2, this.position - 1))) {
+        this.#doubt("an index, offset or indirection in ${…}, which evaluates variables as code");
+      }
       return { text: "${…}", dynamic: true };
     }
     const name = /^([A-Za-z_][A-Za-z0-9_]*|[0-9@*#?$!-])/.exec(text.slice(this.position + 1));
@@ -332,6 +368,25 @@ class ShellScanner {
   /** After `$(`, `<(` or `>(`: scans the nested commands up to the matching `)`. */
   #readSubstitution(): void {
     this.position = new ShellScanner(this.#text, this.position, this.#sink, this.#depth + 1).scan(true);
+  }
+
+  /** After `$[` (old arithmetic): scans nested expansions up to the matching `]`. */
+  #readArithmeticBrackets(): void {
+    const text = this.#text;
+    const start = this.position;
+    let depth = 0;
+    while (this.position < text.length) {
+      const character = text[this.position] as string;
+      if (character === "]" && depth === 0) break;
+      if (character === "[") depth++;
+      if (character === "]") depth--;
+      this.position++;
+    }
+    if (this.position >= text.length) this.#doubt("an unterminated $[…]");
+    const body = text.slice(start, this.position);
+    this.position = Math.min(this.position + 1, text.length);
+    if (VARIABLE_REFERENCE.test(body)) this.#doubt(ARITHMETIC_DOUBT);
+    new ShellScanner(body, 0, this.#sink, this.#depth + 1).scanExpansions();
   }
 
   /** After `${`: skips to the matching `}`, scanning nested expansions (`${x:-$(cmd)}` runs cmd). */

@@ -29,6 +29,8 @@ export interface ShellVerdict {
 }
 
 const SEVERITY = { allow: 0, unlisted: 1, ask: 2, deny: 3 } as const;
+/** `a[i]=…` with a name in the index: bash evaluates it as arithmetic. */
+const EVALUATED_SUBSCRIPT = /^[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[A-Za-z_$`]/;
 const MAX_DEPTH = 12;
 const MAX_ANALYSES = 4_000;
 const ALLOWED: Finding = { level: "allow", reason: "allowed", fromRule: false };
@@ -88,13 +90,21 @@ export class ShellPermissionCheck {
     }
     const findings: Finding[] = [];
     let words = allWords;
-    while (words[0] && SHELL_KEYWORDS.has(words[0].text)) words = words.slice(1);
+    while (words[0] && SHELL_KEYWORDS.has(words[0].text)) {
+      // `[[ x -eq 1 ]]` evaluates the variable x's value as arithmetic, which can run commands.
+      if (words[0].text === "[[")
+        findings.push(this.#doubt("a [[ … ]] test, which may evaluate variables as code"));
+      words = words.slice(1);
+    }
     const first = words[0]?.text;
     if (first === "for" || first === "select" || first === "function") return ALLOWED;
     if (first === "case") return this.#conclude([this.#doubt("a case statement")], speculative);
     while (words[0]?.assignment !== undefined) {
       const name = words[0].assignment;
       if (SENSITIVE_VARIABLES.has(name)) findings.push(this.#doubt(`it sets ${name}`));
+      if (EVALUATED_SUBSCRIPT.test(words[0].text)) {
+        findings.push(this.#doubt(`it assigns ${name}[…], whose index may evaluate variables as code`));
+      }
       words = words.slice(1);
     }
     const nameWord = words[0];
