@@ -8,8 +8,11 @@ import { createMcpTransport, type McpTransport } from "./mcp-transport.js";
 
 /** The client name and version agentd introduces itself with to every MCP server. */
 const CLIENT_INFO = { name: "agentd", version: packageVersion() };
-/** The least time a server gets to start: `npx -y <server>` may first download it. */
-const MIN_START_MILLISECONDS = 60_000;
+/**
+ * The least time a server gets to start and list its tools: `npx -y <server>` may first download
+ * it. `tools.http_timeout` limits the calls.
+ */
+export const MIN_START_MILLISECONDS = 60_000;
 
 export interface McpConnectOptions {
   /** The server's key in config `mcp_servers`. */

@@ -27,7 +27,7 @@ export function mcpUnavailable(context: McpFailureContext, what: string, cause: 
 }
 
 /**
- * Why one tool call failed: no answer within the timeout (TOOL_FAILED), the server went away
+ * Why one tool call failed: no answer within the timeout (TOOL_TIMEOUT), the server went away
  * during the call (MCP_UNAVAILABLE), or anything else the server or the SDK said (TOOL_FAILED).
  */
 export function mcpCallFailure(
@@ -38,7 +38,7 @@ export function mcpCallFailure(
 ): AgentdError {
   const name = `mcp:${context.server}/${tool}`;
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
-    return new AgentdError("TOOL_FAILED", `${name} did not answer within ${timeoutMilliseconds} ms`, {
+    return new AgentdError("TOOL_TIMEOUT", `${name} did not answer within ${timeoutMilliseconds} ms`, {
       hint: "raise config tools.http_timeout if the tool is slow",
       details: { server: context.server },
       cause: error,

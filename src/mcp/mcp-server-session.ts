@@ -2,14 +2,14 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
-import { connectMcpServer, type McpConnection } from "./mcp-connection.js";
+import { MIN_START_MILLISECONDS, connectMcpServer, type McpConnection } from "./mcp-connection.js";
 import { mcpCallFailure, mcpUnavailable, messageOf } from "./mcp-failure.js";
 
 export interface McpServerSessionOptions {
   /** The server's key in config `mcp_servers`. */
   name: string;
   config: McpServerConfig;
-  /** Limit of the handshake, of listing tools and of each call (config `tools.http_timeout`). */
+  /** Limit of each call (config `tools.http_timeout`); starting gets at least a minute. */
   timeoutMilliseconds: number;
   killGraceMilliseconds: number;
   logger: Logger;
@@ -79,7 +79,7 @@ export class McpServerSession {
     try {
       do {
         const page = await connection.client.listTools(cursor === undefined ? {} : { cursor }, {
-          timeout: this.#options.timeoutMilliseconds,
+          timeout: Math.max(this.#options.timeoutMilliseconds, MIN_START_MILLISECONDS),
         });
         tools.push(...page.tools);
         cursor = page.nextCursor;

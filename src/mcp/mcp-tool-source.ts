@@ -10,7 +10,7 @@ import { MCP_PREFIX, parseMcpToolName } from "./mcp-tool-name.js";
 export interface McpToolSourceOptions {
   /** Config `mcp_servers`, secrets already resolved. */
   servers: Config["mcp_servers"];
-  /** Limit of each server's handshake, tool listing and tool call (config `tools.http_timeout`). */
+  /** Limit of each tool call (config `tools.http_timeout`); starting a server gets at least a minute. */
   timeoutMilliseconds: number;
   /** SIGTERM → SIGKILL delay when a stdio server is ended (config `cli.kill_grace`). */
   killGraceMilliseconds: number;

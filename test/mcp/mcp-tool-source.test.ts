@@ -141,7 +141,7 @@ describe("McpToolSource over stdio", () => {
   it("gives up on a call after tools.http_timeout, and ends it at once when the run stops", async () => {
     const { call, events } = harness(configWith({ fixture: fixtureServer() }, { http_timeout: 1_500 }));
     const late = await call(ALL, "mcp__fixture__slow", {});
-    expect(late).toMatchObject({ ok: false, code: "TOOL_FAILED" });
+    expect(late).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
     expect(late.output).toMatch(/did not answer within 1500 ms/);
     const control = new RunControl();
     const stopped = call(ALL, "mcp__fixture__slow", {}, control);
