@@ -3,10 +3,13 @@ import { once } from "node:events";
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 
 /** The built CLI (`npm run build` first, as `npm test` does). */
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+/** Each test starts several CLI processes; a loaded machine takes a second or more for each. */
+const SLOW = { timeout: 60_000 };
 
 interface CliResult {
   code: number | null;
@@ -14,38 +17,43 @@ interface CliResult {
   stderr: string;
 }
 
-let directory: string;
-beforeEach(() => {
-  directory = mkdtempSync(path.join(tmpdir(), "agentd-secrets-"));
-  writeFileSync(path.join(directory, "config.yaml"), "data_dir: ./data\n");
+let root: string;
+beforeAll(() => {
+  root = mkdtempSync(path.join(tmpdir(), "agentd-secrets-"));
 });
-afterEach(() => rmSync(directory, { recursive: true, force: true }));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-/** Runs `agentd <args>` in the temp project with `stdin` piped in (closed at once when undefined). */
-async function agentd(
-  args: string[],
-  options: { stdin?: string; environment?: Record<string, string> } = {},
-): Promise<CliResult> {
-  const environment = { ...process.env, ...options.environment };
-  delete environment["AGENTD_VAULT_KEY"];
-  const child = spawn(process.execPath, [MAIN, ...args], {
-    cwd: directory,
-    env: environment,
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  child.stdin.end(options.stdin ?? "");
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, stdout, stderr };
+/** A fresh project folder (config.yaml with `data_dir: ./data`) and the CLI run inside it. */
+function project() {
+  const directory = mkdtempSync(path.join(root, "project-"));
+  writeFileSync(path.join(directory, "config.yaml"), "data_dir: ./data\n");
+  /** Runs `agentd <args>` in the project with `stdin` piped in (closed at once when undefined). */
+  const agentd = async (
+    args: string[],
+    options: { stdin?: string; environment?: Record<string, string> } = {},
+  ): Promise<CliResult> => {
+    const environment = { ...process.env, ...options.environment };
+    delete environment["AGENTD_VAULT_KEY"];
+    const child = spawn(process.execPath, [MAIN, ...args], {
+      cwd: directory,
+      env: environment,
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+    child.stdin.end(options.stdin ?? "");
+    const [code] = (await once(child, "exit")) as [number | null];
+    return { code, stdout, stderr };
+  };
+  const dataFile = (name: string) => path.join(directory, "data", name);
+  return { directory, agentd, dataFile };
 }
 
-const dataFile = (name: string) => path.join(directory, "data", name);
-
-describe("agentd secrets with the file vault", () => {
+describe("agentd secrets with the file vault", SLOW, () => {
   it("sets a value from stdin, then gets, lists and removes it", async () => {
+    const { agentd } = project();
     const set = await agentd(["secrets", "set", "github_token"], { stdin: "ghp-piped-value-42\n" });
     expect(set).toMatchObject({ code: 0, stdout: "" });
     expect(set.stderr).toContain("stored github_token in the file vault");
@@ -59,13 +67,13 @@ describe("agentd secrets with the file vault", () => {
     expect(JSON.parse(listJson.stdout)).toEqual({ secrets: ["github_token", "openai"] });
 
     expect((await agentd(["secrets", "rm", "openai"])).code).toBe(0);
-    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":["github_token"]}\n');
     const missing = await agentd(["secrets", "get", "openai"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain('error SECRET_NOT_FOUND: secret "openai" is not in the file vault');
   });
 
   it("keeps the value encrypted: the vault file lacks it and the key file is 0600", async () => {
+    const { agentd, dataFile } = project();
     const value = "plaintext-must-not-appear-9f1c";
     expect((await agentd(["secrets", "set", "api"], { stdin: value })).code).toBe(0);
     const vaultText = readFileSync(dataFile("vault.json"), "utf8");
@@ -76,16 +84,21 @@ describe("agentd secrets with the file vault", () => {
     expect(statSync(dataFile("vault.json")).mode & 0o777).toBe(0o600);
   });
 
-  it("drops exactly one trailing newline from stdin and refuses an empty value", async () => {
+  it("drops one trailing newline from stdin, warns of a value too short to mask, refuses an empty one", async () => {
+    const { agentd } = project();
     await agentd(["secrets", "set", "multi"], { stdin: "line one\nline two\n\n" });
     expect((await agentd(["secrets", "get", "multi"])).stdout).toBe("line one\nline two\n\n");
+    const short = await agentd(["secrets", "set", "pin"], { stdin: "123" });
+    expect(short.code).toBe(0);
+    expect(short.stderr).toContain("warning: pin is shorter than 4 characters; such values are not masked");
     const empty = await agentd(["secrets", "set", "empty"], { stdin: "\n" });
     expect(empty.code).toBe(2);
     expect(empty.stderr).toContain("no value given for empty; nothing was stored");
-    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":["multi"]}\n');
+    expect((await agentd(["secrets", "list", "--json"])).stdout).toBe('{"secrets":["multi","pin"]}\n');
   });
 
   it("refuses a value on the command line with exit 2, without printing it back", async () => {
+    const { agentd } = project();
     for (const extra of [["hunter2-on-argv"], ["--value=hunter2-on-argv"]]) {
       const result = await agentd(["secrets", "set", "token", ...extra], { stdin: "from-stdin" });
       expect(result.code).toBe(2);
@@ -97,6 +110,7 @@ describe("agentd secrets with the file vault", () => {
   });
 
   it("rejects invalid names and removing a name the vault does not hold", async () => {
+    const { agentd } = project();
     const invalid = await agentd(["secrets", "set", "no spaces"], { stdin: "value" });
     expect(invalid.code).toBe(2);
     expect(invalid.stderr).toContain('"no spaces" is not a valid secret name');
@@ -110,8 +124,9 @@ describe("agentd secrets with the file vault", () => {
 const hasScript =
   process.platform === "linux" && spawnSync("script", ["--version"], { encoding: "utf8" }).status === 0;
 
-describe("agentd secrets set on a terminal", () => {
+describe("agentd secrets set on a terminal", SLOW, () => {
   it.skipIf(!hasScript)("prompts without echoing what is typed", async () => {
+    const { directory, agentd } = project();
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} secrets set typed_token`;
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: directory,
@@ -134,8 +149,9 @@ describe("agentd secrets set on a terminal", () => {
   });
 });
 
-describe("agentd secrets with other backends", () => {
+describe("agentd secrets with other backends", SLOW, () => {
   it("reads the env backend but refuses to change it, naming the variable to set", async () => {
+    const { directory, agentd } = project();
     writeFileSync(path.join(directory, "env.yaml"), "vault: { backend: env }\n");
     const environment = { AGENTD_SECRET_DEPLOY_KEY: "from-the-environment" };
     const get = await agentd(["--config", "env.yaml", "secrets", "get", "deploy_key"], { environment });
@@ -155,6 +171,7 @@ describe("agentd secrets with other backends", () => {
   });
 
   it("says the keychain is unavailable and what to use instead, and exits (where no keychain runs)", async () => {
+    const { directory, agentd } = project();
     writeFileSync(
       path.join(directory, "keychain.yaml"),
       "vault: { backend: keychain, service: agentd-cli-test }\n",

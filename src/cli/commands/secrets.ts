@@ -3,6 +3,7 @@ import { Writable } from "node:stream";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { MIN_REDACTED_LENGTH } from "../../secrets/secret-redactor.js";
 import { createVault } from "../../vault/create-vault.js";
 import { assertSecretName } from "../../vault/secret-name.js";
 import type { Vault } from "../../vault/vault.js";
@@ -25,7 +26,13 @@ export function registerSecretsCommand(program: Command): void {
     refuseExtraArguments(command, 1);
     assertSecretName(name);
     const { vault, json } = open(command);
-    await vault.set(name, await readValue(name));
+    const value = await readValue(name);
+    await vault.set(name, value);
+    if (value.length < MIN_REDACTED_LENGTH) {
+      process.stderr.write(
+        `warning: ${name} is shorter than ${MIN_REDACTED_LENGTH} characters; such values are not masked in logs, events and tool output\n`,
+      );
+    }
     if (json) printJson({ set: name, backend: vault.backend });
     else process.stderr.write(`stored ${name} in the ${vault.backend} vault\n`);
   });
