@@ -58,6 +58,7 @@ interface CapturedDaemon {
   url: string;
   output(): string;
   request(urlPath: string): Promise<string>;
+  post(urlPath: string, body: unknown): Promise<string>;
 }
 
 async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> {
@@ -86,13 +87,22 @@ async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> 
   return {
     url,
     output: () => `${stdout}\n${stderr}`,
-    request: async (urlPath) => {
-      const response = await fetch(`${url}${urlPath}`);
-      const text = await response.text();
-      if (!response.ok) throw new Error(`GET ${urlPath} answered ${response.status}: ${text}`);
-      return text;
-    },
+    request: (urlPath) => send(url, "GET", urlPath),
+    post: (urlPath, body) => send(url, "POST", urlPath, body),
   };
+}
+
+/** One API call; the answer's text, or an error saying what failed. */
+async function send(baseUrl: string, method: string, urlPath: string, body?: unknown): Promise<string> {
+  const response = await fetch(`${baseUrl}${urlPath}`, {
+    method,
+    ...(body === undefined
+      ? {}
+      : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${urlPath} answered ${response.status}: ${text}`);
+  return text;
 }
 
 /** A local server that answers every request with its headers as JSON. */
@@ -129,121 +139,138 @@ function leaks(haystacks: Array<{ where: string; text: string }>, names: readonl
 }
 
 describe("secret values never leave the tools", () => {
-  it("keeps vault values out of logs, files, the API and the model's messages, masked as [secret:name]", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
-    const echo = await startHeaderEcho();
-    cleanups.push(() => void echo.server.close());
-    const workspace = createWorkspace(llm.url, { log: { level: "debug", pretty: false } });
-    cleanups.push(() => rmSync(workspace.root, { recursive: true, force: true }));
-    const configText = readFileSync(workspace.configFile, "utf8");
-    writeFileSync(
-      workspace.configFile,
-      configText.replace("api_key: test-key", 'api_key: "{{secret:openai}}"'),
-    );
-    for (const [name, value] of Object.entries(SECRETS)) {
-      const set = await agentd(workspace.root, ["secrets", "set", name], value);
-      expect(set, set.stderr).toMatchObject({ code: 0 });
-    }
-    const workdir = path.join(workspace.root, "workspace");
-    mkdirSync(workdir);
-    const tools = ["shell", "write_file", "read_file", "http_request"];
-    workspace.writeAgent("leaky", {
-      tools,
-      secrets: ["alpha", "beta"],
-      permissions: { allow: tools },
-      workdir: "./workspace",
-    });
-    const shell = (command: string) => toolCallReply({ name: "shell", arguments: { command } });
-    llm.enqueue(
-      shell("echo plain={{secret:alpha}}"),
-      shell(`printf '{"k":"%s"}\\n' {{secret:beta}}`),
-      shell("printf %s {{secret:alpha}} | base64; printf %s '{{secret:beta}}' | base64"),
-      toolCallReply({
-        name: "write_file",
-        arguments: { path: "creds.txt", content: "alpha={{secret:alpha}}\nbeta={{secret:beta}}\n" },
-      }),
-      toolCallReply({ name: "read_file", arguments: { path: "creds.txt" } }),
-      toolCallReply({
-        name: "http_request",
-        arguments: {
-          method: "GET",
-          url: echo.url,
-          headers: { authorization: "Bearer {{secret:alpha}}", "x-beta": "{{secret:beta}}" },
+  it(
+    "keeps vault values out of logs, files, the API and the model's messages, masked as [secret:name]",
+    { timeout: 120_000 },
+    async () => {
+      const llm = await startScriptedLlmServer();
+      cleanups.push(() => llm.close());
+      const echo = await startHeaderEcho();
+      cleanups.push(() => void echo.server.close());
+      const workspace = createWorkspace(llm.url, { log: { level: "debug", pretty: false } });
+      cleanups.push(() => rmSync(workspace.root, { recursive: true, force: true }));
+      const configText = readFileSync(workspace.configFile, "utf8");
+      writeFileSync(
+        workspace.configFile,
+        configText.replace("api_key: test-key", 'api_key: "{{secret:openai}}"'),
+      );
+      for (const [name, value] of Object.entries(SECRETS)) {
+        const set = await agentd(workspace.root, ["secrets", "set", name], value);
+        expect(set, set.stderr).toMatchObject({ code: 0 });
+      }
+      const workdir = path.join(workspace.root, "workspace");
+      mkdirSync(workdir);
+      const tools = ["shell", "write_file", "read_file", "http_request"];
+      workspace.writeAgent("leaky", {
+        tools,
+        secrets: ["alpha", "beta"],
+        // HTTP calls wait for a human: the approvals API shows their arguments too.
+        permissions: { allow: ["shell", "write_file", "read_file"], ask: ["http_request"] },
+        workdir: "./workspace",
+      });
+      const shell = (command: string) => toolCallReply({ name: "shell", arguments: { command } });
+      llm.enqueue(
+        shell("echo plain={{secret:alpha}}"),
+        shell(`printf '{"k":"%s"}\\n' {{secret:beta}}`),
+        shell("printf %s {{secret:alpha}} | base64; printf %s '{{secret:beta}}' | base64"),
+        toolCallReply({
+          name: "write_file",
+          arguments: { path: "creds.txt", content: "alpha={{secret:alpha}}\nbeta={{secret:beta}}\n" },
+        }),
+        toolCallReply({ name: "read_file", arguments: { path: "creds.txt" } }),
+        toolCallReply({
+          name: "http_request",
+          arguments: {
+            method: "GET",
+            url: echo.url,
+            headers: { authorization: "Bearer {{secret:alpha}}", "x-beta": "{{secret:beta}}" },
+          },
+        }),
+        // Nothing listens on port 1: the tool throws, and its error (URL included) is logged.
+        toolCallReply({
+          name: "http_request",
+          arguments: { method: "GET", url: "http://127.0.0.1:1/{{secret:alpha}}/status" },
+        }),
+        textReply("All done."),
+      );
+      const daemon = await startCapturedDaemon(workspace.configFile);
+
+      const started = await daemon.post("/agents/leaky/runs", {
+        task: "store the credentials, then read them back",
+      });
+      const { run } = JSON.parse(started) as { run: string };
+      const approvals = await waitFor(async () => {
+        const text = await daemon.request("/approvals");
+        return text.includes('"http_request"') ? text : undefined;
+      }, "the HTTP call to ask for approval");
+      expect(approvals).toContain("Bearer {{secret:alpha}}");
+      const [pending] = (JSON.parse(approvals) as { approvals: Array<{ id: string }> }).approvals;
+      await daemon.post(`/approvals/${pending?.id ?? "none"}`, { decision: "approve", scope: "run" });
+      const record = await waitFor(
+        async () => {
+          const current = JSON.parse(await daemon.request(`/runs/${run}`)) as { status: string };
+          return ["completed", "failed", "stopped"].includes(current.status) ? current : undefined;
         },
-      }),
-      // Nothing listens on port 1: the tool throws, and its error (URL included) is logged.
-      toolCallReply({
-        name: "http_request",
-        arguments: { method: "GET", url: "http://127.0.0.1:1/{{secret:alpha}}/status" },
-      }),
-      textReply("All done."),
-    );
-    const daemon = await startCapturedDaemon(workspace.configFile);
+        "the run to end",
+        60_000,
+      );
+      expect(record).toMatchObject({ status: "completed", result: "All done." });
 
-    const started = await fetch(`${daemon.url}/agents/leaky/runs`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ task: "store the credentials, then read them back" }),
-    });
-    expect(started.status).toBe(202);
-    const { run } = (await started.json()) as { run: string };
-    const record = await waitFor(async () => {
-      const current = JSON.parse(await daemon.request(`/runs/${run}`)) as { status: string };
-      return ["completed", "failed", "stopped"].includes(current.status) ? current : undefined;
-    }, "the run to end");
-    expect(record).toMatchObject({ status: "completed", result: "All done." });
+      // The tools really got the values: the agent's own file holds them.
+      expect(readFileSync(path.join(workdir, "creds.txt"), "utf8")).toContain(`alpha=${SECRETS.alpha}`);
+      const [first] = llm.chatRequests;
+      expect(first?.headers.authorization).toBe(`Bearer ${SECRETS.openai}`);
 
-    // The tools really got the values: the agent's own file holds them.
-    expect(readFileSync(path.join(workdir, "creds.txt"), "utf8")).toContain(`alpha=${SECRETS.alpha}`);
-    const [first] = llm.chatRequests;
-    expect(first?.headers.authorization).toBe(`Bearer ${SECRETS.openai}`);
+      const events = await daemon.request("/agents/leaky/events?after=0&limit=1000");
+      const haystacks = [
+        { where: "daemon stdout+stderr", text: daemon.output() },
+        { where: "GET /runs/:run", text: await daemon.request(`/runs/${run}`) },
+        { where: "GET /runs", text: await daemon.request("/runs") },
+        { where: "GET /agents/leaky/events", text: events },
+        { where: "GET /runs/:run/events", text: await daemon.request(`/runs/${run}/events`) },
+        { where: "GET /events", text: await daemon.request("/events") },
+        { where: "GET /agents/leaky", text: await daemon.request("/agents/leaky") },
+        { where: "GET /approvals while waiting", text: approvals },
+        ...filesUnder(workspace.dataDirectory)
+          .filter(({ file }) => !["vault.json", "vault.key"].includes(path.basename(file)))
+          .map(({ file, text }) => ({ where: path.relative(workspace.root, file), text })),
+        ...llm.requests.map((request, index) => {
+          const { authorization, ...headers } = request.headers;
+          void authorization;
+          return {
+            where: `model request ${index + 1}`,
+            text: JSON.stringify({ headers, body: request.body }),
+          };
+        }),
+      ];
+      expect(leaks(haystacks, ["alpha", "beta", "openai"])).toEqual([]);
+      const vaultFile = readFileSync(path.join(workspace.dataDirectory, "vault.json"), "utf8");
+      expect(leaks([{ where: "vault.json", text: vaultFile }], ["alpha", "beta", "openai"])).toEqual([]);
 
-    const events = await daemon.request("/agents/leaky/events?after=0&limit=1000");
-    const haystacks = [
-      { where: "daemon stdout+stderr", text: daemon.output() },
-      { where: "GET /runs/:run", text: await daemon.request(`/runs/${run}`) },
-      { where: "GET /runs", text: await daemon.request("/runs") },
-      { where: "GET /agents/leaky/events", text: events },
-      { where: "GET /runs/:run/events", text: await daemon.request(`/runs/${run}/events`) },
-      { where: "GET /events", text: await daemon.request("/events") },
-      { where: "GET /agents/leaky", text: await daemon.request("/agents/leaky") },
-      ...filesUnder(workspace.dataDirectory)
-        .filter(({ file }) => !["vault.json", "vault.key"].includes(path.basename(file)))
-        .map(({ file, text }) => ({ where: path.relative(workspace.root, file), text })),
-      ...llm.requests.map((request, index) => {
-        const { authorization, ...headers } = request.headers;
-        void authorization;
-        return { where: `model request ${index + 1}`, text: JSON.stringify({ headers, body: request.body }) };
-      }),
-    ];
-    expect(leaks(haystacks, ["alpha", "beta", "openai"])).toEqual([]);
-    const vaultFile = readFileSync(path.join(workspace.dataDirectory, "vault.json"), "utf8");
-    expect(leaks([{ where: "vault.json", text: vaultFile }], ["alpha", "beta", "openai"])).toEqual([]);
-
-    // Where a value would have been, the mask is.
-    const observations = (
-      JSON.parse(events) as { events: Array<{ type: string; data: { output?: string } }> }
-    ).events
-      .filter((event) => event.type === "observation")
-      .map((event) => event.data.output ?? "");
-    expect(observations).toHaveLength(7);
-    const [plain, json, base64, , readBack, http, refused] = observations;
-    expect(plain).toContain("plain=[secret:alpha]");
-    expect(json).toContain('{"k":"[secret:beta]"}');
-    expect(base64).toMatch(/\[secret:alpha\]\s+\[secret:beta\]/);
-    expect(readBack).toContain("alpha=[secret:alpha]");
-    expect(readBack).toContain("beta=[secret:beta]");
-    expect(http).toContain('"authorization":"Bearer [secret:alpha]"');
-    expect(http).toContain('"x-beta":"[secret:beta]"');
-    expect(refused).toContain("127.0.0.1:1/[secret:alpha]/status");
-    expect(daemon.output()).toContain("127.0.0.1:1/[secret:alpha]/status");
-    // The model read the same masked outputs.
-    const toolMessages = llm.chatRequests
-      .flatMap((request) => request.body?.messages ?? [])
-      .filter((message) => message.role === "tool")
-      .map((message) => String(message.content))
-      .join("\n");
-    for (const output of observations) expect(toolMessages).toContain(output.slice(0, 40));
-  });
+      // Where a value would have been, the mask is.
+      const observations = (
+        JSON.parse(events) as { events: Array<{ type: string; data: { output?: string } }> }
+      ).events
+        .filter((event) => event.type === "observation")
+        .map((event) => event.data.output ?? "");
+      expect(observations).toHaveLength(7);
+      const [plain, json, base64, , readBack, http, refused] = observations;
+      expect(plain).toContain("plain=[secret:alpha]");
+      expect(json).toContain('{"k":"[secret:beta]"}');
+      expect(base64).toMatch(/\[secret:alpha\]\s+\[secret:beta\]/);
+      expect(readBack).toContain("alpha=[secret:alpha]");
+      expect(readBack).toContain("beta=[secret:beta]");
+      expect(http).toContain('"authorization":"Bearer [secret:alpha]"');
+      expect(http).toContain('"x-beta":"[secret:beta]"');
+      expect(refused).toContain("127.0.0.1:1/[secret:alpha]/status");
+      expect(daemon.output()).toContain("127.0.0.1:1/[secret:alpha]/status");
+      // The model read the same masked outputs.
+      const toolMessages = llm.chatRequests
+        .flatMap((request) => request.body?.messages ?? [])
+        .filter((message) => message.role === "tool")
+        .map((message) => String(message.content))
+        .join("\n");
+      for (const output of observations) expect(toolMessages).toContain(output.slice(0, 40));
+    },
+  );
 });
