@@ -78,7 +78,7 @@ function terminal(options: { tty: boolean }) {
     await expect.poll(questionsAsked, { timeout: 10_000, interval: 20 }).toBe(count);
     input.write(`${text}\n`);
   };
-  return { io, output, answer, questionsAsked, interrupt: () => handler?.() };
+  return { io, input, output, answer, questionsAsked, interrupt: () => handler?.() };
 }
 
 const writeCall = (file: string, content: string) =>
@@ -138,14 +138,14 @@ describe("agentd run approvals on a terminal", () => {
 
   it("asks again after an answer it does not understand", async () => {
     server.enqueue(writeCall("notes.md", "x"), textReply("done"));
-    const { io, output, answer } = terminal({ tty: true });
+    const { io, input, output, answer } = terminal({ tty: true });
     const running = run(io);
     await answer(1, "maybe");
     await expect
       .poll(() => output.stderr, { timeout: 10_000 })
       .toContain("please answer y (yes), n (no) or a");
     expect(existsSync(workFile("notes.md"))).toBe(false);
-    io.approvalInput?.write("y\n");
+    input.write("y\n");
     expect(await running).toBe(0);
     expect(existsSync(workFile("notes.md"))).toBe(true);
   });

@@ -1,0 +1,162 @@
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PendingApproval } from "../../src/api/api-services.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import {
+  type ScriptedLlmServer,
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
+import { agentEvents, getRun, runEvents, startRun } from "./api-shapes.js";
+import { createWorkspace, type DaemonWorkspace, waitFor } from "./daemon-workspace.js";
+
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+let llm: ScriptedLlmServer;
+let workspace: DaemonWorkspace;
+let daemon: DaemonProcess;
+/** Each test has its own agent, so its events and runs are its own; the daemon is shared. */
+const AGENTS = ["approved", "denied", "by-cli", "stopped"];
+
+beforeAll(async () => {
+  llm = await startScriptedLlmServer();
+  workspace = createWorkspace(llm.url);
+  mkdirSync(path.join(workspace.root, "work"));
+  for (const agent of AGENTS) {
+    workspace.writeAgent(agent, {
+      workdir: `work/${agent}`,
+      tools: ["write_file"],
+      permissions: { ask: ["write_file"] },
+    });
+  }
+  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+}, 60_000);
+afterAll(async () => {
+  await daemon?.kill();
+  await llm?.close();
+  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
+});
+
+/**
+ * Starts a run of `agent` whose model calls write_file once (an `ask` call), then, unless the run
+ * is to be stopped while waiting, answers (nothing is left queued for the next test).
+ */
+async function startReportRun(
+  agent: string,
+  options: { stoppedWhileWaiting?: boolean } = {},
+): Promise<string> {
+  llm.enqueue(
+    toolCallReply({ name: "write_file", arguments: { path: "report.md", content: "weekly report" } }),
+  );
+  if (!options.stoppedWhileWaiting) llm.enqueue(textReply("report handled"));
+  return startRun(daemon, agent, "write the report");
+}
+
+const reportOf = (agent: string) => path.join(workspace.root, "work", agent, "report.md");
+
+async function pendingApprovals(): Promise<PendingApproval[]> {
+  const reply = await daemon.request("GET", "/approvals");
+  return (reply.body as { approvals: PendingApproval[] }).approvals;
+}
+
+async function waitForApproval(run: string): Promise<PendingApproval> {
+  return waitFor(
+    async () => (await pendingApprovals()).find((approval) => approval.run === run),
+    "a pending approval",
+  );
+}
+
+async function waitForEnd(run: string) {
+  return waitFor(async () => {
+    const record = await getRun(daemon, run);
+    return record.ended_at ? record : undefined;
+  }, "the run to end");
+}
+
+/** `agentd <args>` against this daemon, as a user types it. */
+function agentd(...args: string[]) {
+  return execa(process.execPath, [MAIN, ...args], {
+    env: { AGENTD_URL: daemon.url },
+    reject: false,
+    timeout: 30_000,
+  });
+}
+
+describe("approvals in the daemon", () => {
+  it("parks an ask call in waiting until POST /approvals/:id approves it, then runs the tool", async () => {
+    const run = await startReportRun("approved");
+    const approval = await waitForApproval(run);
+    expect(approval).toMatchObject({
+      agent: "approved",
+      run,
+      tool: "write_file",
+      arguments: { path: "report.md", content: "weekly report" },
+    });
+    expect(approval.id).toMatch(/^a_/);
+    expect(Date.parse(approval.expires_at ?? "")).toBeGreaterThan(Date.now());
+    expect((await getRun(daemon, run)).status).toBe("waiting");
+    expect(existsSync(reportOf("approved"))).toBe(false);
+
+    const reply = await daemon.request("POST", `/approvals/${approval.id}`, { decision: "approve" });
+    expect(reply.status).toBe(200);
+    const record = await waitForEnd(run);
+    expect(record).toMatchObject({ status: "completed", result: "report handled" });
+    expect(readFileSync(reportOf("approved"), "utf8")).toBe("weekly report");
+    expect(await pendingApprovals()).toEqual([]);
+    const states = (await agentEvents(daemon, "approved")).flatMap((event) =>
+      event.type === "approval" ? [event.data.state] : event.type === "status" ? [event.data.status] : [],
+    );
+    expect(states).toEqual(["queued", "running", "waiting", "requested", "approved", "running", "completed"]);
+
+    const again = await daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" });
+    expect(again.status).toBe(404);
+    expect(JSON.stringify(again.body)).toContain("APPROVAL_NOT_FOUND");
+  });
+
+  it("does not run a denied call; the model is told and the run goes on", async () => {
+    const run = await startReportRun("denied");
+    const approval = await waitForApproval(run);
+    expect((await daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" })).status).toBe(
+      200,
+    );
+    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    expect(existsSync(reportOf("denied"))).toBe(false);
+    const observation = (await runEvents(daemon, run)).find((event) => event.type === "observation");
+    expect(observation?.data).toMatchObject({
+      tool: "write_file",
+      ok: false,
+      output: expect.stringContaining("not approved: a human denied it"),
+    });
+  });
+
+  it("lists and answers approvals with agentd approvals and agentd approve", async () => {
+    const run = await startReportRun("by-cli");
+    const approval = await waitForApproval(run);
+    const listed = await agentd("approvals");
+    expect(listed.exitCode).toBe(0);
+    expect(listed.stdout).toContain(`${approval.id}  by-cli  ${run}  write_file`);
+    expect(listed.stdout).toContain("weekly report");
+
+    const approved = await agentd("approve", approval.id);
+    expect(approved.exitCode).toBe(0);
+    expect(approved.stdout).toContain(`approved ${approval.id}`);
+    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    expect(readFileSync(reportOf("by-cli"), "utf8")).toBe("weekly report");
+
+    const unknown = await agentd("deny", approval.id);
+    expect(unknown.exitCode).not.toBe(0);
+    expect(unknown.stderr).toContain("APPROVAL_NOT_FOUND");
+  }, 60_000);
+
+  it("ends the wait when the run is stopped, leaving nothing pending", async () => {
+    const run = await startReportRun("stopped", { stoppedWhileWaiting: true });
+    await waitForApproval(run);
+    expect((await daemon.request("POST", `/runs/${run}/stop`)).status).toBeLessThan(300);
+    expect(await waitForEnd(run)).toMatchObject({ status: "stopped" });
+    expect(await pendingApprovals()).toEqual([]);
+    expect(existsSync(reportOf("stopped"))).toBe(false);
+  });
+});
