@@ -275,6 +275,15 @@ describe("DefaultToolExecutor execution", () => {
     expect(JSON.stringify(events)).not.toContain(TOKEN);
   });
 
+  it("masks a known value the model wrote out in its arguments, in the action event", async () => {
+    const { execute, events } = harness();
+    await execute("echo", args("{{secret:token}}"));
+    await execute("echo", args(`literal ${TOKEN}`));
+    const actions = events.filter((event) => event.type === "action").map((event) => event.data);
+    expect(actions[1]).toMatchObject({ arguments: { text: "literal [secret:token]" } });
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
+  });
+
   it("turns a thrown tool error into ok:false TOOL_FAILED, masked", async () => {
     const { execute } = harness({
       respond: (value) => {
