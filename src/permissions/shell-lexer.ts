@@ -50,10 +50,11 @@ const BRACE_EXPANSION = /\{[^{}]*(,|\.\.)[^{}]*\}/;
 /** A name, `$` or a substitution inside arithmetic: bash evaluates a variable's value as code there. */
 const VARIABLE_REFERENCE = /[A-Za-z_$`]/;
 /**
- * `${a[i]}` or `${x:offset}` with a name in the index or offset (evaluated as arithmetic), or
- * `${!x}` (whose target may itself be an indexed name).
+ * `${a[i]}` or `${x:offset}` with a name in the index or offset (evaluated as arithmetic),
+ * `${!x}` (whose target may itself be an indexed name), or `${x@P}` (expanded like a prompt,
+ * command substitutions included).
  */
-const EVALUATING_PARAMETER = /^!|\[[^\]]*[A-Za-z_$`]|^[^:]*:(?![-=?+])[^}]*[A-Za-z_$`]/;
+const EVALUATING_PARAMETER = /^!|\[[^\]]*[A-Za-z_$`]|^[^:]*:(?![-=?+])[^}]*[A-Za-z_$`]|@P/;
 const ARITHMETIC_DOUBT = "arithmetic on a variable, which evaluates its value as code";
 
 /**
@@ -341,7 +342,7 @@ class ShellScanner {
       this.position += 2;
       this.#readParameterExpansion();
       if (EVALUATING_PARAMETER.test(text.slice(start + 2, this.position - 1))) {
-        this.#doubt("an index, offset or indirection in ${…}, which evaluates variables as code");
+        this.#doubt("an index, offset, indirection or @P in ${…}, which evaluates variables as code");
       }
       return { text: "${…}", dynamic: true };
     }

@@ -5,6 +5,8 @@ import {
   SHELL_KEYWORDS,
   declaresSomethingRisky,
   programKind,
+  readsStartupFiles,
+  setsSensitiveVariable,
   programName,
   runsUnreadableCode,
   shellScriptArgument,
@@ -147,11 +149,17 @@ export class ShellPermissionCheck {
       case "shell": {
         const script = shellScriptArgument(words);
         if (script === undefined) return this.#doubt(`${program} runs a script the check cannot read`);
-        return liftedBy(this.#script(script, depth + 1, speculative));
+        const inner = liftedBy(this.#script(script, depth + 1, speculative));
+        if (!readsStartupFiles(words)) return inner;
+        return worst([this.#doubt(`${program} runs startup files (~/.bashrc, ~/.profile) first`), inner]);
       }
       case "eval":
         return liftedBy(this.#script(this.#texts(words.slice(1)), depth + 1, speculative));
       case "transparent": {
+        const variable = setsSensitiveVariable(words);
+        if (variable !== undefined) {
+          return worst([this.#doubt(`it sets ${variable}`), this.#speculate(words, depth)]);
+        }
         const inner = wrappedCommand(words);
         if (!inner) return worst([own, this.#speculate(words, depth)]);
         return liftedBy(this.#command(inner, depth + 1, speculative));

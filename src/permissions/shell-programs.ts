@@ -279,3 +279,33 @@ export function declaresSomethingRisky(words: ShellWord[]): boolean {
     return name !== undefined && SENSITIVE_VARIABLES.has(name);
   });
 }
+
+/** The first sensitive variable a wrapper sets for its command (`env BASH_ENV=./x bash -c …`). */
+export function setsSensitiveVariable(words: ShellWord[]): string | undefined {
+  return words
+    .slice(1)
+    .map((word) => word.assignment)
+    .find((name) => name !== undefined && SENSITIVE_VARIABLES.has(name));
+}
+
+/**
+ * Whether a shell starts interactive or as a login shell (`-i`, `-l`, `--login`, `--rcfile`): it
+ * then runs startup files such as ~/.bashrc or ~/.profile, which the command may have just written.
+ */
+export function readsStartupFiles(words: ShellWord[]): boolean {
+  for (let index = 1; index < words.length; index++) {
+    const text = (words[index] as ShellWord).text;
+    if (/^--(login|rcfile|init-file|interactive)/.test(text)) return true;
+    if (/^[-+][oO]$/.test(text)) {
+      index++;
+      continue;
+    }
+    if (/^-[A-Za-z]+$/.test(text)) {
+      if (/[il]/.test(text)) return true;
+      if (text.includes("c")) return false;
+      continue;
+    }
+    if (!/^[-+]/.test(text) || text === "-" || text === "--") return false;
+  }
+  return false;
+}

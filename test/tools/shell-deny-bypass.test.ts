@@ -117,6 +117,12 @@ const DISGUISES: Array<[string, Refusal]> = [
   ["x='b[$(touch marker)]'; y=${!x}", "ask"],
   ["x='b[$(touch marker)]'; cat < ${a[x]}", "ask"],
   ["x='b[$(touch marker)]'; cat <<EOF\n$[x]\nEOF", "ask"],
+  // Code that runs before or around the command: startup files, BASH_ENV, prompt expansion.
+  ["echo 'touch marker' > rc; bash --rcfile ./rc -i -c 'echo hi'", "ask"],
+  ["bash -l -c 'echo hi'", "ask"],
+  ["echo touch marker > evil; env BASH_ENV=./evil bash -c 'echo hi'", "ask"],
+  ["x='$(touch marker)'; y=${x@P}", "ask"],
+  ["x='$(touch marker)'; cat <<EOF\n${x@P}\nEOF", "ask"],
   ["r''m keep", "rule"],
   ["/bin/rm keep", "rule"],
   ["command rm keep", "rule"],
