@@ -4,6 +4,7 @@ import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { assertSecretName } from "./secret-name.js";
 import { writeFileDurably } from "./durable-write.js";
+import { withFileLock } from "./file-lock.js";
 import type { Vault } from "./vault.js";
 import { type VaultKeySource, deriveKey } from "./vault-key.js";
 
@@ -69,14 +70,16 @@ export class FileVault implements Vault {
     });
   }
 
-  /** Read-modify-write, one at a time within this process. */
+  /** Read-modify-write, one at a time within this process and, by a lock file, across processes. */
   #update(change: (secrets: Record<string, string>) => boolean): Promise<boolean> {
-    const next = this.#writes.then(async () => {
-      const secrets = await this.#read();
-      if (!change(secrets)) return false;
-      await writeFileDurably(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`);
-      return true;
-    });
+    const next = this.#writes.then(() =>
+      withFileLock(this.#file, async () => {
+        const secrets = await this.#read();
+        if (!change(secrets)) return false;
+        await writeFileDurably(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`);
+        return true;
+      }),
+    );
     this.#writes = next.catch(() => undefined);
     return next;
   }

@@ -1,0 +1,56 @@
+import { mkdir, open, rm, stat } from "node:fs/promises";
+import path from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import { AgentdError } from "../errors/agentd-error.js";
+
+/** How long a writer waits for another one before giving up. */
+const WAIT_MILLISECONDS = 10_000;
+/** A lock older than this was left by a process that died mid-write: a write takes milliseconds. */
+const STALE_MILLISECONDS = 30_000;
+
+/**
+ * Runs `work` while holding `<file>.lock` (created exclusively), so two processes — two
+ * `agentd secrets set`, or one beside the daemon — never read-modify-write `file` at once and lose
+ * each other's change.
+ */
+export async function withFileLock<Result>(file: string, work: () => Promise<Result>): Promise<Result> {
+  const lock = `${file}.lock`;
+  await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const deadline = Date.now() + WAIT_MILLISECONDS;
+  while (!(await tryLock(lock))) {
+    if (await isStale(lock)) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new AgentdError("VAULT_UNAVAILABLE", `the vault file ${file} stayed locked by another process`, {
+        file,
+        hint: `retry; if no other agentd command is writing secrets, remove ${lock}`,
+      });
+    }
+    // Jitter, so waiting writers do not retry in lockstep.
+    await delay(10 + Math.random() * 40);
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
+async function tryLock(lock: string): Promise<boolean> {
+  try {
+    const handle = await open(lock, "wx", 0o600);
+    await handle.writeFile(`${process.pid}\n`, "utf8");
+    await handle.close();
+    return true;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+}
+
+async function isStale(lock: string): Promise<boolean> {
+  const info = await stat(lock).catch(() => undefined);
+  return info !== undefined && Date.now() - info.mtimeMs > STALE_MILLISECONDS;
+}
