@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { PassThrough } from "node:stream";
+import { execa } from "execa";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
 import {
@@ -12,6 +13,7 @@ import {
   type ScriptedLlmServer,
 } from "../support/scripted-llm-server.js";
 
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
 
 let server: ScriptedLlmServer;
@@ -183,4 +185,19 @@ describe("agentd run approvals on a terminal", () => {
     expect(output.stderr).toContain("approved in 300ms if unanswered");
     expect(await readFile(workFile("notes.md"), "utf8")).toBe("approved by waiting");
   });
+
+  it("keeps a real agentd run process alive while a call waits, until on_timeout decides it", async () => {
+    await writeAgent("1s", "approve");
+    server.enqueue(writeCall("notes.md", "after the wait"), textReply("done"));
+    const child = await execa(process.execPath, [MAIN, "run", "writer", "--config", "config.yaml"], {
+      cwd: directory,
+      stdin: "ignore",
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(child.stderr).toContain("no terminal to ask; approved in 1s if unanswered");
+    expect(child.exitCode).toBe(0);
+    expect(child.stdout).toBe("done");
+    expect(await readFile(workFile("notes.md"), "utf8")).toBe("after the wait");
+  }, 40_000);
 });

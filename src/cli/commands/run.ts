@@ -114,7 +114,11 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     if (!options.json) io.stderr("stopping the run (Ctrl-C again to quit at once)…\n");
     run.stop("user_stop");
   });
+  // The run is what this process is for: its timers (timeout, approval expiry) are unref'd, so while
+  // a call waits for an approval nothing else would keep the process from exiting mid-run.
+  const keepAlive = setInterval(() => undefined, 60_000);
   const record = await run.finished.finally(() => {
+    clearInterval(keepAlive);
     removeInterrupt();
     stopAsking();
   });
