@@ -126,6 +126,8 @@ export class DefaultToolExecutor implements ToolExecutor {
         const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope);
         if (denial) return denial;
       }
+      // A run paused while the call waited for its answer runs it only once resumed.
+      await control.waitWhilePaused();
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
       // A stop that raced the approval or the vault read: the call must not start.
       control.signal.throwIfAborted();
