@@ -77,16 +77,16 @@ export class ShellQuoteScanner {
       } else if (character === terminator && depth === 0) {
         this.#copy(1);
         return;
+      } else if (this.#startsWith("((") && context !== "double") {
+        this.#copy(2);
+        this.#bare(")", "arithmetic");
+        if (text[this.#position] === ")") this.#copy(1);
       } else if ((character === "(" && terminator === ")") || (character === "{" && terminator === "}")) {
         depth++;
         this.#copy(1);
       } else if ((character === ")" && terminator === ")") || (character === "}" && terminator === "}")) {
         depth--;
         this.#copy(1);
-      } else if (this.#startsWith("((") && context !== "double") {
-        this.#copy(2);
-        this.#bare(")", "arithmetic");
-        if (text[this.#position] === ")") this.#copy(1);
       } else if (character === "'") {
         this.#copy(1);
         this.#single();
@@ -203,9 +203,8 @@ export class ShellQuoteScanner {
     this.#heredocs = [];
     for (const heredoc of pending) {
       while (this.#position < this.#text.length) {
-        const newline = this.#text.indexOf("\n", this.#position);
-        const end = newline === -1 ? this.#text.length : newline;
-        const line = this.#text.slice(this.#position, end);
+        const { end, line } = this.#logicalLine(!heredoc.literal);
+        const newline = end < this.#text.length ? end : -1;
         if ((heredoc.stripTabs ? line.replace(/^\t+/, "") : line) === heredoc.delimiter) {
           this.#copy(end - this.#position + (newline === -1 ? 0 : 1));
           break;
@@ -214,6 +213,24 @@ export class ShellQuoteScanner {
         else this.#double(end);
         if (newline !== -1) this.#copy(1);
       }
+    }
+  }
+
+  /**
+   * Where the heredoc line starting here ends, and its text. In a body that expands, a line ending
+   * in an odd number of backslashes goes on with the next, as bash reads it.
+   */
+  #logicalLine(expands: boolean): { end: number; line: string } {
+    let end = this.#position;
+    let line = "";
+    for (;;) {
+      const newline = this.#text.indexOf("\n", end);
+      const physicalEnd = newline === -1 ? this.#text.length : newline;
+      line += this.#text.slice(end, physicalEnd);
+      const continued = expands && newline !== -1 && (/\\+$/.exec(line)?.[0].length ?? 0) % 2 === 1;
+      if (!continued) return { end: physicalEnd, line };
+      line = line.slice(0, -1);
+      end = newline + 1;
     }
   }
 
