@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import {
   existsSync,
   mkdirSync,
@@ -147,6 +148,16 @@ describe("file tools: what they do", () => {
     const result = await harness.call("read_file", { path: "image.png" });
     expect(result).toMatchObject({ ok: true });
     expect(result.output).toBe('"image.png" is a binary file (8 bytes); its content is not shown');
+  });
+
+  it("refuses a FIFO instead of blocking on it", async () => {
+    execFileSync("mkfifo", [path.join(harness.workdir, "pipe")]);
+    expect(await harness.call("read_file", { path: "pipe" })).toMatchObject({
+      ok: false,
+      code: "TOOL_FAILED",
+    });
+    const search = await harness.call("search_files", { path: "pipe", pattern: "x" });
+    expect(search).toMatchObject({ ok: false, code: "TOOL_FAILED" });
   });
 
   it("caps what it reads of a huge file by the output budget, without loading it whole", async () => {

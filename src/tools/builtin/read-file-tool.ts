@@ -43,6 +43,8 @@ export const readFileTool = defineTool({
         hint: "use list_dir to see it",
       });
     }
+    // A FIFO or device would block the read (or never end): only regular files are read.
+    if (!info.isFile()) throw new AgentdError("TOOL_FAILED", `"${value.path}" is not a regular file`);
     if (await looksBinary(target.absolute)) {
       return {
         ok: true,

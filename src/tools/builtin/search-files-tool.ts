@@ -48,6 +48,9 @@ export const searchFilesTool = defineTool({
     const target = confinePath(context.workdir, value.path ?? ".");
     const info = await stat(target.absolute).catch(() => undefined);
     if (!info) throw new AgentdError("TOOL_FAILED", `"${value.path}" does not exist`);
+    if (!info.isDirectory() && !info.isFile()) {
+      throw new AgentdError("TOOL_FAILED", `"${value.path}" is neither a folder nor a regular file`);
+    }
     const matches = lineMatcher(value.pattern);
     const wanted = value.glob === undefined ? () => true : nameGlob(value.glob);
     const maxResults = value.max_results ?? DEFAULT_MAX_RESULTS;
