@@ -1,5 +1,15 @@
 import { randomBytes, scryptSync } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from "node:fs";
 import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 
@@ -43,16 +53,23 @@ function readOrCreateKeyFile(keyFile: string): Buffer {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
   mkdirSync(path.dirname(keyFile), { recursive: true, mode: 0o700 });
+  // Written whole under a temporary name, then linked into place: a process racing this one sees
+  // no key file or a complete one, never an empty file.
+  const temporary = `${keyFile}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
+  const descriptor = openSync(temporary, "wx", 0o600);
   try {
-    const descriptor = openSync(keyFile, "wx", 0o600);
-    try {
-      writeSync(descriptor, `${randomBytes(KEY_BYTES).toString("base64")}\n`);
-    } finally {
-      closeSync(descriptor);
-    }
+    writeSync(descriptor, `${randomBytes(KEY_BYTES).toString("base64")}\n`);
+    fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+  try {
+    linkSync(temporary, keyFile);
   } catch (error) {
     // Another process made it first: use theirs.
     if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    rmSync(temporary, { force: true });
   }
   return readKeyFile(keyFile);
 }

@@ -72,6 +72,18 @@ describe("agentd secrets with the file vault", SLOW, () => {
     expect(missing.stderr).toContain('error SECRET_NOT_FOUND: secret "openai" is not in the file vault');
   });
 
+  it("keeps every secret when several processes set them at once on a fresh project", async () => {
+    const { agentd } = project();
+    const names = ["one", "two", "three", "four"];
+    const results = await Promise.all(
+      names.map((name) => agentd(["secrets", "set", name], { stdin: `value-of-${name}` })),
+    );
+    expect(results.map((result) => result.code)).toEqual([0, 0, 0, 0]);
+    const list = await agentd(["secrets", "list", "--json"]);
+    expect(JSON.parse(list.stdout)).toEqual({ secrets: [...names].sort() });
+    expect((await agentd(["secrets", "get", "three"])).stdout).toBe("value-of-three\n");
+  });
+
   it("keeps the value encrypted: the vault file lacks it and the key file is 0600", async () => {
     const { agentd, dataFile } = project();
     const value = "plaintext-must-not-appear-9f1c";
