@@ -26,6 +26,8 @@ export function registerSecretsCommand(program: Command): void {
     refuseExtraArguments(command, 1);
     assertSecretName(name);
     const { vault, json } = open(command);
+    // A vault that cannot be opened (no keychain, wrong key) fails before the user types a value.
+    await vault.list();
     const value = await readValue(name);
     await vault.set(name, value);
     if (value.length < MIN_REDACTED_LENGTH) {
