@@ -1,8 +1,14 @@
-/** Keeps the first `maxBytes` bytes of a stream and counts the rest, so memory stays bounded. */
+/**
+ * Keeps the beginning and the end of a stream (up to `maxBytes` each) and counts what passes in
+ * between, so memory stays bounded however much a command prints, and both the first lines and the
+ * last ones (where errors and summaries usually are) can be shown.
+ */
 export class CappedCollector {
   readonly #maxBytes: number;
-  readonly #chunks: Buffer[] = [];
-  #kept = 0;
+  readonly #head: Buffer[] = [];
+  #headBytes = 0;
+  #tail: Buffer[] = [];
+  #tailBytes = 0;
   #total = 0;
 
   constructor(maxBytes: number) {
@@ -11,11 +17,17 @@ export class CappedCollector {
 
   push(chunk: Buffer): void {
     this.#total += chunk.length;
-    const room = this.#maxBytes - this.#kept;
-    if (room <= 0) return;
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.#chunks.push(kept);
-    this.#kept += kept.length;
+    const room = this.#maxBytes - this.#headBytes;
+    if (room > 0) {
+      const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      this.#head.push(kept);
+      this.#headBytes += kept.length;
+    }
+    this.#tail.push(chunk);
+    this.#tailBytes += chunk.length;
+    while (this.#tailBytes - (this.#tail[0]?.length ?? 0) >= this.#maxBytes) {
+      this.#tailBytes -= this.#tail.shift()?.length ?? 0;
+    }
   }
 
   /** Bytes seen in all. */
@@ -23,16 +35,23 @@ export class CappedCollector {
     return this.#total;
   }
 
-  get truncated(): boolean {
-    return this.#total > this.#kept;
-  }
-
-  /** The kept bytes as UTF-8, with a note when bytes were dropped. */
-  text(): string {
-    let text = Buffer.concat(this.#chunks).toString("utf8");
-    if (!this.truncated) return text;
-    // The cut may split a character: its replacement mark goes.
-    if (text.endsWith("\uFFFD")) text = text.slice(0, -1);
-    return `${text}\n[cut: showing the first ${this.#kept} of ${this.#total} bytes]`;
+  /**
+   * The output as UTF-8 within `budget` bytes (at most the collector's own limit): all of it when it
+   * fits, else its first and last halves with a note saying how much was left out between them.
+   */
+  text(budget: number): string {
+    const whole = Buffer.concat(this.#head);
+    if (this.#total <= Math.min(budget, this.#maxBytes)) return whole.toString("utf8");
+    const half = Math.floor(Math.min(budget, this.#maxBytes) / 2);
+    const tail = Buffer.concat(this.#tail);
+    const first = whole
+      .subarray(0, half)
+      .toString("utf8")
+      .replace(/\uFFFD$/, "");
+    const last = tail
+      .subarray(Math.max(0, tail.length - half))
+      .toString("utf8")
+      .replace(/^\uFFFD/, "");
+    return `${first}\n[… ${this.#total - 2 * half} bytes cut …]\n${last}`;
   }
 }

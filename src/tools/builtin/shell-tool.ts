@@ -46,29 +46,34 @@ export const shellTool = defineTool({
       signal: context.signal,
     });
     context.signal.throwIfAborted();
-    return describeResult(result, timeoutMilliseconds);
+    return describeResult(result, timeoutMilliseconds, context.settings.max_output_bytes);
   },
 });
 
-function describeResult(result: ShellCommandResult, timeoutMilliseconds: number) {
-  const truncated = result.stdout.truncated || result.stderr.truncated;
-  const streams = `stdout:\n${result.stdout.text()}\nstderr:\n${result.stderr.text()}`;
+/** Bytes set aside for the status line and the stream headings. */
+const HEADINGS_BYTES = 200;
+
+function describeResult(result: ShellCommandResult, timeoutMilliseconds: number, maxOutputBytes: number) {
   if (result.spawnError !== undefined) {
     return { ok: false, code: "TOOL_FAILED", output: `the shell could not be started: ${result.spawnError}` };
   }
+  const { stdout, stderr } = result;
+  // stderr keeps at least a quarter of the budget: the error of a noisy command stays visible.
+  const room = Math.max(0, maxOutputBytes - HEADINGS_BYTES);
+  const stderrBudget = Math.min(stderr.total, Math.max(Math.floor(room / 4), room - stdout.total));
+  const stdoutBudget = room - stderrBudget;
+  const truncated = stdout.total > stdoutBudget || stderr.total > stderrBudget;
+  const streams = `stdout:\n${stdout.text(stdoutBudget)}\nstderr:\n${stderr.text(stderrBudget)}`;
+  const extra = truncated ? { truncated } : {};
   if (result.timedOut) {
     const seconds = Math.round(timeoutMilliseconds / 100) / 10;
-    return {
-      ok: false,
-      code: "TOOL_TIMEOUT",
-      output: `timed out after ${seconds} s: the command and everything it started were killed\n${streams}`,
-      truncated,
-    };
+    const status = `timed out after ${seconds} s: the command and everything it started were killed`;
+    return { ok: false, code: "TOOL_TIMEOUT", output: `${status}\n${streams}`, ...extra };
   }
   const status =
     result.exitCode === undefined
       ? `killed by ${result.signalName ?? "a signal"}`
       : `exit code ${result.exitCode}`;
   const ok = result.exitCode === 0;
-  return { ok, ...(ok ? {} : { code: "TOOL_FAILED" }), output: `${status}\n${streams}`, truncated };
+  return { ok, ...(ok ? {} : { code: "TOOL_FAILED" }), output: `${status}\n${streams}`, ...extra };
 }
