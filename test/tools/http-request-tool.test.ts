@@ -157,12 +157,13 @@ describe("the http_request tool", () => {
     await expect(call).rejects.toMatchObject({ code: "RUN_ABORTED", reason: "user_stop" });
   });
 
-  it("accepts only http and https URLs", async () => {
-    harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
+  it("accepts only http and https URLs, refused before any approval is asked", async () => {
+    harness = new ToolHarness();
     for (const url of ["file:///etc/passwd", "ftp://example.com/x", "not a url"]) {
       const result = await harness.call("http_request", { method: "GET", url });
       expect({ url, code: result.code }).toEqual({ url, code: "TOOL_BAD_ARGUMENTS" });
     }
+    expect(harness.approvalRequests).toEqual([]);
   });
 
   it("matches http_request(url) rules against the URL", async () => {

@@ -67,7 +67,7 @@ export class ShellQuoteScanner {
     const text = this.#text;
     let depth = 0;
     while (this.#position < text.length) {
-      if (this.#template(context === "double" ? "double" : context)) continue;
+      if (this.#template(context)) continue;
       const character = text[this.#position] as string;
       const previous = text[this.#position - 1];
       if (character === "\\") {
