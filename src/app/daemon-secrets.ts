@@ -1,5 +1,9 @@
+import { statSync } from "node:fs";
+import path from "node:path";
 import type { Config } from "../config/config-schema.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { Worker } from "../workers/worker.js";
 import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
@@ -26,29 +30,78 @@ export async function prepareSecrets(
   return { vault, redactor, config: await resolveConfigSecrets(config, vault, redactor) };
 }
 
+/** What the daemon calls to keep the redactor's knowledge of the vault current. */
+export interface SecretLearner {
+  /** After a (re)load of the definitions: notes whether any agent declares `secrets`. */
+  definitionsChanged(snapshot: DefinitionSnapshot): void;
+  /** Before each run: reads the vault again if it may hold values the redactor has not seen. */
+  refresh(): Promise<void>;
+}
+
 /**
- * Teaches the redactor every vault value once some agent declares `secrets`, so logs and events
- * are masked before a tool first uses one. Done lazily: a daemon whose agents use no secret never
- * opens the vault (no key file is made, no keychain is asked). A vault that cannot be read is a
- * warning here; the tool call that needs a secret reports the error.
+ * Teaches the redactor every vault value, so output that reveals one is masked even before a tool
+ * uses it by name: an agent's shell reading the vault, a secret set while the daemon runs. With
+ * the file backend the vault is read whenever its file changed (never created: no key file is made
+ * for a daemon without secrets); with `env`, every time (reading the environment is free); the
+ * keychain only once some agent declares `secrets`, since asking it may prompt. A vault that cannot
+ * be read is a warning here; the tool call that needs a secret reports the error.
  */
-export function createSecretLearner(
-  secrets: DaemonSecrets,
-  logger: Logger,
-): (snapshot: DefinitionSnapshot) => void {
-  let learned = false;
-  return (snapshot) => {
-    if (learned) return;
-    const usesSecrets = snapshot.agents.some(
-      (status) => (status.definition?.frontmatter.secrets.length ?? 0) > 0,
-    );
-    if (!usesSecrets) return;
-    learned = true;
-    learnVaultSecrets(secrets.vault, secrets.redactor).then(
-      (count) =>
-        logger.debug({ count, backend: secrets.vault.backend }, "vault secrets loaded for redaction"),
-      (error: unknown) =>
-        logger.warn({ err: error }, "could not read the vault; secrets are masked once used"),
-    );
+export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): SecretLearner {
+  const vaultFile = secrets.config.vault.file ?? path.join(secrets.config.data_dir, "vault.json");
+  let usesSecrets = false;
+  let learnedVersion: string | undefined;
+  let learning: Promise<void> | undefined;
+  const currentVersion = (): string | undefined => {
+    switch (secrets.vault.backend) {
+      case "env":
+        return undefined;
+      case "file": {
+        const stats = statSync(vaultFile, { throwIfNoEntry: false });
+        return stats ? `${stats.mtimeMs}:${stats.size}` : "absent";
+      }
+      default:
+        return usesSecrets ? "declared" : "absent";
+    }
+  };
+  const learn = async (): Promise<void> => {
+    const version = currentVersion();
+    if (version === "absent" || (version !== undefined && version === learnedVersion)) return;
+    try {
+      const count = await learnVaultSecrets(secrets.vault, secrets.redactor);
+      learnedVersion = version;
+      logger.debug({ count, backend: secrets.vault.backend }, "vault secrets loaded for redaction");
+    } catch (error) {
+      learnedVersion = version;
+      logger.warn({ err: error }, "could not read the vault; secrets are masked once used");
+    }
+  };
+  const refresh = () => {
+    learning ??= learn().finally(() => (learning = undefined));
+    return learning;
+  };
+  return {
+    definitionsChanged: (snapshot) => {
+      usesSecrets = snapshot.agents.some(
+        (status) => (status.definition?.frontmatter.secrets.length ?? 0) > 0,
+      );
+      void refresh();
+    },
+    refresh,
+  };
+}
+
+/** Wraps each worker so a run starts only once the redactor knows the vault's current values. */
+export function learningSecretsFirst(
+  workerFor: (definition: AgentDefinition) => Worker,
+  learner: SecretLearner,
+): (definition: AgentDefinition) => Worker {
+  return (definition) => {
+    const worker = workerFor(definition);
+    return {
+      run: async (context) => {
+        await learner.refresh();
+        return worker.run(context);
+      },
+    };
   };
 }

@@ -21,7 +21,7 @@ import type { Worker } from "../workers/worker.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
-import { createSecretLearner, prepareSecrets } from "./daemon-secrets.js";
+import { createSecretLearner, learningSecretsFirst, prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
 import { defaultWorkerFor } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
@@ -89,8 +89,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   });
   const definitions =
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
-  const learnSecrets = createSecretLearner(secrets, logger.child({ module: "vault" }));
-  learnSecrets(definitions.snapshot());
+  const secretLearner = createSecretLearner(secrets, logger.child({ module: "vault" }));
+  secretLearner.definitionsChanged(definitions.snapshot());
   // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
   const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
@@ -109,15 +109,17 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
     events: bus,
     agents: agentLookupFrom(() => definitions.snapshot()),
-    workerFor:
+    workerFor: learningSecretsFirst(
       overrides.workerFor ??
-      defaultWorkerFor({
-        config,
-        model: overrides.model ?? ModelClient.fromConfig(config.llm),
-        tools,
-        logger,
-        now,
-      }),
+        defaultWorkerFor({
+          config,
+          model: overrides.model ?? ModelClient.fromConfig(config.llm),
+          tools,
+          logger,
+          now,
+        }),
+      secretLearner,
+    ),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: (record) => redactor.redactValue(record),
@@ -140,7 +142,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   };
   scheduler.apply(servingDefinitions());
   const stopFollowing = definitions.onChange(() => {
-    learnSecrets(definitions.snapshot());
+    secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());
   });
 

@@ -1,6 +1,8 @@
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { createVault } from "../../src/vault/create-vault.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
 import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
@@ -47,5 +49,42 @@ describe("config secrets in the daemon", () => {
       expect(readFileSync(path.join(runsDirectory, file), "utf8")).not.toContain(API_KEY);
     }
     expect(daemon.stderr()).not.toContain(API_KEY);
+  });
+
+  it("masks vault values no agent declares, including one set while the daemon runs", async () => {
+    const early = "early-value-91c4e7";
+    const late = "late-value-5d20af";
+    const vaultKey = "0f".repeat(32);
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("talker", {});
+    const vault = createVault(ConfigSchema.parse({ data_dir: workspace.dataDirectory }), {
+      AGENTD_VAULT_KEY: vaultKey,
+    });
+    await vault.set("early", early);
+    const daemon = await startDaemonProcess({
+      configFile: workspace.configFile,
+      environment: { AGENTD_VAULT_KEY: vaultKey },
+    });
+    cleanups.push(() => daemon.kill());
+
+    const finished = async (task: string) => {
+      const run = await startRun(daemon, "talker", task);
+      return waitFor(async () => {
+        const current = await getRun(daemon, run);
+        return current.status === "completed" ? current : undefined;
+      }, "the run to complete");
+    };
+    llm.enqueue(textReply(`I found ${early} in a file`));
+    expect((await finished("first")).result).toBe("I found [secret:early] in a file");
+
+    // `agentd secrets set` while the daemon runs: the next run already masks the new value.
+    await vault.set("late", late);
+    llm.enqueue(textReply(`now ${late} and ${early}`));
+    expect((await finished("second")).result).toBe("now [secret:late] and [secret:early]");
+    const events = JSON.stringify(await agentEvents(daemon, "talker"));
+    expect(events).not.toContain(early);
+    expect(events).not.toContain(late);
   });
 });
