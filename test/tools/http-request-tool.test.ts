@@ -133,9 +133,7 @@ describe("the http_request tool", () => {
 
     expect(result).toMatchObject({ ok: true, truncated: true });
     expect(result.output).toContain(`${"y".repeat(1_000)}\n[body cut: showing the first 1000 bytes`);
-    const deadline = Date.now() + 10_000;
-    while (!clientHungUp && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(clientHungUp).toBe(true);
+    await expect.poll(() => clientHungUp, { timeout: 10_000, interval: 25 }).toBe(true);
   });
 
   it.each(["/silent", "/stalls"])("gives up at tools.http_timeout when %s never completes", async (route) => {
@@ -150,7 +148,7 @@ describe("the http_request tool", () => {
     harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
     const control = new RunControl();
     const call = harness.call("http_request", { method: "GET", url: `${base}/silent` }, control);
-    while (requests.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await expect.poll(() => requests.length, { timeout: 10_000, interval: 10 }).toBe(1);
 
     control.stop("user_stop");
 
