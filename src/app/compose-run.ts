@@ -11,6 +11,7 @@ import { createRunIdSource } from "../runs/run-id.js";
 import type { RunRecord } from "../runs/run-record.js";
 import type { RunReason } from "../runs/run-status.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
+import { createSecretLearner } from "./daemon-secrets.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
@@ -55,8 +56,10 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   const redactor = new SecretRedactor();
   const vault = createVault(options.config);
   const config = await resolveConfigSecrets(options.config, vault, redactor);
-  if (definition.frontmatter.secrets.length > 0) await learnVaultSecrets(vault, redactor);
   const logger = options.logger ?? createLogger({ ...config.log, redact: redactor.redactText });
+  // Every vault value is masked, declared by this agent or not (its shell could print any of them).
+  if (definition.frontmatter.secrets.length > 0) await learnVaultSecrets(vault, redactor);
+  else await createSecretLearner({ vault, config, redactor }, logger.child({ module: "vault" })).refresh();
 
   const events = new EventBus({ redact: redactor.redactEvent });
   events.subscribe(options.onEvent);
