@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { childEnvironment } from "../secrets/child-environment.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -53,7 +54,7 @@ export function createMcpTransport(options: McpTransportOptions): McpTransport {
   const transport = new StdioClientTransport({
     command: config.command,
     args: config.args,
-    env: { ...inheritedEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
+    env: { ...childEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
     stderr: "pipe",
   });
   let tail = "";
@@ -76,13 +77,4 @@ export function createMcpTransport(options: McpTransportOptions): McpTransport {
     },
     endProcesses: async () => tree?.terminate(options.killGraceMilliseconds),
   };
-}
-
-/** The daemon's environment without unset entries; the server's own `env` goes over it. */
-function inheritedEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (value !== undefined) environment[key] = value;
-  }
-  return environment;
 }

@@ -1,16 +1,13 @@
 import { randomUUID } from "node:crypto";
+import { childEnvironment } from "../../secrets/child-environment.js";
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../../workers/cli/process-tree.js";
 import { CappedCollector } from "./capped-collector.js";
-import { SHELL_SECRET_VARIABLE_PREFIX } from "./shell-secret-references.js";
 
 /** SIGTERM → SIGKILL delay when a command is stopped or times out. */
 const KILL_GRACE_MILLISECONDS = 2_000;
-
-/** Variables of the daemon a command must never see: vault secrets and the vault key. */
-const HIDDEN_VARIABLE = new RegExp(`^(AGENTD_SECRET_|AGENTD_VAULT_KEY$|${SHELL_SECRET_VARIABLE_PREFIX})`);
 
 export interface ShellCommandOptions {
   command: string;
@@ -81,15 +78,6 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     options.signal.removeEventListener("abort", onAbort);
     await endTree();
   }
-}
-
-/** The daemon's environment without what a command must not read. */
-function childEnvironment(): Record<string, string> {
-  const environment: Record<string, string> = {};
-  for (const [name, value] of Object.entries(process.env)) {
-    if (value !== undefined && !HIDDEN_VARIABLE.test(name)) environment[name] = value;
-  }
-  return environment;
 }
 
 let shell: string | undefined;

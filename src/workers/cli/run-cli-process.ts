@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { childEnvironment } from "../../secrets/child-environment.js";
 import { execa } from "execa";
 import type { Logger } from "../../logging/logger.js";
 import type { RunControl } from "../../runs/run-control.js";
@@ -59,7 +60,9 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
   const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
   const subprocess = execa(options.command, options.arguments, {
     cwd: options.workdir,
-    env: { ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+    // The tool's own variables over the daemon's, minus the vault's: a CLI never sees a secret.
+    env: { ...childEnvironment(), ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+    extendEnv: false,
     stdin: "ignore",
     buffer: false,
     detached: true,

@@ -35,6 +35,32 @@ describe("tools from config cli_tools", () => {
     expect(harness.eventsOf("result")[0]?.data.text).toBe(outcome.result);
   });
 
+  it("never hands the vault's variables to the CLI child", async () => {
+    process.env.AGENTD_SECRET_DEPLOY_TOKEN = "deploy-token-6b1f";
+    process.env.AGENTD_VAULT_KEY = "vault-passphrase-0c7e";
+    try {
+      harness = new CliHarness({
+        cliTools: {
+          printenv: {
+            command: "/bin/sh",
+            args: [
+              "-c",
+              "env | grep -E '^AGENTD_(SECRET|VAULT|TOKEN)' || echo clean; echo visible=$VISIBLE",
+              "{task}",
+            ],
+            output: "text",
+            env: { VISIBLE: "yes" },
+          },
+        },
+      });
+      const outcome = await harness.run({ tool: "printenv", fallback: "none" });
+      expect(outcome).toMatchObject({ status: "completed", result: "clean\nvisible=yes" });
+    } finally {
+      delete process.env.AGENTD_SECRET_DEPLOY_TOKEN;
+      delete process.env.AGENTD_VAULT_KEY;
+    }
+  });
+
   it("drops a {model} argument when the agent sets no model", async () => {
     harness = new CliHarness({ cliTools: summarizeTool() });
     await harness.run({ tool: "summarize" });
