@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { appendFileSync, existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { isTerminal } from "../runs/run-status.js";
@@ -11,6 +11,7 @@ import { EventWaiters } from "./event-waiters.js";
 import { loadAgentLogs } from "./load-agent-logs.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { repairTornTail } from "./log-tail.js";
+import { OpenLogFiles } from "./open-log-files.js";
 import { type MergedLinesPage, readMergedFeed } from "./merged-feed.js";
 import { readEventLog } from "./read-event-log.js";
 
@@ -72,6 +73,7 @@ export class EventStore {
   readonly #waiters = new EventWaiters();
   /** Run logs checked for a torn last line in this process. */
   readonly #checkedRunLogs = new Set<string>();
+  readonly #files = new OpenLogFiles();
   readonly #epoch = randomUUID();
   #lastSequence = 0;
   #unsubscribe: () => void = () => undefined;
@@ -212,12 +214,13 @@ export class EventStore {
   close(): void {
     this.#unsubscribe();
     this.#waiters.releaseAll();
+    this.#files.closeAll();
   }
 
   #append(event: AgentEvent): void {
     const line = JSON.stringify(event);
     try {
-      appendFileSync(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
+      this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
       if (event.run !== null) this.#appendToRunLog(event.run, line);
     } catch (error) {
       if (AgentdError.is(error)) throw error;
@@ -234,6 +237,7 @@ export class EventStore {
     if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {
       this.sync(event.run, event.agent);
       this.#checkedRunLogs.delete(event.run);
+      this.#files.close(runEventsFile(this.#dataDirectory, event.run));
     }
     this.#waiters.notify(event.agent, event.id);
     this.#waiters.notify(ANY_AGENT, 1);
@@ -248,7 +252,7 @@ export class EventStore {
       }
       this.#checkedRunLogs.add(run);
     }
-    appendFileSync(file, `${line}\n`);
+    this.#files.append(file, `${line}\n`);
   }
 
   #ringOf(agent: string): EventRing {

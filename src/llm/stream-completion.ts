@@ -85,12 +85,19 @@ export async function streamCompletion(
       },
       { signal, maxRetries: 0, timeout: timeouts.callMilliseconds },
     );
+    let firstChunk = true;
     for await (const raw of stream) {
-      clearTimeout(silenceTimer);
-      silenceTimer = setTimeout(
-        () => abortWith(timeout("the stream went silent", timeouts.idleMilliseconds)),
-        timeouts.idleMilliseconds,
-      );
+      if (firstChunk) {
+        firstChunk = false;
+        clearTimeout(silenceTimer);
+        silenceTimer = setTimeout(
+          () => abortWith(timeout("the stream went silent", timeouts.idleMilliseconds)),
+          timeouts.idleMilliseconds,
+        );
+      } else {
+        // Restarts the silence countdown without a new timer per chunk (thousands a second under load).
+        silenceTimer.refresh();
+      }
       assembler.add(parseChunk(raw, site));
       const exceeded = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
       if (exceeded) abortWith(budgetExceeded(exceeded, assembler, site));
