@@ -70,6 +70,8 @@ describe("startDaemon", () => {
     await until(() => first.runs.get(finished.id)?.status === "completed");
     const interrupted = await first.runs.start("worker", "cut short");
     await until(() => first.runs.get(interrupted.id)?.status === "running");
+    // The worker has published what it does when started: nothing more comes before the "crash".
+    await firstWorker.waitForStarted(2);
     const lastIdBefore = first.events.lastId("worker");
     // Simulate kill -9: drop the first daemon without draining its runs.
     running.splice(running.indexOf(first), 1);
