@@ -1,7 +1,7 @@
 import { setMaxListeners } from "node:events";
 import swagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
-import { AgentdError } from "../errors/agentd-error.js";
+import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
@@ -66,7 +66,12 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerMetricsRoutes(app, metrics.registry);
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
-  await app.listen({ host: options.host, port: options.port });
+  try {
+    await app.listen({ host: options.host, port: options.port });
+  } catch (error) {
+    await app.close();
+    throw listenError(error, options.host, options.port);
+  }
   const address = app.server.address();
   const port = typeof address === "object" && address !== null ? address.port : options.port;
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
@@ -127,4 +132,25 @@ async function configure(app: FastifyInstance, token: string | undefined, logger
       request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
     });
   }
+}
+
+/** A bind failure said in the user's terms: which address, and what to change. */
+function listenError(error: unknown, host: string, port: number): AgentdError {
+  const code = (error as NodeJS.ErrnoException).code;
+  const address = `${host}:${port}`;
+  if (code === "EADDRINUSE") {
+    return new AgentdError("ADDRESS_IN_USE", `another process already listens on ${address}`, {
+      field: "server.port",
+      hint: "stop the other agentd (agentd agents shows whether it answers) or set server.port in config.yaml",
+      cause: error,
+    });
+  }
+  if (code === "EACCES" || code === "EADDRNOTAVAIL") {
+    return new AgentdError("ADDRESS_IN_USE", `cannot listen on ${address} (${code})`, {
+      field: code === "EACCES" ? "server.port" : "server.host",
+      hint: "use a port above 1023 and a host address of this machine (127.0.0.1 by default)",
+      cause: error,
+    });
+  }
+  return toAgentdError(error);
 }

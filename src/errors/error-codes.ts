@@ -55,6 +55,7 @@ export const ERROR_CODES = [
   "STORE_CORRUPT",
   "STORE_WRITE_FAILED",
   "DAEMON_UNREACHABLE",
+  "ADDRESS_IN_USE",
   "SHUTTING_DOWN",
   "INTERNAL",
 ] as const;

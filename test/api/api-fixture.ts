@@ -164,6 +164,8 @@ export interface ApiFixtureOptions {
   bufferSize?: number;
   agents?: AgentDetail[];
   heartbeatMilliseconds?: number;
+  /** Default 0: a free port. */
+  port?: number;
 }
 
 /** The real server on 127.0.0.1:0 with a real bus and store in a temp dir. */
@@ -180,7 +182,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
     { agents, runs, events: store, approvals, bus, health: { version: "9.9.9", startedAt: new Date() } },
     {
       host: "127.0.0.1",
-      port: 0,
+      port: options.port ?? 0,
       token: options.token,
       logger,
       ...(options.heartbeatMilliseconds === undefined

@@ -27,6 +27,17 @@ describe("HTTP API", () => {
     expect(right.status).toBe(200);
   });
 
+  it("says which address is taken when another process listens on the port", async () => {
+    fixture = await startApiFixture();
+    const port = Number(new URL(fixture.url).port);
+    const refused = await startApiFixture({ port }).catch((error: unknown) => error);
+    expect(refused).toMatchObject({
+      code: "ADDRESS_IN_USE",
+      field: "server.port",
+      message: `another process already listens on 127.0.0.1:${port}`,
+    });
+  });
+
   it("lists agents and shows one; an unknown agent is a 404", async () => {
     fixture = await startApiFixture();
     const list = (await (await fixture.request("/agents")).json()) as {
