@@ -46,3 +46,15 @@ function checkTexts(rules: RuleSet, tool: string, texts: string[]): PermissionVe
   if (allowed) return { decision: "allow", reason: `allowed by ${allowed.source}` };
   return { decision: "ask", reason: `no rule allows this ${tool} call` };
 }
+
+/**
+ * Whether a deny or ask rule with a pattern names this text (a path met while `list_dir` or
+ * `search_files` walks a folder the call was allowed to start in). A walk leaves such entries out:
+ * a rule such as `search_files(private/*)` must not be sidestepped by searching `.`.
+ */
+export function restrictedByPattern(permissions: PermissionRules, tool: string, text: string): boolean {
+  const rules = rulesForTool(parseRuleSet(permissions), tool);
+  return [...rules.deny, ...rules.ask].some(
+    (rule) => rule.pattern !== undefined && ruleMatches(rule, text, true),
+  );
+}

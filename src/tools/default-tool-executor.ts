@@ -4,7 +4,7 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { toAgentdError } from "../errors/agentd-error.js";
 import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { Logger } from "../logging/logger.js";
-import { checkPermission } from "../permissions/permission-check.js";
+import { checkPermission, restrictedByPattern } from "../permissions/permission-check.js";
 import type { RunControl } from "../runs/run-control.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
@@ -115,6 +115,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       workdir: definition.workdir,
       signal: control.signal,
       settings: this.#options.settings,
+      pathAllowed: (relativePath) => !restrictedByPattern(definition.permissions, tool.name, relativePath),
     };
     try {
       const secrets = injectSecrets(parsed.value, tool, definition);

@@ -10,6 +10,11 @@ export interface ToolContext {
   signal: AbortSignal;
   /** Config `tools`: output cap, shell and HTTP limits. */
   settings: Config["tools"];
+  /**
+   * False for a path (relative to `workdir`) that a deny or ask rule of this tool names: folder
+   * walks (`list_dir`, `search_files`) leave those entries out.
+   */
+  pathAllowed(relativePath: string): boolean;
 }
 
 /** A tool's answer before redaction and the size cap. `code` names the failure when not ok. */
