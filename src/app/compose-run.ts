@@ -92,7 +92,8 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
       ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
       ...(outcome.error === undefined ? {} : { message: outcome.error.message }),
     });
-    return {
+    // The worker's answer may quote a secret (a CLI tool reading a .env file): masked like events.
+    return redactor.redactValue<RunRecord>({
       id: runId,
       agent: definition.id,
       task,
@@ -108,7 +109,7 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
       cost_usd: outcome.cost_usd,
       ...(outcome.result === undefined ? {} : { result: outcome.result }),
       ...(outcome.error === undefined ? {} : { error: outcome.error }),
-    };
+    });
   });
   // The run's MCP servers end with it: `agentd run` exits only once they are gone.
   const finishedAndClosed = finished.finally(() => defaultTools.close());

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -113,6 +113,37 @@ describe("agentd run", () => {
     expect(events[2]?.data).toMatchObject({ tool: "read_file", ok: false });
     const toolResult = server.chatRequests[1]?.body?.messages.find((message) => message.role === "tool");
     expect(String(toolResult?.content)).toContain("TOOL_NOT_FOUND");
+  });
+
+  it("masks a vault value the answer quotes, in the record printed with --json and on stdout", async () => {
+    const value = "vault-value-3e91c7";
+    await writeFile(
+      path.join(directory, "config.yaml"),
+      `${await readFile(path.join(directory, "config.yaml"), "utf8")}\nvault: { backend: env }\n`,
+    );
+    process.env.AGENTD_SECRET_DEPLOY_KEY = value;
+    try {
+      server.enqueue(textReply(`the key is ${value}`));
+      const json = capture();
+      expect(await runAgentCommand(options("hello", { json: true }), json.io)).toBe(0);
+      server.enqueue(textReply(`the key is ${value}`));
+      const text = capture();
+      expect(await runAgentCommand(options("hello"), text.io)).toBe(0);
+      for (const printed of [
+        json.output.stdout,
+        json.output.stderr,
+        text.output.stdout,
+        text.output.stderr,
+      ]) {
+        expect(printed).not.toContain(value);
+      }
+      expect(JSON.parse(json.output.stdout.trim().split("\n").at(-1) ?? "{}")).toMatchObject({
+        result: "the key is [secret:deploy_key]",
+      });
+      expect(text.output.stdout).toBe("the key is [secret:deploy_key]\n");
+    } finally {
+      delete process.env.AGENTD_SECRET_DEPLOY_KEY;
+    }
   });
 
   it("exits 1 when the run fails", async () => {
