@@ -6,6 +6,7 @@ import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import type { Worker } from "../workers/worker.js";
 import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
+import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
@@ -27,7 +28,9 @@ export async function prepareSecrets(
   vault: Vault = createVault(config),
 ): Promise<DaemonSecrets> {
   const redactor = new SecretRedactor();
-  return { vault, redactor, config: await resolveConfigSecrets(config, vault, redactor) };
+  const resolved = await resolveConfigSecrets(config, vault, redactor);
+  protectConfigSecrets(resolved, redactor);
+  return { vault, redactor, config: resolved };
 }
 
 /** What the daemon calls to keep the redactor's knowledge of the vault current. */

@@ -39,6 +39,11 @@ export class SecretRedactor {
     if (changed) this.#pattern = undefined;
   }
 
+  /** Whether this value is already masked (under whatever name it was learned). */
+  knows(value: string): boolean {
+    return this.#names.has(value);
+  }
+
   /** Whether any value is known (an empty redactor passes text through untouched). */
   get size(): number {
     return this.#names.size;

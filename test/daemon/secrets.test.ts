@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createVault } from "../../src/vault/create-vault.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
 import { createWorkspace, waitFor } from "./daemon-workspace.js";
 
@@ -86,5 +86,38 @@ describe("config secrets in the daemon", () => {
     const events = JSON.stringify(await agentEvents(daemon, "talker"));
     expect(events).not.toContain(early);
     expect(events).not.toContain(late);
+  });
+
+  it("keeps an API key given as ${VAR} from the agents' shells and masks it", async () => {
+    const key = "sk-from-environment-8d2b61";
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    const workspace = createWorkspace(llm.url);
+    writeFileSync(
+      workspace.configFile,
+      readFileSync(workspace.configFile, "utf8").replace("api_key: test-key", "api_key: ${MY_LLM_KEY}"),
+    );
+    workspace.writeAgent("printer", { tools: ["shell"], permissions: { allow: ["shell"] } });
+    const daemon = await startDaemonProcess({
+      configFile: workspace.configFile,
+      environment: { MY_LLM_KEY: key },
+    });
+    cleanups.push(() => daemon.kill());
+    llm.enqueue(toolCallReply({ name: "shell", arguments: { command: "env; echo end-of-env" } }));
+    llm.enqueue(textReply(`done, the key was ${key}`));
+
+    const run = await startRun(daemon, "printer", "print the environment");
+    const record = await waitFor(async () => {
+      const current = await getRun(daemon, run);
+      return current.status === "completed" ? current : undefined;
+    }, "the run to complete");
+    expect(record.result).toBe("done, the key was [secret:llm.api_key]");
+    const requests = await llm.waitForChatRequests(2);
+    expect(requests[0]?.headers.authorization).toBe(`Bearer ${key}`);
+    const toolResult = JSON.stringify(requests[1]?.body?.messages.at(-1));
+    expect(toolResult).toContain("end-of-env");
+    expect(toolResult).not.toContain(key);
+    expect(toolResult).not.toContain("MY_LLM_KEY");
+    expect(JSON.stringify(await agentEvents(daemon, "printer"))).not.toContain(key);
   });
 });
