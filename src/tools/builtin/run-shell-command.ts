@@ -9,6 +9,12 @@ import { CappedCollector } from "./capped-collector.js";
 /** SIGTERM → SIGKILL delay when a command is stopped or times out. */
 const KILL_GRACE_MILLISECONDS = 2_000;
 
+/**
+ * How long output may still arrive once the shell has exited and its tree is ended: a process that
+ * escaped the tree (`setsid env -i …`) may hold stdout open for as long as it runs.
+ */
+const PIPE_GRACE_MILLISECONDS = 500;
+
 export interface ShellCommandOptions {
   command: string;
   workdir: string;
@@ -35,7 +41,9 @@ export interface ShellCommandResult {
 /**
  * Runs `bash -c <command>` (sh where bash is missing) in `workdir` with stdin ignored, as the
  * leader of its own process group. A timeout or an abort of `signal` ends the whole process tree;
- * so does the shell's exit, so nothing it started in the background outlives the call.
+ * so does the shell's exit, so nothing it started in the background outlives the call. Output is
+ * read until the pipes close, or for a short grace after the shell exited and its tree was ended:
+ * a process that escaped the tree cannot hold the call open.
  */
 export async function runShellCommand(options: ShellCommandOptions): Promise<ShellCommandResult> {
   const marker = randomUUID();
@@ -60,13 +68,20 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
   }, options.timeoutMilliseconds);
   const onAbort = () => void endTree();
   options.signal.addEventListener("abort", onAbort, { once: true });
-  subprocess.on("exit", () => void endTree());
+  const exited = new Promise<void>((resolve) => subprocess.once("exit", () => resolve()));
+  const graceOver = exited.then(endTree).then(() => pause(PIPE_GRACE_MILLISECONDS));
 
   const stdout = new CappedCollector(options.maxOutputBytes);
   const stderr = new CappedCollector(options.maxOutputBytes);
   subprocess.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
   subprocess.stderr?.on("data", (chunk: Buffer) => stderr.push(chunk));
   try {
+    const closed = await Promise.race([subprocess.then(() => true), graceOver.then(() => false)]);
+    if (!closed) {
+      // Keep what was read; whatever holds the pipes is not part of the call any more.
+      subprocess.stdout?.destroy();
+      subprocess.stderr?.destroy();
+    }
     const result = await subprocess;
     const spawnError =
       result.failed && result.exitCode === undefined && result.signal === undefined && !result.isCanceled
@@ -78,6 +93,10 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     options.signal.removeEventListener("abort", onAbort);
     await endTree();
   }
+}
+
+function pause(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
 
 let shell: string | undefined;
