@@ -9,6 +9,7 @@ import type { RunControl } from "../runs/run-control.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
+import { settleOrAbandon } from "./settle-or-abandon.js";
 import { injectSecrets } from "./inject-secrets.js";
 import { modelToolName } from "./model-tool-name.js";
 import type { ToolCatalog } from "./tool-catalog.js";
@@ -24,6 +25,8 @@ export interface DefaultToolExecutorOptions {
   /** Config `tools`. */
   settings: Config["tools"];
   logger: Logger;
+  /** How long a tool gets to end by itself once its run is stopped (default 5 s). */
+  abandonAfterMilliseconds?: number;
 }
 
 /**
@@ -132,7 +135,11 @@ export class DefaultToolExecutor implements ToolExecutor {
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
       // A stop that raced the approval or the vault read: the call must not start.
       control.signal.throwIfAborted();
-      return await tool.run(ready, context);
+      return await settleOrAbandon(
+        tool.run(ready, context),
+        control.signal,
+        this.#options.abandonAfterMilliseconds,
+      );
     } catch (error) {
       if (control.signal.aborted) throw control.signal.reason;
       const failure = toAgentdError(error, "TOOL_FAILED");

@@ -100,6 +100,7 @@ function harness(options: HarnessOptions = {}) {
     redactor,
     settings,
     logger: createLogger({ level: "silent", pretty: false }),
+    abandonAfterMilliseconds: 300,
   });
   const definition = makeDefinition({
     id: "exec-agent",
@@ -315,6 +316,22 @@ describe("DefaultToolExecutor execution", () => {
     expect(error).toBeInstanceOf(RunAbort);
     expect((error as RunAbort).reason).toBe("user_stop");
     expect(events.map((event) => event.type)).toEqual(["action"]);
+  });
+
+  it("ends a stopped call whose tool ignores the signal, after a short grace", async () => {
+    let started!: () => void;
+    const running = new Promise<void>((resolve) => (started = resolve));
+    const { execute, control } = harness({
+      respond: () =>
+        new Promise<ToolOutput>(() => {
+          // Blocked for good, deaf to the signal (a write into a FIFO nobody reads).
+          started();
+        }),
+    });
+    const outcome = execute("echo", args("stuck"));
+    await running;
+    control.stop("user_stop", "stopped by the user");
+    await expect(outcome).rejects.toMatchObject({ reason: "user_stop" });
   });
 
   it("does not run a call whose approval arrives after the run was stopped", async () => {

@@ -1,0 +1,26 @@
+/** How long a tool gets to end by itself once its run is stopped, before the run stops without it. */
+export const ABANDON_AFTER_MILLISECONDS = 5_000;
+
+/**
+ * Waits for a tool call; once `signal` aborts, waits at most `graceMilliseconds` more, then rejects
+ * with the signal's reason. A tool that ignores its signal (a write blocked on a FIFO, a library
+ * call with no cancel) then cannot hold a stopped run open; what it still does is left behind.
+ */
+export function settleOrAbandon<Result>(
+  work: Promise<Result>,
+  signal: AbortSignal,
+  graceMilliseconds = ABANDON_AFTER_MILLISECONDS,
+): Promise<Result> {
+  return new Promise<Result>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const onAbort = () => {
+      timer = setTimeout(() => reject(signal.reason), graceMilliseconds);
+    };
+    if (signal.aborted) onAbort();
+    else signal.addEventListener("abort", onAbort, { once: true });
+    work.then(resolve, reject).finally(() => {
+      signal.removeEventListener("abort", onAbort);
+      clearTimeout(timer);
+    });
+  });
+}
