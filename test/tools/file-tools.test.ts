@@ -158,6 +158,11 @@ describe("file tools: what they do", () => {
     });
     const search = await harness.call("search_files", { path: "pipe", pattern: "x" });
     expect(search).toMatchObject({ ok: false, code: "TOOL_FAILED" });
+    for (const append of [false, true]) {
+      const write = await harness.call("write_file", { path: "pipe", content: "x", append });
+      expect(write).toMatchObject({ ok: false, code: "TOOL_FAILED" });
+      expect(write.output).toContain("not a regular file");
+    }
   });
 
   it("caps what it reads of a huge file by the output budget, without loading it whole", async () => {

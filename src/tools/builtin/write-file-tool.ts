@@ -1,4 +1,5 @@
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { constants } from "node:fs";
+import { mkdir, open, stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -37,14 +38,33 @@ export const writeFileTool = defineTool({
         hint: "write to a file inside it",
       });
     }
+    if (existing && !existing.isFile()) throw notRegular(value.path);
     await mkdir(path.dirname(target.absolute), { recursive: true });
-    await writeFile(target.absolute, value.content, {
-      encoding: "utf8",
-      flag: value.append ? "a" : "w",
-      signal: context.signal,
+    // Non-blocking open: a FIFO put in place after the check fails at once (ENXIO) or is caught
+    // by the fstat below, instead of blocking the call until a reader shows up.
+    const mode = value.append ? constants.O_APPEND : constants.O_TRUNC;
+    const handle = await open(
+      target.absolute,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | mode,
+    ).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === "ENXIO") throw notRegular(value.path);
+      throw error;
     });
+    try {
+      if (!(await handle.stat()).isFile()) throw notRegular(value.path);
+      await handle.writeFile(value.content, { encoding: "utf8", signal: context.signal });
+    } finally {
+      await handle.close();
+    }
     const bytes = Buffer.byteLength(value.content, "utf8");
     const verb = value.append ? "appended to" : existing ? "replaced the content of" : "created";
     return { ok: true, output: `${verb} ${target.relative} (${bytes} bytes written)` };
   },
 });
+
+/** A FIFO, socket or device: writing would block or reach something other than a file. */
+function notRegular(requested: string): AgentdError {
+  return new AgentdError("TOOL_FAILED", `"${requested}" is not a regular file`, {
+    hint: "write_file only writes regular files; choose another path",
+  });
+}
