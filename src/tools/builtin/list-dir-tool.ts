@@ -49,6 +49,7 @@ export const listDirTool = defineTool({
       root: target.root,
       recursive: value.recursive === true,
       signal: context.signal,
+      allowed: (relativePath) => context.pathAllowed(relativePath),
     })) {
       const line = describeEntry(entry);
       if (lines.length >= maxEntries || size + line.length > budget) {

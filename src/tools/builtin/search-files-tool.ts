@@ -57,7 +57,12 @@ export const searchFilesTool = defineTool({
     const results: string[] = [];
     const budget = { characters: context.settings.max_output_bytes };
     const files = info.isDirectory()
-      ? walkWorkdir(target.absolute, { root: target.root, recursive: true, signal: context.signal })
+      ? walkWorkdir(target.absolute, {
+          root: target.root,
+          recursive: true,
+          signal: context.signal,
+          allowed: (relativePath) => context.pathAllowed(relativePath),
+        })
       : single(target.absolute, target.relative);
     let cut = false;
     for await (const file of files) {

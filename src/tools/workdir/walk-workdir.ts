@@ -20,12 +20,18 @@ export interface WalkOptions {
   root: string;
   recursive: boolean;
   signal: AbortSignal;
+  /**
+   * False for a path (relative to the workdir) a permission rule keeps out of walks: such an
+   * entry is not yielded, and such a folder is not entered.
+   */
+  allowed(relativePath: string): boolean;
 }
 
 /**
  * Yields the entries under `start` (a real folder inside the workdir), sorted by name, folders
  * before their content. Symlinks are never followed: one whose target stays inside the workdir is
- * yielded as a symlink, one that leaves it (or dangles outside) is skipped.
+ * yielded as a symlink, one that leaves it (or dangles outside) is skipped. Entries `allowed`
+ * refuses are skipped, folders with all their content.
  */
 export async function* walkWorkdir(start: string, options: WalkOptions): AsyncGenerator<WalkEntry> {
   const pending = [start];
@@ -45,13 +51,21 @@ export async function* walkWorkdir(start: string, options: WalkOptions): AsyncGe
       const absolute = path.join(folder, entry.name);
       const kind = kindOf(entry);
       if (kind === "symlink" && !(await staysInside(options.root, absolute))) continue;
-      yield { absolute, relative: relativeTo(options.root, absolute), kind };
+      const relative = relativeTo(options.root, absolute);
+      if (!isAllowed(relative, kind, options)) continue;
+      yield { absolute, relative, kind };
       if (kind === "directory" && options.recursive && !SKIPPED_FOLDERS.has(entry.name)) {
         subfolders.push(absolute);
       }
     }
     pending.unshift(...subfolders);
   }
+}
+
+/** A folder is checked as `dir` and as `dir/`, so both `tool(dir)` and `tool(dir/*)` rules keep it out. */
+function isAllowed(relative: string, kind: WalkEntry["kind"], options: WalkOptions): boolean {
+  if (!options.allowed(relative)) return false;
+  return kind !== "directory" || options.allowed(`${relative}/`);
 }
 
 function kindOf(entry: Dirent): WalkEntry["kind"] {
