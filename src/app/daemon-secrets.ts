@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import type { Worker } from "../workers/worker.js";
 import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
@@ -102,7 +103,8 @@ export function learningSecretsFirst(
     const worker = workerFor(definition);
     return {
       run: async (context) => {
-        await learner.refresh();
+        // A keychain that never answers must not make the run unstoppable.
+        await settleOrAbandon(learner.refresh(), context.control.signal, 0);
         return worker.run(context);
       },
     };

@@ -9,7 +9,7 @@ import type { RunControl } from "../runs/run-control.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
-import { settleOrAbandon } from "./settle-or-abandon.js";
+import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import { injectSecrets } from "./inject-secrets.js";
 import { modelToolName } from "./model-tool-name.js";
 import type { ToolCatalog } from "./tool-catalog.js";

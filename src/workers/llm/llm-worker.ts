@@ -2,6 +2,7 @@ import type { Config } from "../../config/config-schema.js";
 import type { ChatMessage, ChatTool, ModelResponse } from "../../llm/chat-message.js";
 import type { ModelProvider } from "../../llm/model-client.js";
 import type { ToolExecutor, ToolSpec } from "../../tools/tool-executor.js";
+import { settleOrAbandon } from "../../util/settle-or-abandon.js";
 import type { RunContext, RunOutcome, Worker } from "../worker.js";
 import { callModel } from "./call-model.js";
 import { CONTINUE_AFTER_LENGTH } from "./guard-messages.js";
@@ -99,7 +100,12 @@ export class LlmWorker implements Worker {
     const { context, budget, events } = run;
     const { control } = context;
     const parts = { model: this.#options.model, context, budget, events };
-    const specs = await this.#options.tools.specs(context.definition);
+    // Listing tools may start MCP servers (60 s and more): a stop must not wait for it.
+    const specs = await settleOrAbandon(
+      this.#options.tools.specs(context.definition),
+      context.control.signal,
+      0,
+    );
     const failures = new ToolFailures();
     const detector = new LoopDetector();
     const answerParts: string[] = [];

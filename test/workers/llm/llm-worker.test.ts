@@ -112,6 +112,21 @@ describe("LlmWorker", () => {
     expect(harness.ofType("status").at(-1)?.data).toMatchObject({ status: "stopped", reason: "user_stop" });
   });
 
+  it("stops at once while its tools are still being listed (an MCP server that never starts)", async () => {
+    const harness = new LoopHarness(server, { definition: makeDefinition() });
+    let listing!: () => void;
+    const listed = new Promise<void>((resolve) => (listing = resolve));
+    harness.tools.specs = () => {
+      listing();
+      return new Promise(() => undefined);
+    };
+    const running = harness.run();
+    await listed;
+    harness.control.stop("user_stop", "stopped by the user");
+    expect(await running).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect(server.chatRequests).toHaveLength(0);
+  });
+
   it("waits while paused before a tool call, and goes on when resumed", async () => {
     const harness = new LoopHarness(server, { definition: makeDefinition() });
     server.enqueue(

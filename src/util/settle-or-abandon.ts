@@ -1,4 +1,4 @@
-/** How long a tool gets to end by itself once its run is stopped, before the run stops without it. */
+/** How long work gets to end by itself once its run is stopped, before the run goes on without it. */
 export const ABANDON_AFTER_MILLISECONDS = 5_000;
 
 /**
