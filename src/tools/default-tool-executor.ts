@@ -38,11 +38,8 @@ export interface DefaultToolExecutorOptions {
  */
 export class DefaultToolExecutor implements ToolExecutor {
   readonly #options: DefaultToolExecutorOptions;
-  /**
-   * The agent's tools by the name the model calls them (see modelToolName), per definition (a new
-   * definition after a reload resolves again).
-   */
-  readonly #toolsOf = new WeakMap<AgentDefinition, Promise<Map<string, ToolDefinition>>>();
+  /** Definitions whose missing tools were already logged (once per definition, not per call). */
+  readonly #warnedMissing = new WeakSet<AgentDefinition>();
   /** Tools approved "for the rest of this run", per run. */
   readonly #approvedForRun = new WeakMap<RunControl, Set<string>>();
 
@@ -187,23 +184,21 @@ export class DefaultToolExecutor implements ToolExecutor {
     return refusal("TOOL_DENIED", `${tool} call not approved: ${how}; do not retry it`);
   }
 
-  #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
-    let tools = this.#toolsOf.get(definition);
-    if (!tools) {
-      tools = this.#options.catalog.expand(definition.frontmatter.tools).then(({ tools: found, missing }) => {
-        if (missing.length > 0) {
-          this.#options.logger.warn(
-            { agent: definition.id, missing },
-            "the agent lists tools that no built-in or MCP server offers; they are left out",
-          );
-        }
-        return new Map(found.map((tool) => [modelToolName(tool.name), tool]));
-      });
-      // A failure (an MCP server that would not start) is retried on the next call.
-      tools.catch(() => this.#toolsOf.delete(definition));
-      this.#toolsOf.set(definition, tools);
+  /**
+   * The agent's tools, resolved on every call rather than cached: an MCP server whose tool list
+   * changed (it says so, and its session lists again) must reach agents already running. Built-ins
+   * are a map lookup and MCP listings are cached by their sessions, so this stays cheap.
+   */
+  async #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
+    const { tools: found, missing } = await this.#options.catalog.expand(definition.frontmatter.tools);
+    if (missing.length > 0 && !this.#warnedMissing.has(definition)) {
+      this.#warnedMissing.add(definition);
+      this.#options.logger.warn(
+        { agent: definition.id, missing },
+        "the agent lists tools that no built-in or MCP server offers; they are left out",
+      );
     }
-    return tools;
+    return new Map(found.map((tool) => [modelToolName(tool.name), tool]));
   }
 }
 

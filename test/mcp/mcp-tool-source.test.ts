@@ -157,6 +157,19 @@ describe("McpToolSource over stdio", () => {
     expect(await eventually(async () => (await source.find("mcp:fixture/grown")) !== undefined)).toBe(true);
   });
 
+  it("offers a tool the server added to an agent whose definition did not change", async () => {
+    const { executor, call } = harness();
+    const definition = makeDefinition({ frontmatter: ALL });
+    const before = (await executor.specs(definition)).map((spec) => spec.name);
+    expect(before).not.toContain("mcp__fixture__grown");
+    expect(await call(ALL, "mcp__fixture__grow", {})).toMatchObject({ ok: true });
+    expect(
+      await eventually(async () =>
+        (await executor.specs(definition)).some((spec) => spec.name === "mcp__fixture__grown"),
+      ),
+    ).toBe(true);
+  });
+
   it("starts a server once for concurrent first uses", async () => {
     const { source } = harness();
     const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
