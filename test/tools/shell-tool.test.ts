@@ -184,4 +184,37 @@ describe("secrets in shell commands", () => {
     expect(result).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
     expect(existsSync(path.join(harness.workdir, "out"))).toBe(false);
   });
+
+  it.each([
+    ["the script of bash -c", "bash -c 'printf %s {{secret:tricky}} > out'"],
+    ["the script of sh -c", 'sh -c "printf %s {{secret:tricky}} > out"'],
+    ["an eval argument", 'eval "printf %s {{secret:tricky}} > out"'],
+    ["the script of a wrapped shell", "sudo -u nobody env bash -c 'printf %s {{secret:tricky}} > out'"],
+    ["code given to an interpreter", "python3 -c 'print(\"{{secret:tricky}}\")' > out"],
+    ["a script given to ssh", "ssh example.invalid 'printf %s {{secret:tricky}}' > out"],
+  ])(
+    "refuses a template in %s, which would run its value as code, and runs nothing",
+    async (_where, body) => {
+      harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { tricky: TRICKY } });
+      const result = await harness.call("shell", { command: `touch ran; ${body}` });
+
+      expect(result).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
+      expect(result.output).toContain(`X={{secret:tricky}} bash -c 'use "$X"'`);
+      for (const file of ["ran", "out", "PWNED"])
+        expect(existsSync(path.join(harness.workdir, file))).toBe(false);
+    },
+  );
+
+  it.each([
+    ["an assignment prefix", "X={{secret:tricky}} bash -c 'printf %s \"$X\" > out'"],
+    ["env", "env X={{secret:tricky}} sh -c 'printf %s \"$X\" > out'"],
+    ["a positional argument", "bash -c 'printf %s \"$1\" > out' _ {{secret:tricky}}"],
+  ])("passes a template to a nested shell safely through %s", async (_where, command) => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { tricky: TRICKY } });
+    const result = await harness.call("shell", { command });
+
+    expect(result).toMatchObject({ ok: true });
+    expect(written("out")).toBe(TRICKY);
+    expect(existsSync(path.join(harness.workdir, "PWNED"))).toBe(false);
+  });
 });

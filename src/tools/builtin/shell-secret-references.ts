@@ -10,6 +10,7 @@ export interface ShellSecretReferences {
 /** Prefix of the variables that carry secret values into a shell child. */
 export const SHELL_SECRET_VARIABLE_PREFIX = "AGENTD_TOOL_SECRET_";
 
+import { refuseTemplatesInCode } from "./shell-code-templates.js";
 import { type QuoteContext, ShellQuoteScanner } from "./shell-quote-scanner.js";
 
 /**
@@ -25,12 +26,14 @@ import { type QuoteContext, ShellQuoteScanner } from "./shell-quote-scanner.js";
  * Templates inside `$(…)`, backticks and `${…}` follow the same rules at their own level. Where no
  * reference can work safely — a quoted heredoc (`<<'EOF'`, nothing expands there) or arithmetic
  * (`$((…))`, `((…))`, which evaluates a variable's value as code) — the call is refused with
- * TOOL_BAD_ARGUMENTS and a hint.
+ * TOOL_BAD_ARGUMENTS and a hint; so is a template inside code that a program runs (`bash -c '…'`,
+ * `eval`, see {@link refuseTemplatesInCode}), where the value would be parsed as code.
  */
 export function referenceSecrets(
   command: string,
   secretValue: (name: string) => string,
 ): ShellSecretReferences {
+  refuseTemplatesInCode(command);
   const variables = new Map<string, string>();
   const environment: Record<string, string> = {};
   const variableFor = (name: string) => {

@@ -1,0 +1,116 @@
+import { AgentdError } from "../../errors/agentd-error.js";
+import { type ShellWord, parseShellScript } from "../../permissions/shell-lexer.js";
+import {
+  SHELL_KEYWORDS,
+  programKind,
+  programName,
+  shellScriptArgument,
+  wrappedCommand,
+} from "../../permissions/shell-programs.js";
+import { SECRET_TEMPLATE } from "../../secrets/secret-template.js";
+
+const MAX_DEPTH = 12;
+/** Commands looked at per call: wrappers of wrappers (`sudo sudo …`) branch at every word. */
+const MAX_ANALYSES = 4_000;
+/** Characters of a plain argument (`--token=…`, `user@host:path`): anything else may be code. */
+const PLAIN_ARGUMENT = /^[A-Za-z0-9_\-.,:/@+=%~]*$/;
+
+/**
+ * Refuses (TOOL_BAD_ARGUMENTS) a command with a `{{secret:name}}` inside text that a program runs as
+ * code: the script of `bash -c` (any shell), the arguments of `eval`, and code-like arguments of
+ * the programs the permission check knows run code (`ssh host '…'`, `watch '…'`, `python -c '…'`,
+ * `trap '…'`). A variable reference there would be expanded first and its value parsed as code.
+ */
+export function refuseTemplatesInCode(command: string): void {
+  if (!new RegExp(SECRET_TEMPLATE.source).test(command)) return;
+  const budget = { left: MAX_ANALYSES };
+  for (const { words } of parseShellScript(command).commands) {
+    const found = templateInCode(words, 0, budget);
+    if (found) throw refusal(found.name, found.where);
+  }
+}
+
+interface TemplateInCode {
+  name: string;
+  where: string;
+}
+
+interface Budget {
+  left: number;
+}
+
+function templateInCode(allWords: ShellWord[], depth: number, budget: Budget): TemplateInCode | undefined {
+  const name = templateName(allWords.map((word) => word.text).join(" "));
+  if (name === undefined) return undefined;
+  if (--budget.left < 0 || depth > MAX_DEPTH) return { name, where: "in a command too complex to analyse" };
+  let words = allWords;
+  while (words[0] && (SHELL_KEYWORDS.has(words[0].text) || words[0].assignment !== undefined)) {
+    words = words.slice(1);
+  }
+  const nameWord = words[0];
+  if (!nameWord) return undefined;
+  const program = programName(nameWord.text);
+  switch (programKind(program)) {
+    case "shell": {
+      const name = templateName(shellScriptArgument(words) ?? "");
+      return name === undefined ? undefined : { name, where: `inside the script of ${program} -c` };
+    }
+    case "eval": {
+      const name = templateName(
+        words
+          .slice(1)
+          .map((word) => word.text)
+          .join(" "),
+      );
+      return name === undefined ? undefined : { name, where: "inside an eval argument" };
+    }
+    case "transparent": {
+      const inner = wrappedCommand(words);
+      return inner ? templateInCode(inner, depth + 1, budget) : inLaterWords(words, program, depth, budget);
+    }
+    case "opaque":
+    case "interpreter":
+    case "state":
+      return inLaterWords(words, program, depth, budget);
+    case "declaration":
+    case "plain":
+      return undefined;
+  }
+}
+
+/** Every later word as the start of a command, and as code when it looks like code. */
+function inLaterWords(
+  words: ShellWord[],
+  program: string,
+  depth: number,
+  budget: Budget,
+): TemplateInCode | undefined {
+  for (let index = 1; index < words.length; index++) {
+    const text = (words[index] as ShellWord).text;
+    const name = templateName(text);
+    if (name !== undefined && !PLAIN_ARGUMENT.test(text.replace(globalTemplate(), ""))) {
+      return { name, where: `inside code given to ${program}` };
+    }
+    const found = templateInCode(words.slice(index), depth + 1, budget);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+function templateName(text: string): string | undefined {
+  return new RegExp(SECRET_TEMPLATE.source).exec(text)?.[1];
+}
+
+function globalTemplate(): RegExp {
+  return new RegExp(SECRET_TEMPLATE.source, "g");
+}
+
+function refusal(name: string, where: string): AgentdError {
+  return new AgentdError(
+    "TOOL_BAD_ARGUMENTS",
+    `{{secret:${name}}} cannot be used ${where}: its value would be run as code`,
+    {
+      hint: `pass it in a variable and quote the variable in the code: X={{secret:${name}}} bash -c 'use "$X"'`,
+    },
+  );
+}
