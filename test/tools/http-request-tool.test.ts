@@ -174,4 +174,36 @@ describe("the http_request tool", () => {
     expect(harness.approvalRequests).toHaveLength(1);
     expect(requests.map((request) => request.url)).toEqual(["/echo"]);
   });
+
+  it.each([
+    "https://evil.example",
+    "https://evil.example:443/x",
+    "https://x@evil.example/x",
+    "https://user:pass@evil.example/x",
+    "https://evil.example./x",
+    "https://%65vil.example/x",
+    "https://evil.example\\x",
+    "HTTPS://EVIL.example/x#top",
+  ])("applies a deny rule to %s, another spelling of the denied place", async (url) => {
+    harness = new ToolHarness({
+      permissions: { allow: ["http_request"], deny: ["http_request(https://evil.example/*)"] },
+    });
+    const result = await harness.call("http_request", { method: "GET", url });
+
+    expect(result).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+    expect(harness.approvalRequests).toEqual([]);
+  });
+
+  it("sends nothing to a denied server whatever the spelling of its URL", async () => {
+    harness = new ToolHarness({
+      permissions: { allow: ["http_request"], deny: [`http_request(${base}/*)`] },
+    });
+    const authority = base.slice("http://".length);
+    const spellings = [base, `http://user:pass@${authority}/echo`, `HTTP://${authority}\\echo`];
+    for (const url of spellings) {
+      const result = await harness.call("http_request", { method: "GET", url });
+      expect({ url, code: result.code }).toEqual({ url, code: "TOOL_DENIED" });
+    }
+    expect(requests).toEqual([]);
+  });
 });

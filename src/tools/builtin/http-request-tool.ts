@@ -29,7 +29,8 @@ export const httpRequestTool = defineTool({
     "Redirects are not followed (the location is shown). Large bodies are cut. " +
     "Use {{secret:name}} in headers for credentials.",
   schema: HttpRequestArguments,
-  subject: (value) => ({ kind: "texts", texts: [value.url] }),
+  // Rules see every spelling that reaches the same place: a deny matching any one denies.
+  subject: (value) => ({ kind: "texts", texts: urlSpellings(value.url) }),
   run: async (value, context) => {
     const url = new URL(value.url);
     const where = `${value.method} ${url.origin}${url.pathname}`;
@@ -75,3 +76,16 @@ export const httpRequestTool = defineTool({
     };
   },
 });
+
+/**
+ * The URL as written, as parsed (`href`: scheme and host lowercased, `\\` read as `/`, `%65` in the
+ * host decoded, default port dropped, `/` added to a bare host), and a canonical form without user
+ * info, fragment or the host's trailing dot: `https://x@evil.com.:443/a#b` → `https://evil.com/a`.
+ */
+export function urlSpellings(written: string): string[] {
+  const url = new URL(written);
+  const hostname = url.hostname.replace(/\.$/, "");
+  const port = url.port === "" ? "" : `:${url.port}`;
+  const canonical = `${url.protocol}//${hostname}${port}${url.pathname}${url.search}`;
+  return [...new Set([written, url.href, canonical])];
+}
