@@ -1,10 +1,15 @@
+import { AgentdError } from "../../errors/agentd-error.js";
 import type { WalkEntry } from "../workdir/walk-workdir.js";
+import type { LineMatcher } from "./line-matcher.js";
 import { textLines } from "./text-lines.js";
 
 /** Characters of a matching line shown in a result. */
 const SHOWN_LINE_CHARACTERS = 300;
 /** Lines longer than this are not matched (minified bundles); it also bounds a costly pattern. */
 const MAX_LINE_CHARACTERS = 20_000;
+/** Lines sent to the matcher at once: few round trips to its worker, bounded memory. */
+const BATCH_LINES = 2_000;
+const BATCH_CHARACTERS = 1_000_000;
 
 export interface SearchState {
   results: string[];
@@ -14,28 +19,56 @@ export interface SearchState {
   signal: AbortSignal;
 }
 
-/** Adds `path:line: text` for each matching line of one file; true once a limit is reached. */
+interface NumberedLine {
+  number: number;
+  text: string;
+}
+
+/**
+ * Adds `path:line: text` for each matching line of one file; true once a limit is reached.
+ * A matcher failure (TOOL_TIMEOUT) or an abort is thrown, with the results found so far kept.
+ */
 export async function searchFile(
   file: Pick<WalkEntry, "absolute" | "relative">,
-  matches: (line: string) => boolean,
+  matcher: LineMatcher,
   state: SearchState,
 ): Promise<boolean> {
+  let batch: NumberedLine[] = [];
+  let characters = 0;
+  const flush = async (): Promise<boolean> => {
+    const lines = batch;
+    batch = [];
+    characters = 0;
+    if (lines.length === 0) return false;
+    for (const index of await matcher.matching(lines.map((line) => line.text))) {
+      if (addResult(file.relative, lines[index] as NumberedLine, state)) return true;
+    }
+    return false;
+  };
   let number = 0;
   try {
     const lines = textLines(file.absolute, { maxLineCharacters: MAX_LINE_CHARACTERS, signal: state.signal });
     for await (const { text, cut } of lines) {
       number++;
-      if (cut || !matches(text)) continue;
-      const shown = text.length > SHOWN_LINE_CHARACTERS ? `${text.slice(0, SHOWN_LINE_CHARACTERS)}…` : text;
-      const result = `${file.relative}:${number}: ${shown}`;
-      if (state.results.length >= state.maxResults || result.length > state.budget.characters) return true;
-      state.results.push(result);
-      state.budget.characters -= result.length + 1;
+      if (cut) continue;
+      batch.push({ number, text });
+      characters += text.length;
+      if ((batch.length >= BATCH_LINES || characters >= BATCH_CHARACTERS) && (await flush())) return true;
     }
-    return false;
   } catch (error) {
-    if (state.signal.aborted) throw error;
-    // A file that vanished or cannot be read is left out, not fatal to the search.
-    return false;
+    if (state.signal.aborted || error instanceof AgentdError) throw error;
+    // A file that vanished or cannot be read is searched as far as it was read, not fatal.
   }
+  return flush();
+}
+
+/** Adds one result; true (and nothing added) when it would pass max_results or the output budget. */
+function addResult(relative: string, line: NumberedLine, state: SearchState): boolean {
+  const shown =
+    line.text.length > SHOWN_LINE_CHARACTERS ? `${line.text.slice(0, SHOWN_LINE_CHARACTERS)}…` : line.text;
+  const result = `${relative}:${line.number}: ${shown}`;
+  if (state.results.length >= state.maxResults || result.length > state.budget.characters) return true;
+  state.results.push(result);
+  state.budget.characters -= result.length + 1;
+  return false;
 }

@@ -4,12 +4,15 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { defineTool } from "../tool-definition.js";
 import { confinePath, ensureWorkdir } from "../workdir/confine-path.js";
 import { SKIPPED_FOLDERS, walkWorkdir } from "../workdir/walk-workdir.js";
+import { createLineMatcher } from "./line-matcher.js";
 import { looksBinary } from "./looks-binary.js";
 import { nameGlob } from "./name-glob.js";
 import { pathSubject } from "./path-subject.js";
 import { searchFile } from "./search-file.js";
 
 const DEFAULT_MAX_RESULTS = 100;
+/** Most time a pattern may spend matching in one call (capped lower by `tools.shell_timeout`). */
+const MAX_MATCHING_MILLISECONDS = 30_000;
 
 const SearchFilesArguments = z.strictObject({
   pattern: z
@@ -51,7 +54,10 @@ export const searchFilesTool = defineTool({
     if (!info.isDirectory() && !info.isFile()) {
       throw new AgentdError("TOOL_FAILED", `"${value.path}" is neither a folder nor a regular file`);
     }
-    const matches = lineMatcher(value.pattern);
+    const matcher = createLineMatcher(value.pattern, {
+      signal: context.signal,
+      budgetMilliseconds: Math.min(context.settings.shell_timeout, MAX_MATCHING_MILLISECONDS),
+    });
     const wanted = value.glob === undefined ? () => true : nameGlob(value.glob);
     const maxResults = value.max_results ?? DEFAULT_MAX_RESULTS;
     const results: string[] = [];
@@ -65,11 +71,19 @@ export const searchFilesTool = defineTool({
         })
       : single(target.absolute, target.relative);
     let cut = false;
-    for await (const file of files) {
-      if (file.kind !== "file" || !wanted(file.relative)) continue;
-      if (await looksBinary(file.absolute).catch(() => true)) continue;
-      cut = await searchFile(file, matches, { results, maxResults, budget, signal: context.signal });
-      if (cut) break;
+    try {
+      for await (const file of files) {
+        if (file.kind !== "file" || !wanted(file.relative)) continue;
+        if (await looksBinary(file.absolute).catch(() => true)) continue;
+        cut = await searchFile(file, matcher, { results, maxResults, budget, signal: context.signal });
+        if (cut) break;
+      }
+    } catch (error) {
+      if (!(error instanceof AgentdError && error.code === "TOOL_TIMEOUT")) throw error;
+      const found = results.length > 0 ? `\nmatches found before it stopped:\n${results.join("\n")}` : "";
+      return { ok: false, code: error.code, output: `${error.describe()}${found}` };
+    } finally {
+      await matcher.close();
     }
     if (results.length === 0) return { ok: true, output: `no match for ${JSON.stringify(value.pattern)}` };
     const note = cut
@@ -78,16 +92,6 @@ export const searchFilesTool = defineTool({
     return { ok: true, output: results.join("\n") + note };
   },
 });
-
-/** A regular expression when the pattern compiles as one, else a plain-text match. */
-function lineMatcher(pattern: string): (line: string) => boolean {
-  try {
-    const expression = new RegExp(pattern);
-    return (line) => expression.test(line);
-  } catch {
-    return (line) => line.includes(pattern);
-  }
-}
 
 async function* single(absolute: string, relative: string) {
   yield { absolute, relative, kind: "file" as const };
