@@ -57,6 +57,29 @@ export class SecretRedactor {
     return text.replace(pattern, (found) => `[secret:${this.#names.get(found) ?? "unknown"}]`);
   }
 
+  /**
+   * For output cut in two by a size cap: masks the end of `text` when it is the beginning of a known
+   * value (at least MIN_REDACTED_LENGTH characters of it), which plain redaction cannot recognise.
+   */
+  redactCutEnd(text: string): string {
+    for (const [form, name] of this.#names) {
+      for (let length = Math.min(form.length - 1, text.length); length >= MIN_REDACTED_LENGTH; length--) {
+        if (text.endsWith(form.slice(0, length))) return `${text.slice(0, -length)}[secret:${name}…]`;
+      }
+    }
+    return text;
+  }
+
+  /** The other side of a cut: masks the start of `text` when it is the end of a known value. */
+  redactCutStart(text: string): string {
+    for (const [form, name] of this.#names) {
+      for (let length = Math.min(form.length - 1, text.length); length >= MIN_REDACTED_LENGTH; length--) {
+        if (text.startsWith(form.slice(-length))) return `[secret:${name}…]${text.slice(length)}`;
+      }
+    }
+    return text;
+  }
+
   /** A copy of a JSON-like value with every string redacted. */
   redactValue<Value>(value: Value): Value {
     return this.#names.size === 0 ? value : visitStrings(value, (text) => this.redact(text));

@@ -116,6 +116,11 @@ export class DefaultToolExecutor implements ToolExecutor {
       signal: control.signal,
       settings: this.#options.settings,
       pathAllowed: (relativePath) => !restrictedByPattern(definition.permissions, tool.name, relativePath),
+      redactPiece: (text, cutAt) => {
+        const { redactor } = this.#options;
+        const whole = redactor.redact(text);
+        return cutAt === "end" ? redactor.redactCutEnd(whole) : redactor.redactCutStart(whole);
+      },
     };
     try {
       const secrets = injectSecrets(parsed.value, tool, definition);

@@ -15,6 +15,11 @@ export interface ToolContext {
    * walks (`list_dir`, `search_files`) leave those entries out.
    */
   pathAllowed(relativePath: string): boolean;
+  /**
+   * For a tool that cuts its own output (the shell's beginning and end): masks known secret values
+   * in a piece, including a value cut in two at the piece's `end` or `start`.
+   */
+  redactPiece(text: string, cutAt: "end" | "start"): string;
 }
 
 /** A tool's answer before redaction and the size cap. `code` names the failure when not ok. */

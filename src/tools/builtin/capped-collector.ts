@@ -37,9 +37,10 @@ export class CappedCollector {
 
   /**
    * The output as UTF-8 within `budget` bytes (at most the collector's own limit): all of it when it
-   * fits, else its first and last halves with a note saying how much was left out between them.
+   * fits, else its first and last halves with a note saying how much was left out between them,
+   * each half passed through `redactPiece` when given.
    */
-  text(budget: number): string {
+  text(budget: number, redactPiece?: (text: string, cutAt: "end" | "start") => string): string {
     const whole = Buffer.concat(this.#head);
     if (this.#total <= Math.min(budget, this.#maxBytes)) return whole.toString("utf8");
     const half = Math.floor(Math.min(budget, this.#maxBytes) / 2);
@@ -52,6 +53,9 @@ export class CappedCollector {
       .subarray(Math.max(0, tail.length - half))
       .toString("utf8")
       .replace(/^\uFFFD/, "");
-    return `${first}\n[… ${this.#total - 2 * half} bytes cut …]\n${last}`;
+    // A secret cut in two at either side of the gap is masked too, not only whole ones.
+    const shownFirst = redactPiece ? redactPiece(first, "end") : first;
+    const shownLast = redactPiece ? redactPiece(last, "start") : last;
+    return `${shownFirst}\n[… ${this.#total - 2 * half} bytes cut …]\n${shownLast}`;
   }
 }

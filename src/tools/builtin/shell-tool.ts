@@ -46,14 +46,21 @@ export const shellTool = defineTool({
       signal: context.signal,
     });
     context.signal.throwIfAborted();
-    return describeResult(result, timeoutMilliseconds, context.settings.max_output_bytes);
+    return describeResult(result, timeoutMilliseconds, context.settings.max_output_bytes, (text, cutAt) =>
+      context.redactPiece(text, cutAt),
+    );
   },
 });
 
 /** Bytes set aside for the status line and the stream headings. */
 const HEADINGS_BYTES = 200;
 
-function describeResult(result: ShellCommandResult, timeoutMilliseconds: number, maxOutputBytes: number) {
+function describeResult(
+  result: ShellCommandResult,
+  timeoutMilliseconds: number,
+  maxOutputBytes: number,
+  redactPiece: (text: string, cutAt: "end" | "start") => string,
+) {
   if (result.spawnError !== undefined) {
     return { ok: false, code: "TOOL_FAILED", output: `the shell could not be started: ${result.spawnError}` };
   }
@@ -63,7 +70,7 @@ function describeResult(result: ShellCommandResult, timeoutMilliseconds: number,
   const stderrBudget = Math.min(stderr.total, Math.max(Math.floor(room / 4), room - stdout.total));
   const stdoutBudget = room - stderrBudget;
   const truncated = stdout.total > stdoutBudget || stderr.total > stderrBudget;
-  const streams = `stdout:\n${stdout.text(stdoutBudget)}\nstderr:\n${stderr.text(stderrBudget)}`;
+  const streams = `stdout:\n${stdout.text(stdoutBudget, redactPiece)}\nstderr:\n${stderr.text(stderrBudget, redactPiece)}`;
   const extra = truncated ? { truncated } : {};
   if (result.timedOut) {
     const seconds = Math.round(timeoutMilliseconds / 100) / 10;
