@@ -1,17 +1,40 @@
 import { open } from "node:fs/promises";
 
+/** Files waiting for their flush; a file asked for twice before its turn is flushed once. */
+const pending = new Map<string, (error: unknown) => void>();
+let flushing = false;
+
 /**
  * Flushes a file to the device in the background: power-loss durability for a file already safe
- * from kill -9, without blocking the event loop on an fsync. A failure goes to `onError`.
+ * from kill -9, without blocking the event loop on an fsync. Flushes run one at a time and a file
+ * queued again before its turn is flushed once (200 runs of one agent ending together flush its
+ * log once, not 200 times). A failure goes to `onError`.
  */
 export function flushToDeviceLater(file: string, onError: (error: unknown) => void): void {
-  const flush = async () => {
-    const handle = await open(file, "r");
-    try {
-      await handle.datasync();
-    } finally {
-      await handle.close();
+  pending.set(file, onError);
+  if (!flushing) {
+    flushing = true;
+    void flushPending();
+  }
+}
+
+async function flushPending(): Promise<void> {
+  try {
+    for (let next = pending.entries().next(); !next.done; next = pending.entries().next()) {
+      const [file, onError] = next.value;
+      pending.delete(file);
+      await flush(file).catch(onError);
     }
-  };
-  flush().catch(onError);
+  } finally {
+    flushing = false;
+  }
+}
+
+async function flush(file: string): Promise<void> {
+  const handle = await open(file, "r");
+  try {
+    await handle.datasync();
+  } finally {
+    await handle.close();
+  }
 }
