@@ -8,6 +8,7 @@ import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
+import { BUILTIN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
 
 /** CLI tools agentd knows without a `cli_tools` entry in the config. */
 export const BUILT_IN_CLI_TOOLS = ["claude", "gemini", "codex"] as const;
@@ -93,6 +94,18 @@ function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFron
   }
   frontmatter.tools.forEach((toolName, index) => {
     const server = /^mcp:([^/]+)\//.exec(toolName)?.[1];
+    if (server === undefined && !(BUILTIN_TOOL_NAMES as readonly string[]).includes(toolName)) {
+      const suggestion = didYouMean(toolName, BUILTIN_TOOL_NAMES);
+      errors.push(
+        new AgentdError("DEFINITION_INVALID", `unknown tool "${toolName}"`, {
+          ...located(`tools[${index}]`, ["tools", index]),
+          hint: suggestion
+            ? `did you mean "${suggestion}"?`
+            : `use ${BUILTIN_TOOL_NAMES.join(", ")}, or an MCP tool as "mcp:<server>/<tool>"`,
+        }),
+      );
+      return;
+    }
     if (server === undefined || server in config.mcp_servers) return;
     errors.push(
       new AgentdError("DEFINITION_INVALID", `MCP server "${server}" is not configured`, {

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
+import { BUILTIN_TOOL_NAMES } from "../../src/tools/builtin/builtin-tool-names.js";
+import { builtinTools } from "../../src/tools/builtin/builtin-tools.js";
 import { agentText, createTempProject, type TempProject } from "./temp-project.js";
 
 describe("building an agent definition", () => {
@@ -85,5 +87,24 @@ describe("building an agent definition", () => {
     project.writeAgent("mcp.md", agentText("mcp", "tools: [read_file, mcp:github/create_issue]\n"));
     const snapshot = await loadDefinitions(project.config);
     expect(snapshot.agents[0]?.errors[0]?.toJSON()).toMatchObject({ field: "tools[1]", line: 3 });
+  });
+
+  it("rejects a tool that is neither built in nor MCP, suggesting the name meant", async () => {
+    project = createTempProject();
+    project.writeAgent("typo.md", agentText("typo", "tools: [shell, read_fiel]\n"));
+    const snapshot = await loadDefinitions(project.config);
+    expect(snapshot.agents[0]?.errors.map((error) => error.toJSON())).toEqual([
+      expect.objectContaining({
+        code: "DEFINITION_INVALID",
+        message: 'unknown tool "read_fiel"',
+        field: "tools[1]",
+        line: 3,
+        hint: 'did you mean "read_file"?',
+      }),
+    ]);
+  });
+
+  it("knows every built-in tool by the name the tool carries", () => {
+    expect(builtinTools().map((tool) => tool.name)).toEqual([...BUILTIN_TOOL_NAMES]);
   });
 });
