@@ -11,6 +11,7 @@ import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import { injectSecrets } from "./inject-secrets.js";
+import { type ListedTool, listedTool } from "./listed-tool-name.js";
 import { modelToolName } from "./model-tool-name.js";
 import type { ToolCatalog } from "./tool-catalog.js";
 import type { ToolContext, ToolDefinition, ToolOutput } from "./tool-definition.js";
@@ -59,16 +60,16 @@ export class DefaultToolExecutor implements ToolExecutor {
   async execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult> {
     const started = performance.now();
     const input = parseJson(call.argumentsJson);
-    const tool = (await this.#agentTools(scope.definition)).get(call.tool);
+    const listed = listedTool(call.tool, scope.definition.frontmatter.tools);
     // Events name the tool as the agent file does (`mcp:github/create_issue`).
-    const toolName = tool?.name ?? call.tool;
+    const toolName = listed?.name ?? call.tool;
     scope.events.publish({
       agent: scope.definition.id,
       run: scope.runId,
       type: "action",
       data: { call_id: call.callId, tool: toolName, arguments: input.ok ? input.value : call.argumentsJson },
     });
-    const output = await this.#attempt(call, tool, input, scope);
+    const output = await this.#attempt(call, listed, input, scope);
     const redacted = this.#options.redactor.redact(output.output);
     const capped = capOutput(redacted, this.#options.settings.max_output_bytes);
     const truncated = capped.truncated || output.truncated === true;
@@ -96,17 +97,27 @@ export class DefaultToolExecutor implements ToolExecutor {
 
   async #attempt(
     call: ToolCall,
-    tool: ToolDefinition | undefined,
+    listed: ListedTool | undefined,
     input: { ok: true; value: unknown } | { ok: false; message: string },
     scope: ToolRunScope,
   ): Promise<ToolOutput> {
     const { definition, control } = scope;
-    if (!tool) {
-      return refusal(
-        "TOOL_NOT_FOUND",
-        `tool "${call.tool}" is not available to this agent; use one of the tools you were given`,
-      );
+    const notAvailable = refusal(
+      "TOOL_NOT_FOUND",
+      `tool "${call.tool}" is not available to this agent; use one of the tools you were given`,
+    );
+    if (!listed) return notAvailable;
+    let tool: ToolDefinition | undefined;
+    try {
+      // Only the source that offers this tool is asked (a built-in never waits on an MCP server),
+      // and a stop does not wait for a server that is starting.
+      tool = await settleOrAbandon(this.#find(listed, call.tool), control.signal, 0);
+    } catch (error) {
+      if (control.signal.aborted) throw control.signal.reason;
+      const failure = toAgentdError(error, "TOOL_FAILED");
+      return { ok: false, code: failure.code, output: failure.describe() };
     }
+    if (!tool) return notAvailable;
     if (!input.ok) return refusal("TOOL_BAD_ARGUMENTS", `the arguments are not valid JSON: ${input.message}`);
     const parsed = tool.parse(input.value);
     if (!parsed.ok)
@@ -189,10 +200,17 @@ export class DefaultToolExecutor implements ToolExecutor {
     return refusal("TOOL_DENIED", `${tool} call not approved: ${how}; do not retry it`);
   }
 
+  /** The tool a listed entry offers under the name the model called. */
+  async #find(listed: ListedTool, calledName: string): Promise<ToolDefinition | undefined> {
+    if (!listed.entry.endsWith("/*")) return this.#options.catalog.find(listed.entry);
+    const { tools } = await this.#options.catalog.expand([listed.entry]);
+    return tools.find((tool) => tool.name === listed.name || modelToolName(tool.name) === calledName);
+  }
+
   /**
-   * The agent's tools, resolved on every call rather than cached: an MCP server whose tool list
-   * changed (it says so, and its session lists again) must reach agents already running. Built-ins
-   * are a map lookup and MCP listings are cached by their sessions, so this stays cheap.
+   * The tools an agent offers the model, resolved for each run rather than cached: a tool an MCP
+   * server added reaches agents whose file did not change. Built-ins are a map lookup and MCP
+   * listings are cached by their sessions, so this stays cheap.
    */
   async #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
     const { tools: found, missing } = await this.#options.catalog.expand(definition.frontmatter.tools);
