@@ -2,23 +2,34 @@ import type { Config } from "../config/config-schema.js";
 import { hideValueFromChildren } from "./child-environment.js";
 import type { SecretRedactor } from "./secret-redactor.js";
 
+/** Header and variable names that carry credentials (`Authorization`, `X-Api-Key`, `GITHUB_TOKEN`). */
+const CREDENTIAL_NAME =
+  /authorization|cookie|token|secret|password|passwd|api[-_]?key|private[-_]?key|credential/i;
+
+/** Shorter values are placeholders (`ollama`, `none`, `sk-x`), not credentials worth masking everywhere. */
+const MIN_CREDENTIAL_LENGTH = 8;
+
 /**
  * The config values that are credentials whatever their source — written inline, from
- * `${ENV_VAR}` or from the vault: the LLM API key, the API token, and MCP servers' HTTP headers.
+ * `${ENV_VAR}` or from the vault: the LLM API key, the API token, and the credential-like headers
+ * and environment entries of MCP servers and CLI tools.
  */
 function credentialsOf(config: Config): Array<{ name: string; value: string }> {
   const found: Array<{ name: string; value: string }> = [];
   const add = (name: string, value: string | undefined) => {
-    if (value !== undefined && value !== "") found.push({ name, value });
+    if (value !== undefined && value.length >= MIN_CREDENTIAL_LENGTH) found.push({ name, value });
+  };
+  const addNamed = (prefix: string, entries: Record<string, string>) => {
+    for (const [key, value] of Object.entries(entries))
+      if (CREDENTIAL_NAME.test(key)) add(`${prefix}.${key}`, value);
   };
   add("llm.api_key", config.llm.api_key);
   add("server.token", config.server.token);
   for (const [server, settings] of Object.entries(config.mcp_servers)) {
-    if ("headers" in settings) {
-      for (const [header, value] of Object.entries(settings.headers))
-        add(`mcp_servers.${server}.${header}`, value);
-    }
+    addNamed(`mcp_servers.${server}`, "headers" in settings ? settings.headers : settings.env);
   }
+  for (const [tool, settings] of Object.entries(config.cli_tools))
+    addNamed(`cli_tools.${tool}`, settings.env);
   return found;
 }
 
