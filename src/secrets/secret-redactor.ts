@@ -60,24 +60,44 @@ export class SecretRedactor {
   /**
    * For output cut in two by a size cap: masks the end of `text` when it is the beginning of a known
    * value (at least MIN_REDACTED_LENGTH characters of it), which plain redaction cannot recognise.
+   * The longest such piece of any value wins, so no part of another value is left beside the mask.
    */
   redactCutEnd(text: string): string {
+    let best = { length: 0, name: "" };
     for (const [form, name] of this.#names) {
-      for (let length = Math.min(form.length - 1, text.length); length >= MIN_REDACTED_LENGTH; length--) {
-        if (text.endsWith(form.slice(0, length))) return `${text.slice(0, -length)}[secret:${name}…]`;
+      const tail = text.slice(Math.max(0, text.length - (form.length - 1)));
+      const opening = form.slice(0, MIN_REDACTED_LENGTH);
+      // The first place the value's opening shows in the tail gives the longest candidate.
+      for (let at = tail.indexOf(opening); at !== -1; at = tail.indexOf(opening, at + 1)) {
+        const piece = tail.slice(at);
+        if (form.startsWith(piece)) {
+          if (piece.length > best.length) best = { length: piece.length, name };
+          break;
+        }
       }
     }
-    return text;
+    return best.length === 0 ? text : `${text.slice(0, -best.length)}[secret:${best.name}…]`;
   }
 
   /** The other side of a cut: masks the start of `text` when it is the end of a known value. */
   redactCutStart(text: string): string {
+    let best = { length: 0, name: "" };
     for (const [form, name] of this.#names) {
-      for (let length = Math.min(form.length - 1, text.length); length >= MIN_REDACTED_LENGTH; length--) {
-        if (text.startsWith(form.slice(-length))) return `[secret:${name}…]${text.slice(length)}`;
+      const head = text.slice(0, form.length - 1);
+      const closing = form.slice(-MIN_REDACTED_LENGTH);
+      for (
+        let at = head.lastIndexOf(closing);
+        at !== -1;
+        at = at === 0 ? -1 : head.lastIndexOf(closing, at - 1)
+      ) {
+        const piece = head.slice(0, at + MIN_REDACTED_LENGTH);
+        if (form.endsWith(piece)) {
+          if (piece.length > best.length) best = { length: piece.length, name };
+          break;
+        }
       }
     }
-    return text;
+    return best.length === 0 ? text : `[secret:${best.name}…]${text.slice(best.length)}`;
   }
 
   /** A copy of a JSON-like value with every string redacted. */

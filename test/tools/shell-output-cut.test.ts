@@ -46,4 +46,13 @@ describe("a command's output cut to its beginning and end", () => {
       `${"x".repeat(50)}\n[… 300 bytes cut …]\n${"x".repeat(50)}`,
     );
   });
+
+  it("masks the longest piece when the cut leaves parts of two values that overlap", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("a", "efgh-secret-A-rest");
+    redactor.add("b", "ABCDefgh-secret-B-rest");
+    expect(redactor.redactCutEnd("output ABCDefgh")).toBe("output [secret:b…]");
+    expect(redactor.redactCutStart("B-rest and more")).toBe("[secret:b…] and more");
+    expect(redactor.redactCutEnd("nothing known here")).toBe("nothing known here");
+  });
 });
