@@ -1,4 +1,4 @@
-import { mkdir, open, rm, stat } from "node:fs/promises";
+import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -19,7 +19,7 @@ export async function withFileLock<Result>(file: string, work: () => Promise<Res
   const deadline = Date.now() + WAIT_MILLISECONDS;
   while (!(await tryLock(lock))) {
     if (await isStale(lock)) {
-      await rm(lock, { force: true });
+      await breakStaleLock(lock);
       continue;
     }
     if (Date.now() > deadline) {
@@ -53,4 +53,25 @@ async function tryLock(lock: string): Promise<boolean> {
 async function isStale(lock: string): Promise<boolean> {
   const info = await stat(lock).catch(() => undefined);
   return info !== undefined && Date.now() - info.mtimeMs > STALE_MILLISECONDS;
+}
+
+/**
+ * Takes a stale lock away by renaming it to a name only this process uses, then deleting that:
+ * two waiters that both saw the stale lock cannot both remove it, and neither can remove a fresh
+ * lock a third one has just taken (the rename then fails, or moves a lock that is checked again).
+ */
+async function breakStaleLock(lock: string): Promise<void> {
+  const claimed = `${lock}.${process.pid}.${Date.now()}.stale`;
+  try {
+    await rename(lock, claimed);
+  } catch {
+    return; // Someone else took it first.
+  }
+  if (await isStale(claimed)) {
+    await rm(claimed, { force: true });
+    return;
+  }
+  // A fresh lock was renamed by mistake: put it back unless its owner already took a new one.
+  await link(claimed, lock).catch(() => undefined);
+  await rm(claimed, { force: true });
 }
