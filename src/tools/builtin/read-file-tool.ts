@@ -8,6 +8,8 @@ import { pathSubject } from "./path-subject.js";
 import { readLines } from "./read-lines.js";
 
 const DEFAULT_LINE_LIMIT = 2_000;
+/** Output kept free for the closing note and a secret's mask, so the executor's cap does not cut the note. */
+const NOTE_CHARACTERS = 160;
 
 const ReadFileArguments = z.strictObject({
   path: z
@@ -55,8 +57,9 @@ export const readFileTool = defineTool({
     const read = await readLines(target.absolute, {
       offset,
       limit: value.limit ?? DEFAULT_LINE_LIMIT,
-      maxCharacters: context.settings.max_output_bytes,
+      maxCharacters: textBudget(context.settings.max_output_bytes),
       signal: context.signal,
+      redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
     });
     if (read.lines.length === 0 && offset > 1) {
       return { ok: true, output: `"${target.relative}" has fewer than ${offset} lines` };
@@ -71,3 +74,8 @@ export const readFileTool = defineTool({
     return { ok: true, output: `${text}\n${note}`, ...(read.cut ? { truncated: true } : {}) };
   },
 });
+
+/** Characters of file text to read: the output cap less room for the note (half of a tiny cap). */
+function textBudget(maxOutputBytes: number): number {
+  return Math.max(Math.ceil(maxOutputBytes / 2), maxOutputBytes - NOTE_CHARACTERS);
+}

@@ -1,3 +1,4 @@
+import type { ToolContext } from "../tool-definition.js";
 import { textLines } from "./text-lines.js";
 
 /** What a bounded line read found. */
@@ -17,6 +18,8 @@ export interface ReadLinesOptions {
   /** Characters of text to collect at most (the tool's own output cap). */
   maxCharacters: number;
   signal: AbortSignal;
+  /** Masks secrets in a line cut at the budget, including a value the cut splits (ToolContext.redactPiece). */
+  redactPiece: ToolContext["redactPiece"];
 }
 
 /** The lines asked for of a text file, within a character budget; the file is streamed, never loaded whole. */
@@ -34,9 +37,11 @@ export async function readLines(file: string, options: ReadLinesOptions): Promis
     if (lines.length >= options.limit || collected >= options.maxCharacters)
       return { lines, more: true, cut };
     const room = options.maxCharacters - collected;
-    cut ||= line.cut || line.text.length > room;
+    const lineCut = line.cut || line.text.length > room;
+    cut ||= lineCut;
     const text = line.text.slice(0, room);
-    lines.push(text);
+    // The executor's masking only knows whole values: the cut must mask the part of one it splits.
+    lines.push(lineCut ? options.redactPiece(text, "end") : text);
     collected += text.length + 1;
   }
   return { lines, more: false, cut };

@@ -1,4 +1,5 @@
 import { AgentdError } from "../../errors/agentd-error.js";
+import type { ToolContext } from "../tool-definition.js";
 import type { WalkEntry } from "../workdir/walk-workdir.js";
 import type { LineMatcher } from "./line-matcher.js";
 import { textLines } from "./text-lines.js";
@@ -17,6 +18,8 @@ export interface SearchState {
   /** Characters of output left; shared across files. */
   budget: { characters: number };
   signal: AbortSignal;
+  /** Masks secrets in a line cut for display, including a value the cut splits (ToolContext.redactPiece). */
+  redactPiece: ToolContext["redactPiece"];
 }
 
 interface NumberedLine {
@@ -64,8 +67,11 @@ export async function searchFile(
 
 /** Adds one result; true (and nothing added) when it would pass max_results or the output budget. */
 function addResult(relative: string, line: NumberedLine, state: SearchState): boolean {
+  // The executor's masking only knows whole values: the cut must mask the part of one it splits.
   const shown =
-    line.text.length > SHOWN_LINE_CHARACTERS ? `${line.text.slice(0, SHOWN_LINE_CHARACTERS)}…` : line.text;
+    line.text.length > SHOWN_LINE_CHARACTERS
+      ? `${state.redactPiece(line.text.slice(0, SHOWN_LINE_CHARACTERS), "end")}…`
+      : line.text;
   const result = `${relative}:${line.number}: ${shown}`;
   if (state.results.length >= state.maxResults || result.length > state.budget.characters) return true;
   state.results.push(result);

@@ -75,7 +75,13 @@ export const searchFilesTool = defineTool({
       for await (const file of files) {
         if (file.kind !== "file" || !wanted(file.relative)) continue;
         if (await looksBinary(file.absolute).catch(() => true)) continue;
-        cut = await searchFile(file, matcher, { results, maxResults, budget, signal: context.signal });
+        cut = await searchFile(file, matcher, {
+          results,
+          maxResults,
+          budget,
+          signal: context.signal,
+          redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
+        });
         if (cut) break;
       }
     } catch (error) {
