@@ -1,5 +1,5 @@
 import { AgentdError } from "../../errors/agentd-error.js";
-import { type ShellWord, parseShellScript } from "../../permissions/shell-lexer.js";
+import { type ShellSimpleCommand, type ShellWord, parseShellScript } from "../../permissions/shell-lexer.js";
 import {
   SHELL_KEYWORDS,
   programKind,
@@ -8,6 +8,7 @@ import {
   wrappedCommand,
 } from "../../permissions/shell-programs.js";
 import { SECRET_TEMPLATE } from "../../secrets/secret-template.js";
+import { commandsFedCode } from "./shell-stdin-code.js";
 
 const MAX_DEPTH = 12;
 /** Commands looked at per call: wrappers of wrappers (`sudo sudo …`) branch at every word. */
@@ -23,10 +24,31 @@ const PLAIN_ARGUMENT = /^[A-Za-z0-9_\-.,:/@+=%~]*$/;
  */
 export function refuseTemplatesInCode(command: string): void {
   if (!new RegExp(SECRET_TEMPLATE.source).test(command)) return;
+  const { commands } = parseShellScript(command);
   const budget = { left: MAX_ANALYSES };
-  for (const { words } of parseShellScript(command).commands) {
+  for (const { words } of commands) {
     const found = templateInCode(words, 0, budget);
     if (found) throw refusal(found.name, found.where);
+  }
+  refuseTemplatesFedAsCode(command, commands);
+}
+
+/**
+ * Refuses a template anywhere in a command that also feeds code to a program (`… | bash`,
+ * `bash <<EOF`, `. <(…)`, `eval "$(…)"`): which heredoc, pipe or substitution reaches that program
+ * cannot be told with confidence, and a value that does is run as code. Only a variable set for
+ * that very program (`X={{secret:k}} bash <<EOF`) stays allowed: the value is then never parsed.
+ */
+function refuseTemplatesFedAsCode(command: string, commands: ShellSimpleCommand[]): void {
+  const fed = commandsFedCode(commands);
+  const first = fed[0];
+  if (!first) return;
+  const countIn = (text: string) => text.match(globalTemplate())?.length ?? 0;
+  const safe = fed
+    .flatMap(({ prefixAssignments }) => prefixAssignments)
+    .reduce((sum, word) => sum + countIn(word.text), 0);
+  if (countIn(command) > safe) {
+    throw refusal(templateName(command) ?? "", `in a command that feeds code to ${first.program}`);
   }
 }
 
