@@ -194,6 +194,19 @@ describe("the http_request tool", () => {
     expect(harness.approvalRequests).toEqual([]);
   });
 
+  it.each(["/%61dmin/x", "//admin/x", "/admin%2Fx", "/admin/%2E%2E/admin/x"])(
+    "applies a deny rule on a path to %s, which a server routes to the denied path, and sends nothing",
+    async (pathname) => {
+      harness = new ToolHarness({
+        permissions: { allow: ["http_request"], deny: [`http_request(${base}/admin/*)`] },
+      });
+      const result = await harness.call("http_request", { method: "GET", url: `${base}${pathname}` });
+
+      expect(result).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+      expect(requests).toEqual([]);
+    },
+  );
+
   it("sends nothing to a denied server whatever the spelling of its URL", async () => {
     harness = new ToolHarness({
       permissions: { allow: ["http_request"], deny: [`http_request(${base}/*)`] },

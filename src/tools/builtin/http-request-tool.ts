@@ -79,13 +79,28 @@ export const httpRequestTool = defineTool({
 
 /**
  * The URL as written, as parsed (`href`: scheme and host lowercased, `\\` read as `/`, `%65` in the
- * host decoded, default port dropped, `/` added to a bare host), and a canonical form without user
- * info, fragment or the host's trailing dot: `https://x@evil.com.:443/a#b` → `https://evil.com/a`.
+ * host decoded, default port dropped, `/` added to a bare host), a canonical form without user
+ * info, fragment or the host's trailing dot: `https://x@evil.com.:443/a#b` → `https://evil.com/a`,
+ * and that form with the path as most servers route it: percent-decoded, repeated slashes
+ * collapsed (`/%61dmin//x` and `/admin%2Fx` → `/admin/x`).
  */
 export function urlSpellings(written: string): string[] {
   const url = new URL(written);
   const hostname = url.hostname.replace(/\.$/, "");
   const port = url.port === "" ? "" : `:${url.port}`;
-  const canonical = `${url.protocol}//${hostname}${port}${url.pathname}${url.search}`;
-  return [...new Set([written, url.href, canonical])];
+  const origin = `${url.protocol}//${hostname}${port}`;
+  const canonical = `${origin}${url.pathname}${url.search}`;
+  const routed = `${origin}${routedPath(url.pathname)}${url.search}`;
+  return [...new Set([written, url.href, canonical, routed])];
+}
+
+function routedPath(pathname: string): string {
+  const decoded = pathname.split("/").map((segment) => {
+    try {
+      return decodeURIComponent(segment);
+    } catch {
+      return segment;
+    }
+  });
+  return decoded.join("/").replace(/\/{2,}/g, "/");
 }
