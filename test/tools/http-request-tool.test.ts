@@ -41,6 +41,10 @@ const routes: Record<string, (request: RecordedRequest, response: ServerResponse
     response.on("close", () => (clientHungUp = true));
     write();
   },
+  "/reflect": (request, response) => {
+    response.writeHead(200, { "content-type": "text/plain" });
+    response.end(`${"a".repeat(990)}${String(request.headers["x-token"])}${"z".repeat(5_000)}`);
+  },
   "/silent": () => undefined,
   "/stalls": (_request, response) => {
     response.writeHead(200, { "content-type": "text/plain" });
@@ -134,6 +138,26 @@ describe("the http_request tool", () => {
     expect(result).toMatchObject({ ok: true, truncated: true });
     expect(result.output).toContain(`${"y".repeat(1_000)}\n[body cut: showing the first 1000 bytes`);
     await expect.poll(() => clientHungUp, { timeout: 10_000, interval: 25 }).toBe(true);
+  });
+
+  it("masks a secret the cut at tools.http_max_bytes splits, never showing its first part", async () => {
+    harness = new ToolHarness({
+      permissions: { allow: ["http_request"] },
+      secrets: { token: "tok-0123456789-secret" },
+      settings: { http_max_bytes: 1_000 },
+    });
+    const result = await harness.call("http_request", {
+      method: "GET",
+      url: `${base}/reflect`,
+      headers: { "x-token": "{{secret:token}}" },
+    });
+
+    expect(requests[0]?.headers["x-token"]).toBe("tok-0123456789-secret");
+    expect(result).toMatchObject({ ok: true, truncated: true });
+    expect(result.output).toContain("aaaa");
+    expect(result.output).toContain("[body cut: showing the first 1000 bytes");
+    expect(result.output).not.toContain("tok-");
+    expect(JSON.stringify(harness.events)).not.toContain("tok-");
   });
 
   it.each(["/silent", "/stalls"])("gives up at tools.http_timeout when %s never completes", async (route) => {

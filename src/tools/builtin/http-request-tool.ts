@@ -71,7 +71,13 @@ export const httpRequestTool = defineTool({
     return {
       ok,
       ...(ok ? {} : { code: "TOOL_FAILED" }),
-      output: [status, ...headers, "", body.text + note].join("\n"),
+      // A secret the server echoed may be split by the cut: mask the piece before the note.
+      output: [
+        status,
+        ...headers,
+        "",
+        (body.cut ? context.redactPiece(body.text, "end") : body.text) + note,
+      ].join("\n"),
       ...(body.cut ? { truncated: true } : {}),
     };
   },
