@@ -97,20 +97,27 @@ describe("the shell tool", () => {
   });
 });
 
-/** A sleep that leaves the tree (new session, no marker) yet keeps stdout open; writes its pid. */
-const ESCAPED_SLEEP = "setsid env -i sh -c 'echo $$ > escaped; exec sleep 60'";
+/**
+ * A sleep that leaves the tree (new session, no marker) yet keeps stdout open; writes its pid. The
+ * shell waits for the pid file: a tree kill at its exit could otherwise land before setsid ran.
+ */
+const ESCAPED_SLEEP =
+  "setsid env -i sh -c 'echo $$ > escaped.tmp; mv escaped.tmp escaped; exec sleep 60' & " +
+  "until [ -e escaped ]; do sleep 0.05; done";
 
 describe("a process that escapes the tree but holds stdout open", () => {
   afterEach(async () => {
     const file = path.join(harness.workdir, "escaped");
-    await until(() => existsSync(file) && readFileSync(file, "utf8").trim() !== "", "the pid is written");
-    process.kill(Number(readFileSync(file, "utf8").trim()), "SIGKILL");
+    // A test that failed before the sleep started leaves nothing to kill.
+    if (!existsSync(file)) return;
+    const pid = Number(readFileSync(file, "utf8").trim());
+    if (isProcessRunning(pid)) process.kill(pid, "SIGKILL");
   });
 
   it("does not keep a call open after the shell exited", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] } });
     const started = Date.now();
-    const result = await harness.call("shell", { command: `${ESCAPED_SLEEP} & echo started` });
+    const result = await harness.call("shell", { command: `${ESCAPED_SLEEP}; echo started` });
 
     expect(result).toEqual({ ok: true, output: "exit code 0\nstdout:\nstarted\n\nstderr:\n" });
     expect(Date.now() - started).toBeLessThan(30_000);
@@ -119,7 +126,7 @@ describe("a process that escapes the tree but holds stdout open", () => {
   it("does not keep a call open past its timeout", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 2_000 } });
     const started = Date.now();
-    const command = `(${ESCAPED_SLEEP} &); echo started; sleep 120`;
+    const command = `(${ESCAPED_SLEEP}); echo started; sleep 120`;
     const result = await harness.call("shell", { command });
 
     expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
