@@ -1,8 +1,9 @@
 import { randomUUID } from "node:crypto";
-import { childEnvironment } from "../../secrets/child-environment.js";
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
+import { setTimeout as pause } from "node:timers/promises";
 import { execa } from "execa";
+import { childEnvironment } from "../../secrets/child-environment.js";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../../workers/cli/process-tree.js";
 import { CappedCollector } from "./capped-collector.js";
 
@@ -69,7 +70,11 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
   const onAbort = () => void endTree();
   options.signal.addEventListener("abort", onAbort, { once: true });
   const exited = new Promise<void>((resolve) => subprocess.once("exit", () => resolve()));
-  const graceOver = exited.then(endTree).then(() => pause(PIPE_GRACE_MILLISECONDS));
+  const graceCancel = new AbortController();
+  const graceOver = exited
+    .then(endTree)
+    .then(() => pause(PIPE_GRACE_MILLISECONDS, undefined, { signal: graceCancel.signal }))
+    .catch(() => undefined);
 
   const stdout = new CappedCollector(options.maxOutputBytes);
   const stderr = new CappedCollector(options.maxOutputBytes);
@@ -90,13 +95,10 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     return { exitCode: result.exitCode, signalName: result.signal, timedOut, stdout, stderr, spawnError };
   } finally {
     clearTimeout(timer);
+    graceCancel.abort();
     options.signal.removeEventListener("abort", onAbort);
     await endTree();
   }
-}
-
-function pause(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
 }
 
 let shell: string | undefined;

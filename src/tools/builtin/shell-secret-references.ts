@@ -1,4 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
+import { refuseTemplatesInCode } from "./shell-code-templates.js";
+import { type QuoteContext, ShellQuoteScanner } from "./shell-quote-scanner.js";
 
 /** A command whose secret templates became variable references, and the values of those variables. */
 export interface ShellSecretReferences {
@@ -9,9 +11,6 @@ export interface ShellSecretReferences {
 
 /** Prefix of the variables that carry secret values into a shell child. */
 export const SHELL_SECRET_VARIABLE_PREFIX = "AGENTD_TOOL_SECRET_";
-
-import { refuseTemplatesInCode } from "./shell-code-templates.js";
-import { type QuoteContext, ShellQuoteScanner } from "./shell-quote-scanner.js";
 
 /**
  * Replaces every `{{secret:name}}` in a shell command by a reference to an environment variable
