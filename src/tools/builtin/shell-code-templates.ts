@@ -9,10 +9,13 @@ import {
 } from "../../permissions/shell-programs.js";
 import { SECRET_TEMPLATE } from "../../secrets/secret-template.js";
 import { commandsFedCode } from "./shell-stdin-code.js";
+import { commandAfterOptions, findExecCommands, interpreterCode } from "./shell-wrapped-commands.js";
 
 const MAX_DEPTH = 12;
 /** Commands looked at per call: wrappers of wrappers (`sudo sudo …`) branch at every word. */
 const MAX_ANALYSES = 4_000;
+/** awk and sed: their program is a plain word, not the value of an option. */
+const TEXT_CODE_RUNNER = /^[gmn]?awk$|^g?sed$/i;
 /** Characters of a plain argument (`--token=…`, `user@host:path`): anything else may be code. */
 const PLAIN_ARGUMENT = /^[A-Za-z0-9_\-.,:/@+=%~]*$/;
 
@@ -90,8 +93,24 @@ function templateInCode(allWords: ShellWord[], depth: number, budget: Budget): T
       const inner = wrappedCommand(words);
       return inner ? templateInCode(inner, depth + 1, budget) : inLaterWords(words, program, depth, budget);
     }
-    case "opaque":
-    case "interpreter":
+    case "opaque": {
+      const inner = commandAfterOptions(words);
+      if (inner) return templateInCode(inner, depth + 1, budget);
+      const executed = program.toLowerCase() === "find" ? findExecCommands(words) : undefined;
+      if (!executed) return inLaterWords(words, program, depth, budget);
+      for (const command of executed) {
+        const found = templateInCode(command, depth + 1, budget);
+        if (found) return found;
+      }
+      return undefined;
+    }
+    case "interpreter": {
+      if (TEXT_CODE_RUNNER.test(program)) return inLaterWords(words, program, depth, budget);
+      const name = interpreterCode(words)
+        .map(templateName)
+        .find((found) => found !== undefined);
+      return name === undefined ? undefined : { name, where: `inside code given to ${program}` };
+    }
     case "state":
       return inLaterWords(words, program, depth, budget);
     case "declaration":
