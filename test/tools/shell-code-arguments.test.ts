@@ -50,6 +50,7 @@ describe("a secret template given to a wrapper or an interpreter", () => {
     ["node --eval=", "node --eval='console.log(\"{{secret:k}}\")'"],
     ["perl -e after another -e", "perl -e 1 -e 'print \"{{secret:k}}\"'"],
     ["inline code after a node option", "node -r ./x.js -e 'console.log(\"{{secret:k}}\")'"],
+    ["a sed program that runs its result", "echo x | sed -e 's/x/{{secret:k}}/e'"],
     ["an awk program", "awk 'BEGIN { print \"{{secret:k}}\" }'"],
   ])("is refused as code in %s, and nothing runs", async (_where, body) => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { k: CODE_LIKE } });

@@ -4,6 +4,7 @@ import {
   SHELL_KEYWORDS,
   programKind,
   programName,
+  runsUnreadableCode,
   shellScriptArgument,
   wrappedCommand,
 } from "../../permissions/shell-programs.js";
@@ -105,7 +106,18 @@ function templateInCode(allWords: ShellWord[], depth: number, budget: Budget): T
       return undefined;
     }
     case "interpreter": {
-      if (TEXT_CODE_RUNNER.test(program)) return inLaterWords(words, program, depth, budget);
+      if (TEXT_CODE_RUNNER.test(program)) {
+        // A program that runs commands (sed's `e`, awk's system()) runs what the template brings.
+        const running = words
+          .slice(1)
+          .find((word) => templateName(word.text) && runsUnreadableCode([nameWord, word]));
+        if (running)
+          return {
+            name: templateName(running.text) ?? "",
+            where: `inside a program ${program} runs as commands`,
+          };
+        return inLaterWords(words, program, depth, budget);
+      }
       const name = interpreterCode(words)
         .map(templateName)
         .find((found) => found !== undefined);
