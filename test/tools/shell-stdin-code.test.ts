@@ -49,4 +49,16 @@ describe("a secret template fed to a shell or interpreter as code", () => {
     expect(readFileSync(path.join(harness.workdir, "out"), "utf8")).toBe(CODE_LIKE);
     expect(existsSync(path.join(harness.workdir, "PWNED"))).toBe(false);
   });
+
+  it("refuses, quickly, a command too complex to tell whether it feeds code to a shell", async () => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { k: CODE_LIKE } });
+    const started = Date.now();
+    const result = await harness.call("shell", {
+      command: `touch ran; echo {{secret:k}}; ${"watch ".repeat(300)}ls`,
+    });
+
+    expect(result).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
+    expect(existsSync(path.join(harness.workdir, "ran"))).toBe(false);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
 });

@@ -7,6 +7,10 @@ import {
   wrappedCommand,
 } from "../../permissions/shell-programs.js";
 
+const MAX_DEPTH = 12;
+/** Commands looked at per call: opaque wrappers of wrappers (`sudo sudo …`) branch at every word. */
+const MAX_ANALYSES = 4_000;
+
 /** Paths through which a program reads what was fed to it: its stdin or a process substitution. */
 const FED_INPUT = /^(-|\/dev\/stdin|\/dev\/fd\/.*|\/proc\/self\/fd\/.*)$/;
 
@@ -28,18 +32,21 @@ export interface CodeFedCommand {
  */
 export function commandsFedCode(commands: ShellSimpleCommand[]): CodeFedCommand[] {
   const found: CodeFedCommand[] = [];
+  const budget = { left: MAX_ANALYSES };
   for (const { words } of commands) {
     const start = words.findIndex((word) => word.assignment === undefined && !SHELL_KEYWORDS.has(word.text));
     if (start === -1) continue;
-    const program = feedsOnCode(words.slice(start), 0);
+    const program = feedsOnCode(words.slice(start), 0, budget);
     if (program) found.push({ program, prefixAssignments: words.slice(0, start) });
   }
   return found;
 }
 
-function feedsOnCode(command: ShellWord[], depth: number): string | undefined {
+function feedsOnCode(command: ShellWord[], depth: number, budget: { left: number }): string | undefined {
   const first = command[0];
-  if (!first || depth > 8) return undefined;
+  if (!first) return undefined;
+  // Too deep or too many to analyse: assume the worst.
+  if (--budget.left < 0 || depth > MAX_DEPTH) return "a command too complex to analyse";
   const program = programName(first.text);
   const rest = command.slice(1);
   switch (programKind(program)) {
@@ -62,11 +69,11 @@ function feedsOnCode(command: ShellWord[], depth: number): string | undefined {
       return rest.some((word) => word.dynamic) ? program : undefined;
     case "transparent": {
       const inner = wrappedCommand(command);
-      return inner ? feedsOnCode(inner, depth + 1) : undefined;
+      return inner ? feedsOnCode(inner, depth + 1, budget) : undefined;
     }
     case "opaque":
       for (let index = 1; index < command.length; index++) {
-        const found = feedsOnCode(command.slice(index), depth + 1);
+        const found = feedsOnCode(command.slice(index), depth + 1, budget);
         if (found) return found;
       }
       return undefined;
