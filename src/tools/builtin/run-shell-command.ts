@@ -1,10 +1,7 @@
-import { randomUUID } from "node:crypto";
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
-import { execa } from "execa";
-import { childEnvironment } from "../../secrets/child-environment.js";
-import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../../workers/cli/process-tree.js";
+import { startTrackedProcess } from "../../workers/cli/tracked-process.js";
 import { CappedCollector } from "./capped-collector.js";
 
 /** SIGTERM → SIGKILL delay when a command is stopped or times out. */
@@ -47,21 +44,14 @@ export interface ShellCommandResult {
  * a process that escaped the tree cannot hold the call open.
  */
 export async function runShellCommand(options: ShellCommandOptions): Promise<ShellCommandResult> {
-  const marker = randomUUID();
-  const subprocess = execa(shellProgram(), ["-c", options.command], {
-    cwd: options.workdir,
-    env: { ...childEnvironment(), ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
-    extendEnv: false,
-    stdin: "ignore",
-    buffer: false,
-    detached: true,
-    reject: false,
+  const { subprocess, endTree } = startTrackedProcess({
+    command: shellProgram(),
+    arguments: ["-c", options.command],
+    workdir: options.workdir,
+    environment: options.environment,
     cancelSignal: options.signal,
-    forceKillAfterDelay: KILL_GRACE_MILLISECONDS,
+    killGraceMilliseconds: KILL_GRACE_MILLISECONDS,
   });
-  const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
-  let ending: Promise<void> | undefined;
-  const endTree = () => (ending ??= tree?.terminate(KILL_GRACE_MILLISECONDS) ?? Promise.resolve());
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;

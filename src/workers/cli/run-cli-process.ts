@@ -1,11 +1,8 @@
-import { randomUUID } from "node:crypto";
-import { childEnvironment } from "../../secrets/child-environment.js";
-import { execa } from "execa";
 import type { Logger } from "../../logging/logger.js";
 import type { RunControl } from "../../runs/run-control.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
 import { LineSplitter } from "./line-splitter.js";
-import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
+import { startTrackedProcess } from "./tracked-process.js";
 
 /** Last part of stderr kept for classification and error messages. */
 const STDERR_TAIL_CHARACTERS = 8_192;
@@ -54,28 +51,18 @@ export interface CliExit {
  */
 export async function runCliProcess(options: CliProcessOptions): Promise<CliExit> {
   const { control, logger } = options;
-  const marker = randomUUID();
   const hungController = new AbortController();
   const cancelSignal = AbortSignal.any([control.signal, hungController.signal]);
   const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
-  const subprocess = execa(options.command, options.arguments, {
-    cwd: options.workdir,
-    // The tool's own variables over the daemon's, minus the vault's: a CLI never sees a secret.
-    env: { ...childEnvironment(), ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
-    extendEnv: false,
-    stdin: "ignore",
-    buffer: false,
-    detached: true,
-    reject: false,
+  const { subprocess, tree, endTree } = startTrackedProcess({
+    command: options.command,
+    arguments: options.arguments,
+    workdir: options.workdir,
+    environment: options.environment,
     cancelSignal,
-    ...(timeout === undefined ? {} : { timeout }),
-    forceKillAfterDelay: options.killGraceMilliseconds,
+    killGraceMilliseconds: options.killGraceMilliseconds,
+    ...(timeout === undefined ? {} : { timeoutMilliseconds: timeout }),
   });
-
-  const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
-  let ending: Promise<void> | undefined;
-  const endTree = (): Promise<void> =>
-    (ending ??= tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve());
   let ownTimeout = false;
 
   const watchdog = new IdleWatchdog(options.idleTimeoutMilliseconds, () => {
