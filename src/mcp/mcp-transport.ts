@@ -5,7 +5,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
-import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../workers/cli/process-tree.js";
+import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../processes/process-tree.js";
 
 /** Last part of a stdio server's stderr kept for the message when it fails to start. */
 const STDERR_TAIL_CHARACTERS = 2_000;

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
 import { startDaemonProcess } from "../support/daemon-process.js";

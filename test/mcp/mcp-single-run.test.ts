@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startSingleRun } from "../../src/app/compose-run.js";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { makeDefinition } from "../support/make-definition.js";
 import {
   type ScriptedLlmServer,

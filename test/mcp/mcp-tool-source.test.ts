@@ -6,7 +6,7 @@ import { RunControl } from "../../src/runs/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
 import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";
-import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { configWith, eventually, fixtureServer, mcpHarness } from "./mcp-test-kit.js";
 

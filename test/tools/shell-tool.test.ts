@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunControl } from "../../src/runs/run-control.js";
-import { isProcessRunning } from "../../src/workers/cli/process-tree.js";
+import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { ToolHarness } from "../fixtures/tools/tool-harness.js";
 
 const TRICKY = `'; touch PWNED; echo "$(id)`;

@@ -1,7 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
-import { startTrackedProcess } from "../../workers/cli/tracked-process.js";
+import { startTrackedProcess } from "../../processes/tracked-process.js";
 import { CappedCollector } from "./capped-collector.js";
 
 /** SIGTERM → SIGKILL delay when a command is stopped or times out. */

@@ -2,7 +2,7 @@ import type { Logger } from "../../logging/logger.js";
 import type { RunControl } from "../../runs/run-control.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
 import { LineSplitter } from "./line-splitter.js";
-import { startTrackedProcess } from "./tracked-process.js";
+import { startTrackedProcess } from "../../processes/tracked-process.js";
 
 /** Last part of stderr kept for classification and error messages. */
 const STDERR_TAIL_CHARACTERS = 8_192;

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { execa } from "execa";
-import { childEnvironment } from "../../secrets/child-environment.js";
+import { childEnvironment } from "../secrets/child-environment.js";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
 
 export interface TrackedProcessOptions {
