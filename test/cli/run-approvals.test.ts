@@ -1,17 +1,12 @@
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { execa } from "execa";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
-import {
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type ScriptedLlmServer,
-} from "../support/scripted-llm-server.js";
+import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
+import { createRunProject, type RunProject } from "./run-project.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
@@ -19,29 +14,14 @@ const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
 let server: ScriptedLlmServer;
 let directory: string;
 
+let project: RunProject;
 beforeEach(async () => {
-  server = await startScriptedLlmServer();
-  directory = await mkdtemp(path.join(tmpdir(), "agentd-run-approvals-"));
-  await mkdir(path.join(directory, "agents"));
+  project = await createRunProject("agentd-run-approvals-");
+  ({ server, directory } = project);
   await mkdir(path.join(directory, "work"));
-  await writeFile(
-    path.join(directory, "config.yaml"),
-    [
-      "llm:",
-      `  base_url: ${server.url}`,
-      "  api_key: test-key",
-      "  model: scripted",
-      "  retries: { max_attempts: 1 }",
-      `data_dir: ${path.join(directory, "data")}`,
-      "log: { level: silent }",
-    ].join("\n"),
-  );
   await writeAgent("10m");
 });
-afterEach(async () => {
-  await server.close();
-  await rm(directory, { recursive: true, force: true });
-});
+afterEach(() => project.close());
 
 /** An agent whose write_file calls must be approved. */
 function writeAgent(timeout: string, onTimeout = "deny"): Promise<void> {

@@ -1,40 +1,20 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
-import {
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type ScriptedLlmServer,
-} from "../support/scripted-llm-server.js";
+import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
+import { createRunProject, type RunProject } from "./run-project.js";
 
 let server: ScriptedLlmServer;
 let directory: string;
 
+let project: RunProject;
 beforeEach(async () => {
-  server = await startScriptedLlmServer();
-  directory = await mkdtemp(path.join(tmpdir(), "agentd-run-"));
-  await mkdir(path.join(directory, "agents"));
-  await writeFile(
-    path.join(directory, "config.yaml"),
-    [
-      "llm:",
-      `  base_url: ${server.url}`,
-      "  api_key: test-key",
-      "  model: scripted",
-      "  retries: { max_attempts: 1 }",
-      `data_dir: ${path.join(directory, "data")}`,
-      "log: { level: silent }",
-    ].join("\n"),
-  );
+  project = await createRunProject("agentd-run-");
+  ({ server, directory } = project);
   await writeAgent("hello", "description: Says hello\ntask: Say hello", "You greet people.");
 });
-afterEach(async () => {
-  await server.close();
-  await rm(directory, { recursive: true, force: true });
-});
+afterEach(() => project.close());
 
 function writeAgent(id: string, frontmatter: string, body: string): Promise<void> {
   return writeFile(path.join(directory, "agents", `${id}.md`), `---\n${frontmatter}\n---\n${body}\n`);
