@@ -49,13 +49,13 @@ export async function runToolCalls(
       events.publish("warning", { code: "LOOP_DETECTED", message: verdict.description });
     }
     if (failures.isDisabled(tool)) {
-      results.push({ role: "tool", tool_call_id: call.id, content: disabledToolResult(tool) });
+      results.push({ role: "tool", tool_call_id: call.id, content: answerRemovedTool(call, parts) });
       continue;
     }
     await context.control.waitWhilePaused();
     const result = await executeOne(call, parts);
     results.push({ role: "tool", tool_call_id: call.id, content: toolResultText(result) });
-    if (failures.record(tool, result.ok)) {
+    if (failures.record(tool, result)) {
       notices.push(toolDisabledNotice(tool, TOOL_FAILURE_LIMIT));
       events.publish("warning", {
         code: "TOOL_FAILED",
@@ -64,6 +64,31 @@ export async function runToolCalls(
     }
   }
   return { results, notices };
+}
+
+/**
+ * A call to a tool removed earlier in the run: not run, but seen like any other call, with its
+ * `action` and a failed `observation`, so a client following the run knows the model tried.
+ */
+function answerRemovedTool(call: ChatToolCall, parts: ToolRoundParts): string {
+  const tool = call.function.name;
+  const content = disabledToolResult(tool);
+  parts.events.publish("action", {
+    call_id: call.id,
+    tool,
+    arguments: parseArguments(call.function.arguments),
+  });
+  parts.events.publish("observation", { call_id: call.id, tool, ok: false, output: content, duration_ms: 0 });
+  return content;
+}
+
+/** The arguments as the executor shows them: the JSON value, or the text when it is not JSON. */
+function parseArguments(argumentsJson: string): unknown {
+  try {
+    return JSON.parse(argumentsJson) as unknown;
+  } catch {
+    return argumentsJson;
+  }
 }
 
 /** One call; an executor that throws (other than the run being stopped) becomes a failed result. */

@@ -131,7 +131,7 @@ describe("LLM loop guardrails", () => {
     const toolNames = (index: number) =>
       server.chatRequests[index]?.body?.tools?.map((tool) => tool.function.name);
     expect(toolNames(2)).toContain("broken");
-    expect(toolNames(3)).toEqual(["echo", "bulky"]);
+    expect(toolNames(3)).toEqual(["echo", "bulky", "guarded"]);
     expect(userTexts(server.chatRequests[3]).some((text) => text.includes("broken failed 3 times"))).toBe(
       true,
     );
@@ -152,5 +152,45 @@ describe("LLM loop guardrails", () => {
       .filter((message) => message.role === "tool")
       .at(-1);
     expect(String(lastTool?.content)).toContain("disabled for the rest of this run");
+    const lastAction = harness.ofType("action").at(-1);
+    const lastObservation = harness.ofType("observation").at(-1);
+    expect(lastAction?.data).toMatchObject({ tool: "broken", arguments: { attempt: 4 } });
+    expect(lastObservation?.data).toMatchObject({
+      call_id: lastAction?.data.call_id,
+      tool: "broken",
+      ok: false,
+      output: expect.stringContaining("disabled for the rest of this run"),
+    });
+  });
+
+  it("does not count refusals by policy as failures: a later allowed call still runs", async () => {
+    const harness = new LoopHarness(server, { definition: makeDefinition() });
+    const guarded = (command: string) => toolCallReply({ name: "guarded", arguments: { command } });
+    server.enqueue(
+      guarded("forbidden 1"),
+      guarded("forbidden 2"),
+      guarded("forbidden 3"),
+      guarded("forbidden 4"),
+      guarded("allowed"),
+      textReply("done"),
+    );
+    const outcome = await harness.run();
+
+    expect(outcome).toMatchObject({ status: "completed", result: "done" });
+    expect(server.chatRequests[5]?.body?.tools?.map((tool) => tool.function.name)).toContain("guarded");
+    const lastTool = server.chatRequests[5]?.body?.messages
+      .filter((message) => message.role === "tool")
+      .at(-1);
+    expect(lastTool?.content).toBe("ran allowed");
+    expect(harness.ofType("warning")).toEqual([]);
+  });
+
+  it("still ends a run that keeps asking for the same refused call", async () => {
+    const harness = new LoopHarness(server, { definition: makeDefinition() });
+    server.setDefaultReply(toolCallReply({ name: "guarded", arguments: { command: "forbidden" } }));
+    const outcome = await harness.run();
+
+    expect(outcome).toMatchObject({ status: "failed", reason: "loop_detected" });
+    expect(harness.ofType("warning").map((event) => event.data.code)).toEqual(["LOOP_DETECTED"]);
   });
 });

@@ -51,7 +51,7 @@ describe("LlmWorker", () => {
       { role: "system", content: "You write notes." },
       { role: "user", content: "Say hello" },
     ]);
-    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["echo", "bulky", "broken"]);
+    expect(first?.tools?.map((tool) => tool.function.name)).toEqual(["echo", "bulky", "guarded", "broken"]);
     expect(first?.tools?.[0]?.function.parameters).toMatchObject({
       properties: { text: { type: "string" } },
     });

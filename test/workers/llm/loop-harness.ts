@@ -22,6 +22,8 @@ interface TestTool {
   description: string;
   arguments: z.ZodType<Record<string, unknown>>;
   run(input: Record<string, unknown>): string;
+  /** A refusal by policy (the code and message the real executor would give), before running. */
+  refuse?(input: Record<string, unknown>): { code: string; output: string } | undefined;
 }
 
 /** Small real tools: arguments validated with zod; failures come back as results, like the real executor. */
@@ -35,6 +37,18 @@ const TOOLS: Record<string, TestTool> = {
     description: "Returns a long text",
     arguments: z.object({ size: z.number().int().positive() }),
     run: (input) => "x".repeat(Number(input.size)),
+  },
+  guarded: {
+    description: "Runs only what its policy allows",
+    arguments: z.object({ command: z.string() }),
+    refuse: (input) =>
+      input.command === "allowed"
+        ? undefined
+        : {
+            code: "TOOL_DENIED",
+            output: "guarded call denied (denied by guarded(forbidden*)); do not retry it",
+          },
+    run: (input) => `ran ${String(input.command)}`,
   },
   broken: {
     description: "Always fails",
@@ -87,6 +101,8 @@ export class TestToolExecutor implements ToolExecutor {
     }
     const parsed = tool.arguments.safeParse(input);
     if (!parsed.success) return { ok: false, code: "TOOL_BAD_ARGUMENTS", output: parsed.error.message };
+    const refusal = tool.refuse?.(parsed.data);
+    if (refusal) return { ok: false, ...refusal };
     try {
       return { ok: true, output: tool.run(parsed.data) };
     } catch (error) {
