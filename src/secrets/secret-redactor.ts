@@ -1,27 +1,19 @@
 import type { EventDraft } from "../events/agent-event.js";
+import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
 
-/** The forms a secret commonly takes in output: as-is, JSON-escaped, URL-encoded, base64. */
-function encodings(value: string): string[] {
-  const bytes = Buffer.from(value, "utf8");
-  const base64 = bytes.toString("base64");
-  return [
-    value,
-    JSON.stringify(value).slice(1, -1),
-    encodeURIComponent(value),
-    new URLSearchParams({ value }).toString().slice("value=".length),
-    base64,
-    base64.replace(/=+$/, ""),
-    bytes.toString("base64url"),
-  ];
-}
+/**
+ * Lines of base64 as `base64`, MIME and PEM wrap them (76 or 64 columns): a value's encoding may
+ * straddle a line break, so the lines are also looked at joined.
+ */
+const WRAPPED_BASE64 = /(?:[A-Za-z0-9+/]{16,}={0,2}\r?\n)+[A-Za-z0-9+/]*={0,2}/g;
 
 /**
- * Knows every secret value loaded so far and replaces each occurrence (in any of its common
- * encodings) with `[secret:name]`. One instance serves the tool executor, the event bus
+ * Knows every secret value loaded so far and replaces each occurrence (in any of the encodings
+ * of {@link secretForms}, base64 also across wrapped lines) with `[secret:name]`. One instance serves the tool executor, the event bus
  * (`redactEvent`) and the logger (`redactText`), so a value cannot leak through any of them.
  */
 export class SecretRedactor {
@@ -31,7 +23,7 @@ export class SecretRedactor {
   /** Learns a secret value; later output containing it is masked as `[secret:name]`. */
   add(name: string, value: string): void {
     let changed = false;
-    for (const form of encodings(value)) {
+    for (const form of secretForms(value)) {
       if (form.length < MIN_REDACTED_LENGTH || this.#names.get(form) === name) continue;
       this.#names.set(form, name);
       changed = true;
@@ -52,6 +44,15 @@ export class SecretRedactor {
   /** The text with every known secret value replaced by `[secret:name]`. */
   redact(text: string): string {
     if (this.#names.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
+    const masked = this.#mask(text);
+    return masked.replace(WRAPPED_BASE64, (block) => {
+      const joined = block.replace(/\r?\n/g, "");
+      const redacted = this.#mask(joined);
+      return redacted === joined ? block : `${redacted}${/\n$/.test(block) ? "\n" : ""}`;
+    });
+  }
+
+  #mask(text: string): string {
     const pattern = this.#compile();
     pattern.lastIndex = 0;
     return text.replace(pattern, (found) => `[secret:${this.#names.get(found) ?? "unknown"}]`);

@@ -33,7 +33,9 @@ export const httpRequestTool = defineTool({
   subject: (value) => ({ kind: "texts", texts: urlSpellings(value.url) }),
   run: async (value, context) => {
     const url = new URL(value.url);
-    const where = `${value.method} ${url.origin}${url.pathname}`;
+    // The path as the model wrote it, not percent-encoded the way fetch sends it: a secret in it is
+    // then the plain value, which the redactor masks in every message, event and log line.
+    const where = `${value.method} ${url.origin}${decodedPath(url.pathname)}`;
     const timeout = AbortSignal.timeout(context.settings.http_timeout);
     let response: Response;
     let body: CappedBody;
@@ -101,6 +103,11 @@ export function urlSpellings(written: string): string[] {
 }
 
 function routedPath(pathname: string): string {
+  return decodedPath(pathname).replace(/\/{2,}/g, "/");
+}
+
+/** Each path segment percent-decoded where it decodes (`%2F` stays inside its segment). */
+function decodedPath(pathname: string): string {
   const decoded = pathname.split("/").map((segment) => {
     try {
       return decodeURIComponent(segment);
@@ -108,5 +115,5 @@ function routedPath(pathname: string): string {
       return segment;
     }
   });
-  return decoded.join("/").replace(/\/{2,}/g, "/");
+  return decoded.join("/");
 }

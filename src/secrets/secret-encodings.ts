@@ -1,0 +1,90 @@
+/**
+ * The forms a secret value takes when a tool or a program encodes it by itself, each of which the
+ * redactor masks. A deliberate transformation (reversed, split, encrypted) is not here: keeping a
+ * value the agent was never given out of its reach is the sandbox's job.
+ */
+export function secretForms(value: string): string[] {
+  const bytes = Buffer.from(value, "utf8");
+  return [
+    value,
+    ...jsonForms(value),
+    ...percentForms(value),
+    ...base64Forms(bytes, "base64"),
+    ...base64Forms(bytes, "base64url"),
+    bytes.toString("hex"),
+    bytes.toString("hex").toUpperCase(),
+  ];
+}
+
+/** Shortest run of base64 characters, from a value at a shifted byte alignment, worth masking. */
+const MIN_ALIGNED_BASE64_LENGTH = 6;
+
+/** JSON string bodies: as JSON.stringify writes them, with `\/`, and ASCII-only (`\u00fc`, Python's default). */
+function jsonForms(value: string): string[] {
+  const escaped = JSON.stringify(value).slice(1, -1);
+  const asciiOnly = (upper: boolean) =>
+    escaped.replace(/[^\x20-\x7e]/g, (character) => {
+      const hex = character.charCodeAt(0).toString(16).padStart(4, "0");
+      return `\\u${upper ? hex.toUpperCase() : hex}`;
+    });
+  return [escaped, escaped.replaceAll("/", "\\/"), asciiOnly(false), asciiOnly(true)];
+}
+
+/**
+ * Percent-encodings: JavaScript's encodeURIComponent, a form body (URLSearchParams, `+` for a
+ * space), what the WHATWG URL parser — and so `fetch` — writes in a path, query, fragment and user
+ * info (`p@ss word` → `p@ss%20word`), Python's `quote` and `quote_plus`, and lowercase hex digits.
+ */
+function percentForms(value: string): string[] {
+  const url = new URL("http://host/");
+  const inUrl = (part: "pathname" | "search" | "hash" | "username" | "password") => {
+    url[part] = part === "pathname" ? `/${value}` : value;
+    return part === "username" || part === "password" ? url[part] : url[part].slice(1);
+  };
+  const forms = [
+    encodeURIComponent(value),
+    new URLSearchParams({ value }).toString().slice("value=".length),
+    inUrl("pathname"),
+    inUrl("search"),
+    inUrl("hash"),
+    inUrl("username"),
+    inUrl("password"),
+    percentEncode(value, /[A-Za-z0-9_.\-~/]/, false),
+    percentEncode(value, /[A-Za-z0-9_.\-~]/, true),
+  ];
+  return [...forms, ...forms.map((form) => form.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))];
+}
+
+/** Percent-encodes every UTF-8 byte of a character outside `safe`; `plus` writes a space as `+`. */
+function percentEncode(value: string, safe: RegExp, plus: boolean): string {
+  let encoded = "";
+  for (const character of value) {
+    if (safe.test(character)) encoded += character;
+    else if (plus && character === " ") encoded += "+";
+    else {
+      for (const byte of Buffer.from(character, "utf8")) {
+        encoded += `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+      }
+    }
+  }
+  return encoded;
+}
+
+/**
+ * base64 of the value alone (with and without padding), and the characters that stand for the value
+ * inside a longer encoded text, at each of the three byte alignments it can start at
+ * (`user:secret` for HTTP Basic authentication puts it at the second): the characters that also
+ * carry bits of the neighbouring bytes are left out, the rest is the same whatever surrounds it.
+ */
+function base64Forms(bytes: Buffer, encoding: "base64" | "base64url"): string[] {
+  const alone = bytes.toString(encoding);
+  const forms = [alone, alone.replace(/=+$/, "")];
+  for (const shift of [0, 1, 2]) {
+    const shifted = Buffer.concat([Buffer.alloc(shift), bytes]).toString(encoding);
+    const first = Math.ceil((shift * 8) / 6);
+    const end = Math.floor(((shift + bytes.length) * 8) / 6);
+    const core = shifted.slice(first, end);
+    if (core.length >= MIN_ALIGNED_BASE64_LENGTH) forms.push(core);
+  }
+  return forms;
+}
