@@ -49,6 +49,7 @@ export interface AgentsService {
 export interface RunListFilter {
   agent?: string | undefined;
   status?: RunStatus | undefined;
+  parent?: string | undefined;
 }
 
 /**

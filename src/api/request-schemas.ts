@@ -41,6 +41,8 @@ export const StartRunBodySchema = z
 export const RunListQuerySchema = z.object({
   agent: z.string().min(1).optional(),
   status: RunStatusSchema.optional(),
+  /** Only the sub-agent runs this run started. */
+  parent: z.string().min(1).optional(),
 });
 
 /** GET /agents/:id/events */

@@ -18,6 +18,7 @@ import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
+import { SubAgentTools } from "../subagents/sub-agent-tools.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
@@ -94,12 +95,15 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
   const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
+  const agents = agentLookupFrom(() => definitions.snapshot());
   const defaultTools = createToolExecutor({
     config,
     vault: secrets.vault,
     redactor,
     approvals,
     logger: logger.child({ module: "tools" }),
+    // The run manager is built below; a sub-agent call only comes once runs are running.
+    sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
   });
   const tools = overrides.tools ?? defaultTools;
   const shutdownController = new AbortController();
@@ -108,7 +112,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   const runs = new RunManager({
     store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
     events: bus,
-    agents: agentLookupFrom(() => definitions.snapshot()),
+    agents,
     workerFor: learningSecretsFirst(
       overrides.workerFor ??
         defaultWorkerFor({

@@ -8,6 +8,8 @@ export const LimitsSchema = z.strictObject({
   timeout: DurationSchema.default(600_000),
   max_cost_usd: z.number().nonnegative().default(1),
   max_concurrent_runs: z.number().int().positive().default(1),
+  /** How deep sub-agents may nest: a run started by the model is at depth 0, its child at 1. */
+  max_agent_depth: z.number().int().nonnegative().default(3),
 });
 export type Limits = z.infer<typeof LimitsSchema>;
 

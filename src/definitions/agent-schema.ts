@@ -110,6 +110,7 @@ const AgentLimitsSchema = z.strictObject({
   timeout: DurationSchema.optional(),
   max_cost_usd: z.number().nonnegative().optional(),
   max_concurrent_runs: z.number().int().positive().optional(),
+  max_agent_depth: z.number().int().nonnegative().optional(),
 });
 
 /**
@@ -131,6 +132,8 @@ export const AgentFrontmatterSchema = z
     cli: CliSettingsSchema.optional(),
     workdir: z.string().min(1).optional(),
     tools: z.array(z.string().min(1)).default([]),
+    /** Other agents offered to the model as `agent__<id>` tools (sub-agents). */
+    agents: z.array(z.string().regex(/^[a-z0-9_-]+$/, "agent ids use a-z, 0-9, _ and -")).default([]),
     permissions: PermissionRulesSchema.optional(),
     secrets: z
       .array(z.string().regex(/^[A-Za-z0-9_.-]+$/, "secret names use letters, digits, _ . -"))

@@ -5,6 +5,7 @@ import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
 import { type PresetLookup, resolvePresetChain } from "../presets/resolve-preset-chain.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import { buildAgentDefinition } from "./build-agent-definition.js";
+import { type AgentReferences, checkAgentReferences } from "./check-agent-references.js";
 import {
   type AgentStatus,
   createSnapshot,
@@ -56,6 +57,14 @@ export class DefinitionCatalog {
       if (previous) touchedPresets.add(previous.name);
       if (parsed) touchedPresets.add(parsed.name);
     }
+    // Agents with sub-agents depend on every other agent file: one appearing, going or changing its
+    // own list may make a reference unknown or close a cycle.
+    if ((update.agents?.size ?? 0) > 0) {
+      for (const parsed of this.agentFiles.values())
+        if ((parsed.frontmatter?.agents.length ?? 0) > 0) touchedIds.add(parsed.id);
+      for (const parsed of update.agents?.values() ?? [])
+        if (parsed && (parsed.frontmatter?.agents.length ?? 0) > 0) touchedIds.add(parsed.id);
+    }
     for (const [file, names] of this.agentDependencies) {
       const id = this.agentFiles.get(file)?.id;
       if (id !== undefined && names.some((name) => touchedPresets.has(name))) touchedIds.add(id);
@@ -64,7 +73,8 @@ export class DefinitionCatalog {
     for (const [file, parsed] of update.agents ?? []) this.replaceAgentFile(file, parsed);
     for (const [file, parsed] of update.presets ?? []) this.replacePresetFile(file, parsed);
     if (touchedPresets.size > 0) this.recomputePresets();
-    for (const id of touchedIds) this.recomputeAgent(id);
+    const references = this.agentReferences();
+    for (const id of touchedIds) this.recomputeAgent(id, references);
     return [...touchedIds].filter((id) => before.get(id) !== this.signature(id)).sort();
   }
 
@@ -131,7 +141,15 @@ export class DefinitionCatalog {
     }
   }
 
-  private recomputeAgent(id: string): void {
+  /** Every agent id with the `agents:` list of its (first) file. */
+  private agentReferences(): AgentReferences {
+    const references = new Map<string, readonly string[]>();
+    for (const parsed of this.agentFiles.values())
+      if (!references.has(parsed.id)) references.set(parsed.id, parsed.frontmatter?.agents ?? []);
+    return references;
+  }
+
+  private recomputeAgent(id: string, references: AgentReferences): void {
     const files = this.agentFilesById.get(id);
     let valid: AgentDefinition | undefined;
     for (const file of files) {
@@ -140,6 +158,7 @@ export class DefinitionCatalog {
       const errors = [...parsed.errors];
       const twins = files.filter((other) => other !== file);
       if (twins.length > 0) errors.push(this.duplicateError(parsed, twins));
+      if (errors.length === 0) errors.push(...checkAgentReferences(parsed, references));
       const definition = errors.length === 0 ? this.define(parsed, errors) : undefined;
       if (definition) valid = definition;
       this.agentStatuses.set(file, {

@@ -41,6 +41,11 @@ export const ERROR_CODES = [
   "VAULT_CORRUPT",
   "APPROVAL_NOT_FOUND",
   "MCP_UNAVAILABLE",
+  // agents together: sub-agents, questions, checkpoints, hooks
+  "AGENT_DEPTH_EXCEEDED",
+  "QUESTION_NOT_FOUND",
+  "TOOL_INTERRUPTED",
+  "HOOK_FAILED",
   // cli workers
   "CLI_NOT_INSTALLED",
   "CLI_AUTH",

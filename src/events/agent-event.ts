@@ -5,7 +5,13 @@ import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
  * agentd's files and API. Secret values never appear here: the bus masks them before publishing.
  */
 export interface EventDataByType {
-  status: { status: RunStatus; reason?: RunReason; message?: string };
+  status: {
+    status: RunStatus;
+    reason?: RunReason;
+    message?: string;
+    /** Set on every status event of a sub-agent's run. */
+    parent_run?: string;
+  };
   thought: { text: string };
   action: { call_id: string; tool: string; arguments: unknown };
   observation: {

@@ -29,13 +29,19 @@ export function checkPermission(
   permissions: PermissionRules,
   tool: string,
   subject: PermissionSubject,
+  options: { unlisted?: "ask" | "allow" } = {},
 ): PermissionVerdict {
   const rules = rulesForTool(parseRuleSet(permissions), tool);
   if (subject.kind === "shell") return new ShellPermissionCheck(rules).check(subject.command);
-  return checkTexts(rules, tool, subject.texts);
+  return checkTexts(rules, tool, subject.texts, options.unlisted ?? "ask");
 }
 
-function checkTexts(rules: RuleSet, tool: string, texts: string[]): PermissionVerdict {
+function checkTexts(
+  rules: RuleSet,
+  tool: string,
+  texts: string[],
+  unlisted: "ask" | "allow",
+): PermissionVerdict {
   const matching = (list: RuleSet["allow"], loose: boolean) =>
     list.find((rule) => texts.some((text) => ruleMatches(rule, text, loose)));
   const denied = matching(rules.deny, true);
@@ -44,6 +50,7 @@ function checkTexts(rules: RuleSet, tool: string, texts: string[]): PermissionVe
   if (asked) return { decision: "ask", reason: `${asked.source} asks` };
   const allowed = rules.allow.find((rule) => texts.every((text) => ruleMatches(rule, text, false)));
   if (allowed) return { decision: "allow", reason: `allowed by ${allowed.source}` };
+  if (unlisted === "allow") return { decision: "allow", reason: `${tool} is granted by the agent file` };
   return { decision: "ask", reason: `no rule allows this ${tool} call` };
 }
 

@@ -31,6 +31,7 @@ export class RunControl {
   #resumeWaiters: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
   #detachFromParent: (() => void) | undefined;
+  #deadline = Number.POSITIVE_INFINITY;
 
   constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
     this.signal = this.#controller.signal;
@@ -49,6 +50,7 @@ export class RunControl {
       }
     }
     if (timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds)) {
+      this.#deadline = Date.now() + timeoutMilliseconds;
       this.#timer = setTimeout(
         () => this.stop("timeout", `the run passed its timeout of ${timeoutMilliseconds} ms`),
         timeoutMilliseconds,
@@ -59,6 +61,11 @@ export class RunControl {
 
   get paused(): boolean {
     return this.#paused;
+  }
+
+  /** Milliseconds until the run's timeout (Infinity without one): bounds a sub-agent's run. */
+  remainingMilliseconds(): number {
+    return Math.max(0, this.#deadline - Date.now());
   }
 
   /** Aborts the run's signal with `reason`. The first reason wins. */

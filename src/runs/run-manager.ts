@@ -4,12 +4,13 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
 import type { AgentLookup } from "./agent-availability.js";
-import { RunControl } from "./run-control.js";
+import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
+import { RunControl, abortReason } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { InFlightCounts } from "./in-flight-counts.js";
-import { recordPatchOf } from "./run-outcome.js";
+import { recordPatchOf, statusForReason } from "./run-outcome.js";
 import type { RunRecord, RunTrigger } from "./run-record.js";
 import { EMPTY_USAGE, type RunReason, type RunStatus } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
@@ -37,6 +38,8 @@ export interface RunManagerOptions {
 export interface RunFilter {
   agent?: string | undefined;
   status?: RunStatus | undefined;
+  /** Only the sub-agent runs this run started. */
+  parent?: string | undefined;
 }
 
 /** A run not finished yet: queued, or in flight with its control. */
@@ -46,6 +49,12 @@ interface LiveRun {
   control?: RunControl;
   /** What the worker last reported; a paused run returns to it on resume. */
   workerStatus: "running" | "waiting";
+  /** 0 for a run started by a user or a schedule; a sub-agent's run is its parent's depth + 1. */
+  depth: number;
+  /** A sub-agent's run: its parent's control, whose stop stops it and whose time bounds it. */
+  parentControl?: RunControl;
+  /** Called with the final record (a parent waiting for its sub-agent). */
+  onEnd?: (record: RunRecord) => void;
 }
 
 /**
@@ -53,7 +62,7 @@ interface LiveRun {
  * `max_concurrent_runs`, one RunControl per run (stop, pause, timeout, shutdown), durable records
  * written before each status change is published, and crash recovery at construction.
  */
-export class RunManager {
+export class RunManager implements ChildRuns {
   readonly #options: RunManagerOptions;
   readonly #now: () => Date;
   readonly #createRunId: RunIdSource;
@@ -100,10 +109,79 @@ export class RunManager {
     });
     this.#options.store.create(record);
     this.#publishStatus(record);
-    this.#live.set(record.id, { record, definition, workerStatus: "running" });
+    this.#live.set(record.id, { record, definition, workerStatus: "running", depth: 0 });
     this.#queue.push(record.id);
     this.#dispatch();
     return this.#options.store.get(record.id) ?? record;
+  }
+
+  /**
+   * Runs a sub-agent for a parent in flight and resolves with the child's final record. The child
+   * inherits what is left of the parent's token and cost budgets and of its time, is stopped with
+   * it, and takes no slot of the daemon-wide `concurrency` (its parent holds one and waits for it:
+   * queueing it behind that limit could deadlock); its own agent's `max_concurrent_runs` applies.
+   */
+  async runChild(request: ChildRunRequest): Promise<RunRecord> {
+    const parent = this.#live.get(request.parentRun);
+    if (!parent?.control) {
+      throw new AgentdError("CONFLICT", `run ${request.parentRun} is not in flight`, {
+        hint: "a sub-agent can only be started by a running run",
+      });
+    }
+    if (!this.#accepting) {
+      throw new AgentdError("SHUTTING_DOWN", `cannot start ${request.agent}: the daemon is shutting down`);
+    }
+    const depth = parent.depth + 1;
+    const maxDepth = parent.definition.limits.max_agent_depth;
+    if (depth > maxDepth) {
+      throw new AgentdError(
+        "AGENT_DEPTH_EXCEEDED",
+        `cannot start sub-agent ${request.agent}: runs may nest ${maxDepth} levels deep (limits.max_agent_depth)`,
+        { hint: "answer the task yourself, or raise limits.max_agent_depth", details: { depth, maxDepth } },
+      );
+    }
+    const parentControl = parent.control;
+    const definition = childDefinition(runnableDefinition(this.#options.agents, request.agent), {
+      tokens: request.budget.tokens,
+      costUsd: request.budget.costUsd,
+      milliseconds: parentControl.remainingMilliseconds(),
+    });
+    const record = this.#redact({
+      id: this.#createRunId(),
+      agent: request.agent,
+      task: request.task,
+      status: "queued",
+      trigger: { kind: "agent", parent_run: request.parentRun },
+      parent_run: request.parentRun,
+      definition_hash: definition.hash,
+      created_at: this.#now().toISOString(),
+      usage: EMPTY_USAGE,
+      cost_usd: 0,
+    });
+    const ended = new Promise<RunRecord>((resolve) => {
+      this.#options.store.create(record);
+      this.#publishStatus(record);
+      const child: LiveRun = {
+        record,
+        definition,
+        workerStatus: "running",
+        depth,
+        parentControl,
+        onEnd: resolve,
+      };
+      this.#live.set(record.id, child);
+      // A child still queued when its parent stops never starts.
+      const stopQueued = () => {
+        if (child.control || !this.#live.has(record.id)) return;
+        this.#dequeue(record.id);
+        const reason = abortReason(parentControl.signal) ?? "user_stop";
+        this.#end(child, { status: statusForReason(reason), reason }, "its parent run ended first");
+      };
+      parentControl.signal.addEventListener("abort", stopQueued, { once: true });
+      this.#queue.push(record.id);
+      this.#dispatch();
+    });
+    return ended;
   }
 
   /** Runs newest first, optionally of one agent and/or in one status. */
@@ -113,7 +191,8 @@ export class RunManager {
       .filter(
         (run) =>
           (filter.agent === undefined || run.agent === filter.agent) &&
-          (filter.status === undefined || run.status === filter.status),
+          (filter.status === undefined || run.status === filter.status) &&
+          (filter.parent === undefined || run.parent_run === filter.parent),
       )
       .reverse();
   }
@@ -144,7 +223,10 @@ export class RunManager {
     if (run.record.status === "paused") return run.record;
     if (!run.control) throw conflict(run.record, "pause", "a queued run has not started; stop it instead");
     run.control.pause();
-    return this.#transition(run, { status: "paused" });
+    const record = this.#transition(run, { status: "paused" });
+    for (const child of this.#childrenOf(id))
+      if (child.control && child.record.status !== "paused") this.pause(child.record.id);
+    return record;
   }
 
   /** Resumes a paused run where it was (running, or waiting for an approval). */
@@ -155,7 +237,15 @@ export class RunManager {
       throw conflict(run.record, "resume", "only a paused run can be resumed");
     }
     run.control.resume();
-    return this.#transition(run, { status: run.workerStatus });
+    const record = this.#transition(run, { status: run.workerStatus });
+    for (const child of this.#childrenOf(id))
+      if (child.record.status === "paused") this.resume(child.record.id);
+    return record;
+  }
+
+  /** The sub-agent runs of a run that are not finished. */
+  #childrenOf(id: string): LiveRun[] {
+    return [...this.#live.values()].filter((run) => run.record.parent_run === id);
   }
 
   /**
@@ -215,9 +305,10 @@ export class RunManager {
   #dispatch(): void {
     if (!this.#accepting) return;
     for (const id of [...this.#queue]) {
-      if (this.#inFlight.total >= this.#options.concurrency) return;
       const run = this.#live.get(id);
       if (!run) continue;
+      // A sub-agent runs under its waiting parent's slot of the daemon-wide limit.
+      if (!run.parentControl && this.#inFlight.total >= this.#options.concurrency) continue;
       const agentLimit = run.definition.limits.max_concurrent_runs;
       if (this.#inFlight.of(run.record.agent) >= agentLimit) continue;
       this.#dequeue(id);
@@ -233,7 +324,7 @@ export class RunManager {
   #launch(run: LiveRun): void {
     const { definition } = run;
     const control = new RunControl({
-      parent: this.#options.shutdownSignal,
+      parent: run.parentControl?.signal ?? this.#options.shutdownSignal,
       timeoutMilliseconds: definition.limits.timeout,
     });
     run.control = control;
@@ -270,6 +361,7 @@ export class RunManager {
     if (run.control && this.#live.has(run.record.id)) this.#inFlight.add(run.record.agent, -1);
     this.#live.delete(run.record.id);
     const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
+    run.onEnd?.(record);
     this.#dispatch();
     if (this.#live.size === 0) this.#idle.notifyIdle();
     return record;
@@ -293,9 +385,27 @@ export class RunManager {
         status: record.status,
         ...(record.reason === undefined ? {} : { reason: record.reason }),
         ...(message === undefined ? {} : { message }),
+        ...(record.parent_run === undefined ? {} : { parent_run: record.parent_run }),
       },
     });
   }
+}
+
+/** A sub-agent's definition with its limits cut to what its parent has left. */
+function childDefinition(
+  definition: AgentDefinition,
+  left: { tokens: number; costUsd: number; milliseconds: number },
+): AgentDefinition {
+  const { limits } = definition;
+  return {
+    ...definition,
+    limits: {
+      ...limits,
+      max_tokens: Math.max(1, Math.min(limits.max_tokens, Math.floor(left.tokens))),
+      max_cost_usd: Math.max(0, Math.min(limits.max_cost_usd, left.costUsd)),
+      timeout: Math.max(1, Math.min(limits.timeout, left.milliseconds)),
+    },
+  };
 }
 
 function conflict(record: RunRecord, action: string, why: string): AgentdError {

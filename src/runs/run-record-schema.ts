@@ -13,6 +13,7 @@ const RunTriggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("cli") }),
   z.object({ kind: z.literal("schedule"), scheduled_for: z.string() }),
   z.object({ kind: z.literal("missed"), scheduled_for: z.string() }),
+  z.object({ kind: z.literal("agent"), parent_run: z.string() }),
 ]);
 
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
@@ -23,6 +24,7 @@ export const RunRecordSchema: z.ZodType<RunRecord> = z.object({
   status: RunStatusSchema,
   reason: RunReasonSchema.optional(),
   trigger: RunTriggerSchema,
+  parent_run: z.string().optional(),
   definition_hash: z.string(),
   worker: z.string().optional(),
   created_at: z.string(),

@@ -5,7 +5,9 @@ export type RunTrigger =
   | { kind: "api" }
   | { kind: "cli" }
   | { kind: "schedule"; scheduled_for: string }
-  | { kind: "missed"; scheduled_for: string };
+  | { kind: "missed"; scheduled_for: string }
+  /** A sub-agent's run, started by its parent's model through an `agent__<id>` tool. */
+  | { kind: "agent"; parent_run: string };
 
 /**
  * SPEC 4/6: one run as stored in `data_dir` and served by `GET /runs/:run`. snake_case on the wire.
@@ -18,6 +20,8 @@ export interface RunRecord {
   status: RunStatus;
   reason?: RunReason;
   trigger: RunTrigger;
+  /** The run whose model started this one (sub-agents); absent for a run started otherwise. */
+  parent_run?: string;
   /** The content hash of the definition the run started with. */
   definition_hash: string;
   /** "llm", "cli:claude", "cli:claude→llm" after a fallback. */

@@ -11,6 +11,7 @@ import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import { injectSecrets } from "./inject-secrets.js";
+import { agentToolName } from "../subagents/agent-tool-name.js";
 import { type ListedTool, listedTool } from "./listed-tool-name.js";
 import { modelToolName } from "./model-tool-name.js";
 import type { ToolCatalog } from "./tool-catalog.js";
@@ -60,7 +61,7 @@ export class DefaultToolExecutor implements ToolExecutor {
   async execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult> {
     const started = performance.now();
     const input = parseJson(call.argumentsJson);
-    const listed = listedTool(call.tool, scope.definition.frontmatter.tools);
+    const listed = listedTool(call.tool, offeredNames(scope.definition));
     // Events name the tool as the agent file does (`mcp:github/create_issue`).
     const toolName = listed?.name ?? call.tool;
     scope.events.publish({
@@ -126,6 +127,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       workdir: definition.workdir,
       signal: control.signal,
       settings: this.#options.settings,
+      run: scope,
       pathAllowed: (relativePath) => !restrictedByPattern(definition.permissions, tool.name, relativePath),
       redactPiece: (text, cutAt) => {
         const { redactor } = this.#options;
@@ -135,7 +137,14 @@ export class DefaultToolExecutor implements ToolExecutor {
     };
     try {
       const secrets = injectSecrets(parsed.value, tool, definition);
-      const verdict = checkPermission(definition.permissions, tool.name, tool.subject(parsed.value, context));
+      const verdict = checkPermission(
+        definition.permissions,
+        tool.name,
+        tool.subject(parsed.value, context),
+        {
+          unlisted: tool.allowedWhenUnlisted ? "allow" : "ask",
+        },
+      );
       if (verdict.decision === "deny") {
         return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
       }
@@ -213,7 +222,7 @@ export class DefaultToolExecutor implements ToolExecutor {
    * listings are cached by their sessions, so this stays cheap.
    */
   async #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
-    const { tools: found, missing } = await this.#options.catalog.expand(definition.frontmatter.tools);
+    const { tools: found, missing } = await this.#options.catalog.expand(offeredNames(definition));
     if (missing.length > 0 && !this.#warnedMissing.has(definition)) {
       this.#warnedMissing.add(definition);
       this.#options.logger.warn(
@@ -223,6 +232,11 @@ export class DefaultToolExecutor implements ToolExecutor {
     }
     return new Map(found.map((tool) => [modelToolName(tool.name), tool]));
   }
+}
+
+/** The tool names an agent offers: its `tools` list, then an `agent__<id>` per sub-agent. */
+function offeredNames(definition: AgentDefinition): string[] {
+  return [...definition.frontmatter.tools, ...definition.frontmatter.agents.map(agentToolName)];
 }
 
 function refusal(code: string, output: string): ToolOutput {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Config } from "../config/config-schema.js";
 import type { PermissionSubject } from "../permissions/permission-check.js";
+import type { ToolRunScope } from "./tool-executor.js";
 
 /** What a tool gets for one call: where it may work, when to stop, and its size and time limits. */
 export interface ToolContext {
@@ -20,6 +21,8 @@ export interface ToolContext {
    * in a piece, including a value cut in two at the piece's `end` or `start`.
    */
   redactPiece(text: string, cutAt: "end" | "start"): string;
+  /** The run the call belongs to: for tools that act on it (ask a human, start a sub-agent). */
+  run?: ToolRunScope;
 }
 
 /** A tool's answer before redaction and the size cap. `code` names the failure when not ok. */
@@ -49,6 +52,12 @@ export interface ToolDefinition {
   /** What `tool(pattern)` rules match for these arguments (secret templates still in place). */
   subject(value: unknown, context: ToolContext): PermissionSubject;
   run(value: unknown, context: ToolContext): Promise<ToolOutput>;
+  /**
+   * True for a tool the agent's file grants by naming it (`ask_human`, an `agent__<id>` of its
+   * `agents:` list): a call no permission rule names is allowed instead of asked. Deny and ask
+   * rules still apply.
+   */
+  allowedWhenUnlisted?: boolean;
   /**
    * Puts secret values into the parsed arguments. Default: every `{{secret:name}}` in every string
    * is replaced by the value. The shell tool overrides it to pass values as environment variables,

@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunControl } from "../runs/run-control.js";
+import type { Usage } from "../runs/run-status.js";
 
 /** A tool as the model sees it: an OpenAI function schema. */
 export interface ToolSpec {
@@ -26,12 +27,21 @@ export interface ToolResult {
   truncated?: boolean;
 }
 
+/** A run's token and cost budgets as a tool sees them: what a sub-agent may spend, and its bill. */
+export interface RunSpending {
+  remaining(): { tokens: number; costUsd: number };
+  /** Adds a sub-agent's usage; `exhausted` ends the run `budget_exceeded` before its next model call. */
+  add(usage: Usage, costUsd: number, options?: { exhausted?: boolean }): void;
+}
+
 export interface ToolRunScope {
   runId: string;
   definition: AgentDefinition;
   control: RunControl;
   events: EventPublisher;
   setStatus(status: "running" | "waiting"): void;
+  /** The LLM worker's budgets; absent where a caller runs tools outside the loop. */
+  budget?: RunSpending;
 }
 
 /**

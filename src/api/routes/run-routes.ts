@@ -24,7 +24,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
     "/runs",
     {
       schema: {
-        summary: "Runs, newest first, by agent and status",
+        summary: "Runs, newest first, by agent, status and parent run",
         querystring: routeSchema(RunListQuerySchema),
       },
     },

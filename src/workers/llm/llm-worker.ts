@@ -148,6 +148,7 @@ export class LlmWorker implements Worker {
         failures,
         detector,
         events,
+        budget,
       });
       messages.push(...round.results);
       for (const notice of round.notices) messages.push({ role: "user", content: notice });

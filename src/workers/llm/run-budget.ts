@@ -2,16 +2,19 @@ import type { Limits } from "../../config/config-schema.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { CutOffCheck } from "../../llm/stream-completion.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
+import type { RunSpending } from "../../tools/tool-executor.js";
 
 /**
  * One run's spending against its limits: rounds, tokens and cost. `check()` is the pre-flight
  * before each model call; `cutOff()` stops a call whose running estimate crosses what is left.
  */
-export class RunBudget {
+export class RunBudget implements RunSpending {
   readonly #limits: Limits;
   iterations = 0;
   usage: Usage = EMPTY_USAGE;
   costUsd = 0;
+  /** Set when a sub-agent ran out of the budget it inherited from this run. */
+  #exhaustedBy: string | undefined;
 
   constructor(limits: Limits) {
     this.#limits = limits;
@@ -21,6 +24,19 @@ export class RunBudget {
   record(usage: Usage, costUsd: number): void {
     this.usage = addUsage(this.usage, usage);
     this.costUsd += costUsd;
+  }
+
+  remaining(): { tokens: number; costUsd: number } {
+    return {
+      tokens: Math.max(0, this.#limits.max_tokens - this.usage.total_tokens),
+      costUsd: Math.max(0, this.#limits.max_cost_usd - this.costUsd),
+    };
+  }
+
+  /** A sub-agent's spending counts toward this run's budgets. */
+  add(usage: Usage, costUsd: number, options: { exhausted?: boolean } = {}): void {
+    this.record(usage, costUsd);
+    if (options.exhausted) this.#exhaustedBy = "a sub-agent used up what was left of the run's budget";
   }
 
   /** Throws MAX_ITERATIONS or BUDGET_EXCEEDED when no further model call is allowed. */
@@ -34,6 +50,12 @@ export class RunBudget {
     }
     if (this.usage.total_tokens >= max_tokens) throw this.#tokensExceeded(this.usage.total_tokens);
     if (this.costUsd >= max_cost_usd) throw this.#costExceeded(this.costUsd);
+    if (this.#exhaustedBy !== undefined) {
+      throw new AgentdError("BUDGET_EXCEEDED", this.#exhaustedBy, {
+        hint: "raise limits.max_tokens or limits.max_cost_usd of the agent that started the sub-agent",
+        details: { limit: "sub_agent", used: this.usage.total_tokens },
+      });
+    }
   }
 
   /** The check run after each streamed chunk: the call's estimate on top of what was spent. */

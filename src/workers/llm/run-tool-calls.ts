@@ -1,6 +1,7 @@
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { ChatMessage, ChatToolCall } from "../../llm/chat-message.js";
-import type { ToolExecutor, ToolResult } from "../../tools/tool-executor.js";
+import { agentIdOfTool } from "../../subagents/agent-tool-name.js";
+import type { RunSpending, ToolExecutor, ToolResult } from "../../tools/tool-executor.js";
 import type { RunContext } from "../worker.js";
 import { disabledToolResult, loopWarning, toolDisabledNotice, toolResultText } from "./guard-messages.js";
 import type { LoopDetector } from "./loop-detector.js";
@@ -13,6 +14,8 @@ export interface ToolRoundParts {
   failures: ToolFailures;
   detector: LoopDetector;
   events: RunEvents;
+  /** The run's budgets: a sub-agent's spending is added to them. */
+  budget?: RunSpending;
 }
 
 /** The messages one round of tool calls adds to the history. */
@@ -24,9 +27,10 @@ export interface ToolRound {
 }
 
 /**
- * Runs the tool calls of one model answer, in order, through the ToolExecutor (which emits the
- * `action`/`observation` events). Waits while the run is paused before each call. Applies the loop
- * detector (throws LOOP_DETECTED at its stop level) and disables a tool after repeated failures.
+ * Runs the tool calls of one model answer through the ToolExecutor (which emits the
+ * `action`/`observation` events): in order, except that consecutive sub-agent calls run side by
+ * side. Waits while the run is paused before each call. Applies the loop detector (throws
+ * LOOP_DETECTED at its stop level) and disables a tool after repeated failures.
  */
 export async function runToolCalls(
   calls: readonly ChatToolCall[],
@@ -35,7 +39,8 @@ export async function runToolCalls(
   const { context, failures, detector, events } = parts;
   const results: ChatMessage[] = [];
   const notices: string[] = [];
-  for (const call of calls) {
+  const settled = new Map<ChatToolCall, Promise<ToolResult>>();
+  for (const [index, call] of calls.entries()) {
     const tool = call.function.name;
     const verdict = detector.record(tool, call.function.arguments);
     if (verdict.kind === "stop") {
@@ -53,7 +58,18 @@ export async function runToolCalls(
       continue;
     }
     await context.control.waitWhilePaused();
-    const result = await executeOne(call, parts);
+    if (isSubAgentCall(call)) {
+      // Start this and the sub-agent calls right after it together; their results keep call order.
+      for (const next of calls.slice(index)) {
+        if (!isSubAgentCall(next)) break;
+        if (settled.has(next) || failures.isDisabled(next.function.name)) continue;
+        const started = executeOne(next, parts);
+        // A call the loop detector stops before its turn is never awaited: no unhandled rejection.
+        started.catch(() => undefined);
+        settled.set(next, started);
+      }
+    }
+    const result = await (settled.get(call) ?? executeOne(call, parts));
     results.push({ role: "tool", tool_call_id: call.id, content: toolResultText(result) });
     if (failures.record(tool, result)) {
       notices.push(toolDisabledNotice(tool, TOOL_FAILURE_LIMIT));
@@ -103,6 +119,7 @@ async function executeOne(call: ChatToolCall, parts: ToolRoundParts): Promise<To
         control: context.control,
         events: context.events,
         setStatus: (status) => context.setStatus(status),
+        ...(parts.budget === undefined ? {} : { budget: parts.budget }),
       },
     );
   } catch (error) {
@@ -114,4 +131,8 @@ async function executeOne(call: ChatToolCall, parts: ToolRoundParts): Promise<To
     });
     return { ok: false, code: failure.code, output: failure.message };
   }
+}
+
+function isSubAgentCall(call: ChatToolCall): boolean {
+  return agentIdOfTool(call.function.name) !== undefined;
 }
