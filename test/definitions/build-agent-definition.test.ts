@@ -34,6 +34,7 @@ describe("building an agent definition", () => {
       timeout: 120_000,
       max_cost_usd: 1,
       max_concurrent_runs: 1,
+      max_agent_depth: 3,
     });
     expect(custom?.permissions).toEqual({
       allow: ["read_file", "shell"],
