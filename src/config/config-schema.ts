@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { checkCliFlags } from "../workers/cli/cli-flags.js";
 import { DurationSchema } from "../util/duration.js";
 
 /** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */
@@ -70,9 +71,13 @@ const LlmSchema = z.strictObject({
 });
 
 const CliToolSchema = z.strictObject({
-  command: z.string().min(1),
-  /** Argument template: `{task}`, `{model}`, `{workdir}` are replaced. */
-  args: z.array(z.string()).default(["{task}"]),
+  /** Executable name or path; default the entry's name (for claude, gemini, codex: the tool's). */
+  command: z.string().min(1).optional(),
+  /**
+   * Argument template: `{task}`, `{model}`, `{workdir}`, `{system_prompt}` are replaced (default
+   * `["{task}"]`). For claude, gemini and codex: default arguments added to the built-in ones.
+   */
+  args: z.array(z.string()).optional(),
   /** `text` (stdout is the result) or the name of a built-in adapter's format. */
   output: z.enum(["text", "claude", "gemini", "codex"]).default("text"),
   env: z.record(z.string(), z.string()).default({}),
@@ -105,7 +110,17 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   llm: LlmSchema.prefault({}),
-  cli_tools: z.record(z.string(), CliToolSchema).default({}),
+  cli_tools: z
+    .record(z.string(), CliToolSchema)
+    .default({})
+    .superRefine((tools, context) => {
+      // claude, gemini and codex entries add to the built-in's arguments: a typo fails every run.
+      for (const [tool, entry] of Object.entries(tools)) {
+        for (const problem of checkCliFlags(tool, entry.args ?? [])) {
+          context.addIssue({ code: "custom", path: [tool, "args", problem.index], message: problem.message });
+        }
+      }
+    }),
   cli: z
     .strictObject({
       /** How long a CLI tool rests after a quota or rate-limit failure when it gives no reset time. */

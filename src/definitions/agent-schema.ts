@@ -98,9 +98,13 @@ export type Schedule = z.infer<typeof ScheduleObjectSchema>;
 
 const CliSettingsSchema = z.strictObject({
   tool: z.string().min(1),
+  /** The CLI's own model; `model` / `fallback_models` are the fallback LLM's. */
+  model: z.string().min(1).optional(),
   args: z.array(z.string()).default([]),
   fallback: z.enum(["llm", "none"]).default("llm"),
-  idle_timeout: DurationSchema.default(300_000),
+  // Progress (model text, tool events), not retry noise, resets it: 2m ends a CLI that only
+  // reconnects to an unreachable server well before the run's timeout.
+  idle_timeout: DurationSchema.default(120_000),
 });
 export type CliSettings = z.infer<typeof CliSettingsSchema>;
 

@@ -9,6 +9,8 @@ import type { AgentDefinition } from "./agent-definition.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
+import { checkCliFlags } from "../workers/cli/cli-flags.js";
+import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 
 /** CLI tools agentd knows without a `cli_tools` entry in the config. */
 export const BUILT_IN_CLI_TOOLS = ["claude", "gemini", "codex"] as const;
@@ -30,6 +32,7 @@ export function buildAgentDefinition(
   if (frontmatter.worker === "llm" && frontmatter.cli) {
     warnings.push(`${agent.file} cli: the cli section is ignored with worker: llm`);
   }
+  warnings.push(...cliRuleWarnings(frontmatter, config).map((warning) => `${agent.file} ${warning}`));
   const name = frontmatter.name ?? agent.id;
   const definedLimits = Object.entries(frontmatter.limits ?? {}).filter(([, value]) => value !== undefined);
   const definedApprovals = Object.entries(frontmatter.approvals ?? {}).filter(
@@ -91,6 +94,16 @@ function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFron
           : `use ${cliTools.join(", ")}, or add cli_tools.${tool} to the config`,
       }),
     );
+  }
+  if (frontmatter.worker === "cli" && tool !== undefined) {
+    for (const problem of checkCliFlags(tool, frontmatter.cli?.args ?? [])) {
+      errors.push(
+        new AgentdError("DEFINITION_INVALID", problem.message, {
+          ...located(`cli.args[${problem.index}]`, ["cli", "args", problem.index]),
+          hint: `see \`${tool} --help\`; the options agentd sets itself are listed in docs/cli-workers.md`,
+        }),
+      );
+    }
   }
   frontmatter.tools.forEach((toolName, index) => {
     const server = /^mcp:([^/]+)\//.exec(toolName)?.[1];

@@ -56,6 +56,7 @@ export const ERROR_CODES = [
   "CLI_CRASH",
   "CLI_NO_RESULT",
   "CLI_COOLDOWN",
+  "CLI_PERMISSION_DENIED",
   // daemon
   "STORE_CORRUPT",
   "STORE_WRITE_FAILED",

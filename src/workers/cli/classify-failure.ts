@@ -59,10 +59,14 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
     return failure("not_installed", `${adapter.tool}: the command "${adapter.command}" ${problem}`);
   }
   if (exit.hung) {
-    return failure(
-      "hung",
-      `${adapter.tool} produced no output for ${formatDuration(input.idleTimeoutMilliseconds)} and was killed`,
-    );
+    const idle = formatDuration(input.idleTimeoutMilliseconds);
+    const notice = transcript.lastRetryNotice ?? lastRetryLine(exit.stderrTail);
+    if (notice === undefined)
+      return failure("hung", `${adapter.tool} made no progress for ${idle} and was killed`);
+    // Only retries: a quota or rate limit it kept retrying is that, anything else is the network.
+    const message = `${adapter.tool} made no progress for ${idle}, only retried (the last notice: ${notice}), and was killed`;
+    const kind = limitKind(undefined, notice);
+    return failure(kind === "quota" || kind === "rate_limit" ? kind : "hung", message, notice);
   }
   if (exit.timedOut) return failure("timeout", `${adapter.tool} passed the run's timeout and was killed`);
 
@@ -113,4 +117,13 @@ function telltaleLine(text: string): string {
     .map((line) => line.trim())
     .filter(Boolean);
   return lines.findLast((line) => !/^at\s/.test(line)) ?? lines.at(-1) ?? "";
+}
+
+/** The last stderr line that announces a retry or reconnect (CLIs print those on stderr). */
+function lastRetryLine(stderr: string): string | undefined {
+  const line = stderr
+    .split("\n")
+    .map((candidate) => candidate.trim())
+    .findLast((candidate) => /retry|retrying|reconnect|backoff|waiting for network/i.test(candidate));
+  return line === undefined ? undefined : line.slice(0, 300);
 }

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import type { Usage } from "../../runs/run-status.js";
-import type { CliAdapter, CliInvocation } from "./cli-adapter.js";
-import type { CliTranscript } from "./cli-transcript.js";
+import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
+import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-adapter.js";
+import type { CliLimit, CliTranscript } from "./cli-transcript.js";
+import { claudeRuleArguments } from "./claude-rules.js";
 import { parseJsonLine } from "./json-line.js";
 
 const TextPartSchema = z.looseObject({ text: z.string() });
@@ -17,10 +19,6 @@ const ToolResultPartSchema = z.looseObject({
 const ContentPartSchema = z.looseObject({ type: z.string() });
 type ContentPart = z.infer<typeof ContentPartSchema>;
 
-const MessageLineSchema = z.looseObject({
-  message: z.looseObject({ content: z.union([z.string(), z.array(ContentPartSchema)]) }),
-});
-
 const ClaudeUsageSchema = z.looseObject({
   input_tokens: z.number().default(0),
   output_tokens: z.number().default(0),
@@ -28,10 +26,30 @@ const ClaudeUsageSchema = z.looseObject({
   cache_read_input_tokens: z.number().nullish(),
 });
 
-/** Claude Code's stream-json lines that agentd reads (`system` init lines carry nothing it needs). */
+const MessageLineSchema = z.looseObject({
+  message: z.looseObject({
+    id: z.string().optional(),
+    content: z.union([z.string(), z.array(ContentPartSchema)]),
+    usage: ClaudeUsageSchema.nullish(),
+  }),
+});
+
+const PermissionDenialSchema = z.looseObject({ tool_name: z.string(), tool_input: z.unknown().optional() });
+
+/** Claude Code's stream-json lines that agentd reads. */
 const CLAUDE_LINE_SCHEMAS = {
   assistant: MessageLineSchema,
   user: MessageLineSchema,
+  // `init` carries nothing agentd needs; `api_retry` is the tool waiting to retry an API error.
+  system: z.looseObject({
+    subtype: z.string().optional(),
+    attempt: z.number().optional(),
+    max_retries: z.number().optional(),
+    error_status: z.number().nullish(),
+    error: z.string().nullish(),
+  }),
+  // Token deltas with --include-partial-messages: progress for the watchdog, no events.
+  stream_event: z.looseObject({}),
   result: z.looseObject({
     subtype: z.string().optional(),
     is_error: z.boolean().default(false),
@@ -40,49 +58,94 @@ const CLAUDE_LINE_SCHEMAS = {
     total_cost_usd: z.number().nullish(),
     usage: ClaudeUsageSchema.nullish(),
     api_error_status: z.number().nullish(),
+    permission_denials: z.array(PermissionDenialSchema).optional(),
   }),
 };
 
+/** Claude's own stops at the limits agentd passed it. */
+const LIMIT_SUBTYPES: Record<string, CliLimit> = {
+  error_max_turns: "max_iterations",
+  error_max_budget_usd: "budget_exceeded",
+};
+
 /**
- * Claude Code: `claude -p <task> --output-format stream-json --verbose [--model m] [cli.args]`.
+ * Claude Code: `claude -p <task> --output-format stream-json --verbose --include-partial-messages
+ * --model m --append-system-prompt <prompt> --permission-mode acceptEdits` with the agent's rules
+ * as its tool, turn and budget flags, then `cli_tools.claude.args`, then `cli.args`.
  * `CLAUDE_CODE_MAX_RETRIES=2` cuts its default of 10 API retries, so a quota or overload error
- * comes back in seconds instead of minutes; the idle watchdog ends whatever still hangs.
+ * comes back in seconds instead of minutes.
  */
-export function claudeAdapter(command = "claude", environment: Record<string, string> = {}): CliAdapter {
+export function claudeAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "claude",
-    command,
-    environment: { CLAUDE_CODE_MAX_RETRIES: "2", ...environment },
+    command: options.command ?? "claude",
+    defaultModel: "sonnet",
+    environment: options.environment ?? {},
+    configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    buildArguments: buildClaudeArguments,
+    ruleSupport: { tools: true, permissions: true, maxIterations: true, reportsCost: true },
+    prepare: prepareClaude,
     createLineParser: () => parseClaudeLine,
   };
 }
 
-function buildClaudeArguments(invocation: CliInvocation): string[] {
+function prepareClaude(invocation: CliInvocation): CliLaunch {
   const model = invocation.model === undefined ? [] : ["--model", invocation.model];
-  return [
-    "-p",
-    invocation.task,
-    "--output-format",
-    "stream-json",
-    "--verbose",
-    ...model,
-    ...invocation.extraArguments,
-  ];
+  const systemPrompt = invocation.systemPrompt.trim();
+  return {
+    arguments: [
+      "-p",
+      invocation.task,
+      "--output-format",
+      "stream-json",
+      "--verbose",
+      "--include-partial-messages",
+      ...model,
+      ...(systemPrompt === "" ? [] : ["--append-system-prompt", systemPrompt]),
+      // Edits in the workdir go through headless; other calls follow the agent's allow rules.
+      "--permission-mode",
+      "acceptEdits",
+      ...claudeRuleArguments(invocation.rules),
+      ...invocation.configArguments,
+      ...invocation.extraArguments,
+    ],
+    environment: {
+      CLAUDE_CODE_MAX_RETRIES: "2",
+      DISABLE_AUTOUPDATER: "1",
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+    },
+    files: {},
+  };
 }
 
 /** Maps one Claude Code stream-json line to transcript entries. */
-export function parseClaudeLine(line: string, transcript: CliTranscript): void {
+export function parseClaudeLine(line: string, transcript: CliTranscript): LineVerdict {
   const parsed = parseJsonLine(line, CLAUDE_LINE_SCHEMAS, transcript);
-  if (!parsed) return;
+  if (!parsed) return "noise";
+  if (parsed.type === "stream_event") return "progress";
+  if (parsed.type === "system") {
+    const notice = parsed.value;
+    if (notice.subtype !== "api_retry") return "noise";
+    const status = notice.error_status ? ` (HTTP ${notice.error_status})` : "";
+    const attempt =
+      notice.attempt === undefined ? "" : ` attempt ${notice.attempt}/${notice.max_retries ?? "?"}`;
+    transcript.retryNotice(`claude retries the API${attempt}${status}: ${notice.error ?? "error"}`);
+    return "noise";
+  }
   if (parsed.type === "assistant" || parsed.type === "user") {
-    const { content } = parsed.value.message;
-    if (typeof content === "string") return;
+    const { content, id, usage } = parsed.value.message;
+    if (parsed.type === "assistant" && id !== undefined && usage)
+      transcript.streamedUsage(id, claudeUsage(usage));
+    if (typeof content === "string") return "progress";
     for (const part of content) readPart(part, transcript);
-    return;
+    return "progress";
   }
   const result = parsed.value;
+  for (const denial of result.permission_denials ?? []) {
+    transcript.denied(denial.tool_name, JSON.stringify(denial.tool_input ?? {}));
+  }
+  const limit = result.subtype === undefined ? undefined : LIMIT_SUBTYPES[result.subtype];
+  if (limit) transcript.limitReached = limit;
   const isError = result.is_error || (result.subtype?.startsWith("error") ?? false);
   const text = result.result ?? result.errors?.join("\n") ?? result.subtype ?? "";
   if (isError && result.api_error_status) transcript.httpStatus = result.api_error_status;
@@ -92,6 +155,7 @@ export function parseClaudeLine(line: string, transcript: CliTranscript): void {
     ...(result.usage ? { usage: claudeUsage(result.usage) } : {}),
     ...(typeof result.total_cost_usd === "number" ? { costUsd: result.total_cost_usd } : {}),
   });
+  return "progress";
 }
 
 function readPart(part: ContentPart, transcript: CliTranscript): void {

@@ -1,6 +1,6 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
-import { EMPTY_USAGE, type Usage } from "../../runs/run-status.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
 
 /** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
 const MAX_OBSERVATION_CHARACTERS = 16_384;
@@ -23,6 +23,15 @@ export interface CliToolCall {
   ok?: boolean;
 }
 
+/** A tool call the CLI's own permission rules refused. */
+export interface CliDenial {
+  tool: string;
+  detail: string;
+}
+
+/** A limit the CLI itself stopped at (its turn or budget flag). */
+export type CliLimit = "max_iterations" | "budget_exceeded";
+
 /**
  * What one CLI run produced, published as events while it arrives: model text (`thought`), tool
  * calls (`action`), their results (`observation`), and parse problems (`warning`). The adapters'
@@ -39,6 +48,14 @@ export class CliTranscript {
   usage: Usage = EMPTY_USAGE;
   costUsd = 0;
   ignoredLines = 0;
+  /** Calls the CLI's permission rules refused, reported as `warning` events. */
+  readonly denials: CliDenial[] = [];
+  /** Retry and reconnect notices: noise for the watchdog, the last one explains a hang. */
+  retryNotices = 0;
+  lastRetryNotice: string | undefined;
+  /** The CLI stopped at its own turn or budget limit. */
+  limitReached: CliLimit | undefined;
+  readonly #streamedUsage = new Map<string, Usage>();
   readonly #events: EventPublisher;
   readonly #agent: string;
   readonly #runId: string;
@@ -100,6 +117,34 @@ export class CliTranscript {
     this.flush();
     this.errors.push(message);
     if (httpStatus !== undefined) this.httpStatus = httpStatus;
+  }
+
+  /**
+   * Usage the tool streamed for one model message (keyed by its id, so a message repeated per
+   * content block counts once); the run's usage is their sum until the final line says otherwise.
+   */
+  streamedUsage(messageId: string, usage: Usage): void {
+    this.#streamedUsage.set(messageId, usage);
+    if (this.final?.usage) return;
+    this.usage = [...this.#streamedUsage.values()].reduce(addUsage, EMPTY_USAGE);
+  }
+
+  /** Calls not yet answered by an observation: while one runs, silence is the tool working. */
+  get openCalls(): number {
+    return this.toolCalls.filter((call) => call.ok === undefined).length;
+  }
+
+  /** A call the CLI's permission rules refused: a `warning` event, and counted for the outcome. */
+  denied(tool: string, detail: string): void {
+    this.flush();
+    this.denials.push({ tool, detail });
+    this.#publish("warning", { code: "CLI_TOOL_DENIED", message: `${tool} was denied: ${detail}` });
+  }
+
+  /** A retry or reconnect notice of the tool: not progress. */
+  retryNotice(message: string): void {
+    this.retryNotices += 1;
+    this.lastRetryNotice = message.length > 300 ? `${message.slice(0, 300)}…` : message;
   }
 
   finish(final: CliFinal): void {

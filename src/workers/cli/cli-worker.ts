@@ -13,7 +13,10 @@ import { CliTranscript } from "./cli-transcript.js";
 import { type CliFailure, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
 import { resolveAdapter } from "./resolve-adapter.js";
-import { runCliProcess } from "./run-cli-process.js";
+import { type CliExit, runCliProcess } from "./run-cli-process.js";
+import { budgetCrossed, cliCost } from "./cli-budget.js";
+import { type CliRules, cliRulesOf } from "./cli-rules.js";
+import { CliRunDirectory } from "./cli-run-directory.js";
 
 /** The LLM worker as the CLI worker falls back to it: same task and system prompt, plus a note. */
 export interface LlmFallback {
@@ -21,7 +24,12 @@ export interface LlmFallback {
 }
 
 export interface CliWorkerOptions {
-  config: Pick<Config, "cli_tools" | "cli">;
+  config: Pick<Config, "cli_tools" | "cli" | "llm">;
+  /**
+   * True when agentd's sandbox contains every CLI child: the CLIs' own sandboxes stand down
+   * (a nested one fails) and they may act without asking inside it.
+   */
+  outerSandbox?: boolean;
   /** Where failed CLI runs continue (unless the agent says `fallback: none`). */
   llmFallback: LlmFallback;
   cooldowns: CliCooldowns;
@@ -97,30 +105,60 @@ export class CliWorker implements Worker {
     await mkdir(definition.workdir, { recursive: true });
     const transcript = new CliTranscript(context.events, definition.id, context.runId);
     const parseLine = adapter.createLineParser();
-    const invocation = {
-      task: context.task,
-      model: definition.frontmatter.model,
-      workdir: definition.workdir,
-      extraArguments: settings.args,
-    };
-    this.#logger.info(
-      { run: context.runId, tool: adapter.tool, command: adapter.command },
-      "starting the CLI tool",
-    );
-    const exit = await runCliProcess({
-      command: adapter.command,
-      arguments: adapter.buildArguments(invocation),
-      workdir: definition.workdir,
-      environment: adapter.environment,
-      control: context.control,
-      timeoutMilliseconds: definition.limits.timeout,
-      idleTimeoutMilliseconds: settings.idle_timeout,
-      killGraceMilliseconds: this.#options.config.cli.kill_grace,
-      onStdoutLine: (line) => parseLine(line, transcript),
-      logger: this.#logger,
-    });
+    const rules = cliRulesOf(definition);
+    const model = settings.model ?? adapter.defaultModel;
+    const runDirectory = await CliRunDirectory.create(context.runId);
+    const budgetStop = new AbortController();
+    let budgetCut: string | undefined;
+    let exit: CliExit;
+    try {
+      const launch = adapter.prepare({
+        task: context.task,
+        systemPrompt: definition.systemPrompt,
+        model,
+        workdir: definition.workdir,
+        runDirectory: runDirectory.path,
+        rules,
+        outerSandbox: this.#options.outerSandbox ?? false,
+        configuredEnvironment: adapter.environment,
+        configArguments: adapter.configArguments,
+        extraArguments: settings.args,
+      });
+      await runDirectory.write(launch.files);
+      this.#logger.info(
+        { run: context.runId, tool: adapter.tool, command: adapter.command, model },
+        "starting the CLI tool",
+      );
+      exit = await runCliProcess({
+        command: adapter.command,
+        arguments: launch.arguments,
+        workdir: definition.workdir,
+        // The user's variables (config folders, accounts) are honoured as given, over agentd's.
+        environment: { ...runDirectory.environment(), ...launch.environment, ...adapter.environment },
+        control: context.control,
+        timeoutMilliseconds: definition.limits.timeout,
+        idleTimeoutMilliseconds: settings.idle_timeout,
+        isWorking: () => transcript.openCalls > 0,
+        stopSignal: budgetStop.signal,
+        killGraceMilliseconds: this.#options.config.cli.kill_grace,
+        onStdoutLine: (line) => {
+          const verdict = parseLine(line, transcript);
+          budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
+          if (budgetCut && !budgetStop.signal.aborted) budgetStop.abort();
+          return verdict;
+        },
+        logger: this.#logger,
+      });
+    } finally {
+      await runDirectory.remove();
+    }
     transcript.flush();
+    transcript.costUsd = cliCost(transcript, this.#options.config.llm.prices, model);
 
+    if (budgetCut) return this.#endAtLimit(context, transcript, workerName, "budget_exceeded", budgetCut);
+    if (transcript.limitReached) {
+      return this.#endAtLimit(context, transcript, workerName, transcript.limitReached, transcript.answer);
+    }
     const failure = classifyFailure({
       adapter,
       exit,
@@ -129,20 +167,62 @@ export class CliWorker implements Worker {
       now: this.#now(),
     });
     // A tool that finished its work counts even if a stop arrived just after.
-    if (!failure) {
-      const outcome = completedOutcome(transcript, workerName);
-      publishRunEvent(context, "result", {
-        text: outcome.result ?? "",
-        usage: outcome.usage,
-        cost_usd: outcome.cost_usd,
-        worker: workerName,
-      });
-      return outcome;
-    }
+    if (!failure) return this.#finished(context, transcript, workerName, rules, model);
     const aborted = abortReason(context.control.signal);
     if (aborted) return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
     this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
     return this.#afterFailure(context, settings, workerName, failure, transcript);
+  }
+
+  /**
+   * The tool exited with an answer. It still fails when its usage, reported only at the end,
+   * crossed the budget, or when the CLI's rules denied its every call of a tool it needed.
+   */
+  #finished(
+    context: RunContext,
+    transcript: CliTranscript,
+    workerName: string,
+    rules: CliRules,
+    model: string | undefined,
+  ): RunOutcome {
+    const overBudget = budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
+    if (overBudget) return this.#endAtLimit(context, transcript, workerName, "budget_exceeded", overBudget);
+    const blocked = onlyDenied(transcript);
+    if (blocked.length > 0) {
+      const error = {
+        code: "CLI_PERMISSION_DENIED",
+        message: `${workerName} was denied every call of ${blocked.join(", ")}, so its work is not done: allow what it needs in the agent's permissions`,
+      };
+      publishRunEvent(context, "error", { ...error, retryable: false });
+      return endedOutcome("failed", "tool_error", transcript, workerName, error);
+    }
+    const outcome = completedOutcome(transcript, workerName);
+    publishRunEvent(context, "result", {
+      text: outcome.result ?? "",
+      usage: outcome.usage,
+      cost_usd: outcome.cost_usd,
+      worker: workerName,
+    });
+    return outcome;
+  }
+
+  /** The run crossed its budget or turn limit: it ends there, without a fallback that would spend more. */
+  #endAtLimit(
+    context: RunContext,
+    transcript: CliTranscript,
+    workerName: string,
+    reason: "budget_exceeded" | "max_iterations",
+    message: string,
+  ): RunOutcome {
+    const error = {
+      code: reason === "budget_exceeded" ? "BUDGET_EXCEEDED" : "MAX_ITERATIONS",
+      message:
+        reason === "budget_exceeded"
+          ? `${workerName} was stopped at the run's budget: ${message}`
+          : `${workerName} reached the run's max_iterations (${cliRulesOf(context.definition).maxIterations} turns)`,
+    };
+    publishRunEvent(context, "error", { ...error, retryable: false });
+    return endedOutcome("failed", reason, transcript, workerName, error);
   }
 
   /** Reports the failure, starts a cooldown after quota/rate limit, then fails or falls back. */
@@ -190,4 +270,11 @@ export class CliWorker implements Worker {
       return fallbackOutcome(outcomeOfThrow(error, context.control.signal, worker), transcript, worker);
     }
   }
+}
+
+/** Tools the CLI's rules denied that it never once ran successfully in this run. */
+function onlyDenied(transcript: CliTranscript): string[] {
+  const denied = new Set(transcript.denials.map((denial) => denial.tool));
+  const succeeded = new Set(transcript.toolCalls.filter((call) => call.ok === true).map((call) => call.tool));
+  return [...denied].filter((tool) => !succeeded.has(tool));
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
-import type { CliAdapter, CliInvocation, CliLineParser } from "./cli-adapter.js";
+import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
+import type { CliAdapter, CliInvocation, CliLaunch, CliLineParser, LineVerdict } from "./cli-adapter.js";
 import type { CliTranscript } from "./cli-transcript.js";
 import { parseJsonLine } from "./json-line.js";
 
@@ -41,51 +42,78 @@ const CODEX_LINE_SCHEMAS = {
   error: z.looseObject({ message: z.string() }),
 };
 
+/** Codex's notice while it retries a dropped or failed stream: noise for the watchdog. */
+const RETRY_NOTICE_PATTERN = /^Reconnecting\b|waiting for network|retrying|stream disconnected/i;
+
 /**
- * Codex CLI: `codex exec --json --skip-git-repo-check -C <workdir> [-m m] [cli.args] -- <task>`.
- * Codex waits for stdin when it is open; the worker always closes it. Codex has no documented
- * switch for its built-in provider's retries, so the idle watchdog bounds them.
+ * Codex CLI: `codex exec --json --skip-git-repo-check -C <workdir> -m m --sandbox workspace-write
+ * -c developer_instructions=<prompt> [cli_tools.codex.args] [cli.args] -- <task>`. Inside agentd's
+ * own sandbox Codex's sandbox stands down (`--dangerously-bypass-approvals-and-sandbox`): a nested
+ * one fails. Codex waits for stdin when it is open; the worker always closes it. Codex has no
+ * switch for the built-in provider's retries; its retry notices are noise to the idle watchdog.
  */
-export function codexAdapter(command = "codex", environment: Record<string, string> = {}): CliAdapter {
+export function codexAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "codex",
-    command,
-    environment,
+    command: options.command ?? "codex",
+    defaultModel: "gpt-5.5",
+    environment: options.environment ?? {},
+    configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    buildArguments: buildCodexArguments,
+    ruleSupport: { tools: false, permissions: false, maxIterations: false, reportsCost: false },
+    prepare: prepareCodex,
     createLineParser: createCodexLineParser,
   };
 }
 
-function buildCodexArguments(invocation: CliInvocation): string[] {
+function prepareCodex(invocation: CliInvocation): CliLaunch {
   const model = invocation.model === undefined ? [] : ["-m", invocation.model];
-  return [
-    "exec",
-    "--json",
-    "--skip-git-repo-check",
-    "-C",
-    invocation.workdir,
-    ...model,
-    ...invocation.extraArguments,
-    "--",
-    invocation.task,
-  ];
+  const systemPrompt = invocation.systemPrompt.trim();
+  const sandbox = invocation.outerSandbox
+    ? ["--dangerously-bypass-approvals-and-sandbox"]
+    : ["--sandbox", "workspace-write"];
+  return {
+    arguments: [
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "-C",
+      invocation.workdir,
+      ...model,
+      ...sandbox,
+      // A TOML basic string: JSON's escapes are TOML's.
+      ...(systemPrompt === "" ? [] : ["-c", `developer_instructions=${JSON.stringify(systemPrompt)}`]),
+      ...invocation.configArguments,
+      ...invocation.extraArguments,
+      "--",
+      invocation.task,
+    ],
+    environment: {},
+    files: {},
+  };
 }
 
 /** A parser of one Codex run: the answer is the last `agent_message` of the turn. */
 export function createCodexLineParser(): CliLineParser {
   let lastAgentMessage = "";
-  return (line: string, transcript: CliTranscript) => {
+  return (line: string, transcript: CliTranscript): LineVerdict => {
     const parsed = parseJsonLine(line, CODEX_LINE_SCHEMAS, transcript);
-    if (!parsed) return;
+    if (!parsed) return "noise";
     switch (parsed.type) {
       case "item.started":
         startItem(parsed.value.item, transcript);
-        return;
+        return "progress";
       case "item.completed":
         if (parsed.value.item.type === "agent_message") lastAgentMessage = parsed.value.item.text ?? "";
+        if (
+          parsed.value.item.type === "error" &&
+          RETRY_NOTICE_PATTERN.test(parsed.value.item.message ?? "")
+        ) {
+          transcript.retryNotice(parsed.value.item.message ?? "");
+          return "noise";
+        }
         completeItem(parsed.value.item, transcript);
-        return;
+        return "progress";
       case "turn.completed": {
         const usage = parsed.value.usage;
         transcript.finish({
@@ -101,14 +129,20 @@ export function createCodexLineParser(): CliLineParser {
               }
             : {}),
         });
-        return;
+        return "progress";
       }
       case "turn.failed":
         transcript.finish({ text: parsed.value.error?.message ?? "the Codex turn failed", isError: true });
-        return;
+        return "progress";
       case "error":
+        if (RETRY_NOTICE_PATTERN.test(parsed.value.message)) {
+          transcript.retryNotice(parsed.value.message);
+          return "noise";
+        }
         transcript.error(parsed.value.message);
-        return;
+        return "progress";
+      default:
+        return "noise";
     }
   };
 }
@@ -148,6 +182,7 @@ function completeItem(item: CodexItem, transcript: CliTranscript): void {
   const call = toolCall(item);
   if (!call) return;
   if (!transcript.toolCalls.some((known) => known.callId === item.id)) startItem(item, transcript);
+  if (item.status === "declined") transcript.denied(call.tool, JSON.stringify(call.input));
   const ok =
     item.status !== "failed" &&
     (item.exit_code === undefined || item.exit_code === null || item.exit_code === 0);

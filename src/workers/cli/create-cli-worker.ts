@@ -14,6 +14,8 @@ export interface CreateCliWorkerOptions {
   logger: Logger;
   /** The resolved `data_dir`; cooldowns persist in `<data_dir>/cli-cooldowns.json`. */
   dataDirectory: string;
+  /** True when agentd's sandbox contains every CLI child (see CliWorkerOptions). */
+  outerSandbox?: boolean;
   now?: () => Date;
 }
 
@@ -31,6 +33,7 @@ export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
     config: options.config,
     llmFallback: options.llmFallback,
     cooldowns,
+    ...(options.outerSandbox === undefined ? {} : { outerSandbox: options.outerSandbox }),
     logger: options.logger,
     ...(options.now ? { now: options.now } : {}),
   });

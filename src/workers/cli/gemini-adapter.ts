@@ -1,5 +1,8 @@
+import path from "node:path";
 import { z } from "zod";
-import type { CliAdapter, CliInvocation } from "./cli-adapter.js";
+import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
+import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-adapter.js";
+import { geminiPolicy } from "./gemini-rules.js";
 import type { CliTranscript } from "./cli-transcript.js";
 import { parseJsonLine } from "./json-line.js";
 
@@ -52,49 +55,114 @@ const GEMINI_EXIT_CODES: Record<number, { kind: "auth" | "rate_limit" | "crash";
   244: { kind: "crash", message: "the Gemini API answered 500 Internal Server Error" },
 };
 
+/** A tool result whose error says the policy or the user refused the call. */
+const DENIAL_PATTERN = /denied|not allowed|policy|permission/i;
+/** Gemini's notices while it backs off and retries a failed API call. */
+const RETRY_NOTICE_PATTERN = /retrying|attempt \d+ failed|backoff/i;
+/** Attempts per API call instead of Gemini's 10 (minutes of back-off on a quota error). */
+const MAX_ATTEMPTS = 2;
+
 /**
- * Gemini CLI: `gemini -p <task> -o stream-json [-m m] [cli.args]`. It has no documented switch
- * for its internal retries, so the idle watchdog and the run's timeout bound them.
+ * Gemini CLI: `gemini -p <task> -o stream-json -m m --approval-mode auto_edit --skip-trust
+ * [--policy <rules>] [cli_tools.gemini.args] [cli.args]`. The system prompt goes in a file named
+ * by `GEMINI_SYSTEM_MD` (it replaces Gemini's own); a system settings file
+ * (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, unless the user set one) caps its API attempts and its turns.
  */
-export function geminiAdapter(command = "gemini", environment: Record<string, string> = {}): CliAdapter {
+export function geminiAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "gemini",
-    command,
-    environment,
+    command: options.command ?? "gemini",
+    defaultModel: "gemini-2.5-flash",
+    environment: options.environment ?? {},
+    configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    buildArguments: buildGeminiArguments,
+    ruleSupport: { tools: true, permissions: true, maxIterations: true, reportsCost: false },
+    prepare: prepareGemini,
     createLineParser: () => parseGeminiLine,
     exitCodeHint: (exitCode) => GEMINI_EXIT_CODES[exitCode],
   };
 }
 
-function buildGeminiArguments(invocation: CliInvocation): string[] {
+function prepareGemini(invocation: CliInvocation): CliLaunch {
+  const { runDirectory, rules } = invocation;
+  const files: Record<string, string> = {};
+  const environment: Record<string, string> = { GEMINI_CLI_TRUST_WORKSPACE: "true" };
+  const systemPrompt = invocation.systemPrompt.trim();
+  if (systemPrompt !== "") {
+    const file = path.join(runDirectory, "gemini-system.md");
+    files[file] = `${systemPrompt}\n`;
+    environment.GEMINI_SYSTEM_MD = file;
+  }
+  if (invocation.configuredEnvironment.GEMINI_CLI_SYSTEM_SETTINGS_PATH === undefined) {
+    const file = path.join(runDirectory, "gemini-settings.json");
+    const settings = {
+      general: { maxAttempts: MAX_ATTEMPTS },
+      model: { maxSessionTurns: rules.maxIterations },
+    };
+    files[file] = `${JSON.stringify(settings, null, 2)}\n`;
+    environment.GEMINI_CLI_SYSTEM_SETTINGS_PATH = file;
+  }
+  const policy = geminiPolicy(rules);
+  const policyArguments: string[] = [];
+  if (policy !== undefined) {
+    const file = path.join(runDirectory, "gemini-policy.toml");
+    files[file] = policy;
+    policyArguments.push("--policy", file);
+  }
   const model = invocation.model === undefined ? [] : ["-m", invocation.model];
-  return ["-p", invocation.task, "-o", "stream-json", ...model, ...invocation.extraArguments];
+  return {
+    arguments: [
+      "-p",
+      invocation.task,
+      "-o",
+      "stream-json",
+      ...model,
+      // Edits in the workdir go through headless; inside agentd's sandbox every call does.
+      "--approval-mode",
+      invocation.outerSandbox ? "yolo" : "auto_edit",
+      "--skip-trust",
+      ...policyArguments,
+      ...invocation.configArguments,
+      ...invocation.extraArguments,
+    ],
+    environment,
+    files,
+  };
 }
 
 /** Maps one Gemini CLI stream-json line to transcript entries. */
-export function parseGeminiLine(line: string, transcript: CliTranscript): void {
+export function parseGeminiLine(line: string, transcript: CliTranscript): LineVerdict {
   const parsed = parseJsonLine(line, GEMINI_LINE_SCHEMAS, transcript);
-  if (!parsed) return;
+  if (!parsed) return "noise";
   switch (parsed.type) {
     case "message":
-      if (parsed.value.role !== "assistant") return;
+      if (parsed.value.role !== "assistant") return "noise";
       if (parsed.value.delta) transcript.thoughtChunk(parsed.value.content);
       else transcript.thought(parsed.value.content);
-      return;
+      return "progress";
     case "tool_use":
       transcript.action(parsed.value.tool_id, parsed.value.tool_name, parsed.value.parameters);
-      return;
+      return "progress";
     case "tool_result": {
       const { tool_id: callId, status, output, error } = parsed.value;
+      const call = transcript.toolCalls.find((candidate) => candidate.callId === callId);
+      if (status !== "success" && error?.message && DENIAL_PATTERN.test(error.message)) {
+        transcript.denied(
+          call?.tool ?? "unknown",
+          `${JSON.stringify(call?.arguments ?? {})}: ${error.message}`,
+        );
+      }
       transcript.observation(callId, status === "success", output ?? error?.message ?? "");
-      return;
+      return "progress";
     }
     case "error":
+      if (RETRY_NOTICE_PATTERN.test(parsed.value.message)) {
+        transcript.retryNotice(parsed.value.message);
+        return "noise";
+      }
       if (parsed.value.severity === "warning") transcript.toolWarning(parsed.value.message);
       else transcript.error(parsed.value.message);
-      return;
+      return "progress";
     case "result": {
       const { status, error, stats } = parsed.value;
       const isError = status !== "success";
@@ -108,7 +176,9 @@ export function parseGeminiLine(line: string, transcript: CliTranscript): void {
       const errorText = [error?.type, error?.message].filter(Boolean).join(": ");
       const text = isError ? errorText || `Gemini CLI ended with status ${status}` : transcript.answer;
       transcript.finish({ text, isError, ...(usage ? { usage } : {}) });
-      return;
+      return "progress";
     }
+    default:
+      return "noise";
   }
 }

@@ -5,23 +5,37 @@ import { codexAdapter } from "./codex-adapter.js";
 import { geminiAdapter } from "./gemini-adapter.js";
 import { createTextLineParser } from "./text-output.js";
 
-const PLACEHOLDER_PATTERN = /\{(task|model|workdir)\}/g;
+const PLACEHOLDER_PATTERN = /\{(task|model|workdir|system_prompt)\}/g;
+const DEFAULT_TEMPLATE = ["{task}"];
 
 /**
  * A tool from config `cli_tools`: `command` with the `args` template (`{task}`, `{model}`,
- * `{workdir}` replaced; an argument that is exactly `{model}` is dropped when the agent sets no
- * model), then the agent's `cli.args`. `output` picks how stdout is read: `text` (stdout is the
- * answer) or a built-in tool's format.
+ * `{workdir}`, `{system_prompt}` replaced; an argument that is exactly `{model}` is dropped when the
+ * agent sets no `cli.model`), then the agent's `cli.args`. A template without `{system_prompt}`
+ * gets the system prompt ahead of the task. `output` picks how stdout is read: `text` (stdout is
+ * the answer) or a built-in tool's format.
  */
 export function genericAdapter(tool: string, config: CliToolConfig): CliAdapter {
-  const parserFactory = PARSER_FACTORIES[config.output];
+  const template = config.args ?? DEFAULT_TEMPLATE;
   return {
     tool,
-    command: config.command,
+    command: config.command ?? tool,
+    defaultModel: undefined,
     environment: config.env,
+    configArguments: template,
     hasFinalLine: config.output !== "text",
-    buildArguments: (invocation) => [...fillTemplate(config.args, invocation), ...invocation.extraArguments],
-    createLineParser: parserFactory,
+    ruleSupport: {
+      tools: false,
+      permissions: false,
+      maxIterations: false,
+      reportsCost: config.output === "claude",
+    },
+    prepare: (invocation) => ({
+      arguments: [...fillTemplate(template, invocation), ...invocation.extraArguments],
+      environment: {},
+      files: {},
+    }),
+    createLineParser: PARSER_FACTORIES[config.output],
   };
 }
 
@@ -33,7 +47,18 @@ const PARSER_FACTORIES: Record<CliToolConfig["output"], () => CliLineParser> = {
 };
 
 function fillTemplate(template: string[], invocation: CliInvocation): string[] {
-  const values = { task: invocation.task, model: invocation.model ?? "", workdir: invocation.workdir };
+  const systemPrompt = invocation.systemPrompt.trim();
+  const promptInTemplate = template.some((argument) => argument.includes("{system_prompt}"));
+  const task =
+    promptInTemplate || systemPrompt === ""
+      ? invocation.task
+      : `${systemPrompt}\n\n# Task\n\n${invocation.task}`;
+  const values = {
+    task,
+    model: invocation.model ?? "",
+    workdir: invocation.workdir,
+    system_prompt: systemPrompt,
+  };
   return template
     .filter((argument) => !(argument === "{model}" && invocation.model === undefined))
     .map((argument) =>

@@ -1,16 +1,19 @@
 /**
- * Calls `onIdle` once when no output arrived for `idleMilliseconds`. Paused time does not count:
- * `pause()` stops the clock and `resume()` starts a full new period.
+ * Calls `onIdle` once when no progress arrived for `idleMilliseconds`. Paused time does not count:
+ * `pause()` stops the clock and `resume()` starts a full new period. While `isWorking()` says the
+ * CLI runs a tool call of its own, silence is that call working: the period starts again instead.
  */
 export class IdleWatchdog {
   readonly #idleMilliseconds: number;
   readonly #onIdle: () => void;
+  readonly #isWorking: () => boolean;
   #timer: NodeJS.Timeout | undefined;
   #fired = false;
 
-  constructor(idleMilliseconds: number, onIdle: () => void) {
+  constructor(idleMilliseconds: number, onIdle: () => void, isWorking: () => boolean = () => false) {
     this.#idleMilliseconds = idleMilliseconds;
     this.#onIdle = onIdle;
+    this.#isWorking = isWorking;
     this.#arm();
   }
 
@@ -18,7 +21,7 @@ export class IdleWatchdog {
     return this.#fired;
   }
 
-  /** Output arrived: the idle period starts again. */
+  /** Progress arrived: the idle period starts again. */
   touch(): void {
     this.#timer?.refresh();
   }
@@ -39,6 +42,10 @@ export class IdleWatchdog {
     if (!Number.isFinite(this.#idleMilliseconds) || this.#idleMilliseconds <= 0) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
+      if (this.#isWorking()) {
+        this.#arm();
+        return;
+      }
       this.#fired = true;
       this.#onIdle();
     }, this.#idleMilliseconds);

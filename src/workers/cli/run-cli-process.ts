@@ -1,5 +1,6 @@
 import type { Logger } from "../../logging/logger.js";
 import type { RunControl } from "../../runs/run-control.js";
+import type { LineVerdict } from "./cli-adapter.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
 import { LineSplitter } from "./line-splitter.js";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
@@ -18,11 +19,16 @@ export interface CliProcessOptions {
   control: RunControl;
   /** The run's wall-clock limit. */
   timeoutMilliseconds: number;
-  /** No output on stdout or stderr for this long = hung. */
+  /** No progress (see `onStdoutLine`) for this long = hung. */
   idleTimeoutMilliseconds: number;
+  /** True while the CLI runs a tool call of its own: the idle clock waits for it. */
+  isWorking?: () => boolean;
+  /** Ends the tree as a stop of agentd's own making (a budget crossed mid-run). */
+  stopSignal?: AbortSignal;
   /** SIGTERM → SIGKILL delay. */
   killGraceMilliseconds: number;
-  onStdoutLine: (line: string) => void;
+  /** Reads one stdout line; only `progress` resets the idle clock (stderr never does). */
+  onStdoutLine: (line: string) => LineVerdict;
   logger: Logger;
 }
 
@@ -52,7 +58,11 @@ export interface CliExit {
 export async function runCliProcess(options: CliProcessOptions): Promise<CliExit> {
   const { control, logger } = options;
   const hungController = new AbortController();
-  const cancelSignal = AbortSignal.any([control.signal, hungController.signal]);
+  const cancelSignal = AbortSignal.any([
+    control.signal,
+    hungController.signal,
+    ...(options.stopSignal ? [options.stopSignal] : []),
+  ]);
   const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
   const { subprocess, tree, endTree } = startTrackedProcess({
     command: options.command,
@@ -65,14 +75,18 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
   });
   let ownTimeout = false;
 
-  const watchdog = new IdleWatchdog(options.idleTimeoutMilliseconds, () => {
-    logger.warn(
-      { command: options.command },
-      "CLI child produced no output within its idle timeout: killing it",
-    );
-    hungController.abort();
-    void endTree();
-  });
+  const watchdog = new IdleWatchdog(
+    options.idleTimeoutMilliseconds,
+    () => {
+      logger.warn(
+        { command: options.command },
+        "CLI child made no progress within its idle timeout: killing it",
+      );
+      hungController.abort();
+      void endTree();
+    },
+    options.isWorking,
+  );
   const timeoutTimer =
     timeout === undefined
       ? undefined
@@ -96,18 +110,15 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
 
   const stdout = new LineSplitter((line) => {
     try {
-      options.onStdoutLine(line);
+      if (options.onStdoutLine(line) === "progress") watchdog.touch();
     } catch (error) {
       logger.error({ err: error }, "a CLI output line could not be read");
     }
   });
   let stderrTail = "";
-  subprocess.stdout?.on("data", (chunk: Buffer) => {
-    watchdog.touch();
-    stdout.push(chunk);
-  });
+  subprocess.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
+  // stderr is where the CLIs print retry and reconnect notices: it never counts as progress.
   subprocess.stderr?.on("data", (chunk: Buffer) => {
-    watchdog.touch();
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL_CHARACTERS);
   });
 

@@ -10,8 +10,8 @@ describe("Claude Code through the CLI worker", () => {
   it("runs claude -p headless in the workdir and maps its stream-json to events", async () => {
     harness = new CliHarness();
     const outcome = await harness.run(
-      { tool: "claude", args: ["--permission-mode", "acceptEdits"] },
-      { model: "sonnet", task: "Summarise the notes" },
+      { tool: "claude", model: "opus", args: ["--effort", "high"] },
+      { model: "gpt-4o", task: "Summarise the notes" },
     );
 
     expect(outcome).toMatchObject({
@@ -28,11 +28,23 @@ describe("Claude Code through the CLI worker", () => {
       "--output-format",
       "stream-json",
       "--verbose",
+      "--include-partial-messages",
       "--model",
-      "sonnet",
+      "opus",
+      "--append-system-prompt",
+      "You write release notes.",
       "--permission-mode",
       "acceptEdits",
+      "--max-turns",
+      "50",
+      "--max-budget-usd",
+      "1",
+      "--effort",
+      "high",
     ]);
+    expect(started.env).toMatchObject({ CLAUDE_CODE_MAX_RETRIES: "2", TMPDIR: expect.any(String) });
+    expect(started.tmpdirMode).toBe(0o700);
+    expect(existsSync(started.env.TMPDIR ?? "")).toBe(false);
     expect(started.cwd).toBe(harness.workdir);
     expect(existsSync(harness.workdir)).toBe(true);
 
@@ -60,10 +72,12 @@ describe("Claude Code through the CLI worker", () => {
     expect(harness.llm.calls).toEqual([]);
   });
 
-  it("leaves out --model when the agent sets no model", async () => {
+  it("runs claude on its documented default model when the agent sets no cli.model, never on the fallback's", async () => {
     harness = new CliHarness();
-    await harness.run({ tool: "claude" });
-    expect(harness.recordedArguments().argv).not.toContain("--model");
+    await harness.run({ tool: "claude" }, { model: "gpt-4o" });
+    const { argv } = harness.recordedArguments();
+    expect(argv[argv.indexOf("--model") + 1]).toBe("sonnet");
+    expect(argv).not.toContain("gpt-4o");
   });
 
   it("reports garbage lines as warnings and still completes", async () => {

@@ -57,6 +57,8 @@ export interface HarnessOptions {
   llmFallback?: LlmFallback;
   /** Makes the fake claude wait, after its tool call, until `goFile` exists. */
   waitForGo?: boolean;
+  /** Config `llm` (prices for the CLI's model). */
+  llm?: Record<string, unknown>;
 }
 
 /**
@@ -86,14 +88,15 @@ export class CliHarness {
       FAKE_CLI_PID_FILE: this.pidFile,
       ...(options.waitForGo ? { FAKE_CLI_GO_FILE: this.goFile } : {}),
     };
+    const fakes: Record<string, unknown> = {
+      claude: { command: fixture("claude"), env },
+      gemini: { command: fixture("gemini"), env },
+      codex: { command: fixture("codex"), env },
+    };
     this.config = ConfigSchema.parse({
       data_dir: this.dataDirectory,
-      cli_tools: {
-        claude: { command: fixture("claude"), env },
-        gemini: { command: fixture("gemini"), env },
-        codex: { command: fixture("codex"), env },
-        ...withFakeEnvironment(options.cliTools ?? {}, env),
-      },
+      ...(options.llm ? { llm: options.llm } : {}),
+      cli_tools: { ...fakes, ...withFakeEnvironment(options.cliTools ?? {}, env, fakes) },
       cli: { kill_grace: 500, ...(options.cooldown === undefined ? {} : { cooldown: options.cooldown }) },
     });
   }
@@ -104,8 +107,9 @@ export class CliHarness {
     return this.#worker;
   }
 
-  restart(): ReturnType<typeof createCliWorker> {
+  restart(options: { outerSandbox?: boolean } = {}): ReturnType<typeof createCliWorker> {
     this.#worker = createCliWorker({
+      ...options,
       config: this.config,
       llmFallback: this.#options.llmFallback ?? this.llm,
       logger: silentLogger,
@@ -118,12 +122,26 @@ export class CliHarness {
   /** A run context for an agent with `worker: cli` and the given `cli:` settings. */
   context(
     cli: Record<string, unknown>,
-    options: { task?: string; model?: string; timeout?: number; control?: RunControl; runId?: string } = {},
+    options: {
+      task?: string;
+      model?: string;
+      timeout?: number;
+      control?: RunControl;
+      runId?: string;
+      /** More frontmatter: tools, permissions, limits… */
+      frontmatter?: Record<string, unknown>;
+      systemPrompt?: string;
+    } = {},
   ): RunContext {
     const definition = makeDefinition({
       id: "notes",
-      frontmatter: { worker: "cli", cli, ...(options.model ? { model: options.model } : {}) },
-      systemPrompt: "You write release notes.",
+      frontmatter: {
+        worker: "cli",
+        cli,
+        ...(options.model ? { model: options.model } : {}),
+        ...options.frontmatter,
+      },
+      systemPrompt: options.systemPrompt ?? "You write release notes.",
       workdir: this.workdir,
       ...(options.timeout === undefined ? {} : { limits: { timeout: options.timeout } }),
     });
@@ -149,8 +167,8 @@ export class CliHarness {
   }
 
   /** What the fake was started with. */
-  recordedArguments(): { argv: string[]; cwd: string } {
-    return JSON.parse(readFileSync(this.argumentsFile, "utf8")) as { argv: string[]; cwd: string };
+  recordedArguments(): RecordedStart {
+    return JSON.parse(readFileSync(this.argumentsFile, "utf8")) as RecordedStart;
   }
 
   /** Waits until the fake has recorded `count` pids of its process tree. */
@@ -168,6 +186,18 @@ export class CliHarness {
   dispose(): void {
     rmSync(this.root, { recursive: true, force: true });
   }
+}
+
+/** What a fake CLI recorded at its start. */
+export interface RecordedStart {
+  argv: string[];
+  cwd: string;
+  /** Its CLI-related variables (TMPDIR, CLAUDE_*, CODEX_*, GEMINI_*…). */
+  env: Record<string, string>;
+  /** Files agentd wrote for the run, by path: they are removed after it. */
+  files: Record<string, string>;
+  /** The permission bits of its TMPDIR. */
+  tmpdirMode: number | undefined;
 }
 
 /** True while `pid` is a live process (a zombie counts as gone). */
@@ -191,14 +221,18 @@ export function processState(pid: number): string {
   return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
 }
 
+/** Each entry with the fakes' recording variables; an entry of a faked tool keeps the fake's command. */
 function withFakeEnvironment(
   cliTools: Record<string, unknown>,
   environment: Record<string, string>,
+  fakes: Record<string, unknown>,
 ): Record<string, unknown> {
   return Object.fromEntries(
     Object.entries(cliTools).map(([name, entry]) => {
-      const tool = entry as { env?: Record<string, string> };
-      return [name, { ...tool, env: { ...environment, ...tool.env } }];
+      const tool = entry as { command?: string; env?: Record<string, string> };
+      const fake = fakes[name] as { command?: string } | undefined;
+      const command = tool.command ?? fake?.command;
+      return [name, { ...tool, ...(command ? { command } : {}), env: { ...environment, ...tool.env } }];
     }),
   );
 }

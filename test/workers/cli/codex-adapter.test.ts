@@ -9,8 +9,8 @@ describe("Codex CLI through the CLI worker", () => {
     harness = new CliHarness();
     // The fake reads stdin to its end like the real one: an open stdin would hang it.
     const outcome = await harness.run(
-      { tool: "codex", idle_timeout: "20s" },
-      { model: "gpt-5-codex", task: "-fix it" },
+      { tool: "codex", model: "gpt-5-codex", idle_timeout: "20s" },
+      { model: "gpt-4o", task: "-fix it" },
     );
 
     expect(harness.recordedArguments().argv).toEqual([
@@ -21,6 +21,10 @@ describe("Codex CLI through the CLI worker", () => {
       harness.workdir,
       "-m",
       "gpt-5-codex",
+      "--sandbox",
+      "workspace-write",
+      "-c",
+      'developer_instructions="You write release notes."',
       "--",
       "-fix it",
     ]);

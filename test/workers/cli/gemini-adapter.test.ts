@@ -8,18 +8,32 @@ describe("Gemini CLI through the CLI worker", () => {
   it("runs gemini -p with stream-json and joins streamed message chunks into one thought", async () => {
     harness = new CliHarness();
     const outcome = await harness.run(
-      { tool: "gemini" },
-      { model: "gemini-2.5-flash", task: "List the files" },
+      { tool: "gemini", model: "gemini-2.5-pro" },
+      { model: "gpt-4o", task: "List the files" },
     );
 
-    expect(harness.recordedArguments().argv).toEqual([
+    const started = harness.recordedArguments();
+    expect(started.argv).toEqual([
       "-p",
       "List the files",
       "-o",
       "stream-json",
       "-m",
-      "gemini-2.5-flash",
+      "gemini-2.5-pro",
+      "--approval-mode",
+      "auto_edit",
+      "--skip-trust",
     ]);
+    // The system prompt file and the settings that cap retries and turns, in the run's own TMPDIR.
+    const systemFile = started.env.GEMINI_SYSTEM_MD ?? "";
+    const settingsFile = started.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH ?? "";
+    expect(systemFile.startsWith(`${started.env.TMPDIR}/`)).toBe(true);
+    expect(started.files[systemFile]).toBe("You write release notes.\n");
+    expect(JSON.parse(started.files[settingsFile] ?? "{}")).toEqual({
+      general: { maxAttempts: 2 },
+      model: { maxSessionTurns: 50 },
+    });
+    expect(started.env.GEMINI_CLI_TRUST_WORKSPACE).toBe("true");
     expect(outcome).toMatchObject({
       status: "completed",
       result: "Here is the answer to: List the files",

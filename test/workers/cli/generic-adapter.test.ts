@@ -5,6 +5,11 @@ import { CliHarness, fixture } from "./cli-test-kit.js";
 let harness: CliHarness;
 afterEach(() => harness.dispose());
 
+/** The summarize fake records its arguments NUL-separated. */
+function recordedArgv(): string[] {
+  return readFileSync(harness.argumentsFile, "utf8").split("\0").slice(0, -1);
+}
+
 function summarizeTool(scenario = "success") {
   return {
     summarize: {
@@ -20,13 +25,12 @@ describe("tools from config cli_tools", () => {
   it("fills the args template and takes stdout as the answer with output: text", async () => {
     harness = new CliHarness({ cliTools: summarizeTool() });
     const context = harness.context(
-      { tool: "summarize", args: ["--verbose"] },
-      { model: "m1", task: "the PRs" },
+      { tool: "summarize", model: "m1", args: ["--verbose"] },
+      { model: "fallback-model", task: "the PRs", systemPrompt: "" },
     );
     const outcome = await harness.worker().run(context);
 
-    const argv = readFileSync(harness.argumentsFile, "utf8").trim().split("\n");
-    expect(argv).toEqual(["the PRs", "m1", harness.workdir, "--verbose"]);
+    expect(recordedArgv()).toEqual(["the PRs", "m1", harness.workdir, "--verbose"]);
     expect(outcome).toMatchObject({
       status: "completed",
       worker: "cli:summarize",
@@ -61,11 +65,24 @@ describe("tools from config cli_tools", () => {
     }
   });
 
-  it("drops a {model} argument when the agent sets no model", async () => {
+  it("drops a {model} argument when the agent sets no cli.model, and puts the system prompt ahead of the task", async () => {
     harness = new CliHarness({ cliTools: summarizeTool() });
+    // The agent's `model` is the fallback LLM's: it never reaches the CLI.
+    await harness.run({ tool: "summarize" }, { model: "fallback-model" });
+    expect(recordedArgv()).toEqual([
+      "You write release notes.\n\n# Task\n\nWrite the notes for today",
+      harness.workdir,
+    ]);
+  });
+
+  it("hands the system prompt where the template asks for it with {system_prompt}", async () => {
+    harness = new CliHarness({
+      cliTools: {
+        summarize: { ...summarizeTool().summarize, args: ["--system", "{system_prompt}", "{task}"] },
+      },
+    });
     await harness.run({ tool: "summarize" });
-    const argv = readFileSync(harness.argumentsFile, "utf8").trim().split("\n");
-    expect(argv).toEqual(["Write the notes for today", harness.workdir]);
+    expect(recordedArgv()).toEqual(["--system", "You write release notes.", "Write the notes for today"]);
   });
 
   it("reads an empty stdout on exit 0 as no result", async () => {

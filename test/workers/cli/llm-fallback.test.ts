@@ -55,4 +55,26 @@ describe("falling back to the real LLM worker", () => {
     expect(types.indexOf("fallback")).toBeGreaterThan(types.indexOf("error"));
     expect(types.at(-1)).toBe("result");
   });
+
+  it("sends the fallback LLM the agent's model, never the CLI's cli.model", async () => {
+    const llmWorker = new LlmWorker({
+      model: testClient(server.url),
+      tools: noTools,
+      llm: ConfigSchema.parse({}).llm,
+      publishStatus: false,
+    });
+    harness = new CliHarness({ scenario: "reconnect_loop", llmFallback: llmWorker });
+    server.enqueue(textReply("Done by the fallback."));
+
+    const outcome = await harness.run(
+      { tool: "codex", model: "gpt-5-codex", idle_timeout: "1s" },
+      { model: "fallback-llm", timeout: 60_000 },
+    );
+
+    expect(outcome).toMatchObject({ status: "completed", worker: "cli:codex→llm" });
+    const codexArguments = harness.recordedArguments().argv;
+    expect(codexArguments[codexArguments.indexOf("-m") + 1]).toBe("gpt-5-codex");
+    const [request] = await server.waitForChatRequests(1);
+    expect(request?.body?.model).toBe("fallback-llm");
+  });
 });
