@@ -1,11 +1,12 @@
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 /**
  * A CLI run's private folder: its TMPDIR (mode 0700, so what a CLI writes to its temp folder —
  * Gemini's error reports hold the whole conversation — is not readable by other users) and the
  * home of the files agentd writes for it (system prompt, settings, policy). Removed after the run.
+ * It lives under `<data_dir>/cli-runs`, not the shared `/tmp`: Gemini CLI refuses a settings file
+ * below a folder others can write to.
  */
 export class CliRunDirectory {
   readonly path: string;
@@ -14,9 +15,10 @@ export class CliRunDirectory {
     this.path = directory;
   }
 
-  static async create(runId: string): Promise<CliRunDirectory> {
+  static async create(parent: string, runId: string): Promise<CliRunDirectory> {
+    await mkdir(parent, { recursive: true, mode: 0o700 });
     // mkdtemp makes the folder 0700.
-    return new CliRunDirectory(await mkdtemp(path.join(tmpdir(), `agentd-cli-${runId}-`)));
+    return new CliRunDirectory(await mkdtemp(path.join(parent, `${runId}-`)));
   }
 
   /** Writes the adapter's files (absolute paths inside this folder), readable by the owner only. */

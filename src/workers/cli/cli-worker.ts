@@ -33,6 +33,8 @@ export interface CliWorkerOptions {
   /** Where failed CLI runs continue (unless the agent says `fallback: none`). */
   llmFallback: LlmFallback;
   cooldowns: CliCooldowns;
+  /** Where each run's private folder (its TMPDIR) is made: `<data_dir>/cli-runs`. */
+  runsDirectory: string;
   logger: Logger;
   now?: () => Date;
 }
@@ -107,7 +109,7 @@ export class CliWorker implements Worker {
     const parseLine = adapter.createLineParser();
     const rules = cliRulesOf(definition);
     const model = settings.model ?? adapter.defaultModel;
-    const runDirectory = await CliRunDirectory.create(context.runId);
+    const runDirectory = await CliRunDirectory.create(this.#options.runsDirectory, context.runId);
     const budgetStop = new AbortController();
     let budgetCut: string | undefined;
     let exit: CliExit;

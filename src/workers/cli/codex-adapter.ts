@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
 import type { CliAdapter, CliInvocation, CliLaunch, CliLineParser, LineVerdict } from "./cli-adapter.js";
 import type { CliTranscript } from "./cli-transcript.js";
+import { codexRetryOverrides } from "./codex-provider.js";
 import { parseJsonLine } from "./json-line.js";
 
 const ItemSchema = z.looseObject({
@@ -49,8 +50,9 @@ const RETRY_NOTICE_PATTERN = /^Reconnecting\b|waiting for network|retrying|strea
  * Codex CLI: `codex exec --json --skip-git-repo-check -C <workdir> -m m --sandbox workspace-write
  * -c developer_instructions=<prompt> [cli_tools.codex.args] [cli.args] -- <task>`. Inside agentd's
  * own sandbox Codex's sandbox stands down (`--dangerously-bypass-approvals-and-sandbox`): a nested
- * one fails. Codex waits for stdin when it is open; the worker always closes it. Codex has no
- * switch for the built-in provider's retries; its retry notices are noise to the idle watchdog.
+ * one fails. Codex waits for stdin when it is open; the worker always closes it. The retries of a
+ * provider the user defined are capped; the built-in provider's cannot be, and its retry notices
+ * are noise to the idle watchdog.
  */
 export function codexAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
@@ -83,6 +85,7 @@ function prepareCodex(invocation: CliInvocation): CliLaunch {
       ...sandbox,
       // A TOML basic string: JSON's escapes are TOML's.
       ...(systemPrompt === "" ? [] : ["-c", `developer_instructions=${JSON.stringify(systemPrompt)}`]),
+      ...codexRetryOverrides({ ...process.env, ...invocation.configuredEnvironment }),
       ...invocation.configArguments,
       ...invocation.extraArguments,
       "--",

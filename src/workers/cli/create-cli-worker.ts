@@ -6,6 +6,8 @@ import { CliWorker, type LlmFallback } from "./cli-worker.js";
 
 /** The name of the cooldowns file in `data_dir`. */
 export const COOLDOWNS_FILE_NAME = "cli-cooldowns.json";
+/** The folder in `data_dir` holding each CLI run's private TMPDIR while it runs. */
+export const RUNS_DIRECTORY_NAME = "cli-runs";
 
 export interface CreateCliWorkerOptions {
   config: Config;
@@ -33,6 +35,7 @@ export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
     config: options.config,
     llmFallback: options.llmFallback,
     cooldowns,
+    runsDirectory: path.join(options.dataDirectory, RUNS_DIRECTORY_NAME),
     ...(options.outerSandbox === undefined ? {} : { outerSandbox: options.outerSandbox }),
     logger: options.logger,
     ...(options.now ? { now: options.now } : {}),

@@ -1,3 +1,5 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { CliHarness, isRunning } from "./cli-test-kit.js";
 
@@ -91,6 +93,37 @@ describe("the agent's rules reach the CLI", () => {
     expect(started.argv.indexOf("model_reasoning_effort=low")).toBeLessThan(
       started.argv.indexOf("--ephemeral"),
     );
+  });
+});
+
+describe("the CLIs' own retries", () => {
+  it("caps the retries of the provider the user defined in CODEX_HOME's config.toml", async () => {
+    harness = new CliHarness();
+    const codexHome = path.join(harness.root, "codex-home");
+    mkdirSync(codexHome);
+    writeFileSync(
+      path.join(codexHome, "config.toml"),
+      'model_provider = "litellm"\n\n[model_providers.litellm]\nname = "LiteLLM"\nbase_url = "http://127.0.0.1:4000/v1"\n',
+    );
+    const worker = new CliHarness({ cliTools: { codex: { env: { CODEX_HOME: codexHome } } } });
+    try {
+      await worker.run({ tool: "codex" });
+      const { argv } = worker.recordedArguments();
+      expect(argv).toEqual(
+        expect.arrayContaining([
+          "model_providers.litellm.request_max_retries=1",
+          "model_providers.litellm.stream_max_retries=1",
+        ]),
+      );
+    } finally {
+      worker.dispose();
+    }
+  });
+
+  it("leaves Codex's built-in provider alone: it refuses an override", async () => {
+    harness = new CliHarness({ cliTools: { codex: { env: { CODEX_HOME: "/nonexistent/codex-home" } } } });
+    await harness.run({ tool: "codex" });
+    expect(harness.recordedArguments().argv.join(" ")).not.toContain("max_retries");
   });
 });
 

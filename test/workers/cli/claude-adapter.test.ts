@@ -44,6 +44,7 @@ describe("Claude Code through the CLI worker", () => {
     ]);
     expect(started.env).toMatchObject({ CLAUDE_CODE_MAX_RETRIES: "2", TMPDIR: expect.any(String) });
     expect(started.tmpdirMode).toBe(0o700);
+    expect(path.dirname(started.env.TMPDIR ?? "")).toBe(path.join(harness.dataDirectory, "cli-runs"));
     expect(existsSync(started.env.TMPDIR ?? "")).toBe(false);
     expect(started.cwd).toBe(harness.workdir);
     expect(existsSync(harness.workdir)).toBe(true);

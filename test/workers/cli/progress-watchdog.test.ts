@@ -13,7 +13,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
     const [error] = harness.eventsOf("error");
     expect(error?.data).toMatchObject({ code: "CLI_HUNG", retryable: true });
     expect(error?.data.message).toContain("only retried");
-    expect(error?.data.message).toContain("Reconnecting...");
+    expect(error?.data.message).toContain("Reconnecting... waiting for network");
     expect(harness.eventsOf("fallback")[0]?.data).toMatchObject({ from: "cli:codex", reason: "hung" });
     expect(outcome).toMatchObject({ status: "completed", worker: "cli:codex→llm" });
     expect((await harness.waitForPids(1)).filter(isRunning)).toEqual([]);
