@@ -4,11 +4,12 @@ import { CliHarness, isRunning } from "./cli-test-kit.js";
 let harness: CliHarness;
 afterEach(() => harness.dispose());
 
+// The fakes print their first notice at once; 3 s leaves a loaded machine time to start them.
 describe("the idle watchdog counts progress, not bytes", () => {
   it("ends a codex that only reconnects to an unreachable server at idle_timeout and falls back", async () => {
     harness = new CliHarness({ scenario: "reconnect_loop" });
     // Reconnect notices arrive every 150 ms; a byte-counting watchdog would never fire.
-    const outcome = await harness.run({ tool: "codex", idle_timeout: "1s" }, { timeout: 60_000 });
+    const outcome = await harness.run({ tool: "codex", idle_timeout: "3s" }, { timeout: 60_000 });
 
     const [error] = harness.eventsOf("error");
     expect(error?.data).toMatchObject({ code: "CLI_HUNG", retryable: true });
@@ -21,7 +22,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
 
   it("reads a claude that only retries an unreachable API as hung, naming the retries", async () => {
     harness = new CliHarness({ scenario: "retry_loop" });
-    const outcome = await harness.run({ tool: "claude", idle_timeout: "1s", fallback: "none" });
+    const outcome = await harness.run({ tool: "claude", idle_timeout: "3s", fallback: "none" });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "cli_error", error: { code: "CLI_HUNG" } });
     expect(outcome.error?.message).toMatch(/only retried .*attempt \d+\/10: Connection error/);
@@ -29,7 +30,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
 
   it("reads a gemini that only retries a 429 on stderr as a rate limit, and cools it down", async () => {
     harness = new CliHarness({ scenario: "retry_loop" });
-    const outcome = await harness.run({ tool: "gemini", idle_timeout: "1s" });
+    const outcome = await harness.run({ tool: "gemini", idle_timeout: "3s" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_RATE_LIMIT");
     expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("rate_limit");
