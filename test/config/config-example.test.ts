@@ -4,40 +4,9 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { loadConfig } from "../../src/config/load-config.js";
+import { configKeyPaths } from "../support/config-key-paths.js";
 
 const EXAMPLE = path.resolve(import.meta.dirname, "../../config.example.yaml");
-
-interface SchemaNode {
-  _zod: {
-    def: {
-      type: string;
-      innerType?: SchemaNode;
-      in?: SchemaNode;
-      shape?: Record<string, SchemaNode>;
-      valueType?: SchemaNode;
-      options?: SchemaNode[];
-    };
-  };
-}
-
-/** A key of the config schema: its dotted path (`*` for a free record key) and whether it has a default. */
-interface KeyPath {
-  path: string[];
-  hasDefault: boolean;
-}
-
-/** Every key path of a zod schema, found by walking its definition. */
-function keyPaths(schema: SchemaNode, prefix: string[] = []): KeyPath[] {
-  const definition = schema._zod.def;
-  if (definition.innerType) return keyPaths(definition.innerType, prefix);
-  if (definition.type === "pipe" && definition.in) return keyPaths(definition.in, prefix);
-  if (definition.options) return definition.options.flatMap((option) => keyPaths(option, prefix));
-  if (definition.valueType) return keyPaths(definition.valueType, [...prefix, "*"]);
-  return Object.entries(definition.shape ?? {}).flatMap(([key, child]) => [
-    { path: [...prefix, key], hasDefault: ["default", "prefault"].includes(child._zod.def.type) },
-    ...keyPaths(child, [...prefix, key]),
-  ]);
-}
 
 function valueAt(value: unknown, keys: readonly string[]): unknown {
   return keys.reduce<unknown>(
@@ -62,7 +31,7 @@ describe("config.example.yaml", () => {
   });
 
   it("documents every key of the config schema", () => {
-    const paths = keyPaths(ConfigSchema as unknown as SchemaNode);
+    const paths = configKeyPaths();
     expect(paths.length).toBeGreaterThan(50);
     const missing = paths.filter(({ path: keys, hasDefault }) => {
       const last = keys.at(-1) ?? "";
