@@ -68,6 +68,8 @@ const LlmSchema = z.strictObject({
     })
     .prefault({}),
   prices: z.record(z.string(), PriceSchema).default({}),
+  /** Model names agent files use (sonnet, inherit, provider/model) → the model sent to the endpoint. */
+  model_aliases: z.record(z.string(), z.string().min(1)).default({}),
 });
 
 const CliToolSchema = z.strictObject({
@@ -100,6 +102,8 @@ export type McpServerConfig = z.infer<typeof McpServerSchema>;
 /** SPEC 3: the whole of `config.yaml`. Every key has a default, so an empty file is valid. */
 export const ConfigSchema = z.strictObject({
   agents_dir: z.string().default("./agents"),
+  /** Extra agent folders, such as a project's `.claude/agents` or `.opencode/agent`. */
+  agents_dirs: z.array(z.string().min(1)).default([]),
   presets_dir: z.string().default("./presets"),
   data_dir: z.string().default("./data"),
   server: z

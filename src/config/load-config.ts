@@ -87,6 +87,7 @@ function resolveFolders(loaded: LoadedConfig): LoadedConfig {
     config: {
       ...config,
       agents_dir: resolve(config.agents_dir),
+      agents_dirs: config.agents_dirs.map(resolve),
       presets_dir: resolve(config.presets_dir),
       data_dir: resolve(config.data_dir),
       llm: withLocalDefault,

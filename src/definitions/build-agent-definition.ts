@@ -11,6 +11,8 @@ import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { BUILTIN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
 import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
+import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
+import { resolveModel } from "./resolve-model.js";
 
 /** CLI tools agentd knows without a `cli_tools` entry in the config. */
 export const BUILT_IN_CLI_TOOLS = ["claude", "gemini", "codex"] as const;
@@ -25,10 +27,12 @@ export function buildAgentDefinition(
   presets: readonly ParsedPresetFile[],
   config: Config,
 ): AgentDefinition | AgentdError[] {
-  const { frontmatter } = agent;
-  const errors = checkConfigReferences(agent, config);
-  if (errors.length > 0) return errors;
   const warnings = [...agent.warnings];
+  const frontmatter = withConfiguredTools(agent, config, warnings);
+  const errors = checkConfigReferences({ ...agent, frontmatter }, config);
+  if (errors.length > 0) return errors;
+  const model = resolveModel(frontmatter.model, agent.dialect, config);
+  if (model.warning) warnings.push(`${whereIs(agent, ["model"])} model: ${model.warning}`);
   if (frontmatter.worker === "llm" && frontmatter.cli) {
     warnings.push(`${agent.file} cli: the cli section is ignored with worker: llm`);
   }
@@ -44,7 +48,7 @@ export function buildAgentDefinition(
     hash: contentHash(agent, presets),
     name,
     description: frontmatter.description,
-    frontmatter,
+    frontmatter: { ...frontmatter, fallback_models: fallbackModels(agent, config, warnings) },
     instructions: agent.instructions,
     presetChain: presets.map((preset) => preset.name),
     systemPrompt: assembleSystemPrompt({
@@ -63,9 +67,62 @@ export function buildAgentDefinition(
     workdir: frontmatter.workdir
       ? path.resolve(path.dirname(config.agents_dir), frontmatter.workdir)
       : path.join(config.data_dir, "workspaces", agent.id),
-    model: frontmatter.model ?? config.llm.model,
+    model: model.model,
     warnings,
   };
+}
+
+/**
+ * A Claude Code or opencode file may name MCP tools of servers this daemon does not configure
+ * (`mcp__github__get_issue`): those tools are left out with a warning, so the agent still loads.
+ * In agentd's own files such a tool is an error (checkConfigReferences).
+ */
+function withConfiguredTools(
+  agent: ParsedAgentFile & { frontmatter: AgentFrontmatter },
+  config: Config,
+  warnings: string[],
+): AgentFrontmatter {
+  const { frontmatter } = agent;
+  if (agent.dialect === "agentd") return frontmatter;
+  const unconfigured = frontmatter.tools.filter((tool) => {
+    const server = parseMcpToolName(tool)?.server;
+    return server !== undefined && !(server in config.mcp_servers);
+  });
+  if (unconfigured.length === 0) return frontmatter;
+  warnings.push(
+    `${whereIs(agent, ["tools"])} tools: left out, their MCP servers are not in config mcp_servers: ${unconfigured.join(", ")}`,
+  );
+  return { ...frontmatter, tools: frontmatter.tools.filter((tool) => !unconfigured.includes(tool)) };
+}
+
+/**
+ * `fallback_models` through `llm.model_aliases`. A Claude Code or opencode name without an alias is
+ * left out with a warning, never sent as is.
+ */
+function fallbackModels(
+  agent: ParsedAgentFile & { frontmatter: AgentFrontmatter },
+  config: Config,
+  warnings: string[],
+): string[] {
+  const models: string[] = [];
+  const unmapped: string[] = [];
+  for (const name of agent.frontmatter.fallback_models) {
+    const resolved = resolveModel(name, agent.dialect, config);
+    if (resolved.warning) unmapped.push(name);
+    else models.push(resolved.model);
+  }
+  if (unmapped.length > 0) {
+    warnings.push(
+      `${whereIs(agent, ["fallback_models"])} fallback_models: left out, no entry in llm.model_aliases: ${unmapped.join(", ")}`,
+    );
+  }
+  return models;
+}
+
+/** `file:line` of a frontmatter key, or the file alone. */
+function whereIs(agent: ParsedAgentFile, pathInFile: PropertyKey[]): string {
+  const line = agent.lineOf(pathInFile);
+  return line === undefined ? agent.file : `${agent.file}:${line}`;
 }
 
 /** sha256 of the agent file's bytes followed by each preset file's bytes along the chain. */
@@ -120,10 +177,14 @@ function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFron
       return;
     }
     if (server === undefined || server in config.mcp_servers) return;
+    const configured = Object.keys(config.mcp_servers);
+    const suggestion = didYouMean(server, configured);
     errors.push(
       new AgentdError("DEFINITION_INVALID", `MCP server "${server}" is not configured`, {
         ...located(`tools[${index}]`, ["tools", index]),
-        hint: `add mcp_servers.${server} to the config, or remove the tool`,
+        hint: suggestion
+          ? `did you mean "${suggestion}" (mcp:${suggestion}/…)? Otherwise add mcp_servers.${server} to the config`
+          : `add mcp_servers.${server} to the config, or remove the tool${configured.length > 0 ? ` (configured: ${configured.join(", ")})` : ""}`,
       }),
     );
   });

@@ -1,11 +1,23 @@
 import { readdir } from "node:fs/promises";
 import path from "node:path";
 
+import type { Config } from "../config/config-schema.js";
+
+/** Every folder agents are read from: `agents_dir`, then the extra `agents_dirs`. */
+export function agentFolders(config: Pick<Config, "agents_dir" | "agents_dirs">): string[] {
+  return [config.agents_dir, ...config.agents_dirs.filter((folder) => folder !== config.agents_dir)];
+}
+
 /**
- * Which files are definitions: `agents/**\/*.md` and `presets/*.yaml|yml`. Names starting with a
- * dot (editor swap files, `.git`) are skipped, so an editor's temporary file is never loaded.
+ * Which files are definitions: `agents/**\/*.md` (in any of the agent folders) and
+ * `presets/*.yaml|yml`. Names starting with a dot (editor swap files, `.git`) are skipped inside a
+ * folder, so an editor's temporary file is never loaded; the folder itself may be `.claude/agents`.
  */
-export function isAgentFile(agentsDirectory: string, file: string): boolean {
+export function isAgentFile(agentsDirectories: string | readonly string[], file: string): boolean {
+  if (typeof agentsDirectories !== "string") {
+    return agentsDirectories.some((directory) => isAgentFile(directory, file));
+  }
+  const agentsDirectory = agentsDirectories;
   const relative = path.relative(agentsDirectory, file);
   if (relative === "" || relative.startsWith("..") || path.isAbsolute(relative)) return false;
   return file.endsWith(".md") && relative.split(path.sep).every((segment) => !segment.startsWith("."));
@@ -18,10 +30,14 @@ export function isPresetFile(presetsDirectory: string, file: string): boolean {
   );
 }
 
-/** Every agent file under the agents folder, subfolders included; none when the folder is missing. */
-export async function listAgentFiles(agentsDirectory: string): Promise<string[]> {
-  const entries = await readFolder(agentsDirectory, true);
-  return entries.filter((file) => isAgentFile(agentsDirectory, file));
+/** Every agent file under the agent folders, subfolders included; none from a missing folder. */
+export async function listAgentFiles(agentsDirectories: readonly string[]): Promise<string[]> {
+  const lists = await Promise.all(
+    agentsDirectories.map(async (directory) =>
+      (await readFolder(directory, true)).filter((file) => isAgentFile(directory, file)),
+    ),
+  );
+  return [...new Set(lists.flat())];
 }
 
 /** Every preset file in the presets folder; none when the folder is missing. */

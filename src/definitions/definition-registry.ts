@@ -5,7 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import { DefinitionCatalog } from "./definition-catalog.js";
-import { isAgentFile, isPresetFile } from "./definition-files.js";
+import { agentFolders, isAgentFile, isPresetFile } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { DefinitionWatcher } from "./definition-watcher.js";
 import { readDefinitionFolders } from "./load-definitions.js";
@@ -57,7 +57,10 @@ export class DefinitionRegistry {
         registry.logger?.warn({ folder }, "the folder did not exist and was created empty");
       }
       registry.watcher = await DefinitionWatcher.start({
-        agentsDirectory: config.agents_dir,
+        // Extra folders (agents_dirs) are optional: one that does not exist is not watched.
+        agentsDirectories: agentFolders(config).filter(
+          (folder) => folder === config.agents_dir || existsSync(folder),
+        ),
         presetsDirectory: config.presets_dir,
         onFiles: (files) => registry.markDirty(files),
         onFolderRemoved: (folder) => registry.markDirty(registry.filesUnder(folder)),
@@ -107,7 +110,7 @@ export class DefinitionRegistry {
     this.dirtyFiles.clear();
     try {
       const agents = readAll(
-        files.filter((file) => isAgentFile(this.config.agents_dir, file)),
+        files.filter((file) => isAgentFile(agentFolders(this.config), file)),
         readAgentFile,
       );
       const presets = readAll(

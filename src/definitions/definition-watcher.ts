@@ -12,7 +12,7 @@ export const SETTLE_MILLISECONDS = 25;
 export const DELETE_SETTLE_MILLISECONDS = 120;
 
 export interface DefinitionWatcherOptions {
-  agentsDirectory: string;
+  agentsDirectories: readonly string[];
   presetsDirectory: string;
   /** Called with files that changed, appeared or disappeared, after they settled. */
   onFiles: (files: string[]) => void;
@@ -36,12 +36,12 @@ export class DefinitionWatcher {
 
   /** Starts watching; resolves once chokidar watches every existing folder. */
   static async start(options: DefinitionWatcherOptions): Promise<DefinitionWatcher> {
-    const { agentsDirectory, presetsDirectory } = options;
-    const watcher = watch([agentsDirectory, presetsDirectory], {
+    const { agentsDirectories, presetsDirectory } = options;
+    const watcher = watch([...agentsDirectories, presetsDirectory], {
       ignoreInitial: true,
       // Renames are handled by the settle delays below, without chokidar's extra 100 ms.
       atomic: false,
-      ignored: (file: string, stats?: Stats) => isIgnored(agentsDirectory, presetsDirectory, file, stats),
+      ignored: (file: string, stats?: Stats) => isIgnored(agentsDirectories, presetsDirectory, file, stats),
     });
     const definitionWatcher = new DefinitionWatcher(watcher, options);
     watcher.on("all", (event, file) => definitionWatcher.handle(event, path.resolve(file)));
@@ -68,9 +68,9 @@ export class DefinitionWatcher {
 
   private handleRaw(fileName: unknown, watchedPath: string | undefined): void {
     if (typeof fileName !== "string" || fileName === "" || watchedPath === undefined) return;
-    const { agentsDirectory, presetsDirectory } = this.options;
+    const { agentsDirectories, presetsDirectory } = this.options;
     const isDefinition = (file: string) =>
-      isAgentFile(agentsDirectory, file) || isPresetFile(presetsDirectory, file);
+      isAgentFile(agentsDirectories, file) || isPresetFile(presetsDirectory, file);
     // A file's own watcher reports its base name; a folder's watcher reports a child's name.
     const file = isDefinition(watchedPath) ? watchedPath : path.join(watchedPath, fileName);
     if (isDefinition(file)) this.settle(file);
@@ -93,14 +93,19 @@ export class DefinitionWatcher {
 }
 
 /** Skips everything but agent and preset files, and the folders that can hold them. */
-function isIgnored(agentsDirectory: string, presetsDirectory: string, file: string, stats?: Stats): boolean {
+function isIgnored(
+  agentsDirectories: readonly string[],
+  presetsDirectory: string,
+  file: string,
+  stats?: Stats,
+): boolean {
   const absolute = path.resolve(file);
-  if (absolute === agentsDirectory || absolute === presetsDirectory) return false;
+  if (agentsDirectories.includes(absolute) || absolute === presetsDirectory) return false;
   if (path.basename(absolute).startsWith(".")) return true;
   // chokidar asks first without stats; decide by name then, and again once it knows the type.
   if (!stats) return false;
-  if (stats.isDirectory()) return !isInside(agentsDirectory, absolute);
-  return !isAgentFile(agentsDirectory, absolute) && !isPresetFile(presetsDirectory, absolute);
+  if (stats.isDirectory()) return !agentsDirectories.some((directory) => isInside(directory, absolute));
+  return !isAgentFile(agentsDirectories, absolute) && !isPresetFile(presetsDirectory, absolute);
 }
 
 function isInside(directory: string, file: string): boolean {

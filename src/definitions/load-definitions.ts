@@ -1,6 +1,6 @@
 import type { Config } from "../config/config-schema.js";
 import { type CatalogUpdate, DefinitionCatalog } from "./definition-catalog.js";
-import { listAgentFiles, listPresetFiles } from "./definition-files.js";
+import { agentFolders, listAgentFiles, listPresetFiles } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
 
@@ -17,7 +17,7 @@ export async function loadDefinitions(config: Config): Promise<DefinitionSnapsho
 /** Every agent and preset file of the configured folders, read and parsed. */
 export async function readDefinitionFolders(config: Config): Promise<CatalogUpdate> {
   const [agentFiles, presetFiles] = await Promise.all([
-    listAgentFiles(config.agents_dir),
+    listAgentFiles(agentFolders(config)),
     listPresetFiles(config.presets_dir),
   ]);
   return { agents: readAll(agentFiles, readAgentFile), presets: readAll(presetFiles, readPresetFile) };

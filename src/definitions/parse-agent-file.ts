@@ -3,6 +3,8 @@ import { didYouMean, knownKeysAt } from "../schema/known-keys.js";
 import type { LocatedYaml } from "../schema/yaml-document.js";
 import { agentIdOf, checkAgentId } from "./agent-id.js";
 import { type AgentFrontmatter, AgentFrontmatterSchema } from "./agent-schema.js";
+import type { AgentDialect } from "./foreign/foreign-translation.js";
+import { translateForeignFrontmatter } from "./foreign/translate-foreign-frontmatter.js";
 import { issuesToErrors } from "./issues-to-errors.js";
 import type { DefinitionFileContent } from "./read-definition-file.js";
 import { splitFrontmatter } from "./split-frontmatter.js";
@@ -20,6 +22,8 @@ export interface ParsedAgentFile {
   lineOf: LocatedYaml["lineOf"];
   errors: AgentdError[];
   warnings: string[];
+  /** The tool the file was written for: Claude Code and opencode files are translated. */
+  dialect: AgentDialect;
 }
 
 const FIELD_HINTS: Record<string, string> = {
@@ -48,6 +52,7 @@ export function parseAgentFile(file: string, content: DefinitionFileContent): Pa
     lineOf: () => undefined,
     errors: [],
     warnings: [],
+    dialect: "agentd",
   };
   const idError = checkAgentId(file);
   if (idError) parsed.errors.push(idError);
@@ -74,26 +79,33 @@ export function unreadableAgentFile(file: string, error: unknown): ParsedAgentFi
     lineOf: () => undefined,
     errors: [toAgentdError(error, "DEFINITION_INVALID")],
     warnings: [],
+    dialect: "agentd",
   };
 }
 
-function validateFrontmatter(parsed: ParsedAgentFile, data: unknown): void {
-  if (data === null || typeof data !== "object" || Array.isArray(data)) {
-    const found = Array.isArray(data) ? "a list" : `a ${data === null ? "null" : typeof data} value`;
+function validateFrontmatter(parsed: ParsedAgentFile, written: unknown): void {
+  if (written === null || typeof written !== "object" || Array.isArray(written)) {
+    const found = Array.isArray(written) ? "a list" : `a ${written === null ? "null" : typeof written} value`;
     throw new AgentdError("DEFINITION_INVALID", `the frontmatter is ${found}, not a mapping of keys`, {
       file: parsed.file,
       line: 2,
       hint: "write one `key: value` per line, starting with `description: …`",
     });
   }
+  const foreign = translateForeignFrontmatter(written as Record<string, unknown>, {
+    file: parsed.file,
+    body: parsed.instructions,
+    locate: (key) => located(parsed, key.split(".")),
+  });
+  const data = foreign.data;
+  parsed.dialect = foreign.dialect;
+  parsed.warnings.push(...foreign.notes);
   const known = knownKeysAt(AgentFrontmatterSchema, []);
   for (const key of Object.keys(data)) {
     if (known.includes(key)) continue;
     const suggestion = didYouMean(key, known);
-    const line = parsed.lineOf([key]);
-    const where = line === undefined ? parsed.file : `${parsed.file}:${line}`;
     parsed.warnings.push(
-      `${where} ${key}: unknown key "${key}" is ignored${suggestion ? ` — did you mean "${suggestion}"?` : ""}`,
+      `${located(parsed, [key])} ${key}: unknown key "${key}" is ignored${suggestion ? ` — did you mean "${suggestion}"?` : ""}`,
     );
   }
   const result = AgentFrontmatterSchema.safeParse(data);
@@ -118,4 +130,10 @@ function validateFrontmatter(parsed: ParsedAgentFile, data: unknown): void {
       `${line === undefined ? parsed.file : `${parsed.file}:${line}`} schedule: scheduled runs have no task — add task: or schedule.task`,
     );
   }
+}
+
+/** `file:line` of a frontmatter key, or the file alone when the key has no line. */
+function located(parsed: ParsedAgentFile, pathInFile: string[]): string {
+  const line = parsed.lineOf(pathInFile);
+  return line === undefined ? parsed.file : `${parsed.file}:${line}`;
 }
