@@ -1,11 +1,14 @@
+import { LOCAL_OLLAMA_URL } from "../llm/unreachable-hint.js";
 import type { Daemon } from "./daemon.js";
 
 /** What the daemon says when it is up: agents loaded, the broken ones, next fires, the URL. */
 export interface StartupSummary {
   url: string;
-  agents: Array<{ id: string; valid: boolean; first_error?: string; next_fire?: string }>;
+  agents: Array<{ id: string; valid: boolean; first_error?: string; next_fire?: string; disabled?: true }>;
   /** Runs found interrupted by a crash and marked failed. */
   recovered_runs: number;
+  /** The endpoint and model the LLM worker uses when an agent names no model. */
+  llm: { endpoint: string; model: string };
 }
 
 export function summarizeStartup(daemon: Daemon): StartupSummary {
@@ -15,14 +18,17 @@ export function summarizeStartup(daemon: Daemon): StartupSummary {
     agents: snapshot.agents.map((status) => {
       const firstError = status.errors[0]?.describe();
       const nextFire = daemon.scheduler.nextFire(status.id)?.toISOString();
+      const disabled = status.definition?.frontmatter.enabled === false;
       return {
         id: status.id,
         valid: status.valid,
+        ...(disabled ? { disabled: true as const } : {}),
         ...(firstError === undefined ? {} : { first_error: firstError }),
         ...(nextFire === undefined ? {} : { next_fire: nextFire }),
       };
     }),
     recovered_runs: daemon.runs.recovered.length,
+    llm: { endpoint: daemon.config.llm.base_url ?? LOCAL_OLLAMA_URL, model: daemon.config.llm.model },
   };
 }
 
@@ -32,10 +38,16 @@ export function formatStartupSummary(summary: StartupSummary): string {
   const invalid = summary.agents.filter((agent) => !agent.valid);
   const lines = [
     `agentd listening on ${summary.url}`,
+    `LLM: model ${summary.llm.model} at ${summary.llm.endpoint}`,
     `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
   ];
   for (const agent of valid) {
-    lines.push(`  ${agent.id}${agent.next_fire ? `  next run ${agent.next_fire}` : ""}`);
+    const state = agent.disabled
+      ? "  disabled (enabled: false): no scheduled or API runs until enabled"
+      : agent.next_fire
+        ? `  next run ${agent.next_fire}`
+        : "";
+    lines.push(`  ${agent.id}${state}`);
   }
   for (const agent of invalid) lines.push(`  ${agent.id}  INVALID: ${agent.first_error ?? "unknown error"}`);
   if (summary.recovered_runs > 0) {

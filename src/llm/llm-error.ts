@@ -2,6 +2,7 @@ import { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import { AgentdError, type AgentdErrorOptions } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 import { parseRetryAfter } from "./retry-delay.js";
+import { unreachableHint } from "./unreachable-hint.js";
 
 /** Where a model call went: named in every LLM error so the user knows which endpoint and model. */
 export interface CallSite {
@@ -62,7 +63,7 @@ export function classifyLlmError(thrown: unknown, site: CallSite): AgentdError {
   if (thrown instanceof APIConnectionError) {
     return llmError("LLM_NETWORK", `cannot reach ${where}: ${causeMessage(thrown)}`, site, {
       retryable: true,
-      hint: "check llm.base_url and that the model server is running",
+      hint: unreachableHint(site.endpoint, site.model),
       cause: thrown,
     });
   }
@@ -84,6 +85,7 @@ export function classifyLlmError(thrown: unknown, site: CallSite): AgentdError {
   }
   return llmError("LLM_NETWORK", `the call to ${where} failed: ${causeMessage(thrown)}`, site, {
     retryable: true,
+    hint: unreachableHint(site.endpoint, site.model),
     cause: thrown,
   });
 }

@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import type { Config } from "../config/config-schema.js";
 import type { AgentdError } from "../errors/agentd-error.js";
 import { CircuitBreaker } from "./circuit-breaker.js";
+import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, classifyLlmError, isRetryable, retryAfterOf } from "./llm-error.js";
 import type { PriceTable } from "./price-table.js";
@@ -81,7 +82,7 @@ export class ModelClient implements ModelProvider {
   /** The client for config `llm` (already expanded: base URL defaulted, secrets resolved). */
   static fromConfig(llm: Config["llm"]): ModelClient {
     return new ModelClient({
-      baseUrl: llm.base_url ?? (llm.api_key ? OPENAI_BASE_URL : "http://127.0.0.1:11434/v1"),
+      baseUrl: llm.base_url ?? (llm.api_key ? OPENAI_BASE_URL : LOCAL_OLLAMA_URL),
       apiKey: llm.api_key,
       timeouts: {
         firstChunkMilliseconds: llm.timeouts.first_chunk,

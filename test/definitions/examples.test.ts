@@ -36,5 +36,11 @@ describe("the shipped examples", () => {
     const digest = snapshot.get("dependency-digest");
     expect(digest?.frontmatter.schedule).toMatchObject({ cron: "30 8 * * 1-5", timezone: "Europe/Berlin" });
     expect(snapshot.get("issue-triager")?.frontmatter.secrets).toEqual(["github_token"]);
+    // A newcomer who only looks around pays for nothing: the scheduled examples wait to be enabled.
+    const scheduled = snapshot.agents.filter((agent) => agent.definition?.frontmatter.schedule);
+    expect(scheduled.map((agent) => [agent.id, agent.definition?.frontmatter.enabled])).toEqual([
+      ["dependency-digest", false],
+      ["issue-triager", false],
+    ]);
   });
 });

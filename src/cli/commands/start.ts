@@ -4,7 +4,28 @@ import { startDaemon } from "../../app/daemon.js";
 import { packageVersion } from "../../app/package-version.js";
 import { shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
+import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { type GlobalOptions, printJson } from "../output.js";
+
+/** How long the start-up look at the model server may take. */
+const PROBE_TIMEOUT_MILLISECONDS = 3_000;
+
+/**
+ * Says on stderr, right after start, when the model server does not answer or lacks the model,
+ * and the one thing to do: a first start without an LLM should not wait for a failed run to tell.
+ */
+async function warnWhenLlmSilent(
+  llm: { endpoint: string; model: string },
+  apiKey: string | undefined,
+): Promise<void> {
+  const probe = await probeEndpoint({
+    ...llm,
+    apiKey,
+    signal: AbortSignal.timeout(PROBE_TIMEOUT_MILLISECONDS),
+  });
+  const warning = describeProbe(probe);
+  if (warning !== undefined) process.stderr.write(`warning: ${warning}\n`);
+}
 
 /**
  * `agentd start`: runs the daemon until SIGTERM/SIGINT. When it is ready it prints a summary on
@@ -23,6 +44,7 @@ export function registerStartCommand(program: Command): void {
       const summary = summarizeStartup(daemon);
       if (!globals.json) process.stderr.write(formatStartupSummary(summary));
       printJson({ event: "listening", url: daemon.url, pid: process.pid, ...(globals.json ? summary : {}) });
+      void warnWhenLlmSilent(summary.llm, daemon.config.llm.api_key);
       await stopped;
       // Watchers, sockets and timers of other modules must not keep a stopped daemon alive.
       process.exit(0);

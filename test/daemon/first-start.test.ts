@@ -1,0 +1,41 @@
+import { rmSync } from "node:fs";
+import { createServer } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+let daemon: DaemonProcess | undefined;
+let root: string | undefined;
+afterEach(async () => {
+  await daemon?.kill();
+  if (root) rmSync(root, { recursive: true, force: true });
+  daemon = undefined;
+  root = undefined;
+});
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe("a first start without a model server", () => {
+  it("says which endpoint and model it uses, that it does not answer, and what to do", async () => {
+    const endpoint = `http://127.0.0.1:${await closedPort()}/v1`;
+    const workspace = createWorkspace(endpoint, { llm: { base_url: endpoint, model: "llama3.1" } });
+    root = workspace.root;
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const running = daemon;
+    const stderr = await waitFor(
+      async () => (running.stderr().includes("does not answer") ? running.stderr() : undefined),
+      "the warning about the silent model server",
+    );
+    expect(stderr).toContain(`LLM: model llama3.1 at ${endpoint}`);
+    expect(stderr).toContain(`the LLM endpoint ${endpoint} does not answer`);
+    expect(stderr).toContain("copy config.example.yaml to config.yaml and set llm.base_url and llm.model");
+  });
+});
