@@ -16,7 +16,8 @@ export function statusForReason(reason: RunReason): "stopped" | "failed" {
 export function reasonForErrorCode(code: string): RunReason {
   if (code.startsWith("LLM_")) return "llm_error";
   if (code.startsWith("CLI_")) return "cli_error";
-  if (code.startsWith("TOOL_") || code === "PATH_ESCAPE") return "tool_error";
+  // An MCP server that would not start is a tool that failed, not a daemon crash.
+  if (code.startsWith("TOOL_") || code === "PATH_ESCAPE" || code === "MCP_UNAVAILABLE") return "tool_error";
   if (code === "BUDGET_EXCEEDED") return "budget_exceeded";
   if (code === "LOOP_DETECTED") return "loop_detected";
   if (code === "MAX_ITERATIONS") return "max_iterations";

@@ -56,4 +56,27 @@ describe("agentd run with an MCP server", () => {
       await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
     ).toBe(true);
   });
+
+  it("ends the run with tool_error, not crashed, when the server will not start", async () => {
+    const config = ConfigSchema.parse({
+      data_dir: dataDirectory,
+      llm: { base_url: llm.url, api_key: "test-key", model: "test-model" },
+      vault: { backend: "env" },
+      mcp_servers: { broken: { command: path.join(dataDirectory, "no-such-server") } },
+    });
+    const run = await startSingleRun({
+      config,
+      definition: makeDefinition({ frontmatter: { tools: ["mcp:broken/*"] } }),
+      task: "Use the broken server",
+      onEvent: () => undefined,
+      logger: createLogger({ level: "silent", pretty: false }),
+    });
+    const record = await run.finished;
+    expect(record).toMatchObject({
+      status: "failed",
+      reason: "tool_error",
+      error: { code: "MCP_UNAVAILABLE" },
+    });
+    expect(record.error?.message).toContain("broken");
+  });
 });

@@ -204,6 +204,17 @@ describe("file tools: what they do", () => {
     const none = await harness.call("search_files", { pattern: "no such text anywhere" });
     expect(none.output).toBe('no match for "no such text anywhere"');
   });
+
+  it("filters by the glob forms of bash: [ab], {1..3}, {a,b} and **", async () => {
+    for (const name of ["a.txt", "b.txt", "c.txt", "part1.log", "part2.log", "part4.log"]) {
+      writeFileSync(path.join(harness.workdir, "src", name), "needle\n");
+    }
+    const search = async (glob: string) =>
+      (await harness.call("search_files", { pattern: "needle", glob })).output.split("\n").sort();
+    expect(await search("[ab].txt")).toEqual(["src/a.txt:1: needle", "src/b.txt:1: needle"]);
+    expect(await search("part{1..3}.log")).toEqual(["src/part1.log:1: needle", "src/part2.log:1: needle"]);
+    expect(await search("src/**/{c,part4}.*")).toEqual(["src/c.txt:1: needle", "src/part4.log:1: needle"]);
+  });
 });
 
 describe("file tools: permission subjects", () => {
