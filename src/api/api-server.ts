@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -7,6 +8,7 @@ import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
 import { createBearerCheck } from "./bearer-auth.js";
 import { toErrorReply } from "./error-reply.js";
+import { completeOpenApiDocument } from "./openapi-document.js";
 import type { RouteContext } from "./route-context.js";
 import { registerAgentRoutes } from "./routes/agent-routes.js";
 import { registerApprovalRoutes } from "./routes/approval-routes.js";
@@ -35,7 +37,9 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-const OPEN_ROUTES = new Set(["/health"]);
+/** Routes served without a token: liveness, and the API's description (it holds no data). */
+const OPEN_ROUTES = new Set(["/health", "/openapi.json"]);
+const DOCS_PREFIX = "/docs";
 const CLOSE_GRACE_MILLISECONDS = 1_000;
 
 /** Starts the HTTP API of SPEC 6 on fastify. */
@@ -64,7 +68,9 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerEventStreamRoute(app, context);
   registerApprovalRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
-  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  app.get("/openapi.json", { schema: { hide: true } }, async () =>
+    completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
+  );
 
   try {
     await app.listen({ host: options.host, port: options.port });
@@ -95,6 +101,9 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
 /** Validation, errors, authentication, JSON bodies and the OpenAPI document: before any route. */
 async function configure(app: FastifyInstance, token: string | undefined, logger: Logger): Promise<void> {
   app.setValidatorCompiler(zodValidatorCompiler);
+  // Response schemas document the API (GET /openapi.json); answers are sent as they are, never
+  // filtered down to the fields a schema lists.
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler((error, request, reply) => {
     const { statusCode, body, internal } = toErrorReply(error);
     if (internal) request.log.error({ err: error, url: request.url }, "request failed");
@@ -116,16 +125,26 @@ async function configure(app: FastifyInstance, token: string | undefined, logger
   if (token !== undefined && token !== "") {
     const check = createBearerCheck(token);
     app.addHook("onRequest", async (request) => {
-      if (OPEN_ROUTES.has(request.routeOptions.url ?? "")) return;
+      const route = request.routeOptions.url ?? "";
+      if (OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`)) return;
       check(request.headers.authorization);
     });
   }
   await app.register(swagger, {
     openapi: {
       info: { title: "agentd", version: "1", description: "Run AI agents defined as Markdown files." },
+      // Relative: the document is served by the daemon it describes, whatever its address.
+      servers: [{ url: "/", description: "this daemon" }],
       components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
       security: [{ bearer: [] }],
     },
+  });
+  // An API explorer at /docs, from the swagger-ui files of the installed package (no CDN).
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    transformSpecification: (document) =>
+      completeOpenApiDocument(document as Parameters<typeof completeOpenApiDocument>[0]),
+    transformSpecificationClone: true,
   });
   if (logger.isLevelEnabled("debug")) {
     app.addHook("onResponse", async (request, reply) => {

@@ -4,12 +4,22 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
+import { documented } from "../route-responses.js";
+import { AgentDetailSchema, AgentListSchema, RunStartedSchema } from "../response-schemas.js";
 
 /** GET /agents, GET /agents/:id, POST /agents/:id/runs. */
 export function registerAgentRoutes(app: FastifyInstance, { services }: RouteContext): void {
   app.get(
     "/agents",
-    { schema: { summary: "Every agent, valid or not, with schedule and last run" } },
+    {
+      schema: {
+        summary: "Every agent, valid or not, with schedule and last run",
+        ...documented({
+          operationId: "listAgents",
+          success: { status: 200, description: "Every agent", schema: AgentListSchema },
+        }),
+      },
+    },
     async () => ({
       agents: services.agents.list(),
       ...(services.agents.directory === undefined ? {} : { agents_dir: services.agents.directory }),
@@ -18,7 +28,17 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
 
   app.get<{ Params: z.output<typeof AgentParamsSchema> }>(
     "/agents/:id",
-    { schema: { summary: "One agent with its resolved definition", params: routeSchema(AgentParamsSchema) } },
+    {
+      schema: {
+        summary: "One agent with its resolved definition",
+        params: routeSchema(AgentParamsSchema),
+        ...documented({
+          operationId: "getAgent",
+          success: { status: 200, description: "The agent", schema: AgentDetailSchema },
+          errors: [400, 404],
+        }),
+      },
+    },
     async (request) => {
       const agent = services.agents.get(request.params.id);
       if (!agent) {
@@ -38,6 +58,11 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         summary: "Start a run of the agent (202 with the run id)",
         params: routeSchema(AgentParamsSchema),
         body: routeSchema(StartRunBodySchema),
+        ...documented({
+          operationId: "startRun",
+          success: { status: 202, description: "The run is queued", schema: RunStartedSchema },
+          errors: [400, 404, 409, 415],
+        }),
       },
     },
     async (request, reply) => {

@@ -5,6 +5,8 @@ import type { PollLinesPage } from "../../events/event-store.js";
 import { AgentEventsQuerySchema, AgentParamsSchema, MergedEventsQuerySchema } from "../request-schemas.js";
 import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
+import { documented } from "../route-responses.js";
+import { EventPageSchema, MergedEventPageSchema } from "../response-schemas.js";
 
 // Events are kept as their JSON text: the body is assembled around it, never serialized again.
 function pollBody(page: PollLinesPage): string {
@@ -30,6 +32,15 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
         summary: "The agent's events with id > after; wait (seconds, up to 60) long-polls for the first one",
         params: routeSchema(AgentParamsSchema),
         querystring: routeSchema(AgentEventsQuerySchema),
+        ...documented({
+          operationId: "pollAgentEvents",
+          success: {
+            status: 200,
+            description: "Events with id > after, oldest first",
+            schema: EventPageSchema,
+          },
+          errors: [400, 404],
+        }),
       },
     },
     async (request, reply) => {
@@ -56,6 +67,15 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
       schema: {
         summary: "Events of every agent in arrival order; after is the opaque cursor `next` of the last page",
         querystring: routeSchema(MergedEventsQuerySchema),
+        ...documented({
+          operationId: "pollEvents",
+          success: {
+            status: 200,
+            description: "Events of every agent after the cursor",
+            schema: MergedEventPageSchema,
+          },
+          errors: [400],
+        }),
       },
     },
     async (request, reply) => {

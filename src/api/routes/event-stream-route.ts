@@ -4,6 +4,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
+import { errorResponses } from "../route-responses.js";
 
 /** A client this far behind (bytes not yet sent) is cut off; it reconnects with Last-Event-ID. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
@@ -33,6 +34,15 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         summary: "The agent's events live as Server-Sent Events; honours Last-Event-ID",
         params: routeSchema(AgentParamsSchema),
         querystring: routeSchema(StreamQuerySchema),
+        operationId: "streamAgentEvents",
+        response: {
+          200: {
+            description:
+              "Server-Sent Events: `id:` is the event id, `data:` the event as JSON; a comment line every 15 s keeps the connection open. Send Last-Event-ID (or ?after=) to resume.",
+            content: { "text/event-stream": { schema: { type: "string" } } },
+          },
+          ...errorResponses([400, 404]),
+        },
       },
     },
     async (request, reply) => {

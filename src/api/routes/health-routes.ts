@@ -1,11 +1,25 @@
+import { documented } from "../route-responses.js";
+import { HealthSchema } from "../response-schemas.js";
 import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../route-context.js";
 
 /** GET /health: liveness without authentication. */
 export function registerHealthRoutes(app: FastifyInstance, { services, shutdownSignal }: RouteContext): void {
-  app.get("/health", { schema: { summary: "Liveness, version and uptime (no token needed)" } }, async () => ({
-    status: shutdownSignal.aborted ? "shutting_down" : "ok",
-    version: services.health.version,
-    uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
-  }));
+  app.get(
+    "/health",
+    {
+      schema: {
+        summary: "Liveness, version and uptime (no token needed)",
+        ...documented({
+          operationId: "getHealth",
+          success: { status: 200, description: "The daemon is up", schema: HealthSchema },
+        }),
+      },
+    },
+    async () => ({
+      status: shutdownSignal.aborted ? "shutting_down" : "ok",
+      version: services.health.version,
+      uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
+    }),
+  );
 }

@@ -5,6 +5,8 @@ import type { RunRecord } from "../../runs/run-record.js";
 import { RunEventsQuerySchema, RunListQuerySchema, RunParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
+import { documented } from "../route-responses.js";
+import { RunEventsSchema, RunListSchema, RunRecordSchema } from "../response-schemas.js";
 
 type RunParams = { Params: z.output<typeof RunParamsSchema> };
 
@@ -26,6 +28,11 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
       schema: {
         summary: "Runs, newest first, by agent, status and parent run",
         querystring: routeSchema(RunListQuerySchema),
+        ...documented({
+          operationId: "listRuns",
+          success: { status: 200, description: "Runs, newest first", schema: RunListSchema },
+          errors: [400],
+        }),
       },
     },
     async (request) => ({ runs: services.runs.list(request.query) }),
@@ -37,6 +44,11 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
       schema: {
         summary: "One run: status, reason, usage, cost, result",
         params: routeSchema(RunParamsSchema),
+        ...documented({
+          operationId: "getRun",
+          success: { status: 200, description: "The run", schema: RunRecordSchema },
+          errors: [400, 404],
+        }),
       },
     },
     async (request) => requireRun(request.params.run),
@@ -45,7 +57,17 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
   for (const action of LIFECYCLE_ACTIONS) {
     app.post<RunParams>(
       `/runs/:run/${action}`,
-      { schema: { summary: `${action} the run`, params: routeSchema(RunParamsSchema) } },
+      {
+        schema: {
+          summary: `${action} the run`,
+          params: routeSchema(RunParamsSchema),
+          ...documented({
+            operationId: `${action}Run`,
+            success: { status: 200, description: "The run after the change", schema: RunRecordSchema },
+            errors: [400, 404, 409, 415],
+          }),
+        },
+      },
       async (request) => services.runs[action](request.params.run),
     );
   }
@@ -57,6 +79,11 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         summary: "A run's whole persisted log",
         params: routeSchema(RunParamsSchema),
         querystring: routeSchema(RunEventsQuerySchema),
+        ...documented({
+          operationId: "listRunEvents",
+          success: { status: 200, description: "The run's events after `after`", schema: RunEventsSchema },
+          errors: [400, 404],
+        }),
       },
     },
     async (request) => {

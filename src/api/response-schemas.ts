@@ -1,0 +1,144 @@
+import { z } from "zod";
+import { RunReasonSchema, RunStatusSchema } from "../runs/run-status.js";
+
+/**
+ * What the API answers, as zod schemas: the OpenAPI document's response schemas are made from
+ * them, and tests check real answers against them. Objects are loose (extra fields allowed), so a
+ * field added to an answer never breaks a client generated from an older document.
+ */
+
+/** `{ "error": { "code", "message", "field"?, "hint"? } }`: every 4xx and 5xx answer. */
+export const ErrorBodySchema = z.looseObject({
+  error: z.looseObject({
+    code: z.string().describe("a stable error code such as BAD_REQUEST or NOT_FOUND"),
+    message: z.string(),
+    field: z.string().optional().describe("the request field at fault"),
+    hint: z.string().optional().describe("what to do"),
+  }),
+});
+
+export const HealthSchema = z.looseObject({
+  status: z.enum(["ok", "shutting_down"]),
+  version: z.string(),
+  uptime_seconds: z.number().int(),
+});
+
+const UsageSchema = z.looseObject({
+  prompt_tokens: z.number().int(),
+  completion_tokens: z.number().int(),
+  total_tokens: z.number().int(),
+});
+
+export const AgentSummarySchema = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string(),
+  valid: z.boolean(),
+  errors: z.array(z.string()),
+  warnings: z.array(z.string()),
+  worker: z.string().describe('"llm" or "cli:<tool>"'),
+  schedule: z.looseObject({ cron: z.string(), timezone: z.string().nullable() }).nullable(),
+  next_fire: z.string().nullable().describe("next scheduled fire, ISO time"),
+  enabled: z.boolean(),
+  last_run: z
+    .looseObject({
+      id: z.string(),
+      status: RunStatusSchema,
+      reason: RunReasonSchema.nullable(),
+      ended_at: z.string().nullable(),
+    })
+    .nullable(),
+});
+
+export const AgentListSchema = z.looseObject({
+  agents: z.array(AgentSummarySchema),
+  agents_dir: z.string().optional(),
+});
+
+export const AgentDetailSchema = AgentSummarySchema.extend({
+  file: z.string(),
+  definition: z
+    .looseObject({
+      system_prompt: z.string(),
+      model: z.string(),
+      fallback_models: z.array(z.string()),
+      tools: z.array(z.string()),
+      permissions: z.looseObject({
+        allow: z.array(z.string()),
+        ask: z.array(z.string()),
+        deny: z.array(z.string()),
+      }),
+      limits: z.record(z.string(), z.number()),
+      secrets: z.array(z.string()).describe("names only, never values"),
+      preset_chain: z.array(z.string()),
+      hash: z.string(),
+    })
+    .nullable(),
+});
+
+export const RunRecordSchema = z.looseObject({
+  id: z.string().describe("r_…"),
+  agent: z.string(),
+  task: z.string(),
+  status: RunStatusSchema,
+  reason: RunReasonSchema.optional(),
+  trigger: z.looseObject({ kind: z.string(), scheduled_for: z.string().optional() }),
+  definition_hash: z.string(),
+  worker: z.string().optional(),
+  created_at: z.string(),
+  started_at: z.string().optional(),
+  ended_at: z.string().optional(),
+  usage: UsageSchema,
+  cost_usd: z.number(),
+  result: z.string().optional(),
+  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
+});
+
+export const RunListSchema = z.looseObject({ runs: z.array(RunRecordSchema) });
+
+export const RunStartedSchema = z.looseObject({
+  run: z.string().describe("the new run's id"),
+  status: RunStatusSchema,
+});
+
+export const EventSchema = z.looseObject({
+  id: z.number().int().describe("per agent, from 1, never reused"),
+  agent: z.string(),
+  run: z.string().nullable(),
+  type: z.string().describe("status, thought, action, observation, error, warning, approval, …"),
+  time: z.string(),
+  data: z.record(z.string(), z.unknown()).describe("depends on type"),
+});
+
+export const EventPageSchema = z.looseObject({
+  events: z.array(EventSchema),
+  next: z.number().int().describe("pass as after to get what follows"),
+  oldest: z.number().int().describe("the oldest id still in memory"),
+  missed: z.number().int().describe("events between after and oldest that fell out of memory"),
+});
+
+export const MergedEventPageSchema = z.looseObject({
+  events: z.array(EventSchema),
+  next: z.string().describe("opaque cursor: pass as after"),
+  missed: z.number().int(),
+});
+
+export const RunEventsSchema = z.looseObject({ events: z.array(EventSchema), next: z.number().int() });
+
+export const PendingApprovalSchema = z.looseObject({
+  id: z.string(),
+  agent: z.string(),
+  run: z.string(),
+  tool: z.string(),
+  arguments: z.unknown().optional(),
+  requested_at: z.string().optional(),
+  expires_at: z.string().optional(),
+});
+
+export const ApprovalListSchema = z.looseObject({ approvals: z.array(PendingApprovalSchema) });
+
+export const DecisionSchema = z.looseObject({
+  approval: z.string(),
+  decision: z.enum(["approve", "deny"]),
+  scope: z.enum(["once", "run"]),
+});

@@ -1,0 +1,61 @@
+import { z } from "zod";
+import { ErrorBodySchema } from "./response-schemas.js";
+
+/** Why each error status can happen, for the OpenAPI document. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: "Bad input: the body, a query or path parameter (the field is named)",
+  401: "Missing or wrong bearer token",
+  404: "No such agent, run or approval",
+  409: "Conflict: the agent is invalid or disabled, or the run is not in a state for this",
+  415: "The body is not application/json",
+  421: "The Host header names another server",
+  500: "Internal error: the details are in the daemon log",
+  503: "The daemon is shutting down",
+};
+
+/** Statuses every route can answer: an authentication failure, a foreign Host, an internal error. */
+const ALWAYS = [401, 421, 500, 503] as const;
+
+function jsonSchemaOf(schema: z.ZodType, description: string): Record<string, unknown> {
+  const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, {
+    io: "output",
+    target: "openapi-3.0",
+    unrepresentable: "any",
+    reused: "inline",
+  }) as Record<string, unknown>;
+  return { description, ...jsonSchema };
+}
+
+export interface RouteDocumentation {
+  /** A stable name for code generators: `listAgents`, `startRun`. */
+  operationId: string;
+  /** The success status and what it answers. */
+  success: { status: number; description: string; schema: z.ZodType };
+  /** Error statuses this route answers besides those every route can (401, 421, 500, 503). */
+  errors?: readonly number[];
+}
+
+/**
+ * The OpenAPI part of a route schema: its operationId and one response per status, the errors with
+ * the error body. Responses are documentation only: answers are serialized as they are, never
+ * filtered by these schemas.
+ */
+export function documented(documentation: RouteDocumentation): Record<string, unknown> {
+  const { operationId, success, errors = [] } = documentation;
+  return {
+    operationId,
+    response: {
+      [success.status]: jsonSchemaOf(success.schema, success.description),
+      ...errorResponses(errors),
+    },
+  };
+}
+
+/** The error responses of a route: `errors` and those every route can answer, with the error body. */
+export function errorResponses(errors: readonly number[]): Record<number, unknown> {
+  const response: Record<number, unknown> = {};
+  for (const status of [...new Set([...errors, ...ALWAYS])].sort((left, right) => left - right)) {
+    response[status] = jsonSchemaOf(ErrorBodySchema, ERROR_DESCRIPTIONS[status] ?? "Error");
+  }
+  return response;
+}
