@@ -1,7 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
 import type { EventType } from "../../src/events/agent-event.js";
+import { knownKeysAt } from "../../src/schema/known-keys.js";
 import { configKeyPaths } from "../support/config-key-paths.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -51,6 +53,14 @@ describe("the reference in docs/", () => {
     const unknown = table.filter((key) => !schemaKeys.some((known) => `${known}.`.startsWith(`${key}.`)));
     // A config key added to the schema needs a row in docs/configuration.md (key, default, what).
     expect({ undocumented, unknown }).toEqual({ undocumented: [], unknown: [] });
+  });
+
+  it("documents every frontmatter field of an agent file", () => {
+    const text = read("docs/agent-file.md");
+    const fields = knownKeysAt(AgentFrontmatterSchema, []);
+    expect(fields.length).toBeGreaterThan(15);
+    // A field added to the agent schema needs a row in the fields table of docs/agent-file.md.
+    expect(fields.filter((field) => !text.includes(`| \`${field}\` |`))).toEqual([]);
   });
 
   it("has a section for every event type", () => {
