@@ -1,27 +1,19 @@
-import { type RuleSet, ruleMatches } from "./permission-rule.js";
-import { type ShellWord, parseShellScript } from "./shell-lexer.js";
-import {
-  SENSITIVE_VARIABLES,
-  SHELL_KEYWORDS,
-  declaresSomethingRisky,
-  programKind,
-  readsStartupFiles,
-  setsSensitiveVariable,
-  programName,
-  runsUnreadableCode,
-  shellScriptArgument,
-  wrappedCommand,
-} from "./shell-programs.js";
+import { type PermissionRule, type RuleSet, ruleMatches } from "./permission-rule.js";
+import { commandKind, isSensitiveVariable, isUnknownPath, programBaseName } from "./shell-command-kind.js";
+import { GLOB_SAFE_PROGRAMS } from "./shell-program-table.js";
+import { type ShellAssignment, type ShellWord, readShell } from "./shell-reading.js";
 
 /**
- * How one part of a command fares. `unlisted` is an ask that an explicit allow rule of a wrapper may
- * lift (`allow: shell(sudo *)`); `ask` is a rule or a doubt, which nothing lifts but an approval.
+ * How one part of a command fares. `unlisted` is an ask that an allow rule of a wrapper around it
+ * may lift (`allow: shell(sudo apt *)`); `ask` is a rule or a doubt.
  */
 interface Finding {
   level: "deny" | "ask" | "unlisted" | "allow";
   reason: string;
-  /** From a deny or ask rule (kept when a part is only looked at speculatively). */
+  /** From a deny or ask rule (the only findings a speculative look keeps). */
   fromRule: boolean;
+  /** For a doubt: the start of the command an allow rule must spell out to lift it. */
+  construct?: string;
 }
 
 /** What the shell permission check decides, and why, in words a user reads in an event. */
@@ -31,9 +23,8 @@ export interface ShellVerdict {
 }
 
 const SEVERITY = { allow: 0, unlisted: 1, ask: 2, deny: 3 } as const;
-/** `a[i]=…` with a name in the index: bash evaluates it as arithmetic. */
-const EVALUATED_SUBSCRIPT = /^[A-Za-z_][A-Za-z0-9_]*\[[^\]]*[A-Za-z_$`]/;
 const MAX_DEPTH = 12;
+/** Commands looked at per check: wrappers of wrappers (`sudo sudo …`) branch at every word. */
 const MAX_ANALYSES = 4_000;
 const ALLOWED: Finding = { level: "allow", reason: "allowed", fromRule: false };
 
@@ -45,10 +36,14 @@ function worst(findings: Finding[]): Finding {
 }
 
 /**
- * Checks a shell command against the `shell(...)` rules after parsing it the way bash would: every
- * simple command anywhere in it (after `;`, `&&`, `|`, inside `$(…)`, `bash -c`, `eval`, wrappers
- * such as `env`, `sudo`, `xargs`) must be allowed for the whole to be; any part that meets a deny rule
- * denies the whole; anything not analysable with confidence is `ask` at best.
+ * Checks a shell command against the `shell(...)` rules on one bash parse. It fails closed: a
+ * command is allowed only when it parses without error into plain simple commands (words, quotes,
+ * redirections to files) joined by `;`, `&&`, `||`, `|`, `&`, each allowed by a rule. Anything
+ * else — an expansion, a function, a loop, a nested shell or interpreter, a program that runs
+ * commands from its options, stdin or a file, a program given by a path the command may have
+ * written — is `ask` at best, unless an allow rule spells that construct out. Every command found
+ * anywhere (also inside substitutions, `bash -c`, `eval`, after wrappers, and every later word of a
+ * runner) meets the deny and ask rules: deny beats everything.
  */
 export class ShellPermissionCheck {
   readonly #rules: RuleSet;
@@ -69,140 +64,203 @@ export class ShellPermissionCheck {
       this.#rules.ask.length === 0 &&
       this.#rules.allow.some((rule) => rule.pattern === undefined);
     if (unrestricted) return { decision: "allow", reason: "allowed: every shell command is allowed" };
-    const finding = this.#script(command, 0, false);
+    const reading = readShell(command);
+    const joined = reading.joined === undefined ? ALLOWED : this.#script(reading.joined, 0, true);
+    const finding = worst([this.#script(command, 0, false), joined]);
+    const lifted = finding.level === "ask" && !finding.fromRule && this.#exactlyAllowed(raw);
+    if (lifted) return { decision: "allow", reason: `allowed by an allow rule naming this exact command` };
     const decision = finding.level === "unlisted" ? "ask" : finding.level;
     return { decision, reason: finding.reason };
   }
 
+  /** An allow rule with no `*` that matches the whole command names it exactly, construct and all. */
+  #exactlyAllowed(raw: string): boolean {
+    return this.#rules.allow.some(
+      (rule) => rule.pattern !== undefined && !rule.pattern.includes("*") && ruleMatches(rule, raw, false),
+    );
+  }
+
   #script(script: string, depth: number, speculative: boolean): Finding {
-    const parsed = parseShellScript(script);
-    const findings = parsed.commands.map((command) => this.#command(command.words, depth, speculative));
+    const reading = readShell(script);
+    const findings = reading.commands.map((command) =>
+      this.#command(command.words, command.assignments, depth, speculative),
+    );
     if (!speculative) {
-      for (const doubt of parsed.doubts) findings.push(this.#doubt(`the command has ${doubt}`));
-    }
-    if (parsed.commands.length === 0 && !speculative) {
-      findings.push({ level: "unlisted", reason: "the command runs nothing", fromRule: false });
+      for (const doubt of reading.doubts) findings.push(this.#doubt(`the command has ${doubt}`));
+      if (reading.commands.length === 0) {
+        findings.push({ level: "unlisted", reason: "the command runs nothing", fromRule: false });
+      }
     }
     return this.#conclude(findings, speculative);
   }
 
-  #command(allWords: ShellWord[], depth: number, speculative: boolean): Finding {
+  #command(words: ShellWord[], assignments: ShellAssignment[], depth: number, speculative: boolean): Finding {
     if (--this.#budget < 0 || depth > MAX_DEPTH) {
       return speculative ? ALLOWED : this.#doubt("the command is too complex to analyse");
     }
-    const findings: Finding[] = [];
-    let words = allWords;
-    while (words[0] && SHELL_KEYWORDS.has(words[0].text)) {
-      // `[[ x -eq 1 ]]` evaluates the variable x's value as arithmetic, which can run commands.
-      if (words[0].text === "[[")
-        findings.push(this.#doubt("a [[ … ]] test, which may evaluate variables as code"));
-      words = words.slice(1);
-    }
-    const first = words[0]?.text;
-    if (first === "for" || first === "select" || first === "function") return ALLOWED;
-    if (first === "case") return this.#conclude([this.#doubt("a case statement")], speculative);
-    while (words[0]?.assignment !== undefined) {
-      const name = words[0].assignment;
-      if (SENSITIVE_VARIABLES.has(name)) findings.push(this.#doubt(`it sets ${name}`));
-      if (EVALUATED_SUBSCRIPT.test(words[0].text)) {
-        findings.push(this.#doubt(`it assigns ${name}[…], whose index may evaluate variables as code`));
-      }
-      words = words.slice(1);
-    }
+    const findings: Finding[] = assignments.flatMap((assignment) => this.#assignment(assignment));
     const nameWord = words[0];
     if (!nameWord) return this.#conclude(findings, speculative);
 
-    const program = programName(nameWord.text);
     const texts = words.map((word) => word.text);
+    const program = programBaseName(nameWord.text);
     const candidates = [[program, ...texts.slice(1)].join(" "), texts.join(" ")];
-    const denied = this.#rules.deny.find((rule) => candidates.some((text) => ruleMatches(rule, text, true)));
+    const denied = this.#matching(this.#rules.deny, candidates, true);
     if (denied) return { level: "deny", reason: `denied by ${denied.source}`, fromRule: true };
-    const asked = this.#rules.ask.find((rule) => candidates.some((text) => ruleMatches(rule, text, true)));
+    const asked = this.#matching(this.#rules.ask, candidates, true);
     if (asked) findings.push({ level: "ask", reason: `${asked.source} asks`, fromRule: true });
+
+    const construct = (upTo: number) => [program, ...texts.slice(1, upTo + 1)].join(" ");
     if (nameWord.dynamic || nameWord.glob) {
-      findings.push(this.#doubt(`the program name ${nameWord.text} is only known at run time`));
+      findings.push(
+        this.#doubt(`the program name ${nameWord.text} is only known at run time`, nameWord.text),
+      );
+    } else if (isUnknownPath(nameWord.text)) {
+      findings.push(
+        this.#doubt(`${nameWord.text} is a program the command may have written itself`, nameWord.text),
+      );
     }
-    const dynamicArgument = words.slice(1).find((word) => word.dynamic);
-    if (dynamicArgument) {
-      findings.push(this.#doubt(`the argument ${dynamicArgument.text} is only known at run time`));
-    }
-    const outerAllowed = this.#rules.allow.some((rule) =>
-      candidates.some((text) => ruleMatches(rule, text, false)),
+    words.forEach((word, index) => {
+      if (index === 0) return;
+      if (word.dynamic) {
+        findings.push(this.#doubt(`the argument ${word.text} is only known at run time`, construct(index)));
+      } else if (word.glob && !GLOB_SAFE_PROGRAMS.has(program.toLowerCase())) {
+        findings.push(
+          this.#doubt(
+            `the file names ${word.text} expands to may be read as options of ${program}`,
+            construct(index),
+          ),
+        );
+      }
+    });
+    const outerAllowed = this.#matching(this.#rules.allow, candidates, false) !== undefined;
+    findings.push(this.#byKind(words, outerAllowed, depth, speculative));
+    const concluded = this.#conclude(
+      findings.map((finding) => this.#lifted(finding, candidates)),
+      speculative,
     );
-    findings.push(this.#byProgram(words, program, outerAllowed, depth, speculative));
-    return this.#conclude(findings, speculative);
+    return concluded;
   }
 
-  #byProgram(
-    words: ShellWord[],
-    program: string,
-    outerAllowed: boolean,
-    depth: number,
-    speculative: boolean,
-  ): Finding {
+  #byKind(words: ShellWord[], outerAllowed: boolean, depth: number, speculative: boolean): Finding {
+    const program = programBaseName((words[0] as ShellWord).text);
     const own: Finding = outerAllowed
       ? ALLOWED
       : { level: "unlisted", reason: `${program} is not in the allow rules`, fromRule: false };
     const liftedBy = (inner: Finding): Finding =>
       inner.level === "unlisted" && outerAllowed ? ALLOWED : inner;
-    switch (programKind(program)) {
-      case "shell": {
-        const script = shellScriptArgument(words);
-        if (script === undefined) return this.#doubt(`${program} runs a script the check cannot read`);
-        const inner = liftedBy(this.#script(script, depth + 1, speculative));
-        if (!readsStartupFiles(words)) return inner;
-        return worst([this.#doubt(`${program} runs startup files (~/.bashrc, ~/.profile) first`), inner]);
-      }
-      case "eval":
-        return liftedBy(this.#script(this.#texts(words.slice(1)), depth + 1, speculative));
-      case "transparent": {
-        const variable = setsSensitiveVariable(words);
-        if (variable !== undefined) {
-          return worst([this.#doubt(`it sets ${variable}`), this.#speculate(words, depth)]);
-        }
-        const inner = wrappedCommand(words);
-        if (!inner) return worst([own, this.#speculate(words, depth)]);
-        return liftedBy(this.#command(inner, depth + 1, speculative));
-      }
-      case "opaque":
-        return worst([own, this.#speculate(words, depth)]);
-      case "interpreter":
-        if (!runsUnreadableCode(words)) return own;
-        return worst([
-          this.#doubt(`${program} runs code the check cannot read`),
-          this.#speculate(words, depth),
-        ]);
-      case "state":
-        return worst([
-          this.#doubt(`${program} changes how later commands run`),
-          this.#speculate(words, depth),
-        ]);
-      case "declaration":
-        return declaresSomethingRisky(words) ? this.#doubt(`${program} changes how commands are found`) : own;
+    const kind = commandKind(words);
+    switch (kind.kind) {
       case "plain":
         return own;
+      case "wrapper": {
+        const assignments = kind.assignments.map((word) => ({
+          name: word.text.slice(0, word.text.indexOf("=")),
+          subscripted: false,
+          word,
+        }));
+        if (kind.inner.length === 0)
+          return worst([own, ...assignments.flatMap((item) => this.#assignment(item))]);
+        return liftedBy(this.#command(kind.inner, assignments, depth + 1, speculative));
+      }
+      case "shell": {
+        const doubt = kind.script
+          ? this.#doubt(`${program} -c runs a nested shell`, kind.construct)
+          : this.#doubt(`${program} reads commands from a file or stdin`, kind.construct);
+        const inner = kind.script
+          ? this.#script(kind.script.text, depth + 1, true)
+          : this.#speculate(words, depth);
+        return worst([doubt, inner]);
+      }
+      case "runner": {
+        const inner = (kind.inner ?? []).map((command) => this.#command(command, [], depth + 1, true));
+        return worst([this.#doubt(kind.reason, kind.construct), ...inner, this.#speculate(words, depth)]);
+      }
+      case "interpreter":
+        return worst([
+          this.#doubt(`${program} runs code the check cannot read`, kind.construct),
+          this.#speculate(words, depth),
+        ]);
+      case "text-code":
+        if (kind.runs === undefined) return own;
+        return worst([this.#doubt(kind.runs, kind.construct), this.#speculate(words, depth)]);
+      case "state":
+        return worst([
+          this.#doubt(`${program} changes how later commands run, or runs code`, kind.construct),
+          this.#speculate(words, depth),
+        ]);
     }
   }
 
-  /** Looks at every later word as the start of a command and as a script, for deny and ask rules. */
+  #assignment(assignment: ShellAssignment): Finding[] {
+    const findings: Finding[] = [];
+    if (isSensitiveVariable(assignment.name)) {
+      findings.push(
+        this.#doubt(`it sets ${assignment.name}, which decides what programs run`, assignment.word.text),
+      );
+    }
+    if (assignment.subscripted) {
+      findings.push(
+        this.#doubt(
+          `it assigns ${assignment.name}[…], whose index is evaluated as code`,
+          assignment.word.text,
+        ),
+      );
+    }
+    if (assignment.word.dynamic) {
+      findings.push(
+        this.#doubt(`the value of ${assignment.name} is only known at run time`, assignment.word.text),
+      );
+    }
+    return findings;
+  }
+
+  /** Every later word as the start of a command and as a script, for deny and ask rules only. */
   #speculate(words: ShellWord[], depth: number): Finding {
     const findings: Finding[] = [];
     for (let index = 1; index < words.length; index++) {
-      findings.push(this.#command(words.slice(index), depth + 1, true));
+      findings.push(this.#command(words.slice(index), [], depth + 1, true));
       const text = (words[index] as ShellWord).text;
-      const assigned = /^[A-Za-z_][A-Za-z0-9_]*=([\s\S]*)$/.exec(text)?.[1];
-      findings.push(this.#script(assigned ?? text, depth + 1, true));
+      findings.push(this.#script(text, depth + 1, true));
+      // `alias.x=!cmd`, `--checkpoint-action=exec=cmd`, `-oProxyCommand=cmd`: the value after an `=`.
+      for (const value of new Set([/=([\s\S]*)$/.exec(text)?.[1], /=([^=]*)$/.exec(text)?.[1]])) {
+        if (value) findings.push(this.#script(value.replace(/^!/, ""), depth + 1, true));
+      }
       if (findings.some((finding) => finding.level === "deny")) break;
     }
     return worst(findings);
   }
 
-  #texts(words: ShellWord[]): string {
-    return words.map((word) => word.text).join(" ");
+  #matching(rules: PermissionRule[], candidates: string[], loose: boolean): PermissionRule | undefined {
+    return rules.find((rule) => candidates.some((text) => ruleMatches(rule, text, loose)));
   }
 
-  #doubt(reason: string): Finding {
-    return { level: "ask", reason: `asks because ${reason}`, fromRule: false };
+  /**
+   * A doubt is lifted by an allow rule that matches the command and spells out its construct
+   * before any `*`: `shell(make test)` or `shell(git -c core.pager=cat *)`, never a bare `shell`.
+   */
+  #lifted(finding: Finding, candidates: string[]): Finding {
+    if (finding.level !== "ask" || finding.fromRule || finding.construct === undefined) return finding;
+    const construct = finding.construct;
+    const naming = this.#rules.allow.some((rule) => {
+      if (rule.pattern === undefined) return false;
+      const literal = (rule.pattern.split("*")[0] ?? "").trim();
+      return (
+        literal.length > 0 &&
+        literal.startsWith(construct) &&
+        candidates.some((text) => ruleMatches(rule, text, false))
+      );
+    });
+    return naming ? ALLOWED : finding;
+  }
+
+  #doubt(reason: string, construct?: string): Finding {
+    return {
+      level: "ask",
+      reason: `asks because ${reason}`,
+      fromRule: false,
+      ...(construct === undefined ? {} : { construct }),
+    };
   }
 
   /** The worst finding; a speculative look keeps only what deny and ask rules say. */

@@ -160,6 +160,25 @@ describe("shell deny rules against disguised commands", () => {
   });
 });
 
+describe("the same disguises under a bare allow: [shell] with the deny rules", () => {
+  let open: ToolHarness;
+  beforeAll(() => {
+    open = new ToolHarness({ permissions: { allow: ["shell"], deny: RULES.deny } });
+  });
+  afterAll(() => open.dispose());
+
+  it.each(DISGUISES)("refuses %j and nothing runs", async (command) => {
+    rmSync(path.join(open.workdir, "marker"), { force: true });
+    writeFileSync(path.join(open.workdir, "keep"), "kept\n");
+
+    const result = await open.call("shell", { command });
+
+    expect(result).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+    expect(existsSync(path.join(open.workdir, "marker"))).toBe(false);
+    expect(existsSync(path.join(open.workdir, "keep"))).toBe(true);
+  });
+});
+
 describe("the marker check itself", () => {
   it("sees the marker when touch is allowed, so a bypass would be caught", async () => {
     const open = new ToolHarness({ permissions: { allow: ["shell"] } });

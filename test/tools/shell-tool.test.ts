@@ -148,11 +148,6 @@ describe("secrets in shell commands", () => {
     ["in backticks", 'printf %s "`printf %s {{ secret:tricky }}`" > out', TRICKY],
     ["in ${…:-…}", 'printf %s "${UNSET:-{{secret:tricky}}}" > out', TRICKY],
     ["in an unquoted heredoc", "cat > out <<EOF\nkey={{secret:tricky}}\nEOF", `key=${TRICKY}\n`],
-    [
-      "after a heredoc closed by a continued line",
-      "cat >/dev/null <<EOF\nEO\\\nF\nprintf %s {{secret:tricky}} > out",
-      TRICKY,
-    ],
     ["after a comment with a quote", "# don't\nprintf %s {{secret:tricky}} > out", TRICKY],
     [
       "twice, with another",
@@ -184,6 +179,13 @@ describe("secrets in shell commands", () => {
     ["a quoted heredoc", "cat > out <<'EOF'\n{{secret:tricky}}\nEOF"],
     ["arithmetic", "echo $(( {{secret:tricky}} + 1 ))"],
     ["arithmetic inside $(…)", "echo $( (( {{secret:tricky}} )) )"],
+    ["an unquoted [[ … ]] test", "[[ {{secret:tricky}} -eq 1 ]] && echo x > out"],
+    ["an array index", "a[{{secret:tricky}}]=1; echo x > out"],
+    // bash joins `EO\⏎F` into the closing `EOF`; where the template then stands is not read with confidence.
+    [
+      "a command after a heredoc closed by a continued line",
+      "cat >/dev/null <<EOF\nEO\\\nF\nprintf %s {{secret:tricky}} > out",
+    ],
   ])("refuses a template in %s, where no reference is safe", async (_where, command) => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { tricky: TRICKY } });
     const result = await harness.call("shell", { command });

@@ -1,6 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
-import { refuseTemplatesInCode } from "./shell-code-templates.js";
-import { type QuoteContext, ShellQuoteScanner } from "./shell-quote-scanner.js";
+import { type QuoteContext, type TemplateSite, readShell } from "../../permissions/shell-reading.js";
+import { refuseTemplatesInCode } from "./shell-template-code.js";
 
 /** A command whose secret templates became variable references, and the values of those variables. */
 export interface ShellSecretReferences {
@@ -15,24 +15,32 @@ export const SHELL_SECRET_VARIABLE_PREFIX = "AGENTD_TOOL_SECRET_";
 /**
  * Replaces every `{{secret:name}}` in a shell command by a reference to an environment variable
  * (`AGENTD_TOOL_SECRET_1`, one per name) that holds the value, so a value is never parsed as shell
- * syntax, whatever characters it contains. The reference fits where the template stands:
+ * syntax, whatever characters it contains. Where each template stands comes from the same bash
+ * parse the permission check used; the reference fits there:
  *
  * - unquoted: `"${V}"` (one word: no splitting, no globbing);
  * - inside `"…"` or an unquoted heredoc: `${V}`;
  * - inside `'…'`: `'"${V}"'` (close the quote, the variable in double quotes, reopen);
  * - inside `$'…'`: `'"${V}"$'`.
  *
- * Templates inside `$(…)`, backticks and `${…}` follow the same rules at their own level. Where no
- * reference can work safely — a quoted heredoc (`<<'EOF'`, nothing expands there) or arithmetic
- * (`$((…))`, `((…))`, which evaluates a variable's value as code) — the call is refused with
- * TOOL_BAD_ARGUMENTS and a hint; so is a template inside code that a program runs (`bash -c '…'`,
- * `eval`, see {@link refuseTemplatesInCode}), where the value would be parsed as code.
+ * Where no reference can work safely — a quoted heredoc (`<<'EOF'`, nothing expands there),
+ * arithmetic or a `[[ … ]]` test (which evaluate a variable's value as code), text the parser
+ * cannot read — the call is refused with TOOL_BAD_ARGUMENTS and a hint; so is a template inside
+ * code that a program runs (see {@link refuseTemplatesInCode}).
  */
 export function referenceSecrets(
   command: string,
   secretValue: (name: string) => string,
 ): ShellSecretReferences {
-  refuseTemplatesInCode(command);
+  const reading = readShell(command);
+  if (reading.templates.length === 0) return { command, environment: {} };
+  const unreadable = reading.doubts.find(
+    (doubt) => doubt.startsWith("text the bash parser") || doubt.startsWith("syntax"),
+  );
+  if (unreadable) {
+    throw refusal(reading.templates[0]?.name ?? "", `in ${unreadable}`, "write the command in plain bash");
+  }
+  refuseTemplatesInCode(reading);
   const variables = new Map<string, string>();
   const environment: Record<string, string> = {};
   const variableFor = (name: string) => {
@@ -44,15 +52,31 @@ export function referenceSecrets(
     }
     return variable;
   };
-  const scanner = new ShellQuoteScanner(command, (name, context) =>
-    reference(variableFor(name), context, name),
-  );
-  return { command: scanner.run(), environment };
+  let output = "";
+  let position = 0;
+  for (const site of reading.templates) {
+    const escaped = precededByEscape(command, site.start);
+    // A backslash before the template: dropped where it would escape the reference's opening quote,
+    // doubled where it would otherwise escape the `$` or close the quote.
+    const before = command.slice(position, escaped && site.context === "bare" ? site.start - 1 : site.start);
+    const extra = escaped && /^(double|heredoc|ansi)$/.test(site.context) ? "\\" : "";
+    output += `${before}${extra}${reference(variableFor(site.name), site)}`;
+    position = site.end;
+  }
+  return { command: output + command.slice(position), environment };
 }
 
-function reference(variable: string, context: QuoteContext, name: string): string {
+function precededByEscape(text: string, at: number): boolean {
+  let count = 0;
+  while (at - count - 1 >= 0 && text[at - count - 1] === "\\") count++;
+  return count % 2 === 1;
+}
+
+function reference(variable: string, site: TemplateSite): string {
+  const context: QuoteContext = site.context;
   switch (context) {
     case "bare":
+    case "comment":
       return `"\${${variable}}"`;
     case "double":
     case "heredoc":
@@ -63,14 +87,14 @@ function reference(variable: string, context: QuoteContext, name: string): strin
       return `'"\${${variable}}"$'`;
     case "literal-heredoc":
       throw refusal(
-        name,
+        site.name,
         "inside a quoted heredoc (<<'EOF'), where nothing expands",
         "use an unquoted delimiter (<<EOF)",
       );
     case "arithmetic":
       throw refusal(
-        name,
-        "inside arithmetic ($((…)) or ((…))), which would evaluate its value as code",
+        site.name,
+        "inside arithmetic ($((…)), ((…)), an index or a [[ … ]] test), which would evaluate its value as code",
         "compare it as a string instead",
       );
   }
