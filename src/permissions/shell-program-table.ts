@@ -51,7 +51,7 @@ export const WRAPPERS: Readonly<Record<string, WrapperGrammar>> = {
     positionals: 0,
     assignments: true,
   },
-  command: { valueOptions: [], flagOptions: ["-p"], positionals: 0 },
+  command: { valueOptions: [], flagOptions: ["-p", "-v", "-V"], positionals: 0 },
   builtin: { valueOptions: [], flagOptions: [], positionals: 0 },
   exec: { valueOptions: ["-a"], flagOptions: ["-c"], positionals: 0 },
   nice: { valueOptions: ["-n", "--adjustment"], flagOptions: [], positionals: 0 },

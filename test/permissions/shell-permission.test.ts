@@ -126,3 +126,34 @@ describe("other tools", () => {
     expect(decideTexts("http_request", ["https://example.com/"])).toBe("ask");
   });
 });
+
+describe("constructs that ask unless a rule spells them out", () => {
+  const withRules = (allow: string[]) => ({ allow, ask: [], deny: ["shell(forbidden*)"] });
+
+  it.each([
+    ["make test", ["shell(make test)"], "allow"],
+    ["make test", ["shell(make *)"], "allow"],
+    ["make test", ["shell"], "ask"],
+    ["git -c core.pager=cat log", ["shell(git -c core.pager=cat *)"], "allow"],
+    ["git -c alias.x='!forbidden' x", ["shell(git *)"], "deny"],
+    ["git -c alias.x='!ls' x", ["shell(git *)"], "ask"],
+    ["python3 tool.py", ["shell(python3 *)"], "allow"],
+    ["python3 tool.py", ["shell(*)"], "ask"],
+    ["for f in a b; do echo $f; done", ["shell(for f in a b; do echo $f; done)"], "allow"],
+    ["for f in a b; do echo $f; done", ["shell(for *)", "shell(echo *)"], "ask"],
+    ["sudo apt install jq", ["shell(sudo apt *)"], "allow"],
+  ])("%j with allow %j is %s", (command, allow, decision) => {
+    expect(decide(command, withRules(allow))).toBe(decision);
+  });
+
+  it.each([
+    "ls -la | grep x > out 2>&1",
+    "git log --oneline && git status",
+    "( cd src && ls )",
+    "command -v forbidden",
+    "ls *.md",
+    "echo 'a;forbidden'",
+  ])("allows the plain command %j under a bare allow with a deny rule", (command) => {
+    expect(decide(command, withRules(["shell"]))).toBe("allow");
+  });
+});

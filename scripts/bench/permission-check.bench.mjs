@@ -1,0 +1,185 @@
+// Permission check benchmark: time to judge one shell command against an agent's rules, per call
+// (median and p99 over a corpus of realistic commands), for the tree-sitter check in dist/ and, as
+// the baseline measured in the same run, the hand-written scanners it replaced, rebuilt from git.
+// Every call gets a unique trailing comment, so no cached parse is reused.
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os, { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+
+/** The last commit with the hand-written scanners. */
+const OLD_COMMIT = "185b0c1";
+const OLD_FILES = [
+  "permission-check",
+  "permission-rule",
+  "shell-permission",
+  "shell-lexer",
+  "shell-programs",
+  "ansi-c-quote",
+];
+const ROUNDS = 60;
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+
+const RULES = {
+  allow: [
+    "shell(git status*)",
+    "shell(git log*)",
+    "shell(git diff*)",
+    "shell(ls *)",
+    "shell(cat *)",
+    "shell(grep *)",
+    "shell(rg *)",
+    "shell(head *)",
+    "shell(tail *)",
+    "shell(wc *)",
+    "shell(npm test*)",
+    "shell(npm run *)",
+    "shell(find *)",
+    "shell(sed -n *)",
+    "shell(echo *)",
+    "shell(jq *)",
+  ],
+  ask: ["shell(git push*)"],
+  deny: ["shell(rm -rf *)", "shell(curl *)", "shell(sudo *)"],
+};
+
+const CORPUS = [
+  "git status",
+  "git status --short",
+  "git log --oneline -20",
+  "git log --since='2 days ago' --pretty=format:'%h %an %s'",
+  "git diff HEAD~1 -- src/",
+  "git diff --stat main...HEAD",
+  "ls -la",
+  "ls -la src/ | head -50",
+  "cat package.json",
+  "cat README.md | head -100",
+  "grep -rn 'TODO' src/ --include='*.ts'",
+  'grep -rn "export function" src | wc -l',
+  "rg -n 'AgentdError' src test",
+  "head -n 40 src/index.ts",
+  "tail -f logs/app.log | grep ERROR",
+  "wc -l src/**/*.ts",
+  "npm test",
+  "npm test -- --run test/tools",
+  "npm run build && npm test",
+  "npm run lint 2>&1 | tail -20",
+  "find . -name '*.ts' -not -path './node_modules/*' | head",
+  "find src -type f -newer package.json",
+  "sed -n '1,80p' src/app/daemon.ts",
+  'echo "build finished at $(date)"',
+  "echo done > status.txt",
+  "jq '.dependencies' package.json",
+  "cat data.json | jq -r '.items[] | .name'",
+  "ls dist && cat dist/index.js | head -5",
+  "mkdir -p out && cp -r src out/",
+  "tar -czf backup.tgz src/",
+  "python3 scripts/report.py --format json > report.json",
+  "node scripts/check.mjs",
+  "docker ps --format '{{.Names}}'",
+  "curl -s https://example.com/api",
+  "git push origin main",
+  "rm -rf build/",
+  'for f in src/*.ts; do wc -l "$f"; done',
+  "if [ -f .env ]; then echo present; fi",
+  "cat <<EOF > notes.md\n# Notes\n- item one\n- item two\nEOF",
+  "export NODE_ENV=production && npm run build",
+  "cd packages/core && npm test",
+  "git log --format='%H' | head -1 | xargs git show --stat",
+  "ls -1 | sort | uniq -c | sort -rn | head",
+  "awk '{ print $1 }' access.log | sort | uniq -c",
+  "sed -i 's/foo/bar/g' config.yaml",
+  "grep -l 'import' $(find src -name '*.ts') | wc -l",
+  "diff <(sort a.txt) <(sort b.txt)",
+  "printf '%s\\n' one two three | tee list.txt",
+  "bash -c 'echo nested'",
+  "make test",
+];
+
+function percentile(sorted, fraction) {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
+}
+
+function measure(check) {
+  const samples = [];
+  let unique = 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const command of CORPUS) {
+      const text = `${command} # ${unique++}`;
+      const started = performance.now();
+      check(text);
+      samples.push(performance.now() - started);
+    }
+  }
+  samples.sort((left, right) => left - right);
+  return { median: percentile(samples, 0.5), p99: percentile(samples, 0.99), calls: samples.length };
+}
+
+/** The old check, transpiled from git into a temporary folder; undefined when git cannot give it. */
+async function loadOldCheck(folder) {
+  try {
+    for (const name of OLD_FILES) {
+      const source = execFileSync("git", ["show", `${OLD_COMMIT}:src/permissions/${name}.ts`], {
+        cwd: root,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "ignore"],
+      });
+      const output = ts.transpileModule(source, {
+        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
+      }).outputText;
+      writeFileSync(path.join(folder, `${name}.js`), output);
+    }
+    const module = await import(pathToFileURL(path.join(folder, "permission-check.js")).href);
+    return module.checkPermission;
+  } catch (error) {
+    console.log(
+      `(the old check could not be rebuilt from git ${OLD_COMMIT}: ${error.message.split("\n")[0]})`,
+    );
+    return undefined;
+  }
+}
+
+const folder = mkdtempSync(path.join(tmpdir(), "agentd-bench-permissions-"));
+try {
+  const [loadAverage] = os.loadavg();
+  console.log(`machine: ${os.cpus().length} cores, load average ${loadAverage?.toFixed(1)}`);
+  const loadStarted = performance.now();
+  const { checkPermission } = await import("../../dist/permissions/permission-check.js");
+  console.log(`parser load (once, at start): ${(performance.now() - loadStarted).toFixed(1)} ms`);
+  const oldCheck = await loadOldCheck(folder);
+  const judge = (implementation) => (command) => implementation(RULES, "shell", { kind: "shell", command });
+
+  // Warm both up before measuring.
+  for (const command of CORPUS) {
+    judge(checkPermission)(command);
+    if (oldCheck) judge(oldCheck)(command);
+  }
+  const current = measure(judge(checkPermission));
+  console.log(`\npermission check per shell command, ${CORPUS.length} realistic commands x ${ROUNDS} rounds`);
+  console.log(
+    `  tree-sitter check: median ${(current.median * 1000).toFixed(1)} µs, p99 ${(current.p99 * 1000).toFixed(1)} µs`,
+  );
+  if (oldCheck) {
+    const baseline = measure(judge(oldCheck));
+    console.log(
+      `  hand-written scanners (baseline): median ${(baseline.median * 1000).toFixed(1)} µs, p99 ${(baseline.p99 * 1000).toFixed(1)} µs`,
+    );
+    console.log(
+      `  ratio new/old: median ${(current.median / baseline.median).toFixed(2)}x, p99 ${(current.p99 / baseline.p99).toFixed(2)}x`,
+    );
+    const differing = CORPUS.filter(
+      (command) => judge(checkPermission)(command).decision !== judge(oldCheck)(command).decision,
+    );
+    console.log(`\ndecisions that changed (${differing.length} of ${CORPUS.length}):`);
+    for (const command of differing) {
+      const before = judge(oldCheck)(command).decision;
+      const after = judge(checkPermission)(command);
+      console.log(`  ${JSON.stringify(command)}: ${before} -> ${after.decision} (${after.reason})`);
+    }
+  }
+} finally {
+  rmSync(folder, { recursive: true, force: true });
+}
