@@ -49,6 +49,11 @@ describe("a secret echoed by real programs in an encoding of their own", () => {
     ],
     ["base64url", "printf 'ab%s' {{secret:k}} | basenc --base64url -w0", base64Core("ab", "base64url")],
     ["hex", PYTHON("s.encode().hex()"), bytes.toString("hex")],
+    [
+      "hex wrapped at 60 columns across the value (xxd -p)",
+      "{ printf %s aaaaaaaaaaaaaaaaaaaa; printf %s {{secret:k}}; } | xxd -p",
+      bytes.toString("hex").slice(0, 20),
+    ],
     ["hex in capitals", PYTHON("s.encode().hex().upper()"), bytes.toString("hex").toUpperCase()],
     ["Python quote", PYTHON("urllib.parse.quote(s)"), "p%40ss%20w%C3%B6rd/%2B%22x%3AZ9-long"],
     ["Python quote_plus", PYTHON("urllib.parse.quote_plus(s)"), "p%40ss+w%C3%B6rd%2F%2B%22x%3AZ9-long"],

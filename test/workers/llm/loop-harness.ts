@@ -121,6 +121,8 @@ export interface HarnessOptions {
   llm?: Partial<Config["llm"]>;
   client?: Partial<ModelClientSettings>;
   timeoutMilliseconds?: number;
+  /** The executor the loop calls; default: the small test tools above. */
+  executor?: ToolExecutor;
 }
 
 /** One LLM run wired to a scripted server: real client, real loop, an event bus that records. */
@@ -152,7 +154,7 @@ export class LoopHarness {
     const llm = ConfigSchema.parse({ llm: options.llm ?? {} }).llm;
     this.worker = new LlmWorker({
       model: testClient(server.url, { prices: llm.prices, ...options.client }),
-      tools: this.tools,
+      tools: options.executor ?? this.tools,
       llm,
       publishStatus: true,
     });
