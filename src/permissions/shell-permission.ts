@@ -1,3 +1,4 @@
+import { SECRET_TEMPLATE } from "../secrets/secret-template.js";
 import { type PermissionRule, type RuleSet, ruleMatches } from "./permission-rule.js";
 import { commandKind, isSensitiveVariable, isUnknownPath, programBaseName } from "./shell-command-kind.js";
 import { GLOB_SAFE_PROGRAMS } from "./shell-program-table.js";
@@ -111,7 +112,8 @@ export class ShellPermissionCheck {
     if (asked) findings.push({ level: "ask", reason: `${asked.source} asks`, fromRule: true });
 
     const construct = (upTo: number) => [program, ...texts.slice(1, upTo + 1)].join(" ");
-    if (nameWord.dynamic || nameWord.glob) {
+    // A secret as the program name: its value, which no rule sees, would pick the program.
+    if (nameWord.dynamic || nameWord.glob || new RegExp(SECRET_TEMPLATE.source).test(nameWord.text)) {
       findings.push(
         this.#doubt(`the program name ${nameWord.text} is only known at run time`, nameWord.text),
       );

@@ -91,6 +91,8 @@ describe("shell permissions", () => {
     "",
     "awk 'BEGIN { system(\"ls\") }'",
     "$'\\q' x",
+    "{{secret:program}} x",
+    "env {{secret:program}} x",
   ])("asks for %j (not allowed with confidence)", (command) => {
     expect(decide(command)).toBe("ask");
   });
