@@ -51,6 +51,7 @@ export const ERROR_CODES = [
   "CLI_AUTH",
   "CLI_QUOTA",
   "CLI_RATE_LIMIT",
+  "CLI_NETWORK",
   "CLI_TIMEOUT",
   "CLI_HUNG",
   "CLI_CRASH",

@@ -7,13 +7,22 @@ import type { CliExit } from "./run-cli-process.js";
 
 /** Why a CLI run failed; every kind but `timeout` is a reason to fall back to the LLM worker. */
 export type CliFailureKind =
-  "not_installed" | "auth" | "quota" | "rate_limit" | "timeout" | "hung" | "crash" | "no_result";
+  | "not_installed"
+  | "auth"
+  | "quota"
+  | "rate_limit"
+  | "network"
+  | "timeout"
+  | "hung"
+  | "crash"
+  | "no_result";
 
 export const FAILURE_CODES: Record<CliFailureKind, ErrorCode> = {
   not_installed: "CLI_NOT_INSTALLED",
   auth: "CLI_AUTH",
   quota: "CLI_QUOTA",
   rate_limit: "CLI_RATE_LIMIT",
+  network: "CLI_NETWORK",
   timeout: "CLI_TIMEOUT",
   hung: "CLI_HUNG",
   crash: "CLI_CRASH",
@@ -41,6 +50,9 @@ const AUTH_PATTERN =
 const QUOTA_PATTERN =
   /usage limit|quota|(hour|daily|weekly|session|monthly) limit|resource_exhausted|insufficient_quota|credit balance|out of credits|hit your (usage )?limit/i;
 const RATE_LIMIT_PATTERN = /\b429\b|rate[ _-]?limit|too many requests|overloaded|\b529\b/i;
+/** The API could not be reached at all (Claude Code, Gemini CLI and Codex wordings). */
+const NETWORK_PATTERN =
+  /unable to connect|ECONNREFUSED|ConnectionRefused|ENOTFOUND|EAI_AGAIN|getaddrinfo|fetch failed|connection (refused|failed|error)|waiting for network|network is unreachable/i;
 
 /**
  * Classifies a finished CLI child: undefined when it did its work. Structured output comes first
@@ -102,6 +114,7 @@ function limitKind(httpStatus: number | undefined, text: string): CliFailureKind
   if (httpStatus === 401 || httpStatus === 403 || AUTH_PATTERN.test(text)) return "auth";
   if (httpStatus === 402 || QUOTA_PATTERN.test(text)) return "quota";
   if (httpStatus === 429 || httpStatus === 529 || RATE_LIMIT_PATTERN.test(text)) return "rate_limit";
+  if (httpStatus === undefined && NETWORK_PATTERN.test(text)) return "network";
   return undefined;
 }
 

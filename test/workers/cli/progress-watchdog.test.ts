@@ -28,6 +28,14 @@ describe("the idle watchdog counts progress, not bytes", () => {
     expect(outcome.error?.message).toMatch(/only retried .*attempt \d+\/10: Connection error/);
   });
 
+  it("reads a claude that gave up on an unreachable API as a network failure and falls back", async () => {
+    harness = new CliHarness({ scenario: "unreachable" });
+    const outcome = await harness.run({ tool: "claude" });
+    expect(harness.eventsOf("error")[0]?.data).toMatchObject({ code: "CLI_NETWORK", retryable: true });
+    expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("network");
+    expect(outcome.worker).toBe("cli:claude→llm");
+  });
+
   it("reads a gemini that only retries a 429 on stderr as a rate limit, and cools it down", async () => {
     harness = new CliHarness({ scenario: "retry_loop" });
     const outcome = await harness.run({ tool: "gemini", idle_timeout: "3s" });
