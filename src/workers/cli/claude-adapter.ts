@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Usage } from "../../runs/run-status.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
 import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
 import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-adapter.js";
 import type { CliLimit, CliTranscript } from "./cli-transcript.js";
@@ -59,6 +59,18 @@ const CLAUDE_LINE_SCHEMAS = {
     usage: ClaudeUsageSchema.nullish(),
     api_error_status: z.number().nullish(),
     permission_denials: z.array(PermissionDenialSchema).optional(),
+    // Per model; the one place the tokens are when Claude stopped at --max-budget-usd (usage is 0).
+    modelUsage: z
+      .record(
+        z.string(),
+        z.looseObject({
+          inputTokens: z.number().default(0),
+          outputTokens: z.number().default(0),
+          cacheReadInputTokens: z.number().default(0),
+          cacheCreationInputTokens: z.number().default(0),
+        }),
+      )
+      .optional(),
   }),
 };
 
@@ -152,7 +164,7 @@ export function parseClaudeLine(line: string, transcript: CliTranscript): LineVe
   transcript.finish({
     text,
     isError,
-    ...(result.usage ? { usage: claudeUsage(result.usage) } : {}),
+    ...(result.usage || result.modelUsage ? { usage: resultUsage(result.usage, result.modelUsage) } : {}),
     ...(typeof result.total_cost_usd === "number" ? { costUsd: result.total_cost_usd } : {}),
   });
   return "progress";
@@ -181,6 +193,23 @@ function toolResultText(content: string | Array<{ type: string; text?: string | 
   if (content === undefined) return "";
   if (typeof content === "string") return content;
   return content.map((piece) => piece.text ?? `[${piece.type}]`).join("\n");
+}
+
+/** The result's usage, else (when it says 0) the sum of its per-model usage. */
+function resultUsage(
+  usage: z.infer<typeof ClaudeUsageSchema> | null | undefined,
+  modelUsage: z.infer<(typeof CLAUDE_LINE_SCHEMAS)["result"]>["modelUsage"],
+): Usage {
+  const total = usage ? claudeUsage(usage) : EMPTY_USAGE;
+  if (total.total_tokens > 0 || !modelUsage) return total;
+  return Object.values(modelUsage).reduce<Usage>((sum, model) => {
+    const prompt = model.inputTokens + model.cacheReadInputTokens + model.cacheCreationInputTokens;
+    return addUsage(sum, {
+      prompt_tokens: prompt,
+      completion_tokens: model.outputTokens,
+      total_tokens: prompt + model.outputTokens,
+    });
+  }, EMPTY_USAGE);
 }
 
 function claudeUsage(usage: z.infer<typeof ClaudeUsageSchema>): Usage {

@@ -150,7 +150,8 @@ export class CliTranscript {
   finish(final: CliFinal): void {
     this.flush();
     this.final = final;
-    if (final.usage) this.usage = final.usage;
+    // A final line that counts nothing does not erase what the tool streamed.
+    if (final.usage && final.usage.total_tokens > 0) this.usage = final.usage;
     if (final.costUsd !== undefined) this.costUsd = final.costUsd;
     if (final.isError) this.errors.push(final.text);
   }

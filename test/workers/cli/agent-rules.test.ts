@@ -148,6 +148,7 @@ describe("budgets and limits of a CLI run", () => {
     );
     expect(harness.recordedArguments().argv).toEqual(expect.arrayContaining(["--max-budget-usd", "0.00001"]));
     expect(outcome).toMatchObject({ status: "failed", reason: "budget_exceeded", cost_usd: 0.000105 });
+    expect(outcome.usage).toEqual({ prompt_tokens: 100, completion_tokens: 7, total_tokens: 107 });
     expect(harness.eventsOf("fallback")).toEqual([]);
   });
 
