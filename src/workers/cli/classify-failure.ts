@@ -7,15 +7,7 @@ import type { CliExit } from "./run-cli-process.js";
 
 /** Why a CLI run failed; every kind but `timeout` is a reason to fall back to the LLM worker. */
 export type CliFailureKind =
-  | "not_installed"
-  | "auth"
-  | "quota"
-  | "rate_limit"
-  | "network"
-  | "timeout"
-  | "hung"
-  | "crash"
-  | "no_result";
+  "not_installed" | "auth" | "quota" | "rate_limit" | "network" | "timeout" | "hung" | "crash" | "no_result";
 
 export const FAILURE_CODES: Record<CliFailureKind, ErrorCode> = {
   not_installed: "CLI_NOT_INSTALLED",
