@@ -12,6 +12,7 @@ import { completeOpenApiDocument } from "./openapi-document.js";
 import type { RouteContext } from "./route-context.js";
 import { registerAgentRoutes } from "./routes/agent-routes.js";
 import { registerApprovalRoutes } from "./routes/approval-routes.js";
+import { registerQuestionRoutes } from "./routes/question-routes.js";
 import { registerEventRoutes } from "./routes/event-routes.js";
 import { registerEventStreamRoute } from "./routes/event-stream-route.js";
 import { registerHealthRoutes } from "./routes/health-routes.js";
@@ -67,6 +68,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerEventRoutes(app, context);
   registerEventStreamRoute(app, context);
   registerApprovalRoutes(app, context);
+  registerQuestionRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   app.get("/openapi.json", { schema: { hide: true } }, async () =>
     completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),

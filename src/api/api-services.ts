@@ -2,6 +2,7 @@ import type { EventBus } from "../events/event-bus.js";
 import type { EventStore } from "../events/event-store.js";
 import type { RunReason, RunStatus } from "../runs/run-status.js";
 import type { RunRecord } from "../runs/run-record.js";
+import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -85,12 +86,20 @@ export interface ApprovalsService {
   decide(id: string, decision: "approve" | "deny", options?: { scope?: "once" | "run" }): void;
 }
 
+/** Questions `ask_human` is waiting on (the question broker). `answer` throws QUESTION_NOT_FOUND. */
+export interface QuestionsService {
+  list(): PendingQuestion[];
+  answer(id: string, answer: string, options?: { by?: string }): AnsweredQuestion;
+}
+
 /** Everything the HTTP API serves, implemented by the composition root. */
 export interface ApiServices {
   agents: AgentsService;
   runs: RunsService;
   events: EventStore;
   approvals: ApprovalsService;
+  /** Absent where no run can ask (then no question is ever pending). */
+  questions?: QuestionsService;
   health: { version: string; startedAt: Date };
   /** For the live stream and the metrics. */
   bus: EventBus;

@@ -73,3 +73,11 @@ export const DecisionBodySchema = z.strictObject(
   },
   { error: 'a JSON object is required: { "decision": "approve" | "deny" }' },
 );
+
+export const QuestionParamsSchema = z.object({ id: z.string().min(1) });
+
+/** POST /questions/:id */
+export const AnswerBodySchema = z.strictObject(
+  { answer: z.string({ error: "must be a string" }).trim().min(1, "must not be empty") },
+  { error: 'a JSON object is required: { "answer": "…" }' },
+);

@@ -1,4 +1,5 @@
 import { ApprovalBroker } from "../approvals/approval-broker.js";
+import { QuestionBroker } from "../questions/question-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { AgentEvent, EventDraft } from "../events/agent-event.js";
@@ -44,6 +45,8 @@ export interface SingleRun {
   finished: Promise<RunRecord>;
   /** The run's `ask` calls: `onRequested` to prompt a human, `decide` to answer. */
   approvals: ApprovalBroker;
+  /** The run's `ask_human` questions: `onAsked` to prompt a human, `answer` to answer. */
+  questions: QuestionBroker;
 }
 
 /**
@@ -66,12 +69,14 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   const events = new EventBus({ redact: redactor.redactEvent });
   events.subscribe(options.onEvent);
   const approvals = new ApprovalBroker({ redact: (value) => redactor.redactValue(value) });
+  const questions = new QuestionBroker({ redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when the caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
     vault,
     redactor,
     approvals,
+    questions,
     logger: logger.child({ module: "tools" }),
   });
   const tools = options.tools ?? defaultTools;
@@ -120,6 +125,7 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
     stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`),
     finished: finishedAndClosed,
     approvals,
+    questions,
   };
 }
 

@@ -18,6 +18,7 @@ import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
+import { QuestionBroker } from "../questions/question-broker.js";
 import { SubAgentTools } from "../subagents/sub-agent-tools.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
@@ -95,12 +96,14 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
   const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
+  const questions = new QuestionBroker({ now, redact: (value) => redactor.redactValue(value) });
   const agents = agentLookupFrom(() => definitions.snapshot());
   const defaultTools = createToolExecutor({
     config,
     vault: secrets.vault,
     redactor,
     approvals,
+    questions,
     logger: logger.child({ module: "tools" }),
     // The run manager is built below; a sub-agent call only comes once runs are running.
     sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
@@ -160,6 +163,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     runs,
     events,
     approvals: overrides.approvals ?? approvals,
+    questions,
     health: { version: options.version, startedAt },
     bus,
   };

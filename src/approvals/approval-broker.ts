@@ -3,7 +3,7 @@ import type { ApprovalsService, PendingApproval } from "../api/api-services.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventDataByType } from "../events/agent-event.js";
 import type { ApprovalAnswer, ApprovalGate, ApprovalRequest } from "./approval-gate.js";
-import { unrefTimer } from "./unref-timer.js";
+import { PendingAnswers } from "./pending-answers.js";
 
 /** Options of `decide`. */
 export interface DecideOptions {
@@ -35,7 +35,6 @@ export interface ApprovalBrokerOptions {
 interface Pending {
   approval: RequestedApproval;
   request: ApprovalRequest;
-  settle: (answer: ApprovalAnswer | { error: unknown }) => void;
 }
 
 /**
@@ -50,7 +49,7 @@ interface Pending {
  * Timers never keep the process alive and are cleared as soon as a request is answered.
  */
 export class ApprovalBroker implements ApprovalGate, ApprovalsService {
-  readonly #pending = new Map<string, Pending>();
+  readonly #pending = new PendingAnswers<Pending, ApprovalAnswer>();
   readonly #listeners = new Set<(approval: RequestedApproval) => void>();
   readonly #now: () => Date;
   readonly #createId: () => string;
@@ -77,36 +76,30 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
       requested_at: requestedAt.toISOString(),
       expires_at: new Date(requestedAt.getTime() + policy.timeout).toISOString(),
     };
-    return new Promise<ApprovalAnswer>((resolve, reject) => {
-      const onAbort = () => {
-        this.#close(approval.id, { state: "denied", by: "stop" });
-        settle({ error: signal.reason });
-      };
-      const cancelTimer = unrefTimer(policy.timeout, () => {
-        const approved = policy.on_timeout === "approve";
-        this.#close(approval.id, { state: approved ? "approved" : "expired", by: "timeout" });
-        settle(
-          approved
+    const answered = this.#pending.wait(
+      approval.id,
+      { approval, request },
+      {
+        timeoutMilliseconds: policy.timeout,
+        signal,
+        onStop: () => this.#publish(request, approval.id, { state: "denied", by: "stop" }),
+        onExpiry: () => {
+          const approved = policy.on_timeout === "approve";
+          this.#publish(request, approval.id, { state: approved ? "approved" : "expired", by: "timeout" });
+          return approved
             ? { approved, state: "approved", scope: "once" }
-            : { approved, state: "expired", scope: "once" },
-        );
-      });
-      const settle = (answer: ApprovalAnswer | { error: unknown }) => {
-        cancelTimer();
-        signal.removeEventListener("abort", onAbort);
-        if ("error" in answer) reject(answer.error as Error);
-        else resolve(answer);
-      };
-      signal.addEventListener("abort", onAbort, { once: true });
-      this.#pending.set(approval.id, { approval, request, settle });
-      this.#publish(request, approval.id, {
-        state: "requested",
-        arguments: request.arguments,
-        expires_at: approval.expires_at,
-      });
-      const masked = { ...approval, arguments: this.#redact(approval.arguments) };
-      for (const listener of this.#listeners) listener(masked);
+            : { approved, state: "expired", scope: "once" };
+        },
+      },
+    );
+    this.#publish(request, approval.id, {
+      state: "requested",
+      arguments: request.arguments,
+      expires_at: approval.expires_at,
     });
+    const masked = { ...approval, arguments: this.#redact(approval.arguments) };
+    for (const listener of this.#listeners) listener(masked);
+    return answered;
   }
 
   /** Answers a pending approval. Throws APPROVAL_NOT_FOUND for an unknown or already answered id. */
@@ -120,13 +113,13 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
     const scope = options.scope ?? "once";
     const approved = decision === "approve";
     const state = approved ? "approved" : "denied";
-    this.#close(id, { state, scope, by: options.by ?? "api" });
-    pending.settle({ approved, state, scope });
+    this.#pending.answer(id, { approved, state, scope });
+    this.#publish(pending.request, id, { state, scope, by: options.by ?? "api" });
   }
 
   /** The pending approvals, oldest first, arguments masked. */
   list(): PendingApproval[] {
-    return [...this.#pending.values()].map(({ approval }) => ({
+    return this.#pending.entries().map(({ approval }) => ({
       id: approval.id,
       agent: approval.agent,
       run: approval.run,
@@ -144,14 +137,6 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
   onRequested(listener: (approval: RequestedApproval) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
-  }
-
-  /** Removes a pending approval and publishes how it ended. */
-  #close(id: string, ending: Omit<EventDataByType["approval"], "id" | "tool">): void {
-    const pending = this.#pending.get(id);
-    if (!pending) return;
-    this.#pending.delete(id);
-    this.#publish(pending.request, id, ending);
   }
 
   #publish(

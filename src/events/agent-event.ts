@@ -34,6 +34,18 @@ export interface EventDataByType {
     scope?: "once" | "run";
     by?: string;
   };
+  /** `ask_human`: asked, then answered (by the API, the CLI or a terminal), expired, or cancelled by a stop. */
+  question: {
+    id: string;
+    state: "asked" | "answered" | "expired" | "cancelled";
+    question: string;
+    choices?: string[];
+    /** When an asked question expires (ISO time). */
+    expires_at?: string;
+    answer?: string;
+    /** Who answered: "api", "tty"; "timeout" or "stop" for the broker itself. */
+    by?: string;
+  };
   fallback: { from: string; to: string; reason: string; message: string };
   compaction: {
     method: "summary" | "truncation";

@@ -4,6 +4,8 @@ import type { Logger } from "../logging/logger.js";
 import { McpToolSource } from "../mcp/mcp-tool-source.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
+import { askHumanTool } from "../questions/ask-human-tool.js";
+import type { QuestionBroker } from "../questions/question-broker.js";
 import { builtinTools } from "./builtin/builtin-tools.js";
 import { DefaultToolExecutor } from "./default-tool-executor.js";
 import { CompositeToolCatalog, type ToolSource } from "./tool-catalog.js";
@@ -16,6 +18,8 @@ export interface ToolExecutorParts {
   redactor: SecretRedactor;
   approvals: ApprovalGate;
   logger: Logger;
+  /** Where `ask_human` parks its questions; without it the tool is not offered. */
+  questions?: QuestionBroker;
   /** Tool sources beyond the built-ins and the MCP servers of config `mcp_servers`. */
   sources?: readonly ToolSource[];
 }
@@ -33,7 +37,10 @@ export interface ClosableToolExecutor extends ToolExecutor {
 export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecutor {
   const mcp = McpToolSource.fromConfig(parts.config, parts.logger.child({ module: "mcp" }));
   const executor = new DefaultToolExecutor({
-    catalog: new CompositeToolCatalog(builtinTools(), [...(parts.sources ?? []), mcp]),
+    catalog: new CompositeToolCatalog(
+      [...builtinTools(), ...(parts.questions ? [askHumanTool(parts.questions)] : [])],
+      [...(parts.sources ?? []), mcp],
+    ),
     approvals: parts.approvals,
     vault: parts.vault,
     redactor: parts.redactor,

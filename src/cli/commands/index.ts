@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import { registerApprovalsCommand } from "./approvals.js";
+import { registerAnswerCommand } from "./answer.js";
 import { registerApproveCommand } from "./approve.js";
+import { registerQuestionsCommand } from "./questions.js";
 import { registerDenyCommand } from "./deny.js";
 import { registerEventsCommand } from "./events.js";
 import { registerRunsCommand } from "./runs.js";
@@ -21,6 +23,8 @@ export function registerCommands(program: Command): void {
   registerApprovalsCommand(program);
   registerApproveCommand(program);
   registerDenyCommand(program);
+  registerQuestionsCommand(program);
+  registerAnswerCommand(program);
   registerValidateCommand(program);
   registerAgentsCommand(program);
   registerRunCommand(program);

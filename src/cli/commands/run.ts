@@ -2,6 +2,7 @@ import { styleText } from "node:util";
 import type { Command } from "commander";
 import { startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
 import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
+import { announceQuestions, promptQuestions } from "../../questions/terminal-questions.js";
 import { loadConfig } from "../../config/load-config.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
@@ -104,10 +105,17 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     : progressPrinter(io, definition.id);
   const run = await startSingleRun({ config, definition, task, onEvent: print, ...options.compose });
   // --json output is for programs: no one is asked there either.
-  const stopAsking =
-    io.approvalInput && !options.json
-      ? promptApprovals(run.approvals, { input: io.approvalInput, write: io.stderr })
-      : announceApprovals(run.approvals, io.stderr);
+  const onTerminal = io.approvalInput && !options.json ? io.approvalInput : undefined;
+  const stopAskingApprovals = onTerminal
+    ? promptApprovals(run.approvals, { input: onTerminal, write: io.stderr })
+    : announceApprovals(run.approvals, io.stderr);
+  const stopAskingQuestions = onTerminal
+    ? promptQuestions(run.questions, { input: onTerminal, write: io.stderr })
+    : announceQuestions(run.questions, io.stderr);
+  const stopAsking = () => {
+    stopAskingApprovals();
+    stopAskingQuestions();
+  };
   // The first Ctrl-C stops the run cleanly; the handler then steps aside, so a second one quits at once.
   const removeInterrupt = io.onInterrupt(() => {
     removeInterrupt();
@@ -204,6 +212,11 @@ function describeEvent(event: AgentEvent): { style: Style; text: string } | unde
       };
     case "approval":
       return { style: "yellow", text: `${event.data.state} ${event.data.tool} (approval ${event.data.id})` };
+    case "question":
+      return {
+        style: "yellow",
+        text: `${event.data.state} (question ${event.data.id}) ${event.data.answer ?? event.data.question}`,
+      };
     case "result":
       return undefined;
     default:

@@ -6,4 +6,5 @@ export const BUILTIN_TOOL_NAMES = [
   "search_files",
   "shell",
   "http_request",
+  "ask_human",
 ] as const;

@@ -1,0 +1,34 @@
+import type { FastifyInstance } from "fastify";
+import type { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { AnswerBodySchema, QuestionParamsSchema } from "../request-schemas.js";
+import type { RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+/** GET /questions, POST /questions/:id: what `ask_human` is waiting on, and its answer. */
+export function registerQuestionRoutes(app: FastifyInstance, { services }: RouteContext): void {
+  app.get(
+    "/questions",
+    { schema: { summary: "Questions runs asked a human (ask_human) that wait for an answer" } },
+    async () => ({ questions: services.questions?.list() ?? [] }),
+  );
+
+  app.post<{ Params: z.output<typeof QuestionParamsSchema>; Body: z.output<typeof AnswerBodySchema> }>(
+    "/questions/:id",
+    {
+      schema: {
+        summary: "Answer a pending question; with choices, the answer must be one of them",
+        params: routeSchema(QuestionParamsSchema),
+        body: routeSchema(AnswerBodySchema),
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      if (!services.questions) {
+        throw new AgentdError("QUESTION_NOT_FOUND", `no pending question "${id}"`);
+      }
+      const question = services.questions.answer(id, request.body.answer, { by: "api" });
+      return { question: question.id, run: question.run, answer: question.answer };
+    },
+  );
+}

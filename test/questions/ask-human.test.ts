@@ -1,0 +1,131 @@
+import { rmSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PendingQuestion } from "../../src/questions/question-broker.js";
+import type { RunRecord } from "../../src/runs/run-record.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import {
+  type RecordedRequest,
+  type ScriptedLlmServer,
+  type ScriptedReplyValue,
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
+import { agentEvents, getRun, runEvents, startRun } from "../daemon/api-shapes.js";
+import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+let llm: ScriptedLlmServer;
+let workspace: DaemonWorkspace;
+let daemon: DaemonProcess;
+
+/** Each task asks once, then answers with what the tool said. */
+function reply(request: RecordedRequest): ScriptedReplyValue {
+  const messages = request.body?.messages ?? [];
+  const task = String(messages[1]?.content ?? "");
+  const toolResult = messages.find((message) => message.role === "tool");
+  if (toolResult) return textReply(`the human said: ${String(toolResult.content)}`);
+  const question =
+    task === "pick a colour"
+      ? { question: "Which colour?", choices: ["red", "blue"] }
+      : { question: `About "${task}": go ahead?` };
+  return toolCallReply({ name: "ask_human", arguments: question });
+}
+
+beforeAll(async () => {
+  llm = await startScriptedLlmServer();
+  llm.setDefaultReply(reply);
+  workspace = createWorkspace(llm.url);
+  workspace.writeAgent("asker", { tools: ["ask_human"] });
+  workspace.writeAgent("by-cli", { tools: ["ask_human"] });
+  workspace.writeAgent("hasty", { tools: ["ask_human"], approvals: { timeout: "1s" } });
+  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+}, 60_000);
+afterAll(async () => {
+  await daemon?.kill();
+  await llm?.close();
+  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
+});
+
+async function pendingQuestion(run: string): Promise<PendingQuestion> {
+  return waitFor(async () => {
+    const reply = await daemon.request("GET", "/questions");
+    return (reply.body as { questions: PendingQuestion[] }).questions.find(
+      (question) => question.run === run,
+    );
+  }, "a pending question");
+}
+
+async function waitForEnd(run: string): Promise<RunRecord> {
+  return waitFor(async () => {
+    const record = await getRun(daemon, run);
+    return record.ended_at ? record : undefined;
+  }, `run ${run} to end`);
+}
+
+describe("ask_human", () => {
+  it("parks the run in waiting until POST /questions/:id answers; the answer is the observation", async () => {
+    const run = await startRun(daemon, "asker", "pick a colour");
+    const question = await pendingQuestion(run);
+    expect(question).toMatchObject({
+      agent: "asker",
+      run,
+      question: "Which colour?",
+      choices: ["red", "blue"],
+    });
+    expect(question.id).toMatch(/^q_/);
+    expect((await getRun(daemon, run)).status).toBe("waiting");
+
+    const wrong = await daemon.request("POST", `/questions/${question.id}`, { answer: "green" });
+    expect(wrong.status).toBe(400);
+    expect(JSON.stringify(wrong.body)).toContain("not one of the choices");
+
+    const answered = await daemon.request("POST", `/questions/${question.id}`, { answer: "Blue" });
+    expect(answered.status).toBe(200);
+    expect(answered.body).toMatchObject({ question: question.id, run, answer: "blue" });
+    expect(await waitForEnd(run)).toMatchObject({ status: "completed", result: "the human said: blue" });
+
+    const states = (await agentEvents(daemon, "asker")).flatMap((event) =>
+      event.type === "question" ? [event.data.state] : event.type === "status" ? [event.data.status] : [],
+    );
+    expect(states).toEqual(["queued", "running", "waiting", "asked", "answered", "running", "completed"]);
+    const again = await daemon.request("POST", `/questions/${question.id}`, { answer: "red" });
+    expect(again.status).toBe(404);
+    expect(JSON.stringify(again.body)).toContain("QUESTION_NOT_FOUND");
+  });
+
+  it("lists questions with agentd questions and answers them with agentd answer", async () => {
+    const run = await startRun(daemon, "by-cli", "ship it");
+    const question = await pendingQuestion(run);
+    const cli = (...args: string[]) =>
+      execa(process.execPath, [MAIN, ...args], { env: { AGENTD_URL: daemon.url }, reject: false });
+    const listed = await cli("questions");
+    expect(listed.exitCode).toBe(0);
+    expect(listed.stdout).toContain(`${question.id}  by-cli  ${run}  About "ship it": go ahead?`);
+    const answered = await cli("answer", question.id, "yes, ship it");
+    expect(answered.exitCode).toBe(0);
+    expect(answered.stdout).toContain(`answered ${question.id}: yes, ship it`);
+    expect(await waitForEnd(run)).toMatchObject({
+      status: "completed",
+      result: "the human said: yes, ship it",
+    });
+  }, 60_000);
+
+  it("expires after approvals.timeout and tells the model nobody answered", async () => {
+    const run = await startRun(daemon, "hasty", "hurry");
+    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    const events = await runEvents(daemon, run);
+    expect(events.filter((event) => event.type === "question").map((event) => event.data)).toEqual([
+      expect.objectContaining({ state: "asked", question: 'About "hurry": go ahead?' }),
+      expect.objectContaining({ state: "expired", by: "timeout" }),
+    ]);
+    const observation = events.find((event) => event.type === "observation");
+    expect(observation?.data).toMatchObject({
+      tool: "ask_human",
+      output: expect.stringContaining("nobody answered"),
+    });
+  });
+});
