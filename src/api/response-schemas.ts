@@ -142,3 +142,17 @@ export const DecisionSchema = z.looseObject({
   decision: z.enum(["approve", "deny"]),
   scope: z.enum(["once", "run"]),
 });
+
+export const PendingQuestionSchema = z.looseObject({
+  id: z.string(),
+  agent: z.string(),
+  run: z.string(),
+  question: z.string(),
+  choices: z.array(z.string()).optional(),
+  asked_at: z.string(),
+  expires_at: z.string(),
+});
+
+export const QuestionListSchema = z.looseObject({ questions: z.array(PendingQuestionSchema) });
+
+export const AnswerSchema = z.looseObject({ question: z.string(), run: z.string(), answer: z.string() });

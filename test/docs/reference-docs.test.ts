@@ -33,6 +33,7 @@ const EVENT_TYPES = {
   error: true,
   warning: true,
   approval: true,
+  question: true,
   fallback: true,
   compaction: true,
   result: true,

@@ -4,12 +4,22 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { AnswerBodySchema, QuestionParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
+import { documented } from "../route-responses.js";
+import { AnswerSchema, QuestionListSchema } from "../response-schemas.js";
 
 /** GET /questions, POST /questions/:id: what `ask_human` is waiting on, and its answer. */
 export function registerQuestionRoutes(app: FastifyInstance, { services }: RouteContext): void {
   app.get(
     "/questions",
-    { schema: { summary: "Questions runs asked a human (ask_human) that wait for an answer" } },
+    {
+      schema: {
+        summary: "Questions runs asked a human (ask_human) that wait for an answer",
+        ...documented({
+          operationId: "listQuestions",
+          success: { status: 200, description: "Pending questions", schema: QuestionListSchema },
+        }),
+      },
+    },
     async () => ({ questions: services.questions?.list() ?? [] }),
   );
 
@@ -20,6 +30,11 @@ export function registerQuestionRoutes(app: FastifyInstance, { services }: Route
         summary: "Answer a pending question; with choices, the answer must be one of them",
         params: routeSchema(QuestionParamsSchema),
         body: routeSchema(AnswerBodySchema),
+        ...documented({
+          operationId: "answerQuestion",
+          success: { status: 200, description: "The answer, given to the run", schema: AnswerSchema },
+          errors: [400, 404, 415],
+        }),
       },
     },
     async (request) => {
