@@ -29,6 +29,7 @@ const ClaudeUsageSchema = z.looseObject({
 const MessageLineSchema = z.looseObject({
   message: z.looseObject({
     id: z.string().optional(),
+    model: z.string().optional(),
     content: z.union([z.string(), z.array(ContentPartSchema)]),
     usage: ClaudeUsageSchema.nullish(),
   }),
@@ -73,6 +74,8 @@ const CLAUDE_LINE_SCHEMAS = {
       .optional(),
   }),
 };
+
+const SYNTHETIC_MODEL = "<synthetic>";
 
 /** Claude's own stops at the limits agentd passed it. */
 const LIMIT_SUBTYPES: Record<string, CliLimit> = {
@@ -145,7 +148,9 @@ export function parseClaudeLine(line: string, transcript: CliTranscript): LineVe
     return "noise";
   }
   if (parsed.type === "assistant" || parsed.type === "user") {
-    const { content, id, usage } = parsed.value.message;
+    const { content, id, usage, model } = parsed.value.message;
+    // Claude Code repeats an API error as a "<synthetic>" assistant message: the result line has it.
+    if (model === SYNTHETIC_MODEL) return "noise";
     if (parsed.type === "assistant" && id !== undefined && usage)
       transcript.streamedUsage(id, claudeUsage(usage));
     if (typeof content === "string") return "progress";

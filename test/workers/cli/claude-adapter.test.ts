@@ -138,6 +138,13 @@ describe("Claude Code through the CLI worker", () => {
     expect(outcome).toMatchObject({ status: "completed", worker: "cli:claude→llm" });
   });
 
+  it("does not take claude's synthetic repeat of an API error for model text", async () => {
+    harness = new CliHarness({ scenario: "rate_limit" });
+    await harness.run({ tool: "claude" });
+    expect(harness.eventsOf("thought")).toEqual([]);
+    expect(harness.llm.calls[0]?.note).not.toContain("> API Error");
+  });
+
   it("ends failed with cli_error and the error code when fallback is none", async () => {
     harness = new CliHarness({ scenario: "auth" });
     const outcome = await harness.run({ tool: "claude", fallback: "none" });
