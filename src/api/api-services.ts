@@ -12,6 +12,8 @@ export interface AgentSummary {
   /** false when the file fails to parse or validate; `errors` says why. */
   valid: boolean;
   errors: string[];
+  /** The same errors as structured objects: code, message and, where known, file, line, field, hint. */
+  error_details?: Array<Record<string, unknown>>;
   warnings: string[];
   /** "llm" or "cli:<tool>". */
   worker: string;
@@ -19,7 +21,15 @@ export interface AgentSummary {
   /** Next scheduled fire (ISO time), or null. */
   next_fire: string | null;
   enabled: boolean;
-  last_run: { id: string; status: RunStatus; reason: RunReason | null; ended_at: string | null } | null;
+  last_run: {
+    id: string;
+    status: RunStatus;
+    reason: RunReason | null;
+    created_at?: string;
+    started_at?: string | null;
+    ended_at: string | null;
+    cost_usd?: number;
+  } | null;
 }
 
 /** `GET /agents/:id`: the summary plus the resolved definition (secret names only, never values). */
@@ -51,6 +61,10 @@ export interface RunListFilter {
   agent?: string | undefined;
   status?: RunStatus | undefined;
   parent?: string | undefined;
+  /** Only runs created at or after this time. */
+  since?: Date | undefined;
+  /** At most this many (the newest). */
+  limit?: number | undefined;
 }
 
 /**
@@ -78,6 +92,10 @@ export interface PendingApproval {
   arguments?: unknown;
   requested_at?: string;
   expires_at?: string;
+  /** Why the permission check asked (the matching `ask` rule, or "not listed"). */
+  reason?: string;
+  /** What happens at `expires_at` if no one answers. */
+  on_timeout?: "deny" | "approve";
 }
 
 /** The approval broker: pending `ask` calls and their answers. `decide` throws APPROVAL_NOT_FOUND. */

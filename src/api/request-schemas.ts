@@ -43,6 +43,18 @@ export const RunListQuerySchema = z.object({
   status: RunStatusSchema.optional(),
   /** Only the sub-agent runs this run started. */
   parent: z.string().min(1).optional(),
+  /** ISO time: only runs created at or after it (the dashboard's last 24 hours). */
+  since: z.iso
+    .datetime({ offset: true, error: "must be an ISO time such as 2026-01-31T09:00:00Z" })
+    .transform((time) => new Date(time))
+    .optional(),
+  /** At most this many runs, the newest. */
+  limit: z
+    .string()
+    .regex(/^\d{1,15}$/, "must be a whole number, 1 or more")
+    .transform(Number)
+    .pipe(z.number().min(1, "must be a whole number, 1 or more"))
+    .optional(),
 });
 
 /** GET /agents/:id/events */

@@ -35,6 +35,19 @@ export const AgentSummarySchema = z.looseObject({
   description: z.string(),
   valid: z.boolean(),
   errors: z.array(z.string()),
+  error_details: z
+    .array(
+      z.looseObject({
+        code: z.string(),
+        message: z.string(),
+        file: z.string().optional(),
+        line: z.number().int().optional(),
+        field: z.string().optional(),
+        hint: z.string().optional(),
+      }),
+    )
+    .optional()
+    .describe("the same errors, structured: where (file, line, field), what and what to do"),
   warnings: z.array(z.string()),
   worker: z.string().describe('"llm" or "cli:<tool>"'),
   schedule: z.looseObject({ cron: z.string(), timezone: z.string().nullable() }).nullable(),
@@ -45,7 +58,10 @@ export const AgentSummarySchema = z.looseObject({
       id: z.string(),
       status: RunStatusSchema,
       reason: RunReasonSchema.nullable(),
+      created_at: z.string().optional(),
+      started_at: z.string().nullable().optional(),
       ended_at: z.string().nullable(),
+      cost_usd: z.number().optional(),
     })
     .nullable(),
 });
@@ -133,6 +149,8 @@ export const PendingApprovalSchema = z.looseObject({
   arguments: z.unknown().optional(),
   requested_at: z.string().optional(),
   expires_at: z.string().optional(),
+  reason: z.string().optional().describe("why the permission check asked"),
+  on_timeout: z.enum(["deny", "approve"]).optional().describe("what happens at expires_at without an answer"),
 });
 
 export const ApprovalListSchema = z.looseObject({ approvals: z.array(PendingApprovalSchema) });

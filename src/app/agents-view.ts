@@ -57,6 +57,7 @@ function summaryOf(
     description: definition?.description ?? "",
     valid: status.valid,
     errors: status.errors.map((error) => error.describe()),
+    error_details: status.errors.map((error) => error.toJSON()),
     warnings: status.warnings,
     worker: frontmatter?.worker === "cli" ? `cli:${frontmatter.cli?.tool ?? "unknown"}` : "llm",
     schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? null } : null,
@@ -67,7 +68,10 @@ function summaryOf(
           id: lastRun.id,
           status: lastRun.status,
           reason: lastRun.reason ?? null,
+          created_at: lastRun.created_at,
+          started_at: lastRun.started_at ?? null,
           ended_at: lastRun.ended_at ?? null,
+          cost_usd: lastRun.cost_usd,
         }
       : null,
   };

@@ -127,6 +127,8 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
       arguments: this.#redact(approval.arguments),
       requested_at: approval.requested_at,
       expires_at: approval.expires_at,
+      reason: approval.reason,
+      on_timeout: approval.on_timeout,
     }));
   }
 

@@ -40,6 +40,10 @@ export interface RunFilter {
   status?: RunStatus | undefined;
   /** Only the sub-agent runs this run started. */
   parent?: string | undefined;
+  /** Only runs created at or after this time. */
+  since?: Date | undefined;
+  /** At most this many, the newest. */
+  limit?: number | undefined;
 }
 
 /** A run not finished yet: queued, or in flight with its control. */
@@ -184,17 +188,20 @@ export class RunManager implements ChildRuns {
     return ended;
   }
 
-  /** Runs newest first, optionally of one agent and/or in one status. */
+  /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
   list(filter: RunFilter = {}): RunRecord[] {
-    return this.#options.store
+    const since = filter.since?.toISOString();
+    const runs = this.#options.store
       .all()
       .filter(
         (run) =>
           (filter.agent === undefined || run.agent === filter.agent) &&
           (filter.status === undefined || run.status === filter.status) &&
-          (filter.parent === undefined || run.parent_run === filter.parent),
+          (filter.parent === undefined || run.parent_run === filter.parent) &&
+          (since === undefined || run.created_at >= since),
       )
       .reverse();
+    return filter.limit === undefined ? runs : runs.slice(0, filter.limit);
   }
 
   get(id: string): RunRecord | undefined {

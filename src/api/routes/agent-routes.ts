@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -13,17 +14,24 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
     "/agents",
     {
       schema: {
-        summary: "Every agent, valid or not, with schedule and last run",
+        summary: "Every agent, valid or not, with schedule and last run (ETag: If-None-Match answers 304)",
         ...documented({
           operationId: "listAgents",
           success: { status: 200, description: "Every agent", schema: AgentListSchema },
         }),
       },
     },
-    async () => ({
-      agents: services.agents.list(),
-      ...(services.agents.directory === undefined ? {} : { agents_dir: services.agents.directory }),
-    }),
+    async (request, reply) => {
+      const body = JSON.stringify({
+        agents: services.agents.list(),
+        ...(services.agents.directory === undefined ? {} : { agents_dir: services.agents.directory }),
+      });
+      // Pollers (the dashboard, once a second) skip the transfer and the parse while nothing changed.
+      const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
+      reply.header("etag", etag).header("cache-control", "no-cache");
+      if (request.headers["if-none-match"] === etag) return reply.status(304).send();
+      return reply.type("application/json; charset=utf-8").send(body);
+    },
   );
 
   app.get<{ Params: z.output<typeof AgentParamsSchema> }>(
