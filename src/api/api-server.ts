@@ -2,6 +2,8 @@ import { setMaxListeners } from "node:events";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import { loadDashboardAssets } from "../dashboard/dashboard-assets.js";
+import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
@@ -38,8 +40,8 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** Routes served without a token: liveness, and the API's description (it holds no data). */
-const OPEN_ROUTES = new Set(["/health", "/openapi.json"]);
+/** Routes served without a token: liveness, the API's description and the dashboard's files (no data). */
+const OPEN_ROUTES = new Set<string>(["/health", "/openapi.json", ...DASHBOARD_ROUTES]);
 const DOCS_PREFIX = "/docs";
 const CLOSE_GRACE_MILLISECONDS = 1_000;
 
@@ -70,6 +72,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerApprovalRoutes(app, context);
   registerQuestionRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
+  registerDashboardRoutes(app, await loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>
     completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
   );

@@ -1,0 +1,235 @@
+// One agent: "Run now", its resolved definition, its recent runs.
+
+import { Fragment } from "preact";
+import { useState } from "preact/hooks";
+import { describeError, getJson, postJson } from "../api-client.js";
+import type { AgentDetail, RunRecord } from "../api-types.js";
+import { ErrorBanner, ErrorLine, JsonBlock, Panel, RelativeTime, StatusPill } from "../components.js";
+import { useNow, usePolling } from "../hooks.js";
+import { routeHref } from "../route.js";
+import { formatCost, formatCount } from "../time-format.js";
+
+/** Fields of the definition shown in their own rows; the rest is listed as it comes. */
+const SHOWN_FIELDS = new Set([
+  "system_prompt",
+  "hash",
+  "tools",
+  "permissions",
+  "limits",
+  "model",
+  "fallback_models",
+]);
+
+export function AgentView({ agentId }: { agentId: string }) {
+  const encoded = encodeURIComponent(agentId);
+  const agent = usePolling(
+    `agent:${agentId}`,
+    (signal) => getJson<AgentDetail>(`/agents/${encoded}`, signal),
+    3_000,
+  );
+  const runs = usePolling(
+    `agent-runs:${agentId}`,
+    (signal) => getJson<{ runs: RunRecord[] }>(`/runs?agent=${encoded}&limit=50`, signal),
+    3_000,
+  );
+  const now = useNow();
+  const detail = agent.value;
+  return (
+    <div class="view">
+      <header class="view-header">
+        <p class="breadcrumb">
+          <a href={routeHref({ view: "agents" })}>Agents</a> /
+        </p>
+        <h1>{detail?.name ?? agentId}</h1>
+        {detail ? <p class="muted">{detail.description}</p> : null}
+      </header>
+      <ErrorBanner message={agent.error} />
+      {detail ? (
+        <>
+          {!detail.valid ? (
+            <Panel title="This agent is invalid" class="panel-invalid">
+              <ul class="errors">
+                {detail.errors.map((text, index) => (
+                  <ErrorLine key={index} text={text} detail={detail.error_details?.[index]} />
+                ))}
+              </ul>
+            </Panel>
+          ) : null}
+          <RunNow agent={detail} />
+          <Panel title="Runs">
+            <RunsTable runs={runs.value?.runs} now={now} />
+          </Panel>
+          <Definition agent={detail} />
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+function RunNow({ agent }: { agent: AgentDetail }) {
+  const [task, setTask] = useState("");
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const start = async (event: Event) => {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const body = task.trim() === "" ? {} : { task: task.trim() };
+      const answer = await postJson<{ run: string }>(`/agents/${encodeURIComponent(agent.id)}/runs`, body);
+      location.hash = routeHref({ view: "run", run: answer.run });
+    } catch (caught) {
+      setError(describeError(caught));
+      setBusy(false);
+    }
+  };
+  return (
+    <Panel title="Run now">
+      <form class="run-now" onSubmit={start}>
+        <label for="task">Task</label>
+        <textarea
+          id="task"
+          rows={3}
+          value={task}
+          placeholder={"Leave empty to run the agent's own task"}
+          onInput={(event) => setTask(event.currentTarget.value)}
+        />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy || !agent.valid || !agent.enabled}>
+            {busy ? "Starting…" : "Run now"}
+          </button>
+          {!agent.enabled ? <span class="muted">disabled (enabled: false)</span> : null}
+        </div>
+        <ErrorBanner message={error} />
+      </form>
+    </Panel>
+  );
+}
+
+export function RunsTable({ runs, now }: { runs: RunRecord[] | undefined; now: Date }) {
+  if (runs === undefined) return <p class="muted">loading…</p>;
+  if (runs.length === 0) return <p class="empty">No runs yet.</p>;
+  return (
+    <div class="table-scroll">
+      <table class="runs-table">
+        <thead>
+          <tr>
+            <th scope="col">Run</th>
+            <th scope="col">Status</th>
+            <th scope="col">Task</th>
+            <th scope="col">Started</th>
+            <th scope="col" class="number">
+              Tokens
+            </th>
+            <th scope="col" class="number">
+              Cost
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {runs.map((run) => (
+            <tr key={run.id} data-run={run.id}>
+              <td>
+                <a href={routeHref({ view: "run", run: run.id })}>
+                  <code>{run.id}</code>
+                </a>
+              </td>
+              <td>
+                <StatusPill status={run.status} reason={run.reason} />
+              </td>
+              <td class="task-cell">{run.task}</td>
+              <td>
+                <RelativeTime time={run.started_at ?? run.created_at} now={now} />
+              </td>
+              <td class="number">{formatCount(run.usage.total_tokens ?? 0)}</td>
+              <td class="number">{formatCost(run.cost_usd)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Definition({ agent }: { agent: AgentDetail }) {
+  const definition = agent.definition;
+  if (definition === null) return null;
+  const permissions = definition["permissions"] as Record<string, string[]> | undefined;
+  const others = Object.entries(definition).filter(([key]) => !SHOWN_FIELDS.has(key));
+  return (
+    <Panel title="Definition">
+      <dl class="definition">
+        <dt>File</dt>
+        <dd>
+          <code>{agent.file}</code>
+        </dd>
+        <dt>Worker</dt>
+        <dd>
+          <code>{agent.worker}</code>
+        </dd>
+        <dt>Model</dt>
+        <dd>
+          <code>{String(definition["model"] ?? "")}</code>
+          {Array.isArray(definition["fallback_models"]) && definition["fallback_models"].length > 0 ? (
+            <span class="muted"> then {definition["fallback_models"].join(", ")}</span>
+          ) : null}
+        </dd>
+        <dt>Schedule</dt>
+        <dd>
+          {agent.schedule ? (
+            <code>
+              {agent.schedule.cron}
+              {agent.schedule.timezone ? ` (${agent.schedule.timezone})` : ""}
+            </code>
+          ) : (
+            "on demand"
+          )}
+        </dd>
+        <dt>Tools</dt>
+        <dd>{listOf(definition["tools"])}</dd>
+        <dt>Permissions</dt>
+        <dd>
+          {permissions ? (
+            <ul class="plain">
+              {(["deny", "ask", "allow"] as const).map((kind) => (
+                <li key={kind}>
+                  <strong>{kind}</strong>: {listOf(permissions[kind])}
+                </li>
+              ))}
+            </ul>
+          ) : (
+            "–"
+          )}
+        </dd>
+        <dt>Limits</dt>
+        <dd>
+          <JsonBlock value={definition["limits"]} />
+        </dd>
+        {others.map(([key, value]) => (
+          <Fragment key={key}>
+            <dt>{key.replaceAll("_", " ")}</dt>
+            <dd>{typeof value === "string" ? <code>{value}</code> : <JsonBlock value={value} />}</dd>
+          </Fragment>
+        ))}
+        <dt>Definition hash</dt>
+        <dd>
+          <code class="hash">{definition.hash}</code>
+        </dd>
+      </dl>
+      <details class="prompt" open>
+        <summary>System prompt (assembled)</summary>
+        <pre>{definition.system_prompt}</pre>
+      </details>
+    </Panel>
+  );
+}
+
+function listOf(value: unknown) {
+  if (!Array.isArray(value) || value.length === 0) return <span class="muted">none</span>;
+  return value.map((item, index) => (
+    <Fragment key={index}>
+      {index > 0 ? ", " : ""}
+      <code>{String(item)}</code>
+    </Fragment>
+  ));
+}

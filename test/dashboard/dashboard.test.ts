@@ -1,0 +1,144 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { getRun, listRuns } from "../daemon/api-shapes.js";
+import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { launchTestBrowser, type TestBrowser } from "../support/browser.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+
+// One daemon, one scripted model and one chromium for the whole file; the tests run in order and
+// each queues the model replies its run needs.
+let llm: ScriptedLlmServer;
+let workspace: DaemonWorkspace;
+let daemon: DaemonProcess;
+let browser: TestBrowser;
+
+beforeAll(async () => {
+  llm = await startScriptedLlmServer();
+  workspace = createWorkspace(llm.url);
+  mkdirSync(path.join(workspace.root, "work"));
+  workspace.writeAgent("writer", {
+    name: "Report Writer",
+    workdir: "work",
+    tools: ["write_file"],
+    permissions: { ask: ["write_file"] },
+    schedule: "0 9 * * 1-5",
+  });
+  workspace.writeAgent("waiter", { tools: [] });
+  writeFileSync(
+    path.join(workspace.root, "agents", "broken.md"),
+    "---\ndescription: an agent with a bad limit\nlimits:\n  timeout: forever\n---\nNothing.\n",
+  );
+  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  browser = await launchTestBrowser(daemon.url);
+}, 120_000);
+
+// A failed step leaves a picture of what the page showed.
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") {
+    await browser.screenshot(`failed-${context.task.name.slice(0, 40).replaceAll(/\W+/g, "-")}`);
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await daemon?.kill();
+  await llm?.close();
+  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
+});
+
+describe("the dashboard in a real browser", () => {
+  it("lists the agents, invalid ones first with file, line and field, and shows a new file at once", async () => {
+    const { page } = browser;
+    await page.goto("/");
+    await page.locator('tr[data-agent="writer"]').waitFor();
+    await expect(page.locator('tr[data-agent="writer"]').textContent()).resolves.toContain("Report Writer");
+    const invalid = page.locator('.panel-invalid li[data-agent="broken"]');
+    await invalid.waitFor();
+    const errorText = (await invalid.textContent()) ?? "";
+    expect(errorText).toContain("broken.md");
+    expect(errorText).toContain("limits.timeout");
+    await browser.screenshot("agents");
+
+    workspace.writeAgent("fresh", { tools: [] });
+    await page.locator('tr[data-agent="fresh"]').waitFor({ timeout: 15_000 });
+
+    await page.setViewportSize({ width: 390, height: 844 });
+    await browser.screenshot("agents-phone");
+    await page.setViewportSize({ width: 1280, height: 860 });
+  });
+
+  it("starts a run from the page, streams its events, and approves its ask call so the tool runs", async () => {
+    const { page } = browser;
+    llm.enqueue(
+      textReply("I will write the report now.", {
+        toolCalls: [{ name: "write_file", arguments: { path: "report.md", content: "weekly report" } }],
+      }),
+      textReply("The report is written."),
+    );
+    await page.goto("/#/agents/writer");
+    await page.getByLabel("Task").fill("write the weekly report");
+    await browser.screenshot("agent");
+    await page.getByRole("button", { name: "Run now" }).click();
+    await page.waitForURL(/#\/runs\/r_/);
+    const runId = decodeURIComponent(page.url().split("#/runs/")[1] ?? "");
+
+    // The approval arrives live on the run's timeline and in the badge of every page.
+    const approval = page.locator("li.row-call .approval-line");
+    await approval.getByRole("button", { name: "Approve", exact: true }).waitFor();
+    await expect(page.locator("li.row-thought").first().textContent()).resolves.toContain(
+      "write the report now",
+    );
+    await page.locator("header.top .badge-active").waitFor();
+    await page.goto("/#/approvals");
+    const card = page.locator("li.card[data-approval]");
+    await card.waitFor();
+    await expect(card.textContent()).resolves.toContain("write_file");
+    await browser.screenshot("approvals");
+    await card.getByRole("button", { name: "Approve", exact: true }).click();
+    await page.getByText("Nothing waits for an approval.").waitFor();
+
+    await page.goto(`/#/runs/${runId}`);
+    await page.locator("li.row-result").waitFor();
+    await expect(page.locator("li.row-call summary .pill").first().textContent()).resolves.toBe("ok");
+    await expect(page.locator(".run-header .pill").first().textContent()).resolves.toContain("completed");
+    expect(readFileSync(path.join(workspace.root, "work", "report.md"), "utf8")).toBe("weekly report");
+    await page.locator("li.row-call summary").first().click();
+    await browser.screenshot("run");
+    expect((await getRun(daemon, runId)).status).toBe("completed");
+  });
+
+  it("stops a running run from its page", async () => {
+    const { page } = browser;
+    llm.enqueue({ type: "hang" });
+    await page.goto("/#/agents/waiter");
+    await page.getByLabel("Task").fill("wait for the model");
+    await page.getByRole("button", { name: "Run now" }).click();
+    await page.waitForURL(/#\/runs\/r_/);
+    const runId = decodeURIComponent(page.url().split("#/runs/")[1] ?? "");
+    await page.locator(".run-header .pill-running").waitFor();
+    await page.getByRole("button", { name: "Stop" }).click();
+    await page.locator(".run-header .pill-stopped").waitFor();
+    const run = await getRun(daemon, runId);
+    expect(run.status).toBe("stopped");
+    expect(run.reason).toBe("user_stop");
+  });
+
+  it("shows the live feed and the cost view, and logged no console error", async () => {
+    const { page } = browser;
+    await page.goto("/#/feed");
+    await page.locator('li.feed-row[data-type="result"]').first().waitFor();
+    await browser.screenshot("feed");
+    await page.goto("/#/activity");
+    await page.getByRole("heading", { name: "Cost and activity" }).waitFor();
+    await waitFor(
+      async () => ((await page.locator(".stat-value").first().textContent()) === "2" ? true : undefined),
+      "2 runs",
+    );
+    await browser.screenshot("activity");
+    expect((await listRuns(daemon)).length).toBe(2);
+    expect(existsSync(path.join(workspace.root, "work", "report.md"))).toBe(true);
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
