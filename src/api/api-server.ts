@@ -72,7 +72,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerApprovalRoutes(app, context);
   registerQuestionRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
-  registerDashboardRoutes(app, await loadDashboardAssets());
+  registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>
     completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
   );

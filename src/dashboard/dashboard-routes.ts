@@ -8,8 +8,12 @@ export const DASHBOARD_ROUTES = ["/", "/ui/*"] as const;
  * GET / (the page) and GET /ui/* (its scripts, styles and preact), from memory, gzipped when the
  * browser accepts it, revalidated by ETag. Not part of the API: hidden from the OpenAPI document.
  */
-export function registerDashboardRoutes(app: FastifyInstance, assets: DashboardAssets): void {
+export function registerDashboardRoutes(app: FastifyInstance, load: () => Promise<DashboardAssets>): void {
+  // Read on the first request, not at start-up: a daemon nobody browses never pays for it.
+  let loaded: Promise<DashboardAssets> | undefined;
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
+    loaded ??= load();
+    const assets = await loaded;
     const asset = assets.files.get(request.url.split("?")[0] ?? "");
     if (asset === undefined) {
       return reply.status(404).send({

@@ -7,7 +7,7 @@ import type { AgentDetail, RunRecord } from "../api-types.js";
 import { ErrorBanner, ErrorLine, JsonBlock, Panel, RelativeTime, StatusPill } from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
-import { formatCost, formatCount } from "../time-format.js";
+import { formatCost, formatCount, formatDuration } from "../time-format.js";
 
 /** Fields of the definition shown in their own rows; the rest is listed as it comes. */
 const SHOWN_FIELDS = new Set([
@@ -203,7 +203,7 @@ function Definition({ agent }: { agent: AgentDetail }) {
         </dd>
         <dt>Limits</dt>
         <dd>
-          <JsonBlock value={definition["limits"]} />
+          <LimitsList limits={definition["limits"]} />
         </dd>
         {others.map(([key, value]) => (
           <Fragment key={key}>
@@ -222,6 +222,27 @@ function Definition({ agent }: { agent: AgentDetail }) {
       </details>
     </Panel>
   );
+}
+
+/** `timeout: 600000` as "timeout 10 min 00 s", `max_cost_usd: 1` as "$1.00". */
+function LimitsList({ limits }: { limits: unknown }) {
+  if (typeof limits !== "object" || limits === null) return <span class="muted">none</span>;
+  return (
+    <ul class="plain limits">
+      {Object.entries(limits as Record<string, unknown>).map(([name, value]) => (
+        <li key={name}>
+          <code>{name}</code>: <span class="number">{limitText(name, value)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function limitText(name: string, value: unknown): string {
+  if (typeof value !== "number") return JSON.stringify(value);
+  if (name === "timeout" || name.endsWith("_timeout")) return formatDuration(value);
+  if (name.endsWith("_usd")) return formatCost(value);
+  return value.toLocaleString();
 }
 
 function listOf(value: unknown) {
