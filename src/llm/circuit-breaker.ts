@@ -9,20 +9,22 @@ export interface CircuitBreakerSettings {
 }
 
 /**
- * One endpoint's circuit breaker: closed while calls succeed; open after `failureThreshold`
+ * The circuit breaker of one model on one endpoint: closed while calls succeed; open after `failureThreshold`
  * consecutive failures, failing calls at once with LLM_CIRCUIT_OPEN; after the cooldown, one
  * trial call (half-open) closes it on success or reopens it on failure.
  */
 export class CircuitBreaker {
   readonly #endpoint: string;
+  readonly #model: string;
   readonly #settings: CircuitBreakerSettings;
   readonly #now: () => number;
   #consecutiveFailures = 0;
   #openedAt: number | undefined;
   #trialInFlight = false;
 
-  constructor(endpoint: string, settings: CircuitBreakerSettings) {
+  constructor(endpoint: string, model: string, settings: CircuitBreakerSettings) {
     this.#endpoint = endpoint;
+    this.#model = model;
     this.#settings = settings;
     this.#now = settings.now ?? Date.now;
   }
@@ -44,10 +46,10 @@ export class CircuitBreaker {
     const retryInMilliseconds = Math.max(0, openedAt + this.#settings.cooldownMilliseconds - this.#now());
     throw new AgentdError(
       "LLM_CIRCUIT_OPEN",
-      `the model endpoint ${this.#endpoint} failed ${this.#consecutiveFailures} times in a row; calls are paused`,
+      `model ${this.#model} at ${this.#endpoint} failed ${this.#consecutiveFailures} times in a row; calls to it are paused`,
       {
-        hint: `check that the endpoint is up; agentd tries it again in ${Math.ceil(retryInMilliseconds / 1000)} s`,
-        details: { endpoint: this.#endpoint, retry_in_ms: retryInMilliseconds },
+        hint: `check that the endpoint serves this model; agentd tries it again in ${Math.ceil(retryInMilliseconds / 1000)} s`,
+        details: { endpoint: this.#endpoint, model: this.#model, retry_in_ms: retryInMilliseconds },
       },
     );
   }

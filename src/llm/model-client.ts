@@ -2,7 +2,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import OpenAI from "openai";
 import type { Config } from "../config/config-schema.js";
 import type { AgentdError } from "../errors/agentd-error.js";
-import { CircuitBreaker } from "./circuit-breaker.js";
+import { CircuitBreakers } from "./circuit-breakers.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, classifyLlmError, isRetryable, retryAfterOf } from "./llm-error.js";
@@ -58,11 +58,12 @@ export interface ModelProvider {
 /**
  * The model client over the `openai` SDK (any OpenAI-compatible endpoint): streaming calls with
  * agentd's own retries (exponential back-off with jitter, honouring `retry-after`), per-call
- * timeouts, a circuit breaker for the endpoint, and fallback models tried in order.
+ * timeouts, a circuit breaker per endpoint and model, and fallback models tried in order: a model
+ * whose circuit is open is skipped for the next one.
  */
 export class ModelClient implements ModelProvider {
   readonly endpoint: string;
-  readonly breaker: CircuitBreaker;
+  readonly breakers: CircuitBreakers;
   readonly #client: OpenAI;
   readonly #settings: ModelClientSettings;
 
@@ -76,7 +77,7 @@ export class ModelClient implements ModelProvider {
       timeout: settings.timeouts.callMilliseconds,
       logLevel: "off",
     });
-    this.breaker = new CircuitBreaker(settings.baseUrl, settings.circuitBreaker);
+    this.breakers = new CircuitBreakers(settings.baseUrl, settings.circuitBreaker);
   }
 
   /** The client for config `llm` (already expanded: base URL defaulted, secrets resolved). */
@@ -110,12 +111,7 @@ export class ModelClient implements ModelProvider {
         return await this.#completeWithRetries({ ...request, model }, options);
       } catch (error) {
         const failure = classifyLlmError(error, this.#site(model));
-        if (
-          options.signal.aborted ||
-          failure.code === "LLM_CIRCUIT_OPEN" ||
-          failure.code === "BUDGET_EXCEEDED"
-        )
-          throw failure;
+        if (options.signal.aborted || failure.code === "BUDGET_EXCEEDED") throw failure;
         lastError = failure;
         const next = models[index + 1];
         if (next) options.onFallback?.(model, next, failure);
@@ -126,8 +122,9 @@ export class ModelClient implements ModelProvider {
 
   async #completeWithRetries(request: ChatRequest, options: CompleteOptions): Promise<ModelResponse> {
     const site = this.#site(request.model);
+    const breaker = this.breakers.of(request.model);
     for (let attempt = 1; ; attempt += 1) {
-      this.breaker.acquire();
+      breaker.acquire();
       try {
         const response = await streamCompletion(request, {
           client: this.#client,
@@ -137,15 +134,15 @@ export class ModelClient implements ModelProvider {
           prices: this.#settings.prices,
           cutOff: options.cutOff,
         });
-        this.breaker.succeeded();
+        breaker.succeeded();
         return response;
       } catch (error) {
         const failure = classifyLlmError(error, site);
         if (options.signal.aborted || !isRetryable(failure)) {
-          this.breaker.released();
+          breaker.released();
           throw failure;
         }
-        this.breaker.failed();
+        breaker.failed();
         if (attempt >= this.#settings.maxAttempts) throw failure;
         const delayMilliseconds = retryDelay(attempt, this.#settings.backoff, retryAfterOf(failure));
         options.onRetry?.({ error: failure, model: request.model, attempt, delayMilliseconds });

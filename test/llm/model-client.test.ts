@@ -184,10 +184,33 @@ describe("ModelClient", () => {
     expect(open.code).toBe("LLM_CIRCUIT_OPEN");
     expect(server.chatRequests).toHaveLength(2);
 
-    await expect.poll(() => client.breaker.state, { timeout: 5_000 }).toBe("half_open");
+    await expect.poll(() => client.breakers.of("m1").state, { timeout: 5_000 }).toBe("half_open");
     server.enqueue(textReply("back up"));
     expect((await client.complete(request, { signal })).text).toBe("back up");
-    expect(client.breaker.state).toBe("closed");
+    expect(client.breakers.of("m1").state).toBe("closed");
+  });
+
+  it("keys the circuit by model: a failing model opens only its own, fallbacks and other models still get calls", async () => {
+    const client = testClient(server.url, {
+      maxAttempts: 1,
+      circuitBreaker: { failureThreshold: 1, cooldownMilliseconds: 60_000 },
+    });
+    const signal = new AbortController().signal;
+    server.enqueue(httpErrorReply(500), textReply("from b"));
+    const first = await client.complete(request, { signal, fallbackModels: ["m2"] });
+    expect(first.text).toBe("from b");
+    expect(client.breakers.of("m1").state).toBe("open");
+
+    // m1's circuit is open: the call goes straight to the fallback, m1 is not called.
+    server.enqueue(textReply("b again"));
+    const second = await client.complete(request, { signal, fallbackModels: ["m2"] });
+    expect(second.text).toBe("b again");
+    // Another agent on another model of the same endpoint is not affected.
+    server.enqueue(textReply("healthy"));
+    expect((await client.complete({ model: "m3", messages }, { signal })).text).toBe("healthy");
+    expect(server.chatRequests.map((sent) => sent.body?.model)).toEqual(["m1", "m2", "m2", "m3"]);
+    // With no fallback left, the open circuit is the error.
+    expect((await failure(client.complete(request, { signal }))).code).toBe("LLM_CIRCUIT_OPEN");
   });
 
   it("cuts a call off mid-stream when it crosses the budget", async () => {
