@@ -17,9 +17,14 @@ export function abortReason(signal: AbortSignal): RunReason | undefined {
 
 type PauseListener = (paused: boolean) => void;
 
+/** Why the run's timeout clock is stopped: time paused or waiting for an approval is not working time. */
+export type ClockHold = "paused" | "waiting";
+
 /**
  * One run's node in the AbortSignal tree, plus pause. Its signal is aborted by stop(), by the
  * parent (daemon shutdown), and by the run's timeout — always with a RunAbort naming the reason.
+ * The timeout counts working time only: its clock stops while the run is paused or waiting for an
+ * approval (which the approval's own timeout bounds) and goes on with what was left.
  * Pause does not abort: workers call `waitWhilePaused()` before each model or tool call (the LLM
  * loop) or listen to `onPauseChange` (CLI workers send SIGSTOP/SIGCONT).
  */
@@ -30,8 +35,12 @@ export class RunControl {
   #paused = false;
   #resumeWaiters: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
+  readonly #timeoutMilliseconds: number | undefined;
+  /** Working time left before the timeout, as of `#clockStartedAt`. */
+  #remainingMilliseconds = Number.POSITIVE_INFINITY;
+  #clockStartedAt = 0;
+  readonly #clockHolds = new Set<ClockHold>();
   #detachFromParent: (() => void) | undefined;
-  #deadline = Number.POSITIVE_INFINITY;
 
   constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
     this.signal = this.#controller.signal;
@@ -49,23 +58,34 @@ export class RunControl {
         this.#detachFromParent = () => parent.removeEventListener("abort", fromParent);
       }
     }
-    if (timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds)) {
-      this.#deadline = Date.now() + timeoutMilliseconds;
-      this.#timer = setTimeout(
-        () => this.stop("timeout", `the run passed its timeout of ${timeoutMilliseconds} ms`),
-        timeoutMilliseconds,
-      );
-      this.#timer.unref();
+    this.#timeoutMilliseconds =
+      timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds) ? timeoutMilliseconds : undefined;
+    if (this.#timeoutMilliseconds !== undefined) {
+      this.#remainingMilliseconds = this.#timeoutMilliseconds;
+      this.#startClock();
     }
+  }
+
+  /** Working time left before the timeout (Infinity without one): bounds a sub-agent's run too. */
+  remainingMilliseconds(): number {
+    if (this.#timer === undefined) return this.#remainingMilliseconds;
+    return Math.max(0, this.#remainingMilliseconds - (performance.now() - this.#clockStartedAt));
+  }
+
+  /** Stops the timeout clock for `hold` (several holds may overlap); the clock runs when none is left. */
+  holdClock(hold: ClockHold): void {
+    if (this.#clockHolds.has(hold)) return;
+    this.#clockHolds.add(hold);
+    this.#stopClock();
+  }
+
+  releaseClock(hold: ClockHold): void {
+    if (!this.#clockHolds.delete(hold)) return;
+    if (this.#clockHolds.size === 0 && !this.signal.aborted) this.#startClock();
   }
 
   get paused(): boolean {
     return this.#paused;
-  }
-
-  /** Milliseconds until the run's timeout (Infinity without one): bounds a sub-agent's run. */
-  remainingMilliseconds(): number {
-    return Math.max(0, this.#deadline - Date.now());
   }
 
   /** Aborts the run's signal with `reason`. The first reason wins. */
@@ -79,6 +99,7 @@ export class RunControl {
   pause(): boolean {
     if (this.#paused || this.signal.aborted) return false;
     this.#paused = true;
+    this.holdClock("paused");
     for (const listener of this.#pauseListeners) listener(true);
     return true;
   }
@@ -86,6 +107,7 @@ export class RunControl {
   resume(): boolean {
     if (!this.#paused) return false;
     this.#paused = false;
+    this.releaseClock("paused");
     this.#releaseWaiters();
     for (const listener of this.#pauseListeners) listener(false);
     return true;
@@ -106,10 +128,28 @@ export class RunControl {
 
   /** Clears the timeout and lets go of the parent signal; call when the run ends. */
   dispose(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = undefined;
+    this.#stopClock();
+    this.#clockHolds.clear();
     this.#detachFromParent?.();
     this.#detachFromParent = undefined;
+  }
+
+  #startClock(): void {
+    if (this.#timer !== undefined || this.#timeoutMilliseconds === undefined) return;
+    const limit = this.#timeoutMilliseconds;
+    this.#clockStartedAt = performance.now();
+    this.#timer = setTimeout(
+      () => this.stop("timeout", `the run passed its timeout of ${limit} ms of working time`),
+      this.#remainingMilliseconds,
+    );
+    this.#timer.unref();
+  }
+
+  #stopClock(): void {
+    if (this.#timer === undefined) return;
+    this.#remainingMilliseconds = this.remainingMilliseconds();
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
   }
 
   #releaseWaiters(): void {

@@ -354,6 +354,9 @@ export class RunManager implements ChildRuns {
 
   #onWorkerStatus(run: LiveRun, status: "running" | "waiting"): void {
     run.workerStatus = status;
+    // Waiting for an approval is bounded by the approval's own timeout, not the run's.
+    if (status === "waiting") run.control?.holdClock("waiting");
+    else run.control?.releaseClock("waiting");
     if (!this.#live.has(run.record.id) || run.record.status === "paused" || run.record.status === status)
       return;
     this.#transition(run, { status });
