@@ -38,13 +38,13 @@ export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs">): A
   });
   const tokens = new Counter({
     name: "agentd_llm_tokens_total",
-    help: "Model tokens used by finished runs, by agent and kind (prompt, completion)",
+    help: "Model tokens used by runs that ended (completed, failed or stopped), by agent and kind (prompt, completion)",
     labelNames: ["agent", "kind"],
     registers: [registry],
   });
   const cost = new Counter({
     name: "agentd_llm_cost_usd_total",
-    help: "Model cost in USD of finished runs, by agent",
+    help: "Model cost in USD of runs that ended (completed, failed or stopped), by agent",
     labelNames: ["agent"],
     registers: [registry],
   });
@@ -91,13 +91,17 @@ export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs">): A
       case "status":
         if (isTerminal(event.data.status)) {
           runsFinished.inc({ status: event.data.status, reason: event.data.reason ?? "" });
+          // Every run's final status carries what it spent: failed and stopped runs count too.
+          const { usage, cost_usd: costUsd } = event.data;
+          if (usage) {
+            tokens.inc({ agent: event.agent, kind: "prompt" }, usage.prompt_tokens);
+            tokens.inc({ agent: event.agent, kind: "completion" }, usage.completion_tokens);
+          }
+          if (costUsd !== undefined) cost.inc({ agent: event.agent }, costUsd);
         }
         break;
       case "result":
         results.inc({ worker: event.data.worker });
-        tokens.inc({ agent: event.agent, kind: "prompt" }, event.data.usage.prompt_tokens);
-        tokens.inc({ agent: event.agent, kind: "completion" }, event.data.usage.completion_tokens);
-        cost.inc({ agent: event.agent }, event.data.cost_usd);
         break;
       case "action":
         toolCalls.inc({ tool: event.data.tool });

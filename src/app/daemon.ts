@@ -136,6 +136,9 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
   }
+  if (runs.requeued.length > 0) {
+    logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
+  }
   const scheduler = new Scheduler({
     runs,
     events: bus,

@@ -11,6 +11,9 @@ export interface EventDataByType {
     message?: string;
     /** Set on every status event of a sub-agent's run. */
     parent_run?: string;
+    /** A run's final status carries its usage and cost, so counters see every run, not only completed ones. */
+    usage?: Usage;
+    cost_usd?: number;
   };
   thought: { text: string };
   action: { call_id: string; tool: string; arguments: unknown };

@@ -100,7 +100,7 @@ export async function streamCompletion(
       }
       assembler.add(parseChunk(raw, site));
       const exceeded = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
-      if (exceeded) abortWith(budgetExceeded(exceeded, assembler, site));
+      if (exceeded) abortWith(budgetExceeded(exceeded, assembler, promptTokens, options.prices, site));
       if (signal.aborted) break;
     }
     // The SDK ends the iteration quietly on abort: an aborted call must not pass for a finished one.
@@ -160,9 +160,21 @@ function progressOf(
   return { promptTokens, completionTokens: usage.completion_tokens, costUsd: costOf(prices, model, usage) };
 }
 
-function budgetExceeded(why: string, assembler: StreamAssembler, site: CallSite): AgentdError {
+/** The cut-off error carries what the call spent up to the cut (estimated), so the run counts it. */
+function budgetExceeded(
+  why: string,
+  assembler: StreamAssembler,
+  promptTokens: number,
+  prices: PriceTable,
+  site: CallSite,
+): AgentdError {
+  const usage = estimatedUsage(promptTokens, assembler);
   return new AgentdError("BUDGET_EXCEEDED", `the model call was cut off mid-stream: ${why}`, {
     hint: "raise limits.max_tokens or limits.max_cost_usd of the agent",
-    details: { model: site.model, completion_tokens_so_far: estimateTextTokens(assembler.partialText()) },
+    details: {
+      model: site.model,
+      completion_tokens_so_far: estimateTextTokens(assembler.partialText()),
+      spent: { usage, cost_usd: costOf(prices, site.model, usage) },
+    },
   });
 }

@@ -3,19 +3,31 @@ import type { RunRecord } from "./run-record.js";
 import { isTerminal } from "./run-status.js";
 import type { RunStore } from "./run-store.js";
 
+/** What crash recovery found: runs it marked crashed, and queued runs to queue again. */
+export interface RecoveredRuns {
+  crashed: RunRecord[];
+  /** Runs that were `queued` (never started), oldest first: nothing was lost, so they run again. */
+  queued: RunRecord[];
+}
+
 /**
- * SPEC 8: a run found unfinished at start-up was interrupted by a crash. It is marked `failed` with
- * reason `crashed` (the record rewritten first, then a `status` event so followers see it);
- * finished runs are left as they are. Returns the runs it marked.
+ * SPEC 8: a run found started but unfinished at start-up was interrupted by a crash. It is marked
+ * `failed` with reason `crashed` (the record rewritten first, then a `status` event so followers
+ * see it), keeping the usage and cost it had recorded so far. Runs still `queued` had not started:
+ * they are handed back to be queued again in their order. Finished runs are left as they are.
  */
 export function recoverInterruptedRuns(
   store: RunStore,
   events: EventPublisher,
   now: () => Date,
-): RunRecord[] {
-  const recovered: RunRecord[] = [];
+): RecoveredRuns {
+  const recovered: RecoveredRuns = { crashed: [], queued: [] };
   for (const record of store.all()) {
     if (isTerminal(record.status)) continue;
+    if (record.status === "queued") {
+      recovered.queued.push(record);
+      continue;
+    }
     const crashed: RunRecord = {
       ...record,
       status: "failed",
@@ -28,9 +40,15 @@ export function recoverInterruptedRuns(
       agent: crashed.agent,
       run: crashed.id,
       type: "status",
-      data: { status: "failed", reason: "crashed", message: crashed.error?.message ?? "crashed" },
+      data: {
+        status: "failed",
+        reason: "crashed",
+        message: crashed.error?.message ?? "crashed",
+        usage: crashed.usage,
+        cost_usd: crashed.cost_usd,
+      },
     });
-    recovered.push(crashed);
+    recovered.crashed.push(crashed);
   }
   return recovered;
 }

@@ -59,7 +59,9 @@ export class RunControl {
       }
     }
     this.#timeoutMilliseconds =
-      timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds) ? timeoutMilliseconds : undefined;
+      timeoutMilliseconds !== undefined && Number.isFinite(timeoutMilliseconds)
+        ? timeoutMilliseconds
+        : undefined;
     if (this.#timeoutMilliseconds !== undefined) {
       this.#remainingMilliseconds = this.#timeoutMilliseconds;
       this.#startClock();

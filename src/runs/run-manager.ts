@@ -12,7 +12,14 @@ import { IdleWaiters } from "./idle-waiters.js";
 import { InFlightCounts } from "./in-flight-counts.js";
 import { recordPatchOf, statusForReason } from "./run-outcome.js";
 import type { RunRecord, RunTrigger } from "./run-record.js";
-import { EMPTY_USAGE, type RunReason, type RunStatus } from "./run-status.js";
+import {
+  EMPTY_USAGE,
+  type RunReason,
+  type RunStatus,
+  type Usage,
+  addUsage,
+  isTerminal,
+} from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunStore } from "./run-store.js";
 import { recoverInterruptedRuns } from "./recover-runs.js";
@@ -78,13 +85,60 @@ export class RunManager implements ChildRuns {
   #accepting = true;
   /** Runs recovery marked failed/crashed at start-up. */
   readonly recovered: RunRecord[];
+  /** Runs found `queued` at start-up and queued again, in their order. */
+  readonly requeued: RunRecord[] = [];
 
   constructor(options: RunManagerOptions) {
     this.#options = options;
     this.#now = options.now ?? (() => new Date());
     this.#createRunId = options.createRunId ?? createRunIdSource(this.#now);
     this.#redact = options.redact ?? ((record) => record);
-    this.recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
+    const recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
+    this.recovered = recovered.crashed;
+    for (const record of recovered.queued) this.#requeue(record);
+    this.#dispatch();
+  }
+
+  /**
+   * Queues a run found `queued` after a restart again, on the agent's current definition (it had not
+   * started); a run whose agent is gone, invalid or disabled now fails with its reason in the record.
+   */
+  #requeue(record: RunRecord): void {
+    // A sub-agent's run belongs to its parent's run, which the crash ended: nobody waits for it.
+    if (record.parent_run !== undefined) {
+      this.#failQueued(record, `its parent run ${record.parent_run} was interrupted by the restart`);
+      return;
+    }
+    let definition: AgentDefinition;
+    try {
+      definition = runnableDefinition(this.#options.agents, record.agent);
+    } catch (error) {
+      this.#failQueued(record, error instanceof Error ? error.message : String(error));
+      return;
+    }
+    const live: LiveRun = {
+      record: { ...record, definition_hash: definition.hash },
+      definition,
+      workerStatus: "running",
+      depth: 0,
+    };
+    this.#live.set(record.id, live);
+    this.#queue.push(record.id);
+    this.#transition(live, {}, "queued again after the daemon restarted");
+    this.requeued.push(live.record);
+  }
+
+  #failQueued(record: RunRecord, why: string): void {
+    const message = `queued before a restart, but cannot run now: ${why}`;
+    const failed = this.#redact({
+      ...record,
+      status: "failed",
+      reason: "crashed",
+      ended_at: this.#now().toISOString(),
+      error: { code: "CONFLICT", message },
+    });
+    this.#options.store.save(failed);
+    this.#publishStatus(failed, message);
   }
 
   /** Queues a run of `agentId`; it starts as soon as the limits allow. */
@@ -344,6 +398,7 @@ export class RunManager implements ChildRuns {
       control,
       events: this.#options.events,
       setStatus: (status) => this.#onWorkerStatus(run, status),
+      recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
     };
     executeRun(this.#options.workerFor(definition), context, this.#options.logger)
       .then((outcome) => this.#finish(run, outcome))
@@ -362,8 +417,27 @@ export class RunManager implements ChildRuns {
     this.#transition(run, { status });
   }
 
+  /** Keeps the usage and cost in the record as they accrue: a crash later does not lose them. */
+  #recordSpending(run: LiveRun, usage: Usage, costUsd: number): void {
+    if (!this.#live.has(run.record.id)) return;
+    const record = this.#redact({
+      ...run.record,
+      usage: addUsage(run.record.usage, usage),
+      cost_usd: run.record.cost_usd + costUsd,
+    });
+    this.#options.store.save(record);
+    run.record = record;
+  }
+
   #finish(run: LiveRun, outcome: RunOutcome): void {
-    if (this.#live.has(run.record.id)) this.#end(run, recordPatchOf(outcome), outcome.error?.message);
+    if (!this.#live.has(run.record.id)) return;
+    const patch = recordPatchOf(outcome);
+    // A worker that threw reports nothing spent: what the record accrued call by call stays.
+    if (run.record.usage.total_tokens > outcome.usage.total_tokens) {
+      patch.usage = run.record.usage;
+      patch.cost_usd = Math.max(run.record.cost_usd, outcome.cost_usd);
+    }
+    this.#end(run, patch, outcome.error?.message);
   }
 
   #end(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
@@ -396,6 +470,7 @@ export class RunManager implements ChildRuns {
         ...(record.reason === undefined ? {} : { reason: record.reason }),
         ...(message === undefined ? {} : { message }),
         ...(record.parent_run === undefined ? {} : { parent_run: record.parent_run }),
+        ...(isTerminal(record.status) ? { usage: record.usage, cost_usd: record.cost_usd } : {}),
       },
     });
   }

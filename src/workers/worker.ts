@@ -12,6 +12,11 @@ export interface RunContext {
   events: EventPublisher;
   /** Reports `waiting` (approval pending) and back to `running`; the run manager records it. */
   setStatus(status: Extract<RunStatus, "running" | "waiting">): void;
+  /**
+   * Reports one model call's usage and cost as soon as it is known (a call cut off by a budget
+   * included), so a run that crashes later still shows what it spent. The outcome's totals are final.
+   */
+  recordSpending?(usage: Usage, costUsd: number): void;
 }
 
 /** How a run ended, as a worker reports it. */

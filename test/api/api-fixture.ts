@@ -93,7 +93,12 @@ export class InstantRuns implements RunsService {
       type: "result",
       data: { text: "done", usage, cost_usd: 0.25, worker: "llm" },
     });
-    this.bus.publish({ agent: agentId, run: id, type: "status", data: { status: "completed" } });
+    this.bus.publish({
+      agent: agentId,
+      run: id,
+      type: "status",
+      data: { status: "completed", usage, cost_usd: 0.25 },
+    });
     Object.assign(record, { status: "completed", usage, cost_usd: 0.25, result: "done", ended_at: now });
     return { ...record, status: "running" };
   }

@@ -25,7 +25,7 @@ export function callModel(
   const { model, context, budget, events } = parts;
   const { definition } = context;
   const temperature = definition.frontmatter.temperature ?? parts.llm.temperature;
-  return model.complete(
+  const call = model.complete(
     { model: definition.model, messages, tools, ...(temperature === undefined ? {} : { temperature }) },
     {
       signal: context.control.signal,
@@ -46,4 +46,8 @@ export function callModel(
         }),
     },
   );
+  return call.catch((error: unknown) => {
+    budget.recordCutOff(error);
+    throw error;
+  });
 }

@@ -64,7 +64,9 @@ export class LlmWorker implements Worker {
   async run(context: RunContext, options: LlmRunOptions = {}): Promise<RunOutcome> {
     const run: LoopRun = {
       context,
-      budget: new RunBudget(context.definition.limits),
+      budget: new RunBudget(context.definition.limits, (usage, costUsd) =>
+        context.recordSpending?.(usage, costUsd),
+      ),
       events: new RunEvents(context),
       lastText: "",
     };

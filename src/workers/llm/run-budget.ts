@@ -1,6 +1,7 @@
 import type { Limits } from "../../config/config-schema.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { CutOffCheck } from "../../llm/stream-completion.js";
+import { spentByCutOff } from "../../llm/cut-off-spending.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
 import type { RunSpending } from "../../tools/tool-executor.js";
 
@@ -10,20 +11,30 @@ import type { RunSpending } from "../../tools/tool-executor.js";
  */
 export class RunBudget implements RunSpending {
   readonly #limits: Limits;
+  readonly #onRecord: ((usage: Usage, costUsd: number) => void) | undefined;
   iterations = 0;
   usage: Usage = EMPTY_USAGE;
   costUsd = 0;
   /** Set when a sub-agent ran out of the budget it inherited from this run. */
   #exhaustedBy: string | undefined;
 
-  constructor(limits: Limits) {
+  /** `onRecord` hears each call's usage as it is added (the run record keeps it as it accrues). */
+  constructor(limits: Limits, onRecord?: (usage: Usage, costUsd: number) => void) {
     this.#limits = limits;
+    this.#onRecord = onRecord;
   }
 
   /** Adds one model call's usage and cost (summaries included). */
   record(usage: Usage, costUsd: number): void {
     this.usage = addUsage(this.usage, usage);
     this.costUsd += costUsd;
+    this.#onRecord?.(usage, costUsd);
+  }
+
+  /** Adds what a call cut off mid-stream by a budget had spent (carried by its BUDGET_EXCEEDED). */
+  recordCutOff(error: unknown): void {
+    const spent = spentByCutOff(error);
+    if (spent) this.record(spent.usage, spent.costUsd);
   }
 
   remaining(): { tokens: number; costUsd: number } {

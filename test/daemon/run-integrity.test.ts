@@ -1,0 +1,175 @@
+import { setTimeout as sleep } from "node:timers/promises";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import {
+  type RecordedRequest,
+  type ScriptedLlmServer,
+  httpErrorReply,
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
+import { getRun, listRuns, startRun } from "./api-shapes.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function daemonFor(configFile: string): Promise<DaemonProcess> {
+  const daemon = await startDaemonProcess({ configFile });
+  cleanups.push(() => daemon.kill());
+  return daemon;
+}
+
+async function scriptedLlm(): Promise<ScriptedLlmServer> {
+  const llm = await startScriptedLlmServer();
+  cleanups.push(() => llm.close());
+  return llm;
+}
+
+function taskOf(request: RecordedRequest): string {
+  const user = request.body?.messages.find((message) => message.role === "user");
+  return typeof user?.content === "string" ? user.content : "";
+}
+
+function toolResults(request: RecordedRequest): number {
+  return request.body?.messages.filter((message) => message.role === "tool").length ?? 0;
+}
+
+async function metricsOf(daemon: DaemonProcess): Promise<string> {
+  return (await fetch(`${daemon.url}/metrics`)).text();
+}
+
+const ROUND_USAGE = { promptTokens: 1_000, completionTokens: 500 };
+
+describe("runs survive a kill -9 whole", () => {
+  it("queues the queued runs again in order and keeps the usage a crashed run had spent", async () => {
+    const llm = await scriptedLlm();
+    // slow-…: two rounds of 1,500 tokens each, then a call that never answers; quick-…: one answer.
+    llm.setDefaultReply((request) => {
+      if (!taskOf(request).startsWith("slow-"))
+        return textReply("finished", { usage: { promptTokens: 10, completionTokens: 5 } });
+      if (toolResults(request) < 2)
+        return toolCallReply({ name: "read_file", arguments: { path: "notes.md" } }, { usage: ROUND_USAGE });
+      return { type: "hang" };
+    });
+    const workspace = createWorkspace(llm.url, { concurrency: 1 });
+    workspace.writeAgent("worker", { tools: ["read_file"], permissions: { allow: ["read_file"] } });
+    const first = await daemonFor(workspace.configFile);
+    const slow = await startRun(first, "worker", "slow-0");
+    const queued: string[] = [];
+    for (const task of ["quick-1", "quick-2", "quick-3"]) queued.push(await startRun(first, "worker", task));
+    await llm.waitForChatRequests(3);
+    // The record keeps what each round spent as it goes, before the run ends.
+    await waitFor(async () => {
+      const run = await getRun(first, slow);
+      return run.usage.total_tokens === 3_000 ? run : undefined;
+    }, "the slow run's usage of two rounds in its record");
+    for (const id of queued) expect((await getRun(first, id)).status).toBe("queued");
+    await first.kill();
+
+    const second = await daemonFor(workspace.configFile);
+    const crashed = await getRun(second, slow);
+    expect(crashed).toMatchObject({ status: "failed", reason: "crashed" });
+    expect(crashed.usage).toEqual({ prompt_tokens: 2_000, completion_tokens: 1_000, total_tokens: 3_000 });
+
+    const finished = await waitFor(async () => {
+      const runs = await Promise.all(queued.map((id) => getRun(second, id)));
+      return runs.every((run) => run.status === "completed") ? runs : undefined;
+    }, "the three queued runs to complete after the restart");
+    const startedAt = finished.map((run) => run.started_at ?? "");
+    expect([...startedAt].sort()).toEqual(startedAt);
+    const tasksAfterRestart = llm.chatRequests.slice(3).map(taskOf);
+    expect(tasksAfterRestart).toEqual(["quick-1", "quick-2", "quick-3"]);
+  });
+
+  it("counts the tokens of a call cut off by the budget, in the run and in the metrics", async () => {
+    const llm = await scriptedLlm();
+    // About 4,000 tokens of text streamed without a usage report: the run's 2,000-token limit cuts it.
+    llm.setDefaultReply(textReply("word ".repeat(3_200), { chunkSize: 40 }));
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("spender", { limits: { max_tokens: 2_000 } });
+    const daemon = await daemonFor(workspace.configFile);
+    const id = await startRun(daemon, "spender", "write a lot");
+    const run = await waitFor(async () => {
+      const record = await getRun(daemon, id);
+      return record.status === "failed" ? record : undefined;
+    }, "the run to be cut off");
+    expect(run.reason).toBe("budget_exceeded");
+    expect(run.usage.total_tokens).toBeGreaterThan(2_000);
+    const metrics = await metricsOf(daemon);
+    const completion = /agentd_llm_tokens_total\{agent="spender",kind="completion"\} (\d+)/.exec(metrics);
+    expect(Number(completion?.[1])).toBe(run.usage.completion_tokens);
+  });
+});
+
+describe("timeouts count working time", () => {
+  it("does not fail a run paused for longer than its timeout", async () => {
+    const llm = await scriptedLlm();
+    let answer: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (answer = resolve));
+    llm.setDefaultReply(async () => {
+      await answered;
+      return textReply("done after the pause");
+    });
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("patient", { limits: { timeout: "2s" } });
+    const daemon = await daemonFor(workspace.configFile);
+    const id = await startRun(daemon, "patient", "wait for me");
+    await llm.waitForChatRequests(1);
+    expect((await daemon.request("POST", `/runs/${id}/pause`)).status).toBe(200);
+    // The point of the test is time passing while paused: 1.5 times the run's timeout.
+    await sleep(3_000);
+    expect((await getRun(daemon, id)).status).toBe("paused");
+    expect((await daemon.request("POST", `/runs/${id}/resume`)).status).toBe(200);
+    answer();
+    const run = await waitFor(async () => {
+      const record = await getRun(daemon, id);
+      return record.status === "completed" || record.status === "failed" ? record : undefined;
+    }, "the run to end");
+    expect(run).toMatchObject({ status: "completed", result: "done after the pause" });
+  });
+});
+
+describe("the circuit breaker per endpoint and model", () => {
+  it("tries the fallback model when the first one's circuit is open, and leaves other models alone", async () => {
+    const llm = await scriptedLlm();
+    llm.setDefaultReply((request) =>
+      request.body?.model === "broken"
+        ? httpErrorReply(500)
+        : textReply(`answered by ${request.body?.model}`),
+    );
+    const workspace = createWorkspace(llm.url, {
+      llm: {
+        base_url: llm.url,
+        api_key: "test-key",
+        model: "scripted",
+        retries: { max_attempts: 1, base_delay: 10 },
+        circuit_breaker: { failure_threshold: 1, cooldown: "10m" },
+      },
+    });
+    workspace.writeAgent("flaky", { model: "broken", fallback_models: ["spare"] });
+    workspace.writeAgent("healthy", { model: "steady" });
+    const daemon = await daemonFor(workspace.configFile);
+    const completed = async (agent: string) => {
+      const id = await startRun(daemon, agent, "answer");
+      return waitFor(async () => {
+        const run = await getRun(daemon, id);
+        return run.status === "completed" || run.status === "failed" ? run : undefined;
+      }, `the run of ${agent} to end`);
+    };
+    expect(await completed("flaky")).toMatchObject({ status: "completed", result: "answered by spare" });
+    // broken's circuit is open now: the second run goes straight to spare.
+    expect(await completed("flaky")).toMatchObject({ status: "completed", result: "answered by spare" });
+    expect(await completed("healthy")).toMatchObject({ status: "completed", result: "answered by steady" });
+    expect(llm.chatRequests.map((request) => request.body?.model)).toEqual([
+      "broken",
+      "spare",
+      "spare",
+      "steady",
+    ]);
+    expect((await listRuns(daemon)).every((run) => run.status === "completed")).toBe(true);
+  });
+});
