@@ -14,6 +14,7 @@ import { RunManager } from "../runs/run-manager.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { Scheduler } from "../scheduler/scheduler.js";
+import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Vault } from "../vault/vault.js";
@@ -44,6 +45,8 @@ export interface DaemonOverrides {
   definitions?: DefinitionSource;
   startApiServer?: ApiServerStarter;
   approvals?: ApprovalsService;
+  /** The scheduler's time and timer; default: the system clock. */
+  schedulerClock?: SchedulerClock;
 }
 
 export interface StartDaemonOptions {
@@ -144,7 +147,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     events: bus,
     state: ScheduleState.load(path.join(config.data_dir, "schedules.json"), logger),
     logger: logger.child({ module: "scheduler" }),
-    now,
+    queueLimit: config.scheduler.queue_limit,
+    ...(overrides.schedulerClock ? { clock: overrides.schedulerClock } : {}),
   });
   const servingDefinitions = () => {
     const snapshot = definitions.snapshot();

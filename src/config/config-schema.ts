@@ -157,6 +157,12 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   concurrency: z.number().int().positive().default(4),
+  scheduler: z
+    .strictObject({
+      /** Under `overlap: queue`, fires queued behind a running run at most; more are `skipped`. */
+      queue_limit: z.number().int().positive().default(10),
+    })
+    .prefault({}),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
   log: z
     .strictObject({

@@ -58,10 +58,12 @@ export interface EventDataByType {
     tokens_after: number;
   };
   result: { text: string; usage: Usage; cost_usd: number; worker: string };
-  missed: { scheduled_for: string; on_missed: "run_once" | "skip"; run?: string };
+  /** `scheduled_for` is the latest missed fire; `count` how many fires were missed in all. */
+  missed: { scheduled_for: string; on_missed: "run_once" | "skip"; count?: number; run?: string };
   skipped: {
     scheduled_for: string;
-    reason: "overlap" | "disabled" | "invalid" | "cooldown";
+    /** queue_full: `overlap: queue` already holds config `scheduler.queue_limit` fires. */
+    reason: "overlap" | "queue_full" | "disabled" | "invalid" | "cooldown";
     message?: string;
   };
   warning: { code: string; message: string };

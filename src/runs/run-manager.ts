@@ -274,6 +274,15 @@ export class RunManager implements ChildRuns {
     return count;
   }
 
+  /** Runs of an agent waiting for a slot (not started yet). */
+  queuedRuns(agentId: string): number {
+    let count = 0;
+    for (const run of this.#live.values()) {
+      if (run.record.agent === agentId && run.record.status === "queued") count += 1;
+    }
+    return count;
+  }
+
   queueDepth(): number {
     return this.#queue.length;
   }

@@ -1,17 +1,23 @@
-import { Cron } from "croner";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { Schedule } from "../definitions/agent-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord, RunTrigger } from "../runs/run-record.js";
-import { missedFires, timezoneOption } from "./missed-fires.js";
+import { nextFireAfter, patternKey } from "./cron-patterns.js";
+import { type DueFire, FireTimer } from "./fire-timer.js";
+import { missedFires } from "./missed-fires.js";
 import type { ScheduleState } from "./schedule-state.js";
+import { type SchedulerClock, systemClock } from "./scheduler-clock.js";
 
 /** The part of the run manager the scheduler drives. */
 export interface ScheduledRuns {
   start(agentId: string, task: string, trigger: RunTrigger): Promise<RunRecord>;
   unfinishedRuns(agentId: string): number;
+  /** Runs of the agent waiting for a slot (not started yet). */
+  queuedRuns(agentId: string): number;
+  /** The agent's newest run: its `scheduled_for` accounts for a fire even if the state file lags. */
+  lastRun(agentId: string): RunRecord | undefined;
 }
 
 export interface SchedulerOptions {
@@ -19,36 +25,45 @@ export interface SchedulerOptions {
   events: EventPublisher;
   state: ScheduleState;
   logger: Logger;
-  /** The clock used to decide missed fires and to stamp the state; croner fires on real time. */
-  now?: () => Date;
+  /** Time and the one timer (default: the system clock). */
+  clock?: SchedulerClock;
+  /** Under `overlap: queue`, fires queued behind a running run at most (config `scheduler.queue_limit`). */
+  queueLimit?: number;
 }
 
 /** The task a scheduled run gets when neither the schedule nor the agent names one. */
 export const DEFAULT_SCHEDULED_TASK = "Scheduled run";
+const DEFAULT_QUEUE_LIMIT = 10;
 
 interface ScheduledAgent {
   definition: AgentDefinition;
   schedule: Schedule;
-  /** cron + timezone: a change of either replaces the croner job. */
+  /** cron + timezone: a change of either recomputes the next fire. */
   key: string;
-  job: Cron;
 }
 
 /**
- * Fires each valid, enabled agent's `schedule` on croner, in its timezone. `apply()` is called with
- * every definition at start and on each registry change: schedules are added, replaced and removed
- * to match. The first `apply()` also settles fires missed while the daemon was down (`on_missed`).
+ * Fires each valid, enabled agent's `schedule` in its timezone. Fire times come from croner's
+ * pattern arithmetic, but no croner job runs per agent: one timer waits for the soonest fire, and
+ * a run's `scheduled_for` is the fire time the timer was armed for, so a timer landing on the exact
+ * millisecond never names the previous occurrence. `apply()` is called with every definition at
+ * start and on each registry change; the first `apply()` also settles fires missed while the daemon
+ * was down (`on_missed`). `schedules.json` is written once per `apply()` and once per wake.
  */
 export class Scheduler {
   readonly #options: SchedulerOptions;
-  readonly #now: () => Date;
+  readonly #clock: SchedulerClock;
+  readonly #queueLimit: number;
   readonly #scheduled = new Map<string, ScheduledAgent>();
+  readonly #timer: FireTimer;
   #started = false;
   #stopped = false;
 
   constructor(options: SchedulerOptions) {
     this.#options = options;
-    this.#now = options.now ?? (() => new Date());
+    this.#clock = options.clock ?? systemClock;
+    this.#queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
+    this.#timer = new FireTimer(this.#clock, (fires) => this.#onDue(fires));
   }
 
   /** Makes the schedules match `definitions` (every agent with a valid version). */
@@ -56,86 +71,109 @@ export class Scheduler {
     if (this.#stopped) return;
     const firstApply = !this.#started;
     this.#started = true;
+    const { logger, state } = this.#options;
     const wanted = new Map<string, { definition: AgentDefinition; schedule: Schedule }>();
     for (const definition of definitions) {
       const { schedule, enabled } = definition.frontmatter;
       if (schedule && enabled) wanted.set(definition.id, { definition, schedule });
     }
-    for (const [agentId, scheduled] of this.#scheduled) {
+    for (const agentId of this.#scheduled.keys()) {
       if (wanted.has(agentId)) continue;
-      scheduled.job.stop();
+      this.#timer.delete(agentId);
       this.#scheduled.delete(agentId);
-      this.#options.state.delete(agentId);
-      this.#options.logger.info({ agent: agentId }, "schedule removed");
+      state.delete(agentId);
+      logger.info({ agent: agentId }, "schedule removed");
     }
+    const now = this.#clock.now();
     for (const [agentId, { definition, schedule }] of wanted) {
-      const key = JSON.stringify([schedule.cron, schedule.timezone ?? null]);
+      const key = patternKey(schedule);
       const current = this.#scheduled.get(agentId);
-      if (current?.key === key) {
-        current.definition = definition;
-        current.schedule = schedule;
-        continue;
-      }
-      current?.job.stop();
-      if (firstApply) this.#settleMissedFires(definition, schedule);
-      else if (!current) this.#markChecked(agentId);
-      const job = new Cron(schedule.cron, { ...timezoneOption(schedule), catch: true }, () =>
-        this.#fire(agentId),
-      );
-      this.#scheduled.set(agentId, { definition, schedule, key, job });
-      this.#options.logger.info(
-        { agent: agentId, cron: schedule.cron, next: job.nextRun()?.toISOString() },
+      this.#scheduled.set(agentId, { definition, schedule, key });
+      if (current?.key === key) continue;
+      if (firstApply) this.#settleMissedFires(definition, schedule, now);
+      else if (!current) this.#markChecked(agentId, now);
+      this.#timer.set(agentId, nextFireAfter(schedule, now));
+      // One line per agent at start would be 1,000 lines for 1,000 agents: changes only.
+      logger[firstApply ? "debug" : "info"](
+        { agent: agentId, cron: schedule.cron, next: this.nextFire(agentId)?.toISOString() },
         current ? "schedule changed" : "schedule added",
       );
     }
+    state.flush();
+    if (firstApply) logger.info({ schedules: this.#scheduled.size }, "schedules started");
   }
 
   /** When the agent's schedule fires next; undefined for an agent without an active schedule. */
   nextFire(agentId: string): Date | undefined {
-    return this.#scheduled.get(agentId)?.job.nextRun() ?? undefined;
+    const at = this.#timer.get(agentId);
+    return at === undefined ? undefined : new Date(at);
   }
 
-  /** Stops every job; later `apply()` calls do nothing. */
+  /** Stops the timer; later `apply()` calls do nothing. */
   stop(): void {
     this.#stopped = true;
-    for (const scheduled of this.#scheduled.values()) scheduled.job.stop();
+    this.#timer.stop();
     this.#scheduled.clear();
   }
 
-  #fire(agentId: string): void {
-    const scheduled = this.#scheduled.get(agentId);
-    if (!scheduled || this.#stopped) return;
-    const scheduledFor = scheduled.job.previousRuns(1, new Date())[0] ?? new Date();
-    const previous = this.#options.state.get(agentId);
-    this.#options.state.set(agentId, {
-      checked_at: previous?.checked_at ?? scheduledFor.toISOString(),
-      last_fire: scheduledFor.toISOString(),
-    });
-    const { definition, schedule } = scheduled;
-    if (schedule.overlap === "skip" && this.#options.runs.unfinishedRuns(agentId) > 0) {
-      this.#options.events.publish({
-        agent: agentId,
-        run: null,
-        type: "skipped",
-        data: {
-          scheduled_for: scheduledFor.toISOString(),
-          reason: "overlap",
-          message: "the previous run is still going and the schedule says overlap: skip",
-        },
+  /** Every fire due by now, oldest first: state written once, then the runs started. */
+  #onDue(fires: DueFire[]): void {
+    if (this.#stopped) return;
+    const now = this.#clock.now();
+    const starts: Array<Promise<unknown>> = [];
+    for (const { agentId, at } of fires) {
+      const scheduled = this.#scheduled.get(agentId);
+      if (!scheduled) continue;
+      const { schedule } = scheduled;
+      // A wake later than the following fire (a suspended machine): those fires were missed.
+      const late = missedFires(schedule, new Date(at), new Date(now));
+      this.#timer.set(agentId, nextFireAfter(schedule, Math.max(at, now)));
+      const scheduledFor = new Date(at).toISOString();
+      const previous = this.#options.state.get(agentId);
+      this.#options.state.set(agentId, {
+        checked_at: previous?.checked_at ?? scheduledFor,
+        last_fire: late ? late.latest.toISOString() : scheduledFor,
       });
-      return;
+      starts.push(this.#fire(scheduled, scheduledFor));
+      if (late) this.#publishMissed(agentId, late.latest.toISOString(), schedule.on_missed, late.count);
     }
-    const trigger: RunTrigger = { kind: "schedule", scheduled_for: scheduledFor.toISOString() };
-    void this.#startRun(definition, schedule, trigger);
+    this.#options.state.flush();
+    void Promise.all(starts);
   }
 
-  /** SPEC 8: a fire due while the daemon was down runs once now (`run_once`) or is recorded (`skip`). */
-  #settleMissedFires(definition: AgentDefinition, schedule: Schedule): void {
+  #fire(scheduled: ScheduledAgent, scheduledFor: string): Promise<unknown> {
+    const { definition, schedule } = scheduled;
     const agentId = definition.id;
-    const since = this.#options.state.accountedUntil(agentId);
-    const now = this.#now();
-    const missed = since ? missedFires(schedule, since, now) : undefined;
-    this.#markChecked(agentId);
+    const { runs } = this.#options;
+    if (runs.unfinishedRuns(agentId) > 0) {
+      if (schedule.overlap === "skip") {
+        this.#publishSkipped(
+          agentId,
+          scheduledFor,
+          "overlap",
+          "the previous run is still going and the schedule says overlap: skip",
+        );
+        return Promise.resolve();
+      }
+      if (runs.queuedRuns(agentId) >= this.#queueLimit) {
+        this.#publishSkipped(
+          agentId,
+          scheduledFor,
+          "queue_full",
+          `${this.#queueLimit} fires are already queued behind the running one (config scheduler.queue_limit)`,
+        );
+        return Promise.resolve();
+      }
+    }
+    return this.#startRun(definition, schedule, { kind: "schedule", scheduled_for: scheduledFor });
+  }
+
+  /** SPEC 8: fires due while the daemon was down run once now (`run_once`) or are recorded (`skip`). */
+  #settleMissedFires(definition: AgentDefinition, schedule: Schedule, now: number): void {
+    const agentId = definition.id;
+    const since = this.#accountedUntil(agentId);
+    const missed = since ? missedFires(schedule, since, new Date(now)) : undefined;
+    this.#markChecked(agentId, now);
     if (!missed) return;
     const scheduledFor = missed.latest.toISOString();
     this.#options.logger.warn(
@@ -143,26 +181,60 @@ export class Scheduler {
       "schedule fires were missed while the daemon was down",
     );
     if (schedule.on_missed === "skip") {
-      this.#publishMissed(agentId, scheduledFor, "skip");
+      this.#publishMissed(agentId, scheduledFor, "skip", missed.count);
       return;
     }
     void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }).then((run) =>
-      this.#publishMissed(agentId, scheduledFor, "run_once", run?.id),
+      this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run?.id),
     );
   }
 
-  #publishMissed(agentId: string, scheduledFor: string, onMissed: "run_once" | "skip", run?: string): void {
+  /** Fires up to this time are accounted for: by the state file, or by a run a fire started. */
+  #accountedUntil(agentId: string): Date | undefined {
+    const fromState = this.#options.state.accountedUntil(agentId);
+    const trigger = this.#options.runs.lastRun(agentId)?.trigger;
+    const fromRun = trigger && "scheduled_for" in trigger ? Date.parse(trigger.scheduled_for) : Number.NaN;
+    if (!fromState) return undefined;
+    return Number.isNaN(fromRun) || fromRun <= fromState.getTime() ? fromState : new Date(fromRun);
+  }
+
+  #publishMissed(
+    agentId: string,
+    scheduledFor: string,
+    onMissed: "run_once" | "skip",
+    count: number,
+    run?: string,
+  ): void {
     this.#options.events.publish({
       agent: agentId,
       run: run ?? null,
       type: "missed",
-      data: { scheduled_for: scheduledFor, on_missed: onMissed, ...(run === undefined ? {} : { run }) },
+      data: {
+        scheduled_for: scheduledFor,
+        on_missed: onMissed,
+        count,
+        ...(run === undefined ? {} : { run }),
+      },
     });
   }
 
-  #markChecked(agentId: string): void {
+  #publishSkipped(
+    agentId: string,
+    scheduledFor: string,
+    reason: "overlap" | "queue_full" | "disabled" | "invalid",
+    message: string,
+  ): void {
+    this.#options.events.publish({
+      agent: agentId,
+      run: null,
+      type: "skipped",
+      data: { scheduled_for: scheduledFor, reason, message },
+    });
+  }
+
+  #markChecked(agentId: string, now: number): void {
     const previous = this.#options.state.get(agentId);
-    this.#options.state.set(agentId, { ...previous, checked_at: this.#now().toISOString() });
+    this.#options.state.set(agentId, { ...previous, checked_at: new Date(now).toISOString() });
   }
 
   async #startRun(
@@ -176,16 +248,12 @@ export class Scheduler {
     } catch (error) {
       if (AgentdError.is(error, "SHUTTING_DOWN")) return undefined;
       const reason = AgentdError.is(error) && error.details?.state === "disabled" ? "disabled" : "invalid";
-      this.#options.events.publish({
-        agent: definition.id,
-        run: null,
-        type: "skipped",
-        data: {
-          scheduled_for: trigger.scheduled_for,
-          reason,
-          message: error instanceof Error ? error.message : String(error),
-        },
-      });
+      this.#publishSkipped(
+        definition.id,
+        trigger.scheduled_for,
+        reason,
+        error instanceof Error ? error.message : String(error),
+      );
       return undefined;
     }
   }

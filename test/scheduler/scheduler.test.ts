@@ -11,6 +11,7 @@ import { RunStore } from "../../src/runs/run-store.js";
 import { ScheduleState } from "../../src/scheduler/schedule-state.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { ControlledWorker } from "../runs/controlled-worker.js";
+import { ManualClock } from "./manual-clock.js";
 import { EventLog } from "../runs/event-waiter.js";
 import { testDefinition } from "../runs/test-definition.js";
 
@@ -21,7 +22,14 @@ afterEach(() => {
   for (const scheduler of schedulers.splice(0)) scheduler.stop();
 });
 
-function setup(definitions: AgentDefinition[], options: { dataDirectory?: string } = {}) {
+/** A Monday, 08:59:58.000 UTC. */
+const START = Date.parse("2026-03-02T08:59:58.000Z");
+
+function setup(
+  definitions: AgentDefinition[],
+  options: { dataDirectory?: string; clock?: ManualClock; queueLimit?: number } = {},
+) {
+  const clock = options.clock ?? new ManualClock(START);
   const dataDirectory = options.dataDirectory ?? mkdtempSync(path.join(tmpdir(), "agentd-scheduler-"));
   const bus = new EventBus();
   const log = new EventLog(bus);
@@ -43,9 +51,11 @@ function setup(definitions: AgentDefinition[], options: { dataDirectory?: string
     events: bus,
     state: ScheduleState.load(stateFile, logger),
     logger,
+    clock,
+    ...(options.queueLimit === undefined ? {} : { queueLimit: options.queueLimit }),
   });
   schedulers.push(scheduler);
-  return { scheduler, runs, worker, log, agents, stateFile, dataDirectory };
+  return { scheduler, runs, worker, log, agents, stateFile, dataDirectory, clock };
 }
 
 const HOUR = 3_600_000;
@@ -53,13 +63,59 @@ const HOUR = 3_600_000;
 describe("Scheduler", () => {
   it("fires a seconds-level cron with the schedule's task and records the fire", async () => {
     const definition = testDefinition("ticker", { schedule: { cron: "* * * * * *", task: "tick" } });
-    const { scheduler, worker, stateFile } = setup([definition]);
+    const { scheduler, worker, stateFile, clock, runs } = setup([definition]);
     scheduler.apply([definition]);
-    expect(scheduler.nextFire("ticker")).toBeInstanceOf(Date);
+    expect(scheduler.nextFire("ticker")?.getTime()).toBe(START + 1_000);
+    clock.advanceTo(START + 1_000);
     const [context] = await worker.waitForStarted(1);
     expect(context?.task).toBe("tick");
     const state = JSON.parse(readFileSync(stateFile, "utf8"));
-    expect(Date.parse(state.agents.ticker.last_fire)).toBeLessThanOrEqual(Date.now());
+    expect(state.agents.ticker.last_fire).toBe(new Date(START + 1_000).toISOString());
+    expect(runs.get(context?.runId ?? "")?.trigger).toEqual({
+      kind: "schedule",
+      scheduled_for: new Date(START + 1_000).toISOString(),
+    });
+  });
+
+  it("names the fire it was armed for when the timer lands on the exact millisecond, once each", async () => {
+    const definition = testDefinition("exact", {
+      schedule: { cron: "0 9 * * *", overlap: "queue" },
+      task: "x",
+    });
+    const { scheduler, worker, runs, clock } = setup([definition]);
+    scheduler.apply([definition]);
+    const nine = Date.parse("2026-03-02T09:00:00.000Z");
+    expect(scheduler.nextFire("exact")?.getTime()).toBe(nine);
+    // The boundary: the clock reads exactly 09:00:00.000 when the timer runs.
+    clock.advanceTo(nine);
+    await worker.waitForStarted(1);
+    clock.advanceTo(nine + 1);
+    expect(runs.list({ agent: "exact" }).map((run) => run.trigger)).toEqual([
+      { kind: "schedule", scheduled_for: "2026-03-02T09:00:00.000Z" },
+    ]);
+    expect(scheduler.nextFire("exact")?.toISOString()).toBe("2026-03-03T09:00:00.000Z");
+    clock.advanceTo(Date.parse("2026-03-05T09:00:00.000Z"));
+    expect(
+      runs
+        .list({ agent: "exact" })
+        .map((run) => "scheduled_for" in run.trigger && run.trigger.scheduled_for)
+        .sort(),
+    ).toEqual([
+      "2026-03-02T09:00:00.000Z",
+      "2026-03-03T09:00:00.000Z",
+      "2026-03-04T09:00:00.000Z",
+      "2026-03-05T09:00:00.000Z",
+    ]);
+  });
+
+  it("keeps one timer for every schedule and writes schedules.json once at start", () => {
+    const definitions = Array.from({ length: 50 }, (_, index) =>
+      testDefinition(`agent-${index}`, { schedule: { cron: `${index % 60} * * * *` }, task: "x" }),
+    );
+    const { scheduler, clock, stateFile } = setup(definitions);
+    scheduler.apply(definitions);
+    expect(clock.pending).toBe(1);
+    expect(Object.keys(JSON.parse(readFileSync(stateFile, "utf8")).agents)).toHaveLength(50);
   });
 
   it("skips a fire while the previous run still runs under overlap: skip", async () => {
@@ -67,9 +123,11 @@ describe("Scheduler", () => {
       schedule: { cron: "* * * * * *", overlap: "skip" },
       task: "work",
     });
-    const { scheduler, worker, log, runs } = setup([definition]);
+    const { scheduler, worker, log, runs, clock } = setup([definition]);
     scheduler.apply([definition]);
+    clock.advanceBy(1_000);
     await worker.waitForStarted(1);
+    clock.advanceBy(1_000);
     const skipped = await log.waitFor((event) => event.type === "skipped" && event.agent === "busy");
     expect(skipped.data).toMatchObject({ reason: "overlap" });
     expect(runs.list({ agent: "busy" })).toHaveLength(1);
@@ -80,38 +138,50 @@ describe("Scheduler", () => {
       schedule: { cron: "* * * * * *", overlap: "queue" },
       task: "work",
     });
-    const { scheduler, worker, log, runs } = setup([definition]);
+    const { scheduler, worker, log, runs, clock } = setup([definition], { queueLimit: 3 });
     scheduler.apply([definition]);
+    clock.advanceBy(1_000);
     await worker.waitForStarted(1);
-    await log.waitFor(
-      (event) => event.type === "status" && event.data.status === "queued" && runs.list().length >= 2,
-    );
-    expect(runs.list({ agent: "queued", status: "queued" }).length).toBeGreaterThanOrEqual(1);
+    clock.advanceBy(3_000);
+    expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3);
     expect(log.events.some((event) => event.type === "skipped")).toBe(false);
+    // The queue is full: the next fires are skipped, and say so.
+    clock.advanceBy(2_000);
+    expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3);
+    const skipped = log.events.filter((event) => event.type === "skipped");
+    expect(skipped.map((event) => event.data)).toEqual([
+      expect.objectContaining({ reason: "queue_full", scheduled_for: new Date(START + 5_000).toISOString() }),
+      expect.objectContaining({ reason: "queue_full", scheduled_for: new Date(START + 6_000).toISOString() }),
+    ]);
   });
 
   it("runs a fire missed while the daemon was down once at start under on_missed: run_once", async () => {
     const definition = testDefinition("hourly", {
       schedule: { cron: "0 * * * *", on_missed: "run_once", task: "catch up" },
     });
-    const dataDirectory = downSince("hourly", new Date(Date.now() - 3 * HOUR));
+    const dataDirectory = downSince("hourly", new Date(START - 3 * HOUR));
     const { scheduler, worker, log, runs } = setup([definition], { dataDirectory });
     scheduler.apply([definition]);
     const missed = await log.waitFor((event) => event.type === "missed");
     const [context] = await worker.waitForStarted(1);
     expect(context?.task).toBe("catch up");
     expect(runs.list({ agent: "hourly" })).toHaveLength(1);
-    expect(missed.data).toMatchObject({ on_missed: "run_once", run: context?.runId });
+    expect(missed.data).toMatchObject({
+      on_missed: "run_once",
+      run: context?.runId,
+      count: 3,
+      scheduled_for: "2026-03-02T08:00:00.000Z",
+    });
     expect(runs.get(context?.runId ?? "")?.trigger).toMatchObject({ kind: "missed" });
   });
 
   it("records a missed event without running under on_missed: skip", async () => {
     const definition = testDefinition("hourly", { schedule: { cron: "0 * * * *", on_missed: "skip" } });
-    const dataDirectory = downSince("hourly", new Date(Date.now() - 3 * HOUR));
+    const dataDirectory = downSince("hourly", new Date(START - 3 * HOUR));
     const { scheduler, log, runs } = setup([definition], { dataDirectory });
     scheduler.apply([definition]);
     const missed = await log.waitFor((event) => event.type === "missed");
-    expect(missed.data).toMatchObject({ on_missed: "skip" });
+    expect(missed.data).toMatchObject({ on_missed: "skip", count: 3 });
     expect(missed.run).toBeNull();
     expect(runs.list()).toHaveLength(0);
   });
@@ -127,7 +197,7 @@ describe("Scheduler", () => {
 
   it("does not count a restart within the same schedule period as a missed fire", () => {
     const definition = testDefinition("daily", { schedule: { cron: "0 0 1 1 *" }, task: "x" });
-    const dataDirectory = downSince("daily", new Date(Date.now() - 60_000));
+    const dataDirectory = downSince("daily", new Date(START - 60_000));
     const { scheduler, log } = setup([definition], { dataDirectory });
     scheduler.apply([definition]);
     expect(log.events.filter((event) => event.type === "missed")).toHaveLength(0);
