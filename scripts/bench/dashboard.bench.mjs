@@ -92,6 +92,7 @@ async function loadOnce(url, count) {
   await page.waitForFunction(
     (expected) => document.querySelectorAll("tr[data-agent]").length >= expected,
     Math.min(count, 100),
+    { timeout: 120_000 },
   );
   // The rows are painted at the next frame after they are in the DOM.
   const timings = await page.evaluate(
@@ -141,7 +142,7 @@ async function startDaemon(project, count) {
   mkdirSync(path.join(project, "presets"));
   const child = spawn(process.execPath, [MAIN, "start", "--config", configFile], {
     cwd: project,
-    stdio: ["ignore", "pipe", "inherit"],
+    stdio: ["ignore", "pipe", "ignore"],
     detached: true,
   });
   const url = await new Promise((resolve, reject) => {

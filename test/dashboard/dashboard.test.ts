@@ -32,6 +32,13 @@ beforeAll(async () => {
   );
   daemon = await startDaemonProcess({ configFile: workspace.configFile });
   browser = await launchTestBrowser(daemon.url);
+  // A daemon with an API token (generated into data_dir) is entered through its login URL, as a
+  // person would from the start-up line; the page then runs on the session cookie.
+  const tokenFile = path.join(workspace.dataDirectory, "api.token");
+  if (existsSync(tokenFile)) {
+    const token = readFileSync(tokenFile, "utf8").trim();
+    await browser.page.goto(`/auth/login?token=${encodeURIComponent(token)}`);
+  }
 }, 120_000);
 
 // A failed step leaves a picture of what the page showed.

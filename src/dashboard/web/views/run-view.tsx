@@ -345,6 +345,15 @@ function EventRow({ event }: { event: AgentEvent }) {
         </span>
       );
       break;
+    case "question":
+      body = (
+        <span>
+          {String(data["question"] ?? "")}
+          {typeof data["answer"] === "string" ? <strong> → {data["answer"]}</strong> : null}
+          {data["state"] ? <span class="muted"> ({String(data["state"])})</span> : null}
+        </span>
+      );
+      break;
     case "fallback":
       body = (
         <span>
