@@ -37,7 +37,19 @@ export function readDefinitionFile(file: string, code: ErrorCode): DefinitionFil
     if (bytes.length > MAX_DEFINITION_FILE_BYTES) throw tooLarge(file, code, bytes.length);
   } catch (error) {
     if (error instanceof AgentdError) throw error;
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const errno = (error as NodeJS.ErrnoException).code;
+    if (errno === "ENOENT") return undefined;
+    if (errno === "ELOOP") {
+      throw new AgentdError(
+        code,
+        "the file is a symbolic link loop: following its links comes back to itself",
+        {
+          file,
+          hint: "point the link at a real file, or remove it",
+          cause: error,
+        },
+      );
+    }
     throw new AgentdError(code, `cannot read the file: ${(error as Error).message}`, {
       file,
       hint: "check the file's permissions",

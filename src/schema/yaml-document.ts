@@ -1,4 +1,5 @@
-import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from "yaml";
+import { isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from "yaml";
+import { MAX_YAML_ALIASES, MAX_YAML_DEPTH, findExcessiveNesting } from "./yaml-limits.js";
 
 /** A parsed YAML document that can say on which line a value sits. */
 export interface LocatedYaml {
@@ -11,21 +12,46 @@ export interface LocatedYaml {
 
 /**
  * Parses YAML keeping positions. `lineOffset` shifts line numbers, for YAML embedded in a file
- * (frontmatter starts on line 2).
+ * (frontmatter starts on line 2). Text nesting deeper than MAX_YAML_DEPTH is refused before any
+ * parsing, and alias expansion stops at MAX_YAML_ALIASES: both come back as a syntax error with
+ * the line, so no file can hold the event loop or fill memory.
  */
 export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
+  const nesting = findExcessiveNesting(text);
+  if (nesting) {
+    return {
+      value: undefined,
+      lineOf: () => undefined,
+      syntaxError: {
+        message: `the YAML nests more than ${MAX_YAML_DEPTH} levels deep`,
+        line: nesting.line + lineOffset,
+      },
+    };
+  }
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
   const lineAt = (offset: number) => lineCounter.linePos(offset).line + lineOffset;
   const firstError = document.errors[0];
-  const syntaxError = firstError
+  let syntaxError = firstError
     ? {
         message: firstError.message.split("\n")[0] ?? firstError.message,
         line: lineAt(firstError.pos[0]),
       }
     : undefined;
+  let value: unknown;
+  if (!syntaxError) {
+    try {
+      value = document.toJS({ maxAliasCount: MAX_YAML_ALIASES });
+    } catch (error) {
+      // yaml throws a ReferenceError when aliases expand past the limit (a "billion laughs" file).
+      syntaxError = {
+        message: `aliases expand past ${MAX_YAML_ALIASES} (${error instanceof Error ? error.message : String(error)})`,
+        line: lineAt(firstAliasOffset(document)),
+      };
+    }
+  }
   return {
-    value: syntaxError ? undefined : document.toJS({ maxAliasCount: 100 }),
+    value,
     syntaxError,
     lineOf(path) {
       let node: unknown = document.contents;
@@ -51,6 +77,18 @@ export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
       return line === undefined ? undefined : line + lineOffset;
     },
   };
+
+  function firstAliasOffset(parsed: ReturnType<typeof parseDocument>): number {
+    let offset = 0;
+    visit(parsed, {
+      Alias(_key, node) {
+        if (!isAlias(node)) return undefined;
+        offset = node.range?.[0] ?? 0;
+        return visit.BREAK;
+      },
+    });
+    return offset;
+  }
 
   function rangeLine(node: Node | null | undefined): number | undefined {
     const start = node?.range?.[0];

@@ -1,0 +1,64 @@
+import { symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type ScriptedLlmServer, startScriptedLlmServer } from "../support/scripted-llm-server.js";
+import { createWorkspace } from "./daemon-workspace.js";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+interface AgentSummary {
+  id: string;
+  valid: boolean;
+  errors: string[];
+}
+
+/** A "billion laughs": ten levels of ten aliases each. */
+function aliasBomb(): string {
+  const lines = ["description: laughs", "l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"];
+  for (let level = 1; level < 10; level += 1) {
+    lines.push(`l${level}: &l${level} [${Array.from({ length: 10 }, () => `*l${level - 1}`).join(", ")}]`);
+  }
+  return `---\n${lines.join("\n")}\n---\nbody\n`;
+}
+
+describe("hostile definition files", () => {
+  it("starts at once next to deep nesting, alias bombs and symlink loops, and reports each with file and line", async () => {
+    const llm: ScriptedLlmServer = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    const workspace = createWorkspace(llm.url);
+    const agents = path.join(workspace.root, "agents");
+    workspace.writeAgent("fine", {});
+    // Four files just under the 1 MB limit, nesting a few hundred thousand levels deep.
+    for (let index = 0; index < 4; index += 1) {
+      const depth = 450_000;
+      writeFileSync(
+        path.join(agents, `deep-${index}.md`),
+        `---\ndescription: deep\nnested: ${"[".repeat(depth)}${"]".repeat(depth)}\n---\nbody\n`,
+      );
+    }
+    writeFileSync(path.join(agents, "bomb.md"), aliasBomb());
+    symlinkSync(path.join(agents, "loop-b.md"), path.join(agents, "loop-a.md"));
+    symlinkSync(path.join(agents, "loop-a.md"), path.join(agents, "loop-b.md"));
+
+    const daemon: DaemonProcess = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => daemon.kill());
+    expect((await daemon.request("GET", "/health")).status).toBe(200);
+    const { agents: listed } = (await daemon.request("GET", "/agents")).body as { agents: AgentSummary[] };
+    const byId = new Map(listed.map((agent) => [agent.id, agent]));
+    expect(byId.get("fine")?.valid).toBe(true);
+    for (let index = 0; index < 4; index += 1) {
+      const deep = byId.get(`deep-${index}`);
+      expect(deep?.valid).toBe(false);
+      expect(deep?.errors[0]).toMatch(new RegExp(`deep-${index}\\.md:3: .*nests more than 64 levels`));
+    }
+    expect(byId.get("bomb")?.errors[0]).toMatch(/bomb\.md:4: .*aliases expand past 100/);
+    for (const id of ["loop-a", "loop-b"]) {
+      expect(byId.get(id)?.errors[0]).toMatch(/symbolic link loop/);
+      expect(byId.get(id)?.errors[0]).not.toMatch(/permission/);
+    }
+  });
+});
