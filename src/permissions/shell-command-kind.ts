@@ -36,9 +36,24 @@ export type CommandKind =
 /** The base name of a command word, lowercased with a version suffix dropped: `/usr/bin/Python3.12` → `python`. */
 export function programKey(word: string): string {
   const base = programBaseName(word).toLowerCase();
-  return /^(python|pypy|perl|ruby|php|lua|node|tclsh|wish)[0-9.]*$/.test(base)
-    ? base.replace(/[0-9.]+$/, "")
-    : base;
+  if (isKnownProgram(base)) return base;
+  // `python3.11`, `perl5.36-x86_64-linux-gnu`, `pdb3`, `vim.basic`: the program they are a version of.
+  const versioned = /^([a-z][a-z-]*?)[0-9][0-9.]*(?:[-_.].*)?$/.exec(base)?.[1];
+  if (versioned !== undefined && isKnownProgram(versioned)) return versioned;
+  const dotted = base.split(".")[0] ?? base;
+  return isKnownProgram(dotted) ? dotted : base;
+}
+
+function isKnownProgram(name: string): boolean {
+  return (
+    SHELLS.has(name) ||
+    INTERPRETERS.has(name) ||
+    RUNNERS.has(name) ||
+    name in WRAPPERS ||
+    name in TEXT_CODE_RUNNERS ||
+    name in COMMAND_OPTIONS ||
+    SHELL_STATE_CHANGERS.has(name)
+  );
 }
 
 /** The base name of a command word: `/usr/bin/rm` and `./rm` run rm. */

@@ -56,6 +56,10 @@ const DISGUISES: Array<[command: string, needs: string[]]> = [
   ["echo x | sed '1e forbidden'", ["sed"]],
   ["echo x | sed -n '$e forbidden'", ["sed"]],
   ["echo x | sed 's/x/forbidden/e'", ["sed"]],
+  ["perl5.36.0 -e 'system q(forbidden)'", ["perl5.36.0"]],
+  ["echo 'import os; os.system(\"forbidden\")' > s.py; pdb3 -c continue s.py", ["pdb3"]],
+  ["vim.basic -es -c '!forbidden' -c 'q!'", ["vim.basic"]],
+  ["tclsh <<< 'exec forbidden'", ["tclsh"]],
   // The program name arriving through stdin or a glob.
   ["echo forbidden | xargs env", ["xargs"]],
   ["echo forbidden | xargs sh -c", ["xargs"]],
