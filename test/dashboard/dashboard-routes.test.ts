@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { gunzipSync } from "node:zlib";
 import { request } from "node:http";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type ApiFixture, startApiFixture } from "../api/api-fixture.js";
+import { agentDetail, type ApiFixture, startApiFixture } from "../api/api-fixture.js";
 
 // The page is served from dist/ (built by `npm run build`, which `npm test` runs first).
 let fixture: ApiFixture;
@@ -92,5 +92,15 @@ describe("the dashboard's files", () => {
     expect(etag).not.toBe("");
     const second = await fixture.request("/agents", { headers: { "if-none-match": etag } });
     expect(second.status).toBe(304);
+    const many = await startApiFixture({
+      agents: Array.from({ length: 200 }, (_unused, index) => agentDetail(`agent-${index}`)),
+    });
+    try {
+      const zipped = await fetch(`${many.url}/agents`, { headers: { "accept-encoding": "gzip" } });
+      expect(zipped.headers.get("content-encoding")).toBe("gzip");
+      expect(((await zipped.json()) as { agents: unknown[] }).agents).toHaveLength(200);
+    } finally {
+      await many.close();
+    }
   });
 });

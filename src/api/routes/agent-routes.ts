@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -30,7 +31,12 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
       const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;
       reply.header("etag", etag).header("cache-control", "no-cache");
       if (request.headers["if-none-match"] === etag) return reply.status(304).send();
-      return reply.type("application/json; charset=utf-8").send(body);
+      reply.type("application/json; charset=utf-8").header("vary", "accept-encoding");
+      // 1,000 agents are ~300 KB of JSON and ~30 KB gzipped.
+      if (body.length > 8_192 && /\bgzip\b/.test(request.headers["accept-encoding"] ?? "")) {
+        return reply.header("content-encoding", "gzip").send(gzipSync(body));
+      }
+      return reply.send(body);
     },
   );
 
