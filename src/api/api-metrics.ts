@@ -2,6 +2,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import type { AgentEvent } from "../events/agent-event.js";
 import { isTerminal, type RunStatus } from "../runs/run-status.js";
 import type { ApiServices } from "./api-services.js";
+import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 
 const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "running", "paused", "waiting"];
 
@@ -15,7 +16,7 @@ export interface ApiMetrics {
  * Metrics derived from the event bus (so no other module knows about them) plus gauges read from
  * the run manager at scrape time.
  */
-export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs">): ApiMetrics {
+export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs" | "llm">): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentd_" });
   const events = new Counter({
@@ -48,6 +49,7 @@ export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs">): A
     labelNames: ["agent"],
     registers: [registry],
   });
+  const unsubscribeCalls = observeLlmCalls(registry, services.llm);
   const toolCalls = new Counter({
     name: "agentd_tool_calls_total",
     help: "Tool calls requested, by tool",
@@ -120,5 +122,58 @@ export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs">): A
     }
   };
   const unsubscribe = services.bus.subscribe(observe);
-  return { registry, close: unsubscribe };
+  return {
+    registry,
+    close: () => {
+      unsubscribe();
+      unsubscribeCalls();
+    },
+  };
+}
+
+const BREAKER_STATES = ["closed", "half_open", "open"] as const;
+
+/** LLM calls by model and outcome, their latency, retries, and the circuit breaker's state. */
+function observeLlmCalls(registry: Registry, llm: LlmTelemetry | undefined): () => void {
+  if (!llm) return () => undefined;
+  // The breaker is per model of the endpoint: its gauge covers the models called so far.
+  const models = new Set<string>();
+  const calls = new Counter({
+    name: "agentd_llm_calls_total",
+    help: "Model call attempts, by model and outcome (ok or the error code)",
+    labelNames: ["model", "outcome"],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: "agentd_llm_call_duration_seconds",
+    help: "Model call attempt duration, streaming included, by model and outcome",
+    labelNames: ["model", "outcome"],
+    buckets: [0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+    registers: [registry],
+  });
+  const retries = new Counter({
+    name: "agentd_llm_retries_total",
+    help: "Model calls tried again after a retryable failure, by model",
+    labelNames: ["model"],
+    registers: [registry],
+  });
+  new Gauge({
+    name: "agentd_llm_circuit_breaker_state",
+    help: "Each model's circuit breaker: 1 for its current state (closed, half_open, open)",
+    labelNames: ["model", "state"],
+    registers: [registry],
+    collect() {
+      for (const model of models) {
+        const current = llm.breakerState(model);
+        for (const state of BREAKER_STATES) this.set({ model, state }, state === current ? 1 : 0);
+      }
+    },
+  });
+  return llm.onCall((report) => {
+    models.add(report.model);
+    const labels = { model: report.model, outcome: report.outcome };
+    calls.inc(labels);
+    latency.observe(labels, report.durationMilliseconds / 1_000);
+    if (report.retried) retries.inc({ model: report.model });
+  });
 }

@@ -1,5 +1,6 @@
 import type { EventBus } from "../events/event-bus.js";
 import type { EventStore } from "../events/event-store.js";
+import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../runs/run-status.js";
 import type { RunRecord } from "../runs/run-record.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
@@ -121,4 +122,6 @@ export interface ApiServices {
   health: { version: string; startedAt: Date };
   /** For the live stream and the metrics. */
   bus: EventBus;
+  /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
+  llm?: LlmTelemetry | undefined;
 }

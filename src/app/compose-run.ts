@@ -147,7 +147,8 @@ function workerFor(
   return createCliWorker({
     config,
     llmFallback: llmWorker,
-    logger: logger.child({ module: "cli-worker" }),
+    // The CLI worker names its own module: a second child with the same key would repeat it.
+    logger,
     dataDirectory: config.data_dir,
   });
 }

@@ -10,6 +10,7 @@ import { EventBus } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
 import { type Logger, createLogger } from "../logging/logger.js";
+import { logRunLifecycle } from "../runs/run-log.js";
 import { RunManager } from "../runs/run-manager.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
@@ -115,6 +116,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
+  const model = overrides.model ?? ModelClient.fromConfig(config.llm);
   const runs = new RunManager({
     store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
     events: bus,
@@ -123,7 +125,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       overrides.workerFor ??
         defaultWorkerFor({
           config,
-          model: overrides.model ?? ModelClient.fromConfig(config.llm),
+          model,
           tools,
           logger,
           now,
@@ -136,6 +138,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     logger: logger.child({ module: "runs" }),
     now,
   });
+  const stopRunLog = logRunLifecycle(bus, runs, logger.child({ module: "runs" }));
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
   }
@@ -173,6 +176,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     questions,
     health: { version: options.version, startedAt },
     bus,
+    llm: model instanceof ModelClient ? model.telemetry : undefined,
   };
   const startServer = overrides.startApiServer ?? startApiServer;
   const server: RunningApiServer = await startServer(services, {
@@ -193,6 +197,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       logger,
     });
     stopFollowing();
+    stopRunLog();
     await defaultTools.close();
     await server.close();
     await definitions.close();

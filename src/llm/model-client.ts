@@ -3,6 +3,7 @@ import OpenAI from "openai";
 import type { Config } from "../config/config-schema.js";
 import type { AgentdError } from "../errors/agentd-error.js";
 import { CircuitBreakers } from "./circuit-breakers.js";
+import { LlmCallFeed, type LlmTelemetry } from "./llm-call-feed.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, classifyLlmError, isRetryable, retryAfterOf } from "./llm-error.js";
@@ -64,6 +65,8 @@ export interface ModelProvider {
 export class ModelClient implements ModelProvider {
   readonly endpoint: string;
   readonly breakers: CircuitBreakers;
+  /** Every attempt, for metrics (calls by model and outcome, latency, retries). */
+  readonly calls = new LlmCallFeed();
   readonly #client: OpenAI;
   readonly #settings: ModelClientSettings;
 
@@ -124,7 +127,20 @@ export class ModelClient implements ModelProvider {
     const site = this.#site(request.model);
     const breaker = this.breakers.of(request.model);
     for (let attempt = 1; ; attempt += 1) {
-      breaker.acquire();
+      const startedAt = performance.now();
+      const report = (outcome: string, retried: boolean) =>
+        this.calls.report({
+          ...site,
+          outcome,
+          durationMilliseconds: performance.now() - startedAt,
+          retried,
+        });
+      try {
+        breaker.acquire();
+      } catch (error) {
+        report(classifyLlmError(error, site).code, false);
+        throw error;
+      }
       try {
         const response = await streamCompletion(request, {
           client: this.#client,
@@ -135,15 +151,19 @@ export class ModelClient implements ModelProvider {
           cutOff: options.cutOff,
         });
         breaker.succeeded();
+        report("ok", false);
         return response;
       } catch (error) {
         const failure = classifyLlmError(error, site);
         if (options.signal.aborted || !isRetryable(failure)) {
           breaker.released();
+          report(options.signal.aborted ? "aborted" : failure.code, false);
           throw failure;
         }
         breaker.failed();
-        if (attempt >= this.#settings.maxAttempts) throw failure;
+        const retried = attempt < this.#settings.maxAttempts;
+        report(failure.code, retried);
+        if (!retried) throw failure;
         const delayMilliseconds = retryDelay(attempt, this.#settings.backoff, retryAfterOf(failure));
         options.onRetry?.({ error: failure, model: request.model, attempt, delayMilliseconds });
         await sleep(delayMilliseconds, undefined, { signal: options.signal }).catch(() => {
@@ -151,6 +171,14 @@ export class ModelClient implements ModelProvider {
         });
       }
     }
+  }
+
+  /** The calls and breaker state, for the daemon's metrics. */
+  get telemetry(): LlmTelemetry {
+    return {
+      onCall: (listener) => this.calls.onCall(listener),
+      breakerState: (model) => this.breakers.of(model).state,
+    };
   }
 
   #site(model: string): CallSite {

@@ -49,19 +49,19 @@ export async function connectMcpServer(options: McpConnectOptions): Promise<McpC
     capabilities: {},
     listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => options.onToolsChanged() } },
   });
-  client.onerror = (error) => logger.debug({ server: name, err: error }, "MCP transport error");
+  client.onerror = (error) => logger.debug({ err: error }, "MCP transport error");
   let closed = false;
   client.onclose = () => {
     if (closed) return;
     closed = true;
-    logger.info({ server: name }, "MCP server connection closed");
+    logger.info("MCP server connection closed");
     options.onClose();
   };
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       await transport.noteProcesses();
-      await client.close().catch((error: unknown) => logger.debug({ server: name, err: error }, "MCP close"));
+      await client.close().catch((error: unknown) => logger.debug({ err: error }, "MCP close"));
       await transport.endProcesses();
     })());
   try {

@@ -102,12 +102,20 @@ export class McpServerSession {
         ...this.#options,
         onClose: () => this.#forget(attempt),
         onToolsChanged: () => {
-          this.#options.logger.info({ server: this.name }, "MCP server tools changed; listing them again");
+          this.#options.logger.info("MCP server tools changed; listing them again");
           this.#tools = undefined;
         },
       });
       this.#connection = attempt;
-      attempt.catch(() => this.#forget(attempt));
+      attempt.catch((error: unknown) => {
+        // The operator's first clue that a configured server is broken; the run gets the error.
+        this.#options.logger.warn(
+          // The logger already names the server.
+          { err: error instanceof Error ? error.message : String(error) },
+          "MCP server could not start",
+        );
+        this.#forget(attempt);
+      });
     }
     return this.#connection;
   }

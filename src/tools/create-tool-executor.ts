@@ -35,7 +35,7 @@ export interface ClosableToolExecutor extends ToolExecutor {
  * or the run ends, so no MCP server process outlives them.
  */
 export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecutor {
-  const mcp = McpToolSource.fromConfig(parts.config, parts.logger.child({ module: "mcp" }));
+  const mcp = McpToolSource.fromConfig(parts.config, parts.logger.child({ source: "mcp" }));
   const executor = new DefaultToolExecutor({
     catalog: new CompositeToolCatalog(
       [...builtinTools(), ...(parts.questions ? [askHumanTool(parts.questions)] : [])],

@@ -70,7 +70,9 @@ export class DefaultToolExecutor implements ToolExecutor {
       type: "action",
       data: { call_id: call.callId, tool: toolName, arguments: input.ok ? input.value : call.argumentsJson },
     });
-    const output = await this.#attempt(call, listed, input, scope);
+    // Time spent waiting for an approval or a resume is not the tool's: durations leave it out.
+    const timing = { waitedMilliseconds: 0 };
+    const output = await this.#attempt(call, listed, input, scope, timing);
     const redacted = this.#options.redactor.redact(output.output);
     const capped = capOutput(redacted, this.#options.settings.max_output_bytes);
     const truncated = capped.truncated || output.truncated === true;
@@ -89,7 +91,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         tool: toolName,
         ok: result.ok,
         output: result.output,
-        duration_ms: Math.round(performance.now() - started),
+        duration_ms: Math.round(performance.now() - started - timing.waitedMilliseconds),
         ...(truncated ? { truncated } : {}),
       },
     });
@@ -101,6 +103,7 @@ export class DefaultToolExecutor implements ToolExecutor {
     listed: ListedTool | undefined,
     input: { ok: true; value: unknown } | { ok: false; message: string },
     scope: ToolRunScope,
+    timing: { waitedMilliseconds: number },
   ): Promise<ToolOutput> {
     const { definition, control } = scope;
     const notAvailable = refusal(
@@ -148,12 +151,15 @@ export class DefaultToolExecutor implements ToolExecutor {
       if (verdict.decision === "deny") {
         return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
       }
+      const waitStarted = performance.now();
       if (verdict.decision === "ask" && !this.#approvedForRun.get(control)?.has(tool.name)) {
         const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope);
+        timing.waitedMilliseconds = performance.now() - waitStarted;
         if (denial) return denial;
       }
       // A run paused while the call waited for its answer runs it only once resumed.
       await control.waitWhilePaused();
+      timing.waitedMilliseconds = performance.now() - waitStarted;
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
       // A stop that raced the approval or the vault read: the call must not start.
       control.signal.throwIfAborted();

@@ -73,6 +73,20 @@ function harness() {
 }
 
 describe("ask calls through the tool executor and the broker", () => {
+  it("leaves the wait for the answer out of the tool's duration", async () => {
+    const { broker, execute, nextPending, events } = harness();
+    const result = execute("timed");
+    const pending = await nextPending();
+    const askedAt = performance.now();
+    // The answer comes after a wait far longer than the tool itself takes.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    broker.decide(pending.id, "approve");
+    await result;
+    const waited = performance.now() - askedAt;
+    const observation = events.find((event) => event.type === "observation");
+    expect(observation?.type === "observation" && observation.data.duration_ms).toBeLessThan(waited);
+  });
+
   it("parks the run in waiting until approved, then runs the tool", async () => {
     const { broker, execute, nextPending, notes, statuses } = harness();
     const result = execute("first");
