@@ -100,7 +100,6 @@ export class InstantRuns implements RunsService {
       data: { status: "completed", usage, cost_usd: 0.25 },
     });
     Object.assign(record, { status: "completed", usage, cost_usd: 0.25, result: "done", ended_at: now });
-    this.bus.publish({ agent: agentId, run: id, type: "status", data: { status: "completed" } });
     return { ...record, status: "running" };
   }
   list(filter: RunListFilter) {
