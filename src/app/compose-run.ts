@@ -14,6 +14,7 @@ import type { RunReason } from "../runs/run-status.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
 import { createSecretLearner } from "./daemon-secrets.js";
+import { SandboxHost } from "../sandbox/sandbox-host.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
@@ -25,6 +26,8 @@ import type { Worker } from "../workers/worker.js";
 
 export interface SingleRunOptions {
   config: Config;
+  /** The config file read, if any: the sandbox hides its folder from agents working elsewhere. */
+  configFile?: string | undefined;
   definition: AgentDefinition;
   task: string;
   /** Called with every event of the run, in order, as it is published. */
@@ -70,6 +73,7 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   events.subscribe(options.onEvent);
   const approvals = new ApprovalBroker({ redact: (value) => redactor.redactValue(value) });
   const questions = new QuestionBroker({ redact: (value) => redactor.redactValue(value) });
+  const sandbox = new SandboxHost({ config, configFile: options.configFile });
   // MCP servers start on first use, so this costs nothing when the caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -77,10 +81,11 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
     redactor,
     approvals,
     questions,
+    sandbox,
     logger: logger.child({ module: "tools" }),
   });
   const tools = options.tools ?? defaultTools;
-  const worker = options.worker ?? workerFor(definition, config, tools, options.model, logger);
+  const worker = options.worker ?? workerFor(definition, config, tools, sandbox, options.model, logger);
   const runId = createRunIdSource()();
   const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
   const startedAt = new Date().toISOString();
@@ -133,6 +138,7 @@ function workerFor(
   definition: AgentDefinition,
   config: Config,
   tools: ToolExecutor,
+  sandbox: SandboxHost,
   model: ModelProvider | undefined,
   logger: Logger,
 ): Worker {
@@ -150,5 +156,6 @@ function workerFor(
     // The CLI worker names its own module: a second child with the same key would repeat it.
     logger,
     dataDirectory: config.data_dir,
+    sandbox,
   });
 }

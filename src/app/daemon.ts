@@ -18,6 +18,7 @@ import { Scheduler } from "../scheduler/scheduler.js";
 import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { QuestionBroker } from "../questions/question-broker.js";
@@ -52,6 +53,8 @@ export interface DaemonOverrides {
 
 export interface StartDaemonOptions {
   config: Config;
+  /** The config file read, if any: the sandbox hides its folder from agents working elsewhere. */
+  configFile?: string | undefined;
   version: string;
   overrides?: DaemonOverrides;
 }
@@ -99,6 +102,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   secretLearner.definitionsChanged(definitions.snapshot());
   // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
   const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
+  const sandbox = new SandboxHost({ config, configFile: options.configFile });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const questions = new QuestionBroker({ now, redact: (value) => redactor.redactValue(value) });
   const agents = agentLookupFrom(() => definitions.snapshot());
@@ -108,6 +112,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     redactor,
     approvals,
     questions,
+    sandbox,
     logger: logger.child({ module: "tools" }),
     // The run manager is built below; a sub-agent call only comes once runs are running.
     sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
@@ -127,6 +132,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
           config,
           model,
           tools,
+          sandbox,
           logger,
           now,
         }),

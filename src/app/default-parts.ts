@@ -1,6 +1,7 @@
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { ModelProvider } from "../llm/model-client.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Logger } from "../logging/logger.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
@@ -11,6 +12,7 @@ export interface WorkerParts {
   config: Config;
   model: ModelProvider;
   tools: ToolExecutor;
+  sandbox: SandboxHost;
   logger: Logger;
   now: () => Date;
 }
@@ -32,6 +34,7 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     llmFallback: llmWorker,
     logger: parts.logger,
     dataDirectory: parts.config.data_dir,
+    sandbox: parts.sandbox,
     now: parts.now,
   });
   return (definition) => (definition.frontmatter.worker === "cli" ? cliWorker : llmWorker);

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
+import { SandboxOverrideSchema, SandboxSettingsSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
 /** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */
@@ -91,6 +92,8 @@ const McpServerSchema = z.union([
     command: z.string().min(1),
     args: z.array(z.string()).default([]),
     env: z.record(z.string(), z.string()).default({}),
+    /** Over config `sandbox`; relative paths are relative to the config file's folder. */
+    sandbox: SandboxOverrideSchema.optional(),
   }),
   z.strictObject({
     url: z.string().url(),
@@ -145,6 +148,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   mcp_servers: z.record(z.string(), McpServerSchema).default({}),
+  /** The OS sandbox of every child an agent causes (shell, CLI workers, stdio MCP servers). */
+  sandbox: SandboxSettingsSchema.prefault({}),
   limits: LimitsSchema.prefault({}),
   permissions: PermissionRulesSchema.prefault({}),
   approvals: ApprovalPolicySchema.prefault({}),

@@ -3,6 +3,7 @@ import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 import { describeIssues, problemToError } from "../schema/schema-issues.js";
 import { parseLocatedYaml } from "../schema/yaml-document.js";
+import { mergeSandboxSettings } from "../sandbox/sandbox-settings.js";
 import { type Config, ConfigSchema } from "./config-schema.js";
 import { expandEnvironment } from "./expand-env.js";
 
@@ -91,6 +92,11 @@ function resolveFolders(loaded: LoadedConfig): LoadedConfig {
       presets_dir: resolve(config.presets_dir),
       data_dir: resolve(config.data_dir),
       llm: withLocalDefault,
+      sandbox: mergeSandboxSettings(
+        { ...config.sandbox, read: [], write: [] },
+        config.sandbox,
+        baseDirectory,
+      ),
       vault: {
         ...config.vault,
         ...(config.vault.file === undefined ? {} : { file: resolve(config.vault.file) }),

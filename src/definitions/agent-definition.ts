@@ -1,4 +1,5 @@
 import type { ApprovalPolicy, Limits, PermissionRules } from "../config/config-schema.js";
+import type { SandboxSettings } from "../sandbox/sandbox-settings.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 
 /**
@@ -26,6 +27,8 @@ export interface AgentDefinition {
   approvals: ApprovalPolicy;
   /** Absolute working directory for tools and CLI workers. */
   workdir: string;
+  /** Config `sandbox` with the agent's `sandbox:` over it; paths absolute. */
+  sandbox: SandboxSettings;
   /** Model for the LLM worker: agent `model`, else config `llm.model`. */
   model: string;
   warnings: string[];

@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
+import { SandboxOverrideSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
 /**
@@ -153,6 +154,8 @@ export const AgentFrontmatterSchema = z
     task: z.string().optional(),
     limits: AgentLimitsSchema.optional(),
     enabled: z.boolean().default(true),
+    /** Over config `sandbox`; `sandbox: off` runs this agent's children without the OS sandbox. */
+    sandbox: SandboxOverrideSchema.optional(),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -3,6 +3,8 @@ import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
+import { defaultWorkspacesRoot } from "../sandbox/sandbox-host.js";
+import { mergeSandboxSettings } from "../sandbox/sandbox-settings.js";
 import { assembleSystemPrompt } from "../prompt/assemble-system-prompt.js";
 import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
@@ -37,6 +39,14 @@ export function buildAgentDefinition(
     warnings.push(`${agent.file} cli: the cli section is ignored with worker: llm`);
   }
   warnings.push(...cliRuleWarnings(frontmatter, config).map((warning) => `${agent.file} ${warning}`));
+  const project = path.dirname(config.agents_dir);
+  const sandbox = mergeSandboxSettings(config.sandbox, frontmatter.sandbox, project);
+  if (sandbox.mode === "off") {
+    warnings.push(
+      `${agent.file} sandbox: off — this agent's shell commands, CLI worker and hooks run without the OS sandbox ` +
+        "and can read every secret the daemon can",
+    );
+  }
   const name = frontmatter.name ?? agent.id;
   const definedLimits = Object.entries(frontmatter.limits ?? {}).filter(([, value]) => value !== undefined);
   const definedApprovals = Object.entries(frontmatter.approvals ?? {}).filter(
@@ -63,10 +73,12 @@ export function buildAgentDefinition(
       deny: [...config.permissions.deny, ...(frontmatter.permissions?.deny ?? [])],
     },
     approvals: { ...config.approvals, ...Object.fromEntries(definedApprovals) },
-    // Relative workdirs are relative to the project folder: the parent of agents/.
+    // Relative workdirs are relative to the project folder: the parent of agents/. The default
+    // lies outside data_dir, which the sandbox hides (it holds the vault).
     workdir: frontmatter.workdir
-      ? path.resolve(path.dirname(config.agents_dir), frontmatter.workdir)
-      : path.join(config.data_dir, "workspaces", agent.id),
+      ? path.resolve(project, frontmatter.workdir)
+      : path.join(defaultWorkspacesRoot(config), agent.id),
+    sandbox,
     model: model.model,
     warnings,
   };

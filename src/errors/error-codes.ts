@@ -46,6 +46,9 @@ export const ERROR_CODES = [
   "QUESTION_NOT_FOUND",
   "TOOL_INTERRUPTED",
   "HOOK_FAILED",
+  // sandbox
+  "SANDBOX_UNAVAILABLE",
+  "HOST_NOT_ALLOWED",
   // cli workers
   "CLI_NOT_INSTALLED",
   "CLI_AUTH",

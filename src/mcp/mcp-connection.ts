@@ -3,6 +3,7 @@ import { packageVersion } from "../app/package-version.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { messageOf } from "./mcp-failure.js";
 import { createMcpTransport, type McpTransport } from "./mcp-transport.js";
 
@@ -18,6 +19,8 @@ export interface McpConnectOptions {
   /** The server's key in config `mcp_servers`. */
   name: string;
   config: McpServerConfig;
+  /** The sandbox of a stdio server (undefined for one reached over HTTP). */
+  sandbox: SandboxPolicy | undefined;
   /** The limit of one request; the handshake gets at least MIN_START_MILLISECONDS. */
   timeoutMilliseconds: number;
   killGraceMilliseconds: number;
@@ -44,7 +47,7 @@ export interface McpConnection {
  */
 export async function connectMcpServer(options: McpConnectOptions): Promise<McpConnection> {
   const { name, logger } = options;
-  const transport = createMcpTransport(options);
+  const transport = await createMcpTransport(options);
   const client = new Client(CLIENT_INFO, {
     capabilities: {},
     listChanged: { tools: { autoRefresh: false, debounceMs: 0, onChanged: () => options.onToolsChanged() } },

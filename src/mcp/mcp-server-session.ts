@@ -2,6 +2,7 @@ import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { MIN_START_MILLISECONDS, connectMcpServer, type McpConnection } from "./mcp-connection.js";
 import { mcpCallFailure, mcpUnavailable, messageOf } from "./mcp-failure.js";
 
@@ -9,6 +10,8 @@ export interface McpServerSessionOptions {
   /** The server's key in config `mcp_servers`. */
   name: string;
   config: McpServerConfig;
+  /** The sandbox of a stdio server (undefined for one reached over HTTP). */
+  sandbox: SandboxPolicy | undefined;
   /** Limit of each call (config `tools.http_timeout`); starting gets at least a minute. */
   timeoutMilliseconds: number;
   killGraceMilliseconds: number;

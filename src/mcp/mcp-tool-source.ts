@@ -1,8 +1,12 @@
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
-import type { Config } from "../config/config-schema.js";
+import path from "node:path";
+import type { Config, McpServerConfig } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ToolSource } from "../tools/tool-catalog.js";
 import type { ToolDefinition } from "../tools/tool-definition.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import { mergeSandboxSettings, type SandboxSettings } from "../sandbox/sandbox-settings.js";
 import { McpServerSession } from "./mcp-server-session.js";
 import { mcpToolDefinition } from "./mcp-tool-definition.js";
 import { MCP_PREFIX, parseMcpToolName } from "./mcp-tool-name.js";
@@ -14,6 +18,10 @@ export interface McpToolSourceOptions {
   timeoutMilliseconds: number;
   /** SIGTERM → SIGKILL delay when a stdio server is ended (config `cli.kill_grace`). */
   killGraceMilliseconds: number;
+  /** Config `sandbox` (the daemon's default for every stdio server). */
+  sandboxSettings: SandboxSettings;
+  /** Resolves each stdio server's sandbox policy. */
+  sandbox: SandboxHost;
   logger: Logger;
 }
 
@@ -35,6 +43,7 @@ export class McpToolSource implements ToolSource {
         new McpServerSession({
           name,
           config,
+          sandbox: "command" in config ? mcpServerSandbox(name, config, options) : undefined,
           timeoutMilliseconds: options.timeoutMilliseconds,
           killGraceMilliseconds: options.killGraceMilliseconds,
           logger: options.logger.child({ server: name }),
@@ -44,9 +53,11 @@ export class McpToolSource implements ToolSource {
   }
 
   /** The source for config `mcp_servers`, with its limits taken from the config. */
-  static fromConfig(config: Config, logger: Logger): McpToolSource {
+  static fromConfig(config: Config, sandbox: SandboxHost, logger: Logger): McpToolSource {
     return new McpToolSource({
       servers: config.mcp_servers,
+      sandboxSettings: config.sandbox,
+      sandbox,
       timeoutMilliseconds: config.tools.http_timeout,
       killGraceMilliseconds: config.cli.kill_grace,
       logger,
@@ -88,4 +99,23 @@ export class McpToolSource implements ToolSource {
     }
     return definitions;
   }
+}
+
+/**
+ * A stdio server's sandbox: config `sandbox` with the server's own `sandbox:` over it; it starts
+ * in (and may write) `<project>/.agentd/mcp/<name>`, and its command stays visible wherever it is
+ * installed.
+ */
+function mcpServerSandbox(
+  name: string,
+  config: Extract<McpServerConfig, { command: string }>,
+  options: McpToolSourceOptions,
+): SandboxPolicy {
+  const workdir = path.join(path.dirname(options.sandbox.workspacesRoot), "mcp", name);
+  return options.sandbox.policyFor({
+    settings: mergeSandboxSettings(options.sandboxSettings, config.sandbox, workdir),
+    workdir,
+    owner: `MCP server "${name}"`,
+    executables: [config.command],
+  });
 }

@@ -1,4 +1,8 @@
 import { randomUUID } from "node:crypto";
+import { mkdir } from "node:fs/promises";
+import { AgentdError } from "../errors/agentd-error.js";
+import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { childEnvironment } from "../secrets/child-environment.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -29,13 +33,18 @@ export interface McpTransportOptions {
   /** The server's key in config `mcp_servers`. */
   name: string;
   config: McpServerConfig;
+  /** The sandbox of a stdio server; required for one. */
+  sandbox: SandboxPolicy | undefined;
   /** SIGTERM → SIGKILL delay for leftovers of a stdio server's process tree. */
   killGraceMilliseconds: number;
   logger: Logger;
 }
 
-/** A stdio transport (a child process) or a streamable HTTP transport, as the config says. */
-export function createMcpTransport(options: McpTransportOptions): McpTransport {
+/**
+ * A stdio transport (a child process, inside its sandbox) or a streamable HTTP transport, as the
+ * config says. Rejects with SANDBOX_UNAVAILABLE when a stdio server's sandbox cannot be set up.
+ */
+export async function createMcpTransport(options: McpTransportOptions): Promise<McpTransport> {
   const { name, config } = options;
   if ("url" in config) {
     return {
@@ -49,12 +58,23 @@ export function createMcpTransport(options: McpTransportOptions): McpTransport {
       endProcesses: async () => undefined,
     };
   }
+  if (options.sandbox === undefined) {
+    throw new AgentdError("INTERNAL", `MCP server "${name}" has no sandbox policy`);
+  }
   // Every process of the server inherits the marker, so a grandchild (`npx` → node) is found too.
   const marker = randomUUID();
-  const transport = new StdioClientTransport({
+  await mkdir(options.sandbox.workdir, { recursive: true });
+  const prepared = await prepareSandboxedChild(options.sandbox, {
     command: config.command,
-    args: config.args,
-    env: { ...childEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
+    arguments: config.args,
+    workdir: options.sandbox.workdir,
+    environment: { ...childEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
+  });
+  const transport = new StdioClientTransport({
+    command: prepared.command,
+    args: prepared.arguments,
+    env: prepared.environment,
+    cwd: prepared.workdir,
     stderr: "pipe",
   });
   let tail = "";
@@ -75,6 +95,9 @@ export function createMcpTransport(options: McpTransportOptions): McpTransport {
       if (pid !== null) tree ??= new ProcessTree(pid, marker);
       await tree?.collect();
     },
-    endProcesses: async () => tree?.terminate(options.killGraceMilliseconds),
+    endProcesses: async () => {
+      await tree?.terminate(options.killGraceMilliseconds);
+      await prepared.release();
+    },
   };
 }

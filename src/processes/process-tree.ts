@@ -2,8 +2,8 @@ import { readFileSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 import pidtree from "pidtree";
 
-/** The environment variable every CLI child is started with; its descendants inherit it. */
-export const PROCESS_MARKER_VARIABLE = "AGENTD_CLI_RUN_MARKER";
+/** The variable every tracked child is started with; its descendants inherit it (not secret, not `AGENTD_*`). */
+export const PROCESS_MARKER_VARIABLE = "PROCESS_TREE_MARKER";
 
 /**
  * The processes of one CLI run: the child (leader of its own process group), its group, and every

@@ -1,14 +1,25 @@
 import { randomUUID } from "node:crypto";
+import os from "node:os";
 import { execa } from "execa";
-import { childEnvironment } from "../secrets/child-environment.js";
+import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import { childEnvironment, shellEnvironment } from "../secrets/child-environment.js";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
 
 export interface TrackedProcessOptions {
   command: string;
   arguments: string[];
   workdir: string;
-  /** Over the daemon's environment, which is passed without its secrets. */
+  /**
+   * Where the child's environment starts from: `shell` — an allow-list (PATH, HOME, LANG, LC_*,
+   * TERM, TZ, TMPDIR) for the shell tool; `daemon` — the daemon's environment without `AGENTD_*`
+   * and secret values, for programs that need their own variables (CLI workers, hooks).
+   */
+  baseEnvironment: "shell" | "daemon";
+  /** Added over the base environment (a call's secret variables, a CLI's configured env). */
   environment: Record<string, string>;
+  /** The sandbox the child runs in; `mode: off` in it is the only way to run unsandboxed. */
+  sandbox: SandboxPolicy;
   /** Cancels the child (execa's cancelSignal). */
   cancelSignal: AbortSignal;
   /** SIGTERM → SIGKILL delay, for execa and for the tree. */
@@ -18,16 +29,28 @@ export interface TrackedProcessOptions {
 }
 
 /**
- * Starts a child headless (stdin ignored, output streamed, never rejecting) as the leader of its
- * own process group, marked so that every descendant can be found, with the daemon's environment
- * minus its secrets. `endTree` ends the whole tree once, however often it is called: the shell
- * tool and the CLI worker share this start, and differ only in how they watch the child.
+ * The one way agentd starts a child on an agent's behalf (shell tool, CLI worker, hooks): inside
+ * its sandbox (bubblewrap, see src/sandbox), headless (stdin ignored, output streamed, never
+ * rejecting), as the leader of its own process group, marked so that every descendant can be
+ * found. `endTree` ends the whole tree once, however often it is called. Rejects with
+ * SANDBOX_UNAVAILABLE when the sandbox is asked for and cannot be set up: never runs unsandboxed.
  */
-export function startTrackedProcess(options: TrackedProcessOptions) {
+export async function startTrackedProcess(options: TrackedProcessOptions) {
   const marker = randomUUID();
-  const subprocess = execa(options.command, options.arguments, {
-    cwd: options.workdir,
-    env: { ...childEnvironment(), ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+  const sandboxed = options.sandbox.mode !== "off";
+  const base =
+    options.baseEnvironment === "shell"
+      ? shellEnvironment(sandboxed ? "/tmp" : (process.env["TMPDIR"] ?? os.tmpdir()))
+      : childEnvironment();
+  const prepared = await prepareSandboxedChild(options.sandbox, {
+    command: options.command,
+    arguments: options.arguments,
+    workdir: options.workdir,
+    environment: { ...base, ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
+  });
+  const subprocess = execa(prepared.command, prepared.arguments, {
+    cwd: prepared.workdir,
+    env: prepared.environment,
     // Without this execa adds the daemon's whole environment back, secrets included.
     extendEnv: false,
     stdin: "ignore",
@@ -41,6 +64,9 @@ export function startTrackedProcess(options: TrackedProcessOptions) {
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> =>
-    (ending ??= tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve());
+    (ending ??= (tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve()).finally(() =>
+      prepared.release(),
+    ));
+  void subprocess.then(() => prepared.release());
   return { subprocess, tree, endTree };
 }

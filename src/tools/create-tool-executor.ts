@@ -2,6 +2,7 @@ import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import { McpToolSource } from "../mcp/mcp-tool-source.js";
+import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { askHumanTool } from "../questions/ask-human-tool.js";
@@ -20,6 +21,8 @@ export interface ToolExecutorParts {
   logger: Logger;
   /** Where `ask_human` parks its questions; without it the tool is not offered. */
   questions?: QuestionBroker;
+  /** The daemon's sandbox; default: one for `config` (without the config file's folder to hide). */
+  sandbox?: SandboxHost;
   /** Tool sources beyond the built-ins and the MCP servers of config `mcp_servers`. */
   sources?: readonly ToolSource[];
 }
@@ -35,7 +38,8 @@ export interface ClosableToolExecutor extends ToolExecutor {
  * or the run ends, so no MCP server process outlives them.
  */
 export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecutor {
-  const mcp = McpToolSource.fromConfig(parts.config, parts.logger.child({ source: "mcp" }));
+  const sandbox = parts.sandbox ?? new SandboxHost({ config: parts.config });
+  const mcp = McpToolSource.fromConfig(parts.config, sandbox, parts.logger.child({ source: "mcp" }));
   const executor = new DefaultToolExecutor({
     catalog: new CompositeToolCatalog(
       [...builtinTools(), ...(parts.questions ? [askHumanTool(parts.questions)] : [])],
@@ -45,6 +49,7 @@ export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecut
     vault: parts.vault,
     redactor: parts.redactor,
     settings: parts.config.tools,
+    sandbox,
     logger: parts.logger,
   });
   return {

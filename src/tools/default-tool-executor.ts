@@ -6,6 +6,7 @@ import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { Logger } from "../logging/logger.js";
 import { checkPermission, restrictedByPattern } from "../permissions/permission-check.js";
 import type { RunControl } from "../runs/run-control.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
@@ -26,6 +27,8 @@ export interface DefaultToolExecutorOptions {
   redactor: SecretRedactor;
   /** Config `tools`. */
   settings: Config["tools"];
+  /** Resolves each agent's sandbox policy for the tools that start children or reach the network. */
+  sandbox: SandboxHost;
   logger: Logger;
   /** How long a tool gets to end by itself once its run is stopped (default 5 s). */
   abandonAfterMilliseconds?: number;
@@ -128,6 +131,11 @@ export class DefaultToolExecutor implements ToolExecutor {
       return refusal("TOOL_BAD_ARGUMENTS", `invalid arguments for ${tool.name}: ${parsed.message}`);
     const context: ToolContext = {
       workdir: definition.workdir,
+      sandbox: this.#options.sandbox.policyFor({
+        settings: definition.sandbox,
+        workdir: definition.workdir,
+        owner: `agent "${definition.id}"`,
+      }),
       signal: control.signal,
       settings: this.#options.settings,
       run: scope,

@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { Config } from "../config/config-schema.js";
 import type { PermissionSubject } from "../permissions/permission-check.js";
 import type { ToolRunScope } from "./tool-executor.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 
 /** What a tool gets for one call: where it may work, when to stop, and its size and time limits. */
 export interface ToolContext {
@@ -9,6 +10,8 @@ export interface ToolContext {
   workdir: string;
   /** The run's signal: aborted on stop, timeout and shutdown. A tool must end promptly on it. */
   signal: AbortSignal;
+  /** The agent's sandbox: every child a tool starts runs in it; `http_request` obeys its network. */
+  sandbox: SandboxPolicy;
   /** Config `tools`: output cap, shell and HTTP limits. */
   settings: Config["tools"];
   /**

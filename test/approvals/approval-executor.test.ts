@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ApprovalBroker } from "../../src/approvals/approval-broker.js";
@@ -12,6 +13,7 @@ import { CompositeToolCatalog } from "../../src/tools/tool-catalog.js";
 import { defineTool } from "../../src/tools/tool-definition.js";
 import type { Vault } from "../../src/vault/vault.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { testSandboxHost } from "../support/test-sandbox.js";
 
 const emptyVault: Vault = {
   backend: "memory",
@@ -44,6 +46,7 @@ function harness() {
     vault: emptyVault,
     redactor: new SecretRedactor(),
     settings: ConfigSchema.parse({}).tools,
+    sandbox: testSandboxHost(tmpdir()),
     logger: createLogger({ level: "silent", pretty: false }),
   });
   const definition = makeDefinition({

@@ -167,6 +167,8 @@ describe("secret values never leave the tools", () => {
         // HTTP calls wait for a human: the approvals API shows their arguments too.
         permissions: { allow: ["shell", "write_file", "read_file"], ask: ["http_request"] },
         workdir: "./workspace",
+        // The header echo runs on this machine's loopback: listed, or the sandbox refuses it.
+        sandbox: { network: [new URL(echo.url).host, "127.0.0.1:1"] },
       });
       const shell = (command: string) => toolCallReply({ name: "shell", arguments: { command } });
       llm.enqueue(

@@ -47,13 +47,13 @@ describe("building an agent definition", () => {
     expect(snapshot.get("plain")?.name).toBe("plain");
   });
 
-  it("resolves workdir against the project folder, defaulting to the data folder's workspace", async () => {
+  it("resolves workdir against the project folder, defaulting to a workspace outside data_dir (which the sandbox hides)", async () => {
     project = createTempProject();
     project.writeAgent("nested/here.md", agentText("relative", "workdir: ./work/here\n"));
     project.writeAgent("default.md", agentText("default"));
     const snapshot = await loadDefinitions(project.config);
     expect(snapshot.get("here")?.workdir).toBe(path.join(project.root, "work/here"));
-    expect(snapshot.get("default")?.workdir).toBe(path.join(project.root, "data/workspaces/default"));
+    expect(snapshot.get("default")?.workdir).toBe(path.join(project.root, ".agentd/workspaces/default"));
   });
 
   it("hashes the agent file and every preset file of its chain", async () => {

@@ -1,3 +1,5 @@
+import { randomUUID } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -6,6 +8,22 @@ import { startSingleRun } from "../../src/app/compose-run.js";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
+
+/** Live processes whose command line holds `text`. */
+function processesWith(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text) && isProcessRunning(Number(entry))
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
 import { makeDefinition } from "../support/make-definition.js";
 import {
   type ScriptedLlmServer,
@@ -29,12 +47,14 @@ afterEach(async () => {
 describe("agentd run with an MCP server", () => {
   it("offers the server's tools to the model, runs the call, and ends the server with the run", async () => {
     llm.enqueue(toolCallReply({ name: "mcp__fixture__pids", arguments: {} }), textReply("done"));
+    // The server runs in its own PID namespace: the host finds its processes by this argument.
+    const tag = `--test-tag=${randomUUID()}`;
     const config = ConfigSchema.parse({
       data_dir: dataDirectory,
       llm: { base_url: llm.url, api_key: "test-key", model: "test-model" },
       vault: { backend: "env" },
       cli: { kill_grace: 1_000 },
-      mcp_servers: { fixture: fixtureServer(["--with-helper"]) },
+      mcp_servers: { fixture: fixtureServer(["--with-helper", tag]) },
     });
     const run = await startSingleRun({
       config,
@@ -52,9 +72,7 @@ describe("agentd run with an MCP server", () => {
     const toolMessage = second?.body?.messages.find((message) => message.role === "tool");
     const pids = JSON.parse(String(toolMessage?.content)) as { server: number; helper: number };
     expect(pids.server).toBeGreaterThan(0);
-    expect(
-      await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
-    ).toBe(true);
+    expect(await eventually(() => processesWith(tag).length === 0, 5_000)).toBe(true);
   });
 
   it("ends the run with tool_error, not crashed, when the server will not start", async () => {

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ConfigSchema, type Config } from "../../src/config/config-schema.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
@@ -11,6 +12,7 @@ import { CompositeToolCatalog } from "../../src/tools/tool-catalog.js";
 import type { ToolResult } from "../../src/tools/tool-executor.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { testSandboxHost } from "../support/test-sandbox.js";
 
 /** The stdio fixture server, run with the same node as the tests. */
 export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/mcp/fixture-server.mjs", import.meta.url));
@@ -28,13 +30,15 @@ export function configWith(servers: Record<string, unknown>, tools: Record<strin
 /** The real executor over built-ins-less catalog + the MCP source, and a way to make calls. */
 export function mcpHarness(config: Config, redactor = new SecretRedactor()) {
   const logger = createLogger({ level: "silent", pretty: false });
-  const source = McpToolSource.fromConfig(config, logger);
+  const sandbox = testSandboxHost(tmpdir());
+  const source = McpToolSource.fromConfig(config, sandbox, logger);
   const executor = new DefaultToolExecutor({
     catalog: new CompositeToolCatalog([], [source]),
     approvals: { request: async () => ({ approved: false, state: "denied", scope: "once" }) },
     vault: new EnvVault({}),
     redactor,
     settings: config.tools,
+    sandbox,
     logger,
   });
   const events: AgentEvent[] = [];

@@ -31,9 +31,17 @@ async function runningFixtureServers(): Promise<number[]> {
   const servers: number[] = [];
   for (const pid of pids) {
     const commandLine = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
-    if (commandLine.includes("fixture-server.mjs") && isProcessRunning(pid)) servers.push(pid);
+    // bubblewrap's own processes carry the server's command line too: count node only.
+    const program = commandLine.split("\0")[0] ?? "";
+    if (commandLine.includes("fixture-server.mjs") && !program.endsWith("bwrap") && isProcessRunning(pid))
+      servers.push(pid);
   }
   return servers;
+}
+
+/** Every process this test process started (the host's pids: the server runs in its own PID namespace). */
+async function descendants(): Promise<number[]> {
+  return pidtree(process.pid).catch(() => [] as number[]);
 }
 
 describe("McpToolSource over stdio", () => {
@@ -208,11 +216,12 @@ describe("McpToolSource over stdio", () => {
     const { call, source } = harness(configWith({ fixture: fixtureServer(["--with-helper"]) }));
     const result = await call(ALL, "mcp__fixture__pids", {});
     const pids = JSON.parse(result.output) as { server: number; helper: number };
-    expect(isProcessRunning(pids.server) && isProcessRunning(pids.helper)).toBe(true);
+    expect(pids.helper).toBeGreaterThan(0);
+    const started = await descendants();
+    // bubblewrap (2), the server and its helper.
+    expect(started.length).toBeGreaterThanOrEqual(4);
     await source.close();
-    expect(
-      await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
-    ).toBe(true);
+    expect(await eventually(() => started.every((pid) => !isProcessRunning(pid)), 5_000)).toBe(true);
     const after = await source.expand("mcp:fixture/*").catch((error: unknown) => error);
     expect(AgentdError.is(after, "MCP_UNAVAILABLE")).toBe(true);
   });

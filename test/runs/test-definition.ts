@@ -1,6 +1,7 @@
 import { LimitsSchema } from "../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
+import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/sandbox/sandbox-settings.js";
 
 /** A valid AgentDefinition built from frontmatter the way the registry would, for unit tests. */
 export function testDefinition(id: string, frontmatter: Record<string, unknown> = {}): AgentDefinition {
@@ -21,6 +22,7 @@ export function testDefinition(id: string, frontmatter: Record<string, unknown> 
     approvals: { timeout: 600_000, on_timeout: "deny" },
     workdir: "/tmp",
     model: "test-model",
+    sandbox: mergeSandboxSettings(SandboxSettingsSchema.parse({}), parsed.sandbox, process.cwd()),
     warnings: [],
   };
 }

@@ -1,3 +1,4 @@
+import { tmpdir } from "node:os";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import type { ApprovalAnswer, ApprovalGate, ApprovalRequest } from "../../src/approvals/approval-gate.js";
@@ -13,6 +14,7 @@ import { type ToolContext, type ToolOutput, defineTool } from "../../src/tools/t
 import type { ToolResult } from "../../src/tools/tool-executor.js";
 import type { Vault } from "../../src/vault/vault.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { testSandboxHost } from "../support/test-sandbox.js";
 
 const TOKEN = "tok-3f9a7c1e-live";
 /** A value whose JSON form differs from it: quotes, a backslash and a newline. */
@@ -99,6 +101,7 @@ function harness(options: HarnessOptions = {}) {
     vault,
     redactor,
     settings,
+    sandbox: testSandboxHost(tmpdir()),
     logger: createLogger({ level: "silent", pretty: false }),
     abandonAfterMilliseconds: 300,
   });

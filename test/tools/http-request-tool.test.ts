@@ -81,7 +81,10 @@ afterEach(async () => {
 
 describe("the http_request tool", () => {
   it("sends the method, headers and body, and returns the status line, chosen headers and body", async () => {
-    harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
+    harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
+      permissions: { allow: ["http_request"] },
+    });
     const result = await harness.call("http_request", {
       method: "POST",
       url: `${base}/echo?x=1`,
@@ -102,6 +105,7 @@ describe("the http_request tool", () => {
 
   it("sends a secret in a header without ever showing it", async () => {
     harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
       permissions: { allow: ["http_request"] },
       secrets: { token: "tok-12345-secret" },
     });
@@ -118,7 +122,10 @@ describe("the http_request tool", () => {
   });
 
   it("is not ok on an error status, and shows a redirect instead of following it", async () => {
-    harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
+    harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
+      permissions: { allow: ["http_request"] },
+    });
     const missing = await harness.call("http_request", { method: "GET", url: `${base}/missing` });
     expect(missing).toMatchObject({ ok: false, code: "TOOL_FAILED" });
     expect(missing.output).toBe("HTTP 404 Not Found\ncontent-type: text/plain\n\nno such thing");
@@ -130,6 +137,7 @@ describe("the http_request tool", () => {
 
   it("stops reading a body at tools.http_max_bytes and says it was cut", async () => {
     harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
       permissions: { allow: ["http_request"] },
       settings: { http_max_bytes: 1_000 },
     });
@@ -142,6 +150,7 @@ describe("the http_request tool", () => {
 
   it("masks a secret the cut at tools.http_max_bytes splits, never showing its first part", async () => {
     harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
       permissions: { allow: ["http_request"] },
       secrets: { token: "tok-0123456789-secret" },
       settings: { http_max_bytes: 1_000 },
@@ -161,7 +170,11 @@ describe("the http_request tool", () => {
   });
 
   it.each(["/silent", "/stalls"])("gives up at tools.http_timeout when %s never completes", async (route) => {
-    harness = new ToolHarness({ permissions: { allow: ["http_request"] }, settings: { http_timeout: 500 } });
+    harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
+      permissions: { allow: ["http_request"] },
+      settings: { http_timeout: 500 },
+    });
     const result = await harness.call("http_request", { method: "GET", url: `${base}${route}` });
 
     expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
@@ -169,7 +182,10 @@ describe("the http_request tool", () => {
   });
 
   it("ends with the run when the run is stopped mid-request", async () => {
-    harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
+    harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
+      permissions: { allow: ["http_request"] },
+    });
     const control = new RunControl();
     const call = harness.call("http_request", { method: "GET", url: `${base}/silent` }, control);
     await expect.poll(() => requests.length, { timeout: 10_000, interval: 10 }).toBe(1);
@@ -180,7 +196,7 @@ describe("the http_request tool", () => {
   });
 
   it("accepts only http and https URLs, refused before any approval is asked", async () => {
-    harness = new ToolHarness();
+    harness = new ToolHarness({ sandbox: { network: [new URL(base).host] } });
     for (const url of ["file:///etc/passwd", "ftp://example.com/x", "not a url"]) {
       const result = await harness.call("http_request", { method: "GET", url });
       expect({ url, code: result.code }).toEqual({ url, code: "TOOL_BAD_ARGUMENTS" });
@@ -189,7 +205,10 @@ describe("the http_request tool", () => {
   });
 
   it("matches http_request(url) rules against the URL", async () => {
-    harness = new ToolHarness({ permissions: { allow: [`http_request(${base}/echo*)`] } });
+    harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
+      permissions: { allow: [`http_request(${base}/echo*)`] },
+    });
     expect(await harness.call("http_request", { method: "GET", url: `${base}/echo` })).toMatchObject({
       ok: true,
     });
@@ -210,6 +229,7 @@ describe("the http_request tool", () => {
     "HTTPS://EVIL.example/x#top",
   ])("applies a deny rule to %s, another spelling of the denied place", async (url) => {
     harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
       permissions: { allow: ["http_request"], deny: ["http_request(https://evil.example/*)"] },
     });
     const result = await harness.call("http_request", { method: "GET", url });
@@ -222,6 +242,7 @@ describe("the http_request tool", () => {
     "applies a deny rule on a path to %s, which a server routes to the denied path, and sends nothing",
     async (pathname) => {
       harness = new ToolHarness({
+        sandbox: { network: [new URL(base).host] },
         permissions: { allow: ["http_request"], deny: [`http_request(${base}/admin/*)`] },
       });
       const result = await harness.call("http_request", { method: "GET", url: `${base}${pathname}` });
@@ -233,6 +254,7 @@ describe("the http_request tool", () => {
 
   it("sends nothing to a denied server whatever the spelling of its URL", async () => {
     harness = new ToolHarness({
+      sandbox: { network: [new URL(base).host] },
       permissions: { allow: ["http_request"], deny: [`http_request(${base}/*)`] },
     });
     const authority = base.slice("http://".length);
@@ -242,5 +264,34 @@ describe("the http_request tool", () => {
       expect({ url, code: result.code }).toEqual({ url, code: "TOOL_DENIED" });
     }
     expect(requests).toEqual([]);
+  });
+
+  it("reaches only the hosts of the agent's sandbox network, and nothing with network: none", async () => {
+    const port = new URL(base).port;
+    harness = new ToolHarness({ permissions: { allow: ["http_request"] } });
+    const none = await harness.call("http_request", { method: "GET", url: `${base}/echo` });
+    expect(none).toMatchObject({ ok: false, code: "HOST_NOT_ALLOWED" });
+    expect(none.output).toContain("network: none");
+    expect(requests).toHaveLength(0);
+    harness.dispose();
+
+    harness = new ToolHarness({
+      permissions: { allow: ["http_request"] },
+      sandbox: { network: ["127.0.0.1:1", "*.example.com"] },
+    });
+    const outside = await harness.call("http_request", { method: "GET", url: `${base}/echo` });
+    expect(outside).toMatchObject({ ok: false, code: "HOST_NOT_ALLOWED" });
+    expect(outside.output).toContain(`127.0.0.1:${port}`);
+    const otherName = await harness.call("http_request", {
+      method: "GET",
+      url: `http://localhost:${port}/echo`,
+    });
+    expect(otherName).toMatchObject({ ok: false, code: "HOST_NOT_ALLOWED" });
+    expect(requests).toHaveLength(0);
+    harness.dispose();
+
+    harness = new ToolHarness({ permissions: { allow: ["http_request"] }, sandbox: "off" });
+    const unsandboxed = await harness.call("http_request", { method: "GET", url: `${base}/echo` });
+    expect(unsandboxed.ok).toBe(true);
   });
 });

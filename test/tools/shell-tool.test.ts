@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunControl } from "../../src/runs/run-control.js";
@@ -19,15 +19,29 @@ async function until(condition: () => boolean, what: string, timeoutMilliseconds
   }
 }
 
-/** A tree of sleeps: one in the background, one under a nested bash, one that left the group. */
-const SLEEP_TREE =
-  "sleep 300 & echo $! >> pids; bash -c 'sleep 300 & echo $! >> pids; wait' & echo $! >> pids; " +
-  "setsid sleep 300 & echo $! >> pids; echo started; wait";
+/** A duration no other process on the machine sleeps for: how the host finds this test's sleeps. */
+const SLEEP_SECONDS = `${300 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
 
-function pidsOf(workdir: string): number[] {
-  const file = path.join(workdir, "pids");
-  if (!existsSync(file)) return [];
-  return readFileSync(file, "utf8").trim().split("\n").filter(Boolean).map(Number);
+/**
+ * A tree of sleeps: one in the background, one under a nested bash, one that left the group. The
+ * shell runs in its own PID namespace, so the host finds them by their command line.
+ */
+const SLEEP_TREE =
+  `sleep ${SLEEP_SECONDS} & bash -c 'sleep ${SLEEP_SECONDS} & sleep ${SLEEP_SECONDS}; wait' & ` +
+  `setsid sleep ${SLEEP_SECONDS} & echo started; wait`;
+
+/** Host pids of the sleeps SLEEP_TREE started. */
+function sleepPids(): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return readFileSync(`/proc/${entry}/cmdline`, "latin1") === `sleep\0${SLEEP_SECONDS}\0`;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }
 
 describe("the shell tool", () => {
@@ -58,13 +72,14 @@ describe("the shell tool", () => {
 
   it("kills the whole process tree at the timeout, capped by tools.shell_timeout", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 3_000 } });
-    const result = await harness.call("shell", { command: SLEEP_TREE, timeout_seconds: 600 });
+    const call = harness.call("shell", { command: SLEEP_TREE, timeout_seconds: 600 });
+    await until(() => sleepPids().length === 4, "the sleeps have started");
+    const pids = sleepPids();
+    const result = await call;
 
     expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
     expect(result.output).toContain("timed out after 3 s");
     expect(result.output).toContain("started");
-    const pids = pidsOf(harness.workdir);
-    expect(pids).toHaveLength(4);
     await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 
@@ -72,12 +87,12 @@ describe("the shell tool", () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] } });
     const control = new RunControl();
     const call = harness.call("shell", { command: SLEEP_TREE }, control);
-    await until(() => pidsOf(harness.workdir).length === 4, "the sleeps have started");
+    await until(() => sleepPids().length === 4, "the sleeps have started");
 
     control.stop("user_stop", "stopped by the test");
 
     await expect(call).rejects.toMatchObject({ code: "RUN_ABORTED", reason: "user_stop" });
-    const pids = pidsOf(harness.workdir);
+    const pids = sleepPids();
     await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 

@@ -13,6 +13,7 @@ import { DefaultToolExecutor } from "../../src/tools/default-tool-executor.js";
 import { CompositeToolCatalog, type ToolSource } from "../../src/tools/tool-catalog.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { testSandboxHost } from "../support/test-sandbox.js";
 
 let workdir: string;
 afterEach(() => rmSync(workdir, { recursive: true, force: true }));
@@ -41,6 +42,7 @@ function setup(source: ToolSource) {
     vault: new EnvVault({}),
     redactor: new SecretRedactor(),
     settings: ConfigSchema.parse({}).tools,
+    sandbox: testSandboxHost(workdir),
     logger: createLogger({ level: "silent", pretty: false }),
   });
   const definition = makeDefinition({

@@ -57,12 +57,15 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     return code;
   };
   let config;
+  let configFile: string | undefined;
   try {
-    config = loadConfig({
+    const loaded = loadConfig({
       file: options.config,
       ...(options.cwd ? { cwd: options.cwd } : {}),
       ...environment(options),
-    }).config;
+    });
+    config = loaded.config;
+    configFile = loaded.file;
   } catch (error) {
     return fail(toAgentdError(error, "CONFIG_INVALID"), EXIT_FAILURE);
   }
@@ -103,7 +106,14 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
   const print = options.json
     ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
     : progressPrinter(io, definition.id);
-  const run = await startSingleRun({ config, definition, task, onEvent: print, ...options.compose });
+  const run = await startSingleRun({
+    config,
+    configFile,
+    definition,
+    task,
+    onEvent: print,
+    ...options.compose,
+  });
   // --json output is for programs: no one is asked there either.
   const onTerminal = io.approvalInput && !options.json ? io.approvalInput : undefined;
   const stopAskingApprovals = onTerminal

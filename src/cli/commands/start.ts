@@ -39,7 +39,11 @@ export function registerStartCommand(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const loaded = loadConfig({ file: globals.config });
       for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
-      const daemon = await startDaemon({ config: loaded.config, version: packageVersion() });
+      const daemon = await startDaemon({
+        config: loaded.config,
+        configFile: loaded.file,
+        version: packageVersion(),
+      });
       const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger);
       const summary = summarizeStartup(daemon);
       if (!globals.json) process.stderr.write(formatStartupSummary(summary));

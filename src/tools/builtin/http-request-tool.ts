@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { assertHostAllowed } from "../../sandbox/network-access.js";
 import { defineTool } from "../tool-definition.js";
 import { type CappedBody, readCappedBody } from "./read-capped-body.js";
 
@@ -20,7 +21,8 @@ const HttpRequestArguments = z.strictObject({
 
 /**
  * `http_request`: one HTTP(S) request; status line, a few headers and the body text back. Redirects
- * are shown, not followed: the next URL must pass the permission rules as a call of its own.
+ * are shown, not followed: the next URL must pass the permission rules as a call of its own. The
+ * agent's sandbox network (none / all / a host list) decides which hosts it may reach.
  */
 export const httpRequestTool = defineTool({
   name: "http_request",
@@ -36,6 +38,7 @@ export const httpRequestTool = defineTool({
     // The path as the model wrote it, not percent-encoded the way fetch sends it: a secret in it is
     // then the plain value, which the redactor masks in every message, event and log line.
     const where = `${value.method} ${url.origin}${decodedPath(url.pathname)}`;
+    await assertHostAllowed(context.sandbox, url);
     const timeout = AbortSignal.timeout(context.settings.http_timeout);
     let response: Response;
     let body: CappedBody;

@@ -2,6 +2,7 @@ import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
+import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { CappedCollector } from "./capped-collector.js";
 
 /** SIGTERM → SIGKILL delay when a command is stopped or times out. */
@@ -16,8 +17,10 @@ const PIPE_GRACE_MILLISECONDS = 500;
 export interface ShellCommandOptions {
   command: string;
   workdir: string;
-  /** Added to the environment (secret references); never logged. */
+  /** Added to the allow-listed environment (secret references); never logged. */
   environment: Record<string, string>;
+  /** The agent's sandbox; the command runs inside it (or fails with SANDBOX_UNAVAILABLE). */
+  sandbox: SandboxPolicy;
   timeoutMilliseconds: number;
   /** Bytes kept of stdout, and of stderr. */
   maxOutputBytes: number;
@@ -37,18 +40,21 @@ export interface ShellCommandResult {
 }
 
 /**
- * Runs `bash -c <command>` (sh where bash is missing) in `workdir` with stdin ignored, as the
+ * Runs `bash -c <command>` (sh where bash is missing) in `workdir`, inside the agent's sandbox,
+ * with an allow-listed environment and stdin ignored, as the
  * leader of its own process group. A timeout or an abort of `signal` ends the whole process tree;
  * so does the shell's exit, so nothing it started in the background outlives the call. Output is
  * read until the pipes close, or for a short grace after the shell exited and its tree was ended:
  * a process that escaped the tree cannot hold the call open.
  */
 export async function runShellCommand(options: ShellCommandOptions): Promise<ShellCommandResult> {
-  const { subprocess, endTree } = startTrackedProcess({
+  const { subprocess, endTree } = await startTrackedProcess({
     command: shellProgram(),
     arguments: ["-c", options.command],
     workdir: options.workdir,
+    baseEnvironment: "shell",
     environment: options.environment,
+    sandbox: options.sandbox,
     cancelSignal: options.signal,
     killGraceMilliseconds: KILL_GRACE_MILLISECONDS,
   });

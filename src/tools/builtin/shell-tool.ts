@@ -41,6 +41,7 @@ export const shellTool = defineTool({
       command: value.command,
       workdir: ensureWorkdir(context.workdir),
       environment: value[SECRET_ENVIRONMENT] ?? {},
+      sandbox: context.sandbox,
       timeoutMilliseconds,
       maxOutputBytes: context.settings.max_output_bytes,
       signal: context.signal,

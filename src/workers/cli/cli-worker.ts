@@ -17,6 +17,8 @@ import { type CliExit, runCliProcess } from "./run-cli-process.js";
 import { budgetCrossed, cliCost } from "./cli-budget.js";
 import { type CliRules, cliRulesOf } from "./cli-rules.js";
 import { CliRunDirectory } from "./cli-run-directory.js";
+import { cliSandboxNeeds } from "../../sandbox/cli-sandbox-defaults.js";
+import type { SandboxHost } from "../../sandbox/sandbox-host.js";
 
 /** The LLM worker as the CLI worker falls back to it: same task and system prompt, plus a note. */
 export interface LlmFallback {
@@ -35,6 +37,8 @@ export interface CliWorkerOptions {
   cooldowns: CliCooldowns;
   /** Where each run's private folder (its TMPDIR) is made: `<data_dir>/cli-runs`. */
   runsDirectory: string;
+  /** Resolves each run's sandbox: the agent's settings plus the CLI's hosts and config folders. */
+  sandbox: SandboxHost;
   logger: Logger;
   now?: () => Date;
 }
@@ -112,6 +116,16 @@ export class CliWorker implements Worker {
     const runDirectory = await CliRunDirectory.create(this.#options.runsDirectory, context.runId);
     const budgetStop = new AbortController();
     let budgetCut: string | undefined;
+    const needs = cliSandboxNeeds(adapter.tool, { ...process.env, ...adapter.environment });
+    const sandbox = this.#options.sandbox.policyFor({
+      settings: definition.sandbox,
+      workdir: definition.workdir,
+      owner: `agent "${definition.id}" (CLI ${adapter.tool})`,
+      executables: [adapter.command],
+      // The run's own folder (its TMPDIR and agentd's files for it) lies in data_dir, hidden else.
+      write: [...needs.write, runDirectory.path],
+      hosts: needs.hosts,
+    });
     let exit: CliExit;
     try {
       const launch = adapter.prepare({
@@ -121,7 +135,7 @@ export class CliWorker implements Worker {
         workdir: definition.workdir,
         runDirectory: runDirectory.path,
         rules,
-        outerSandbox: this.#options.outerSandbox ?? false,
+        outerSandbox: this.#options.outerSandbox ?? sandbox.mode !== "off",
         configuredEnvironment: adapter.environment,
         configArguments: adapter.configArguments,
         extraArguments: settings.args,
@@ -137,6 +151,7 @@ export class CliWorker implements Worker {
         workdir: definition.workdir,
         // The user's variables (config folders, accounts) are honoured as given, over agentd's.
         environment: { ...runDirectory.environment(), ...launch.environment, ...adapter.environment },
+        sandbox,
         control: context.control,
         timeoutMilliseconds: definition.limits.timeout,
         idleTimeoutMilliseconds: settings.idle_timeout,
@@ -151,6 +166,12 @@ export class CliWorker implements Worker {
         },
         logger: this.#logger,
       });
+    } catch (error) {
+      if (!AgentdError.is(error, "SANDBOX_UNAVAILABLE")) throw error;
+      // Never run the tool unsandboxed, and never hand its task to a fallback that hides why.
+      const failure = { code: error.code, message: error.describe() };
+      publishRunEvent(context, "error", { ...failure, retryable: false });
+      return endedOutcome("failed", "cli_error", undefined, workerName, failure);
     } finally {
       await runDirectory.remove();
     }

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Config } from "../../config/config-schema.js";
 import type { Logger } from "../../logging/logger.js";
+import { SandboxHost } from "../../sandbox/sandbox-host.js";
 import { CliCooldowns } from "./cli-cooldowns.js";
 import { CliWorker, type LlmFallback } from "./cli-worker.js";
 
@@ -18,6 +19,8 @@ export interface CreateCliWorkerOptions {
   dataDirectory: string;
   /** True when agentd's sandbox contains every CLI child (see CliWorkerOptions). */
   outerSandbox?: boolean;
+  /** The daemon's sandbox; default: one for `config`. */
+  sandbox?: SandboxHost;
   now?: () => Date;
 }
 
@@ -37,6 +40,7 @@ export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
     cooldowns,
     runsDirectory: path.join(options.dataDirectory, RUNS_DIRECTORY_NAME),
     ...(options.outerSandbox === undefined ? {} : { outerSandbox: options.outerSandbox }),
+    sandbox: options.sandbox ?? new SandboxHost({ config: options.config }),
     logger: options.logger,
     ...(options.now ? { now: options.now } : {}),
   });

@@ -4,6 +4,8 @@ import type { LineVerdict } from "./cli-adapter.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
 import { LineSplitter } from "./line-splitter.js";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
+import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
+import { sandboxExitSignal, sandboxSpawnFailure } from "../../sandbox/sandbox-spawn-failure.js";
 
 /** Last part of stderr kept for classification and error messages. */
 const STDERR_TAIL_CHARACTERS = 8_192;
@@ -14,8 +16,10 @@ export interface CliProcessOptions {
   command: string;
   arguments: string[];
   workdir: string;
-  /** Added to the daemon's environment. */
+  /** Added to the daemon's environment (without its `AGENTD_*` variables). */
   environment: Record<string, string>;
+  /** The agent's sandbox with the CLI's needs; the child runs inside it. */
+  sandbox: SandboxPolicy;
   control: RunControl;
   /** The run's wall-clock limit. */
   timeoutMilliseconds: number;
@@ -54,6 +58,7 @@ export interface CliExit {
  * `onStdoutLine`. Stop, shutdown, the run's timeout and the idle watchdog all end the whole
  * process tree (SIGTERM, then SIGKILL after the grace); pause sends SIGSTOP/SIGCONT to the tree.
  * Whatever is left of the tree when the child exits is ended too, so no process outlives the run.
+ * Rejects with SANDBOX_UNAVAILABLE when the sandbox cannot be set up.
  */
 export async function runCliProcess(options: CliProcessOptions): Promise<CliExit> {
   const { control, logger } = options;
@@ -64,11 +69,13 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     ...(options.stopSignal ? [options.stopSignal] : []),
   ]);
   const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
-  const { subprocess, tree, endTree } = startTrackedProcess({
+  const { subprocess, tree, endTree } = await startTrackedProcess({
     command: options.command,
     arguments: options.arguments,
     workdir: options.workdir,
+    baseEnvironment: "daemon",
     environment: options.environment,
+    sandbox: options.sandbox,
     cancelSignal,
     killGraceMilliseconds: options.killGraceMilliseconds,
     ...(timeout === undefined ? {} : { timeoutMilliseconds: timeout }),
@@ -130,9 +137,13 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
       timedOut: result.timedOut || ownTimeout,
       isCanceled: result.isCanceled,
       hung: watchdog.fired,
-      exitCode: result.exitCode,
-      signal: result.signal,
-      spawnErrorCode: "code" in result && typeof result.code === "string" ? result.code : undefined,
+      ...exitOf(result.exitCode, result.signal, options.sandbox.mode !== "off"),
+      spawnErrorCode:
+        "code" in result && typeof result.code === "string"
+          ? result.code
+          : result.exitCode !== 0
+            ? sandboxSpawnFailure(stderrTail)
+            : undefined,
       message: result.failed && "shortMessage" in result ? String(result.shortMessage) : "",
       stderrTail,
       durationMilliseconds: result.durationMs,
@@ -145,4 +156,11 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     stopListening();
     await endTree();
   }
+}
+
+/** Exit code and signal as the program itself ended, seen through bubblewrap when sandboxed. */
+function exitOf(exitCode: number | undefined, signal: string | undefined, sandboxed: boolean) {
+  const signalled = sandboxed && signal === undefined ? sandboxExitSignal(exitCode) : undefined;
+  if (signalled === undefined) return { exitCode, signal };
+  return { exitCode: undefined, signal: signalled };
 }

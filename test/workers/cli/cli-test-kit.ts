@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -70,9 +71,11 @@ export class CliHarness {
   readonly root = mkdtempSync(path.join(tmpdir(), "agentd-cli-"));
   readonly dataDirectory = path.join(this.root, "data");
   readonly workdir = path.join(this.root, "work", "notes");
-  readonly argumentsFile = path.join(this.root, "arguments.json");
-  readonly pidFile = path.join(this.root, "pids.txt");
-  readonly goFile = path.join(this.root, "go");
+  /** Where the fakes record what they saw: writable inside their sandbox (nothing else outside the workdir is). */
+  readonly recordFolder = path.join(this.root, "record");
+  readonly argumentsFile = path.join(this.recordFolder, "arguments.json");
+  readonly pidFile = path.join(this.recordFolder, "pids.txt");
+  readonly goFile = path.join(this.recordFolder, "go");
   readonly bus = new EventBus();
   readonly log = new EventLog(this.bus);
   readonly llm = new RecordingLlm();
@@ -82,6 +85,7 @@ export class CliHarness {
 
   constructor(options: HarnessOptions = {}) {
     this.#options = options;
+    mkdirSync(this.recordFolder);
     const env = {
       FAKE_CLI_SCENARIO: options.scenario ?? "success",
       FAKE_CLI_ARGS_FILE: this.argumentsFile,
@@ -138,6 +142,7 @@ export class CliHarness {
       frontmatter: {
         worker: "cli",
         cli,
+        sandbox: { write: [this.recordFolder] },
         ...(options.model ? { model: options.model } : {}),
         ...options.frontmatter,
       },
@@ -171,12 +176,19 @@ export class CliHarness {
     return JSON.parse(readFileSync(this.argumentsFile, "utf8")) as RecordedStart;
   }
 
-  /** Waits until the fake has recorded `count` pids of its process tree. */
+  /**
+   * Waits until the fake has recorded `count` pids of its process tree, and returns them as the
+   * host sees them: the fake runs in the sandbox's own PID namespace, so each recorded pid is
+   * translated through the NSpid line of the host's processes that carry this harness's pid file.
+   */
   async waitForPids(count: number, timeoutMilliseconds = 15_000): Promise<number[]> {
     const deadline = Date.now() + timeoutMilliseconds;
     for (;;) {
       const text = await readFile(this.pidFile, "utf8").catch(() => "");
-      const pids = text.split("\n").filter(Boolean).map(Number);
+      const recorded = text.split("\n").filter(Boolean).map(Number);
+      const hostPids = this.#hostPids();
+      // A recorded process the scan does not find has ended: it stands as a pid known to be gone.
+      const pids = recorded.map((pid) => hostPids.get(pid) ?? endedPid());
       if (pids.length >= count) return pids;
       if (Date.now() > deadline) throw new Error(`the fake recorded ${pids.length} pids, not ${count}`);
       await new Promise((resolve) => setTimeout(resolve, 25));
@@ -186,6 +198,31 @@ export class CliHarness {
   dispose(): void {
     rmSync(this.root, { recursive: true, force: true });
   }
+
+  /** Namespace pid → host pid of the running processes started with this harness's pid file. */
+  #hostPids(): Map<number, number> {
+    const found = new Map<number, number>();
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        if (!readFileSync(`/proc/${entry}/environ`, "latin1").includes(`FAKE_CLI_PID_FILE=${this.pidFile}\0`))
+          continue;
+        const ids = /^NSpid:\s+(.+)$/m
+          .exec(readFileSync(`/proc/${entry}/status`, "latin1"))?.[1]
+          ?.split(/\s+/);
+        const inner = Number(ids?.at(-1));
+        if (Number.isFinite(inner)) found.set(inner, Number(entry));
+      } catch {
+        // Gone meanwhile.
+      }
+    }
+    return found;
+  }
+}
+
+/** The pid of a process that has ended and been reaped. */
+function endedPid(): number {
+  return spawnSync("true").pid ?? 0;
 }
 
 /** What a fake CLI recorded at its start. */

@@ -72,8 +72,9 @@ describe("the CLI child's lifetime", () => {
 
   it("fails with timeout (no fallback) when the run's timeout passes, leaving no process behind", async () => {
     harness = new CliHarness({ scenario: "descendants" });
-    const control = new RunControl({ timeoutMilliseconds: 1_500 });
-    const outcome = await harness.run({ tool: "gemini" }, { control, timeout: 1_500 });
+    // Long enough for two node processes to start inside the sandbox on a loaded machine.
+    const control = new RunControl({ timeoutMilliseconds: 4_000 });
+    const outcome = await harness.run({ tool: "gemini" }, { control, timeout: 4_000 });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout", worker: "cli:gemini" });
     expect(alive(await harness.waitForPids(3))).toEqual([]);

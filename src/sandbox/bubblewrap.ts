@@ -1,0 +1,89 @@
+import { accessSync, constants } from "node:fs";
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { AgentdError } from "../errors/agentd-error.js";
+
+/** Whether the sandbox can be set up on this machine, and if not, why and what to do. */
+export type SandboxAvailability =
+  | { available: true; bubblewrap: string; description: string }
+  | { available: false; reason: string; hint: string };
+
+const OPT_OUT =
+  "or opt out with `sandbox: off` (config or agent file), knowing the agent can then read every secret the daemon can";
+
+/** Probe results per bubblewrap path: whether namespaces work does not change while the daemon runs. */
+const probes = new Map<string, SandboxAvailability>();
+
+/**
+ * Finds bubblewrap on `searchPath` and checks once (per path, cached) that it can create the
+ * namespaces the sandbox needs. Never throws.
+ */
+export function sandboxAvailability(searchPath: string): SandboxAvailability {
+  if (process.platform !== "linux") {
+    return {
+      available: false,
+      reason: `the sandbox is implemented with Linux bubblewrap; ${process.platform} is not supported yet`,
+      hint: `run agentd on Linux, ${OPT_OUT}`,
+    };
+  }
+  const bubblewrap = findOnPath("bwrap", searchPath);
+  if (bubblewrap === undefined) {
+    return {
+      available: false,
+      reason: "bubblewrap (bwrap) is not installed or not on PATH",
+      hint: `install it (Debian/Ubuntu: \`apt install bubblewrap\`; Fedora: \`dnf install bubblewrap\`), ${OPT_OUT}`,
+    };
+  }
+  let probe = probes.get(bubblewrap);
+  if (probe === undefined) {
+    probe = probeBubblewrap(bubblewrap);
+    probes.set(bubblewrap, probe);
+  }
+  return probe;
+}
+
+/** The bubblewrap to use, or SANDBOX_UNAVAILABLE saying what to install or how to opt out. */
+export function requireBubblewrap(searchPath: string, owner: string): string {
+  const availability = sandboxAvailability(searchPath);
+  if (availability.available) return availability.bubblewrap;
+  throw new AgentdError("SANDBOX_UNAVAILABLE", `cannot sandbox ${owner}: ${availability.reason}`, {
+    hint: availability.hint,
+  });
+}
+
+function probeBubblewrap(bubblewrap: string): SandboxAvailability {
+  const result = spawnSync(
+    bubblewrap,
+    [
+      ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+      ...["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--", "true"],
+    ],
+    { encoding: "utf8", timeout: 10_000, env: { PATH: "/usr/bin:/bin" } },
+  );
+  if (result.status === 0) {
+    return { available: true, bubblewrap, description: `bubblewrap (${bubblewrap})` };
+  }
+  const said = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim();
+  return {
+    available: false,
+    reason: `bubblewrap cannot create namespaces here (${said})`,
+    hint:
+      "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 " +
+      `an AppArmor profile for bwrap), run in a container started with --privileged or without seccomp limits, ${OPT_OUT}`,
+  };
+}
+
+/** The first executable `program` in the folders of `searchPath`. */
+export function findOnPath(program: string, searchPath: string): string | undefined {
+  for (const folder of searchPath.split(path.delimiter)) {
+    if (folder === "") continue;
+    const candidate = path.join(folder, program);
+    try {
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // Not in this folder.
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,64 @@
+import os from "node:os";
+import path from "node:path";
+
+/** What a CLI worker needs from its sandbox beyond the agent's own settings. */
+export interface CliSandboxNeeds {
+  /** Hosts its API lives on: reachable whatever the agent's `network` says (unless `all`). */
+  hosts: string[];
+  /** Its config and credentials folders and files: writable (when they exist). */
+  write: string[];
+}
+
+/** The API hosts of the built-in CLIs (their logins and model calls). */
+const BUILT_IN_HOSTS: Record<string, string[]> = {
+  claude: ["api.anthropic.com", "statsig.anthropic.com", "console.anthropic.com", "claude.ai"],
+  codex: ["api.openai.com", "auth.openai.com", "chatgpt.com"],
+  gemini: [
+    "generativelanguage.googleapis.com",
+    "cloudcode-pa.googleapis.com",
+    "oauth2.googleapis.com",
+    "www.googleapis.com",
+    "play.googleapis.com",
+  ],
+};
+
+/**
+ * The sandbox defaults of a CLI worker, so that `worker: cli` works without a sandbox section:
+ * the built-in CLI's API hosts and config folders (claude: ~/.claude, ~/.claude.json or
+ * CLAUDE_CONFIG_DIR; codex: CODEX_HOME or ~/.codex; gemini: ~/.gemini), and for any CLI the host
+ * of every `*_BASE_URL` variable in its environment (its configured `env` over the daemon's).
+ */
+export function cliSandboxNeeds(
+  tool: string,
+  environment: Record<string, string | undefined>,
+): CliSandboxNeeds {
+  const home = environment["HOME"] || os.homedir();
+  const write: string[] = [];
+  if (tool === "claude") {
+    const configured = environment["CLAUDE_CONFIG_DIR"];
+    write.push(configured || path.join(home, ".claude"), path.join(home, ".claude.json"));
+  }
+  if (tool === "codex") write.push(environment["CODEX_HOME"] || path.join(home, ".codex"));
+  if (tool === "gemini") write.push(path.join(home, ".gemini"));
+  const hosts = [...(BUILT_IN_HOSTS[tool] ?? [])];
+  for (const [name, value] of Object.entries(environment)) {
+    if (!/_BASE_URL$/.test(name) || value === undefined) continue;
+    const host = hostOfUrl(value);
+    if (host !== undefined) hosts.push(host);
+  }
+  return { hosts, write };
+}
+
+/** `host:port` of an http(s) URL (the scheme's port when none is written), or undefined. */
+function hostOfUrl(value: string): string | undefined {
+  try {
+    const url = new URL(value);
+    if (url.protocol !== "http:" && url.protocol !== "https:") return undefined;
+    const port = url.port || (url.protocol === "https:" ? "443" : "80");
+    const host =
+      url.hostname.includes(":") && !url.hostname.startsWith("[") ? `[${url.hostname}]` : url.hostname;
+    return `${host}:${port}`;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,45 @@
+import { AgentdError } from "../errors/agentd-error.js";
+import { isLoopbackHost, matchHostRule, normalHost } from "./host-rules.js";
+import { guardedLookup } from "./network-proxy.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
+
+/**
+ * The in-process side of the sandbox's network rule, for `http_request`: resolves when the policy
+ * lets `url` through, else throws HOST_NOT_ALLOWED saying what to add. `mode: off` and `network:
+ * all` let everything through; `none` nothing; a host list what it names — and an allowed name
+ * that resolves to loopback only when the entry itself names a loopback host.
+ */
+export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promise<void> {
+  if (policy.mode === "off" || policy.network.kind === "all") return;
+  const host = normalHost(url.hostname);
+  const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+  const where = `${host}:${port}`;
+  const hint = `add "${url.port ? where : host}" to sandbox.network in the agent file (or config), if this agent may reach it`;
+  if (policy.network.kind === "none") {
+    throw new AgentdError("HOST_NOT_ALLOWED", `${where} refused: this agent's sandbox has network: none`, {
+      hint,
+    });
+  }
+  const rule = matchHostRule(policy.network.rules, host, port);
+  if (rule === undefined) {
+    throw new AgentdError(
+      "HOST_NOT_ALLOWED",
+      `${where} refused: it is not in this agent's sandbox network list`,
+      {
+        hint,
+      },
+    );
+  }
+  if (isLoopbackHost(host)) return;
+  await new Promise<void>((resolve, reject) => {
+    guardedLookup(rule)(host, {}, (error) => {
+      if (error && (error as NodeJS.ErrnoException).code === "EACCES") {
+        reject(
+          new AgentdError("HOST_NOT_ALLOWED", `${where} refused: ${error.message}`, {
+            hint: "list the loopback address itself (e.g. 127.0.0.1:8080) to reach this machine",
+          }),
+        );
+      } else resolve();
+    });
+  });
+}

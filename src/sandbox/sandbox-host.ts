@@ -1,0 +1,137 @@
+import { realpathSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { Config } from "../config/config-schema.js";
+import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bubblewrap.js";
+import { isInside } from "./bubblewrap-arguments.js";
+import { type HostRule, parseHostRule } from "./host-rules.js";
+import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
+import type { SandboxSettings } from "./sandbox-settings.js";
+
+/** Unix sockets that hand out the host (a container engine): hidden even though no rule names them. */
+const HOST_CONTROL_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock"];
+
+export interface SandboxHostOptions {
+  /** The daemon's config: data_dir, vault paths and agents_dir. */
+  config: Config;
+  /** The config file read, if any: its folder is hidden unless the workdir lies in it. */
+  configFile?: string | undefined;
+  /** Where HOME and PATH come from; default the daemon's environment. */
+  environment?: NodeJS.ProcessEnv;
+}
+
+/** What one child needs from the sandbox beyond its settings. */
+export interface ChildSandboxRequest {
+  settings: SandboxSettings;
+  workdir: string;
+  /** `agent "notes"`, `MCP server "github"`: named in SANDBOX_UNAVAILABLE. */
+  owner: string;
+  /** Programs that must stay visible wherever installed (a CLI, an MCP server), looked up on PATH. */
+  executables?: readonly string[];
+  /** Extra writable paths (a CLI's config folder); `-try`: a missing one is skipped. */
+  write?: readonly string[];
+  /** Hosts reachable whatever `network` says, unless it is `all` (a CLI's API host). */
+  hosts?: readonly string[];
+}
+
+/**
+ * The daemon's side of the sandbox: what every child must not see (data_dir, the vault file and
+ * key, the config folder, $HOME, the other agents' workspaces) and where bubblewrap is. One per
+ * daemon (or `agentd run`); `policyFor` resolves one child's policy from it.
+ */
+export class SandboxHost {
+  readonly #dataDirectory: string;
+  readonly #secretFiles: string[];
+  readonly #configFolder: string | undefined;
+  readonly #homes: string[];
+  readonly #searchPath: string;
+  /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
+  readonly workspacesRoot: string;
+
+  constructor(options: SandboxHostOptions) {
+    const { config } = options;
+    const environment = options.environment ?? process.env;
+    this.#dataDirectory = config.data_dir;
+    this.#secretFiles = [
+      config.vault.file ?? path.join(config.data_dir, "vault.json"),
+      config.vault.key_file ?? path.join(config.data_dir, "vault.key"),
+    ];
+    this.#configFolder = options.configFile === undefined ? undefined : path.dirname(options.configFile);
+    // $HOME and the account's home folder, when they differ; never "/".
+    this.#homes = [...new Set([environment["HOME"] || os.homedir(), os.homedir()])].filter(
+      (home) => home !== "/",
+    );
+    this.#searchPath = environment["PATH"] ?? "";
+    this.workspacesRoot = defaultWorkspacesRoot(config);
+  }
+
+  /** Whether bubblewrap works here (probed once); for `agentd validate` and the start-up summary. */
+  availability(): SandboxAvailability {
+    return sandboxAvailability(this.#searchPath);
+  }
+
+  /** The policy of one child: its settings applied to what this daemon must hide. */
+  policyFor(request: ChildSandboxRequest): SandboxPolicy {
+    const { settings, workdir } = request;
+    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot];
+    const hidden = [...alwaysHidden, ...HOST_CONTROL_SOCKETS];
+    hidden.push(...this.#homes);
+    if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
+      hidden.push(this.#configFolder);
+    const read = [...settings.read];
+    for (const executable of request.executables ?? []) {
+      read.push(...this.#executablePaths(executable, hidden));
+    }
+    return {
+      mode: settings.mode,
+      network: networkOf(settings.network, request.hosts ?? []),
+      workdir,
+      hidden,
+      alwaysHidden,
+      read,
+      write: [...settings.write, ...(request.write ?? [])],
+      searchPath: this.#searchPath,
+      owner: request.owner,
+    };
+  }
+
+  /**
+   * The program as found on PATH, its real file, and the folders of both, unless a folder holds a
+   * hidden path (a program straight in $HOME must not reveal $HOME).
+   */
+  #executablePaths(executable: string, hidden: readonly string[]): string[] {
+    const found = findProgram(executable, this.#searchPath);
+    if (found === undefined) return [];
+    let real = found;
+    try {
+      real = realpathSync(found);
+    } catch {
+      // A dangling link: only the name is shown.
+    }
+    const paths = new Set([found, real]);
+    for (const folder of [path.dirname(found), path.dirname(real)]) {
+      if (!hidden.some((entry) => isInside(entry, folder))) paths.add(folder);
+    }
+    return [...paths];
+  }
+}
+
+/** `<project>/.agentd/workspaces`, the project being the folder that holds agents_dir. */
+export function defaultWorkspacesRoot(config: Pick<Config, "agents_dir">): string {
+  return path.join(path.dirname(config.agents_dir), ".agentd", "workspaces");
+}
+
+function networkOf(setting: SandboxSettings["network"], hosts: readonly string[]): SandboxNetwork {
+  if (setting === "all") return { kind: "all" };
+  const entries = [...(setting === "none" ? [] : setting), ...hosts];
+  if (entries.length === 0) return { kind: "none" };
+  const rules = entries.flatMap((entry): HostRule[] => {
+    const rule = parseHostRule(entry);
+    return rule === undefined ? [] : [rule];
+  });
+  return { kind: "hosts", rules };
+}
+
+function findProgram(program: string, searchPath: string): string | undefined {
+  return program.includes("/") ? path.resolve(program) : findOnPath(program, searchPath);
+}

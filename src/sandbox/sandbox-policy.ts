@@ -1,0 +1,33 @@
+import type { HostRule } from "./host-rules.js";
+import type { SandboxMode } from "./sandbox-settings.js";
+
+/** How a sandboxed child reaches the network. */
+export type SandboxNetwork =
+  | { kind: "none" }
+  | { kind: "all" }
+  /** Only through the daemon's proxy, which lets these hosts through. */
+  | { kind: "hosts"; rules: HostRule[] };
+
+/**
+ * Everything needed to start one child inside the sandbox, resolved for that child (an agent's
+ * shell call, a CLI worker, an MCP server): made by `SandboxHost.policyFor`, consumed by
+ * `startTrackedProcess`. Plain data: paths are absolute.
+ */
+export interface SandboxPolicy {
+  mode: SandboxMode;
+  network: SandboxNetwork;
+  /** Writable in `workspace-write` mode, read-only in `read-only`; the child starts there. */
+  workdir: string;
+  /** Hidden first (empty folder, or an empty file): data_dir, vault, $HOME, other workspaces… */
+  hidden: string[];
+  /** Hidden again after every bind (a `read` path over data_dir must not reveal the vault). */
+  alwaysHidden: string[];
+  /** Visible read-only even inside a hidden folder (extra `read`, a CLI's own executable). */
+  read: string[];
+  /** Writable even inside a hidden folder (extra `write`, a CLI's config folder). */
+  write: string[];
+  /** The PATH bubblewrap is looked up in. */
+  searchPath: string;
+  /** Who the sandbox is for, in messages: `agent "notes"`, `MCP server "github"`. */
+  owner: string;
+}

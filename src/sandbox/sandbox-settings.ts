@@ -1,0 +1,80 @@
+import os from "node:os";
+import path from "node:path";
+import { z } from "zod";
+import { parseHostRule } from "./host-rules.js";
+
+const HostEntrySchema = z.string().refine((entry) => parseHostRule(entry) !== undefined, {
+  message: 'not a host: write "api.github.com", "*.npmjs.org", "127.0.0.1:8080" or "[::1]:8080"',
+});
+
+/** `none` (no network), `all` (the host's network), or the hosts a child may reach through the proxy. */
+export const NetworkSettingSchema = z.union([z.enum(["none", "all"]), z.array(HostEntrySchema)]);
+export type NetworkSetting = z.infer<typeof NetworkSettingSchema>;
+
+export const SandboxModeSchema = z.enum(["workspace-write", "read-only", "off"]);
+export type SandboxMode = z.infer<typeof SandboxModeSchema>;
+
+const SandboxObjectSchema = z.strictObject({
+  /** workspace-write: the workdir is writable; read-only: nothing is; off: no sandbox at all. */
+  mode: SandboxModeSchema.default("workspace-write"),
+  network: NetworkSettingSchema.default("none"),
+  /** Extra paths made visible read-only (a hidden folder's subfolder, say). */
+  read: z.array(z.string().min(1)).default([]),
+  /** Extra writable paths. */
+  write: z.array(z.string().min(1)).default([]),
+});
+
+/** The daemon-wide `sandbox:` of config.yaml; `sandbox: off` is short for `{ mode: off }`. */
+export const SandboxSettingsSchema = z.union([
+  z.literal("off").transform(() => SandboxObjectSchema.parse({ mode: "off" })),
+  SandboxObjectSchema,
+]);
+export type SandboxSettings = z.infer<typeof SandboxObjectSchema>;
+
+/**
+ * An agent's (or an MCP server's) `sandbox:`: what it sets overrides the daemon's setting; `read`
+ * and `write` add to the daemon's lists. `sandbox: off` is short for `{ mode: off }`.
+ */
+export const SandboxOverrideSchema = z.union([
+  z.literal("off").transform((): SandboxOverrideObject => ({ mode: "off" })),
+  z.strictObject({
+    mode: SandboxModeSchema.optional(),
+    network: NetworkSettingSchema.optional(),
+    read: z.array(z.string().min(1)).optional(),
+    write: z.array(z.string().min(1)).optional(),
+  }),
+]);
+export type SandboxOverride = z.infer<typeof SandboxOverrideSchema>;
+
+interface SandboxOverrideObject {
+  mode?: SandboxMode | undefined;
+  network?: NetworkSetting | undefined;
+  read?: string[] | undefined;
+  write?: string[] | undefined;
+}
+
+/**
+ * The settings for one agent or server: `override` over `base`, its `read` / `write` paths
+ * resolved against `baseDirectory` (`~/` is the home folder).
+ */
+export function mergeSandboxSettings(
+  base: SandboxSettings,
+  override: SandboxOverride | undefined,
+  baseDirectory: string,
+): SandboxSettings {
+  const resolve = (paths: readonly string[]) =>
+    paths.map((entry) => resolveSandboxPath(entry, baseDirectory));
+  return {
+    mode: override?.mode ?? base.mode,
+    network: override?.network ?? base.network,
+    read: [...base.read, ...resolve(override?.read ?? [])],
+    write: [...base.write, ...resolve(override?.write ?? [])],
+  };
+}
+
+/** An absolute path: `~/x` under the home folder, a relative one under `baseDirectory`. */
+export function resolveSandboxPath(entry: string, baseDirectory: string): string {
+  if (entry === "~") return os.homedir();
+  if (entry.startsWith("~/")) return path.join(os.homedir(), entry.slice(2));
+  return path.resolve(baseDirectory, entry);
+}
