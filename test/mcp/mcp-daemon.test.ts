@@ -1,10 +1,10 @@
 import { afterEach, describe, expect, it } from "vitest";
-import { isProcessRunning } from "../../src/processes/process-tree.js";
+import { randomUUID } from "node:crypto";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
 import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { eventually, fixtureServer } from "./mcp-test-kit.js";
+import { eventually, fixtureServer, processesWith } from "./mcp-test-kit.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -16,10 +16,15 @@ describe("the daemon with MCP servers", () => {
     const llm = await startScriptedLlmServer();
     cleanups.push(() => llm.close());
     llm.enqueue(toolCallReply({ name: "mcp__fixture__pids", arguments: {} }), textReply("done"));
+    // The server runs in its own PID namespace: the host finds its processes by this argument.
+    const tag = `--test-tag=${randomUUID()}`;
     // A configured server that cannot start harms no one who does not use it: servers start lazily.
     const workspace = createWorkspace(llm.url, {
       vault: { backend: "env" },
-      mcp_servers: { fixture: fixtureServer(["--with-helper"]), broken: { command: "/nonexistent/mcp" } },
+      mcp_servers: {
+        fixture: fixtureServer(["--with-helper", tag]),
+        broken: { command: "/nonexistent/mcp" },
+      },
     });
     workspace.writeAgent("mcp-user", {
       tools: ["mcp:fixture/*"],
@@ -40,12 +45,11 @@ describe("the daemon with MCP servers", () => {
       server: number;
       helper: number;
     };
-    expect(isProcessRunning(pids.server) && isProcessRunning(pids.helper)).toBe(true);
+    expect(pids.helper).toBeGreaterThan(0);
+    expect(processesWith(tag).length).toBeGreaterThan(0);
 
     daemon.signal("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
-    expect(
-      await eventually(() => !isProcessRunning(pids.server) && !isProcessRunning(pids.helper), 5_000),
-    ).toBe(true);
+    expect(await eventually(() => processesWith(tag).length === 0, 5_000)).toBe(true);
   });
 });

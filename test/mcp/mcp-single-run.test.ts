@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import { readFileSync, readdirSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -7,23 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startSingleRun } from "../../src/app/compose-run.js";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { isProcessRunning } from "../../src/processes/process-tree.js";
 
-/** Live processes whose command line holds `text`. */
-function processesWith(text: string): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return (
-          readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text) && isProcessRunning(Number(entry))
-        );
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
-}
 import { makeDefinition } from "../support/make-definition.js";
 import {
   type ScriptedLlmServer,
@@ -31,7 +14,7 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { eventually, fixtureServer } from "./mcp-test-kit.js";
+import { eventually, fixtureServer, processesWith } from "./mcp-test-kit.js";
 
 let llm: ScriptedLlmServer;
 let dataDirectory: string;

@@ -1,9 +1,11 @@
+import { readFileSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 import { ConfigSchema, type Config } from "../../src/config/config-schema.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
+import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { McpToolSource } from "../../src/mcp/mcp-tool-source.js";
 import { RunControl } from "../../src/runs/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
@@ -79,4 +81,20 @@ export async function eventually(check: () => boolean | Promise<boolean>, timeou
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+/** Live processes whose command line holds `text`. */
+export function processesWith(text: string): number[] {
+  return readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return (
+          readFileSync(`/proc/${entry}/cmdline`, "utf8").includes(text) && isProcessRunning(Number(entry))
+        );
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

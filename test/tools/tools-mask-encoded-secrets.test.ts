@@ -12,7 +12,12 @@ let server: Server;
 let base: string;
 
 beforeAll(async () => {
-  harness = new ToolHarness({ permissions: { allow: ["shell", "http_request"] }, secrets: { k: SECRET } });
+  harness = new ToolHarness({
+    permissions: { allow: ["shell", "http_request"] },
+    secrets: { k: SECRET },
+    // The echo server is on this machine's loopback, on a port chosen below.
+    sandbox: { network: ["127.0.0.1"] },
+  });
   // Answers with the request line as it arrived: the path as fetch percent-encoded it.
   server = createServer((request, response) => response.end(`you asked for ${request.url ?? ""}`));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

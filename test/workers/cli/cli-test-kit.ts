@@ -111,8 +111,13 @@ export class CliHarness {
     return this.#worker;
   }
 
+  /**
+   * The fakes always run inside agentd's sandbox; `outerSandbox` (default false here, derived from
+   * the agent's sandbox in the daemon) only decides which of the CLIs' own sandbox flags they get.
+   */
   restart(options: { outerSandbox?: boolean } = {}): ReturnType<typeof createCliWorker> {
     this.#worker = createCliWorker({
+      outerSandbox: false,
       ...options,
       config: this.config,
       llmFallback: this.#options.llmFallback ?? this.llm,

@@ -67,7 +67,8 @@ describe("falling back to the real LLM worker", () => {
     server.enqueue(textReply("Done by the fallback."));
 
     const outcome = await harness.run(
-      { tool: "codex", model: "gpt-5-codex", idle_timeout: "1s" },
+      // 3 s: node starts twice in the sandbox (the network bridge, then the fake) on a loaded machine.
+      { tool: "codex", model: "gpt-5-codex", idle_timeout: "3s" },
       { model: "fallback-llm", timeout: 60_000 },
     );
 
