@@ -13,6 +13,7 @@ import type { RunRecord } from "../runs/run-record.js";
 import type { RunReason } from "../runs/run-status.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
+import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
 import { createSecretLearner } from "./daemon-secrets.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
@@ -64,6 +65,7 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   const vault = createVault(options.config);
   const config = await resolveConfigSecrets(options.config, vault, redactor);
   protectConfigSecrets(config, redactor);
+  protectVaultMaterial(config, redactor);
   const logger = options.logger ?? createLogger({ ...config.log, redact: redactor.redactText });
   // Every vault value is masked, declared by this agent or not (its shell could print any of them).
   if (definition.frontmatter.secrets.length > 0) await learnVaultSecrets(vault, redactor);

@@ -8,6 +8,7 @@ import type { Worker } from "../workers/worker.js";
 import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
+import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
@@ -31,6 +32,7 @@ export async function prepareSecrets(
   const redactor = new SecretRedactor();
   const resolved = await resolveConfigSecrets(config, vault, redactor);
   protectConfigSecrets(resolved, redactor);
+  protectVaultMaterial(resolved, redactor);
   return { vault, redactor, config: resolved };
 }
 
@@ -70,6 +72,8 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
   const learn = async (): Promise<void> => {
     const version = currentVersion();
     if (version === "absent" || (version !== undefined && version === learnedVersion)) return;
+    // The file's new ciphertext (and a key file made meanwhile) are masked too.
+    protectVaultMaterial(secrets.config, secrets.redactor);
     try {
       const count = await learnVaultSecrets(secrets.vault, secrets.redactor);
       learnedVersion = version;

@@ -19,6 +19,7 @@ import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
+import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { QuestionBroker } from "../questions/question-broker.js";
@@ -68,6 +69,8 @@ export interface Daemon {
   readonly runs: RunManager;
   readonly scheduler: Scheduler;
   readonly events: EventStore;
+  /** What children are sandboxed with, and whether the sandbox works here. */
+  readonly sandbox: SandboxHost;
   /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
   shutdown(): Promise<void>;
 }
@@ -163,10 +166,13 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     const snapshot = definitions.snapshot();
     return snapshot.agents.flatMap((status) => snapshot.get(status.id) ?? []);
   };
+  const warnUnsandboxed = unsandboxedAgentWarner(logger.child({ module: "sandbox" }));
   scheduler.apply(servingDefinitions());
+  warnUnsandboxed(servingDefinitions());
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());
+    warnUnsandboxed(servingDefinitions());
   });
 
   const services: ApiServices = {
@@ -219,6 +225,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     runs,
     scheduler,
     events,
+    sandbox,
     shutdown: () => (shuttingDown ??= shutdown()),
   };
 }

@@ -1,4 +1,5 @@
 import { LOCAL_OLLAMA_URL } from "../llm/unreachable-hint.js";
+import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../sandbox/sandbox-status.js";
 import type { Daemon } from "./daemon.js";
 
 /** What the daemon says when it is up: agents loaded, the broken ones, next fires, the URL. */
@@ -9,6 +10,8 @@ export interface StartupSummary {
   recovered_runs: number;
   /** The endpoint and model the LLM worker uses when an agent names no model. */
   llm: { endpoint: string; model: string };
+  /** Whether the OS sandbox works on this machine. */
+  sandbox: SandboxStatus;
 }
 
 export function summarizeStartup(daemon: Daemon): StartupSummary {
@@ -29,6 +32,7 @@ export function summarizeStartup(daemon: Daemon): StartupSummary {
     }),
     recovered_runs: daemon.runs.recovered.length,
     llm: { endpoint: daemon.config.llm.base_url ?? LOCAL_OLLAMA_URL, model: daemon.config.llm.model },
+    sandbox: sandboxStatus(daemon.sandbox.availability(), daemon.config.sandbox.mode),
   };
 }
 
@@ -40,6 +44,7 @@ export function formatStartupSummary(summary: StartupSummary): string {
     `agentd listening on ${summary.url}`,
     `LLM: model ${summary.llm.model} at ${summary.llm.endpoint}`,
     `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
+    describeSandboxStatus(summary.sandbox),
   ];
   for (const agent of valid) {
     const state = agent.disabled

@@ -4,6 +4,8 @@ import { loadConfig } from "../../config/load-config.js";
 import type { AgentStatus, PresetStatus } from "../../definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { toAgentdError } from "../../errors/agentd-error.js";
+import { SandboxHost } from "../../sandbox/sandbox-host.js";
+import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
 
 type ErrorJson = Record<string, unknown>;
@@ -14,6 +16,8 @@ export interface ValidationReport {
   agents: Array<{ id: string; file: string; valid: boolean; errors: ErrorJson[]; warnings: string[] }>;
   presets: Array<{ name: string; file: string; valid: boolean; errors: ErrorJson[] }>;
   config: { file: string | null; valid: boolean; errors: ErrorJson[] };
+  /** Whether the OS sandbox works on this machine (absent when the config is invalid). */
+  sandbox?: SandboxStatus;
 }
 
 export interface ValidateOptions {
@@ -55,8 +59,19 @@ export async function validateProject(
   const agents = snapshot.agents.map(agentEntry);
   const presets = snapshot.presets.map(presetEntry);
   const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
+  const sandbox = new SandboxHost({
+    config: loaded.config,
+    configFile: loaded.file,
+    ...(options.environment ? { environment: options.environment } : {}),
+  });
   return {
-    report: { ok, agents, presets, config: { file: loaded.file ?? null, valid: true, errors: [] } },
+    report: {
+      ok,
+      agents,
+      presets,
+      config: { file: loaded.file ?? null, valid: true, errors: [] },
+      sandbox: sandboxStatus(sandbox.availability(), loaded.config.sandbox.mode),
+    },
     configWarnings: loaded.warnings,
   };
 }
@@ -109,6 +124,7 @@ function formatReport(report: ValidationReport, configWarnings: readonly string[
     return `${items.length - invalid} valid, ${invalid} invalid`;
   };
   lines.push(`presets: ${count(report.presets)}`, `agents: ${count(report.agents)}`);
+  if (report.sandbox) lines.push(describeSandboxStatus(report.sandbox));
   for (const preset of report.presets.filter((item) => !item.valid)) {
     lines.push("", `✗ preset ${preset.name} (${relative(preset.file)})`);
     for (const error of preset.errors) lines.push(`  ${describe(error, relative)}`);
