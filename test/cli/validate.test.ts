@@ -39,6 +39,8 @@ describe("agentd validate", () => {
         { name: "writer", file: path.join(project.root, "presets/writer.yaml"), valid: true, errors: [] },
       ],
       config: { file: null, valid: true, errors: [] },
+      // bubblewrap is installed here (and in CI): the sandbox works.
+      sandbox: { works: true, using: expect.stringContaining("bwrap"), default_mode: "workspace-write" },
     });
   });
 
