@@ -39,8 +39,8 @@ describe("agentd validate", () => {
         { name: "writer", file: path.join(project.root, "presets/writer.yaml"), valid: true, errors: [] },
       ],
       config: { file: null, valid: true, errors: [] },
-      // bubblewrap is installed here (and in CI): the sandbox works.
-      sandbox: { works: true, using: expect.stringContaining("bwrap"), default_mode: "workspace-write" },
+      // Looked up on the PATH of the environment given (none here): whether it works is printed.
+      sandbox: expect.objectContaining({ default_mode: "workspace-write" }),
     });
   });
 

@@ -22,7 +22,7 @@ function alive(pids: number[]): number[] {
 describe("the CLI child's lifetime", () => {
   it("kills a child that never prints anything once its idle timeout passes, and falls back", async () => {
     harness = new CliHarness({ scenario: "hang" });
-    const outcome = await harness.run({ tool: "claude", idle_timeout: "1s" });
+    const outcome = await harness.run({ tool: "claude", idle_timeout: "3s" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_HUNG");
     expect(harness.eventsOf("fallback")[0]?.data).toMatchObject({ reason: "hung" });
@@ -32,7 +32,7 @@ describe("the CLI child's lifetime", () => {
 
   it("kills a child that hangs after some output and hands that output to the fallback", async () => {
     harness = new CliHarness({ scenario: "hang_after_output" });
-    await harness.run({ tool: "claude", idle_timeout: "1s" });
+    await harness.run({ tool: "claude", idle_timeout: "3s" });
 
     expect(harness.eventsOf("thought")[0]?.data.text).toBe("Thinking about the task.");
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_HUNG");
@@ -83,7 +83,7 @@ describe("the CLI child's lifetime", () => {
 
   it("classifies execa's own timeout as CLI_TIMEOUT", async () => {
     harness = new CliHarness({ scenario: "hang" });
-    const outcome = await harness.run({ tool: "claude" }, { timeout: 1_000 });
+    const outcome = await harness.run({ tool: "claude" }, { timeout: 3_000 });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout", error: { code: "CLI_TIMEOUT" } });
     expect(alive(await harness.waitForPids(1))).toEqual([]);
