@@ -23,6 +23,7 @@ import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { QuestionBroker } from "../questions/question-broker.js";
+import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
 import { SubAgentTools } from "../subagents/sub-agent-tools.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
@@ -144,6 +145,11 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: (record) => redactor.redactValue(record),
+    checkpoints: new CheckpointStore({
+      dataDirectory: config.data_dir,
+      logger: logger.child({ module: "checkpoints" }),
+      now,
+    }),
     logger: logger.child({ module: "runs" }),
     now,
   });
@@ -153,6 +159,9 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   }
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
+  // After recovery, with the agents loaded: `resume: true` runs continue from their checkpoints.
+  for (const run of runs.resumeInterruptedRuns()) {
+    logger.info({ run: run.id, agent: run.agent }, "run interrupted by a crash or shutdown resumed");
   }
   const scheduler = new Scheduler({
     runs,

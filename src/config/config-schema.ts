@@ -168,6 +168,8 @@ export const ConfigSchema = z.strictObject({
       queue_limit: z.number().int().positive().default(10),
     })
     .prefault({}),
+  /** Default of agents' `resume:`: continue runs cut off by a crash or a shutdown at the next start. */
+  resume: z.boolean().default(false),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
   log: z
     .strictObject({

@@ -32,4 +32,6 @@ export interface AgentDefinition {
   /** Model for the LLM worker: agent `model`, else config `llm.model`. */
   model: string;
   warnings: string[];
+  /** Agent `resume`, else config `resume`: resumed at start after a crash or shutdown. */
+  resume: boolean;
 }

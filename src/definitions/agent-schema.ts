@@ -156,6 +156,8 @@ export const AgentFrontmatterSchema = z
     enabled: z.boolean().default(true),
     /** Over config `sandbox`; `sandbox: off` runs this agent's children without the OS sandbox. */
     sandbox: SandboxOverrideSchema.optional(),
+    /** Resume a run cut off by a crash or a shutdown from its last checkpoint; default config `resume`. */
+    resume: z.boolean().optional(),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -80,6 +80,7 @@ export function buildAgentDefinition(
       : path.join(defaultWorkspacesRoot(config), agent.id),
     sandbox,
     model: model.model,
+    resume: frontmatter.resume ?? config.resume,
     warnings,
   };
 }

@@ -14,6 +14,8 @@ export interface EventDataByType {
     /** A run's final status carries its usage and cost, so counters see every run, not only completed ones. */
     usage?: Usage;
     cost_usd?: number;
+    /** On the `queued` event of a resumed run: the round its checkpoint was saved after. */
+    resumed_from_round?: number;
   };
   thought: { text: string };
   action: { call_id: string; tool: string; arguments: unknown };

@@ -3,6 +3,8 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
+import type { Checkpoint } from "../checkpoints/checkpoint.js";
+import type { CheckpointStore } from "../checkpoints/checkpoint-store.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
 import { RunControl, abortReason } from "./run-control.js";
@@ -37,6 +39,8 @@ export interface RunManagerOptions {
   logger: Logger;
   now?: () => Date;
   createRunId?: RunIdSource;
+  /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
+  checkpoints?: CheckpointStore;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
 }
@@ -66,6 +70,8 @@ interface LiveRun {
   parentControl?: RunControl;
   /** Called with the final record (a parent waiting for its sub-agent). */
   onEnd?: (record: RunRecord) => void;
+  /** A resumed run: the checkpoint it continues from. */
+  resumeFrom?: Checkpoint;
 }
 
 /**
@@ -299,8 +305,13 @@ export class RunManager implements ChildRuns {
     return record;
   }
 
-  /** Resumes a paused run where it was (running, or waiting for an approval). */
+  /**
+   * Resumes a paused run where it was (running, or waiting for an approval), or a run cut off by a
+   * crash or a shutdown (`failed`/`crashed`, `stopped`/`daemon_shutdown`) from its last checkpoint.
+   */
   resume(id: string): RunRecord {
+    const ended = this.#live.has(id) ? undefined : this.#options.store.get(id);
+    if (ended && isResumable(ended)) return this.#resumeInterrupted(ended);
     const run = this.#liveRun(id, "resume");
     if (run.record.status !== "paused" || !run.control) {
       if (run.record.status === "running" || run.record.status === "waiting") return run.record;
@@ -311,6 +322,52 @@ export class RunManager implements ChildRuns {
     for (const child of this.#childrenOf(id))
       if (child.record.status === "paused") this.resume(child.record.id);
     return record;
+  }
+
+  /**
+   * At start: resumes every run cut off by the last crash or shutdown whose agent has `resume: true`
+   * and that left a checkpoint. Returns the runs resumed.
+   */
+  resumeInterruptedRuns(): RunRecord[] {
+    const resumed: RunRecord[] = [];
+    for (const record of this.#options.store.all()) {
+      if (!isResumable(record) || record.parent_run !== undefined) continue;
+      const availability = this.#options.agents(record.agent);
+      if (availability?.state !== "ready" || !availability.definition.resume) continue;
+      if (!this.#options.checkpoints?.load(record.id)) continue;
+      try {
+        resumed.push(this.#resumeInterrupted(record));
+      } catch (error) {
+        this.#options.logger.warn({ err: error, run: record.id }, "could not resume an interrupted run");
+      }
+    }
+    return resumed;
+  }
+
+  #resumeInterrupted(ended: RunRecord): RunRecord {
+    const checkpoint = this.#options.checkpoints?.load(ended.id);
+    if (!checkpoint) {
+      throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
+    }
+    if (!this.#accepting)
+      throw new AgentdError("SHUTTING_DOWN", `cannot resume ${ended.id}: the daemon is shutting down`);
+    const definition = runnableDefinition(this.#options.agents, ended.agent);
+    const { reason: _reason, error: _error, ended_at: _endedAt, result: _result, ...kept } = ended;
+    const record = this.#redact({ ...kept, status: "queued", definition_hash: definition.hash });
+    this.#options.store.save(record);
+    this.#publishStatus(record, `resumed from its checkpoint after round ${checkpoint.round}`, {
+      resumed_from_round: checkpoint.round,
+    });
+    this.#live.set(record.id, {
+      record,
+      definition,
+      workerStatus: "running",
+      depth: 0,
+      resumeFrom: checkpoint,
+    });
+    this.#queue.push(record.id);
+    this.#dispatch();
+    return this.#options.store.get(record.id) ?? record;
   }
 
   /** The sub-agent runs of a run that are not finished. */
@@ -408,6 +465,9 @@ export class RunManager implements ChildRuns {
       events: this.#options.events,
       setStatus: (status) => this.#onWorkerStatus(run, status),
       recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
+      ...(this.#options.checkpoints
+        ? { checkpoints: this.#options.checkpoints.forRun(run.record.id, run.resumeFrom) }
+        : {}),
     };
     executeRun(this.#options.workerFor(definition), context, this.#options.logger)
       .then((outcome) => this.#finish(run, outcome))
@@ -455,6 +515,7 @@ export class RunManager implements ChildRuns {
     this.#live.delete(run.record.id);
     const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
     run.onEnd?.(record);
+    if (!isResumable(record)) this.#options.checkpoints?.remove(record.id);
     this.#dispatch();
     if (this.#live.size === 0) this.#idle.notifyIdle();
     return record;
@@ -469,7 +530,7 @@ export class RunManager implements ChildRuns {
     return record;
   }
 
-  #publishStatus(record: RunRecord, message?: string): void {
+  #publishStatus(record: RunRecord, message?: string, extra: { resumed_from_round?: number } = {}): void {
     this.#options.events.publish({
       agent: record.agent,
       run: record.id,
@@ -480,9 +541,18 @@ export class RunManager implements ChildRuns {
         ...(message === undefined ? {} : { message }),
         ...(record.parent_run === undefined ? {} : { parent_run: record.parent_run }),
         ...(isTerminal(record.status) ? { usage: record.usage, cost_usd: record.cost_usd } : {}),
+        ...extra,
       },
     });
   }
+}
+
+/** A run cut off by a crash or a shutdown, which a checkpoint can continue. */
+function isResumable(record: RunRecord): boolean {
+  return (
+    (record.status === "failed" && record.reason === "crashed") ||
+    (record.status === "stopped" && record.reason === "daemon_shutdown")
+  );
 }
 
 /** A sub-agent's definition with its limits cut to what its parent has left. */

@@ -1,5 +1,6 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
+import type { RunCheckpoints } from "../checkpoints/checkpoint.js";
 import type { RunControl } from "../runs/run-control.js";
 import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
 
@@ -10,6 +11,8 @@ export interface RunContext {
   task: string;
   control: RunControl;
   events: EventPublisher;
+  /** Where the LLM worker saves its state after each round, and the state a resumed run continues from. */
+  checkpoints?: RunCheckpoints;
   /** Reports `waiting` (approval pending) and back to `running`; the run manager records it. */
   setStatus(status: Extract<RunStatus, "running" | "waiting">): void;
   /**

@@ -10,6 +10,7 @@ export function testDefinition(id: string, frontmatter: Record<string, unknown> 
   return {
     id,
     file: `/agents/${id}.md`,
+    resume: parsed.resume ?? false,
     hash: `hash-of-${id}-${JSON.stringify(frontmatter).length}`,
     name: parsed.name ?? id,
     description: parsed.description,

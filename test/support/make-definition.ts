@@ -33,6 +33,7 @@ export function makeDefinition(options: MakeDefinitionOptions = {}): AgentDefini
   return {
     id,
     file: options.file ?? `/agents/${id}.md`,
+    resume: frontmatter.resume ?? false,
     hash: `sha256-test-${id}`,
     name: frontmatter.name ?? id,
     description: frontmatter.description,

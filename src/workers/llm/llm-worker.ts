@@ -112,6 +112,25 @@ export class LlmWorker implements Worker {
     const detector = new LoopDetector();
     const answerParts: string[] = [];
     let messages = startingMessages(context, options);
+    const checkpoints = context.checkpoints;
+    const save = (current: readonly ChatMessage[]) =>
+      checkpoints?.save({
+        round: budget.iterations,
+        messages: [...current],
+        usage: budget.usage,
+        cost_usd: budget.costUsd,
+        removed_tools: [...failures.disabled],
+        recent_calls: detector.recentCalls(),
+      });
+    const from = checkpoints?.resumeFrom;
+    if (from) {
+      budget.iterations = from.round;
+      budget.record(from.usage, from.cost_usd);
+      failures.restoreDisabled(from.removed_tools);
+      detector.restore(from.recent_calls);
+      messages = answerInterruptedCalls(from.messages, events);
+    }
+    save(messages);
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();
@@ -126,6 +145,8 @@ export class LlmWorker implements Worker {
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
       messages.push(assistantMessage(response));
+      // Saved before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
+      save(messages);
 
       if (response.toolCalls.length === 0) {
         answerParts.push(response.text);
@@ -151,9 +172,11 @@ export class LlmWorker implements Worker {
         detector,
         events,
         budget,
+        onResult: (results) => save([...messages, ...results]),
       });
       messages.push(...round.results);
       for (const notice of round.notices) messages.push({ role: "user", content: notice });
+      save(messages);
     }
   }
 }
@@ -169,6 +192,32 @@ function startingMessages(context: RunContext, options: LlmRunOptions): ChatMess
     { role: "system", content: context.definition.systemPrompt },
     { role: "user", content: note ? `${context.task}\n\n${note}` : context.task },
   ];
+}
+
+/**
+ * A resumed conversation whose last tool calls have no result: each was cut off by the crash or
+ * shutdown, so it may or may not have taken effect. The model is told so instead of the call being
+ * run again.
+ */
+function answerInterruptedCalls(messages: readonly ChatMessage[], events: RunEvents): ChatMessage[] {
+  const answered = new Set(
+    messages.flatMap((message) => (message.role === "tool" ? [message.tool_call_id] : [])),
+  );
+  const result = [...messages];
+  const last = [...messages].reverse().find((message) => message.role === "assistant");
+  for (const call of last?.role === "assistant" ? (last.tool_calls ?? []) : []) {
+    if (answered.has(call.id)) continue;
+    const output = `TOOL_INTERRUPTED: ${call.function.name} was interrupted: the daemon stopped while it ran, so it may or may not have taken effect. It was not run again; check its effect before calling it again.`;
+    result.push({ role: "tool", tool_call_id: call.id, content: output });
+    events.publish("observation", {
+      call_id: call.id,
+      tool: call.function.name,
+      ok: false,
+      output,
+      duration_ms: 0,
+    });
+  }
+  return result;
 }
 
 function repaired(messages: ChatMessage[], events: RunEvents): ChatMessage[] {

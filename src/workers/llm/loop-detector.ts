@@ -54,6 +54,16 @@ export class LoopDetector {
     return { kind: "warn", pattern, repeats: count, description };
   }
 
+  /** The recent call signatures, for a checkpoint. */
+  recentCalls(): string[] {
+    return [...this.#recent];
+  }
+
+  /** Continues from a checkpoint's recent calls. */
+  restore(recent: readonly string[]): void {
+    this.#recent.splice(0, this.#recent.length, ...recent);
+  }
+
   /** How many times the last `period` calls repeat at the end of the history (period 2 needs A ≠ B). */
   #trailingRepeats(period: number): number {
     const recent = this.#recent;

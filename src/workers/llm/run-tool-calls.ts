@@ -16,6 +16,8 @@ export interface ToolRoundParts {
   events: RunEvents;
   /** The run's budgets: a sub-agent's spending is added to them. */
   budget?: RunSpending;
+  /** Called with each tool message as it is added (a checkpoint of the round so far). */
+  onResult?: (results: readonly ChatMessage[]) => void;
 }
 
 /** The messages one round of tool calls adds to the history. */
@@ -71,6 +73,7 @@ export async function runToolCalls(
     }
     const result = await (settled.get(call) ?? executeOne(call, parts));
     results.push({ role: "tool", tool_call_id: call.id, content: toolResultText(result) });
+    parts.onResult?.(results);
     if (failures.record(tool, result)) {
       notices.push(toolDisabledNotice(tool, TOOL_FAILURE_LIMIT));
       events.publish("warning", {

@@ -41,6 +41,11 @@ export class ToolFailures {
     return this.#disabled;
   }
 
+  /** Continues from a checkpoint: these tools stay removed. */
+  restoreDisabled(tools: readonly string[]): void {
+    for (const tool of tools) this.#disabled.add(tool);
+  }
+
   /** Records one result; returns true when this failure just disabled the tool. */
   record(tool: string, outcome: CallOutcome): boolean {
     if (outcome.ok) {

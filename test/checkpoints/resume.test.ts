@@ -1,0 +1,111 @@
+import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { RunRecord } from "../../src/runs/run-record.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import {
+  type RecordedRequest,
+  type ScriptedLlmServer,
+  type ScriptedReplyValue,
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
+import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
+import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+
+let llm: ScriptedLlmServer;
+let workspace: DaemonWorkspace;
+let daemon: DaemonProcess | undefined;
+
+/** Round n (1, 2) writes its own file `round-<n>.txt`; round 3 never answers until the daemon is gone. */
+function beforeTheCrash(request: RecordedRequest): ScriptedReplyValue {
+  const round = (request.body?.messages ?? []).filter((message) => message.role === "assistant").length + 1;
+  if (round > 2) return { type: "hang" };
+  return toolCallReply({
+    name: "write_file",
+    arguments: { path: `round-${round}.txt`, content: `round ${round}` },
+  });
+}
+
+beforeEach(async () => {
+  llm = await startScriptedLlmServer();
+  workspace = createWorkspace(llm.url);
+  mkdirSync(path.join(workspace.root, "work"));
+});
+afterEach(async () => {
+  await daemon?.kill();
+  daemon = undefined;
+  await llm?.close();
+  rmSync(workspace.root, { recursive: true, force: true });
+});
+
+async function waitForEnd(run: string): Promise<RunRecord> {
+  return waitFor(
+    async () => {
+      const record = await getRun(daemon as DaemonProcess, run);
+      return record.ended_at && record.status !== "failed" ? record : undefined;
+    },
+    `run ${run} to end`,
+    30_000,
+  );
+}
+
+describe("checkpoints and resume", () => {
+  it("resumes a resume: true run killed -9 after round 2 from its checkpoint, running no tool twice", async () => {
+    workspace.writeAgent("steady", {
+      resume: true,
+      workdir: "work",
+      tools: ["write_file"],
+      permissions: { allow: ["write_file"] },
+    });
+    llm.setDefaultReply(beforeTheCrash);
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const run = await startRun(daemon, "steady", "write two files");
+    await llm.waitForChatRequests(3, 30_000);
+    await daemon.kill();
+
+    llm.setDefaultReply((request) => {
+      const toolResults = (request.body?.messages ?? []).filter((message) => message.role === "tool");
+      return textReply(`finished after ${toolResults.length} tool results`);
+    });
+    const before = llm.chatRequests.length;
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const record = await waitForEnd(run);
+    expect(record).toMatchObject({ status: "completed", result: "finished after 2 tool results" });
+
+    // The model saw rounds 1 and 2 after the restart, and no third write_file happened.
+    const resumedRequest = llm.chatRequests[before];
+    const seen = (resumedRequest?.body?.messages ?? []).map((message) => message.role);
+    expect(seen).toEqual(["system", "user", "assistant", "tool", "assistant", "tool"]);
+    const events = await runEvents(daemon, run);
+    const actions = events.filter((event) => event.type === "action");
+    expect(actions).toHaveLength(2);
+    expect(readFileSync(path.join(workspace.root, "work", "round-1.txt"), "utf8")).toBe("round 1");
+    expect(readFileSync(path.join(workspace.root, "work", "round-2.txt"), "utf8")).toBe("round 2");
+    const resumed = events.find(
+      (event) =>
+        event.type === "status" && (event.data as { resumed_from_round?: number }).resumed_from_round,
+    );
+    expect(resumed?.data).toMatchObject({ status: "queued", resumed_from_round: 2 });
+  }, 120_000);
+
+  it("keeps today's behaviour without resume: the run stays failed (crashed), and POST /runs/:run/resume resumes it", async () => {
+    workspace.writeAgent("plain", {
+      workdir: "work",
+      tools: ["write_file"],
+      permissions: { allow: ["write_file"] },
+    });
+    llm.setDefaultReply(beforeTheCrash);
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const run = await startRun(daemon, "plain", "write two files");
+    await llm.waitForChatRequests(3, 30_000);
+    await daemon.kill();
+    llm.setDefaultReply(textReply("done by hand"));
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    expect(await getRun(daemon, run)).toMatchObject({ status: "failed", reason: "crashed" });
+    const resumed = await daemon.request("POST", `/runs/${run}/resume`);
+    expect(resumed.status).toBe(200);
+    expect(await waitForEnd(run)).toMatchObject({ status: "completed", result: "done by hand" });
+  }, 120_000);
+});
