@@ -10,7 +10,7 @@ import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
-import { BUILTIN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
+import { BUILTIN_TOOL_NAMES, RUN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
 import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
@@ -177,14 +177,15 @@ function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFron
   }
   frontmatter.tools.forEach((toolName, index) => {
     const server = /^mcp:([^/]+)\//.exec(toolName)?.[1];
-    if (server === undefined && !(BUILTIN_TOOL_NAMES as readonly string[]).includes(toolName)) {
-      const suggestion = didYouMean(toolName, BUILTIN_TOOL_NAMES);
+    const knownTools: readonly string[] = [...BUILTIN_TOOL_NAMES, ...RUN_TOOL_NAMES];
+    if (server === undefined && !knownTools.includes(toolName)) {
+      const suggestion = didYouMean(toolName, knownTools);
       errors.push(
         new AgentdError("DEFINITION_INVALID", `unknown tool "${toolName}"`, {
           ...located(`tools[${index}]`, ["tools", index]),
           hint: suggestion
             ? `did you mean "${suggestion}"?`
-            : `use ${BUILTIN_TOOL_NAMES.join(", ")}, or an MCP tool as "mcp:<server>/<tool>"`,
+            : `use ${knownTools.join(", ")}, or an MCP tool as "mcp:<server>/<tool>"`,
         }),
       );
       return;
