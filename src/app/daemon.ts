@@ -159,6 +159,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   }
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
+  }
   // After recovery, with the agents loaded: `resume: true` runs continue from their checkpoints.
   for (const run of runs.resumeInterruptedRuns()) {
     logger.info({ run: run.id, agent: run.agent }, "run interrupted by a crash or shutdown resumed");
