@@ -69,13 +69,13 @@ function serveStreamingCompletions(interval, runs) {
   });
   server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
   // The client: POST /agents/:id/runs for every run at once, as 200 API users would.
-  parentPort.on("message", async ({ apiUrl, runs }) => {
+  parentPort.on("message", async ({ apiUrl, token, runs }) => {
     const replies = await Promise.all(
       Array.from({ length: runs }, (_, index) =>
         globalThis
           .fetch(`${apiUrl}/agents/streamer/runs`, {
             method: "POST",
-            headers: { "content-type": "application/json" },
+            headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
             body: JSON.stringify({ task: `task ${index}` }),
           })
           .then((response) => response.json()),
@@ -138,7 +138,7 @@ async function main() {
     llm.on("message", (message) => message.streaming && resolve()),
   );
   const posted = new Promise((resolve) => llm.on("message", (message) => message.runIds && resolve(message)));
-  llm.postMessage({ apiUrl: daemon.url, runs: RUNS });
+  llm.postMessage({ apiUrl: daemon.url, token: daemon.token, runs: RUNS });
   const { runIds } = await posted;
   await allStreaming;
   histogram.disable();

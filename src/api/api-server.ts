@@ -1,17 +1,25 @@
 import { setMaxListeners } from "node:events";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from "fastify";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import { loadDashboardAssets } from "../dashboard/dashboard-assets.js";
 import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
-import { createBearerCheck } from "./bearer-auth.js";
+import { createAuthentication } from "./api-auth.js";
+import { createRequestGuard } from "./request-guard.js";
+import { SessionStore } from "./session-store.js";
 import { toErrorReply } from "./error-reply.js";
 import { completeOpenApiDocument } from "./openapi-document.js";
-import type { RouteContext } from "./route-context.js";
+import type { ApiAccess, RouteContext } from "./route-context.js";
+import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerAgentRoutes } from "./routes/agent-routes.js";
 import { registerApprovalRoutes } from "./routes/approval-routes.js";
 import { registerQuestionRoutes } from "./routes/question-routes.js";
@@ -26,8 +34,15 @@ export interface ApiServerOptions {
   host: string;
   /** 0 picks a free port (tests). */
   port: number;
-  /** When set, every route but GET /health needs `Authorization: Bearer <token>`. */
+  /**
+   * When set, every route but the public ones (GET /health, the login) needs
+   * `Authorization: Bearer <token>` or a browser session made from it; unset: no authentication.
+   */
   token?: string | undefined;
+  /** `server.allowed_hosts`: names besides the bind address, localhost and loopback addresses. */
+  allowedHosts?: readonly string[];
+  /** `server.allowed_origins`: other web origins that may send state-changing requests. */
+  allowedOrigins?: readonly string[];
   logger: Logger;
   /** Interval of the event stream's heartbeat comments (default 15 s). */
   heartbeatMilliseconds?: number;
@@ -43,6 +58,14 @@ export interface ApiServer {
 /** Routes served without a token: liveness, the API's description and the dashboard's files (no data). */
 const OPEN_ROUTES = new Set<string>(["/health", "/openapi.json", ...DASHBOARD_ROUTES]);
 const DOCS_PREFIX = "/docs";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** Served without authentication (the Host, Origin and content-type checks still apply). */
+    public?: boolean;
+  }
+}
+
 const CLOSE_GRACE_MILLISECONDS = 1_000;
 
 /** Starts the HTTP API of SPEC 6 on fastify. */
@@ -58,13 +81,16 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     childLoggerFactory: (logger) => logger,
   });
   const metrics = createApiMetrics(services);
+  const token = options.token === "" ? undefined : options.token;
   const context: RouteContext = {
     services,
     shutdownSignal: shutdown.signal,
     heartbeatMilliseconds: options.heartbeatMilliseconds ?? 15_000,
+    access: { token, sessions: new SessionStore() },
   };
-  await configure(app, options.token, options.logger);
+  await configure(app, options, context.access);
   registerHealthRoutes(app, context);
+  registerAuthRoutes(app, context);
   registerAgentRoutes(app, context);
   registerRunRoutes(app, context);
   registerEventRoutes(app, context);
@@ -104,14 +130,14 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
 }
 
 /** Validation, errors, authentication, JSON bodies and the OpenAPI document: before any route. */
-async function configure(app: FastifyInstance, token: string | undefined, logger: Logger): Promise<void> {
+async function configure(app: FastifyInstance, options: ApiServerOptions, access: ApiAccess): Promise<void> {
   app.setValidatorCompiler(zodValidatorCompiler);
   // Response schemas document the API (GET /openapi.json); answers are sent as they are, never
   // filtered down to the fields a schema lists.
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   app.setErrorHandler((error, request, reply) => {
     const { statusCode, body, internal } = toErrorReply(error);
-    if (internal) request.log.error({ err: error, url: request.url }, "request failed");
+    if (internal) request.log.error({ err: error, url: loggableUrl(request.url) }, "request failed");
     return reply.status(statusCode).send(body);
   });
   app.setNotFoundHandler((request, reply) =>
@@ -127,14 +153,22 @@ async function configure(app: FastifyInstance, token: string | undefined, logger
     if (text.trim() === "") done(null, undefined);
     else parseJson(request, text, done);
   });
-  if (token !== undefined && token !== "") {
-    const check = createBearerCheck(token);
-    app.addHook("onRequest", async (request) => {
-      const route = request.routeOptions.url ?? "";
-      if (OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`)) return;
-      check(request.headers.authorization);
-    });
-  }
+  const guard = createRequestGuard({
+    bindHost: options.host,
+    allowedHosts: options.allowedHosts ?? [],
+    allowedOrigins: options.allowedOrigins ?? [],
+  });
+  const authenticate =
+    access.token === undefined ? undefined : createAuthentication(access.token, access.sessions);
+  const isPublic = (request: FastifyRequest): boolean => {
+    if (request.routeOptions.config.public === true) return true;
+    const route = request.routeOptions.url ?? "";
+    return OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`);
+  };
+  app.addHook("onRequest", async (request) => {
+    guard(request);
+    if (authenticate !== undefined && !isPublic(request)) authenticate(request.headers);
+  });
   await app.register(swagger, {
     openapi: {
       info: { title: "agentd", version: "1", description: "Run AI agents defined as Markdown files." },
@@ -151,11 +185,19 @@ async function configure(app: FastifyInstance, token: string | undefined, logger
       completeOpenApiDocument(document as Parameters<typeof completeOpenApiDocument>[0]),
     transformSpecificationClone: true,
   });
-  if (logger.isLevelEnabled("debug")) {
+  if (options.logger.isLevelEnabled("debug")) {
     app.addHook("onResponse", async (request, reply) => {
-      request.log.debug({ method: request.method, url: request.url, status: reply.statusCode }, "request");
+      request.log.debug(
+        { method: request.method, url: loggableUrl(request.url), status: reply.statusCode },
+        "request",
+      );
     });
   }
+}
+
+/** A request's URL for the log: the login URL's query is the token, so it is left out. */
+function loggableUrl(url: string): string {
+  return url.startsWith("/auth/") ? (url.split("?")[0] ?? url) : url;
 }
 
 /** A bind failure said in the user's terms: which address, and what to change. */

@@ -1,6 +1,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ApiServices } from "./api-services.js";
+import type { SessionStore } from "./session-store.js";
+
+/** The API token (undefined with `server.auth: none`) and the browser sessions made from it. */
+export interface ApiAccess {
+  token: string | undefined;
+  sessions: SessionStore;
+}
 
 /** What every route file receives from the server. */
 export interface RouteContext {
@@ -9,6 +16,7 @@ export interface RouteContext {
   shutdownSignal: AbortSignal;
   /** Interval of the stream's heartbeat comments. */
   heartbeatMilliseconds: number;
+  access: ApiAccess;
 }
 
 /**

@@ -7,6 +7,10 @@ export interface ApiServerOptions {
   /** 0 = an ephemeral port. */
   port: number;
   token: string | undefined;
+  /** `server.allowed_hosts`. */
+  allowedHosts?: readonly string[];
+  /** `server.allowed_origins`. */
+  allowedOrigins?: readonly string[];
   logger: Logger;
 }
 

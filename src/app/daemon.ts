@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import path from "node:path";
 import { startApiServer } from "../api/api-server.js";
+import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
@@ -64,6 +65,10 @@ export interface StartDaemonOptions {
 /** A running daemon: every service, the API's URL, and the one way to stop it. */
 export interface Daemon {
   readonly url: string;
+  /** The API token clients must present; undefined with `server.auth: none`. */
+  readonly token: string | undefined;
+  /** `<data_dir>/api.token` when the token is the generated one. */
+  readonly tokenFile: string | undefined;
   readonly config: Config;
   readonly logger: Logger;
   readonly definitions: DefinitionSource;
@@ -74,6 +79,10 @@ export interface Daemon {
   readonly sandbox: SandboxHost;
   /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
   shutdown(): Promise<void>;
+}
+
+function withServerToken(config: Config, token: string | undefined): Config {
+  return token === undefined ? config : { ...config, server: { ...config.server, token } };
 }
 
 /** How long workers get to return after the shutdown signal before their runs are recorded anyway. */
@@ -87,8 +96,11 @@ const STOP_WAIT_MILLISECONDS = 10_000;
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
   const { overrides = {} } = options;
   const startedAt = new Date();
-  const secrets = await prepareSecrets(options.config, overrides.vault);
+  const tokenSource = resolveApiToken(options.config);
+  // The generated token joins the config before secrets are prepared, so it is masked like server.token.
+  const secrets = await prepareSecrets(withServerToken(options.config, tokenSource?.token), overrides.vault);
   const { config, redactor } = secrets;
+  const token = tokenSource === undefined ? undefined : config.server.token;
   const logger =
     overrides.logger ??
     createLogger({ level: config.log.level, pretty: config.log.pretty, redact: redactor.redactText });
@@ -204,7 +216,9 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   const server: RunningApiServer = await startServer(services, {
     host: config.server.host,
     port: config.server.port,
-    token: config.server.token,
+    token,
+    allowedHosts: config.server.allowed_hosts,
+    allowedOrigins: config.server.allowed_origins,
     logger: logger.child({ module: "api" }),
   });
 
@@ -229,6 +243,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   };
   return {
     url: server.url,
+    token,
+    tokenFile: tokenSource?.file,
     config,
     logger,
     definitions,

@@ -36,13 +36,19 @@ export function summarizeStartup(daemon: Daemon): StartupSummary {
   };
 }
 
-/** The summary as a few lines for a person at a terminal. */
-export function formatStartupSummary(summary: StartupSummary): string {
+/**
+ * The summary as a few lines for a person at a terminal. `loginUrl` carries the API token: it is
+ * shown here once, never in the JSON line or the logs.
+ */
+export function formatStartupSummary(summary: StartupSummary, loginUrl?: string): string {
   const valid = summary.agents.filter((agent) => agent.valid);
   const invalid = summary.agents.filter((agent) => !agent.valid);
   const lines = [
     `agentd listening on ${summary.url}`,
     `LLM: model ${summary.llm.model} at ${summary.llm.endpoint}`,
+    loginUrl === undefined
+      ? "authentication is off (server.auth: none)"
+      : `log a browser in: ${loginUrl}  (agentd token prints the token)`,
     `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
     describeSandboxStatus(summary.sandbox),
   ];

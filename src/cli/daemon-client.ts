@@ -1,5 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { readApiTokenFile } from "../api/api-token-file.js";
+import type { Config } from "../config/config-schema.js";
 import { loadConfig } from "../config/load-config.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/error-codes.js";
@@ -53,11 +55,12 @@ export class DaemonClient {
 
   /**
    * The daemon of the config file: `AGENTD_URL`, else `server.host`/`server.port` (a wildcard host
-   * means this machine); the token from `AGENTD_TOKEN`, else `server.token`.
+   * means this machine); the token from `AGENTD_TOKEN`, else `server.token`, else the token file
+   * the daemon generated in `data_dir`.
    */
   static fromConfig(configFile: string | undefined, environment: NodeJS.ProcessEnv): DaemonClient {
     const { config } = loadConfig({ file: configFile, environment });
-    const token = environment.AGENTD_TOKEN ?? config.server.token;
+    const token = clientToken(config, environment);
     const url = environment.AGENTD_URL;
     if (url !== undefined && url !== "") return new DaemonClient({ baseUrl: url, token });
     const host = ["0.0.0.0", "::", ""].includes(config.server.host) ? "127.0.0.1" : config.server.host;
@@ -82,7 +85,8 @@ export class DaemonClient {
   ): Promise<T> {
     const headers: Record<string, string> = { accept: "application/json" };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    if (body !== undefined) headers["content-type"] = "application/json";
+    // The daemon refuses a POST without it, body or not: a web page cannot send it without asking.
+    if (method !== "GET") headers["content-type"] = "application/json";
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {
@@ -129,10 +133,19 @@ export class DaemonClient {
     const known = (ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : "INTERNAL";
     const tokenHint =
       known === "UNAUTHORIZED"
-        ? "set AGENTD_TOKEN or server.token in config.yaml to the daemon's token"
+        ? "pass --config of the daemon (its token is in <data_dir>/api.token), or set AGENTD_TOKEN"
         : hint;
     return new AgentdError(known, message, tokenHint === undefined ? {} : { hint: tokenHint });
   }
+}
+
+/** The token a client presents: `AGENTD_TOKEN`, else `server.token`, else `<data_dir>/api.token`. */
+export function clientToken(config: Config, environment: NodeJS.ProcessEnv): string | undefined {
+  const fromEnvironment = environment.AGENTD_TOKEN;
+  if (fromEnvironment !== undefined && fromEnvironment !== "") return fromEnvironment;
+  if (config.server.token !== undefined && config.server.token !== "") return config.server.token;
+  if (config.server.auth === "none") return undefined;
+  return readApiTokenFile(config.data_dir);
 }
 
 /** The client and the `--json` flag of a command, from its global options. */

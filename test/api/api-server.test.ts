@@ -87,10 +87,16 @@ describe("HTTP API", () => {
     expect(log.events.map((event) => event.type)).toEqual(["thought", "result", "status"]);
     expect(log.next).toBe(4);
 
-    const withoutBody = await fixture.request("/agents/writer/runs", { method: "POST" });
+    const withoutBody = await fixture.request("/agents/writer/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     expect(withoutBody.status).toBe(202);
 
-    const invalid = await fixture.request("/agents/broken/runs", { method: "POST" });
+    const invalid = await fixture.request("/agents/broken/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     expect(invalid.status).toBe(409);
     expect(((await invalid.json()) as ErrorResponse).error.code).toBe("CONFLICT");
     const pauseFinished = await fixture.request(`/runs/${run}/pause`, {
@@ -99,7 +105,14 @@ describe("HTTP API", () => {
     });
     expect(pauseFinished.status).toBe(409);
     expect((await fixture.request("/runs/r_missing")).status).toBe(404);
-    expect((await fixture.request("/runs/r_missing/stop", { method: "POST" })).status).toBe(404);
+    expect(
+      (
+        await fixture.request("/runs/r_missing/stop", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+        })
+      ).status,
+    ).toBe(404);
     expect((await fixture.request("/runs/r_missing/events")).status).toBe(404);
   });
 
@@ -173,7 +186,10 @@ describe("HTTP API", () => {
   it("exposes metrics derived from the events", async () => {
     fixture = await startApiFixture();
     fixture.runs.queued = 3;
-    await fixture.request("/agents/writer/runs", { method: "POST" });
+    await fixture.request("/agents/writer/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     fixture.bus.publish({
       agent: "writer",
       run: "r_1",

@@ -84,7 +84,10 @@ describe("client commands", () => {
 
   it("prints an agent's events as text or JSON lines, from --after", async () => {
     fixture = await startApiFixture({ token: TOKEN });
-    await fixture.request("/agents/writer/runs", { method: "POST" });
+    await fixture.request("/agents/writer/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     const text = cli(fixture);
     await text.run("events", "writer");
     expect(text.out).toHaveLength(4);
@@ -99,7 +102,10 @@ describe("client commands", () => {
 
   it("warns when events were dropped from memory before being read", async () => {
     fixture = await startApiFixture({ token: TOKEN, bufferSize: 2 });
-    await fixture.request("/agents/writer/runs", { method: "POST" });
+    await fixture.request("/agents/writer/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     const reader = cli(fixture);
     await reader.run("events", "writer");
     expect(reader.out).toHaveLength(2);
@@ -124,7 +130,10 @@ describe("client commands", () => {
 
   it("lists runs, rejects a bad --status as usage, and stops runs", async () => {
     fixture = await startApiFixture({ token: TOKEN });
-    await fixture.request("/agents/writer/runs", { method: "POST" });
+    await fixture.request("/agents/writer/runs", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+    });
     const runs = cli(fixture);
     await runs.run("runs", "--agent", "writer");
     expect(runs.out).toHaveLength(1);

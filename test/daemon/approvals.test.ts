@@ -79,7 +79,7 @@ async function waitForEnd(run: string) {
 /** `agentd <args>` against this daemon, as a user types it. */
 function agentd(...args: string[]) {
   return execa(process.execPath, [MAIN, ...args], {
-    env: { AGENTD_URL: daemon.url },
+    env: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
     reject: false,
     timeout: 30_000,
   });

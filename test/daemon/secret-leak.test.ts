@@ -84,21 +84,30 @@ async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> 
     `the daemon to listen\n${stderr}`,
     30_000,
   );
+  const tokenFile = /"token_file":"([^"]+)"/.exec(stdout)?.[1];
+  const token = tokenFile === undefined ? "" : readFileSync(tokenFile, "utf8").trim();
   return {
     url,
     output: () => `${stdout}\n${stderr}`,
-    request: (urlPath) => send(url, "GET", urlPath),
-    post: (urlPath, body) => send(url, "POST", urlPath, body),
+    request: (urlPath) => send(url, token, "GET", urlPath),
+    post: (urlPath, body) => send(url, token, "POST", urlPath, body),
   };
 }
 
 /** One API call; the answer's text, or an error saying what failed. */
-async function send(baseUrl: string, method: string, urlPath: string, body?: unknown): Promise<string> {
+async function send(
+  baseUrl: string,
+  token: string,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+): Promise<string> {
+  const authorization = { authorization: `Bearer ${token}` };
   const response = await fetch(`${baseUrl}${urlPath}`, {
     method,
     ...(body === undefined
-      ? {}
-      : { headers: { "content-type": "application/json" }, body: JSON.stringify(body) }),
+      ? { headers: authorization }
+      : { headers: { ...authorization, "content-type": "application/json" }, body: JSON.stringify(body) }),
   });
   const text = await response.text();
   if (!response.ok) throw new Error(`${method} ${urlPath} answered ${response.status}: ${text}`);

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
 
@@ -24,10 +25,15 @@ export interface HttpReply {
 export interface DaemonProcess {
   url: string;
   pid: number;
+  /** The API token the daemon generated (read from the `token_file` of its listening line). */
+  token: string | undefined;
+  /** The headers a client of this daemon sends: the bearer token. */
+  headers(): Record<string, string>;
   /** Everything the child wrote to stderr so far (logs and the summary). */
   stderr(): string;
   /** Resolves with the exit code (null when killed by a signal) once the child is gone. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** A request as the CLI sends it: with the token, and `content-type: application/json` on a POST. */
   request(method: string, urlPath: string, body?: unknown): Promise<HttpReply>;
   /** Sends a signal to the daemon process only. */
   signal(signal: NodeJS.Signals): void;
@@ -49,14 +55,26 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
   }));
-  const url = await waitForListening(child, exited, options.readyTimeoutMilliseconds ?? 30_000, () => stderr);
+  const listening = await waitForListening(
+    child,
+    exited,
+    options.readyTimeoutMilliseconds ?? 30_000,
+    () => stderr,
+  );
+  const { url } = listening;
   const pid = child.pid ?? 0;
+  const token =
+    listening.token_file === undefined ? undefined : readFileSync(listening.token_file, "utf8").trim();
+  const headers = (): Record<string, string> =>
+    token === undefined ? {} : { authorization: `Bearer ${token}` };
   return {
     url,
     pid,
+    token,
+    headers,
     stderr: () => stderr,
     exited,
-    request: (method, urlPath, body) => request(url, method, urlPath, body),
+    request: (method, urlPath, body) => request(url, headers(), method, urlPath, body),
     signal: (signal) => child.kill(signal),
     kill: async () => {
       killGroup(pid);
@@ -79,12 +97,12 @@ async function waitForListening(
   exited: Promise<unknown>,
   timeoutMilliseconds: number,
   stderr: () => string,
-): Promise<string> {
+): Promise<ListeningLine> {
   const lines = createInterface({ input: child.stdout ?? process.stdin });
-  const listening = new Promise<string>((resolve) => {
+  const listening = new Promise<ListeningLine>((resolve) => {
     lines.on("line", (line) => {
       const parsed = parseJson(line);
-      if (isListening(parsed)) resolve(parsed.url);
+      if (isListening(parsed)) resolve(parsed);
     });
   });
   let timer: NodeJS.Timeout | undefined;
@@ -102,7 +120,14 @@ async function waitForListening(
   }
 }
 
-function isListening(value: unknown): value is { event: "listening"; url: string } {
+/** What `agentd start` prints on stdout once it listens. */
+interface ListeningLine {
+  event: "listening";
+  url: string;
+  token_file?: string;
+}
+
+function isListening(value: unknown): value is ListeningLine {
   return (
     typeof value === "object" &&
     value !== null &&
@@ -111,10 +136,16 @@ function isListening(value: unknown): value is { event: "listening"; url: string
   );
 }
 
-async function request(baseUrl: string, method: string, urlPath: string, body?: unknown): Promise<HttpReply> {
+async function request(
+  baseUrl: string,
+  headers: Record<string, string>,
+  method: string,
+  urlPath: string,
+  body?: unknown,
+): Promise<HttpReply> {
   const response = await fetch(`${baseUrl}${urlPath}`, {
     method,
-    headers: body === undefined ? {} : { "content-type": "application/json" },
+    headers: method === "GET" ? headers : { ...headers, "content-type": "application/json" },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await response.text();

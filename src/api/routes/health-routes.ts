@@ -8,6 +8,7 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
   app.get(
     "/health",
     {
+      config: { public: true },
       schema: {
         summary: "Liveness, version and uptime (no token needed)",
         ...documented({

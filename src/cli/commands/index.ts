@@ -12,6 +12,7 @@ import { registerValidateCommand } from "./validate.js";
 import { registerAgentsCommand } from "./agents.js";
 import { registerRunCommand } from "./run.js";
 import { registerSecretsCommand } from "./secrets.js";
+import { registerTokenCommand } from "./token.js";
 
 /** Every `agentd` subcommand, registered on the root program. One file per command. */
 export function registerCommands(program: Command): void {
@@ -29,4 +30,5 @@ export function registerCommands(program: Command): void {
   registerAgentsCommand(program);
   registerRunCommand(program);
   registerSecretsCommand(program);
+  registerTokenCommand(program);
 }

@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { loginUrl } from "../../api/api-token-file.js";
 import { loadConfig } from "../../config/load-config.js";
 import { startDaemon } from "../../app/daemon.js";
 import { packageVersion } from "../../app/package-version.js";
@@ -29,7 +30,9 @@ async function warnWhenLlmSilent(
 
 /**
  * `agentd start`: runs the daemon until SIGTERM/SIGINT. When it is ready it prints a summary on
- * stderr and one JSON line on stdout, `{"event":"listening","url":…}`, which scripts wait for.
+ * stderr (with the browser login URL) and one JSON line on stdout,
+ * `{"event":"listening","url":…,"pid":…,"token_file":…}`, which scripts wait for; `token_file` is
+ * there when the token came from `<data_dir>/api.token`.
  */
 export function registerStartCommand(program: Command): void {
   program
@@ -46,8 +49,15 @@ export function registerStartCommand(program: Command): void {
       });
       const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger);
       const summary = summarizeStartup(daemon);
-      if (!globals.json) process.stderr.write(formatStartupSummary(summary));
-      printJson({ event: "listening", url: daemon.url, pid: process.pid, ...(globals.json ? summary : {}) });
+      const login = daemon.token === undefined ? undefined : loginUrl(daemon.url, daemon.token);
+      if (!globals.json) process.stderr.write(formatStartupSummary(summary, login));
+      printJson({
+        event: "listening",
+        url: daemon.url,
+        pid: process.pid,
+        ...(daemon.tokenFile === undefined ? {} : { token_file: daemon.tokenFile }),
+        ...(globals.json ? summary : {}),
+      });
       void warnWhenLlmSilent(summary.llm, daemon.config.llm.api_key);
       await stopped;
       // Watchers, sockets and timers of other modules must not keep a stopped daemon alive.

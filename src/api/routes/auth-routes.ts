@@ -1,0 +1,68 @@
+import { serialize } from "cookie";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { SESSION_COOKIE, sessionOf } from "../api-auth.js";
+import { createTokenCheck } from "../bearer-auth.js";
+import type { RouteContext } from "../route-context.js";
+import { routeSchema } from "../zod-route-schema.js";
+
+const LoginQuerySchema = z.object({ token: z.string().optional() });
+
+/**
+ * Browser login for the dashboard. `GET /auth/login?token=<token>` (the URL the daemon prints at
+ * start) answers 303 to `/` with a session cookie: HttpOnly, SameSite=Strict, Path=/, Secure over
+ * https; a wrong or missing token is a 401. `POST /auth/logout` ends the session. Both pass without
+ * authentication; the Host, Origin and content-type checks still apply.
+ */
+export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContext): void {
+  const tokenMatches = access.token === undefined ? undefined : createTokenCheck(access.token);
+
+  app.get<{ Querystring: z.output<typeof LoginQuerySchema> }>(
+    "/auth/login",
+    {
+      config: { public: true },
+      schema: {
+        summary: "Browser login: sets the session cookie and redirects to /",
+        querystring: routeSchema(LoginQuerySchema),
+        security: [],
+      },
+    },
+    async (request, reply) => {
+      // The URL carries the token: no cache or later page may keep it.
+      reply.header("cache-control", "no-store").header("referrer-policy", "no-referrer");
+      if (tokenMatches !== undefined) {
+        if (!tokenMatches(request.query.token)) {
+          throw new AgentdError("UNAUTHORIZED", "wrong or missing login token", {
+            hint: "open the login URL the daemon printed at start, or agentd token --url",
+          });
+        }
+        reply.header("set-cookie", sessionCookie(request, access.sessions.create()));
+      }
+      return reply.redirect("/", 303);
+    },
+  );
+
+  app.post(
+    "/auth/logout",
+    { config: { public: true }, schema: { summary: "Ends the browser session", security: [] } },
+    async (request, reply) => {
+      const session = sessionOf(request.headers.cookie);
+      if (session !== undefined) access.sessions.end(session);
+      return reply
+        .header("set-cookie", sessionCookie(request, "", 0))
+        .status(204)
+        .send();
+    },
+  );
+}
+
+function sessionCookie(request: FastifyRequest, value: string, maxAge?: number): string {
+  return serialize(SESSION_COOKIE, value, {
+    httpOnly: true,
+    sameSite: "strict",
+    path: "/",
+    secure: request.protocol === "https",
+    ...(maxAge === undefined ? {} : { maxAge }),
+  });
+}

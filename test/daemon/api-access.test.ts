@@ -1,0 +1,279 @@
+import { statSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { rawRequest } from "../support/raw-http.js";
+import { createWorkspace, type DaemonWorkspace } from "./daemon-workspace.js";
+
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+/** Nothing listens there: runs started here fail, which these tests do not look at. */
+const NO_LLM = "http://127.0.0.1:9/v1";
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function start(
+  config: Record<string, unknown> = {},
+): Promise<{ daemon: DaemonProcess; workspace: DaemonWorkspace }> {
+  const workspace = createWorkspace(NO_LLM, config);
+  workspace.writeAgent("writer", { task: "write something" });
+  const daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  cleanups.push(() => daemon.kill());
+  return { daemon, workspace };
+}
+
+/** The `host:port` the daemon listens on, as a browser on this machine sends it. */
+function hostOf(daemon: DaemonProcess): string {
+  return new URL(daemon.url).host;
+}
+
+describe("the default API token", () => {
+  it("is generated into data_dir/api.token (0600), printed once as a login URL, and required", async () => {
+    const { daemon, workspace } = await start();
+    const file = path.join(workspace.dataDirectory, "api.token");
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(daemon.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const output = daemon.stderr();
+    expect(output.split(daemon.token ?? "?").length - 1).toBe(1);
+    expect(output).toContain(`${daemon.url}/auth/login?token=${daemon.token}`);
+    // The JSON log lines never carry it.
+    for (const line of output.split("\n").filter((text) => text.startsWith("{"))) {
+      expect(line).not.toContain(daemon.token);
+    }
+
+    expect((await fetch(`${daemon.url}/health`)).status).toBe(200);
+    const anonymous = await fetch(`${daemon.url}/agents`);
+    expect(anonymous.status).toBe(401);
+    expect(await anonymous.json()).toMatchObject({ error: { code: "UNAUTHORIZED" } });
+    expect((await daemon.request("GET", "/agents")).status).toBe(200);
+
+    // The CLI finds it in the data folder; `agentd token` prints it.
+    const token = await execa(process.execPath, [MAIN, "token", "--config", workspace.configFile], {
+      reject: false,
+    });
+    expect(token.stdout.trim()).toBe(daemon.token);
+    const runs = await execa(process.execPath, [MAIN, "runs", "--config", workspace.configFile, "--json"], {
+      env: { AGENTD_URL: daemon.url },
+      reject: false,
+    });
+    expect(runs.exitCode).toBe(0);
+  });
+
+  it("is kept across restarts, and server.auth: none is refused on a non-loopback host", async () => {
+    const first = await start();
+    await first.daemon.kill();
+    const again = await startDaemonProcess({ configFile: first.workspace.configFile });
+    cleanups.push(() => again.kill());
+    expect(again.token).toBe(first.daemon.token);
+
+    const workspace = createWorkspace(NO_LLM, { server: { host: "0.0.0.0", port: 0, auth: "none" } });
+    const refused = await execa(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(refused.exitCode).toBe(1);
+    expect(refused.stderr).toContain("CONFIG_INVALID");
+    expect(refused.stderr).toContain("server.auth");
+  });
+
+  it("is not needed with server.auth: none on loopback, where the Host and Origin checks still hold", async () => {
+    const { daemon, workspace } = await start({ server: { host: "127.0.0.1", port: 0, auth: "none" } });
+    expect(daemon.token).toBeUndefined();
+    expect(() => statSync(path.join(workspace.dataDirectory, "api.token"))).toThrow();
+    expect((await fetch(`${daemon.url}/agents`)).status).toBe(200);
+    const rebound = await rawRequest(daemon.url, {
+      path: "/agents",
+      headers: { host: "attacker.example:80" },
+    });
+    expect(rebound.status).toBe(421);
+    const crossSite = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: {
+        host: hostOf(daemon),
+        origin: "https://attacker.example",
+        "content-type": "application/json",
+      },
+      body: "{}",
+    });
+    expect(crossSite.status).toBe(403);
+  });
+});
+
+describe("browser login", () => {
+  it("sets an HttpOnly, SameSite=Strict session cookie that is not the token, and logs out", async () => {
+    const { daemon } = await start();
+    const host = hostOf(daemon);
+    const wrong = await rawRequest(daemon.url, { path: "/auth/login?token=nope", headers: { host } });
+    expect(wrong.status).toBe(401);
+    expect(wrong.body).toMatchObject({ error: { code: "UNAUTHORIZED" } });
+    expect(wrong.headers["set-cookie"]).toBeUndefined();
+    expect((await rawRequest(daemon.url, { path: "/auth/login", headers: { host } })).status).toBe(401);
+
+    const login = await rawRequest(daemon.url, {
+      path: `/auth/login?token=${daemon.token}`,
+      headers: { host, "sec-fetch-site": "none" },
+    });
+    expect(login.status).toBe(303);
+    expect(login.headers.location).toBe("/");
+    const [setCookie] = login.headers["set-cookie"] as string[];
+    const attributes = (setCookie ?? "").split(/;\s*/);
+    const [nameValue, ...flags] = attributes;
+    const session = nameValue?.replace(/^agentd_session=/, "") ?? "";
+    expect(nameValue).toMatch(/^agentd_session=[A-Za-z0-9_-]{43}$/);
+    expect(session).not.toBe(daemon.token);
+    expect(flags).toEqual(expect.arrayContaining(["HttpOnly", "SameSite=Strict", "Path=/"]));
+    expect(flags).not.toContain("Secure");
+
+    const cookie = `agentd_session=${session}`;
+    expect((await rawRequest(daemon.url, { path: "/agents", headers: { host, cookie } })).status).toBe(200);
+    // The cookie alone does not let another site change state.
+    const forged = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: { host, cookie, origin: "https://attacker.example", "content-type": "application/json" },
+      body: "{}",
+    });
+    expect(forged.status).toBe(403);
+    expect(forged.body).toMatchObject({ error: { code: "ORIGIN_NOT_ALLOWED" } });
+    // The daemon's own page may.
+    const own = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: {
+        host,
+        cookie,
+        origin: daemon.url,
+        "sec-fetch-site": "same-origin",
+        "content-type": "application/json",
+      },
+      body: JSON.stringify({ task: "from the dashboard" }),
+    });
+    expect(own.status).toBe(202);
+
+    const logout = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/auth/logout",
+      headers: { host, cookie, origin: daemon.url, "content-type": "application/json" },
+    });
+    expect(logout.status).toBe(204);
+    expect(String(logout.headers["set-cookie"])).toContain("Max-Age=0");
+    const after = await rawRequest(daemon.url, { path: "/agents", headers: { host, cookie } });
+    expect(after.status).toBe(401);
+  });
+});
+
+describe("requests a web page can send", () => {
+  it("refuses a cross-site no-cors POST with no body, though the agent has a default task", async () => {
+    const { daemon } = await start();
+    const host = hostOf(daemon);
+    // What fetch(url, { method: "POST", mode: "no-cors" }) from another site sends.
+    const noCors = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: {
+        host,
+        origin: "https://attacker.example",
+        "sec-fetch-site": "cross-site",
+        "sec-fetch-mode": "no-cors",
+      },
+    });
+    expect(noCors.status).toBe(403);
+    expect(noCors.body).toMatchObject({ error: { code: "ORIGIN_NOT_ALLOWED", message: expect.any(String) } });
+    // Without Origin, Sec-Fetch-Site still tells; `null` origins (sandboxed frames) are cross-site too.
+    const cases: Array<Record<string, string>> = [
+      { "sec-fetch-site": "same-site" },
+      { origin: "null" },
+      { origin: `http://localhost:1` },
+    ];
+    for (const headers of cases) {
+      const reply = await rawRequest(daemon.url, {
+        method: "POST",
+        path: "/agents/writer/runs",
+        headers: { host, ...daemon.headers(), "content-type": "application/json", ...headers },
+        body: "{}",
+      });
+      expect(reply.status, JSON.stringify(headers)).toBe(403);
+    }
+    expect((await daemon.request("GET", "/runs")).body).toEqual({ runs: [] });
+  });
+
+  it("requires content-type: application/json on every POST, body or not", async () => {
+    const { daemon } = await start();
+    const host = hostOf(daemon);
+    const cases: Array<Record<string, string>> = [
+      {},
+      { "content-type": "text/plain" },
+      { "content-type": "application/x-www-form-urlencoded" },
+    ];
+    for (const headers of cases) {
+      const reply = await rawRequest(daemon.url, {
+        method: "POST",
+        path: "/agents/writer/runs",
+        headers: { host, ...daemon.headers(), ...headers },
+      });
+      expect(reply.status, JSON.stringify(headers)).toBe(415);
+      expect(reply.body).toMatchObject({ error: { code: "UNSUPPORTED_MEDIA_TYPE" } });
+    }
+    const bodiless = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: { host, ...daemon.headers(), "content-type": "application/json; charset=utf-8" },
+    });
+    expect(bodiless.status).toBe(202);
+  });
+
+  it("answers only to Host names of this daemon: a rebinding page's name is refused on every route", async () => {
+    const { daemon } = await start({
+      server: { host: "127.0.0.1", port: 0, allowed_hosts: ["agentd.internal", "*.lan.example"] },
+    });
+    const port = new URL(daemon.url).port;
+    for (const host of [
+      `attacker.example:${port}`,
+      `localhost.attacker.example:${port}`,
+      "127.0.0.1.nip.io",
+      "",
+    ]) {
+      for (const route of ["/health", "/agents", "/runs"]) {
+        const reply = await rawRequest(daemon.url, { path: route, headers: { host, ...daemon.headers() } });
+        expect(reply.status, `${host} ${route}`).toBe(421);
+        expect(reply.body).toMatchObject({
+          error: { code: "HOST_NOT_ALLOWED", message: expect.any(String) },
+        });
+      }
+    }
+    for (const host of [
+      `127.0.0.1:${port}`,
+      `localhost:${port}`,
+      `LOCALHOST.:${port}`,
+      `[::1]:${port}`,
+      "agentd.internal",
+      "box.lan.example:1",
+    ]) {
+      const reply = await rawRequest(daemon.url, { path: "/agents", headers: { host, ...daemon.headers() } });
+      expect(reply.status, host).toBe(200);
+    }
+  });
+
+  it("lets a listed origin send state-changing requests", async () => {
+    const { daemon } = await start({
+      server: { host: "127.0.0.1", port: 0, allowed_origins: ["https://tools.example.com"] },
+    });
+    const reply = await rawRequest(daemon.url, {
+      method: "POST",
+      path: "/agents/writer/runs",
+      headers: {
+        host: hostOf(daemon),
+        ...daemon.headers(),
+        origin: "https://tools.example.com",
+        "sec-fetch-site": "cross-site",
+        "content-type": "application/json",
+      },
+      body: "{}",
+    });
+    expect(reply.status).toBe(202);
+  });
+});
