@@ -10,6 +10,7 @@ import { DefinitionRegistry } from "../definitions/definition-registry.js";
 import { EventBus } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
+import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import { type Logger, createLogger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import { RunManager } from "../runs/run-manager.js";
@@ -65,6 +66,8 @@ export interface StartDaemonOptions {
 /** A running daemon: every service, the API's URL, and the one way to stop it. */
 export interface Daemon {
   readonly url: string;
+  /** The data folder's lock, held until shutdown; released by then. */
+  readonly lock: DataDirectoryLock;
   /** The API token clients must present; undefined with `server.auth: none`. */
   readonly token: string | undefined;
   /** `<data_dir>/api.token` when the token is the generated one. */
@@ -94,6 +97,17 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  * crash recovery runs once the event ids are seeded from disk, so its events continue the ids.
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
+  // First of all: a second daemon on this folder would mark the first one's live runs crashed.
+  const lock = DataDirectoryLock.acquire(options.config.data_dir, { command: "start" });
+  try {
+    return await assembleDaemon(options, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLock): Promise<Daemon> {
   const { overrides = {} } = options;
   const startedAt = new Date();
   const tokenSource = resolveApiToken(options.config);
@@ -212,37 +226,52 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
   };
-  const startServer = overrides.startApiServer ?? startApiServer;
-  const server: RunningApiServer = await startServer(services, {
-    host: config.server.host,
-    port: config.server.port,
-    token,
-    allowedHosts: config.server.allowed_hosts,
-    allowedOrigins: config.server.allowed_origins,
-    logger: logger.child({ module: "api" }),
-  });
-
-  let shuttingDown: Promise<void> | undefined;
-  const shutdown = async () => {
+  const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({
       runs,
       scheduler,
       shutdownController,
-      graceMilliseconds: config.shutdown.grace,
+      graceMilliseconds,
       stopWaitMilliseconds: STOP_WAIT_MILLISECONDS,
       logger,
     });
     stopFollowing();
     stopRunLog();
     await defaultTools.close();
+  };
+  const startServer = overrides.startApiServer ?? startApiServer;
+  let server: RunningApiServer;
+  try {
+    server = await startServer(services, {
+      host: config.server.host,
+      port: config.server.port,
+      token,
+      allowedHosts: config.server.allowed_hosts,
+      allowedOrigins: config.server.allowed_origins,
+      logger: logger.child({ module: "api" }),
+    });
+  } catch (error) {
+    // A daemon that cannot listen must not keep scheduling runs nobody can see.
+    await stopWorking(0);
+    await definitions.close();
+    events.close();
+    throw error;
+  }
+  lock.update({ url: server.url });
+
+  let shuttingDown: Promise<void> | undefined;
+  const shutdown = async () => {
+    await stopWorking(config.shutdown.grace);
     await server.close();
     await definitions.close();
     events.close();
+    lock.release();
     logger.info("daemon stopped");
     logger.flush();
   };
   return {
     url: server.url,
+    lock,
     token,
     tokenFile: tokenSource?.file,
     config,

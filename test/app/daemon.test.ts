@@ -77,6 +77,8 @@ describe("startDaemon", () => {
     running.splice(running.indexOf(first), 1);
     await first.definitions.close();
     first.events.close();
+    // The process would be gone, and its lock with it (a dead holder's lock is taken over).
+    first.lock.release();
 
     const second = await start(config, new ControlledWorker());
     expect(second.runs.get(finished.id)?.status).toBe("completed");

@@ -1,12 +1,12 @@
 import type { Command } from "commander";
 import { loginUrl } from "../../api/api-token-file.js";
 import { loadConfig } from "../../config/load-config.js";
-import { startDaemon } from "../../app/daemon.js";
+import { type Daemon, startDaemon } from "../../app/daemon.js";
 import { packageVersion } from "../../app/package-version.js";
 import { shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
-import { type GlobalOptions, printJson } from "../output.js";
+import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
 
 /** How long the start-up look at the model server may take. */
 const PROBE_TIMEOUT_MILLISECONDS = 3_000;
@@ -42,11 +42,18 @@ export function registerStartCommand(program: Command): void {
       const globals = command.optsWithGlobals<GlobalOptions>();
       const loaded = loadConfig({ file: globals.config });
       for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
-      const daemon = await startDaemon({
-        config: loaded.config,
-        configFile: loaded.file,
-        version: packageVersion(),
-      });
+      let daemon: Daemon;
+      try {
+        daemon = await startDaemon({
+          config: loaded.config,
+          configFile: loaded.file,
+          version: packageVersion(),
+        });
+      } catch (error) {
+        // Exit at once: watchers or timers started before the failure must not keep the process up.
+        reportFatal(error, Boolean(globals.json));
+        process.exit(EXIT_FAILURE);
+      }
       const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger);
       const summary = summarizeStartup(daemon);
       const login = daemon.token === undefined ? undefined : loginUrl(daemon.url, daemon.token);

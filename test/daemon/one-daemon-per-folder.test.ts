@@ -1,0 +1,68 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { execa } from "execa";
+import { afterEach, describe, expect, it } from "vitest";
+import { startDaemonProcess } from "../support/daemon-process.js";
+import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { agentEvents, getRun, startRun } from "./api-shapes.js";
+import { createWorkspace, waitFor } from "./daemon-workspace.js";
+
+const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+describe("one daemon per data_dir", () => {
+  it("refuses a second daemon on the folder at once, naming the holder, and leaves the first one's runs alone", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    llm.setDefaultReply((request) =>
+      JSON.stringify(request.body?.messages ?? []).includes("slow") ? { type: "hang" } : textReply("done"),
+    );
+    const workspace = createWorkspace(llm.url);
+    workspace.writeAgent("worker", {});
+    const first = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => first.kill());
+    const slow = await startRun(first, "worker", "slow work");
+    await waitFor(
+      async () => ((await getRun(first, slow)).status === "running" ? true : undefined),
+      "the run",
+    );
+
+    // Same config, so the same folder (port 0: another port): this used to start a second scheduler
+    // whose crash recovery marked the first daemon's live runs crashed.
+    const second = await execa(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(second.exitCode).toBe(1);
+    expect(second.stderr).toContain("DATA_DIR_LOCKED");
+    expect(second.stderr).toContain(`pid ${first.pid}`);
+    expect(second.stderr).toContain(first.url);
+    expect(second.stdout).not.toContain("listening");
+
+    expect(await getRun(first, slow)).toMatchObject({ status: "running" });
+    const events = await agentEvents(first, "worker");
+    expect(events.filter((event) => JSON.stringify(event.data).includes("crashed"))).toEqual([]);
+    expect(events.map((event) => event.id)).toEqual(events.map((_, index) => index + 1));
+  });
+
+  it("takes over the lock of a daemon killed with -9", async () => {
+    const workspace = createWorkspace("http://127.0.0.1:9/v1");
+    const first = await startDaemonProcess({ configFile: workspace.configFile });
+    await first.kill();
+    const lock = JSON.parse(readFileSync(path.join(workspace.dataDirectory, "agentd.lock"), "utf8")) as {
+      pid: number;
+    };
+    expect(lock.pid).toBe(first.pid);
+    const second = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => second.kill());
+    expect((await second.request("GET", "/agents")).status).toBe(200);
+    second.signal("SIGTERM");
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    // A clean stop leaves no lock behind.
+    expect(() => readFileSync(path.join(workspace.dataDirectory, "agentd.lock"))).toThrow();
+  });
+});

@@ -1,0 +1,102 @@
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { afterEach, describe, expect, it } from "vitest";
+import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
+import { currentProcessIdentity } from "../../src/locks/process-identity.js";
+
+const run = promisify(execFile);
+/** The built module, as a racing process loads it. */
+const BUILT = path.resolve(import.meta.dirname, "../../dist/locks/data-directory-lock.js");
+
+const held: DataDirectoryLock[] = [];
+afterEach(() => {
+  for (const lock of held.splice(0)) lock.release();
+});
+
+function folder(): string {
+  return mkdtempSync(path.join(tmpdir(), "agentd-lock-"));
+}
+
+/** The pid of a process that has just exited. */
+async function deadPid(): Promise<number> {
+  const child = spawn(process.execPath, ["-e", ""]);
+  await once(child, "exit");
+  return child.pid ?? 0;
+}
+
+function writeLock(directory: string, fields: Record<string, unknown>): void {
+  const identity = currentProcessIdentity();
+  writeFileSync(
+    lockFileOf(directory),
+    JSON.stringify({ ...identity, command: "start", since: "2026-01-01T00:00:00.000Z", ...fields }),
+  );
+}
+
+describe("DataDirectoryLock", () => {
+  it("refuses a second holder while the first lives, naming it, and frees the folder on release", () => {
+    const directory = folder();
+    const first = DataDirectoryLock.acquire(directory, { command: "start" });
+    held.push(first);
+    first.update({ url: "http://127.0.0.1:7070" });
+    let refusal: unknown;
+    try {
+      DataDirectoryLock.acquire(directory, { command: "run", agent: "x" });
+    } catch (error) {
+      refusal = error;
+    }
+    expect(refusal).toMatchObject({
+      code: "DATA_DIR_LOCKED",
+      message: expect.stringContaining(`pid ${process.pid}`),
+      details: { holder: { pid: process.pid, url: "http://127.0.0.1:7070", command: "start" } },
+    });
+    expect(DataDirectoryLock.holderOf(directory)).toMatchObject({ url: "http://127.0.0.1:7070" });
+    first.release();
+    expect(DataDirectoryLock.holderOf(directory)).toBeUndefined();
+    held.push(DataDirectoryLock.acquire(directory, { command: "start" }));
+  });
+
+  it("takes over the lock of a dead process, of a pid now used by another process, and of a past boot", async () => {
+    const directory = folder();
+    writeLock(directory, { pid: await deadPid() });
+    const afterDeath = DataDirectoryLock.acquire(directory, { command: "start" });
+    afterDeath.release();
+
+    // pid 1 is alive, but it is not the process that wrote this lock.
+    writeLock(directory, { pid: 1, process_start: "1" });
+    DataDirectoryLock.acquire(directory, { command: "start" }).release();
+    writeLock(directory, { boot_id: "another-boot" });
+    DataDirectoryLock.acquire(directory, { command: "start" }).release();
+
+    // A holder on another host cannot be checked: it counts as alive.
+    writeLock(directory, { hostname: `${hostname()}-elsewhere` });
+    expect(() => DataDirectoryLock.acquire(directory, { command: "start" })).toThrow(/in use/);
+  });
+
+  it("lets exactly one of many processes racing for a stale lock take it", async () => {
+    const directory = folder();
+    writeLock(directory, { pid: await deadPid() });
+    const script = `
+      const { DataDirectoryLock } = await import(${JSON.stringify(BUILT)});
+      try {
+        DataDirectoryLock.acquire(process.argv[1], { command: "start" });
+        console.log("won");
+        setTimeout(() => undefined, 1500);
+      } catch (error) {
+        console.log(error.code);
+      }`;
+    const racers = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        run(process.execPath, ["--input-type=module", "-e", script, directory]),
+      ),
+    );
+    const outcomes = racers.map((racer) => racer.stdout.trim()).sort();
+    expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === "DATA_DIR_LOCKED")).toHaveLength(7);
+    // The winner released the lock as it exited; no temp file or takeover guard is left behind.
+    expect(readdirSync(directory)).toEqual([]);
+  });
+});
