@@ -30,7 +30,7 @@ function hostOf(daemon: DaemonProcess): string {
   return new URL(daemon.url).host;
 }
 
-describe("the default API token", () => {
+describe("the default API token", { timeout: 90_000 }, () => {
   it("is generated into data_dir/api.token (0600), printed once as a login URL, and required", async () => {
     const { daemon, workspace } = await start();
     const file = path.join(workspace.dataDirectory, "api.token");
@@ -103,7 +103,7 @@ describe("the default API token", () => {
   });
 });
 
-describe("browser login", () => {
+describe("browser login", { timeout: 90_000 }, () => {
   it("sets an HttpOnly, SameSite=Strict session cookie that is not the token, and logs out", async () => {
     const { daemon } = await start();
     const host = hostOf(daemon);
@@ -166,7 +166,7 @@ describe("browser login", () => {
   });
 });
 
-describe("requests a web page can send", () => {
+describe("requests a web page can send", { timeout: 90_000 }, () => {
   it("refuses a cross-site no-cors POST with no body, though the agent has a default task", async () => {
     const { daemon } = await start();
     const host = hostOf(daemon);

@@ -14,7 +14,7 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-describe("one daemon per data_dir", () => {
+describe("one daemon per data_dir", { timeout: 90_000 }, () => {
   it("refuses a second daemon on the folder at once, naming the holder, and leaves the first one's runs alone", async () => {
     const llm = await startScriptedLlmServer();
     cleanups.push(() => llm.close());
