@@ -95,7 +95,12 @@ describe("the OpenAPI document", () => {
     expect(await check(MergedEventPageSchema, "/events")).toBe(200);
     expect(await check(ApprovalListSchema, "/approvals")).toBe(200);
     expect(await check(ErrorBodySchema, "/agents/nobody")).toBe(404);
-    expect(await check(ErrorBodySchema, "/runs/r_1/pause", { method: "POST" })).toBe(409);
+    expect(
+      await check(ErrorBodySchema, "/runs/r_1/pause", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+      }),
+    ).toBe(409);
     expect(await check(ErrorBodySchema, "/agents/writer/events?limit=0")).toBe(400);
   });
 

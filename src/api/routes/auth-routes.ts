@@ -5,6 +5,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { SESSION_COOKIE, sessionOf } from "../api-auth.js";
 import { createTokenCheck } from "../bearer-auth.js";
 import type { RouteContext } from "../route-context.js";
+import { errorResponses } from "../route-responses.js";
 import { routeSchema } from "../zod-route-schema.js";
 
 const LoginQuerySchema = z.object({ token: z.string().optional() });
@@ -26,6 +27,11 @@ export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContex
         summary: "Browser login: sets the session cookie and redirects to /",
         querystring: routeSchema(LoginQuerySchema),
         security: [],
+        operationId: "login",
+        response: {
+          303: { description: "Logged in: the session cookie is set; on to /", type: "null" },
+          ...errorResponses([401]),
+        },
       },
     },
     async (request, reply) => {
@@ -45,7 +51,18 @@ export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContex
 
   app.post(
     "/auth/logout",
-    { config: { public: true }, schema: { summary: "Ends the browser session", security: [] } },
+    {
+      config: { public: true },
+      schema: {
+        summary: "Ends the browser session",
+        security: [],
+        operationId: "logout",
+        response: {
+          204: { description: "Logged out: the cookie is cleared", type: "null" },
+          ...errorResponses([]),
+        },
+      },
+    },
     async (request, reply) => {
       const session = sessionOf(request.headers.cookie);
       if (session !== undefined) access.sessions.end(session);
