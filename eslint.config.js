@@ -16,6 +16,6 @@ export default typescript.config(
   },
   {
     files: ["**/*.js", "**/*.mjs"],
-    languageOptions: { globals: { process: "readonly", console: "readonly" } },
+    languageOptions: { globals: { process: "readonly", console: "readonly", AbortController: "readonly" } },
   },
 );
