@@ -19,9 +19,16 @@ import { testSandboxHost } from "../support/test-sandbox.js";
 /** The stdio fixture server, run with the same node as the tests. */
 export const FIXTURE_SERVER = fileURLToPath(new URL("../fixtures/mcp/fixture-server.mjs", import.meta.url));
 
-/** Config `mcp_servers.fixture` for the stdio fixture; `args` are added after the script. */
+/** The repository: the fixture script and the node_modules it imports from. */
+const REPOSITORY = fileURLToPath(new URL("../..", import.meta.url));
+
+/**
+ * Config `mcp_servers.fixture` for the stdio fixture; `args` are added after the script. The
+ * repository is made visible to its sandbox: a clone under /tmp would otherwise be hidden by the
+ * sandbox's private /tmp, as any server script in a hidden folder is.
+ */
 export function fixtureServer(args: string[] = [], env: Record<string, string> = {}) {
-  return { command: process.execPath, args: [FIXTURE_SERVER, ...args], env };
+  return { command: process.execPath, args: [FIXTURE_SERVER, ...args], env, sandbox: { read: [REPOSITORY] } };
 }
 
 /** A config with these servers, parsed by the real schema. */

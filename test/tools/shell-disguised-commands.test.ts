@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { chmodSync, existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ToolHarness } from "../fixtures/tools/tool-harness.js";
@@ -132,9 +133,12 @@ function prepareWorkdir(workdir: string): void {
 }
 
 beforeAll(() => {
-  harness = new ToolHarness({ permissions: { allow: ["shell"], deny: ["shell(forbidden*)"] } });
-  binFolder = path.join(harness.base, "bin");
-  mkdirSync(binFolder);
+  // The folder on PATH lies outside the workdir, so the sandbox is told to show it.
+  binFolder = realpathSync(mkdtempSync(path.join(tmpdir(), "agentd-forbidden-bin-")));
+  harness = new ToolHarness({
+    permissions: { allow: ["shell"], deny: ["shell(forbidden*)"] },
+    sandbox: { read: [binFolder] },
+  });
   writeFileSync(path.join(binFolder, "forbidden"), FORBIDDEN);
   chmodSync(path.join(binFolder, "forbidden"), 0o755);
   process.env["PATH"] = `${binFolder}${path.delimiter}${savedPath ?? ""}`;
@@ -142,6 +146,7 @@ beforeAll(() => {
 afterAll(() => {
   process.env["PATH"] = savedPath;
   harness.dispose();
+  rmSync(binFolder, { recursive: true, force: true });
 });
 
 describe("a denied program in disguise, with allow: [shell] and deny: [shell(forbidden*)]", () => {
@@ -162,7 +167,7 @@ describe("a denied program in disguise, with allow: [shell] and deny: [shell(for
 
 describe("the disguises themselves", () => {
   it.each(DISGUISES)("%j does run forbidden when every command is allowed", async (command, needs) => {
-    const open = new ToolHarness({ permissions: { allow: ["shell"] } });
+    const open = new ToolHarness({ permissions: { allow: ["shell"] }, sandbox: { read: [binFolder] } });
     try {
       if (!needs.every(installed)) return;
       prepareWorkdir(open.workdir);
