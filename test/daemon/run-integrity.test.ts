@@ -39,7 +39,7 @@ function toolResults(request: RecordedRequest): number {
 }
 
 async function metricsOf(daemon: DaemonProcess): Promise<string> {
-  return (await fetch(`${daemon.url}/metrics`)).text();
+  return (await fetch(`${daemon.url}/metrics`, { headers: daemon.headers() })).text();
 }
 
 const ROUND_USAGE = { promptTokens: 1_000, completionTokens: 500 };

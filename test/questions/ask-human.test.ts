@@ -101,7 +101,10 @@ describe("ask_human", () => {
     const run = await startRun(daemon, "by-cli", "ship it");
     const question = await pendingQuestion(run);
     const cli = (...args: string[]) =>
-      execa(process.execPath, [MAIN, ...args], { env: { AGENTD_URL: daemon.url }, reject: false });
+      execa(process.execPath, [MAIN, ...args], {
+        env: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
+        reject: false,
+      });
     const listed = await cli("questions");
     expect(listed.exitCode).toBe(0);
     expect(listed.stdout).toContain(`${question.id}  by-cli  ${run}  About "ship it": go ahead?`);
