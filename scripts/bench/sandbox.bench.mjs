@@ -24,11 +24,21 @@ if (!host.availability().available) {
   console.error("the sandbox is not available here:", host.availability());
   process.exit(1);
 }
-const settings = (overrides) => ({ mode: "workspace-write", network: "none", read: [], write: [], ...overrides });
+const settings = (overrides) => ({
+  mode: "workspace-write",
+  network: "none",
+  read: [],
+  write: [],
+  ...overrides,
+});
 const variants = {
   unsandboxed: host.policyFor({ settings: settings({ mode: "off" }), workdir, owner: "bench" }),
   "network none": host.policyFor({ settings: settings({}), workdir, owner: "bench" }),
-  "host list (proxy)": host.policyFor({ settings: settings({ network: ["example.com"] }), workdir, owner: "bench" }),
+  "host list (proxy)": host.policyFor({
+    settings: settings({ network: ["example.com"] }),
+    workdir,
+    owner: "bench",
+  }),
 };
 const { mkdirSync } = await import("node:fs");
 mkdirSync(workdir, { recursive: true });
@@ -58,13 +68,17 @@ const median = (values) => {
   return sorted[Math.floor(sorted.length / 2)];
 };
 const baseline = median(samples.unsandboxed);
-console.log(`${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`);
+console.log(
+  `${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`,
+);
 for (const [name, values] of Object.entries(samples)) {
   const value = median(values);
   const added = value - baseline;
   console.log(
     `${name.padEnd(18)} median ${value.toFixed(1)} ms` +
-      (name === "unsandboxed" ? "  (baseline)" : `  added ${added.toFixed(1)} ms  ratio ${(value / baseline).toFixed(2)}x`),
+      (name === "unsandboxed"
+        ? "  (baseline)"
+        : `  added ${added.toFixed(1)} ms  ratio ${(value / baseline).toFixed(2)}x`),
   );
 }
 rmSync(project, { recursive: true, force: true });
