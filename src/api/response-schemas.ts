@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { RunRecordObjectSchema } from "../runs/run-record-schema.js";
 import { RunReasonSchema, RunStatusSchema } from "../runs/run-status.js";
 
 /**
@@ -21,12 +22,6 @@ export const HealthSchema = z.looseObject({
   status: z.enum(["ok", "shutting_down"]),
   version: z.string(),
   uptime_seconds: z.number().int(),
-});
-
-const UsageSchema = z.looseObject({
-  prompt_tokens: z.number().int(),
-  completion_tokens: z.number().int(),
-  total_tokens: z.number().int(),
 });
 
 export const AgentSummarySchema = z.looseObject({
@@ -92,23 +87,8 @@ export const AgentDetailSchema = AgentSummarySchema.extend({
     .nullable(),
 });
 
-export const RunRecordSchema = z.looseObject({
-  id: z.string().describe("r_…"),
-  agent: z.string(),
-  task: z.string(),
-  status: RunStatusSchema,
-  reason: RunReasonSchema.optional(),
-  trigger: z.looseObject({ kind: z.string(), scheduled_for: z.string().optional() }),
-  definition_hash: z.string(),
-  worker: z.string().optional(),
-  created_at: z.string(),
-  started_at: z.string().optional(),
-  ended_at: z.string().optional(),
-  usage: UsageSchema,
-  cost_usd: z.number(),
-  result: z.string().optional(),
-  error: z.looseObject({ code: z.string(), message: z.string() }).optional(),
-});
+/** A run as the API answers it: the stored record's schema, open to fields added later. */
+export const RunRecordSchema = RunRecordObjectSchema.extend({ id: z.string().describe("r_…") }).loose();
 
 export const RunListSchema = z.looseObject({ runs: z.array(RunRecordSchema) });
 

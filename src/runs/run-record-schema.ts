@@ -16,8 +16,8 @@ const RunTriggerSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("agent"), parent_run: z.string() }),
 ]);
 
-/** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
-export const RunRecordSchema: z.ZodType<RunRecord> = z.object({
+/** The record's fields as an object schema, which the API's response document extends. */
+export const RunRecordObjectSchema = z.object({
   id: z.string().regex(/^r_[0-9a-z]+$/),
   agent: z.string(),
   task: z.string(),
@@ -35,6 +35,8 @@ export const RunRecordSchema: z.ZodType<RunRecord> = z.object({
   result: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
 });
+/** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
+export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;
 
 /** One line of `<data_dir>/runs/index.jsonl`: enough to list runs without opening every file. */
 export const RunIndexEntrySchema = z.object({
