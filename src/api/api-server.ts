@@ -4,6 +4,7 @@ import swaggerUi from "@fastify/swagger-ui";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyReply,
   type FastifyRequest,
   LogController,
 } from "fastify";
@@ -17,6 +18,8 @@ import { createAuthentication } from "./api-auth.js";
 import { createRequestGuard } from "./request-guard.js";
 import { SessionStore } from "./session-store.js";
 import { toErrorReply } from "./error-reply.js";
+import { answerClientError } from "./client-error-reply.js";
+import { parseJsonBody } from "./json-body.js";
 import { completeOpenApiDocument } from "./openapi-document.js";
 import type { ApiAccess, RouteContext } from "./route-context.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
@@ -79,6 +82,12 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     logController: new LogController({ disableRequestLogging: true }),
     // A child logger per request costs more than a poll itself: requests share the module logger.
     childLoggerFactory: (logger) => logger,
+    // Requests refused before any route (headers too large, a malformed URL) get the usual error body.
+    clientErrorHandler: answerClientError,
+    frameworkErrors: (error, _request, reply: FastifyReply) => {
+      const { statusCode, body } = toErrorReply(error);
+      return reply.status(statusCode).send(body);
+    },
   });
   const metrics = createApiMetrics(services);
   const token = options.token === "" ? undefined : options.token;
@@ -145,13 +154,13 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
       error: { code: "NOT_FOUND", message: `no route ${request.method} ${request.url.split("?")[0]}` },
     }),
   );
-  // POST /runs/:run/stop and friends carry no body: an empty JSON body is no body, not an error.
-  const parseJson = app.getDefaultJsonParser("error", "ignore");
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
-    const text = body.toString();
-    if (text.trim() === "") done(null, undefined);
-    else parseJson(request, text, done);
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body.toString()));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
   const guard = createRequestGuard({
     bindHost: options.host,
