@@ -1,3 +1,4 @@
+import { performance } from "node:perf_hooks";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
@@ -25,6 +26,9 @@ import {
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunStore } from "./run-store.js";
 import { recoverInterruptedRuns } from "./recover-runs.js";
+
+/** How long one tick may spend launching runs before the rest waits for the next tick. */
+const DISPATCH_SLICE_MILLISECONDS = 5;
 
 export interface RunManagerOptions {
   store: RunStore;
@@ -89,6 +93,7 @@ export class RunManager implements ChildRuns {
   readonly #inFlight = new InFlightCounts();
   readonly #idle = new IdleWaiters();
   #accepting = true;
+  #dispatchScheduled = false;
   /** Runs recovery marked failed/crashed at start-up. */
   readonly recovered: RunRecord[];
   /** Runs found `queued` at start-up and queued again, in their order. */
@@ -171,12 +176,27 @@ export class RunManager implements ChildRuns {
       usage: EMPTY_USAGE,
       cost_usd: 0,
     });
-    this.#options.store.create(record);
+    // Counted as the agent's (overlap, queue limit) while its record is being written.
+    const live: LiveRun = { record, definition, workerStatus: "running", depth: 0 };
+    this.#live.set(record.id, live);
+    try {
+      await this.#options.store.create(record);
+    } catch (error) {
+      this.#live.delete(record.id);
+      if (this.#live.size === 0) this.#idle.notifyIdle();
+      throw storeFailure(record, error);
+    }
     this.#publishStatus(record);
-    this.#live.set(record.id, { record, definition, workerStatus: "running", depth: 0 });
+    // A shutdown that came while the record was written: the run never starts.
+    if (!this.#live.has(record.id)) return this.#options.store.get(record.id) ?? record;
+    if (!this.#accepting) {
+      const why = "the daemon shut down before the run started";
+      return this.#end(live, { status: "stopped", reason: "daemon_shutdown" }, why);
+    }
     this.#queue.push(record.id);
-    this.#dispatch();
-    return this.#options.store.get(record.id) ?? record;
+    // Workers start outside the tick that answers the request.
+    this.#dispatchSoon();
+    return record;
   }
 
   /**
@@ -222,9 +242,11 @@ export class RunManager implements ChildRuns {
       usage: EMPTY_USAGE,
       cost_usd: 0,
     });
-    const ended = new Promise<RunRecord>((resolve) => {
-      this.#options.store.create(record);
-      this.#publishStatus(record);
+    await this.#options.store.create(record).catch((error: unknown) => {
+      throw storeFailure(record, error);
+    });
+    this.#publishStatus(record);
+    return new Promise<RunRecord>((resolve) => {
       const child: LiveRun = {
         record,
         definition,
@@ -241,11 +263,12 @@ export class RunManager implements ChildRuns {
         const reason = abortReason(parentControl.signal) ?? "user_stop";
         this.#end(child, { status: statusForReason(reason), reason }, "its parent run ended first");
       };
-      parentControl.signal.addEventListener("abort", stopQueued, { once: true });
       this.#queue.push(record.id);
+      // The parent may have stopped while the record was written.
+      if (parentControl.signal.aborted) stopQueued();
+      else parentControl.signal.addEventListener("abort", stopQueued, { once: true });
       this.#dispatch();
     });
-    return ended;
   }
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
@@ -429,8 +452,24 @@ export class RunManager implements ChildRuns {
     throw conflict(record, action, "the run has already ended");
   }
 
+  /** Launches queued runs the limits allow, in a later tick (once, however often it is asked). */
+  #dispatchSoon(): void {
+    if (this.#dispatchScheduled) return;
+    this.#dispatchScheduled = true;
+    setImmediate(() => {
+      this.#dispatchScheduled = false;
+      this.#dispatch();
+    });
+  }
+
+  /**
+   * Launches queued runs the limits allow, oldest first. Launching writes a record and starts a
+   * worker: past DISPATCH_SLICE_MILLISECONDS the rest waits for the next tick, so 100 runs starting
+   * at once do not hold the event loop (and every API request) for the time of all of them.
+   */
   #dispatch(): void {
     if (!this.#accepting) return;
+    const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
     for (const id of [...this.#queue]) {
       const run = this.#live.get(id);
       if (!run) continue;
@@ -438,6 +477,10 @@ export class RunManager implements ChildRuns {
       if (!run.parentControl && this.#inFlight.total >= this.#options.concurrency) continue;
       const agentLimit = run.definition.limits.max_concurrent_runs;
       if (this.#inFlight.of(run.record.agent) >= agentLimit) continue;
+      if (performance.now() > sliceEnd) {
+        this.#dispatchSoon();
+        return;
+      }
       this.#dequeue(id);
       this.#launch(run);
     }
@@ -545,6 +588,15 @@ export class RunManager implements ChildRuns {
       },
     });
   }
+}
+
+/** A run's record could not be written: nothing was started, and the caller is told why. */
+function storeFailure(record: RunRecord, error: unknown): AgentdError {
+  if (error instanceof AgentdError) return error;
+  return new AgentdError("STORE_WRITE_FAILED", `could not record the new run of ${record.agent}`, {
+    hint: "check that data_dir is writable and the disk is not full",
+    cause: error,
+  });
 }
 
 /** A run cut off by a crash or a shutdown, which a checkpoint can continue. */

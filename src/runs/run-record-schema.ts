@@ -38,10 +38,15 @@ export const RunRecordObjectSchema = z.object({
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;
 
-/** One line of `<data_dir>/runs/index.jsonl`: enough to list runs without opening every file. */
+/**
+ * One line of `<data_dir>/runs/index.jsonl`: every run in creation order, with the record it was
+ * created with (`queued`), so creating a run is one append; `<run>.json` holds its later states.
+ */
 export const RunIndexEntrySchema = z.object({
   run: z.string().regex(/^r_[0-9a-z]+$/),
   agent: z.string(),
   created_at: z.string(),
+  /** The record as created; absent in lines written before it was kept here. */
+  record: RunRecordSchema.optional(),
 });
 export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;

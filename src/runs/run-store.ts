@@ -1,7 +1,8 @@
-import { existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { appendLine, writeFileAtomically } from "./atomic-write.js";
+import { writeFileAtomically } from "./atomic-write.js";
+import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { RunRecord } from "./run-record.js";
 import { isTerminal } from "./run-status.js";
@@ -14,9 +15,10 @@ export interface RunStoreOptions {
 
 /**
  * The durable run records: one `<data_dir>/runs/<run>.json` per run, replaced atomically on every
- * change, plus an append-only `index.jsonl` naming every run in creation order. Everything is
- * also held in memory, so reads never touch the disk. Writes are synchronous: when `save` returns,
- * the record is in the file, so a status event published afterwards never runs ahead of it.
+ * change, plus an append-only `index.jsonl` naming every run in creation order with the record it
+ * was created with. Everything is also held in memory, so reads never touch the disk. A run is
+ * listed once `create` resolved and its record is in the file when `save` returns, so a status
+ * event published afterwards never runs ahead of it.
  */
 export class RunStore {
   readonly directory: string;
@@ -24,19 +26,22 @@ export class RunStore {
   /** Agent id → id of its newest run. */
   readonly #newestByAgent = new Map<string, string>();
   readonly #indexFile: string;
+  readonly #index: GroupedAppend;
   readonly #logger: Logger;
 
   private constructor(options: RunStoreOptions) {
     this.directory = path.join(options.dataDirectory, "runs");
     this.#indexFile = path.join(this.directory, "index.jsonl");
+    this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
   }
 
   /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
   static open(options: RunStoreOptions): RunStore {
     const store = new RunStore(options);
+    mkdirSync(store.directory, { recursive: true });
     for (const entry of store.#readIndex()) {
-      const record = store.#readRecord(entry.run);
+      const record = store.#readRecord(entry.run) ?? entry.record;
       if (!record) continue;
       store.#records.set(record.id, record);
       store.#newestByAgent.set(record.agent, record.id);
@@ -59,11 +64,22 @@ export class RunStore {
     return id === undefined ? undefined : this.#records.get(id);
   }
 
-  /** Registers a new run: the index line first, so a record file never exists unlisted. */
-  create(record: RunRecord): void {
-    const entry: RunIndexEntry = { run: record.id, agent: record.agent, created_at: record.created_at };
-    appendLine(this.#indexFile, JSON.stringify(entry), { sync: false });
-    this.save(record);
+  /**
+   * Registers a new run with one append of its whole record to the index, grouped with the other
+   * runs created meanwhile (200 runs started at once cost a few writes, and no write blocks the
+   * event loop). Resolves once the line is in the kernel (safe from kill -9); only then is the run
+   * listed, so nothing reports a run that a crash could lose. `<run>.json` is written at its first
+   * change.
+   */
+  async create(record: RunRecord): Promise<void> {
+    const entry: RunIndexEntry = {
+      run: record.id,
+      agent: record.agent,
+      created_at: record.created_at,
+      record,
+    };
+    await this.#index.append(JSON.stringify(entry));
+    this.#records.set(record.id, record);
     this.#newestByAgent.set(record.agent, record.id);
   }
 
@@ -90,7 +106,10 @@ export class RunStore {
   #readIndex(): RunIndexEntry[] {
     if (!existsSync(this.#indexFile)) return [];
     const entries: RunIndexEntry[] = [];
-    const lines = readFileSync(this.#indexFile, "utf8").split("\n");
+    const text = readFileSync(this.#indexFile, "utf8");
+    // A line torn by a crash is ended, so the next run's line does not join it.
+    if (text !== "" && !text.endsWith("\n")) appendFileSync(this.#indexFile, "\n");
+    const lines = text.split("\n");
     lines.forEach((line, index) => {
       if (line.trim() === "") return;
       const parsed = RunIndexEntrySchema.safeParse(parseJson(line));
@@ -106,7 +125,7 @@ export class RunStore {
 
   #readRecord(id: string): RunRecord | undefined {
     const file = this.#fileOf(id);
-    // The index line is written before the record: a crash in between leaves a run that never existed.
+    // A run that never changed after it was created has only its index line.
     if (!existsSync(file)) return undefined;
     const parsed = RunRecordSchema.safeParse(parseJson(readFileSync(file, "utf8")));
     if (parsed.success) return parsed.data;

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -56,8 +56,11 @@ function setup(
   return { manager, bus, worker, log, dataDirectory, agents, shutdown };
 }
 
+/** The run as a restart would read it back from disk. */
 function recordOnDisk(dataDirectory: string, runId: string): { status: string; reason?: string } {
-  return JSON.parse(readFileSync(path.join(dataDirectory, "runs", `${runId}.json`), "utf8"));
+  const record = RunStore.open({ dataDirectory, logger }).get(runId);
+  if (!record) throw new Error(`run ${runId} is not on disk`);
+  return record;
 }
 
 async function errorOf(action: () => unknown): Promise<AgentdError> {

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
@@ -95,6 +95,8 @@ describe("Scheduler", () => {
     ]);
     expect(scheduler.nextFire("exact")?.toISOString()).toBe("2026-03-03T09:00:00.000Z");
     clock.advanceTo(Date.parse("2026-03-05T09:00:00.000Z"));
+    // Each fire's run is listed once its record is written.
+    await vi.waitFor(() => expect(runs.list({ agent: "exact" })).toHaveLength(4));
     expect(
       runs
         .list({ agent: "exact" })
@@ -143,7 +145,7 @@ describe("Scheduler", () => {
     clock.advanceBy(1_000);
     await worker.waitForStarted(1);
     clock.advanceBy(3_000);
-    expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3);
+    await vi.waitFor(() => expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3));
     expect(log.events.some((event) => event.type === "skipped")).toBe(false);
     // The queue is full: the next fires are skipped, and say so.
     clock.advanceBy(2_000);

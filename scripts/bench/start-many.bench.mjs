@@ -1,0 +1,181 @@
+// Cold start with 1,000 agents: `agentd start` (dist/cli/main.js, a fresh node process) until
+// GET /health answers, against a bare node + fastify process started the same way until its
+// /health answers, measured alternately in the same run (median of a few starts each). Then the
+// heap an idle scheduled agent costs: a daemon with the 1,000 agents on a schedule against the same
+// daemon with the same agents unscheduled, each in its own process after a full GC.
+// Targets: 1,000 agents to /health under 0.6 s; under 20 KB per idle scheduled agent.
+// Usage: node scripts/bench/start-many.bench.mjs (after a build).
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { stringify } from "yaml";
+
+const AGENTS = 1_000;
+const STARTS = 5;
+const TARGET_START_SECONDS = 0.6;
+const TARGET_BYTES_PER_AGENT = 20 * 1024;
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const MAIN = path.join(ROOT, "dist", "cli", "main.js");
+
+if (process.argv[2] === "--heap") await reportHeap(process.argv[3]);
+else if (process.argv[2] === "--bare") await serveBareHealth();
+else await main();
+
+/** A folder of `AGENTS` agents (each with its own daily cron when `scheduled`) and its config. */
+function createProject(scheduled) {
+  const root = mkdtempSync(path.join(tmpdir(), "agentd-bench-many-"));
+  for (const folder of ["agents", "presets"]) mkdirSync(path.join(root, folder));
+  for (let index = 0; index < AGENTS; index++) {
+    const frontmatter = {
+      description: `agent ${index} of a large folder`,
+      task: "report",
+      ...(scheduled ? { schedule: { cron: `${index % 60} ${Math.floor(index / 60) % 24} * * *` } } : {}),
+    };
+    writeFileSync(
+      path.join(root, "agents", `agent-${index}.md`),
+      `---\n${stringify(frontmatter)}---\nReport what you find.\n`,
+    );
+  }
+  const configFile = path.join(root, "config.yaml");
+  writeFileSync(
+    configFile,
+    stringify({
+      agents_dir: "./agents",
+      presets_dir: "./presets",
+      data_dir: "./data",
+      server: { host: "127.0.0.1", port: 0 },
+      llm: { base_url: "http://127.0.0.1:9/v1", api_key: "bench", model: "bench" },
+      log: { level: "warn", pretty: false },
+    }),
+  );
+  return { root, configFile };
+}
+
+/** Child process: a bare fastify with GET /health, printing its URL like the daemon does. */
+async function serveBareHealth() {
+  const { default: Fastify } = await import("fastify");
+  const app = Fastify();
+  app.get("/health", async () => ({ status: "ok" }));
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  console.log(JSON.stringify({ event: "listening", url: `http://127.0.0.1:${app.server.address().port}` }));
+}
+
+/** Spawns a server, reads its listening line, and times until its /health answers 200. */
+async function timeToHealth(args, cwd) {
+  const started = performance.now();
+  const child = spawn(process.execPath, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const url = await new Promise((resolve, reject) => {
+    const lines = [child.stdout, child.stderr].map((stream) => createInterface({ input: stream }));
+    for (const line of lines) {
+      line.on("line", (text) => {
+        if (!text.includes('"listening"')) return;
+        try {
+          resolve(JSON.parse(text.slice(text.indexOf("{"))).url);
+        } catch {
+          // Not the JSON line: keep reading.
+        }
+      });
+    }
+    child.once("exit", (code) => reject(new Error(`${args.join(" ")} exited ${code} before listening`)));
+  });
+  const health = await globalThis.fetch(`${url}/health`);
+  const seconds = (performance.now() - started) / 1000;
+  if (health.status !== 200) throw new Error(`/health answered ${health.status}`);
+  child.kill("SIGKILL");
+  await exited;
+  return seconds;
+}
+
+/** Child process: starts a daemon on the project in-process and prints its heap after a full GC. */
+async function reportHeap(configFile) {
+  const { startDaemon } = await import(path.join(ROOT, "dist/app/daemon.js"));
+  const { loadConfig } = await import(path.join(ROOT, "dist/config/load-config.js"));
+  const { createLogger } = await import(path.join(ROOT, "dist/logging/logger.js"));
+  const { config } = await loadConfig({ file: configFile });
+  const logger = createLogger({ level: "silent", pretty: false });
+  const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
+  const scheduled = daemon.definitions
+    .snapshot()
+    .agents.filter((agent) => daemon.scheduler.nextFire(agent.id));
+  for (let round = 0; round < 3; round++) globalThis.gc();
+  console.log(JSON.stringify({ heapUsed: process.memoryUsage().heapUsed, scheduled: scheduled.length }));
+  await daemon.shutdown();
+}
+
+function heapOf(configFile) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      ["--expose-gc", fileURLToPath(import.meta.url), "--heap", configFile],
+      {
+        cwd: path.dirname(configFile),
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    let output = "";
+    child.stdout.setEncoding("utf8").on("data", (chunk) => (output += chunk));
+    child.once("exit", (code) => {
+      const line = output.split("\n").find((text) => text.startsWith('{"heapUsed"'));
+      if (code === 0 && line) resolve(JSON.parse(line));
+      else reject(new Error(`heap measurement exited ${code}: ${output}`));
+    });
+  });
+}
+
+function median(values) {
+  const sorted = [...values].sort((left, right) => left - right);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function main() {
+  const scheduled = createProject(true);
+  const unscheduled = createProject(false);
+  const bareTimes = [];
+  const daemonTimes = [];
+  // Alternating, so a change in the machine's load hits both sides alike. The first start of each
+  // warms the file cache and is not counted.
+  for (let round = 0; round <= STARTS; round++) {
+    const bare = await timeToHealth([fileURLToPath(import.meta.url), "--bare"], ROOT);
+    // Every start is cold for the daemon's data: a fresh data_dir.
+    rmSync(path.join(scheduled.root, "data"), { recursive: true, force: true });
+    const daemon = await timeToHealth([MAIN, "start", "--config", scheduled.configFile], scheduled.root);
+    if (round === 0) continue;
+    bareTimes.push(bare);
+    daemonTimes.push(daemon);
+  }
+  const heapScheduled = await heapOf(scheduled.configFile);
+  const heapUnscheduled = await heapOf(unscheduled.configFile);
+  rmSync(scheduled.root, { recursive: true, force: true });
+  rmSync(unscheduled.root, { recursive: true, force: true });
+
+  const bareSeconds = median(bareTimes);
+  const daemonSeconds = median(daemonTimes);
+  const bytesPerAgent = (heapScheduled.heapUsed - heapUnscheduled.heapUsed) / AGENTS;
+  const format = (seconds) => `${(seconds * 1000).toFixed(0)} ms`;
+  console.log(`cold start to GET /health, median of ${STARTS} (each after one uncounted start):`);
+  console.log(`  bare node + fastify          ${format(bareSeconds)}  (${bareTimes.map(format).join(", ")})`);
+  console.log(
+    `  agentd, ${AGENTS} scheduled agents ${format(daemonSeconds)}  (${daemonTimes.map(format).join(", ")})`,
+  );
+  console.log(`ratio agentd/bare: ${(daemonSeconds / bareSeconds).toFixed(2)}x`);
+  console.log(
+    `target agentd < ${TARGET_START_SECONDS * 1000} ms: ${daemonSeconds < TARGET_START_SECONDS ? "met" : "MISSED"}`,
+  );
+  console.log(
+    `heap after start: ${(heapScheduled.heapUsed / 1048576).toFixed(1)} MB with ${heapScheduled.scheduled} scheduled agents, ` +
+      `${(heapUnscheduled.heapUsed / 1048576).toFixed(1)} MB with the same agents unscheduled`,
+  );
+  console.log(
+    `bytes per idle scheduled agent: ${bytesPerAgent.toFixed(0)} ` +
+      `(target < ${TARGET_BYTES_PER_AGENT}: ${bytesPerAgent < TARGET_BYTES_PER_AGENT ? "met" : "MISSED"})`,
+  );
+  if (heapScheduled.scheduled !== AGENTS) {
+    console.error(`${AGENTS - heapScheduled.scheduled} agent(s) have no next fire`);
+    process.exitCode = 1;
+  }
+}
