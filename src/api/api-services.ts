@@ -33,6 +33,13 @@ export interface AgentSummary {
   } | null;
 }
 
+/** One hook of an agent as `GET /agents/:id` shows it. */
+export interface ResolvedHookView {
+  command: string;
+  timeout_ms: number;
+  source: "config" | "agent";
+}
+
 /** `GET /agents/:id`: the summary plus the resolved definition (secret names only, never values). */
 export interface AgentDetail extends AgentSummary {
   file: string;
@@ -46,6 +53,11 @@ export interface AgentDetail extends AgentSummary {
     secrets: string[];
     preset_chain: string[];
     hash: string;
+    /** `full`, `read-only` or `no-tools`: `tools` is already narrowed to it. */
+    capabilities: "full" | "read-only" | "no-tools";
+    sandbox_mode: "workspace-write" | "read-only" | "off";
+    /** Config hooks first, then the agent's, per hook point. */
+    hooks: Record<"before_tool" | "after_tool" | "on_run_end", ResolvedHookView[]>;
   } | null;
 }
 

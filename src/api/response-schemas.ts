@@ -83,6 +83,20 @@ export const AgentDetailSchema = AgentSummarySchema.extend({
       secrets: z.array(z.string()).describe("names only, never values"),
       preset_chain: z.array(z.string()),
       hash: z.string(),
+      capabilities: z.enum(["full", "read-only", "no-tools"]),
+      sandbox_mode: z.enum(["workspace-write", "read-only", "off"]),
+      hooks: z
+        .record(
+          z.enum(["before_tool", "after_tool", "on_run_end"]),
+          z.array(
+            z.looseObject({
+              command: z.string(),
+              timeout_ms: z.number(),
+              source: z.enum(["config", "agent"]),
+            }),
+          ),
+        )
+        .describe("config hooks first, then the agent's"),
     })
     .nullable(),
 });

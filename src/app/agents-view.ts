@@ -1,6 +1,7 @@
-import type { AgentDetail, AgentSummary, AgentsService } from "../api/api-services.js";
+import type { AgentDetail, AgentSummary, AgentsService, ResolvedHookView } from "../api/api-services.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { AgentStatus, DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import { HOOK_POINTS, type HookPoint } from "../hooks/hook-settings.js";
 import type { RunRecord } from "../runs/run-record.js";
 
 export interface AgentsViewSources {
@@ -89,5 +90,15 @@ function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetai
     secrets: frontmatter.secrets,
     preset_chain: definition.presetChain,
     hash: definition.hash,
+    capabilities: definition.capabilities,
+    sandbox_mode: definition.sandbox.mode,
+    hooks: Object.fromEntries(
+      HOOK_POINTS.map((point) => [
+        point,
+        definition.hooks
+          .filter((hook) => hook.point === point)
+          .map((hook) => ({ command: hook.command, timeout_ms: hook.timeout, source: hook.source })),
+      ]),
+    ) as Record<HookPoint, ResolvedHookView[]>,
   };
 }

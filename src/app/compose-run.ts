@@ -15,6 +15,7 @@ import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
 import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
 import { createSecretLearner } from "./daemon-secrets.js";
+import { withRunEndHooks } from "../hooks/run-end-hooks.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
@@ -87,7 +88,9 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
     logger: logger.child({ module: "tools" }),
   });
   const tools = options.tools ?? defaultTools;
-  const worker = options.worker ?? workerFor(definition, config, tools, sandbox, options.model, logger);
+  const worker =
+    options.worker ??
+    withRunEndHooks(workerFor(definition, config, tools, sandbox, options.model, logger), defaultTools.hooks);
   const runId = createRunIdSource()();
   const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
   const startedAt = new Date().toISOString();

@@ -165,6 +165,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
           sandbox,
           logger,
           now,
+          hooks: defaultTools.hooks,
         }),
       secretLearner,
     ),

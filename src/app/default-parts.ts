@@ -3,6 +3,8 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { ModelProvider } from "../llm/model-client.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { HookRunner } from "../hooks/hook-runner.js";
+import { withRunEndHooks } from "../hooks/run-end-hooks.js";
 import type { Logger } from "../logging/logger.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
@@ -15,6 +17,8 @@ export interface WorkerParts {
   sandbox: SandboxHost;
   logger: Logger;
   now: () => Date;
+  /** Runs each agent's `on_run_end` hooks as its runs end; without it they do not run. */
+  hooks?: HookRunner;
 }
 
 /**
@@ -37,5 +41,8 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     sandbox: parts.sandbox,
     now: parts.now,
   });
-  return (definition) => (definition.frontmatter.worker === "cli" ? cliWorker : llmWorker);
+  const hooks = parts.hooks;
+  const llm = hooks ? withRunEndHooks(llmWorker, hooks) : llmWorker;
+  const cli = hooks ? withRunEndHooks(cliWorker, hooks) : cliWorker;
+  return (definition) => (definition.frontmatter.worker === "cli" ? cli : llm);
 }

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
+import { ConfigHooksSchema } from "../hooks/hook-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { isLoopbackHost } from "../util/loopback-host.js";
@@ -186,6 +187,8 @@ export const ConfigSchema = z.strictObject({
     .prefault({}),
   /** Default of agents' `resume:`: continue runs cut off by a crash or a shutdown at the next start. */
   resume: z.boolean().default(false),
+  /** Commands run at every agent's before_tool, after_tool and on_run_end, before the agent's own. */
+  hooks: ConfigHooksSchema.prefault({}),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
   log: z
     .strictObject({

@@ -1,6 +1,7 @@
 import type { ApprovalPolicy, Limits, PermissionRules } from "../config/config-schema.js";
+import type { ResolvedHook } from "../hooks/resolved-hook.js";
 import type { SandboxSettings } from "../sandbox/sandbox-settings.js";
-import type { AgentFrontmatter } from "./agent-schema.js";
+import type { AgentFrontmatter, CapabilityMode } from "./agent-schema.js";
 
 /**
  * A valid agent as the registry serves it: frontmatter merged with config defaults, preset chain
@@ -34,4 +35,8 @@ export interface AgentDefinition {
   warnings: string[];
   /** Agent `resume`, else config `resume`: resumed at start after a crash or shutdown. */
   resume: boolean;
+  /** Config `hooks` for every point, then the agent's own. */
+  hooks: ResolvedHook[];
+  /** Frontmatter `capabilities`: the tools and the sandbox above are already narrowed to it. */
+  capabilities: CapabilityMode;
 }

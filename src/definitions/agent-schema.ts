@@ -1,6 +1,7 @@
 import { Cron } from "croner";
 import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
+import { AgentHooksSchema } from "../hooks/hook-settings.js";
 import { SandboxOverrideSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
@@ -118,6 +119,10 @@ const AgentLimitsSchema = z.strictObject({
   max_agent_depth: z.number().int().nonnegative().optional(),
 });
 
+/** `full` (default), `read-only` (no tool that writes, read-only sandbox) or `no-tools`. */
+export const CapabilityModeSchema = z.enum(["full", "read-only", "no-tools"]);
+export type CapabilityMode = z.infer<typeof CapabilityModeSchema>;
+
 /**
  * SPEC 1: the frontmatter of `agents/<id>.md`. Unknown top-level keys are tolerated (reported as
  * warnings by the loader, since other tools' agent files must load); nested objects are strict.
@@ -158,6 +163,9 @@ export const AgentFrontmatterSchema = z
     sandbox: SandboxOverrideSchema.optional(),
     /** Resume a run cut off by a crash or a shutdown from its last checkpoint; default config `resume`. */
     resume: z.boolean().optional(),
+    /** Commands run at before_tool, after_tool and on_run_end, after config `hooks`. */
+    hooks: AgentHooksSchema.optional(),
+    capabilities: CapabilityModeSchema.default("full"),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

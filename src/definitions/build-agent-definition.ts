@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
+import { resolveHooks } from "../hooks/resolved-hook.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
 import { defaultWorkspacesRoot } from "../sandbox/sandbox-host.js";
@@ -8,6 +9,7 @@ import { mergeSandboxSettings } from "../sandbox/sandbox-settings.js";
 import { assembleSystemPrompt } from "../prompt/assemble-system-prompt.js";
 import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
+import { applyCapabilities } from "./apply-capabilities.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { BUILTIN_TOOL_NAMES, RUN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
@@ -40,7 +42,18 @@ export function buildAgentDefinition(
   }
   warnings.push(...cliRuleWarnings(frontmatter, config).map((warning) => `${agent.file} ${warning}`));
   const project = path.dirname(config.agents_dir);
-  const sandbox = mergeSandboxSettings(config.sandbox, frontmatter.sandbox, project);
+  const capabilities = applyCapabilities(
+    frontmatter.capabilities,
+    frontmatter,
+    mergeSandboxSettings(config.sandbox, frontmatter.sandbox, project),
+  );
+  // Only what the file itself lists is worth a warning (not the tools a foreign file implies).
+  if (agent.lineOf(["tools"]) !== undefined || agent.lineOf(["agents"]) !== undefined) {
+    warnings.push(
+      ...capabilities.warnings.map((warning) => `${whereIs(agent, ["capabilities"])} ${warning}`),
+    );
+  }
+  const { sandbox } = capabilities;
   if (sandbox.mode === "off") {
     warnings.push(
       `${agent.file} sandbox: off — this agent's shell commands, CLI worker and hooks run without the OS sandbox ` +
@@ -58,7 +71,12 @@ export function buildAgentDefinition(
     hash: contentHash(agent, presets),
     name,
     description: frontmatter.description,
-    frontmatter: { ...frontmatter, fallback_models: fallbackModels(agent, config, warnings) },
+    frontmatter: {
+      ...frontmatter,
+      tools: capabilities.tools,
+      agents: capabilities.agents,
+      fallback_models: fallbackModels(agent, config, warnings),
+    },
     instructions: agent.instructions,
     presetChain: presets.map((preset) => preset.name),
     systemPrompt: assembleSystemPrompt({
@@ -81,6 +99,8 @@ export function buildAgentDefinition(
     sandbox,
     model: model.model,
     resume: frontmatter.resume ?? config.resume,
+    hooks: resolveHooks(config.hooks, frontmatter.hooks),
+    capabilities: frontmatter.capabilities,
     warnings,
   };
 }

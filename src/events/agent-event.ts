@@ -51,6 +51,20 @@ export interface EventDataByType {
     /** Who answered: "api", "tty"; "timeout" or "stop" for the broker itself. */
     by?: string;
   };
+  /** A hook ran: `ok`, `denied` (a `before_tool` hook exited 2) or `failed` (never ends the run). */
+  hook: {
+    hook: "before_tool" | "after_tool" | "on_run_end";
+    command: string;
+    outcome: "ok" | "denied" | "failed";
+    duration_ms: number;
+    /** The tool call, at `before_tool` and `after_tool`. */
+    call_id?: string;
+    tool?: string;
+    exit_code?: number;
+    /** A denial's reason (the hook's stderr) or what went wrong. */
+    message?: string;
+    code?: "HOOK_FAILED";
+  };
   fallback: { from: string; to: string; reason: string; message: string };
   compaction: {
     method: "summary" | "truncation";

@@ -26,11 +26,13 @@ export interface TrackedProcessOptions {
   killGraceMilliseconds: number;
   /** execa's own timeout, when the caller wants one. */
   timeoutMilliseconds?: number;
+  /** Written to the child's stdin, which is then closed (a hook's JSON document); default: no stdin. */
+  input?: string;
 }
 
 /**
  * The one way agentd starts a child on an agent's behalf (shell tool, CLI worker, hooks): inside
- * its sandbox (bubblewrap, see src/sandbox), headless (stdin ignored, output streamed, never
+ * its sandbox (bubblewrap, see src/sandbox), headless (stdin ignored unless `input` is given, output streamed, never
  * rejecting), as the leader of its own process group, marked so that every descendant can be
  * found. `endTree` ends the whole tree once, however often it is called. Rejects with
  * SANDBOX_UNAVAILABLE when the sandbox is asked for and cannot be set up: never runs unsandboxed.
@@ -53,7 +55,7 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     env: prepared.environment,
     // Without this execa adds the daemon's whole environment back, secrets included.
     extendEnv: false,
-    stdin: "ignore",
+    ...(options.input === undefined ? { stdin: "ignore" as const } : { input: options.input }),
     buffer: false,
     detached: true,
     reject: false,

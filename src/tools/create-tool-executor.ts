@@ -1,5 +1,6 @@
 import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { Config } from "../config/config-schema.js";
+import { HookRunner } from "../hooks/hook-runner.js";
 import type { Logger } from "../logging/logger.js";
 import { McpToolSource } from "../mcp/mcp-tool-source.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
@@ -30,6 +31,8 @@ export interface ToolExecutorParts {
 /** A tool executor that owns MCP servers: `close()` ends every one it started. */
 export interface ClosableToolExecutor extends ToolExecutor {
   close(): Promise<void>;
+  /** The hook runner its tool calls use; workers run the `on_run_end` hooks with it. */
+  readonly hooks: HookRunner;
 }
 
 /**
@@ -40,6 +43,11 @@ export interface ClosableToolExecutor extends ToolExecutor {
 export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecutor {
   const sandbox = parts.sandbox ?? new SandboxHost({ config: parts.config });
   const mcp = McpToolSource.fromConfig(parts.config, sandbox, parts.logger.child({ source: "mcp" }));
+  const hooks = new HookRunner({
+    sandbox,
+    redactor: parts.redactor,
+    logger: parts.logger.child({ source: "hooks" }),
+  });
   const executor = new DefaultToolExecutor({
     catalog: new CompositeToolCatalog(
       [...builtinTools(), ...(parts.questions ? [askHumanTool(parts.questions)] : [])],
@@ -51,8 +59,10 @@ export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecut
     settings: parts.config.tools,
     sandbox,
     logger: parts.logger,
+    hooks,
   });
   return {
+    hooks,
     specs: (definition) => executor.specs(definition),
     execute: (call, scope) => executor.execute(call, scope),
     close: () => mcp.close(),

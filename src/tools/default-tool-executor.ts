@@ -3,6 +3,8 @@ import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { toAgentdError } from "../errors/agentd-error.js";
 import type { ApprovalGate } from "../approvals/approval-gate.js";
+import type { HookRunner } from "../hooks/hook-runner.js";
+import { capabilityRefusal } from "./capability-refusal.js";
 import type { Logger } from "../logging/logger.js";
 import { checkPermission, restrictedByPattern } from "../permissions/permission-check.js";
 import type { RunControl } from "../runs/run-control.js";
@@ -32,13 +34,16 @@ export interface DefaultToolExecutorOptions {
   logger: Logger;
   /** How long a tool gets to end by itself once its run is stopped (default 5 s). */
   abandonAfterMilliseconds?: number;
+  /** Runs the agents' `before_tool` and `after_tool` hooks; without it no hook runs. */
+  hooks?: HookRunner;
 }
 
 /**
  * The one path of every tool call (SPEC 4): the agent must list the tool → arguments parsed by the
- * tool's schema → only the agent's own secrets → permission (deny / ask / allow) → approval for
- * `ask` → `{{secret:name}}` substituted just before execution → execution with the run's signal →
- * redaction → size cap → `action` and `observation` events. A refusal at any step is a tool error
+ * tool's schema → only the agent's own secrets → capability mode → permission (deny / ask / allow)
+ * → `before_tool` hooks (may deny) → approval for `ask` → `{{secret:name}}` substituted just before
+ * execution → execution with the run's signal → redaction → size cap → `action` and `observation`
+ * events → `after_tool` hooks. A refusal at any step is a tool error
  * the model reads, never a crash of the run; a stop while waiting or running ends the run.
  */
 export class DefaultToolExecutor implements ToolExecutor {
@@ -74,7 +79,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       data: { call_id: call.callId, tool: toolName, arguments: input.ok ? input.value : call.argumentsJson },
     });
     // Time spent waiting for an approval or a resume is not the tool's: durations leave it out.
-    const timing = { waitedMilliseconds: 0 };
+    const timing = { waitedMilliseconds: 0, ran: false };
     const output = await this.#attempt(call, listed, input, scope, timing);
     const redacted = this.#options.redactor.redact(output.output);
     const capped = capOutput(redacted, this.#options.settings.max_output_bytes);
@@ -98,6 +103,13 @@ export class DefaultToolExecutor implements ToolExecutor {
         ...(truncated ? { truncated } : {}),
       },
     });
+    if (timing.ran && this.#options.hooks) {
+      await this.#options.hooks.afterTool(
+        { callId: call.callId, tool: toolName, input: input.ok ? input.value : call.argumentsJson },
+        result,
+        hookScope(scope),
+      );
+    }
     return result;
   }
 
@@ -106,7 +118,7 @@ export class DefaultToolExecutor implements ToolExecutor {
     listed: ListedTool | undefined,
     input: { ok: true; value: unknown } | { ok: false; message: string },
     scope: ToolRunScope,
-    timing: { waitedMilliseconds: number },
+    timing: { waitedMilliseconds: number; ran: boolean },
   ): Promise<ToolOutput> {
     const { definition, control } = scope;
     const notAvailable = refusal(
@@ -148,6 +160,8 @@ export class DefaultToolExecutor implements ToolExecutor {
     };
     try {
       const secrets = injectSecrets(parsed.value, tool, definition);
+      const limited = capabilityRefusal(definition.capabilities, tool.name, parsed.value);
+      if (limited !== undefined) return refusal("TOOL_DENIED", limited);
       const verdict = checkPermission(
         definition.permissions,
         tool.name,
@@ -160,6 +174,13 @@ export class DefaultToolExecutor implements ToolExecutor {
         return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
       }
       const waitStarted = performance.now();
+      const hookDenial = await this.#options.hooks?.beforeTool(
+        { callId: call.callId, tool: listed.name, input: parsed.value },
+        hookScope(scope),
+      );
+      if (hookDenial !== undefined) {
+        return refusal("TOOL_DENIED", `${tool.name} call denied by a before_tool hook: ${hookDenial}`);
+      }
       if (verdict.decision === "ask" && !this.#approvedForRun.get(control)?.has(tool.name)) {
         const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope);
         timing.waitedMilliseconds = performance.now() - waitStarted;
@@ -171,6 +192,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
       // A stop that raced the approval or the vault read: the call must not start.
       control.signal.throwIfAborted();
+      timing.ran = true;
       return await settleOrAbandon(
         tool.run(ready, context),
         control.signal,
@@ -251,6 +273,16 @@ export class DefaultToolExecutor implements ToolExecutor {
 /** The tool names an agent offers: its `tools` list, then an `agent__<id>` per sub-agent. */
 function offeredNames(definition: AgentDefinition): string[] {
   return [...definition.frontmatter.tools, ...definition.frontmatter.agents.map(agentToolName)];
+}
+
+/** The run as its hooks see it: a stop ends a tool hook too. */
+function hookScope(scope: ToolRunScope) {
+  return {
+    runId: scope.runId,
+    definition: scope.definition,
+    events: scope.events,
+    signal: scope.control.signal,
+  };
 }
 
 function refusal(code: string, output: string): ToolOutput {

@@ -34,6 +34,7 @@ const EVENT_TYPES = {
   warning: true,
   approval: true,
   question: true,
+  hook: true,
   fallback: true,
   compaction: true,
   result: true,

@@ -1,6 +1,8 @@
 import { LimitsSchema } from "../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
+import { ConfigHooksSchema } from "../../src/hooks/hook-settings.js";
+import { resolveHooks } from "../../src/hooks/resolved-hook.js";
 import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/sandbox/sandbox-settings.js";
 
 /** A valid AgentDefinition built from frontmatter the way the registry would, for unit tests. */
@@ -24,6 +26,8 @@ export function testDefinition(id: string, frontmatter: Record<string, unknown> 
     workdir: "/tmp",
     model: "test-model",
     sandbox: mergeSandboxSettings(SandboxSettingsSchema.parse({}), parsed.sandbox, process.cwd()),
+    hooks: resolveHooks(ConfigHooksSchema.parse({}), parsed.hooks),
+    capabilities: parsed.capabilities,
     warnings: [],
   };
 }

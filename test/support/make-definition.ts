@@ -2,6 +2,8 @@ import { LimitsSchema } from "../../src/config/config-schema.js";
 import type { Limits } from "../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
+import { ConfigHooksSchema } from "../../src/hooks/hook-settings.js";
+import { resolveHooks } from "../../src/hooks/resolved-hook.js";
 import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/sandbox/sandbox-settings.js";
 
 /** What a test may set on the definition it builds; everything else takes the defaults. */
@@ -54,6 +56,8 @@ export function makeDefinition(options: MakeDefinitionOptions = {}): AgentDefini
     workdir: options.workdir ?? process.cwd(),
     model: options.model ?? frontmatter.model ?? "test-model",
     sandbox: mergeSandboxSettings(SandboxSettingsSchema.parse({}), frontmatter.sandbox, process.cwd()),
+    hooks: resolveHooks(ConfigHooksSchema.parse({}), frontmatter.hooks),
+    capabilities: frontmatter.capabilities,
     warnings: [],
   };
 }

@@ -93,7 +93,8 @@ function applyPermissionMode(input: TranslationInput, translated: TranslatedTool
   delete input.data.permissionMode;
   if (mode === "plan") {
     translated.tools = translated.tools.filter((tool) => (READING_TOOLS as readonly string[]).includes(tool));
-    input.note("permissionMode", "plan: understood as reading tools only");
+    input.data.capabilities ??= "read-only";
+    input.note("permissionMode", "plan: understood as reading tools only, capabilities: read-only");
   } else if (mode === "acceptEdits") {
     if (translated.tools.includes("write_file")) translated.allow.push("write_file");
     input.note("permissionMode", "acceptEdits: understood as allow write_file");

@@ -1,5 +1,6 @@
 import { CLAUDE_CODE_KEYS, CLAUDE_CODE_MODELS, translateClaudeCode } from "./translate-claude-code.js";
 import type { AgentDialect } from "./foreign-translation.js";
+import { HOOK_POINTS } from "../../hooks/hook-settings.js";
 import { OPENCODE_KEYS, translateOpencode } from "./translate-opencode.js";
 
 export interface ForeignFrontmatter {
@@ -38,7 +39,8 @@ function detectDialect(data: Record<string, unknown>, file: string): AgentDialec
   if (/(^|\/)\.opencode\/agents?(\/|$)/.test(folder)) return "opencode";
   if (typeof data.tools === "string") return "claude-code";
   if (data.tools !== null && typeof data.tools === "object" && !Array.isArray(data.tools)) return "opencode";
-  const keys = Object.keys(data);
+  // agentd's own `hooks:` (before_tool, …) is no sign of Claude Code's (PreToolUse, …).
+  const keys = Object.keys(data).filter((key) => key !== "hooks" || !isAgentdHooks(data.hooks));
   if (OPENCODE_KEYS.some((key) => keys.includes(key))) return "opencode";
   if (CLAUDE_CODE_KEYS.some((key) => keys.includes(key))) return "claude-code";
   if ((CLAUDE_CODE_MODELS as readonly unknown[]).includes(data.model)) return "claude-code";
@@ -50,4 +52,9 @@ function detectDialect(data: Record<string, unknown>, file: string): AgentDialec
     return "claude-code";
   }
   return "agentd";
+}
+
+function isAgentdHooks(value: unknown): boolean {
+  if (value === null || typeof value !== "object" || Array.isArray(value)) return false;
+  return Object.keys(value).every((key) => (HOOK_POINTS as readonly string[]).includes(key));
 }

@@ -25,6 +25,8 @@ export interface ShellCommandOptions {
   /** Bytes kept of stdout, and of stderr. */
   maxOutputBytes: number;
   signal: AbortSignal;
+  /** Written to the command's stdin (a hook's JSON document); default: stdin ignored. */
+  input?: string;
 }
 
 /** How a command ended. */
@@ -41,7 +43,7 @@ export interface ShellCommandResult {
 
 /**
  * Runs `bash -c <command>` (sh where bash is missing) in `workdir`, inside the agent's sandbox,
- * with an allow-listed environment and stdin ignored, as the
+ * with an allow-listed environment and stdin ignored (or fed `input`), as the
  * leader of its own process group. A timeout or an abort of `signal` ends the whole process tree;
  * so does the shell's exit, so nothing it started in the background outlives the call. Output is
  * read until the pipes close, or for a short grace after the shell exited and its tree was ended:
@@ -57,6 +59,7 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     sandbox: options.sandbox,
     cancelSignal: options.signal,
     killGraceMilliseconds: KILL_GRACE_MILLISECONDS,
+    ...(options.input === undefined ? {} : { input: options.input }),
   });
   let timedOut = false;
   const timer = setTimeout(() => {
