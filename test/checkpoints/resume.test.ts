@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/runs/run-record.js";
@@ -88,6 +88,51 @@ describe("checkpoints and resume", () => {
         event.type === "status" && (event.data as { resumed_from_round?: number }).resumed_from_round,
     );
     expect(resumed?.data).toMatchObject({ status: "queued", resumed_from_round: 2 });
+  }, 120_000);
+
+  it("answers a tool call cut off by kill -9 as interrupted after the restart, never running it twice", async () => {
+    workspace.writeAgent("slow", {
+      resume: true,
+      workdir: "work",
+      tools: ["shell"],
+      permissions: { allow: ["shell"] },
+    });
+    const marker = path.join(workspace.root, "work", "executions.txt");
+    llm.setDefaultReply((request) => {
+      const toolResults = (request.body?.messages ?? []).filter((message) => message.role === "tool");
+      if (toolResults.length === 0) {
+        return toolCallReply({
+          name: "shell",
+          arguments: { command: "echo once >> executions.txt; sleep 60" },
+        });
+      }
+      return textReply(`answered: ${String(toolResults[0]?.content).slice(0, 16)}`);
+    });
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const run = await startRun(daemon, "slow", "run one slow command");
+    // The command has started (its marker line is written) and is sleeping: the daemon dies now.
+    await waitFor(async () => (existsSync(marker) ? true : undefined), "the slow command to start", 30_000);
+    await daemon.kill();
+
+    const before = llm.chatRequests.length;
+    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    const record = await waitForEnd(run);
+    expect(record).toMatchObject({
+      status: "completed",
+      result: "answered: TOOL_INTERRUPTED",
+    });
+    const resumedRequest = llm.chatRequests[before];
+    const toolMessage = (resumedRequest?.body?.messages ?? []).find((message) => message.role === "tool");
+    expect(String(toolMessage?.content)).toContain("TOOL_INTERRUPTED");
+    expect(String(toolMessage?.content)).toContain("was not run again");
+    expect(readFileSync(marker, "utf8")).toBe("once\n");
+    const events = await runEvents(daemon, run);
+    expect(events.filter((event) => event.type === "action")).toHaveLength(1);
+    const interrupted = events.filter(
+      (event) => event.type === "observation" && event.data.output.startsWith("TOOL_INTERRUPTED"),
+    );
+    expect(interrupted).toHaveLength(1);
+    expect(interrupted[0]?.data).toMatchObject({ ok: false, tool: "shell" });
   }, 120_000);
 
   it("keeps today's behaviour without resume: the run stays failed (crashed), and POST /runs/:run/resume resumes it", async () => {
