@@ -1,5 +1,4 @@
 import { setMaxListeners } from "node:events";
-import path from "node:path";
 import { startApiServer } from "../api/api-server.js";
 import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
@@ -14,8 +13,6 @@ import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import { type Logger, createLogger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import { RunManager } from "../runs/run-manager.js";
-import { RunStore } from "../runs/run-store.js";
-import { ScheduleState } from "../scheduler/schedule-state.js";
 import { Scheduler } from "../scheduler/scheduler.js";
 import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
@@ -25,7 +22,7 @@ import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { QuestionBroker } from "../questions/question-broker.js";
-import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
+import { openStore } from "../store/open-store.js";
 import { SubAgentTools } from "../subagents/sub-agent-tools.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
@@ -119,12 +116,14 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     overrides.logger ??
     createLogger({ level: config.log.level, pretty: config.log.pretty, redact: redactor.redactText });
   const now = overrides.now ?? (() => new Date());
+  const store = await openStore({ config, logger, now });
   const bus = new EventBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({
     dataDirectory: config.data_dir,
     bufferSize: config.events.buffer_size,
     bus,
     logger: logger.child({ module: "events" }),
+    log: store.events,
   });
   const definitions =
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
@@ -153,7 +152,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
   setMaxListeners(0, shutdownController.signal);
   const model = overrides.model ?? ModelClient.fromConfig(config.llm);
   const runs = new RunManager({
-    store: RunStore.open({ dataDirectory: config.data_dir, logger: logger.child({ module: "runs" }) }),
+    store: store.runs,
     events: bus,
     agents,
     workerFor: learningSecretsFirst(
@@ -172,11 +171,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: (record) => redactor.redactValue(record),
-    checkpoints: new CheckpointStore({
-      dataDirectory: config.data_dir,
-      logger: logger.child({ module: "checkpoints" }),
-      now,
-    }),
+    checkpoints: store.checkpoints,
     logger: logger.child({ module: "runs" }),
     now,
   });
@@ -194,7 +189,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
   const scheduler = new Scheduler({
     runs,
     events: bus,
-    state: ScheduleState.load(path.join(config.data_dir, "schedules.json"), logger),
+    state: store.schedules,
     logger: logger.child({ module: "scheduler" }),
     queueLimit: config.scheduler.queue_limit,
     ...(overrides.schedulerClock ? { clock: overrides.schedulerClock } : {}),
@@ -256,6 +251,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     await stopWorking(0);
     await definitions.close();
     events.close();
+    await store.close();
     throw error;
   }
   lock.update({ url: server.url });
@@ -266,6 +262,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     await server.close();
     await definitions.close();
     events.close();
+    await store.close();
     lock.release();
     logger.info("daemon stopped");
     logger.flush();

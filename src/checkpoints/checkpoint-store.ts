@@ -2,6 +2,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "../runs/atomic-write.js";
+import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
 
 /**
@@ -9,7 +10,7 @@ import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkp
  * kill -9 once `save` returns). A run that ends for good drops its file; one cut off by a crash or a
  * shutdown keeps it, so it can be resumed.
  */
-export class CheckpointStore {
+export class CheckpointStore implements CheckpointRecords {
   readonly #directory: string;
   readonly #logger: Logger;
   readonly #now: () => Date;

@@ -190,6 +190,25 @@ export const ConfigSchema = z.strictObject({
   /** Commands run at every agent's before_tool, after_tool and on_run_end, before the agent's own. */
   hooks: ConfigHooksSchema.prefault({}),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
+  /** Where durable state lives: files in data_dir, or PostgreSQL shared by several daemons. */
+  store: z
+    .strictObject({
+      backend: z.enum(["files", "postgres"]).default("files"),
+      /** `postgres://user:password@host:5432/database`; `${VAR}` and `{{secret:name}}` work. */
+      url: z.string().optional(),
+      /** How soon another node ends the runs of a node that stopped renewing its lease. */
+      lease: DurationSchema.default(30_000),
+    })
+    .superRefine((store, context) => {
+      if (store.backend === "postgres" && !store.url) {
+        context.addIssue({
+          code: "custom",
+          path: ["url"],
+          message: "store.backend: postgres needs store.url",
+        });
+      }
+    })
+    .prefault({}),
   log: z
     .strictObject({
       level: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default("info"),

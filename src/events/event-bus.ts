@@ -7,6 +7,14 @@ export interface EventPublisher {
   publish(draft: EventDraft): AgentEvent;
 }
 
+/** What the event store follows: every event as it is born, and the ids persisted before start. */
+export interface EventFeed {
+  /** Returns the function that unsubscribes. */
+  subscribe(listener: EventListener): () => void;
+  /** Continues an agent's ids after `lastId` (from the store at start-up). */
+  seed(agent: string, lastId: number): void;
+}
+
 export interface EventBusOptions {
   /** Masks secret values in a draft before it gets an id (the vault's redactor). */
   redact?: (draft: EventDraft) => EventDraft;
@@ -18,7 +26,7 @@ export interface EventBusOptions {
  * to every listener in subscription order (the persistent store subscribes first, so an event is on
  * disk before any reader can see it).
  */
-export class EventBus implements EventPublisher {
+export class EventBus implements EventPublisher, EventFeed {
   readonly #lastIds = new Map<string, number>();
   readonly #listeners = new Set<EventListener>();
   readonly #redact: (draft: EventDraft) => EventDraft;

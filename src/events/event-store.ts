@@ -1,26 +1,22 @@
 import { randomUUID } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
-import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
-import type { EventBus } from "./event-bus.js";
-import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
+import type { EventFeed } from "./event-bus.js";
+import type { EventLog } from "./event-log.js";
 import { EventRing } from "./event-ring.js";
 import { EventWaiters } from "./event-waiters.js";
-import { loadAgentLogs } from "./load-agent-logs.js";
-import { flushToDeviceLater } from "../util/flush-to-device.js";
-import { repairTornTail } from "./log-tail.js";
-import { OpenLogFiles } from "./open-log-files.js";
+import { FileEventLog } from "./file-event-log.js";
 import { type MergedLinesPage, readMergedFeed } from "./merged-feed.js";
-import { readEventLog } from "./read-event-log.js";
 
 export interface EventStoreOptions {
   dataDirectory: string;
   /** Events kept in memory per agent (config `events.buffer_size`). */
   bufferSize?: number;
-  bus: EventBus;
+  bus: EventFeed;
   logger: Logger;
+  /** Where events are persisted; default: the JSONL files in `dataDirectory`. */
+  log?: EventLog;
 }
 
 /** Which events a poll asks for. */
@@ -60,28 +56,24 @@ const DEFAULT_LIMIT = 100;
 const ANY_AGENT = "*";
 
 /**
- * Every event, persisted and served: appends each event the bus publishes to `events/<agent>.jsonl`
- * and `runs/<run>.events.jsonl` (synchronously, before anyone else sees it), keeps each agent's last
- * N in a ring buffer, answers cursor polls and releases long polls. See event-paths.ts for the layout.
+ * Every event, persisted and served: hands each event the bus publishes to the event log (the
+ * files append synchronously, before anyone else sees it), keeps each agent's last N in a ring
+ * buffer, answers cursor polls and releases long polls.
  */
 export class EventStore {
-  readonly #dataDirectory: string;
   readonly #bufferSize: number;
-  readonly #logger: Logger;
+  readonly #log: EventLog;
   readonly #rings = new Map<string, EventRing>();
   readonly #lastIds = new Map<string, number>();
   readonly #waiters = new EventWaiters();
-  /** Run logs checked for a torn last line in this process. */
-  readonly #checkedRunLogs = new Set<string>();
-  readonly #files = new OpenLogFiles();
   readonly #epoch = randomUUID();
   #lastSequence = 0;
   #unsubscribe: () => void = () => undefined;
 
   private constructor(options: EventStoreOptions) {
-    this.#dataDirectory = options.dataDirectory;
     this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
-    this.#logger = options.logger;
+    this.#log =
+      options.log ?? new FileEventLog({ dataDirectory: options.dataDirectory, logger: options.logger });
   }
 
   /**
@@ -91,9 +83,7 @@ export class EventStore {
    */
   static async open(options: EventStoreOptions): Promise<EventStore> {
     const store = new EventStore(options);
-    mkdirSync(agentEventsDirectory(options.dataDirectory), { recursive: true });
-    mkdirSync(runsDirectory(options.dataDirectory), { recursive: true });
-    for (const log of loadAgentLogs(options.dataDirectory, store.#bufferSize, options.logger)) {
+    for (const log of await store.#log.load(store.#bufferSize)) {
       const ring = store.#ringOf(log.agent);
       for (const event of log.events) ring.push(event.id, event.sequence, event.time, event.line);
       store.#lastSequence += log.events.length;
@@ -170,39 +160,22 @@ export class EventStore {
     return this.#waiters.wait(ANY_AGENT, 0, milliseconds, signal);
   }
 
-  /** A run's whole persisted log (events with id > after), read from disk. Empty when there is none. */
+  /** A run's whole persisted log (events with id > after). Empty when there is none. */
   async runEvents(run: string, after = 0): Promise<AgentEvent[]> {
-    const logged = await readEventLog(runEventsFile(this.#dataDirectory, run), after);
+    const logged = await this.#log.runEvents(run, after);
     return logged.map(({ line }) => parseLine(line));
   }
 
   /**
-   * The agent's persisted events with id > after, read from disk: for a reader that fell behind the
-   * ring buffer (the stream's Last-Event-ID replay).
+   * The agent's persisted events with id > after: for a reader that fell behind the ring buffer
+   * (the stream's Last-Event-ID replay).
    */
-  async history(
+  history(
     agent: string,
     after: number,
     limit = Number.POSITIVE_INFINITY,
   ): Promise<Array<{ id: number; line: string }>> {
-    const logged = await readEventLog(agentEventsFile(this.#dataDirectory, agent), after, limit);
-    return logged.map(({ event, line }) => ({ id: event.id, line }));
-  }
-
-  /**
-   * Flushes a run's log and its agent's log to the device in the background (done on its own when
-   * a run ends). The lines are safe from kill -9 as soon as they are appended; the fsync adds
-   * power-loss durability without blocking the event loop (200 runs ending at once would hold it
-   * for hundreds of milliseconds).
-   */
-  sync(run: string, agent?: string): void {
-    const files = [runEventsFile(this.#dataDirectory, run)];
-    if (agent !== undefined) files.push(agentEventsFile(this.#dataDirectory, agent));
-    for (const file of files) {
-      flushToDeviceLater(file, (error) =>
-        this.#logger.warn({ err: error, file }, "could not fsync an event log"),
-      );
-    }
+    return this.#log.history(agent, after, limit);
   }
 
   /** Long polls waiting right now (all agents). */
@@ -214,45 +187,20 @@ export class EventStore {
   close(): void {
     this.#unsubscribe();
     this.#waiters.releaseAll();
-    this.#files.closeAll();
+    this.#log.close();
   }
 
   #append(event: AgentEvent): void {
     const line = JSON.stringify(event);
-    try {
-      this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
-      if (event.run !== null) this.#appendToRunLog(event.run, line);
-    } catch (error) {
-      if (AgentdError.is(error)) throw error;
-      this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
-      throw new AgentdError("STORE_WRITE_FAILED", `could not write event ${event.id} of ${event.agent}`, {
-        file: agentEventsFile(this.#dataDirectory, event.agent),
-        hint: "check that data_dir is writable and the disk is not full",
-        cause: error,
-      });
-    }
+    this.#log.append(event, line);
     this.#lastSequence++;
     this.#lastIds.set(event.agent, event.id);
     this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);
     if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {
-      this.sync(event.run, event.agent);
-      this.#checkedRunLogs.delete(event.run);
-      this.#files.close(runEventsFile(this.#dataDirectory, event.run));
+      this.#log.runEnded(event.run, event.agent);
     }
     this.#waiters.notify(event.agent, event.id);
     this.#waiters.notify(ANY_AGENT, 1);
-  }
-
-  #appendToRunLog(run: string, line: string): void {
-    const file = runEventsFile(this.#dataDirectory, run);
-    if (!this.#checkedRunLogs.has(run)) {
-      // A run resumed after a crash may have a torn last line: cut it before appending.
-      if (existsSync(file) && repairTornTail(file) > 0) {
-        this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
-      }
-      this.#checkedRunLogs.add(run);
-    }
-    this.#files.append(file, `${line}\n`);
   }
 
   #ringOf(agent: string): EventRing {

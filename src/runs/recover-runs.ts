@@ -1,7 +1,7 @@
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunRecord } from "./run-record.js";
 import { isTerminal } from "./run-status.js";
-import type { RunStore } from "./run-store.js";
+import type { RunRecords } from "./run-records.js";
 
 /** What crash recovery found: runs it marked crashed, and queued runs to queue again. */
 export interface RecoveredRuns {
@@ -17,7 +17,7 @@ export interface RecoveredRuns {
  * they are handed back to be queued again in their order. Finished runs are left as they are.
  */
 export function recoverInterruptedRuns(
-  store: RunStore,
+  store: RunRecords,
   events: EventPublisher,
   now: () => Date,
 ): RecoveredRuns {

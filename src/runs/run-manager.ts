@@ -5,7 +5,7 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
 import type { Checkpoint } from "../checkpoints/checkpoint.js";
-import type { CheckpointStore } from "../checkpoints/checkpoint-store.js";
+import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
 import { RunControl, abortReason } from "./run-control.js";
@@ -24,14 +24,14 @@ import {
   isTerminal,
 } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
-import type { RunStore } from "./run-store.js";
+import type { RunRecords } from "./run-records.js";
 import { recoverInterruptedRuns } from "./recover-runs.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
 
 export interface RunManagerOptions {
-  store: RunStore;
+  store: RunRecords;
   events: EventPublisher;
   agents: AgentLookup;
   /** The worker that executes runs of this definition (LLM, CLI with fallback, or a test's own). */
@@ -44,7 +44,7 @@ export interface RunManagerOptions {
   now?: () => Date;
   createRunId?: RunIdSource;
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
-  checkpoints?: CheckpointStore;
+  checkpoints?: CheckpointRecords;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
 }

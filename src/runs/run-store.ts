@@ -5,6 +5,7 @@ import { writeFileAtomically } from "./atomic-write.js";
 import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { RunRecord } from "./run-record.js";
+import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 
@@ -20,7 +21,7 @@ export interface RunStoreOptions {
  * listed once `create` resolved and its record is in the file when `save` returns, so a status
  * event published afterwards never runs ahead of it.
  */
-export class RunStore {
+export class RunStore implements RunRecords {
   readonly directory: string;
   readonly #records = new Map<string, RunRecord>();
   /** Agent id → id of its newest run. */

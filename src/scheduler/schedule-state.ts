@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "../runs/atomic-write.js";
+import type { ScheduleStates } from "./schedule-states.js";
 
 const AgentScheduleStateSchema = z.object({
   /** When the schedule last fired (ISO), whether the fire ran or was skipped. */
@@ -19,7 +20,7 @@ const ScheduleStateFileSchema = z.object({ agents: z.record(z.string(), AgentSch
  * until `flush()`, which rewrites the file atomically: once per batch (a start-up with 1,000
  * schedules, one timer wake), not once per agent.
  */
-export class ScheduleState {
+export class ScheduleState implements ScheduleStates {
   readonly #file: string;
   readonly #agents: Map<string, AgentScheduleState>;
   #dirty = false;
@@ -78,5 +79,10 @@ export class ScheduleState {
     const agents = Object.fromEntries(this.#agents);
     // Rewritten on every fire: kill -9 safe without an fsync each time.
     writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, { sync: false });
+  }
+
+  /** One daemon owns its `data_dir` (the lock): every fire is its own. */
+  claimFire(): boolean {
+    return true;
   }
 }

@@ -7,7 +7,7 @@ import type { RunRecord, RunTrigger } from "../runs/run-record.js";
 import { nextFireAfter, patternKey } from "./cron-patterns.js";
 import { type DueFire, FireTimer } from "./fire-timer.js";
 import { missedFires } from "./missed-fires.js";
-import type { ScheduleState } from "./schedule-state.js";
+import type { ScheduleStates } from "./schedule-states.js";
 import { type SchedulerClock, systemClock } from "./scheduler-clock.js";
 
 /** The part of the run manager the scheduler drives. */
@@ -23,7 +23,7 @@ export interface ScheduledRuns {
 export interface SchedulerOptions {
   runs: ScheduledRuns;
   events: EventPublisher;
-  state: ScheduleState;
+  state: ScheduleStates;
   logger: Logger;
   /** Time and the one timer (default: the system clock). */
   clock?: SchedulerClock;
@@ -141,7 +141,15 @@ export class Scheduler {
     void Promise.all(starts);
   }
 
+  /** Fires once across every daemon sharing the schedules: the node that claims the fire runs it. */
   #fire(scheduled: ScheduledAgent, scheduledFor: string): Promise<unknown> {
+    const claimed = this.#options.state.claimFire(scheduled.definition.id, scheduledFor);
+    if (claimed === true) return this.#fireClaimed(scheduled, scheduledFor);
+    if (claimed === false) return Promise.resolve();
+    return claimed.then((won) => (won ? this.#fireClaimed(scheduled, scheduledFor) : undefined));
+  }
+
+  #fireClaimed(scheduled: ScheduledAgent, scheduledFor: string): Promise<unknown> {
     const { definition, schedule } = scheduled;
     const agentId = definition.id;
     const { runs } = this.#options;
@@ -184,9 +192,14 @@ export class Scheduler {
       this.#publishMissed(agentId, scheduledFor, "skip", missed.count);
       return;
     }
-    void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }).then((run) =>
-      this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run?.id),
-    );
+    const runOnce = () =>
+      void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }).then((run) =>
+        this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run?.id),
+      );
+    // Several daemons starting on one store settle the same missed fire: one of them runs it.
+    const claimed = this.#options.state.claimFire(agentId, scheduledFor);
+    if (claimed === true) runOnce();
+    else if (claimed !== false) void claimed.then((won) => (won ? runOnce() : undefined));
   }
 
   /** Fires up to this time are accounted for: by the state file, or by a run a fire started. */

@@ -25,6 +25,7 @@ function credentialsOf(config: Config): Array<{ name: string; value: string }> {
   };
   add("llm.api_key", config.llm.api_key);
   add("server.token", config.server.token);
+  add("store.url", passwordOf(config.store.url));
   for (const [server, settings] of Object.entries(config.mcp_servers)) {
     addNamed(`mcp_servers.${server}`, "headers" in settings ? settings.headers : settings.env);
   }
@@ -43,5 +44,16 @@ export function protectConfigSecrets(config: Config, redactor: SecretRedactor): 
     // A vault secret keeps the name it was learned under (`[secret:openai]`).
     if (!redactor.knows(value)) redactor.add(name, value);
     hideValueFromChildren(value);
+  }
+}
+
+/** The password in a database URL (`postgres://user:password@host/db`), decoded. */
+function passwordOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const password = decodeURIComponent(new URL(url).password);
+    return password === "" ? undefined : password;
+  } catch {
+    return undefined;
   }
 }

@@ -1,0 +1,29 @@
+import type { AgentEvent } from "./agent-event.js";
+import type { LoadedAgentLog } from "./load-agent-logs.js";
+
+/** One persisted event read back: its id and the exact JSON line it was stored as. */
+export interface PersistedLine {
+  id: number;
+  line: string;
+}
+
+/**
+ * Where the event store persists events: files in `data_dir` or PostgreSQL. The event store keeps
+ * the rings, the ids and the long polls; the log only writes and reads back.
+ */
+export interface EventLog {
+  /** The tail of every agent's log (its last `count` events) and the last id it ever gave. */
+  load(count: number): Promise<LoadedAgentLog[]>;
+  /**
+   * Persists one event before anyone else sees it; throws STORE_WRITE_FAILED. A log whose events
+   * were written before they were published (PostgreSQL assigns the ids as it writes) does nothing.
+   */
+  append(event: AgentEvent, line: string): void;
+  /** The run ended: its log may be flushed to the device and closed. */
+  runEnded(run: string, agent: string): void;
+  /** A run's events with id > after, oldest first. */
+  runEvents(run: string, after: number): Promise<PersistedLine[]>;
+  /** An agent's events with id > after, oldest first, at most `limit`. */
+  history(agent: string, after: number, limit: number): Promise<PersistedLine[]>;
+  close(): void;
+}

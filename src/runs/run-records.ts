@@ -1,0 +1,17 @@
+import type { RunRecord } from "./run-record.js";
+
+/**
+ * Where run records are kept: the files in `data_dir` (RunStore) or PostgreSQL. Reads are served
+ * from memory; `create` and `save` make a record durable before the caller publishes its status.
+ */
+export interface RunRecords {
+  /** Every run, oldest first. */
+  all(): RunRecord[];
+  get(id: string): RunRecord | undefined;
+  /** The newest run of an agent. */
+  lastOf(agentId: string): RunRecord | undefined;
+  /** Registers a new run. */
+  create(record: RunRecord): void;
+  /** Replaces a run's record. */
+  save(record: RunRecord): void;
+}

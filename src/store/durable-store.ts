@@ -1,0 +1,30 @@
+import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
+import type { EventLog } from "../events/event-log.js";
+import type { RunRecords } from "../runs/run-records.js";
+import type { ScheduleStates } from "../scheduler/schedule-states.js";
+
+/** What `GET /health` says about the store. */
+export interface StoreHealth {
+  backend: "files" | "postgres";
+  /** false while the database cannot be reached (writes wait and are retried). */
+  connected: boolean;
+  /** Writes accepted but not yet in the database (0 for files, which write before returning). */
+  pending_writes: number;
+  /** The last error talking to the database, while it lasts. */
+  error?: string;
+}
+
+/**
+ * Everything durable behind one interface (config `store.backend`): run records, event logs,
+ * schedule state and checkpoints, in files under `data_dir` or in PostgreSQL.
+ */
+export interface DurableStore {
+  readonly backend: "files" | "postgres";
+  readonly runs: RunRecords;
+  readonly events: EventLog;
+  readonly schedules: ScheduleStates;
+  readonly checkpoints: CheckpointRecords;
+  health(): StoreHealth;
+  /** Waits for accepted writes to land (bounded), then lets go of the store. */
+  close(): Promise<void>;
+}
