@@ -10,8 +10,8 @@ export interface RunRecords {
   get(id: string): RunRecord | undefined;
   /** The newest run of an agent. */
   lastOf(agentId: string): RunRecord | undefined;
-  /** Registers a new run. */
-  create(record: RunRecord): void;
+  /** Registers a new run; resolves once it is durable (only then is it listed). */
+  create(record: RunRecord): Promise<void>;
   /** Replaces a run's record. */
   save(record: RunRecord): void;
 }
