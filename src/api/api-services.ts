@@ -38,6 +38,8 @@ export interface ResolvedHookView {
   command: string;
   timeout_ms: number;
   source: "config" | "agent";
+  /** The tools it runs for; absent: every tool. */
+  tools?: string[];
 }
 
 /** `GET /agents/:id`: the summary plus the resolved definition (secret names only, never values). */

@@ -93,6 +93,7 @@ export const AgentDetailSchema = AgentSummarySchema.extend({
               command: z.string(),
               timeout_ms: z.number(),
               source: z.enum(["config", "agent"]),
+              tools: z.array(z.string()).optional(),
             }),
           ),
         )

@@ -97,7 +97,12 @@ function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetai
         point,
         definition.hooks
           .filter((hook) => hook.point === point)
-          .map((hook) => ({ command: hook.command, timeout_ms: hook.timeout, source: hook.source })),
+          .map((hook) => ({
+            command: hook.command,
+            timeout_ms: hook.timeout,
+            source: hook.source,
+            ...(hook.tools === undefined ? {} : { tools: hook.tools }),
+          })),
       ]),
     ) as Record<HookPoint, ResolvedHookView[]>,
   };

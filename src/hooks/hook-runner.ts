@@ -11,7 +11,7 @@ import type { HookInput } from "./hook-input.js";
 import { hookInputBase } from "./hook-input.js";
 import type { HookPoint } from "./hook-settings.js";
 import { HOOK_MESSAGE_BYTES, type HookVerdict, hookVerdict } from "./hook-verdict.js";
-import type { ResolvedHook } from "./resolved-hook.js";
+import { type ResolvedHook, hookAppliesTo } from "./resolved-hook.js";
 
 export interface HookRunnerOptions {
   /** The daemon's sandbox: each hook runs in its agent's sandbox policy, like a shell call. */
@@ -54,7 +54,7 @@ export class HookRunner {
 
   /** Runs the `before_tool` hooks in order; the first denial stops there and returns its reason. */
   async beforeTool(call: HookToolCall, scope: HookRunScope): Promise<string | undefined> {
-    for (const hook of hooksAt(scope.definition, "before_tool")) {
+    for (const hook of hooksAt(scope.definition, "before_tool", call.tool)) {
       const verdict = await this.#run(hook, scope, call, {
         ...hookInputBase("before_tool", scope.runId, scope.definition),
         hook_event_name: "before_tool",
@@ -73,7 +73,7 @@ export class HookRunner {
     response: Extract<HookInput, { hook_event_name: "after_tool" }>["tool_response"],
     scope: HookRunScope,
   ): Promise<void> {
-    for (const hook of hooksAt(scope.definition, "after_tool")) {
+    for (const hook of hooksAt(scope.definition, "after_tool", call.tool)) {
       await this.#run(hook, scope, call, {
         ...hookInputBase("after_tool", scope.runId, scope.definition),
         hook_event_name: "after_tool",
@@ -174,6 +174,6 @@ export class HookRunner {
   }
 }
 
-function hooksAt(definition: AgentDefinition, point: HookPoint): ResolvedHook[] {
-  return definition.hooks.filter((hook) => hook.point === point);
+function hooksAt(definition: AgentDefinition, point: HookPoint, tool?: string): ResolvedHook[] {
+  return definition.hooks.filter((hook) => hook.point === point && hookAppliesTo(hook, tool));
 }

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
+import { hookAppliesTo } from "../../src/hooks/resolved-hook.js";
 import { agentText, createTempProject, type TempProject } from "./temp-project.js";
 
 describe("capabilities and hooks in agent definitions", () => {
@@ -63,6 +64,30 @@ describe("capabilities and hooks in agent definitions", () => {
       { point: "before_tool", command: "./check.sh", timeout: 2_000, source: "agent" },
       { point: "on_run_end", command: "cat > end.json", timeout: 5_000, source: "agent" },
     ]);
+  });
+
+  it("limits a tool hook to the tools it names, a trailing * matching a prefix, and refuses tools at on_run_end", async () => {
+    project = createTempProject();
+    project.writeAgent(
+      "picky.md",
+      agentText("picky", 'hooks:\n  before_tool: { command: ./check.sh, tools: [shell, "mcp:github/*"] }\n'),
+    );
+    project.writeAgent(
+      "wrong.md",
+      agentText("wrong", "hooks:\n  on_run_end: { command: x, tools: [shell] }\n"),
+    );
+    const snapshot = await loadDefinitions(project.config);
+    const [hook] = snapshot.get("picky")?.hooks ?? [];
+    expect(hook?.tools).toEqual(["shell", "mcp:github/*"]);
+    const applies = (tool: string) => (hook ? hookAppliesTo(hook, tool) : false);
+    expect(["shell", "mcp:github/create_issue", "write_file", "mcp:gitlab/x"].map(applies)).toEqual([
+      true,
+      true,
+      false,
+      false,
+    ]);
+    const wrong = snapshot.agents.find((agent) => agent.id === "wrong");
+    expect(wrong?.valid).toBe(false);
   });
 
   it("reads Claude Code's permissionMode: plan as capabilities: read-only, and ignores its hooks", async () => {

@@ -84,7 +84,13 @@ beforeAll(async () => {
   });
   agent("watched", {
     ...writer,
-    hooks: { after_tool: "cat > after-tool.json", on_run_end: ["cat > run-end.json"] },
+    hooks: {
+      after_tool: [
+        "cat > after-tool.json",
+        { command: "touch not-for-write-file.txt", tools: ["shell", "read_*"] },
+      ],
+      on_run_end: ["cat > run-end.json"],
+    },
   });
   agent("flaky", {
     ...writer,
@@ -177,6 +183,9 @@ describe("hooks", () => {
       tool_response: { ok: true },
     });
     expect(afterTool.tool_response.output).toContain("hello.txt");
+    // The hook limited to other tools did not run.
+    expect(existsSync(path.join(workdir("watched"), "not-for-write-file.txt"))).toBe(false);
+    expect(hookEvents(events).filter((data) => data.hook === "after_tool")).toHaveLength(1);
     const runEnd = JSON.parse(readFileSync(path.join(workdir("watched"), "run-end.json"), "utf8"));
     expect(runEnd).toMatchObject({
       hook_event_name: "on_run_end",
@@ -302,7 +311,15 @@ describe("capability modes", () => {
       sandbox_mode: "workspace-write",
       hooks: {
         before_tool: [],
-        after_tool: [{ command: "cat > after-tool.json", timeout_ms: 30_000, source: "agent" }],
+        after_tool: [
+          { command: "cat > after-tool.json", timeout_ms: 30_000, source: "agent" },
+          {
+            command: "touch not-for-write-file.txt",
+            timeout_ms: 30_000,
+            source: "agent",
+            tools: ["shell", "read_*"],
+          },
+        ],
         on_run_end: [
           { command: "true", timeout_ms: 30_000, source: "config" },
           { command: "cat > run-end.json", timeout_ms: 30_000, source: "agent" },
