@@ -4,6 +4,7 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
+import { withDeadline } from "../runs/abort-ending.js";
 import { runShellCommand } from "../tools/builtin/run-shell-command.js";
 import { ensureWorkdir } from "../tools/workdir/confine-path.js";
 import type { RunOutcome } from "../workers/worker.js";
@@ -36,8 +37,6 @@ export interface HookToolCall {
   tool: string;
   input: unknown;
 }
-
-const NEVER = new AbortController().signal;
 
 /**
  * Runs an agent's hooks (config `hooks:` first, then its own) at `before_tool`, `after_tool` and
@@ -119,9 +118,9 @@ export class HookRunner {
           workdir: definition.workdir,
           owner: `agent "${definition.id}"`,
         }),
-        timeoutMilliseconds: hook.timeout,
         maxOutputBytes: HOOK_MESSAGE_BYTES,
-        signal: scope.signal ?? NEVER,
+        // The hook's one deadline: the run's signal (when it has one) and the hook's own timeout.
+        signal: withDeadline(scope.signal, hook.timeout),
         // Masked as a value, not as text: a secret is replaced before JSON escapes it.
         input: `${JSON.stringify(redactor.redactValue(input))}\n`,
       });

@@ -26,7 +26,7 @@ export function hookVerdict(
   if (result.spawnError !== undefined) {
     return { outcome: "failed", message: `the hook could not be started: ${result.spawnError}` };
   }
-  if (result.timedOut) {
+  if (result.ending?.kind === "deadline") {
     const seconds = Math.round(timeoutMilliseconds / 100) / 10;
     return { outcome: "failed", message: `timed out after ${seconds} s and was killed${said}` };
   }

@@ -20,12 +20,13 @@ export interface TrackedProcessOptions {
   environment: Record<string, string>;
   /** The sandbox the child runs in; `mode: off` in it is the only way to run unsandboxed. */
   sandbox: SandboxPolicy;
-  /** Cancels the child (execa's cancelSignal). */
+  /**
+   * The child's one deadline (execa's cancelSignal): the run's signal, merged with the child's own
+   * timeout where it has one (`withDeadline`). Its reason comes back as the result's `cause`.
+   */
   cancelSignal: AbortSignal;
   /** SIGTERM → SIGKILL delay, for execa and for the tree. */
   killGraceMilliseconds: number;
-  /** execa's own timeout, when the caller wants one. */
-  timeoutMilliseconds?: number;
   /** Written to the child's stdin, which is then closed (a hook's JSON document); default: no stdin. */
   input?: string;
 }
@@ -60,7 +61,6 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     detached: true,
     reject: false,
     cancelSignal: options.cancelSignal,
-    ...(options.timeoutMilliseconds === undefined ? {} : { timeout: options.timeoutMilliseconds }),
     forceKillAfterDelay: options.killGraceMilliseconds,
   });
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);

@@ -2,6 +2,7 @@ import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
+import { type AbortEnding, abortEndingOf } from "../../runs/abort-ending.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { CappedCollector } from "./capped-collector.js";
 
@@ -21,9 +22,9 @@ export interface ShellCommandOptions {
   environment: Record<string, string>;
   /** The agent's sandbox; the command runs inside it (or fails with SANDBOX_UNAVAILABLE). */
   sandbox: SandboxPolicy;
-  timeoutMilliseconds: number;
   /** Bytes kept of stdout, and of stderr. */
   maxOutputBytes: number;
+  /** The call's one deadline: the run's signal merged with the call's timeout (`withDeadline`). */
   signal: AbortSignal;
   /** Written to the command's stdin (a hook's JSON document); default: stdin ignored. */
   input?: string;
@@ -34,7 +35,8 @@ export interface ShellCommandResult {
   exitCode: number | undefined;
   /** The signal that ended the shell, when one did. */
   signalName: string | undefined;
-  timedOut: boolean;
+  /** Why the command was cancelled (the run ended, or the call's deadline passed), when it was. */
+  ending: AbortEnding | undefined;
   stdout: CappedCollector;
   stderr: CappedCollector;
   /** Why the shell could not be started, when it could not. */
@@ -44,7 +46,8 @@ export interface ShellCommandResult {
 /**
  * Runs `bash -c <command>` (sh where bash is missing) in `workdir`, inside the agent's sandbox,
  * with an allow-listed environment and stdin ignored (or fed `input`), as the
- * leader of its own process group. A timeout or an abort of `signal` ends the whole process tree;
+ * leader of its own process group. An abort of `signal` (stop, the call's deadline) ends the whole
+ * process tree, and the result says why from the signal's reason;
  * so does the shell's exit, so nothing it started in the background outlives the call. Output is
  * read until the pipes close, or for a short grace after the shell exited and its tree was ended:
  * a process that escaped the tree cannot hold the call open.
@@ -61,11 +64,6 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     killGraceMilliseconds: KILL_GRACE_MILLISECONDS,
     ...(options.input === undefined ? {} : { input: options.input }),
   });
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    void endTree();
-  }, options.timeoutMilliseconds);
   const onAbort = () => void endTree();
   options.signal.addEventListener("abort", onAbort, { once: true });
   const exited = new Promise<void>((resolve) => subprocess.once("exit", () => resolve()));
@@ -91,9 +89,10 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
       result.failed && result.exitCode === undefined && result.signal === undefined && !result.isCanceled
         ? String("shortMessage" in result ? result.shortMessage : "the shell could not be started")
         : undefined;
-    return { exitCode: result.exitCode, signalName: result.signal, timedOut, stdout, stderr, spawnError };
+    // execa rejects a cancelled child with the signal's reason: that reason says why it ended.
+    const ending = result.isCanceled ? abortEndingOf(options.signal.reason) : undefined;
+    return { exitCode: result.exitCode, signalName: result.signal, ending, stdout, stderr, spawnError };
   } finally {
-    clearTimeout(timer);
     graceCancel.abort();
     options.signal.removeEventListener("abort", onAbort);
     await endTree();

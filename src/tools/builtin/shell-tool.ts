@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ensureWorkdir } from "../workdir/confine-path.js";
+import { withDeadline } from "../../runs/abort-ending.js";
 import { defineTool } from "../tool-definition.js";
 import { type ShellCommandResult, runShellCommand } from "./run-shell-command.js";
 import { referenceSecrets } from "./shell-secret-references.js";
@@ -42,10 +43,10 @@ export const shellTool = defineTool({
       workdir: ensureWorkdir(context.workdir),
       environment: value[SECRET_ENVIRONMENT] ?? {},
       sandbox: context.sandbox,
-      timeoutMilliseconds,
       maxOutputBytes: context.settings.max_output_bytes,
-      signal: context.signal,
+      signal: withDeadline(context.signal, timeoutMilliseconds),
     });
+    // The run ended (stop, shutdown, its own timeout): the run reports that, not this call.
     context.signal.throwIfAborted();
     return describeResult(result, timeoutMilliseconds, context.settings.max_output_bytes, (text, cutAt) =>
       context.redactPiece(text, cutAt),
@@ -73,7 +74,7 @@ function describeResult(
   const truncated = stdout.total > stdoutBudget || stderr.total > stderrBudget;
   const streams = `stdout:\n${stdout.text(stdoutBudget, redactPiece)}\nstderr:\n${stderr.text(stderrBudget, redactPiece)}`;
   const extra = truncated ? { truncated } : {};
-  if (result.timedOut) {
+  if (result.ending?.kind === "deadline") {
     const seconds = Math.round(timeoutMilliseconds / 100) / 10;
     const status = `timed out after ${seconds} s: the command and everything it started were killed`;
     return { ok: false, code: "TOOL_TIMEOUT", output: `${status}\n${streams}`, ...extra };

@@ -62,7 +62,7 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
     const problem = exit.spawnErrorCode === "ENOENT" ? "was not found" : "is not executable";
     return failure("not_installed", `${adapter.tool}: the command "${adapter.command}" ${problem}`);
   }
-  if (exit.hung) {
+  if (exit.ending?.kind === "cancelled" && exit.ending.error.code === "CLI_HUNG") {
     const idle = formatDuration(input.idleTimeoutMilliseconds);
     const notice = transcript.lastRetryNotice ?? lastRetryLine(exit.stderrTail);
     if (notice === undefined)
@@ -72,7 +72,8 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
     const kind = limitKind(undefined, notice);
     return failure(kind === "quota" || kind === "rate_limit" ? kind : "hung", message, notice);
   }
-  if (exit.timedOut) return failure("timeout", `${adapter.tool} passed the run's timeout and was killed`);
+  if (exit.ending?.kind === "run" && exit.ending.reason === "timeout")
+    return failure("timeout", `${adapter.tool} passed the run's timeout and was killed`);
 
   const reported = transcript.errors.join("\n");
   const everything = `${reported}\n${exit.stderrTail}`;

@@ -3,7 +3,7 @@ import type { Config } from "../../config/config-schema.js";
 import type { CliSettings } from "../../definitions/agent-schema.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
-import { abortReason } from "../../runs/run-control.js";
+import { RunAbort, abortReason } from "../../runs/run-control.js";
 import { outcomeOfThrow, statusForReason } from "../../runs/run-outcome.js";
 import type { RunContext, RunOutcome, Worker } from "../worker.js";
 import type { CliAdapter } from "./cli-adapter.js";
@@ -153,7 +153,6 @@ export class CliWorker implements Worker {
         environment: { ...runDirectory.environment(), ...launch.environment, ...adapter.environment },
         sandbox,
         control: context.control,
-        timeoutMilliseconds: definition.limits.timeout,
         idleTimeoutMilliseconds: settings.idle_timeout,
         isWorking: () => transcript.openCalls > 0,
         stopSignal: budgetStop.signal,
@@ -161,7 +160,8 @@ export class CliWorker implements Worker {
         onStdoutLine: (line) => {
           const verdict = parseLine(line, transcript);
           budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
-          if (budgetCut && !budgetStop.signal.aborted) budgetStop.abort();
+          if (budgetCut && !budgetStop.signal.aborted)
+            budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
           return verdict;
         },
         logger: this.#logger,
@@ -191,8 +191,10 @@ export class CliWorker implements Worker {
     });
     // A tool that finished its work counts even if a stop arrived just after.
     if (!failure) return this.#finished(context, transcript, workerName, rules, model);
+    // A run that timed out says so with CLI_TIMEOUT below; a stop or shutdown ends it as such.
     const aborted = abortReason(context.control.signal);
-    if (aborted) return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
+    if (aborted && failure.kind !== "timeout")
+      return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
     this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
     return this.#afterFailure(context, settings, workerName, failure, transcript);
   }

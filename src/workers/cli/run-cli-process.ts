@@ -1,4 +1,6 @@
+import { AgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
+import { type AbortEnding, abortEndingOf } from "../../runs/abort-ending.js";
 import type { RunControl } from "../../runs/run-control.js";
 import type { LineVerdict } from "./cli-adapter.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
@@ -20,14 +22,13 @@ export interface CliProcessOptions {
   environment: Record<string, string>;
   /** The agent's sandbox with the CLI's needs; the child runs inside it. */
   sandbox: SandboxPolicy;
+  /** The run: its signal is the child's deadline (stop, shutdown, the run's working-time timeout). */
   control: RunControl;
-  /** The run's wall-clock limit. */
-  timeoutMilliseconds: number;
   /** No progress (see `onStdoutLine`) for this long = hung. */
   idleTimeoutMilliseconds: number;
   /** True while the CLI runs a tool call of its own: the idle clock waits for it. */
   isWorking?: () => boolean;
-  /** Ends the tree as a stop of agentd's own making (a budget crossed mid-run). */
+  /** Ends the tree as a stop of agentd's own making (a budget crossed mid-run), aborted with why. */
   stopSignal?: AbortSignal;
   /** SIGTERM → SIGKILL delay. */
   killGraceMilliseconds: number;
@@ -39,10 +40,11 @@ export interface CliProcessOptions {
 /** How the child ended, as execa and the watchdog saw it: the input of failure classification. */
 export interface CliExit {
   failed: boolean;
-  timedOut: boolean;
-  isCanceled: boolean;
-  /** The idle watchdog killed it. */
-  hung: boolean;
+  /**
+   * Why agentd cancelled it, when it did: the run ended (its timeout included), or the idle
+   * watchdog found it hung (`cancelled` with CLI_HUNG), or a budget stop.
+   */
+  ending: AbortEnding | undefined;
   exitCode: number | undefined;
   signal: string | undefined;
   /** `ENOENT`, `EACCES`… when the child could not be spawned. */
@@ -55,8 +57,10 @@ export interface CliExit {
 
 /**
  * Runs one CLI child headless: stdin closed, its own process group, stdout fed line by line to
- * `onStdoutLine`. Stop, shutdown, the run's timeout and the idle watchdog all end the whole
- * process tree (SIGTERM, then SIGKILL after the grace); pause sends SIGSTOP/SIGCONT to the tree.
+ * `onStdoutLine`. Its one deadline is the run's signal (stop, shutdown, and the run's timeout,
+ * whose clock stops while the run is paused) merged with the idle watchdog's and the budget's:
+ * any of them ends the whole process tree (SIGTERM, then SIGKILL after the grace), and the exit
+ * says which from the signal's reason. Pause sends SIGSTOP/SIGCONT to the tree.
  * Whatever is left of the tree when the child exits is ended too, so no process outlives the run.
  * Rejects with SANDBOX_UNAVAILABLE when the sandbox cannot be set up.
  */
@@ -68,7 +72,6 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     hungController.signal,
     ...(options.stopSignal ? [options.stopSignal] : []),
   ]);
-  const timeout = Number.isFinite(options.timeoutMilliseconds) ? options.timeoutMilliseconds : undefined;
   const { subprocess, tree, endTree } = await startTrackedProcess({
     command: options.command,
     arguments: options.arguments,
@@ -78,9 +81,7 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     sandbox: options.sandbox,
     cancelSignal,
     killGraceMilliseconds: options.killGraceMilliseconds,
-    ...(timeout === undefined ? {} : { timeoutMilliseconds: timeout }),
   });
-  let ownTimeout = false;
 
   const watchdog = new IdleWatchdog(
     options.idleTimeoutMilliseconds,
@@ -89,18 +90,12 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
         { command: options.command },
         "CLI child made no progress within its idle timeout: killing it",
       );
-      hungController.abort();
-      void endTree();
+      hungController.abort(
+        new AgentdError("CLI_HUNG", `${options.command} made no progress within its idle timeout`),
+      );
     },
     options.isWorking,
   );
-  const timeoutTimer =
-    timeout === undefined
-      ? undefined
-      : setTimeout(() => {
-          ownTimeout = true;
-          void endTree();
-        }, timeout);
   const onCancel = () => void endTree();
   cancelSignal.addEventListener("abort", onCancel, { once: true });
   const collector = setInterval(() => void tree?.collect(), COLLECT_INTERVAL_MILLISECONDS);
@@ -134,9 +129,8 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     stdout.end();
     return {
       failed: result.failed,
-      timedOut: result.timedOut || ownTimeout,
-      isCanceled: result.isCanceled,
-      hung: watchdog.fired,
+      // execa rejects a cancelled child with the signal's reason: that reason says why it ended.
+      ending: result.isCanceled ? abortEndingOf(cancelSignal.reason) : undefined,
       ...exitOf(result.exitCode, result.signal, options.sandbox.mode !== "off"),
       spawnErrorCode:
         "code" in result && typeof result.code === "string"
@@ -150,7 +144,6 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     };
   } finally {
     watchdog.stop();
-    if (timeoutTimer) clearTimeout(timeoutTimer);
     clearInterval(collector);
     cancelSignal.removeEventListener("abort", onCancel);
     stopListening();

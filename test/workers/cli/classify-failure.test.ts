@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { AgentdError } from "../../../src/errors/agentd-error.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import { claudeAdapter } from "../../../src/workers/cli/claude-adapter.js";
 import { classifyFailure } from "../../../src/workers/cli/classify-failure.js";
@@ -10,9 +11,7 @@ import type { CliExit } from "../../../src/workers/cli/run-cli-process.js";
 const now = new Date("2026-04-28T12:00:00Z");
 const cleanExit: CliExit = {
   failed: false,
-  timedOut: false,
-  isCanceled: false,
-  hung: false,
+  ending: undefined,
   exitCode: 0,
   signal: undefined,
   spawnErrorCode: undefined,
@@ -89,8 +88,18 @@ describe("classifying a finished CLI child", () => {
     expect(classify(claudeAdapter(), [], { spawnErrorCode: "ENOENT", failed: true })?.kind).toBe(
       "not_installed",
     );
-    expect(classify(claudeAdapter(), [], { hung: true, signal: "SIGTERM" })?.message).toContain("1m");
-    expect(classify(claudeAdapter(), [], { timedOut: true, signal: "SIGTERM" })?.kind).toBe("timeout");
+    expect(
+      classify(claudeAdapter(), [], {
+        ending: { kind: "cancelled", error: new AgentdError("CLI_HUNG", "hung") },
+        signal: "SIGTERM",
+      })?.message,
+    ).toContain("1m");
+    expect(
+      classify(claudeAdapter(), [], {
+        ending: { kind: "run", reason: "timeout", message: "timeout" },
+        signal: "SIGTERM",
+      })?.kind,
+    ).toBe("timeout");
   });
 
   it("calls exit 0 with a result line but an empty answer no result", () => {

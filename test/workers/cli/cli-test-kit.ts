@@ -159,7 +159,8 @@ export class CliHarness {
       runId: options.runId ?? "r_test",
       definition,
       task: options.task ?? "Write the notes for today",
-      control: options.control ?? new RunControl(),
+      // As the run manager does: the run's timeout is its control's working-time clock.
+      control: options.control ?? new RunControl({ timeoutMilliseconds: definition.limits.timeout }),
       events: this.bus,
       setStatus: () => {},
     };

@@ -81,7 +81,7 @@ describe("the CLI child's lifetime", () => {
     expect(harness.eventsOf("fallback")).toEqual([]);
   });
 
-  it("classifies execa's own timeout as CLI_TIMEOUT", async () => {
+  it("reports the run's timeout as CLI_TIMEOUT and kills the tree", async () => {
     harness = new CliHarness({ scenario: "hang" });
     const outcome = await harness.run({ tool: "claude" }, { timeout: 3_000 });
 
@@ -97,9 +97,10 @@ describe("the CLI child's lifetime", () => {
     expect(alive(await harness.waitForPids(3))).toEqual([]);
   });
 
-  it("stops the tree while paused without counting the pause as idle, and continues on resume", async () => {
+  it("stops the tree while paused without counting the pause as idle or run time, and continues on resume", async () => {
     harness = new CliHarness({ scenario: "success", waitForGo: true });
-    const control = new RunControl();
+    // The run's timeout is working time: a pause longer than what is left must not end the child.
+    const control = new RunControl({ timeoutMilliseconds: 8_000 });
     const running = harness.run({ tool: "claude", idle_timeout: "2s" }, { control });
     await harness.log.waitFor((event) => event.type === "observation", 15_000);
     const [pid] = await harness.waitForPids(1);
@@ -107,8 +108,8 @@ describe("the CLI child's lifetime", () => {
 
     control.pause();
     await until(() => processState(pid) === "T", "the child is stopped");
-    // Stay paused past the idle timeout: the child must stay stopped and must not be killed.
-    const heldUntil = Date.now() + 3_000;
+    // Stay paused past the idle timeout and the run's time left: the child stays stopped, alive.
+    const heldUntil = Date.now() + Math.max(3_000, control.remainingMilliseconds() + 500);
     while (Date.now() < heldUntil) {
       expect(processState(pid)).toBe("T");
       await new Promise((resolve) => setTimeout(resolve, 100));
