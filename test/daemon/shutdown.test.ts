@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from "vitest";
+import { fixtureServer } from "../mcp/mcp-test-kit.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
 import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 import { getRun, listRuns, startRun } from "./api-shapes.js";
@@ -44,5 +45,46 @@ describe("SIGTERM", () => {
     expect(await getRun(restarted, quick)).toMatchObject({ status: "completed", result: "finished in time" });
     expect(await getRun(restarted, endless)).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
     expect(await listRuns(restarted, "?agent=worker")).toHaveLength(2);
+  });
+
+  it("exits 0 by itself with an MCP server started, a CLI child running and an event stream open", async () => {
+    const llm = await startScriptedLlmServer();
+    cleanups.push(() => llm.close());
+    llm.setDefaultReply({ type: "hang" });
+    const workspace = createWorkspace(llm.url, {
+      shutdown: { grace: "1s" },
+      mcp_servers: { fixture: fixtureServer() },
+      cli_tools: {
+        sleeper: { command: "bash", args: ["-c", "sleep 300 & sleep 300; wait # {task}"], output: "text" },
+      },
+    });
+    workspace.writeAgent("lister", { tools: ["mcp:fixture/*"] });
+    workspace.writeAgent("sleeper", { worker: "cli", cli: { tool: "sleeper", fallback: "none" } });
+    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => daemon.kill());
+    // The LLM run reaches the model only once the MCP server started and listed its tools.
+    const listing = await startRun(daemon, "lister", "list");
+    await llm.waitForChatRequests(1, 30_000);
+    const sleeping = await startRun(daemon, "sleeper", "sleep");
+    await waitFor(
+      async () => ((await getRun(daemon, sleeping)).status === "running" ? true : undefined),
+      "the CLI run",
+    );
+    const stream = new AbortController();
+    cleanups.push(async () => stream.abort());
+    const events = await fetch(`${daemon.url}/agents/lister/events/stream`, {
+      headers: daemon.headers(),
+      signal: stream.signal,
+    });
+    await events.body?.getReader().read();
+
+    daemon.signal("SIGTERM");
+
+    expect(await daemon.exited).toEqual({ code: 0, signal: null });
+    expect(daemon.stderr()).not.toContain("still keeps its process running");
+    const restarted = await startDaemonProcess({ configFile: workspace.configFile });
+    cleanups.push(() => restarted.kill());
+    expect(await getRun(restarted, listing)).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
+    expect(await getRun(restarted, sleeping)).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
   });
 });

@@ -28,6 +28,21 @@ async function warnWhenLlmSilent(
   if (warning !== undefined) process.stderr.write(`warning: ${warning}\n`);
 }
 
+/** How long a stopped daemon may take to end by itself before it says what keeps it running. */
+const EXIT_REPORT_AFTER_MILLISECONDS = 5_000;
+
+/** Logs the kinds of handles that keep a stopped daemon's process alive; never keeps it alive itself. */
+function reportWhatKeepsRunning(daemon: Daemon): void {
+  const timer = setTimeout(() => {
+    daemon.logger.warn(
+      { handles: process.getActiveResourcesInfo().filter((kind) => kind !== "Timeout") },
+      "the daemon has stopped but something still keeps its process running",
+    );
+    daemon.logger.flush();
+  }, EXIT_REPORT_AFTER_MILLISECONDS);
+  timer.unref();
+}
+
 /**
  * `agentd start`: runs the daemon until SIGTERM/SIGINT. When it is ready it prints a summary on
  * stderr (with the browser login URL) and one JSON line on stdout,
@@ -50,9 +65,10 @@ export function registerStartCommand(program: Command): void {
           version: packageVersion(),
         });
       } catch (error) {
-        // Exit at once: watchers or timers started before the failure must not keep the process up.
+        // startDaemon closed what it had started: the process ends by itself.
         reportFatal(error, Boolean(globals.json));
-        process.exit(EXIT_FAILURE);
+        process.exitCode = EXIT_FAILURE;
+        return;
       }
       const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger);
       const summary = summarizeStartup(daemon);
@@ -67,7 +83,8 @@ export function registerStartCommand(program: Command): void {
       });
       void warnWhenLlmSilent(summary.llm, daemon.config.llm.api_key);
       await stopped;
-      // Watchers, sockets and timers of other modules must not keep a stopped daemon alive.
-      process.exit(0);
+      // Everything is closed: the process ends by itself when the event loop is empty. Should a
+      // handle still hold it, say which (the daemon still exits at the supervisor's SIGKILL).
+      reportWhatKeepsRunning(daemon);
     });
 }
