@@ -1,4 +1,7 @@
+import type { ErrorCode } from "../errors/error-codes.js";
 import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
+import type { CliFailureKind } from "../workers/cli/classify-failure.js";
+import type { WarningCode } from "./warning-code.js";
 
 /**
  * SPEC 5: the data of each event type. Field names are snake_case on the wire, like the rest of
@@ -27,7 +30,7 @@ export interface EventDataByType {
     duration_ms: number;
     truncated?: boolean;
   };
-  error: { code: string; message: string; retryable?: boolean };
+  error: { code: ErrorCode; message: string; retryable?: boolean };
   approval: {
     id: string;
     state: "requested" | "approved" | "denied" | "expired";
@@ -65,7 +68,8 @@ export interface EventDataByType {
     message?: string;
     code?: "HOOK_FAILED";
   };
-  fallback: { from: string; to: string; reason: string; message: string };
+  /** `reason`: why the CLI failed (or `cooldown`), or the error code of the model given up on. */
+  fallback: { from: string; to: string; reason: CliFailureKind | "cooldown" | ErrorCode; message: string };
   compaction: {
     method: "summary" | "truncation";
     messages_before: number;
@@ -82,7 +86,7 @@ export interface EventDataByType {
     reason: "overlap" | "queue_full" | "disabled" | "invalid" | "cooldown";
     message?: string;
   };
-  warning: { code: string; message: string };
+  warning: { code: WarningCode; message: string };
 }
 
 export type EventType = keyof EventDataByType;

@@ -1,4 +1,4 @@
-import { AgentdError } from "../errors/agentd-error.js";
+import { LlmError } from "./llm-error.js";
 
 export interface CircuitBreakerSettings {
   /** Consecutive failed calls that open the circuit. */
@@ -44,12 +44,15 @@ export class CircuitBreaker {
     }
     const openedAt = this.#openedAt ?? this.#now();
     const retryInMilliseconds = Math.max(0, openedAt + this.#settings.cooldownMilliseconds - this.#now());
-    throw new AgentdError(
+    throw new LlmError(
       "LLM_CIRCUIT_OPEN",
       `model ${this.#model} at ${this.#endpoint} failed ${this.#consecutiveFailures} times in a row; calls to it are paused`,
+      { endpoint: this.#endpoint, model: this.#model },
       {
+        // Not on this call: the run's fallback models are tried instead.
+        retryable: false,
         hint: `check that the endpoint serves this model; agentd tries it again in ${Math.ceil(retryInMilliseconds / 1000)} s`,
-        details: { endpoint: this.#endpoint, model: this.#model, retry_in_ms: retryInMilliseconds },
+        details: { retry_in_ms: retryInMilliseconds },
       },
     );
   }

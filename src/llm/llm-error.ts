@@ -15,36 +15,89 @@ function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500;
 }
 
-/** An LLM error: an AgentdError whose details say whether another attempt may help. */
+/** The codes of the LLM error family. */
+export type LlmErrorCode = Extract<ErrorCode, `LLM_${string}`>;
+
+/**
+ * What went wrong with a model call, finer than the code: an HTTP status is `auth` (401/403),
+ * `rate_limit` (429), `server` (5xx, 408, 409) or `request` (any other 4xx).
+ */
+export type LlmErrorKind =
+  | "auth"
+  | "rate_limit"
+  | "server"
+  | "request"
+  | "network"
+  | "timeout"
+  | "bad_response"
+  | "aborted"
+  | "circuit_open";
+
+export interface LlmErrorOptions extends AgentdErrorOptions {
+  /** Whether another attempt at the same call may succeed. */
+  retryable: boolean;
+  /** The HTTP status the endpoint answered with, for `LLM_HTTP`. */
+  status?: number;
+  /** The wait the endpoint asked for (`retry-after`), or the time until a paused circuit tries again. */
+  retryAfterMilliseconds?: number;
+  /** Default: read from the code and the status. */
+  kind?: LlmErrorKind;
+}
+
+/**
+ * The error of a model call: an AgentdError with typed fields saying where it went (endpoint,
+ * model), what went wrong (`kind`, `status`) and whether another attempt may help (`retryable`,
+ * `retryAfterMilliseconds`). Its JSON keeps them under `details` (`retry_after_ms`), as before.
+ */
+export class LlmError extends AgentdError {
+  declare readonly code: LlmErrorCode;
+  readonly kind: LlmErrorKind;
+  readonly retryable: boolean;
+  readonly status: number | undefined;
+  readonly retryAfterMilliseconds: number | undefined;
+  readonly endpoint: string;
+  readonly model: string;
+
+  constructor(code: LlmErrorCode, message: string, site: CallSite, options: LlmErrorOptions) {
+    const { retryable, retryAfterMilliseconds, status, kind, details, ...rest } = options;
+    super(code, message, {
+      ...rest,
+      details: {
+        ...details,
+        endpoint: site.endpoint,
+        model: site.model,
+        retryable,
+        ...(status === undefined ? {} : { status }),
+        ...(retryAfterMilliseconds === undefined ? {} : { retry_after_ms: retryAfterMilliseconds }),
+      },
+    });
+    this.kind = kind ?? kindOf(code, status);
+    this.retryable = retryable;
+    this.status = status;
+    this.retryAfterMilliseconds = retryAfterMilliseconds;
+    this.endpoint = site.endpoint;
+    this.model = site.model;
+  }
+}
+
+function kindOf(code: LlmErrorCode, status: number | undefined): LlmErrorKind {
+  if (code === "LLM_TIMEOUT") return "timeout";
+  if (code === "LLM_BAD_RESPONSE") return "bad_response";
+  if (code === "LLM_CIRCUIT_OPEN") return "circuit_open";
+  if (code === "LLM_NETWORK" || status === undefined) return "network";
+  if (status === 401 || status === 403) return "auth";
+  if (status === 429) return "rate_limit";
+  return isRetryableStatus(status) ? "server" : "request";
+}
+
+/** An LLM error (see LlmError). */
 export function llmError(
-  code: Extract<ErrorCode, `LLM_${string}`>,
+  code: LlmErrorCode,
   message: string,
   site: CallSite,
-  options: AgentdErrorOptions & { retryable: boolean; retryAfterMilliseconds?: number; status?: number },
-): AgentdError {
-  const { retryable, retryAfterMilliseconds, status, details, ...rest } = options;
-  return new AgentdError(code, message, {
-    ...rest,
-    details: {
-      ...details,
-      endpoint: site.endpoint,
-      model: site.model,
-      retryable,
-      ...(status === undefined ? {} : { status }),
-      ...(retryAfterMilliseconds === undefined ? {} : { retry_after_ms: retryAfterMilliseconds }),
-    },
-  });
-}
-
-/** Whether another attempt at the same call may succeed. */
-export function isRetryable(error: AgentdError): boolean {
-  return error.details?.retryable === true;
-}
-
-/** The wait the server asked for, if it did. */
-export function retryAfterOf(error: AgentdError): number | undefined {
-  const value = error.details?.retry_after_ms;
-  return typeof value === "number" ? value : undefined;
+  options: LlmErrorOptions,
+): LlmError {
+  return new LlmError(code, message, site, options);
 }
 
 /**
@@ -57,6 +110,7 @@ export function classifyLlmError(thrown: unknown, site: CallSite): AgentdError {
   if (thrown instanceof APIUserAbortError) {
     return llmError("LLM_NETWORK", `the call to ${where} was aborted`, site, {
       retryable: false,
+      kind: "aborted",
       cause: thrown,
     });
   }

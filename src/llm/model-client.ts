@@ -6,7 +6,7 @@ import { CircuitBreakers } from "./circuit-breakers.js";
 import { LlmCallFeed, type LlmTelemetry } from "./llm-call-feed.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
-import { type CallSite, classifyLlmError, isRetryable, retryAfterOf } from "./llm-error.js";
+import { type CallSite, LlmError, classifyLlmError } from "./llm-error.js";
 import type { PriceTable } from "./price-table.js";
 import { type BackoffSettings, retryDelay } from "./retry-delay.js";
 import {
@@ -33,7 +33,7 @@ export interface ModelClientSettings {
 
 /** A retry about to happen, for the loop's `error` events. */
 export interface RetryNotice {
-  error: AgentdError;
+  error: LlmError;
   model: string;
   /** The attempt that failed, from 1. */
   attempt: number;
@@ -155,7 +155,7 @@ export class ModelClient implements ModelProvider {
         return response;
       } catch (error) {
         const failure = classifyLlmError(error, site);
-        if (options.signal.aborted || !isRetryable(failure)) {
+        if (options.signal.aborted || !(failure instanceof LlmError) || !failure.retryable) {
           breaker.released();
           report(options.signal.aborted ? "aborted" : failure.code, false);
           throw failure;
@@ -164,7 +164,7 @@ export class ModelClient implements ModelProvider {
         const retried = attempt < this.#settings.maxAttempts;
         report(failure.code, retried);
         if (!retried) throw failure;
-        const delayMilliseconds = retryDelay(attempt, this.#settings.backoff, retryAfterOf(failure));
+        const delayMilliseconds = retryDelay(attempt, this.#settings.backoff, failure.retryAfterMilliseconds);
         options.onRetry?.({ error: failure, model: request.model, attempt, delayMilliseconds });
         await sleep(delayMilliseconds, undefined, { signal: options.signal }).catch(() => {
           throw options.signal.reason;

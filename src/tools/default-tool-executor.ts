@@ -2,6 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { toAgentdError } from "../errors/agentd-error.js";
+import type { ErrorCode } from "../errors/error-codes.js";
 import type { ApprovalGate } from "../approvals/approval-gate.js";
 import type { HookRunner } from "../hooks/hook-runner.js";
 import { capabilityRefusal } from "./capability-refusal.js";
@@ -285,7 +286,7 @@ function hookScope(scope: ToolRunScope) {
   };
 }
 
-function refusal(code: string, output: string): ToolOutput {
+function refusal(code: ErrorCode, output: string): ToolOutput {
   return { ok: false, code, output };
 }
 

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { Config } from "../config/config-schema.js";
+import type { ErrorCode } from "../errors/error-codes.js";
 import type { PermissionSubject } from "../permissions/permission-check.js";
 import type { ToolRunScope } from "./tool-executor.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
@@ -32,7 +33,7 @@ export interface ToolContext {
 export interface ToolOutput {
   ok: boolean;
   output: string;
-  code?: string;
+  code?: ErrorCode;
   /** Set by a tool that already cut its own output (a shell's huge stdout). */
   truncated?: boolean;
 }

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../errors/error-codes.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunControl } from "../runs/run-control.js";
@@ -23,7 +24,7 @@ export interface ToolResult {
   ok: boolean;
   output: string;
   /** A stable code when not ok: TOOL_BAD_ARGUMENTS, TOOL_DENIED, TOOL_FAILED, ... */
-  code?: string;
+  code?: ErrorCode;
   truncated?: boolean;
 }
 

@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../errors/error-codes.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunCheckpoints } from "../checkpoints/checkpoint.js";
@@ -32,7 +33,7 @@ export interface RunOutcome {
   cost_usd: number;
   /** Which worker produced the result: "llm", "cli:claude", ... */
   worker: string;
-  error?: { code: string; message: string };
+  error?: { code: ErrorCode; message: string };
 }
 
 /** A way of executing a run: the LLM loop, a CLI tool, or a CLI tool with LLM fallback. */

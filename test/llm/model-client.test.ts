@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import type { ChatMessage } from "../../src/llm/chat-message.js";
+import { LlmError } from "../../src/llm/llm-error.js";
 import type { RetryNotice } from "../../src/llm/model-client.js";
 import { RunAbort, RunControl } from "../../src/runs/run-control.js";
 import {
@@ -84,7 +85,7 @@ describe("ModelClient", () => {
     });
     expect(response.text).toBe("finally");
     expect(server.chatRequests).toHaveLength(3);
-    expect(retries.map((notice) => notice.error.details?.status)).toEqual([429, 503]);
+    expect(retries.map((notice) => notice.error.status)).toEqual([429, 503]);
     expect(retries[0]?.delayMilliseconds).toBe(1_000);
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
   });
@@ -97,6 +98,16 @@ describe("ModelClient", () => {
     expect(error.code).toBe("LLM_HTTP");
     expect(error.message).toContain("HTTP 400");
     expect(error.details).toMatchObject({ status: 400, model: "m1", endpoint: server.url });
+    expect(server.chatRequests).toHaveLength(1);
+  });
+
+  it("types an LLM error: kind, status and retryable are fields, not details to look up", async () => {
+    server.enqueue(httpErrorReply(401));
+    const error = await failure(
+      testClient(server.url).complete(request, { signal: new AbortController().signal }),
+    );
+    expect(error).toBeInstanceOf(LlmError);
+    expect(error).toMatchObject({ kind: "auth", status: 401, retryable: false, model: "m1" });
     expect(server.chatRequests).toHaveLength(1);
   });
 

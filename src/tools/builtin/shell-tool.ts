@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ensureWorkdir } from "../workdir/confine-path.js";
 import { withDeadline } from "../../runs/abort-ending.js";
-import { defineTool } from "../tool-definition.js";
+import { type ToolOutput, defineTool } from "../tool-definition.js";
 import { type ShellCommandResult, runShellCommand } from "./run-shell-command.js";
 import { referenceSecrets } from "./shell-secret-references.js";
 
@@ -62,7 +62,7 @@ function describeResult(
   timeoutMilliseconds: number,
   maxOutputBytes: number,
   redactPiece: (text: string, cutAt: "end" | "start") => string,
-) {
+): ToolOutput {
   if (result.spawnError !== undefined) {
     return { ok: false, code: "TOOL_FAILED", output: `the shell could not be started: ${result.spawnError}` };
   }

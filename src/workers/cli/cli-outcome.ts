@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../errors/error-codes.js";
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { RunReason } from "../../runs/run-status.js";
 import { EMPTY_USAGE, addUsage } from "../../runs/run-status.js";
@@ -30,7 +31,7 @@ export function endedOutcome(
   reason: RunReason,
   transcript: CliTranscript | undefined,
   worker: string,
-  error?: { code: string; message: string },
+  error?: { code: ErrorCode; message: string },
 ): RunOutcome {
   const answer = transcript?.answer;
   return {

@@ -10,7 +10,7 @@ import type { CliAdapter } from "./cli-adapter.js";
 import type { CliCooldowns } from "./cli-cooldowns.js";
 import { completedOutcome, endedOutcome, fallbackOutcome, publishRunEvent } from "./cli-outcome.js";
 import { CliTranscript } from "./cli-transcript.js";
-import { type CliFailure, classifyFailure } from "./classify-failure.js";
+import { type CliFailure, type CliFailureKind, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
 import { resolveAdapter } from "./resolve-adapter.js";
 import { type CliExit, runCliProcess } from "./run-cli-process.js";
@@ -85,7 +85,7 @@ export class CliWorker implements Worker {
     if (cooldown) {
       const message = `${adapter.tool} is cooling down until ${cooldown.until.toISOString()} after a ${cooldown.kind} failure: ${cooldown.message}`;
       if (settings.fallback === "none") {
-        const error = { code: "CLI_COOLDOWN", message };
+        const error = { code: "CLI_COOLDOWN" as const, message };
         publishRunEvent(context, "error", { ...error, retryable: true });
         return endedOutcome("failed", "cli_error", undefined, workerName, error);
       }
@@ -215,7 +215,7 @@ export class CliWorker implements Worker {
     const blocked = onlyDenied(transcript);
     if (blocked.length > 0) {
       const error = {
-        code: "CLI_PERMISSION_DENIED",
+        code: "CLI_PERMISSION_DENIED" as const,
         message: `${workerName} was denied every call of ${blocked.join(", ")}, so its work is not done: allow what it needs in the agent's permissions`,
       };
       publishRunEvent(context, "error", { ...error, retryable: false });
@@ -240,7 +240,7 @@ export class CliWorker implements Worker {
     message: string,
   ): RunOutcome {
     const error = {
-      code: reason === "budget_exceeded" ? "BUDGET_EXCEEDED" : "MAX_ITERATIONS",
+      code: reason === "budget_exceeded" ? ("BUDGET_EXCEEDED" as const) : ("MAX_ITERATIONS" as const),
       message:
         reason === "budget_exceeded"
           ? `${workerName} was stopped at the run's budget: ${message}`
@@ -282,7 +282,7 @@ export class CliWorker implements Worker {
   async #fallBack(
     context: RunContext,
     workerName: string,
-    reason: string,
+    reason: CliFailureKind | "cooldown",
     message: string,
     note: string,
     transcript: CliTranscript | undefined,

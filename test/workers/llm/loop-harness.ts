@@ -1,3 +1,4 @@
+import type { ErrorCode } from "../../../src/errors/error-codes.js";
 import { z } from "zod";
 import type { Config } from "../../../src/config/config-schema.js";
 import { ConfigSchema } from "../../../src/config/config-schema.js";
@@ -23,7 +24,7 @@ interface TestTool {
   arguments: z.ZodType<Record<string, unknown>>;
   run(input: Record<string, unknown>): string;
   /** A refusal by policy (the code and message the real executor would give), before running. */
-  refuse?(input: Record<string, unknown>): { code: string; output: string } | undefined;
+  refuse?(input: Record<string, unknown>): { code: ErrorCode; output: string } | undefined;
 }
 
 /** Small real tools: arguments validated with zod; failures come back as results, like the real executor. */
