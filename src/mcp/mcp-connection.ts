@@ -29,6 +29,8 @@ export interface McpConnectOptions {
   onClose: () => void;
   /** Called when the server says its list of tools changed. */
   onToolsChanged: () => void;
+  /** Cancels the start (the handshake): whatever was started is ended, and the start fails. */
+  signal: AbortSignal;
 }
 
 /** A started MCP server: its client, and the one way to end it and every process it started. */
@@ -42,8 +44,8 @@ export interface McpConnection {
 
 /**
  * Starts one server (spawns the stdio command or opens the HTTP session) and completes the MCP
- * handshake. A server that cannot be started or does not answer is MCP_UNAVAILABLE, naming the
- * server and what to check; whatever it started is ended first.
+ * handshake. A server that cannot be started, does not answer, or whose start `signal` cancels is
+ * MCP_UNAVAILABLE, naming the server and what to check; whatever it started is ended first.
  */
 export async function connectMcpServer(options: McpConnectOptions): Promise<McpConnection> {
   const { name, logger } = options;
@@ -70,6 +72,7 @@ export async function connectMcpServer(options: McpConnectOptions): Promise<McpC
   try {
     await client.connect(transport.transport, {
       timeout: Math.max(options.timeoutMilliseconds, MIN_START_MILLISECONDS),
+      signal: options.signal,
     });
   } catch (error) {
     await close();

@@ -28,7 +28,8 @@ export class McpServerSession {
   readonly #options: McpServerSessionOptions;
   #connection: Promise<McpConnection> | undefined;
   #tools: Promise<Tool[]> | undefined;
-  #closed = false;
+  /** Aborted by close(): cancels a start or a listing in progress instead of waiting it out. */
+  readonly #lifetime = new AbortController();
 
   constructor(options: McpServerSessionOptions) {
     this.name = options.name;
@@ -66,9 +67,14 @@ export class McpServerSession {
     }
   }
 
-  /** Ends the server (and its processes); later uses fail with MCP_UNAVAILABLE. */
+  /**
+   * Ends the server (and its processes); later uses fail with MCP_UNAVAILABLE. A start still in
+   * progress (a slow `npx -y`, a server that never answers) is cancelled, not waited for.
+   */
   async close(): Promise<void> {
-    this.#closed = true;
+    this.#lifetime.abort(
+      new AgentdError("MCP_UNAVAILABLE", `MCP server "${this.name}" is closed: agentd is shutting down`),
+    );
     const connection = this.#connection;
     this.#connection = undefined;
     this.#tools = undefined;
@@ -83,6 +89,7 @@ export class McpServerSession {
       do {
         const page = await connection.client.listTools(cursor === undefined ? {} : { cursor }, {
           timeout: Math.max(this.#options.timeoutMilliseconds, MIN_START_MILLISECONDS),
+          signal: this.#lifetime.signal,
         });
         tools.push(...page.tools);
         cursor = page.nextCursor;
@@ -95,11 +102,7 @@ export class McpServerSession {
   }
 
   #connect(): Promise<McpConnection> {
-    if (this.#closed) {
-      return Promise.reject(
-        new AgentdError("MCP_UNAVAILABLE", `MCP server "${this.name}" is closed: agentd is shutting down`),
-      );
-    }
+    if (this.#lifetime.signal.aborted) return Promise.reject(this.#lifetime.signal.reason as AgentdError);
     if (!this.#connection) {
       const attempt: Promise<McpConnection> = connectMcpServer({
         ...this.#options,
@@ -108,6 +111,7 @@ export class McpServerSession {
           this.#options.logger.info("MCP server tools changed; listing them again");
           this.#tools = undefined;
         },
+        signal: this.#lifetime.signal,
       });
       this.#connection = attempt;
       attempt.catch((error: unknown) => {

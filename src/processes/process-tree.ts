@@ -1,6 +1,12 @@
 import { readFileSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
+import { setTimeout as delay } from "node:timers/promises";
 import pidtree from "pidtree";
+
+/** How often a terminating tree is looked at. */
+const POLL_MILLISECONDS = 50;
+/** How long SIGKILL is sent again to what a fresh scan still finds running. */
+const KILL_MILLISECONDS = 5_000;
 
 /** The variable every tracked child is started with; its descendants inherit it (not secret, not `AGENTD_*`). */
 export const PROCESS_MARKER_VARIABLE = "PROCESS_TREE_MARKER";
@@ -39,23 +45,24 @@ export class ProcessTree {
 
   /**
    * Ends the whole tree: SIGTERM (with SIGCONT, so a paused tree sees it), then SIGKILL to what is
-   * still running after `graceMilliseconds`. Resolves when nothing of the tree runs any more.
+   * still running once the grace is over — after `graceMilliseconds`, or at once when `hurry`
+   * aborts (a caller that must be done now). Resolves when nothing of the tree runs any more.
    */
-  async terminate(graceMilliseconds: number): Promise<void> {
+  async terminate(graceMilliseconds: number, hurry?: AbortSignal): Promise<void> {
     await this.collect();
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
     await this.#send(["SIGTERM", "SIGCONT"]);
-    const deadline = Date.now() + graceMilliseconds;
-    while ((await this.#running()).length > 0 && Date.now() < deadline) await pause(50);
+    const grace = AbortSignal.any([AbortSignal.timeout(graceMilliseconds), ...(hurry ? [hurry] : [])]);
+    while ((await this.#running()).length > 0 && !grace.aborted) await pause(POLL_MILLISECONDS, grace);
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
     // A process forked while the signals went out (and one that left the group) is found by a fresh
     // scan; kill until a scan finds nothing of the tree still running.
-    const killDeadline = Date.now() + 5_000;
+    const killing = AbortSignal.timeout(KILL_MILLISECONDS);
     do {
       await this.#send(["SIGKILL"]);
-      await pause(50);
+      await pause(POLL_MILLISECONDS);
       await this.collect();
-    } while ((await this.#running()).length > 0 && Date.now() < killDeadline);
+    } while ((await this.#running()).length > 0 && !killing.aborted);
   }
 
   async #send(signals: NodeJS.Signals[]): Promise<void> {
@@ -141,6 +148,7 @@ async function findMarkedProcesses(marker: string): Promise<number[]> {
   return found;
 }
 
-function pause(milliseconds: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, milliseconds));
+/** Waits `milliseconds`, or less when `signal` aborts first. */
+function pause(milliseconds: number, signal?: AbortSignal): Promise<void> {
+  return delay(milliseconds, undefined, signal ? { signal } : {}).catch(() => undefined);
 }

@@ -11,25 +11,31 @@ const STALE_MILLISECONDS = 30_000;
 /**
  * Runs `work` while holding `<file>.lock` (created exclusively), so two processes — two
  * `agentd secrets set`, or one beside the daemon — never read-modify-write `file` at once and lose
- * each other's change.
+ * each other's change. Waiting for the lock ends after 10 s (VAULT_UNAVAILABLE), or when `signal`
+ * aborts (with its reason).
  */
-export async function withFileLock<Result>(file: string, work: () => Promise<Result>): Promise<Result> {
+export async function withFileLock<Result>(
+  file: string,
+  work: () => Promise<Result>,
+  signal?: AbortSignal,
+): Promise<Result> {
   const lock = `${file}.lock`;
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const deadline = Date.now() + WAIT_MILLISECONDS;
+  const waiting = AbortSignal.timeout(WAIT_MILLISECONDS);
   while (!(await tryLock(lock))) {
+    signal?.throwIfAborted();
     if (await isStale(lock)) {
       await breakStaleLock(lock);
       continue;
     }
-    if (Date.now() > deadline) {
+    if (waiting.aborted) {
       throw new AgentdError("VAULT_UNAVAILABLE", `the vault file ${file} stayed locked by another process`, {
         file,
         hint: `retry; if no other agentd command is writing secrets, remove ${lock}`,
       });
     }
     // Jitter, so waiting writers do not retry in lockstep.
-    await delay(10 + Math.random() * 40);
+    await delay(10 + Math.random() * 40, undefined, signal ? { signal } : {});
   }
   try {
     return await work();

@@ -225,4 +225,18 @@ describe("McpToolSource over stdio", () => {
     const after = await source.expand("mcp:fixture/*").catch((error: unknown) => error);
     expect(AgentdError.is(after, "MCP_UNAVAILABLE")).toBe(true);
   });
+
+  it("close() cancels a start in progress: a server that never answers is ended, not waited for", async () => {
+    // Longer than the test's own limit: only a cancelled start lets the test finish.
+    const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] };
+    const { source } = harness(configWith({ silent }));
+    const listing = source.expand("mcp:silent/*").catch((error: unknown) => error);
+    expect(await eventually(async () => (await descendants()).length > 0)).toBe(true);
+    const started = await descendants();
+
+    await source.close();
+
+    expect(AgentdError.is(await listing, "MCP_UNAVAILABLE")).toBe(true);
+    expect(await eventually(() => started.every((pid) => !isProcessRunning(pid)), 5_000)).toBe(true);
+  });
 });

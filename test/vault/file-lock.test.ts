@@ -29,4 +29,21 @@ describe("the vault file lock", () => {
     expect(existsSync(`${file}.lock`)).toBe(false);
     expect(readdirSync(directory)).toEqual([]);
   });
+
+  it("stops waiting for a held lock when the caller's signal aborts, with its reason", async () => {
+    directory = mkdtempSync(path.join(tmpdir(), "agentd-lock-"));
+    const file = path.join(directory, "vault.json");
+    writeFileSync(`${file}.lock`, `${process.pid}\n`);
+    const caller = new AbortController();
+    let ran = false;
+    const waiting = withFileLock(file, async () => void (ran = true), caller.signal).catch(
+      (error: unknown) => error,
+    );
+
+    caller.abort(new Error("the user pressed Ctrl-C"));
+
+    expect(await waiting).toEqual(new Error("the user pressed Ctrl-C"));
+    expect(ran).toBe(false);
+    expect(existsSync(`${file}.lock`)).toBe(true);
+  });
 });
