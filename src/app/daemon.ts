@@ -1,36 +1,29 @@
-import { setMaxListeners } from "node:events";
 import { startApiServer } from "../api/api-server.js";
 import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
-import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
-import { EventBus } from "../events/event-bus.js";
-import { EventStore } from "../events/event-store.js";
+import type { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
 import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import { type Logger, createLogger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
-import { RunManager } from "../runs/run-manager.js";
+import type { RunManager } from "../runs/run-manager.js";
 import { Scheduler } from "../scheduler/scheduler.js";
 import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
-import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
-import { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
-import { QuestionBroker } from "../questions/question-broker.js";
 import { openStore } from "../store/open-store.js";
-import { SubAgentTools } from "../subagents/sub-agent-tools.js";
-import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
-import { createSecretLearner, learningSecretsFirst, prepareSecrets } from "./daemon-secrets.js";
+import { prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
-import { defaultWorkerFor } from "./default-parts.js";
 import type { DefinitionSource } from "./definition-source.js";
+import { composeRunCore } from "./run-core.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -89,9 +82,9 @@ function withServerToken(config: Config, token: string | undefined): Config {
 const STOP_WAIT_MILLISECONDS = 10_000;
 
 /**
- * The composition root: builds the daemon from config in one place, in dependency order. The
- * event store subscribes to the bus before anything can publish, so every event is on disk first;
- * crash recovery runs once the event ids are seeded from disk, so its events continue the ids.
+ * The composition root of `agentd start`: the lock, the secrets, the definitions, then the run core
+ * (run-core.ts, shared with `agentd run`: stores, bus, brokers, tools, workers, run manager with
+ * crash recovery), then the scheduler and the API around it, in dependency order.
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
   // First of all: a second daemon on this folder would mark the first one's live runs crashed.
@@ -116,69 +109,24 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     overrides.logger ??
     createLogger({ level: config.log.level, pretty: config.log.pretty, redact: redactor.redactText });
   const now = overrides.now ?? (() => new Date());
-  const store = await openStore({ config, logger, now });
-  const bus = new EventBus({ now, redact: redactor.redactEvent });
-  const events = await EventStore.open({
-    dataDirectory: config.data_dir,
-    bufferSize: config.events.buffer_size,
-    bus,
-    logger: logger.child({ module: "events" }),
-    log: store.events,
-  });
+  // Loaded before the core: runs queued before a restart start again on these definitions.
   const definitions =
     overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
-  const secretLearner = createSecretLearner(secrets, logger.child({ module: "vault" }));
-  secretLearner.definitionsChanged(definitions.snapshot());
-  // One broker: the tool executor parks `ask` calls in it, the API and the CLI answer them.
-  const approvals = new ApprovalBroker({ now, redact: (value) => redactor.redactValue(value) });
-  const sandbox = new SandboxHost({ config, configFile: options.configFile });
-  // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
-  const questions = new QuestionBroker({ now, redact: (value) => redactor.redactValue(value) });
-  const agents = agentLookupFrom(() => definitions.snapshot());
-  const defaultTools = createToolExecutor({
-    config,
-    vault: secrets.vault,
-    redactor,
-    approvals,
-    questions,
-    sandbox,
-    logger: logger.child({ module: "tools" }),
-    // The run manager is built below; a sub-agent call only comes once runs are running.
-    sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
-  });
-  const tools = overrides.tools ?? defaultTools;
-  const shutdownController = new AbortController();
-  // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
-  setMaxListeners(0, shutdownController.signal);
-  const model = overrides.model ?? ModelClient.fromConfig(config.llm);
-  const runs = new RunManager({
-    store: store.runs,
-    events: bus,
-    agents,
-    workerFor: learningSecretsFirst(
-      overrides.workerFor ??
-        defaultWorkerFor({
-          config,
-          model,
-          tools,
-          sandbox,
-          logger,
-          now,
-          hooks: defaultTools.hooks,
-        }),
-      secretLearner,
-    ),
-    concurrency: config.concurrency,
-    shutdownSignal: shutdownController.signal,
-    redact: (record) => redactor.redactValue(record),
-    checkpoints: store.checkpoints,
-    logger: logger.child({ module: "runs" }),
+  const store = await openStore({ config, logger, now });
+  const core = await composeRunCore({
+    secrets,
+    store,
+    configFile: options.configFile,
+    logger,
     now,
+    definitions: () => definitions.snapshot(),
+    requeueQueuedRuns: true,
+    model: overrides.model,
+    tools: overrides.tools,
+    workerFor: overrides.workerFor,
   });
+  const { bus, events, runs, approvals, questions, sandbox, model, secretLearner, shutdownController } = core;
   const stopRunLog = logRunLifecycle(bus, runs, logger.child({ module: "runs" }));
-  for (const run of runs.recovered) {
-    logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
-  }
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
   }
@@ -233,7 +181,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     });
     stopFollowing();
     stopRunLog();
-    await defaultTools.close();
+    await core.closeTools();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
   let server: RunningApiServer;

@@ -47,6 +47,11 @@ export interface RunManagerOptions {
   checkpoints?: CheckpointRecords;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
+  /**
+   * Queue again the runs found `queued` at construction (default true: the daemon). `agentd run`
+   * leaves them as they are, for the daemon's next start.
+   */
+  requeueQueuedRuns?: boolean;
 }
 
 /** Filters of `GET /runs`. */
@@ -106,7 +111,7 @@ export class RunManager implements ChildRuns {
     this.#redact = options.redact ?? ((record) => record);
     const recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
     this.recovered = recovered.crashed;
-    for (const record of recovered.queued) this.#requeue(record);
+    if (options.requeueQueuedRuns ?? true) for (const record of recovered.queued) this.#requeue(record);
     this.#dispatch();
   }
 
