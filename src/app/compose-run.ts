@@ -1,38 +1,34 @@
-import { ApprovalBroker } from "../approvals/approval-broker.js";
-import { QuestionBroker } from "../questions/question-broker.js";
+import type { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { AgentEvent, EventDraft } from "../events/agent-event.js";
-import { EventBus } from "../events/event-bus.js";
-import { ModelClient, type ModelProvider } from "../llm/model-client.js";
+import { createSnapshot, type DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { AgentEvent } from "../events/agent-event.js";
+import type { EventBus } from "../events/event-bus.js";
+import type { ModelProvider } from "../llm/model-client.js";
+import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import { createLogger, type Logger } from "../logging/logger.js";
-import { executeRun } from "../runs/execute-run.js";
-import { RunControl } from "../runs/run-control.js";
-import { createRunIdSource } from "../runs/run-id.js";
+import type { QuestionBroker } from "../questions/question-broker.js";
+import type { AgentLookup } from "../runs/agent-availability.js";
 import type { RunRecord } from "../runs/run-record.js";
-import type { RunReason } from "../runs/run-status.js";
-import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
-import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
-import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
-import { createSecretLearner } from "./daemon-secrets.js";
-import { withRunEndHooks } from "../hooks/run-end-hooks.js";
-import { SandboxHost } from "../sandbox/sandbox-host.js";
-import { SecretRedactor } from "../secrets/secret-redactor.js";
-import { createToolExecutor } from "../tools/create-tool-executor.js";
+import { isTerminal } from "../runs/run-status.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
-import { createVault } from "../vault/create-vault.js";
-import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
-import { LlmWorker } from "../workers/llm/llm-worker.js";
-import { createCliWorker } from "../workers/cli/create-cli-worker.js";
 import type { Worker } from "../workers/worker.js";
+import { agentLookupFrom } from "./agent-lookup.js";
+import { prepareSecrets } from "./daemon-secrets.js";
+import { composeRunCore } from "./run-core.js";
+
+/** How long sub-agent runs still finishing get once the run ended, before the folder is released. */
+const CHILDREN_WAIT_MILLISECONDS = 10_000;
 
 export interface SingleRunOptions {
   config: Config;
   /** The config file read, if any: the sandbox hides its folder from agents working elsewhere. */
   configFile?: string | undefined;
+  /** Every agent loaded: the run's own, and the ones its `agents:` may call. Default: this one only. */
+  snapshot?: DefinitionSnapshot | undefined;
   definition: AgentDefinition;
   task: string;
-  /** Called with every event of the run, in order, as it is published. */
+  /** Called with every event of the run, in order, once it is stored. */
   onEvent: (event: AgentEvent) => void;
   /** Overrides for tests and for the integrator: the model, the tools, the worker. */
   model?: ModelProvider;
@@ -44,9 +40,9 @@ export interface SingleRunOptions {
 /** One run in this process: its id, how to stop it, and its record once it ends. */
 export interface SingleRun {
   runId: string;
-  /** Stops the run; it ends `stopped` with this reason (default `user_stop`). */
-  stop(reason?: RunReason): void;
-  /** The run record, settled when the run ends (never rejects). */
+  /** Stops the run; it ends `stopped` with reason `user_stop`. Nothing once it has ended. */
+  stop(): void;
+  /** The run record, settled when the run ends and the data folder is released (never rejects). */
   finished: Promise<RunRecord>;
   /** The run's `ask` calls: `onRequested` to prompt a human, `decide` to answer. */
   approvals: ApprovalBroker;
@@ -55,112 +51,122 @@ export interface SingleRun {
 }
 
 /**
- * Composes and starts one run of one agent in-process, for `agentd run`: config secrets resolved
- * from the vault, an event bus that masks secret values, the model client, the LLM worker, a
- * RunControl with the agent's timeout. It publishes the `status` events itself, as the run manager
- * does in the daemon. Run records and events are not written to `data_dir`.
+ * `agentd run` when no daemon owns the data folder: takes the folder's lock (DATA_DIR_LOCKED names
+ * the holder otherwise), then runs through the same core as the daemon (run-core.ts), so the run's
+ * record, its events (ids continuing the agent's) and its checkpoints are in `data_dir`, and
+ * `agentd runs` and the agent's `last_run` show it. The lock is released once the run has ended.
  */
 export async function startSingleRun(options: SingleRunOptions): Promise<SingleRun> {
-  const { definition, task } = options;
-  const redactor = new SecretRedactor();
-  const vault = createVault(options.config);
-  const config = await resolveConfigSecrets(options.config, vault, redactor);
-  protectConfigSecrets(config, redactor);
-  protectVaultMaterial(config, redactor);
-  const logger = options.logger ?? createLogger({ ...config.log, redact: redactor.redactText });
-  // Every vault value is masked, declared by this agent or not (its shell could print any of them).
-  if (definition.frontmatter.secrets.length > 0) await learnVaultSecrets(vault, redactor);
-  else await createSecretLearner({ vault, config, redactor }, logger.child({ module: "vault" })).refresh();
+  const lock = DataDirectoryLock.acquire(options.config.data_dir, {
+    command: "run",
+    agent: options.definition.id,
+  });
+  try {
+    return await runHoldingLock(options, lock);
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
 
-  const events = new EventBus({ redact: redactor.redactEvent });
-  events.subscribe(options.onEvent);
-  const approvals = new ApprovalBroker({ redact: (value) => redactor.redactValue(value) });
-  const questions = new QuestionBroker({ redact: (value) => redactor.redactValue(value) });
-  const sandbox = new SandboxHost({ config, configFile: options.configFile });
-  // MCP servers start on first use, so this costs nothing when the caller brings its own tools.
-  const defaultTools = createToolExecutor({
-    config,
-    vault,
-    redactor,
-    approvals,
-    questions,
-    sandbox,
-    logger: logger.child({ module: "tools" }),
+async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock): Promise<SingleRun> {
+  const { definition } = options;
+  const snapshot = options.snapshot ?? snapshotOf(definition);
+  const secrets = await prepareSecrets(options.config);
+  const logger =
+    options.logger ?? createLogger({ ...secrets.config.log, redact: secrets.redactor.redactText });
+  const { worker } = options;
+  const core = await composeRunCore({
+    secrets,
+    configFile: options.configFile,
+    logger,
+    now: () => new Date(),
+    definitions: () => snapshot,
+    agents: lookupFor(definition, snapshot),
+    requeueQueuedRuns: false,
+    model: options.model,
+    tools: options.tools,
+    workerFor: worker === undefined ? undefined : () => worker,
   });
-  const tools = options.tools ?? defaultTools;
-  const worker =
-    options.worker ??
-    withRunEndHooks(workerFor(definition, config, tools, sandbox, options.model, logger), defaultTools.hooks);
-  const runId = createRunIdSource()();
-  const control = new RunControl({ timeoutMilliseconds: definition.limits.timeout });
-  const startedAt = new Date().toISOString();
-  const publishStatus = (data: Extract<EventDraft, { type: "status" }>["data"]) =>
-    events.publish({ agent: definition.id, run: runId, type: "status", data });
-  publishStatus({ status: "running" });
-  const finished = executeRun(
-    worker,
-    // Only an approval parks the run: `waiting` while it is asked, `running` once answered.
-    { runId, definition, task, control, events, setStatus: (status) => publishStatus({ status }) },
-    logger.child({ module: "run" }),
-  ).then((outcome): RunRecord => {
-    control.dispose();
-    publishStatus({
-      status: outcome.status,
-      ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-      ...(outcome.error === undefined ? {} : { message: outcome.error.message }),
-    });
-    // The worker's answer may quote a secret (a CLI tool reading a .env file): masked like events.
-    return redactor.redactValue<RunRecord>({
-      id: runId,
-      agent: definition.id,
-      task,
-      status: outcome.status,
-      ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-      trigger: { kind: "cli" },
-      definition_hash: definition.hash,
-      worker: outcome.worker,
-      created_at: startedAt,
-      started_at: startedAt,
-      ended_at: new Date().toISOString(),
-      usage: outcome.usage,
-      cost_usd: outcome.cost_usd,
-      ...(outcome.result === undefined ? {} : { result: outcome.result }),
-      ...(outcome.error === undefined ? {} : { error: outcome.error }),
-    });
-  });
-  // The run's MCP servers end with it: `agentd run` exits only once they are gone.
-  const finishedAndClosed = finished.finally(() => defaultTools.close());
+  const { runs } = core;
+  const close = async () => {
+    await runs.waitUntilIdle(CHILDREN_WAIT_MILLISECONDS);
+    // The run's MCP servers end with it: `agentd run` exits only once they are gone.
+    await core.closeTools();
+    core.stores.events.close();
+    lock.release();
+  };
+  const follower = followRun(core.bus, options.onEvent);
+  let record: RunRecord;
+  try {
+    record = await runs.start(definition.id, options.task, { kind: "cli" });
+  } catch (error) {
+    follower.unsubscribe();
+    await close();
+    throw error;
+  }
+  const runId = record.id;
+  const finished = follower
+    .follow(runId, record)
+    .then((last) => runs.get(runId) ?? last)
+    .finally(close);
   return {
     runId,
-    stop: (reason = "user_stop") => control.stop(reason, `stopped: ${reason}`),
-    finished: finishedAndClosed,
-    approvals,
-    questions,
+    stop: () => {
+      if (!isTerminal(runs.get(runId)?.status ?? "completed")) runs.stop(runId);
+    },
+    finished,
+    approvals: core.approvals,
+    questions: core.questions,
   };
 }
 
-function workerFor(
-  definition: AgentDefinition,
-  config: Config,
-  tools: ToolExecutor,
-  sandbox: SandboxHost,
-  model: ModelProvider | undefined,
-  logger: Logger,
-): Worker {
-  // Status events come from startSingleRun, as they come from the run manager in the daemon.
-  const llmWorker = new LlmWorker({
-    model: model ?? ModelClient.fromConfig(config.llm),
-    tools,
-    llm: config.llm,
-    publishStatus: false,
+/**
+ * The terminal's view of one run: its events only (a sub-agent's go to that agent's log; the call
+ * shows as the parent's action and observation), in order. Subscribed before the run is created,
+ * so its first `status` events are kept until its id is known.
+ */
+function followRun(bus: EventBus, onEvent: (event: AgentEvent) => void) {
+  let runId: string | undefined;
+  const early: AgentEvent[] = [];
+  let settle: (record: RunRecord | undefined) => void = () => undefined;
+  const ended = new Promise<RunRecord | undefined>((resolve) => (settle = resolve));
+  const show = (event: AgentEvent) => {
+    if (event.run !== runId) return;
+    onEvent(event);
+    if (event.type === "status" && isTerminal(event.data.status)) settle(undefined);
+  };
+  const unsubscribe = bus.subscribe((event) => {
+    if (runId === undefined) early.push(event);
+    else show(event);
   });
-  if (definition.frontmatter.worker !== "cli") return llmWorker;
-  return createCliWorker({
-    config,
-    llmFallback: llmWorker,
-    // The CLI worker names its own module: a second child with the same key would repeat it.
-    logger,
-    dataDirectory: config.data_dir,
-    sandbox,
-  });
+  return {
+    unsubscribe,
+    /** Shows the run's events until its final status; resolves with its record then. */
+    follow: async (id: string, created: RunRecord): Promise<RunRecord> => {
+      runId = id;
+      for (const event of early.splice(0)) show(event);
+      await ended;
+      unsubscribe();
+      return created;
+    },
+  };
+}
+
+/** This agent even when disabled (that only unschedules it); the others, for its sub-agent tools. */
+function lookupFor(definition: AgentDefinition, snapshot: DefinitionSnapshot): AgentLookup {
+  const others = agentLookupFrom(() => snapshot);
+  return (agentId) => (agentId === definition.id ? { state: "ready", definition } : others(agentId));
+}
+
+function snapshotOf(definition: AgentDefinition): DefinitionSnapshot {
+  const status = {
+    id: definition.id,
+    file: definition.file,
+    valid: true,
+    errors: [],
+    warnings: [],
+    definition,
+  };
+  return createSnapshot([status], [], new Map([[definition.id, definition]]));
 }

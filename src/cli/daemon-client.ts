@@ -33,6 +33,14 @@ export const ServedEventSchema = z.object({
 });
 export type ServedEvent = z.infer<typeof ServedEventSchema>;
 
+/** `GET /agents/:id/events` and `GET /runs/:run/events`: a page of events and the cursor. */
+export const PollResponseSchema = z.object({
+  events: z.array(ServedEventSchema),
+  next: z.number().int(),
+  oldest: z.number().int().nullable(),
+  missed: z.number().int(),
+});
+
 const ErrorBodySchema = z.object({
   error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() }),
 });

@@ -82,15 +82,20 @@ describe("agentd run", () => {
     const events = lines.slice(0, -1);
     expect(events.map((event) => event.type)).toEqual([
       "status",
+      "status",
       "action",
       "observation",
       "result",
       "status",
     ]);
+    expect(events.slice(0, 2).map((event) => (event.data as { status?: string }).status)).toEqual([
+      "queued",
+      "running",
+    ]);
     expect(events.every((event) => event.run === record?.id && event.agent === "hello")).toBe(true);
-    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5]);
+    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6]);
     // The agent lists no tools: the call is refused, and the refusal is an observation.
-    expect(events[2]?.data).toMatchObject({ tool: "read_file", ok: false });
+    expect(events[3]?.data).toMatchObject({ tool: "read_file", ok: false });
     const toolResult = server.chatRequests[1]?.body?.messages.find((message) => message.role === "tool");
     expect(String(toolResult?.content)).toContain("TOOL_NOT_FOUND");
   });

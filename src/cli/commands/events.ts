@@ -5,17 +5,10 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import {
   type ClientCommandIo,
   clientOf,
+  PollResponseSchema,
   processIo,
   type ServedEvent,
-  ServedEventSchema,
 } from "../daemon-client.js";
-
-const PollResponseSchema = z.object({
-  events: z.array(ServedEventSchema),
-  next: z.number().int(),
-  oldest: z.number().int().nullable(),
-  missed: z.number().int(),
-});
 
 const PAGE_SIZE = 500;
 const FOLLOW_WAIT_SECONDS = 30;

@@ -1,16 +1,18 @@
 import { styleText } from "node:util";
 import type { Command } from "commander";
-import { startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
+import { type SingleRun, startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
 import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
 import { announceQuestions, promptQuestions } from "../../questions/terminal-questions.js";
 import { loadConfig } from "../../config/load-config.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { AgentEvent } from "../../events/agent-event.js";
+import { type LockHolder, LockHolderSchema } from "../../locks/data-directory-lock.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import { pickTask } from "../../runs/runnable-definition.js";
 import { didYouMean } from "../../schema/known-keys.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type GlobalOptions } from "../output.js";
+import { runOnDaemon } from "./run-on-daemon.js";
 
 /** Longest part of a tool output or argument list shown on one progress line. */
 const PREVIEW_CHARACTERS = 160;
@@ -106,14 +108,39 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
   const print = options.json
     ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
     : progressPrinter(io, definition.id);
-  const run = await startSingleRun({
-    config,
-    configFile,
-    definition,
-    task,
-    onEvent: print,
-    ...options.compose,
-  });
+  let run: SingleRun;
+  try {
+    run = await startSingleRun({
+      config,
+      configFile,
+      snapshot,
+      definition,
+      task,
+      onEvent: print,
+      ...options.compose,
+    });
+  } catch (error) {
+    const failure = toAgentdError(error);
+    const holder = AgentdError.is(failure, "DATA_DIR_LOCKED") ? lockHolderOf(failure) : undefined;
+    // Another `agentd run` holds the folder (or no holder could be named): said, not waited for.
+    if (holder?.command !== "start") return fail(failure, EXIT_FAILURE);
+    // A daemon owns the folder: it runs the run, this process shows it (one writer per folder).
+    return runOnDaemon({
+      holder,
+      config,
+      environment: options.environment ?? process.env,
+      agent: definition.id,
+      task: options.task,
+      onEvent: print,
+      notice: (text) => {
+        if (!options.json) io.stderr(text);
+      },
+      onInterrupt: io.onInterrupt,
+    }).then(
+      (record) => finish(record, options, io),
+      (daemonFailure: unknown) => fail(toAgentdError(daemonFailure), EXIT_FAILURE),
+    );
+  }
   // --json output is for programs: no one is asked there either.
   const onTerminal = io.approvalInput && !options.json ? io.approvalInput : undefined;
   const stopAskingApprovals = onTerminal
@@ -130,7 +157,7 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
   const removeInterrupt = io.onInterrupt(() => {
     removeInterrupt();
     if (!options.json) io.stderr("stopping the run (Ctrl-C again to quit at once)…\n");
-    run.stop("user_stop");
+    run.stop();
   });
   // The run is what this process is for: its timers (timeout, approval expiry) are unref'd, so while
   // a call waits for an approval nothing else would keep the process from exiting mid-run.
@@ -140,9 +167,19 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     removeInterrupt();
     stopAsking();
   });
+  return finish(record, options, io);
+}
+
+/** The run record (JSON) or the summary, and the exit code by outcome. */
+function finish(record: RunRecord, options: RunCommandOptions, io: RunCommandIo): number {
   if (options.json) io.stdout(`${JSON.stringify(record)}\n`);
   else printSummary(record, io);
   return record.status === "completed" ? EXIT_OK : EXIT_FAILURE;
+}
+
+function lockHolderOf(error: AgentdError): LockHolder | undefined {
+  const parsed = LockHolderSchema.safeParse(error.details?.["holder"]);
+  return parsed.success ? parsed.data : undefined;
 }
 
 export function registerRunCommand(program: Command): void {
