@@ -23,15 +23,13 @@ export interface WorkerParts {
 
 /**
  * The worker for a definition: the LLM worker, or for `worker: cli` the CLI worker, which falls
- * back to that same LLM worker. The run manager publishes every status change, so the LLM worker
- * does not.
+ * back to that same LLM worker. The run manager publishes every status change.
  */
 export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefinition) => Worker {
   const llmWorker = new LlmWorker({
     model: parts.model,
     tools: parts.tools,
     llm: parts.config.llm,
-    publishStatus: false,
   });
   const cliWorker = createCliWorker({
     config: parts.config,

@@ -23,12 +23,6 @@ export interface LlmWorkerOptions {
   tools: ToolExecutor;
   /** Config `llm`: compaction settings and the default temperature. */
   llm: Pick<Config["llm"], "context" | "temperature">;
-  /**
-   * Publish `status` events (running, then the final status with its reason). Default false: the
-   * run manager (daemon) and startSingleRun (`agentd run`) publish every status change themselves,
-   * so a worker publishing too would double them. Turn it on where nothing else does.
-   */
-  publishStatus?: boolean;
 }
 
 /** Extra input for one run. */
@@ -71,8 +65,6 @@ export class LlmWorker implements Worker {
       lastText: "",
     };
     const { budget, events } = run;
-    const publishStatus = this.#options.publishStatus ?? false;
-    if (publishStatus) events.publish("status", { status: "running" });
     let outcome: RunOutcome;
     try {
       const text = await this.#loop(run, options);
@@ -87,13 +79,6 @@ export class LlmWorker implements Worker {
     } catch (error) {
       outcome = failureOutcome(error, context, budget, run.lastText);
       if (outcome.error) events.publish("error", outcome.error);
-    }
-    if (publishStatus) {
-      events.publish("status", {
-        status: outcome.status,
-        ...(outcome.reason === undefined ? {} : { reason: outcome.reason }),
-        ...(outcome.error === undefined ? {} : { message: outcome.error.message }),
-      });
     }
     return outcome;
   }

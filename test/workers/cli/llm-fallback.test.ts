@@ -32,7 +32,6 @@ describe("falling back to the real LLM worker", () => {
       model: testClient(server.url),
       tools: noTools,
       llm: ConfigSchema.parse({}).llm,
-      publishStatus: false,
     });
     harness = new CliHarness({ scenario: "quota", llmFallback: llmWorker });
     server.enqueue(textReply("Release notes, written by the LLM."));
@@ -61,7 +60,6 @@ describe("falling back to the real LLM worker", () => {
       model: testClient(server.url),
       tools: noTools,
       llm: ConfigSchema.parse({}).llm,
-      publishStatus: false,
     });
     harness = new CliHarness({ scenario: "reconnect_loop", llmFallback: llmWorker });
     server.enqueue(textReply("Done by the fallback."));

@@ -38,10 +38,6 @@ describe("LLM loop budgets", () => {
       error: { code: "MAX_ITERATIONS" },
     });
     expect(server.chatRequests).toHaveLength(3);
-    expect(harness.ofType("status").at(-1)?.data).toMatchObject({
-      status: "failed",
-      reason: "max_iterations",
-    });
   });
 
   it("ends failed with budget_exceeded once the tokens used reach max_tokens", async () => {

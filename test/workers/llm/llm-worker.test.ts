@@ -67,21 +67,14 @@ describe("LlmWorker", () => {
       { role: "tool", tool_call_id: callId, content: "echo: hello" },
     ]);
 
-    expect(harness.events.map((event) => event.type)).toEqual([
-      "status",
-      "thought",
-      "action",
-      "observation",
-      "result",
-      "status",
-    ]);
-    expect(harness.events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Status events are the run manager's: the worker publishes what happened inside the run.
+    expect(harness.events.map((event) => event.type)).toEqual(["thought", "action", "observation", "result"]);
+    expect(harness.events.map((event) => event.id)).toEqual([1, 2, 3, 4]);
     expect(harness.ofType("thought")[0]?.data.text).toBe("I will echo first.");
     expect(harness.ofType("result")[0]?.data).toMatchObject({
       text: "The tool said: echo: hello",
       worker: "llm",
     });
-    expect(harness.ofType("status").map((event) => event.data.status)).toEqual(["running", "completed"]);
     expect(harness.events.every((event) => event.agent === "notes" && event.run === "r_test")).toBe(true);
   });
 
@@ -109,7 +102,6 @@ describe("LlmWorker", () => {
     const outcome = await running;
     expect(outcome).toMatchObject({ status: "stopped", reason: "user_stop" });
     await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
-    expect(harness.ofType("status").at(-1)?.data).toMatchObject({ status: "stopped", reason: "user_stop" });
   });
 
   it("stops at once while its tools are still being listed (an MCP server that never starts)", async () => {
@@ -153,7 +145,6 @@ describe("LlmWorker", () => {
     server.enqueue({ type: "hang" });
     const outcome = await harness.run();
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout" });
-    expect(harness.ofType("status").at(-1)?.data).toMatchObject({ status: "failed", reason: "timeout" });
   });
 
   it("ends failed with llm_error after the retries, telling about each retry", async () => {

@@ -157,7 +157,6 @@ export class LoopHarness {
       model: testClient(server.url, { prices: llm.prices, ...options.client }),
       tools: options.executor ?? this.tools,
       llm,
-      publishStatus: true,
     });
   }
 
