@@ -1,11 +1,5 @@
 import type { PermissionRules } from "../config/config-schema.js";
-import {
-  type PermissionDecision,
-  type RuleSet,
-  parseRuleSet,
-  ruleMatches,
-  rulesForTool,
-} from "./permission-rule.js";
+import { type PermissionDecision, type RuleSet, compiledRulesFor, ruleMatches } from "./permission-rule.js";
 import { ShellPermissionCheck } from "./shell-permission.js";
 
 /** The outcome of a permission check, with the reason shown to the model and in events. */
@@ -31,7 +25,7 @@ export function checkPermission(
   subject: PermissionSubject,
   options: { unlisted?: "ask" | "allow" } = {},
 ): PermissionVerdict {
-  const rules = rulesForTool(parseRuleSet(permissions), tool);
+  const rules = compiledRulesFor(permissions, tool);
   if (subject.kind === "shell") return new ShellPermissionCheck(rules).check(subject.command);
   return checkTexts(rules, tool, subject.texts, options.unlisted ?? "ask");
 }
@@ -60,7 +54,7 @@ function checkTexts(
  * a rule such as `search_files(private/*)` must not be sidestepped by searching `.`.
  */
 export function restrictedByPattern(permissions: PermissionRules, tool: string, text: string): boolean {
-  const rules = rulesForTool(parseRuleSet(permissions), tool);
+  const rules = compiledRulesFor(permissions, tool);
   return [...rules.deny, ...rules.ask].some(
     (rule) => rule.pattern !== undefined && ruleMatches(rule, text, true),
   );

@@ -41,6 +41,27 @@ export function parseRuleSet(rules: PermissionRules): RuleSet {
   };
 }
 
+/** Parsed rule sets per tool, per `permissions:` block: a definition's block is parsed once. */
+const compiledBlocks = new WeakMap<PermissionRules, { rules: RuleSet; byTool: Map<string, RuleSet> }>();
+
+/**
+ * The rules of `permissions` that name `tool`, parsed and filtered once per block and tool (a
+ * definition keeps its block object, so every call and every path a walk meets reuses them).
+ */
+export function compiledRulesFor(permissions: PermissionRules, tool: string): RuleSet {
+  let block = compiledBlocks.get(permissions);
+  if (!block) {
+    block = { rules: parseRuleSet(permissions), byTool: new Map() };
+    compiledBlocks.set(permissions, block);
+  }
+  let forTool = block.byTool.get(tool);
+  if (!forTool) {
+    forTool = rulesForTool(block.rules, tool);
+    block.byTool.set(tool, forTool);
+  }
+  return forTool;
+}
+
 /** The rules that name `tool` (exactly or by a `*` pattern). */
 export function rulesForTool(rules: RuleSet, tool: string): RuleSet {
   const forTool = (list: PermissionRule[]) => list.filter((rule) => globMatches(rule.tool, tool, false));
