@@ -162,6 +162,44 @@ describe("agentd run", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 
+  it("offers agents: as agent__<id> tools, runs the child in data_dir and answers with its result", async () => {
+    await writeAgent("lead", "description: Leads\nagents: [helper]", "You delegate.");
+    await writeAgent("helper", "description: Lists risks for a plan", "You list risks.");
+    server.enqueue(
+      toolCallReply({ name: "agent__helper", arguments: { task: "list risks" } }),
+      textReply("two risks: rain, cost"),
+      textReply("The helper found two risks."),
+    );
+    const { io, output } = capture();
+    const code = await runAgentCommand(options("lead", { task: "Plan the picnic", json: true }), io);
+    expect(code).toBe(0);
+    const lines = output.stdout.trim().split("\n");
+    const record = JSON.parse(lines.at(-1) ?? "{}") as { id: string; result: string };
+    expect(record.result).toBe("The helper found two risks.");
+    const offered = server.chatRequests[0]?.body?.tools?.find(
+      (tool) => tool.function.name === "agent__helper",
+    );
+    expect(offered?.function.description).toContain("Lists risks for a plan");
+    expect(server.chatRequests[1]?.body?.messages.at(-1)).toEqual({ role: "user", content: "list risks" });
+    const observation = lines
+      .map((line) => JSON.parse(line) as { type?: string; data?: { tool?: string; output?: string } })
+      .find((event) => event.type === "observation");
+    expect(observation?.data).toMatchObject({ tool: "agent__helper", output: "two risks: rain, cost" });
+    // The child's record sits in the data folder, linked to its parent.
+    const runsDirectory = path.join(directory, "data", "runs");
+    const index = (await readFile(path.join(runsDirectory, "index.jsonl"), "utf8")).trim().split("\n");
+    const child = index
+      .map((line) => JSON.parse(line) as { run: string; agent: string })
+      .find((entry) => entry.agent === "helper");
+    const childRecord = JSON.parse(
+      await readFile(path.join(runsDirectory, `${child?.run}.json`), "utf8"),
+    ) as {
+      parent_run?: string;
+      status: string;
+    };
+    expect(childRecord).toMatchObject({ parent_run: record.id, status: "completed" });
+  });
+
   it("stops the run with user_stop on Ctrl-C", async () => {
     server.enqueue(textReply("slow ".repeat(400), { chunkSize: 5, delayBetweenChunksMs: 50 }));
     const { io, output, interrupt } = capture();

@@ -51,25 +51,34 @@ export async function runOnDaemon(options: DaemonRunOptions): Promise<RunRecord>
   const url = options.holder.url ?? (await waitForUrl(options.config.data_dir));
   const client = new DaemonClient({ baseUrl: url, token: clientToken(options.config, options.environment) });
   const agentPath = `/agents/${encodeURIComponent(options.agent)}`;
-  const { run } = await client.post(
-    `${agentPath}/runs`,
-    options.task === undefined ? {} : { task: options.task },
-    RunStartedSchema,
-  );
-  options.notice(
-    `the daemon at ${url} (pid ${options.holder.pid}) owns this data folder: run ${run} runs there\n`,
-  );
+  // Listening before the run is sent: a Ctrl-C while it is being created stops it once it exists.
+  let run: string | undefined;
+  let interrupted = false;
+  const stopOnDaemon = () => {
+    if (run !== undefined) client.post(`/runs/${run}/stop`, undefined, z.unknown()).catch(() => undefined);
+  };
   const removeInterrupt = options.onInterrupt(() => {
     removeInterrupt();
+    interrupted = true;
     options.notice("stopping the run on the daemon (Ctrl-C again to quit at once)…\n");
-    client.post(`/runs/${run}/stop`, undefined, z.unknown()).catch(() => undefined);
+    stopOnDaemon();
   });
   try {
+    const started = await client.post(
+      `${agentPath}/runs`,
+      options.task === undefined ? {} : { task: options.task },
+      RunStartedSchema,
+    );
+    run = started.run;
+    options.notice(
+      `the daemon at ${url} (pid ${options.holder.pid}) owns this data folder: run ${run} runs there\n`,
+    );
+    if (interrupted) stopOnDaemon();
     await follow(client, run, agentPath, options);
+    return await client.get(`/runs/${run}`, RunRecordSchema);
   } finally {
     removeInterrupt();
   }
-  return client.get(`/runs/${run}`, RunRecordSchema);
 }
 
 /** Shows the run's events until its final status: its whole log so far, then the agent's long poll. */
