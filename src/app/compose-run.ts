@@ -57,16 +57,10 @@ export interface SingleRun {
  * `agentd runs` and the agent's `last_run` show it. The lock is released once the run has ended.
  */
 export async function startSingleRun(options: SingleRunOptions): Promise<SingleRun> {
-  const lock = DataDirectoryLock.acquire(options.config.data_dir, {
-    command: "run",
-    agent: options.definition.id,
-  });
-  try {
-    return await runHoldingLock(options, lock);
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
+  const holder = { command: "run", agent: options.definition.id } as const;
+  return DataDirectoryLock.holdWhile(options.config.data_dir, holder, (lock) =>
+    runHoldingLock(options, lock),
+  );
 }
 
 async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock): Promise<SingleRun> {

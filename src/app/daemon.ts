@@ -88,13 +88,9 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
   // First of all: a second daemon on this folder would mark the first one's live runs crashed.
-  const lock = DataDirectoryLock.acquire(options.config.data_dir, { command: "start" });
-  try {
-    return await assembleDaemon(options, lock);
-  } catch (error) {
-    lock.release();
-    throw error;
-  }
+  return DataDirectoryLock.holdWhile(options.config.data_dir, { command: "start" }, (lock) =>
+    assembleDaemon(options, lock),
+  );
 }
 
 async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLock): Promise<Daemon> {

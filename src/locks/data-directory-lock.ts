@@ -83,6 +83,24 @@ export class DataDirectoryLock {
     });
   }
 
+  /**
+   * Takes the lock, then builds what will hold it with `assemble`; the lock is released if that
+   * fails, and otherwise belongs to what was built (which releases it when it ends).
+   */
+  static async holdWhile<Value>(
+    dataDirectory: string,
+    holder: Pick<LockHolder, "command" | "agent">,
+    assemble: (lock: DataDirectoryLock) => Promise<Value>,
+  ): Promise<Value> {
+    const lock = DataDirectoryLock.acquire(dataDirectory, holder);
+    try {
+      return await assemble(lock);
+    } catch (error) {
+      lock.release();
+      throw error;
+    }
+  }
+
   /** The live holder of `dataDirectory`'s lock, or undefined when it is free or its holder died. */
   static holderOf(dataDirectory: string): LockHolder | undefined {
     const found = readLock(lockFileOf(dataDirectory));
