@@ -10,6 +10,7 @@ import { createLogger, type Logger } from "../logging/logger.js";
 import type { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
 import type { RunRecord } from "../runs/run-record.js";
+import { openStore } from "../store/open-store.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Worker } from "../workers/worker.js";
@@ -70,11 +71,14 @@ async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock
   const logger =
     options.logger ?? createLogger({ ...secrets.config.log, redact: secrets.redactor.redactText });
   const { worker } = options;
+  const now = () => new Date();
+  const store = await openStore({ config: secrets.config, logger, now });
   const core = await composeRunCore({
     secrets,
+    store,
     configFile: options.configFile,
     logger,
-    now: () => new Date(),
+    now,
     definitions: () => snapshot,
     agents: lookupFor(definition, snapshot),
     requeueQueuedRuns: false,
@@ -87,7 +91,8 @@ async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock
     await runs.waitUntilIdle(CHILDREN_WAIT_MILLISECONDS);
     // The run's MCP servers end with it: `agentd run` exits only once they are gone.
     await core.closeTools();
-    core.stores.events.close();
+    core.events.close();
+    await store.close();
     lock.release();
   };
   const follower = followRun(core.bus, options.onEvent);
