@@ -2,7 +2,7 @@ import { Cron } from "croner";
 import type { Schedule } from "../definitions/agent-schema.js";
 
 /** Parsed patterns kept for reuse: a croner pattern holds ~80 KB (a 10,000-slot year table). */
-const CACHE_LIMIT = 64;
+const CACHE_LIMIT = 16;
 const cache = new Map<string, Cron>();
 
 /** croner's timezone option for a schedule (none: the daemon's local time). */

@@ -125,16 +125,21 @@ export class Scheduler {
       const scheduled = this.#scheduled.get(agentId);
       if (!scheduled) continue;
       const { schedule } = scheduled;
-      // A wake later than the following fire (a suspended machine): those fires were missed.
-      const late = missedFires(schedule, new Date(at), new Date(now));
-      this.#timer.set(agentId, nextFireAfter(schedule, Math.max(at, now)));
       const scheduledFor = new Date(at).toISOString();
+      // The run first: the fires after it in this wake wait for the arithmetic below, not it for them.
+      starts.push(this.#fire(scheduled, scheduledFor));
+      const following = nextFireAfter(schedule, at);
+      // A wake later than the following fire (a suspended machine): those fires were missed.
+      const late =
+        following !== undefined && following <= now
+          ? missedFires(schedule, new Date(at), new Date(now))
+          : undefined;
+      this.#timer.set(agentId, late ? nextFireAfter(schedule, now) : following);
       const previous = this.#options.state.get(agentId);
       this.#options.state.set(agentId, {
         checked_at: previous?.checked_at ?? scheduledFor,
         last_fire: late ? late.latest.toISOString() : scheduledFor,
       });
-      starts.push(this.#fire(scheduled, scheduledFor));
       if (late) this.#publishMissed(agentId, late.latest.toISOString(), schedule.on_missed, late.count);
     }
     this.#options.state.flush();

@@ -45,6 +45,10 @@ describe("schedule fires missed while the daemon was down", () => {
 
     const caughtUp = await missedOf("catch-up");
     expect(caughtUp.data.on_missed).toBe("run_once");
+    // Down for 2.5 s or more on an every-2-seconds schedule: the event counts every fire missed.
+    const downSeconds = (Date.parse(caughtUp.time) - downSince) / 1000;
+    expect(caughtUp.data.count).toBeGreaterThanOrEqual(1);
+    expect(caughtUp.data.count).toBeLessThanOrEqual(Math.ceil(downSeconds / 2) + 1);
     expect(Date.parse(caughtUp.data.scheduled_for)).toBeGreaterThanOrEqual(downSince - 2_000);
     const catchUpRun = await getRun(second, caughtUp.data.run ?? "");
     expect(catchUpRun.trigger).toEqual({ kind: "missed", scheduled_for: caughtUp.data.scheduled_for });

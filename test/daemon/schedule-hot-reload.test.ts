@@ -55,5 +55,11 @@ describe("a seconds-level schedule under hot reload", () => {
       expect(await listRuns(daemon, "?agent=ticker")).toHaveLength(settled);
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
+    // Each fire started one run, named for its own second.
+    const fires = (await listRuns(daemon, "?agent=ticker")).map((run) =>
+      "scheduled_for" in run.trigger ? run.trigger.scheduled_for : "",
+    );
+    expect(new Set(fires).size).toBe(fires.length);
+    for (const fire of fires) expect(new Date(fire).getUTCMilliseconds()).toBe(0);
   });
 });
