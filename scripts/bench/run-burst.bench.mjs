@@ -19,8 +19,11 @@ import { Worker, isMainThread, parentPort } from "node:worker_threads";
 
 const RUNS = 200;
 const WARMUP_RUNS = 20;
-/** Runs in flight at once in the daemon (the rest stay queued), as in the reported measurement. */
-const CONCURRENCY = 100;
+/**
+ * Runs in flight at once in the daemon (the rest stay queued): the default (4), where the burst is
+ * mostly creating runs, and 100, where half of them also start their worker during the burst.
+ */
+const CONCURRENCIES = [4, 100];
 /** The model answers each run after this long: runs are still waiting when the burst is over. */
 const ANSWER_DELAY_MILLISECONDS = 60_000;
 const TARGET_RATIO = 1.3;
@@ -140,46 +143,51 @@ async function main() {
   const baseline = await measureBurst(client, bare.target);
   await bare.app.close();
 
-  const config = ConfigSchema.parse({
-    agents_dir: path.join(root, "agents"),
-    presets_dir: path.join(root, "presets"),
-    data_dir: dataDirectory,
-    server: { port: 0 },
-    llm: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "bench", model: "bench" },
-    concurrency: CONCURRENCY,
-    limits: { max_concurrent_runs: RUNS + WARMUP_RUNS },
-    log: { level: "silent" },
-  });
   const logger = createLogger({ level: "silent", pretty: false });
-  const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
-  const measured = await measureBurst(client, {
-    url: daemon.url,
-    token: daemon.token,
-    runsDirectory: path.join(dataDirectory, "runs"),
-  });
-  await daemon.shutdown();
+  const measured = [];
+  for (const concurrency of CONCURRENCIES) {
+    rmSync(dataDirectory, { recursive: true, force: true });
+    const config = ConfigSchema.parse({
+      agents_dir: path.join(root, "agents"),
+      presets_dir: path.join(root, "presets"),
+      data_dir: dataDirectory,
+      server: { port: 0 },
+      llm: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "bench", model: "bench" },
+      concurrency,
+      limits: { max_concurrent_runs: RUNS + WARMUP_RUNS },
+      log: { level: "silent" },
+    });
+    const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
+    const figures = await measureBurst(client, {
+      url: daemon.url,
+      token: daemon.token,
+      runsDirectory: path.join(dataDirectory, "runs"),
+    });
+    measured.push({ concurrency, ...figures });
+    await daemon.shutdown();
+  }
   await client.terminate();
   rmSync(root, { recursive: true, force: true });
 
   const format = (value) => `${value.toFixed(1)} ms`;
   const line = (name, figures) =>
     console.log(
-      `${name.padEnd(20)} ${figures.accepted}/${RUNS} answered 202 in ${figures.seconds.toFixed(2)} s: ` +
+      `${name.padEnd(24)} ${figures.accepted}/${RUNS} answered 202 in ${figures.seconds.toFixed(2)} s: ` +
         `p50 ${format(figures.p50)}, slowest ${format(figures.slowest)}, longest loop block ${format(figures.longestBlock)}`,
     );
-  console.log(
-    `${RUNS} concurrent POST /agents/:id/runs (after ${WARMUP_RUNS} to warm up), concurrency ${CONCURRENCY}`,
-  );
+  console.log(`${RUNS} concurrent POST /agents/:id/runs (after ${WARMUP_RUNS} to warm up)`);
   line("bare fastify route", baseline);
-  line("agentd", measured);
-  const ratio = measured.slowest / baseline.slowest;
-  console.log(
-    `ratio slowest 202 agentd/bare: ${ratio.toFixed(2)}x (target <= ${TARGET_RATIO}x: ${ratio <= TARGET_RATIO ? "met" : "MISSED"})`,
-  );
-  console.log(
-    `longest event-loop block in agentd during the burst: ${format(measured.longestBlock)} ` +
-      `(target < ${TARGET_BLOCK_MILLISECONDS} ms: ${measured.longestBlock < TARGET_BLOCK_MILLISECONDS ? "met" : "MISSED"})`,
-  );
-  console.log(`202 answers whose run record was not on disk yet: ${measured.notOnDisk}`);
-  if (measured.accepted !== RUNS || measured.notOnDisk > 0) process.exitCode = 1;
+  let failed = false;
+  for (const figures of measured) {
+    line(`agentd, concurrency ${figures.concurrency}`, figures);
+    const ratio = figures.slowest / baseline.slowest;
+    const blockMet = figures.longestBlock < TARGET_BLOCK_MILLISECONDS;
+    console.log(
+      `  ratio slowest 202 agentd/bare: ${ratio.toFixed(2)}x (target <= ${TARGET_RATIO}x: ${ratio <= TARGET_RATIO ? "met" : "MISSED"}); ` +
+        `longest block ${format(figures.longestBlock)} (target < ${TARGET_BLOCK_MILLISECONDS} ms: ${blockMet ? "met" : "MISSED"}); ` +
+        `202 answers whose run was not on disk yet: ${figures.notOnDisk}`,
+    );
+    if (figures.accepted !== RUNS || figures.notOnDisk > 0) failed = true;
+  }
+  if (failed) process.exitCode = 1;
 }

@@ -1,5 +1,8 @@
 import { appendFile } from "node:fs/promises";
 
+/** Callers released per tick once their lines are written. */
+const RELEASE_SLICE = 16;
+
 interface PendingLine {
   text: string;
   resolve: () => void;
@@ -38,9 +41,15 @@ export class GroupedAppend {
       this.#pending = [];
       try {
         await appendFile(this.#file, batch.map((line) => line.text).join(""), { mode: 0o600 });
-        for (const line of batch) line.resolve();
       } catch (error) {
         for (const line of batch) line.reject(error);
+        continue;
+      }
+      // What each caller does next (publish, answer a request) runs in the ticks the lines are
+      // released in: a slice at a time, so 200 callers at once do not hold the event loop together.
+      for (let start = 0; start < batch.length; start += RELEASE_SLICE) {
+        if (start > 0) await new Promise((resolve) => setImmediate(resolve));
+        for (const line of batch.slice(start, start + RELEASE_SLICE)) line.resolve();
       }
     }
     this.#writing = false;
