@@ -10,7 +10,7 @@ const program = new Command("agentd")
   .exitOverride()
   .showHelpAfterError();
 
-registerCommands(program);
+await registerCommands(program, process.argv);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,34 +1,121 @@
 import type { Command } from "commander";
-import { registerApprovalsCommand } from "./approvals.js";
-import { registerAnswerCommand } from "./answer.js";
-import { registerApproveCommand } from "./approve.js";
-import { registerQuestionsCommand } from "./questions.js";
-import { registerDenyCommand } from "./deny.js";
-import { registerEventsCommand } from "./events.js";
-import { registerRunsCommand } from "./runs.js";
-import { registerStopCommand } from "./stop.js";
-import { registerStartCommand } from "./start.js";
-import { registerValidateCommand } from "./validate.js";
-import { registerAgentsCommand } from "./agents.js";
-import { registerRunCommand } from "./run.js";
-import { registerSecretsCommand } from "./secrets.js";
-import { registerTokenCommand } from "./token.js";
 
-/** Every `agentd` subcommand, registered on the root program. One file per command. */
-export function registerCommands(program: Command): void {
-  void program;
-  registerStartCommand(program);
-  registerEventsCommand(program);
-  registerRunsCommand(program);
-  registerStopCommand(program);
-  registerApprovalsCommand(program);
-  registerApproveCommand(program);
-  registerDenyCommand(program);
-  registerQuestionsCommand(program);
-  registerAnswerCommand(program);
-  registerValidateCommand(program);
-  registerAgentsCommand(program);
-  registerRunCommand(program);
-  registerSecretsCommand(program);
-  registerTokenCommand(program);
+type RegisterCommand = (program: Command) => void;
+
+interface CommandEntry {
+  /** What `agentd --help` lists: the command's name and arguments, as its module declares them. */
+  usage: string;
+  description: string;
+  /** Imports the command's module; only the command that runs is loaded. */
+  load: () => Promise<RegisterCommand>;
+}
+
+/**
+ * Every `agentd` subcommand, one module each. A start-up imports only the module of the command it
+ * runs (the daemon's, with the HTTP server, MCP and execa, costs seconds on a busy machine), so
+ * `agentd --help` and an unknown name are answered from the usage and description kept here.
+ * test/cli/command-table.test.ts checks that they match what each module registers.
+ */
+export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
+  start: {
+    usage: "start",
+    description: "run the daemon: schedules, runs, and the HTTP API, until SIGTERM or SIGINT",
+    load: async () => (await import("./start.js")).registerStartCommand,
+  },
+  events: {
+    usage: "events <agent>",
+    description: "print an agent's events from the running daemon; --follow keeps printing new ones",
+    load: async () => (await import("./events.js")).registerEventsCommand,
+  },
+  runs: {
+    usage: "runs",
+    description: "list the running daemon's runs",
+    load: async () => (await import("./runs.js")).registerRunsCommand,
+  },
+  stop: {
+    usage: "stop <run>",
+    description: "stop a run of the running daemon",
+    load: async () => (await import("./stop.js")).registerStopCommand,
+  },
+  approvals: {
+    usage: "approvals",
+    description: "list tool calls waiting for approval (answer with agentd approve|deny <id>)",
+    load: async () => (await import("./approvals.js")).registerApprovalsCommand,
+  },
+  approve: {
+    usage: "approve <id>",
+    description: "approve a pending tool call",
+    load: async () => (await import("./approve.js")).registerApproveCommand,
+  },
+  deny: {
+    usage: "deny <id>",
+    description: "deny a pending tool call",
+    load: async () => (await import("./deny.js")).registerDenyCommand,
+  },
+  questions: {
+    usage: "questions",
+    description: 'list questions runs wait on (answer with agentd answer <id> "…")',
+    load: async () => (await import("./questions.js")).registerQuestionsCommand,
+  },
+  answer: {
+    usage: "answer <id> <answer...>",
+    description: "answer a question a run asked (agentd questions lists them)",
+    load: async () => (await import("./answer.js")).registerAnswerCommand,
+  },
+  validate: {
+    usage: "validate",
+    description: "check the config, every preset and every agent; exit 1 when anything is invalid",
+    load: async () => (await import("./validate.js")).registerValidateCommand,
+  },
+  agents: {
+    usage: "agents",
+    description: "list the agents: id, name, status, worker, schedule, next fire, last run",
+    load: async () => (await import("./agents.js")).registerAgentsCommand,
+  },
+  run: {
+    usage: "run <agent> [task]",
+    description:
+      "run one agent now, in this process, printing its events as they come; exit 0 when it completes",
+    load: async () => (await import("./run.js")).registerRunCommand,
+  },
+  secrets: {
+    usage: "secrets",
+    description: "manage the vault's secrets (values from stdin or a hidden prompt, never from argv)",
+    load: async () => (await import("./secrets.js")).registerSecretsCommand,
+  },
+  token: {
+    usage: "token",
+    description: "print the API token (or with --url the browser login URL) of the daemon of this config",
+    load: async () => (await import("./token.js")).registerTokenCommand,
+  },
+};
+
+/** Root options that take a value: their value is not the command's name. */
+const ROOT_OPTIONS_WITH_VALUE = new Set(["--config"]);
+
+/**
+ * Registers the command `argv` names, loading only its module; with no known command (help, a
+ * typo) every command is listed from the table, so help and did-you-mean work without loading any.
+ */
+export async function registerCommands(program: Command, argv: readonly string[]): Promise<void> {
+  const name = requestedCommand(argv.slice(2));
+  const entry = name === undefined ? undefined : COMMANDS[name];
+  if (entry) {
+    (await entry.load())(program);
+    return;
+  }
+  for (const listed of Object.values(COMMANDS)) program.command(listed.usage).description(listed.description);
+}
+
+/** The first operand of the command line (`help run` names `run`), past the root options. */
+function requestedCommand(args: readonly string[]): string | undefined {
+  const operands: string[] = [];
+  for (let index = 0; index < args.length; index += 1) {
+    const arg = args[index] ?? "";
+    if (ROOT_OPTIONS_WITH_VALUE.has(arg)) index += 1;
+    else if (!arg.startsWith("-")) operands.push(arg);
+    if (operands.length > 0 && operands[0] !== "help") break;
+    if (operands.length > 1) break;
+  }
+  return operands[0] === "help" ? operands[1] : operands[0];
 }
