@@ -6,14 +6,10 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { messageOf } from "./mcp-failure.js";
 import { createMcpTransport, type McpTransport } from "./mcp-transport.js";
+import { MIN_START_MILLISECONDS } from "./mcp-start-timeout.js";
 
 /** The client name and version agentd introduces itself with to every MCP server. */
 const CLIENT_INFO = { name: "agentd", version: packageVersion() };
-/**
- * The least time a server gets to start and list its tools: `npx -y <server>` may first download
- * it. `tools.http_timeout` limits the calls.
- */
-export const MIN_START_MILLISECONDS = 60_000;
 
 export interface McpConnectOptions {
   /** The server's key in config `mcp_servers`. */

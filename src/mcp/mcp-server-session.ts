@@ -3,7 +3,8 @@ import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { MIN_START_MILLISECONDS, connectMcpServer, type McpConnection } from "./mcp-connection.js";
+import type { McpConnection, McpConnectOptions } from "./mcp-connection.js";
+import { MIN_START_MILLISECONDS } from "./mcp-start-timeout.js";
 import { mcpCallFailure, mcpUnavailable, messageOf } from "./mcp-failure.js";
 
 export interface McpServerSessionOptions {
@@ -104,7 +105,8 @@ export class McpServerSession {
   #connect(): Promise<McpConnection> {
     if (this.#lifetime.signal.aborted) return Promise.reject(this.#lifetime.signal.reason as AgentdError);
     if (!this.#connection) {
-      const attempt: Promise<McpConnection> = connectMcpServer({
+      // The MCP client is loaded with the first server started: a run without MCP never loads it.
+      const attempt: Promise<McpConnection> = connectLazily({
         ...this.#options,
         onClose: () => this.#forget(attempt),
         onToolsChanged: () => {
@@ -135,4 +137,9 @@ export class McpServerSession {
     // What is left of the server's process tree is ended even when the server died on its own.
     attempt.then((connection) => connection.close()).catch(() => undefined);
   }
+}
+
+async function connectLazily(options: McpConnectOptions): Promise<McpConnection> {
+  const { connectMcpServer } = await import("./mcp-connection.js");
+  return connectMcpServer(options);
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
-import { execa } from "execa";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { childEnvironment, shellEnvironment } from "../secrets/child-environment.js";
@@ -51,6 +50,8 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     workdir: options.workdir,
     environment: { ...base, ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
   });
+  // Loaded with the first child process: a CLI start that runs none does not pay for execa.
+  const { execa } = await import("execa");
   const subprocess = execa(prepared.command, prepared.arguments, {
     cwd: prepared.workdir,
     env: prepared.environment,
