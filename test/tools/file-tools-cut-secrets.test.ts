@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 const SECRET = "sk-live-0123456789abcdefghijklmnopqrstuv";
 /** Characters of a matching line search_files shows before cutting it. */

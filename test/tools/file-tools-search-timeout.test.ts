@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunAbort, RunControl } from "../../src/runs/run-control.js";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 /** Exponential backtracking on a line of words ending in a character `\w` and `\s` both refuse. */
 const CATASTROPHIC_PATTERN = "^(\\w+\\s?)+$";

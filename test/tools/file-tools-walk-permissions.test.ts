@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 let harness: ToolHarness;
 

@@ -10,7 +10,7 @@ import {
 } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 const FILE_TOOLS = { allow: ["read_file", "write_file", "list_dir", "search_files"] };
 const OUTSIDE_TEXT = "the outside secret text";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 /** A value that, run as code, writes a file (`touch PWNED`). */
 const CODE_LIKE = "Bearer x; touch PWNED; echo y";

@@ -1,7 +1,7 @@
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 const RULES = {
   allow: ["shell(echo *)", "shell(ls *)", "shell(cat *)"],

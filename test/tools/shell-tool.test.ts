@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunControl } from "../../src/runs/run-control.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 const TRICKY = `'; touch PWNED; echo "$(id)`;
 

@@ -1,7 +1,7 @@
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ToolHarness } from "../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 /** A value with a space, `@`, `/`, `+`, a quote and a character outside ASCII. */
 const SECRET = 'p@ss wörd/+"x:Z9-long';

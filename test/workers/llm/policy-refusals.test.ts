@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ToolHarness } from "../../fixtures/tools/tool-harness.js";
+import { ToolHarness } from "../../support/tool-harness.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import {
   startScriptedLlmServer,
