@@ -218,12 +218,3 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
     },
   };
 }
-
-/** Polls `check` until it returns true or the deadline passes. */
-export async function eventually(check: () => boolean, timeoutMilliseconds = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMilliseconds;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met before the deadline");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/events/agent-event.js";
-import { type ApiFixture, eventually, startApiFixture } from "./api-fixture.js";
+import { type ApiFixture, startApiFixture } from "./api-fixture.js";
+import { waitFor } from "../support/wait-for.js";
 
 interface Page {
   events: Array<{ id: number; agent: string; data: { text?: string } }>;
@@ -54,7 +55,7 @@ describe("event routes", () => {
     fixture = await startApiFixture();
     const started = Date.now();
     const waiting = poll("/agents/writer/events?after=0&wait=30");
-    await eventually(() => fixture.store.waiting === 1);
+    await waitFor(() => fixture.store.waiting === 1, "fixture.store.waiting === 1");
     fixture.bus.publish(thought("writer", "here it is"));
     const page = await waiting;
     expect(page.events.map((event) => event.data.text)).toEqual(["here it is"]);
@@ -72,16 +73,16 @@ describe("event routes", () => {
     fixture = await startApiFixture();
     const controller = new AbortController();
     const waiting = fixture.request("/agents/writer/events?wait=60", { signal: controller.signal });
-    await eventually(() => fixture.store.waiting === 1);
+    await waitFor(() => fixture.store.waiting === 1, "fixture.store.waiting === 1");
     controller.abort();
     await expect(waiting).rejects.toThrow();
-    await eventually(() => fixture.store.waiting === 0);
+    await waitFor(() => fixture.store.waiting === 0, "fixture.store.waiting === 0");
   });
 
   it("releases long polls when the server closes", async () => {
     fixture = await startApiFixture();
     const waiting = fixture.request("/agents/writer/events?wait=60").then((response) => response.status);
-    await eventually(() => fixture.store.waiting === 1);
+    await waitFor(() => fixture.store.waiting === 1, "fixture.store.waiting === 1");
     const closing = fixture.server.close();
     expect(await waiting).toBe(200);
     await closing;
@@ -100,7 +101,7 @@ describe("event routes", () => {
     expect(second.events.map((event) => `${event.agent}:${event.id}`)).toEqual(["alpha:2"]);
 
     const waiting = merged(`?after=${second.next}&wait=30`);
-    await eventually(() => fixture.store.waiting === 1);
+    await waitFor(() => fixture.store.waiting === 1, "fixture.store.waiting === 1");
     fixture.bus.publish(thought("gamma", "g1"));
     expect((await waiting).events.map((event) => `${event.agent}:${event.id}`)).toEqual(["gamma:1"]);
   });

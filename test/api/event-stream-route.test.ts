@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/events/agent-event.js";
-import { type ApiFixture, eventually, startApiFixture } from "./api-fixture.js";
+import { type ApiFixture, startApiFixture } from "./api-fixture.js";
+import { waitFor } from "../support/wait-for.js";
 
 interface StreamedEvent {
   id: number;
@@ -109,7 +110,7 @@ describe("GET /agents/:id/events/stream", () => {
       signal: AbortSignal.timeout(15_000),
     });
     const reading = readStream(response, { count: 1 });
-    await eventually(() => fixture.bus.lastId("writer") === 0);
+    await waitFor(() => fixture.bus.lastId("writer") === 0, "fixture.bus.lastId('writer') === 0");
     await fixture.server.close();
     expect((await reading).events).toEqual([]);
   });

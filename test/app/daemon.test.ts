@@ -7,6 +7,7 @@ import { type Daemon, type DaemonOverrides, startDaemon } from "../../src/app/da
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { ControlledWorker } from "../runs/controlled-worker.js";
+import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 const running: Daemon[] = [];
@@ -50,14 +51,6 @@ async function start(
   return daemon;
 }
 
-async function until(check: () => boolean, timeoutMilliseconds = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMilliseconds;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error("condition not met before the deadline");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe("startDaemon", () => {
   it("after a crash finds finished runs intact, interrupted ones failed/crashed, and continues event ids", async () => {
     const { config, writeAgent } = workspace();
@@ -67,9 +60,9 @@ describe("startDaemon", () => {
     const finished = await first.runs.start("worker", "finish me");
     await firstWorker.waitForStarted(1);
     firstWorker.finish(finished.id);
-    await until(() => first.runs.get(finished.id)?.status === "completed");
+    await waitFor(() => first.runs.get(finished.id)?.status === "completed", "the first run to complete");
     const interrupted = await first.runs.start("worker", "cut short");
-    await until(() => first.runs.get(interrupted.id)?.status === "running");
+    await waitFor(() => first.runs.get(interrupted.id)?.status === "running", "the second run to start");
     // The worker has published what it does when started: nothing more comes before the "crash".
     await firstWorker.waitForStarted(2);
     const lastIdBefore = first.events.lastId("worker");
@@ -115,8 +108,8 @@ describe("startDaemon", () => {
     const daemon = await start(config, new ControlledWorker());
     expect(daemon.scheduler.nextFire("nightly")?.getMinutes()).toBe(0);
     writeAgent("nightly", ["task: work", 'schedule: "30 4 * * *"']);
-    await until(() => daemon.scheduler.nextFire("nightly")?.getMinutes() === 30);
+    await waitFor(() => daemon.scheduler.nextFire("nightly")?.getMinutes() === 30, "the edited schedule");
     rmSync(path.join(agentsDirectory, "nightly.md"));
-    await until(() => daemon.scheduler.nextFire("nightly") === undefined);
+    await waitFor(() => daemon.scheduler.nextFire("nightly") === undefined, "the schedule to be removed");
   });
 });

@@ -12,7 +12,8 @@ import { registerRunsCommand } from "../../src/cli/commands/runs.js";
 import { registerStopCommand } from "../../src/cli/commands/stop.js";
 import type { ClientCommandIo } from "../../src/cli/daemon-client.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
-import { type ApiFixture, eventually, startApiFixture } from "../api/api-fixture.js";
+import { type ApiFixture, startApiFixture } from "../api/api-fixture.js";
+import { waitFor } from "../support/wait-for.js";
 
 const TOKEN = "client-token";
 
@@ -117,11 +118,11 @@ describe("client commands", () => {
     const stop = new AbortController();
     const follower = cli(fixture, { stop: stop.signal });
     const following = follower.run("events", "writer", "--follow");
-    await eventually(() => fixture.store.waiting === 1);
+    await waitFor(() => fixture.store.waiting === 1, "fixture.store.waiting === 1");
     fixture.bus.publish({ agent: "writer", run: null, type: "thought", data: { text: "first news" } });
-    await eventually(() => follower.out.length === 1);
+    await waitFor(() => follower.out.length === 1, "follower.out.length === 1");
     fixture.bus.publish({ agent: "writer", run: null, type: "thought", data: { text: "second news" } });
-    await eventually(() => follower.out.length === 2);
+    await waitFor(() => follower.out.length === 2, "follower.out.length === 2");
     stop.abort();
     await following;
     expect(follower.out[0]).toMatch(/^#1 .* - thought +first news$/);

@@ -46,17 +46,4 @@ export function createWorkspace(llmUrl: string, config: Record<string, unknown> 
   };
 }
 
-/** Polls `probe` until it returns a value other than undefined, or fails at the deadline. */
-export async function waitFor<Value>(
-  probe: () => Promise<Value | undefined>,
-  what: string,
-  timeoutMilliseconds = 20_000,
-): Promise<Value> {
-  const deadline = Date.now() + timeoutMilliseconds;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitFor } from "../support/wait-for.js";

@@ -4,7 +4,7 @@ import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
 import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { eventually, fixtureServer, processesWith } from "./mcp-test-kit.js";
+import { fixtureServer, processesWith } from "./mcp-test-kit.js";
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -50,6 +50,6 @@ describe("the daemon with MCP servers", () => {
 
     daemon.signal("SIGTERM");
     expect(await daemon.exited).toEqual({ code: 0, signal: null });
-    expect(await eventually(() => processesWith(tag).length === 0, 5_000)).toBe(true);
+    await waitFor(() => processesWith(tag).length === 0, "the MCP server processes to end");
   });
 });

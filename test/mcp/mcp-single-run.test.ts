@@ -14,7 +14,8 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { eventually, fixtureServer, processesWith } from "./mcp-test-kit.js";
+import { fixtureServer, processesWith } from "./mcp-test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 let llm: ScriptedLlmServer;
 let dataDirectory: string;
@@ -55,7 +56,7 @@ describe("agentd run with an MCP server", () => {
     const toolMessage = second?.body?.messages.find((message) => message.role === "tool");
     const pids = JSON.parse(String(toolMessage?.content)) as { server: number; helper: number };
     expect(pids.server).toBeGreaterThan(0);
-    expect(await eventually(() => processesWith(tag).length === 0, 5_000)).toBe(true);
+    await waitFor(() => processesWith(tag).length === 0, "the MCP server processes to end");
   });
 
   it("ends the run with tool_error, not crashed, when the server will not start", async () => {

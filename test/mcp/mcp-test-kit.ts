@@ -80,16 +80,6 @@ export function mcpHarness(config: Config, redactor = new SecretRedactor()) {
   return { source, executor, events, call };
 }
 
-/** Polls `check` until it holds or the deadline passes; returns its last answer. */
-export async function eventually(check: () => boolean | Promise<boolean>, timeoutMilliseconds = 10_000) {
-  const deadline = Date.now() + timeoutMilliseconds;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 /** Live processes whose command line holds `text`. */
 export function processesWith(text: string): number[] {
   return readdirSync("/proc")

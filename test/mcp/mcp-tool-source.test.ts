@@ -8,7 +8,8 @@ import { EnvVault } from "../../src/vault/env-vault.js";
 import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { makeDefinition } from "../support/make-definition.js";
-import { configWith, eventually, fixtureServer, mcpHarness } from "./mcp-test-kit.js";
+import { configWith, fixtureServer, mcpHarness } from "./mcp-test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const ECHO = { tools: ["mcp:fixture/echo"], permissions: { allow: ["mcp:fixture/echo"] } };
 const ALL = { tools: ["mcp:fixture/*"], permissions: { allow: ["mcp:fixture/*"] } };
@@ -153,7 +154,7 @@ describe("McpToolSource over stdio", () => {
     expect(late.output).toMatch(/did not answer within 1500 ms/);
     const control = new RunControl();
     const stopped = call(ALL, "mcp__fixture__slow", {}, control);
-    expect(await eventually(() => events.filter((event) => event.type === "action").length === 2)).toBe(true);
+    await waitFor(() => events.filter((event) => event.type === "action").length === 2, "two action events");
     control.stop("user_stop");
     await expect(stopped).rejects.toMatchObject({ code: "RUN_ABORTED" });
   });
@@ -162,7 +163,7 @@ describe("McpToolSource over stdio", () => {
     const { call, source } = harness();
     expect(await source.find("mcp:fixture/grown")).toBeUndefined();
     expect(await call(ALL, "mcp__fixture__grow", {})).toMatchObject({ ok: true });
-    expect(await eventually(async () => (await source.find("mcp:fixture/grown")) !== undefined)).toBe(true);
+    await waitFor(async () => (await source.find("mcp:fixture/grown")) !== undefined, "the grown tool");
   });
 
   it("offers a tool the server added to an agent whose definition did not change", async () => {
@@ -171,11 +172,10 @@ describe("McpToolSource over stdio", () => {
     const before = (await executor.specs(definition)).map((spec) => spec.name);
     expect(before).not.toContain("mcp__fixture__grown");
     expect(await call(ALL, "mcp__fixture__grow", {})).toMatchObject({ ok: true });
-    expect(
-      await eventually(async () =>
-        (await executor.specs(definition)).some((spec) => spec.name === "mcp__fixture__grown"),
-      ),
-    ).toBe(true);
+    await waitFor(
+      async () => (await executor.specs(definition)).some((spec) => spec.name === "mcp__fixture__grown"),
+      "the grown tool offered to the model",
+    );
   });
 
   it("starts a server once for concurrent first uses", async () => {
@@ -221,7 +221,7 @@ describe("McpToolSource over stdio", () => {
     // bubblewrap (2), the server and its helper.
     expect(started.length).toBeGreaterThanOrEqual(4);
     await source.close();
-    expect(await eventually(() => started.every((pid) => !isProcessRunning(pid)), 5_000)).toBe(true);
+    await waitFor(() => started.every((pid) => !isProcessRunning(pid)), "the started processes to end");
     const after = await source.expand("mcp:fixture/*").catch((error: unknown) => error);
     expect(AgentdError.is(after, "MCP_UNAVAILABLE")).toBe(true);
   });

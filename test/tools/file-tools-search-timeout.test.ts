@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunAbort, RunControl } from "../../src/runs/run-control.js";
 import { ToolHarness } from "../support/tool-harness.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** Exponential backtracking on a line of words ending in a character `\w` and `\s` both refuse. */
 const CATASTROPHIC_PATTERN = "^(\\w+\\s?)+$";
@@ -18,14 +19,6 @@ async function ticksDuring<T>(work: Promise<T>): Promise<{ value: T; ticks: numb
     return { value: await work, ticks };
   } finally {
     clearInterval(interval);
-  }
-}
-
-async function waitFor(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
 

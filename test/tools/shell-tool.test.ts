@@ -4,20 +4,12 @@ import { afterEach, describe, expect, it } from "vitest";
 import { RunControl } from "../../src/runs/run-control.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { ToolHarness } from "../support/tool-harness.js";
+import { waitFor } from "../support/wait-for.js";
 
 const TRICKY = `'; touch PWNED; echo "$(id)`;
 
 let harness: ToolHarness;
 afterEach(() => harness.dispose());
-
-/** Polls until `condition` holds, failing after a generous deadline. */
-async function until(condition: () => boolean, what: string, timeoutMilliseconds = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMilliseconds;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 /** A duration no other process on the machine sleeps for: how the host finds this test's sleeps. */
 const SLEEP_SECONDS = `${300 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
@@ -73,27 +65,27 @@ describe("the shell tool", () => {
   it("kills the whole process tree at the timeout, capped by tools.shell_timeout", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 3_000 } });
     const call = harness.call("shell", { command: SLEEP_TREE, timeout_seconds: 600 });
-    await until(() => sleepPids().length === 4, "the sleeps have started");
+    await waitFor(() => sleepPids().length === 4, "the sleeps have started");
     const pids = sleepPids();
     const result = await call;
 
     expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
     expect(result.output).toContain("timed out after 3 s");
     expect(result.output).toContain("started");
-    await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
+    await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 
   it("kills the whole process tree when the run is stopped, and ends the call with the stop", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] } });
     const control = new RunControl();
     const call = harness.call("shell", { command: SLEEP_TREE }, control);
-    await until(() => sleepPids().length === 4, "the sleeps have started");
+    await waitFor(() => sleepPids().length === 4, "the sleeps have started");
 
     control.stop("user_stop", "stopped by the test");
 
     await expect(call).rejects.toMatchObject({ code: "RUN_ABORTED", reason: "user_stop" });
     const pids = sleepPids();
-    await until(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
+    await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 
   it("hides the daemon's vault variables from commands", async () => {

@@ -2,18 +2,10 @@ import { writeFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { RunControl } from "../../../src/runs/run-control.js";
 import { CliHarness, isRunning, processState } from "./cli-test-kit.js";
+import { waitFor } from "../../support/wait-for.js";
 
 let harness: CliHarness;
 afterEach(() => harness.dispose());
-
-/** Polls `condition` until it holds, failing after the deadline. */
-async function until(condition: () => boolean, what: string, timeoutMilliseconds = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMilliseconds;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 function alive(pids: number[]): number[] {
   return pids.filter(isRunning);
@@ -107,7 +99,7 @@ describe("the CLI child's lifetime", () => {
     if (pid === undefined) throw new Error("no pid recorded");
 
     control.pause();
-    await until(() => processState(pid) === "T", "the child is stopped");
+    await waitFor(() => processState(pid) === "T", "the child is stopped");
     // Stay paused past the idle timeout and the run's time left: the child stays stopped, alive.
     const heldUntil = Date.now() + Math.max(3_000, control.remainingMilliseconds() + 500);
     while (Date.now() < heldUntil) {
