@@ -1,19 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createApiMetrics } from "../../src/api/api-metrics.js";
 import { EventBus } from "../../src/events/event-bus.js";
-import {
-  httpErrorReply,
-  startScriptedLlmServer,
-  textReply,
-  type ScriptedLlmServer,
-} from "../support/scripted-llm-server.js";
+import { httpErrorReply, textReply } from "../support/scripted-llm-server.js";
 import { testClient } from "../llm/client-settings.js";
+import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(() => server.close());
+const server = withScriptedLlmServer();
 
 const noRuns = { get: () => undefined, list: () => [], queueDepth: () => 0 } as never;
 

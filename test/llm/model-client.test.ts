@@ -1,25 +1,14 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import type { ChatMessage } from "../../src/llm/chat-message.js";
 import { LlmError } from "../../src/llm/llm-error.js";
 import type { RetryNotice } from "../../src/llm/model-client.js";
 import { RunAbort, RunControl } from "../../src/runs/run-control.js";
-import {
-  httpErrorReply,
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type ScriptedLlmServer,
-} from "../support/scripted-llm-server.js";
+import { httpErrorReply, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { testClient } from "./client-settings.js";
+import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = withScriptedLlmServer();
 
 const messages: ChatMessage[] = [
   { role: "system", content: "be brief" },

@@ -1,20 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type ScriptedLlmServer,
-} from "../../support/scripted-llm-server.js";
+import { describe, expect, it } from "vitest";
+import { textReply, toolCallReply } from "../../support/scripted-llm-server.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { LoopHarness } from "./loop-harness.js";
+import { withScriptedLlmServer } from "../../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = withScriptedLlmServer();
 
 /** A model that calls echo with new arguments every round, so only a budget can end the run. */
 function endlessToolCalls(usage?: { promptTokens: number; completionTokens: number }) {

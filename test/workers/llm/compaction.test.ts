@@ -1,23 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SUMMARY_INSTRUCTIONS } from "../../../src/workers/llm/guard-messages.js";
 import {
   httpErrorReply,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
   type RecordedRequest,
-  type ScriptedLlmServer,
 } from "../../support/scripted-llm-server.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { LoopHarness } from "./loop-harness.js";
+import { withScriptedLlmServer } from "../../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = withScriptedLlmServer();
 
 const isSummaryRequest = (request: RecordedRequest) =>
   request.body?.messages[0]?.content === SUMMARY_INSTRUCTIONS;

@@ -1,22 +1,11 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../../src/llm/chat-message.js";
-import {
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type RecordedRequest,
-  type ScriptedLlmServer,
-} from "../../support/scripted-llm-server.js";
+import { textReply, toolCallReply, type RecordedRequest } from "../../support/scripted-llm-server.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { LoopHarness } from "./loop-harness.js";
+import { withScriptedLlmServer } from "../../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = withScriptedLlmServer();
 
 function userTexts(request: RecordedRequest | undefined): string[] {
   return (request?.body?.messages ?? [])

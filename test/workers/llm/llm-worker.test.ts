@@ -1,21 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  httpErrorReply,
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-  type ScriptedLlmServer,
-} from "../../support/scripted-llm-server.js";
+import { describe, expect, it } from "vitest";
+import { httpErrorReply, textReply, toolCallReply } from "../../support/scripted-llm-server.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { LoopHarness } from "./loop-harness.js";
+import { withScriptedLlmServer } from "../../support/with-scripted-llm-server.js";
 
-let server: ScriptedLlmServer;
-beforeEach(async () => {
-  server = await startScriptedLlmServer();
-});
-afterEach(async () => {
-  await server.close();
-});
+const server = withScriptedLlmServer();
 
 describe("LlmWorker", () => {
   it("thinks, acts through the executor, observes and answers", async () => {
