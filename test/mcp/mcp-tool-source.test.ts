@@ -231,12 +231,12 @@ describe("McpToolSource over stdio", () => {
     const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] };
     const { source } = harness(configWith({ silent }));
     const listing = source.expand("mcp:silent/*").catch((error: unknown) => error);
-    expect(await eventually(async () => (await descendants()).length > 0)).toBe(true);
+    await waitFor(async () => (await descendants()).length > 0, "the silent server to start");
     const started = await descendants();
 
     await source.close();
 
     expect(AgentdError.is(await listing, "MCP_UNAVAILABLE")).toBe(true);
-    expect(await eventually(() => started.every((pid) => !isProcessRunning(pid)), 5_000)).toBe(true);
+    await waitFor(() => started.every((pid) => !isProcessRunning(pid)), "the silent server to end");
   });
 });
