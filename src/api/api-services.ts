@@ -1,4 +1,5 @@
-import type { EventBus } from "../events/event-bus.js";
+import type { EventFeed } from "../events/event-bus.js";
+import type { StoreHealth } from "../store/durable-store.js";
 import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../runs/run-status.js";
@@ -133,9 +134,16 @@ export interface ApiServices {
   approvals: ApprovalsService;
   /** Absent where no run can ask (then no question is ever pending). */
   questions?: QuestionsService;
-  health: { version: string; startedAt: Date };
+  health: {
+    version: string;
+    startedAt: Date;
+    /** The store's state (backend, connection, writes waiting). */
+    store?: () => StoreHealth;
+    /** This node's id, on a cluster. */
+    node?: string;
+  };
   /** For the live stream and the metrics. */
-  bus: EventBus;
+  bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
 }

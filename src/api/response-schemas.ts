@@ -22,6 +22,17 @@ export const HealthSchema = z.looseObject({
   status: z.enum(["ok", "shutting_down"]),
   version: z.string(),
   uptime_seconds: z.number().int(),
+  /** Where durable state lives, and whether it can be reached (writes wait and retry when not). */
+  store: z
+    .looseObject({
+      backend: z.enum(["files", "postgres"]),
+      connected: z.boolean(),
+      pending_writes: z.number().int(),
+      error: z.string().optional(),
+    })
+    .optional(),
+  /** This daemon's node id in a cluster (postgres store). */
+  node: z.string().optional(),
 });
 
 export const AgentSummarySchema = z.looseObject({

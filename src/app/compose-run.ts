@@ -3,7 +3,7 @@ import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { createSnapshot, type DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import type { AgentEvent } from "../events/agent-event.js";
-import type { EventBus } from "../events/event-bus.js";
+import type { EventFeed } from "../events/event-bus.js";
 import type { ModelProvider } from "../llm/model-client.js";
 import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import { createLogger, type Logger } from "../logging/logger.js";
@@ -125,7 +125,7 @@ async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock
  * shows as the parent's action and observation), in order. Subscribed before the run is created,
  * so its first `status` events are kept until its id is known.
  */
-function followRun(bus: EventBus, onEvent: (event: AgentEvent) => void) {
+function followRun(bus: EventFeed, onEvent: (event: AgentEvent) => void) {
   let runId: string | undefined;
   const early: AgentEvent[] = [];
   let settle: (record: RunRecord | undefined) => void = () => undefined;

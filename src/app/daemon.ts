@@ -18,6 +18,11 @@ import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import { openStore } from "../store/open-store.js";
+import type { ClusterNodeInfo } from "../store/cluster-membership.js";
+import type { DurableStore } from "../store/durable-store.js";
+import { takeOverRuns } from "../runs/take-over-runs.js";
+import { applyControl, clusterRuns } from "./cluster-runs.js";
+import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { prepareSecrets } from "./daemon-secrets.js";
@@ -68,6 +73,10 @@ export interface Daemon {
   readonly runs: RunManager;
   readonly scheduler: Scheduler;
   readonly events: EventStore;
+  /** Where durable state lives (`store.backend`). */
+  readonly store: DurableStore;
+  /** With the postgres store: this node's id and the cluster's nodes when it started. */
+  readonly cluster: { node: string; nodes: ClusterNodeInfo[] } | undefined;
   /** What children are sandboxed with, and whether the sandbox works here. */
   readonly sandbox: SandboxHost;
   /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
@@ -122,12 +131,30 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     workerFor: overrides.workerFor,
   });
   const { bus, events, runs, approvals, questions, sandbox, model, secretLearner, shutdownController } = core;
+  if (store.cluster) {
+    const cluster = store.cluster;
+    const runsLogger = logger.child({ module: "runs" });
+    const agents = agentLookupFrom(() => definitions.snapshot());
+    cluster.handle({
+      control: (message) => applyControl(runs, message, runsLogger),
+      deadNodeRuns: (node, records) =>
+        void takeOverRuns(node, records, {
+          store: store.runs,
+          events: bus,
+          runs,
+          agents,
+          fetchCheckpoint: (run) => cluster.fetchCheckpoint(run),
+          logger: runsLogger,
+          now,
+        }),
+    });
+  }
   const stopRunLog = logRunLifecycle(bus, runs, logger.child({ module: "runs" }));
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
   }
   // After recovery, with the agents loaded: `resume: true` runs continue from their checkpoints.
-  for (const run of runs.resumeInterruptedRuns()) {
+  for (const run of store.cluster ? [] : runs.resumeInterruptedRuns()) {
     logger.info({ run: run.id, agent: run.agent }, "run interrupted by a crash or shutdown resumed");
   }
   const scheduler = new Scheduler({
@@ -158,11 +185,16 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
       nextFire: (agentId) => scheduler.nextFire(agentId),
       lastRun: (agentId) => runs.lastRun(agentId),
     }),
-    runs,
+    runs: store.cluster ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" })) : runs,
     events,
     approvals: overrides.approvals ?? approvals,
     questions,
-    health: { version: options.version, startedAt },
+    health: {
+      version: options.version,
+      startedAt,
+      store: () => store.health(),
+      ...(store.cluster ? { node: store.cluster.node } : {}),
+    },
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
   };
@@ -199,6 +231,9 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     throw error;
   }
   lock.update({ url: server.url });
+  const cluster = store.cluster
+    ? { node: store.cluster.node, nodes: await announceNode(store, server.url, logger) }
+    : undefined;
 
   let shuttingDown: Promise<void> | undefined;
   const shutdown = async () => {
@@ -222,7 +257,20 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     runs,
     scheduler,
     events,
+    store,
+    cluster,
     sandbox,
     shutdown: () => (shuttingDown ??= shutdown()),
   };
+}
+
+/** Publishes this node's URL in the cluster's node list; returns the nodes (empty if the query fails). */
+async function announceNode(store: DurableStore, url: string, logger: Logger): Promise<ClusterNodeInfo[]> {
+  try {
+    await store.cluster?.announce(url);
+    return (await store.cluster?.nodes()) ?? [];
+  } catch (error) {
+    logger.warn({ err: error }, "could not list the cluster's nodes");
+    return [];
+  }
 }

@@ -2,7 +2,7 @@ import { setMaxListeners } from "node:events";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
-import { EventBus } from "../events/event-bus.js";
+import { EventBus, type EventHub } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
 import type { Logger } from "../logging/logger.js";
@@ -51,7 +51,7 @@ export interface RunCoreOptions {
 /** What runs are made of: the same in the daemon and in `agentd run`. */
 export interface RunCore {
   /** Every event, masked, with per-agent ids continued from the store. */
-  readonly bus: EventBus;
+  readonly bus: EventHub;
   /** Every event stored (through the store's event log) before anyone else sees it; polls and waits. */
   readonly events: EventStore;
   /** `ask` tool calls parked for a human: the API, the CLI or a terminal prompt answers them. */
@@ -81,8 +81,10 @@ export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> 
   const { secrets, logger, now } = options;
   const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
-  const bus = new EventBus({ now, redact: redactor.redactEvent });
   const { store } = options;
+  const bus: EventHub =
+    store.createBus?.({ now, redact: redactor.redactEvent }) ??
+    new EventBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({
     dataDirectory: config.data_dir,
     bufferSize: config.events.buffer_size,
@@ -90,6 +92,8 @@ export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> 
     logger: logger.child({ module: "events" }),
     log: store.events,
   });
+  // Every listener of the bus is subscribed: the store may start following the other nodes.
+  await store.start();
   const redactValue = <Value>(value: Value): Value => redactor.redactValue(value);
   const approvals = new ApprovalBroker({ now, redact: redactValue });
   const questions = new QuestionBroker({ now, redact: redactValue });
@@ -128,6 +132,8 @@ export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> 
     redact: redactValue,
     checkpoints: store.checkpoints,
     requeueQueuedRuns: options.requeueQueuedRuns,
+    // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
+    recover: store.cluster === undefined,
     logger: logger.child({ module: "runs" }),
     now,
   });

@@ -12,6 +12,8 @@ export interface StartupSummary {
   llm: { endpoint: string; model: string };
   /** Whether the OS sandbox works on this machine. */
   sandbox: SandboxStatus;
+  /** The store; with postgres, this node's id and the cluster's nodes (id and URL) at start. */
+  store: { backend: "files" | "postgres"; node?: string; nodes?: Array<{ id: string; url: string | null }> };
 }
 
 export function summarizeStartup(daemon: Daemon): StartupSummary {
@@ -33,6 +35,15 @@ export function summarizeStartup(daemon: Daemon): StartupSummary {
     recovered_runs: daemon.runs.recovered.length,
     llm: { endpoint: daemon.config.llm.base_url ?? LOCAL_OLLAMA_URL, model: daemon.config.llm.model },
     sandbox: sandboxStatus(daemon.sandbox.availability(), daemon.config.sandbox.mode),
+    store: {
+      backend: daemon.store.backend,
+      ...(daemon.cluster
+        ? {
+            node: daemon.cluster.node,
+            nodes: daemon.cluster.nodes.map((node) => ({ id: node.id, url: node.url })),
+          }
+        : {}),
+    },
   };
 }
 
@@ -52,6 +63,12 @@ export function formatStartupSummary(summary: StartupSummary, loginUrl?: string)
     `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
     describeSandboxStatus(summary.sandbox),
   ];
+  if (summary.store.node !== undefined) {
+    lines.push(
+      `store: postgres, this node ${summary.store.node}; ${summary.store.nodes?.length ?? 0} node(s) in the cluster:`,
+    );
+    for (const node of summary.store.nodes ?? []) lines.push(`  ${node.id}  ${node.url ?? "(starting)"}`);
+  }
   for (const agent of valid) {
     const state = agent.disabled
       ? "  disabled (enabled: false): no scheduled or API runs until enabled"

@@ -4,7 +4,8 @@ export type EventListener = (event: AgentEvent) => void;
 
 /** Anything that publishes events: the loop, the workers, the tool executor, the scheduler. */
 export interface EventPublisher {
-  publish(draft: EventDraft): AgentEvent;
+  /** Gives the draft its id and time and hands it on (with a shared store, once it is written). */
+  publish(draft: EventDraft): void;
 }
 
 /** What the event store follows: every event as it is born, and the ids persisted before start. */
@@ -13,6 +14,11 @@ export interface EventFeed {
   subscribe(listener: EventListener): () => void;
   /** Continues an agent's ids after `lastId` (from the store at start-up). */
   seed(agent: string, lastId: number): void;
+}
+
+/** The daemon's event bus, whichever store assigns the ids: publish, follow, and the last ids. */
+export interface EventHub extends EventPublisher, EventFeed {
+  lastId(agent: string): number;
 }
 
 export interface EventBusOptions {
@@ -26,7 +32,7 @@ export interface EventBusOptions {
  * to every listener in subscription order (the persistent store subscribes first, so an event is on
  * disk before any reader can see it).
  */
-export class EventBus implements EventPublisher, EventFeed {
+export class EventBus implements EventHub {
   readonly #lastIds = new Map<string, number>();
   readonly #listeners = new Set<EventListener>();
   readonly #redact: (draft: EventDraft) => EventDraft;

@@ -28,27 +28,43 @@ export function recoverInterruptedRuns(
       recovered.queued.push(record);
       continue;
     }
-    const crashed: RunRecord = {
-      ...record,
-      status: "failed",
-      reason: "crashed",
-      ended_at: now().toISOString(),
-      error: { code: "INTERNAL", message: `the daemon stopped while the run was ${record.status}` },
-    };
-    store.save(crashed);
-    events.publish({
-      agent: crashed.agent,
-      run: crashed.id,
-      type: "status",
-      data: {
-        status: "failed",
-        reason: "crashed",
-        message: crashed.error?.message ?? "crashed",
-        usage: crashed.usage,
-        cost_usd: crashed.cost_usd,
-      },
-    });
-    recovered.crashed.push(crashed);
+    recovered.crashed.push(
+      markCrashed(store, events, record, now, `the daemon stopped while the run was ${record.status}`),
+    );
   }
   return recovered;
+}
+
+/**
+ * Ends an interrupted run `failed`/`crashed`: the record first, then the `status` event, keeping
+ * the usage and cost it had recorded so far.
+ */
+export function markCrashed(
+  store: RunRecords,
+  events: EventPublisher,
+  record: RunRecord,
+  now: () => Date,
+  message: string,
+): RunRecord {
+  const crashed: RunRecord = {
+    ...record,
+    status: "failed",
+    reason: "crashed",
+    ended_at: now().toISOString(),
+    error: { code: "INTERNAL", message },
+  };
+  store.save(crashed);
+  events.publish({
+    agent: crashed.agent,
+    run: crashed.id,
+    type: "status",
+    data: {
+      status: "failed",
+      reason: "crashed",
+      message: crashed.error?.message ?? "crashed",
+      usage: crashed.usage,
+      cost_usd: crashed.cost_usd,
+    },
+  });
+  return crashed;
 }

@@ -1,4 +1,4 @@
-import type { EventBus } from "../events/event-bus.js";
+import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "./run-record.js";
 import { isTerminal } from "./run-status.js";
@@ -9,7 +9,7 @@ import { isTerminal } from "./run-status.js";
  * polling the API. Returns the unsubscribe function.
  */
 export function logRunLifecycle(
-  bus: EventBus,
+  bus: EventFeed,
   runs: { get(runId: string): RunRecord | undefined },
   logger: Logger,
 ): () => void {

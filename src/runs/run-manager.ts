@@ -52,6 +52,11 @@ export interface RunManagerOptions {
    * leaves them as they are, for the daemon's next start.
    */
   requeueQueuedRuns?: boolean;
+  /**
+   * Crash recovery at construction (default true). False on a shared store: the runs found
+   * unfinished there belong to other nodes, which the lease watch ends if they die.
+   */
+  recover?: boolean;
 }
 
 /** Filters of `GET /runs`. */
@@ -109,7 +114,10 @@ export class RunManager implements ChildRuns {
     this.#now = options.now ?? (() => new Date());
     this.#createRunId = options.createRunId ?? createRunIdSource(this.#now);
     this.#redact = options.redact ?? ((record) => record);
-    const recovered = recoverInterruptedRuns(options.store, options.events, this.#now);
+    const recovered =
+      options.recover === false
+        ? { crashed: [], queued: [] }
+        : recoverInterruptedRuns(options.store, options.events, this.#now);
     this.recovered = recovered.crashed;
     if (options.requeueQueuedRuns ?? true) for (const record of recovered.queued) this.#requeue(record);
     this.#dispatch();
@@ -142,6 +150,12 @@ export class RunManager implements ChildRuns {
     this.#queue.push(record.id);
     this.#transition(live, {}, "queued again after the daemon restarted");
     this.requeued.push(live.record);
+  }
+
+  /** Queues here a run that was queued on a node that died (shared store): it had not started. */
+  adoptQueued(record: RunRecord): void {
+    this.#requeue(record);
+    this.#dispatch();
   }
 
   #failQueued(record: RunRecord, why: string): void {

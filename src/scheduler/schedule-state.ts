@@ -12,6 +12,13 @@ const AgentScheduleStateSchema = z.object({
 });
 export type AgentScheduleState = z.infer<typeof AgentScheduleStateSchema>;
 
+/** The time after which a fire has not been accounted for: the later of the check and the last fire. */
+export function accountedUntilOf(state: AgentScheduleState | undefined): Date | undefined {
+  if (!state) return undefined;
+  const times = [state.checked_at, state.last_fire].flatMap((time) => (time ? [Date.parse(time)] : []));
+  return new Date(Math.max(...times));
+}
+
 const ScheduleStateFileSchema = z.object({ agents: z.record(z.string(), AgentScheduleStateSchema) });
 
 /**
@@ -56,10 +63,7 @@ export class ScheduleState implements ScheduleStates {
 
   /** The time after which a fire of this agent has not been accounted for. */
   accountedUntil(agentId: string): Date | undefined {
-    const state = this.#agents.get(agentId);
-    if (!state) return undefined;
-    const times = [state.checked_at, state.last_fire].flatMap((time) => (time ? [Date.parse(time)] : []));
-    return new Date(Math.max(...times));
+    return accountedUntilOf(this.#agents.get(agentId));
   }
 
   /** Changes the agent's state in memory; `flush()` writes it. */

@@ -1,7 +1,10 @@
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
+import type { EventDraft } from "../events/agent-event.js";
+import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
 import type { RunRecords } from "../runs/run-records.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
+import type { ClusterMembership } from "./cluster-membership.js";
 
 /** What `GET /health` says about the store. */
 export interface StoreHealth {
@@ -12,6 +15,12 @@ export interface StoreHealth {
   pending_writes: number;
   /** The last error talking to the database, while it lasts. */
   error?: string;
+}
+
+/** What the event bus of a store is built with: the vault's redactor and the clock. */
+export interface BusOptions {
+  redact: (draft: EventDraft) => EventDraft;
+  now: () => Date;
 }
 
 /**
@@ -25,6 +34,15 @@ export interface DurableStore {
   readonly schedules: ScheduleStates;
   readonly checkpoints: CheckpointRecords;
   health(): StoreHealth;
+  /**
+   * The event bus this store needs, or undefined for the in-process bus. With PostgreSQL the
+   * database gives the ids, so the cluster's events share one sequence per agent.
+   */
+  createBus?(options: BusOptions): EventHub;
+  /** The cluster this daemon joined (PostgreSQL only). */
+  readonly cluster?: ClusterMembership;
+  /** Starts following the other nodes; called once every listener of the bus is subscribed. */
+  start(): Promise<void>;
   /** Waits for accepted writes to land (bounded), then lets go of the store. */
   close(): Promise<void>;
 }

@@ -30,6 +30,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       ...(options.now ? { now: options.now } : {}),
     }),
     health: () => ({ backend: "files", connected: true, pending_writes: 0 }),
+    start: () => Promise.resolve(),
     close: () => Promise.resolve(),
   };
 }

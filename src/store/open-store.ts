@@ -2,6 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { DurableStore } from "./durable-store.js";
 import { openFilesStore } from "./files-store.js";
+import { openPostgresStore } from "./postgres/postgres-store.js";
 
 export interface OpenStoreOptions {
   config: Config;
@@ -12,6 +13,15 @@ export interface OpenStoreOptions {
 /** The store config `store.backend` names, opened and ready. */
 export async function openStore(options: OpenStoreOptions): Promise<DurableStore> {
   const { config } = options;
+  if (config.store.backend === "postgres" && config.store.url !== undefined) {
+    return openPostgresStore({
+      url: config.store.url,
+      leaseMilliseconds: config.store.lease,
+      bufferSize: config.events.buffer_size,
+      logger: options.logger,
+      ...(options.now ? { now: options.now } : {}),
+    });
+  }
   return openFilesStore({
     dataDirectory: config.data_dir,
     logger: options.logger,

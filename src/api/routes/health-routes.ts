@@ -21,6 +21,8 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
       status: shutdownSignal.aborted ? "shutting_down" : "ok",
       version: services.health.version,
       uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
+      ...(services.health.store ? { store: services.health.store() } : {}),
+      ...(services.health.node === undefined ? {} : { node: services.health.node }),
     }),
   );
 }

@@ -1,0 +1,53 @@
+import type { EventPublisher } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { AgentLookup } from "./agent-availability.js";
+import { markCrashed } from "./recover-runs.js";
+import type { RunManager } from "./run-manager.js";
+import type { RunRecord } from "./run-record.js";
+import type { RunRecords } from "./run-records.js";
+
+export interface TakeOverParts {
+  store: RunRecords;
+  events: EventPublisher;
+  runs: RunManager;
+  agents: AgentLookup;
+  /** Loads a run's checkpoint from the shared store into this node's. */
+  fetchCheckpoint: (run: string) => Promise<unknown>;
+  logger: Logger;
+  now: () => Date;
+}
+
+/**
+ * The unfinished runs of a node that stopped renewing its lease, handed to this node: queued runs
+ * had not started and are queued here; the others end `failed`/`crashed`, and those whose agent
+ * has `resume: true` and that left a checkpoint continue here from it.
+ */
+export async function takeOverRuns(node: string, records: RunRecord[], parts: TakeOverParts): Promise<void> {
+  for (const record of records) {
+    if (record.status === "queued") {
+      parts.runs.adoptQueued(record);
+      continue;
+    }
+    const crashed = markCrashed(
+      parts.store,
+      parts.events,
+      record,
+      parts.now,
+      `its node ${node} stopped renewing its lease while the run was ${record.status}`,
+    );
+    const availability = parts.agents(crashed.agent);
+    if (
+      availability?.state !== "ready" ||
+      !availability.definition.resume ||
+      crashed.parent_run !== undefined
+    )
+      continue;
+    try {
+      if ((await parts.fetchCheckpoint(crashed.id)) === undefined) continue;
+      parts.runs.resume(crashed.id);
+      parts.logger.info({ run: crashed.id, node }, "run of a dead node resumed here from its checkpoint");
+    } catch (error) {
+      parts.logger.warn({ err: error, run: crashed.id }, "could not resume a run of a dead node");
+    }
+  }
+}

@@ -1,0 +1,36 @@
+import type { RunRecord } from "../runs/run-record.js";
+
+/** One daemon of a cluster sharing a PostgreSQL store. */
+export interface ClusterNodeInfo {
+  id: string;
+  name: string;
+  url: string | null;
+  started_at: string;
+  lease_until: string;
+}
+
+/** An action on a run, sent to the node that runs it. */
+export interface RunControlMessage {
+  node: string;
+  run: string;
+  action: "stop" | "pause" | "resume";
+}
+
+/** This daemon as a node of the cluster: who it is, who else is there, and messages between them. */
+export interface ClusterMembership {
+  readonly node: string;
+  nodes(): Promise<ClusterNodeInfo[]>;
+  /** Publishes this node's API URL in the node list. */
+  announce(url: string): Promise<void>;
+  /** The node that last wrote this run (the one running it while it is unfinished). */
+  nodeOf(run: string): string | undefined;
+  /** Sends an action to the node running the run. */
+  sendControl(message: RunControlMessage): Promise<void>;
+  /** Who handles actions sent to this node, and runs taken over from dead nodes. */
+  handle(handlers: {
+    control: (message: RunControlMessage) => void;
+    deadNodeRuns: (node: string, runs: RunRecord[]) => void;
+  }): void;
+  /** Reads a run's checkpoint from the database before a taken-over run is resumed here. */
+  fetchCheckpoint(run: string): Promise<unknown>;
+}

@@ -1,0 +1,145 @@
+import pg from "pg";
+import type { AgentEvent } from "../../events/agent-event.js";
+import type { Logger } from "../../logging/logger.js";
+import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import type { RunRecord } from "../../runs/run-record.js";
+
+/** Reads again this often even without a notification: covers a notification lost to a reconnect. */
+const SWEEP_MILLISECONDS = 1_000;
+const LONGEST_RECONNECT_MILLISECONDS = 5_000;
+
+export interface ChangeFeedOptions {
+  url: string;
+  pool: pg.Pool;
+  node: string;
+  logger: Logger;
+  /** The last change already loaded (the start-up snapshot's). */
+  after: string;
+  /** A run record written by another node. */
+  onRun: (record: RunRecord, node: string) => void;
+  /** A committed event (of any node), in commit order. */
+  onEvent: (event: AgentEvent) => void;
+  /** A message on the `agentd_control` channel (an action on a run, for whichever node runs it). */
+  onControl: (payload: string) => void;
+}
+
+/**
+ * Follows what every node commits: LISTEN on `agentd_changes`, and on each notification (or each
+ * second) reads the runs and events with a change number above the last one seen, in one snapshot.
+ * Writers commit in change order (an advisory lock), so nothing below the watermark can appear later.
+ */
+export class ChangeFeed {
+  readonly #options: ChangeFeedOptions;
+  #after: string;
+  #listener: pg.Client | undefined;
+  #reading: Promise<void> | undefined;
+  #readAgain = false;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+  #reconnectDelay = 100;
+
+  constructor(options: ChangeFeedOptions) {
+    this.#options = options;
+    this.#after = options.after;
+  }
+
+  async start(): Promise<void> {
+    await this.#listen();
+    this.#timer = setInterval(() => this.read(), SWEEP_MILLISECONDS);
+    this.#timer.unref();
+    this.read();
+  }
+
+  /** Reads what was committed since the last read (coalesced: one read at a time). */
+  read(): void {
+    if (this.#closed) return;
+    if (this.#reading) {
+      this.#readAgain = true;
+      return;
+    }
+    this.#reading = this.#readOnce()
+      .catch((error: unknown) =>
+        this.#options.logger.debug({ err: error }, "change feed read failed; retrying"),
+      )
+      .finally(() => {
+        this.#reading = undefined;
+        if (this.#readAgain) {
+          this.#readAgain = false;
+          this.read();
+        }
+      });
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#reading;
+    await this.#listener?.end().catch(() => undefined);
+  }
+
+  async #listen(): Promise<void> {
+    const client = new pg.Client({ connectionString: this.#options.url });
+    client.on("notification", (message) => {
+      if (message.channel === "agentd_control") this.#options.onControl(message.payload ?? "");
+      else this.read();
+    });
+    client.on("error", (error) => {
+      this.#options.logger.warn({ err: error }, "lost the PostgreSQL notification connection; reconnecting");
+      void client.end().catch(() => undefined);
+      this.#reconnect();
+    });
+    await client.connect();
+    await client.query("LISTEN agentd_changes");
+    await client.query("LISTEN agentd_control");
+    this.#listener = client;
+    this.#reconnectDelay = 100;
+  }
+
+  #reconnect(): void {
+    if (this.#closed) return;
+    const delay = this.#reconnectDelay;
+    this.#reconnectDelay = Math.min(delay * 2, LONGEST_RECONNECT_MILLISECONDS);
+    setTimeout(() => {
+      this.#listen()
+        .then(() => this.read())
+        .catch(() => this.#reconnect());
+    }, delay).unref();
+  }
+
+  async #readOnce(): Promise<void> {
+    const client = await this.#options.pool.connect();
+    let runs: Array<{ record: unknown; node: string; change: string }>;
+    let events: Array<{ line: string; change: string }>;
+    try {
+      await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+      runs = (
+        await client.query<{ record: unknown; node: string; change: string }>(
+          "SELECT record, node, change FROM agentd_runs WHERE change > $1 ORDER BY change",
+          [this.#after],
+        )
+      ).rows;
+      events = (
+        await client.query<{ line: string; change: string }>(
+          "SELECT line, change FROM agentd_events WHERE change > $1 ORDER BY change, position",
+          [this.#after],
+        )
+      ).rows;
+      await client.query("COMMIT");
+    } finally {
+      client.release();
+    }
+    let newest = BigInt(this.#after);
+    // Records first: a status event never arrives before the record it reports.
+    for (const row of runs) {
+      if (BigInt(row.change) > newest) newest = BigInt(row.change);
+      if (row.node === this.#options.node) continue;
+      const parsed = RunRecordSchema.safeParse(row.record);
+      if (parsed.success) this.#options.onRun(parsed.data, row.node);
+    }
+    for (const row of events) {
+      if (BigInt(row.change) > newest) newest = BigInt(row.change);
+      this.#options.onEvent(JSON.parse(row.line) as AgentEvent);
+    }
+    this.#after = newest.toString();
+  }
+}

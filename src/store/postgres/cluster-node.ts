@@ -1,0 +1,146 @@
+import { randomUUID } from "node:crypto";
+import os from "node:os";
+import type pg from "pg";
+import type { Logger } from "../../logging/logger.js";
+import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import type { RunRecord } from "../../runs/run-record.js";
+
+/** One daemon of the cluster, as the `agentd_nodes` table lists it. */
+export interface NodeInfo {
+  id: string;
+  name: string;
+  url: string | null;
+  started_at: string;
+  lease_until: string;
+}
+
+export interface ClusterNodeOptions {
+  pool: pg.Pool;
+  logger: Logger;
+  /** config `store.lease`: a node silent this long is dead. */
+  leaseMilliseconds: number;
+  /** The unfinished runs of a node found dead, handed over once (to one node only). */
+  onDeadNodeRuns: (node: string, runs: RunRecord[]) => void;
+}
+
+/**
+ * This daemon's membership: a row in `agentd_nodes` whose lease it renews three times per lease;
+ * and the watch on the others: the node that deletes an expired row (only one can) gets that
+ * node's unfinished runs to end or resume.
+ */
+export class ClusterNode {
+  readonly id: string;
+  readonly name = os.hostname();
+  readonly #options: ClusterNodeOptions;
+  #timer: NodeJS.Timeout | undefined;
+  #renewing = false;
+
+  constructor(options: ClusterNodeOptions) {
+    this.#options = options;
+    this.id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+  }
+
+  async join(): Promise<void> {
+    await this.#options.pool.query(
+      `INSERT INTO agentd_nodes (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
+      [this.id, this.name, this.#options.leaseMilliseconds],
+    );
+    const every = Math.max(50, Math.floor(this.#options.leaseMilliseconds / 3));
+    this.#timer = setInterval(() => void this.#tick(), every);
+    this.#timer.unref();
+  }
+
+  /** The URL other nodes and operators see for this node. */
+  async announce(url: string): Promise<void> {
+    await this.#options.pool.query("UPDATE agentd_nodes SET url = $2 WHERE id = $1", [this.id, url]);
+  }
+
+  async nodes(): Promise<NodeInfo[]> {
+    const result = await this.#options.pool.query<{
+      id: string;
+      name: string;
+      url: string | null;
+      started_at: Date;
+      lease_until: Date;
+    }>("SELECT id, name, url, started_at, lease_until FROM agentd_nodes ORDER BY started_at");
+    return result.rows.map((row) => ({
+      ...row,
+      started_at: row.started_at.toISOString(),
+      lease_until: row.lease_until.toISOString(),
+    }));
+  }
+
+  /** Leaves the cluster: the row goes, so nobody takes this node for dead. */
+  async leave(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    await this.#options.pool
+      .query("DELETE FROM agentd_nodes WHERE id = $1", [this.id])
+      .catch(() => undefined);
+  }
+
+  async #tick(): Promise<void> {
+    if (this.#renewing) return;
+    this.#renewing = true;
+    try {
+      const renewed = await this.#options.pool.query(
+        "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1",
+        [this.id, this.#options.leaseMilliseconds],
+      );
+      if (renewed.rowCount === 0) {
+        this.#options.logger.error(
+          { node: this.id },
+          "this node's lease had expired: the cluster took it for dead; joining again",
+        );
+        await this.#options.pool.query(
+          `INSERT INTO agentd_nodes (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
+          [this.id, this.name, this.#options.leaseMilliseconds],
+        );
+      }
+      await this.#sweep();
+    } catch (error) {
+      this.#options.logger.debug({ err: error }, "cannot renew the lease or sweep: PostgreSQL unreachable");
+    } finally {
+      this.#renewing = false;
+    }
+  }
+
+  /**
+   * One transaction: the expired rows are deleted and their unfinished runs moved to this node, so
+   * a sweeper dying half-way leaves them to be swept again with its own.
+   */
+  async #sweep(): Promise<void> {
+    const client = await this.#options.pool.connect();
+    const taken: Array<{ node: string; runs: RunRecord[] }> = [];
+    try {
+      await client.query("BEGIN");
+      const dead = await client.query<{ id: string }>(
+        "DELETE FROM agentd_nodes WHERE lease_until < now() RETURNING id",
+      );
+      for (const { id } of dead.rows) {
+        const result = await client.query<{ record: unknown }>(
+          `UPDATE agentd_runs SET node = $2 WHERE node = $1
+           AND status NOT IN ('completed', 'failed', 'stopped') RETURNING record`,
+          [id, this.id],
+        );
+        const runs = result.rows.flatMap((row) => {
+          const parsed = RunRecordSchema.safeParse(row.record);
+          return parsed.success ? [parsed.data] : [];
+        });
+        taken.push({ node: id, runs });
+      }
+      await client.query("COMMIT");
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+    for (const { node, runs } of taken) {
+      this.#options.logger.warn(
+        { node, runs: runs.length },
+        "a node stopped renewing its lease: taking over its runs",
+      );
+      this.#options.onDeadNodeRuns(node, runs);
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import type pg from "pg";
+import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
+import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
+
+/** What a node loads at start, all from one snapshot, and the change it is current up to. */
+export interface Snapshot {
+  runs: RunRecord[];
+  /** Which node wrote each run last. */
+  runNodes: Map<string, string>;
+  logs: LoadedAgentLog[];
+  states: Map<string, AgentScheduleState>;
+  change: string;
+}
+
+export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<Snapshot> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
+    const change = await client.query<{ change: string }>(
+      "SELECT GREATEST((SELECT coalesce(max(change), 0) FROM agentd_runs), (SELECT coalesce(max(change), 0) FROM agentd_events))::text AS change",
+    );
+    const runs = await client.query<{ record: unknown; node: string }>(
+      "SELECT record, node FROM agentd_runs ORDER BY created_at, id",
+    );
+    const events = await client.query<{ agent: string; id: string; line: string }>(
+      `SELECT agent, id, line FROM (
+         SELECT agent, id, line, change, position, row_number() OVER (PARTITION BY agent ORDER BY id DESC) AS rank
+         FROM agentd_events) AS tail
+       WHERE rank <= $1 ORDER BY change, position`,
+      [bufferSize],
+    );
+    const counters = await client.query<{ agent: string; last_id: string }>(
+      "SELECT agent, last_id FROM agentd_event_counters",
+    );
+    const states = await client.query<{ agent: string; state: AgentScheduleState }>(
+      "SELECT agent, state FROM agentd_schedule_state",
+    );
+    await client.query("COMMIT");
+    const records: RunRecord[] = [];
+    const runNodes = new Map<string, string>();
+    for (const row of runs.rows) {
+      const parsed = RunRecordSchema.safeParse(row.record);
+      if (!parsed.success) continue;
+      records.push(parsed.data);
+      runNodes.set(parsed.data.id, row.node);
+    }
+    const logs = new Map<string, LoadedAgentLog>();
+    for (const row of counters.rows)
+      logs.set(row.agent, { agent: row.agent, events: [], lastId: Number(row.last_id) });
+    let sequence = 0;
+    for (const row of events.rows) {
+      const log = logs.get(row.agent);
+      if (!log) continue;
+      const time = Date.parse((JSON.parse(row.line) as { time?: string }).time ?? "") || 0;
+      sequence += 1;
+      log.events.push({ id: Number(row.id), time, line: row.line, sequence });
+    }
+    return {
+      runs: records,
+      runNodes,
+      logs: [...logs.values()],
+      states: new Map(states.rows.map((row) => [row.agent, row.state])),
+      change: change.rows[0]?.change ?? "0",
+    };
+  } finally {
+    client.release();
+  }
+}

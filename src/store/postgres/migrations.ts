@@ -1,0 +1,97 @@
+import type pg from "pg";
+
+/** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
+interface Migration {
+  version: number;
+  description: string;
+  sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    description: "nodes, runs, events with per-agent counters, schedules, checkpoints",
+    sql: `
+      CREATE SEQUENCE agentd_changes;
+      CREATE TABLE agentd_nodes (
+        id text PRIMARY KEY,
+        name text NOT NULL,
+        url text,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        lease_until timestamptz NOT NULL
+      );
+      CREATE TABLE agentd_runs (
+        id text PRIMARY KEY,
+        agent text NOT NULL,
+        node text NOT NULL,
+        status text NOT NULL,
+        created_at text NOT NULL,
+        record jsonb NOT NULL,
+        change bigint NOT NULL
+      );
+      CREATE INDEX agentd_runs_change ON agentd_runs (change);
+      CREATE INDEX agentd_runs_node_status ON agentd_runs (node, status);
+      CREATE TABLE agentd_event_counters (agent text PRIMARY KEY, last_id bigint NOT NULL);
+      CREATE TABLE agentd_events (
+        agent text NOT NULL,
+        id bigint NOT NULL,
+        run text,
+        line text NOT NULL,
+        change bigint NOT NULL,
+        position integer NOT NULL,
+        PRIMARY KEY (agent, id)
+      );
+      CREATE INDEX agentd_events_run ON agentd_events (run, id);
+      CREATE INDEX agentd_events_change ON agentd_events (change);
+      CREATE TABLE agentd_schedule_state (agent text PRIMARY KEY, state jsonb NOT NULL);
+      CREATE TABLE agentd_schedule_fires (
+        agent text NOT NULL,
+        scheduled_for text NOT NULL,
+        node text NOT NULL,
+        claimed_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (agent, scheduled_for)
+      );
+      CREATE TABLE agentd_checkpoints (run text PRIMARY KEY, checkpoint jsonb NOT NULL);
+    `,
+  },
+];
+
+/** Held (session advisory lock) while one node migrates: the others wait, then find it done. */
+const MIGRATION_LOCK = 7_412_000_001;
+
+/**
+ * Brings the schema to the newest version: under an advisory lock, so nodes starting at once
+ * migrate one after the other; each migration and its version row commit together.
+ */
+export async function migrate(pool: pg.Pool): Promise<number> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK]);
+    await client.query(
+      "CREATE TABLE IF NOT EXISTS agentd_migrations (version integer PRIMARY KEY, description text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const applied = await client.query<{ version: number }>("SELECT version FROM agentd_migrations");
+    const done = new Set(applied.rows.map((row) => row.version));
+    let newest = Math.max(0, ...done);
+    for (const migration of MIGRATIONS) {
+      if (done.has(migration.version)) continue;
+      await client.query("BEGIN");
+      try {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO agentd_migrations (version, description) VALUES ($1, $2)", [
+          migration.version,
+          migration.description,
+        ]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw error;
+      }
+      newest = migration.version;
+    }
+    return newest;
+  } finally {
+    await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK]).catch(() => undefined);
+    client.release();
+  }
+}

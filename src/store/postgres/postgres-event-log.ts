@@ -1,0 +1,50 @@
+import type pg from "pg";
+import type { EventLog, PersistedLine } from "../../events/event-log.js";
+import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
+
+/**
+ * Events in PostgreSQL: written by the writer with their ids before anyone sees them (so `append`
+ * has nothing left to do), read back for history and run logs.
+ */
+export class PostgresEventLog implements EventLog {
+  readonly #pool: pg.Pool;
+  readonly #loaded: LoadedAgentLog[];
+
+  constructor(pool: pg.Pool, loaded: LoadedAgentLog[]) {
+    this.#pool = pool;
+    this.#loaded = loaded;
+  }
+
+  /** The tails read at start, in the same snapshot as the runs and the feed's starting point. */
+  load(): Promise<LoadedAgentLog[]> {
+    return Promise.resolve(this.#loaded);
+  }
+
+  append(): void {
+    // Written (with its id) before it was published.
+  }
+
+  runEnded(): void {
+    // Nothing to flush: PostgreSQL made it durable at commit.
+  }
+
+  async runEvents(run: string, after: number): Promise<PersistedLine[]> {
+    const result = await this.#pool.query<{ id: string; line: string }>(
+      "SELECT id, line FROM agentd_events WHERE run = $1 AND id > $2 ORDER BY change, position",
+      [run, after],
+    );
+    return result.rows.map((row) => ({ id: Number(row.id), line: row.line }));
+  }
+
+  async history(agent: string, after: number, limit: number): Promise<PersistedLine[]> {
+    const result = await this.#pool.query<{ id: string; line: string }>(
+      "SELECT id, line FROM agentd_events WHERE agent = $1 AND id > $2 ORDER BY id LIMIT $3",
+      [agent, after, Number.isFinite(limit) ? limit : null],
+    );
+    return result.rows.map((row) => ({ id: Number(row.id), line: row.line }));
+  }
+
+  close(): void {
+    // The pool is closed by the store.
+  }
+}

@@ -1,0 +1,133 @@
+import pg from "pg";
+import { z } from "zod";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { Logger } from "../../logging/logger.js";
+import type { ClusterMembership, RunControlMessage } from "../cluster-membership.js";
+import type { DurableStore } from "../durable-store.js";
+import { ChangeFeed } from "./change-feed.js";
+import { ClusterNode } from "./cluster-node.js";
+import { loadSnapshot } from "./load-snapshot.js";
+import { migrate } from "./migrations.js";
+import { PostgresCheckpoints } from "./postgres-checkpoints.js";
+import { PostgresEventBus } from "./postgres-event-bus.js";
+import { PostgresEventLog } from "./postgres-event-log.js";
+import { PostgresRunRecords } from "./postgres-run-records.js";
+import { PostgresScheduleStates } from "./postgres-schedule-states.js";
+import { PostgresWriter } from "./postgres-writer.js";
+
+export interface PostgresStoreOptions {
+  url: string;
+  /** config `store.lease`. */
+  leaseMilliseconds: number;
+  /** config `events.buffer_size`: the events per agent loaded at start. */
+  bufferSize: number;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** How long `close()` waits for queued changes to reach the database. */
+const CLOSE_FLUSH_MILLISECONDS = 10_000;
+
+const RunControlMessageSchema = z.object({
+  node: z.string(),
+  run: z.string(),
+  action: z.enum(["stop", "pause", "resume"]),
+});
+
+/**
+ * Opens the PostgreSQL store: connects, migrates (one node at a time), loads the cluster's runs,
+ * event tails and schedule state from one snapshot, and joins the cluster as a new node.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<DurableStore> {
+  const logger = options.logger.child({ module: "store" });
+  const now = options.now ?? (() => new Date());
+  const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+  // An idle client losing its connection must not crash the daemon: the writer retries.
+  pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost"));
+  try {
+    await migrate(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw new AgentdError("STORE_UNAVAILABLE", "cannot open the PostgreSQL store (store.url)", {
+      field: "store.url",
+      hint: "check that PostgreSQL is running, reachable from this machine, and that the user may create tables",
+      cause: error,
+    });
+  }
+  const snapshot = await loadSnapshot(pool, options.bufferSize);
+  let bus: PostgresEventBus | undefined;
+  let handlers: Parameters<ClusterMembership["handle"]>[0] | undefined;
+  const node = new ClusterNode({
+    pool,
+    logger,
+    leaseMilliseconds: options.leaseMilliseconds,
+    onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
+  });
+  const runNodes = snapshot.runNodes;
+  const feed = new ChangeFeed({
+    url: options.url,
+    pool,
+    node: node.id,
+    logger,
+    after: snapshot.change,
+    onRun: (record, writer) => runs.applyRemote(record, writer),
+    onEvent: (event) => bus?.deliver(event),
+    onControl: (payload) => {
+      const parsed = RunControlMessageSchema.safeParse(parseJson(payload));
+      if (parsed.success && parsed.data.node === node.id) handlers?.control(parsed.data);
+    },
+  });
+  const writer = new PostgresWriter({ pool, node: node.id, logger, onCommitted: () => feed.read() });
+  const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);
+  const checkpoints = new PostgresCheckpoints({ writer, pool, now });
+  const cluster: ClusterMembership = {
+    node: node.id,
+    nodes: () => node.nodes(),
+    announce: (url) => node.announce(url),
+    nodeOf: (run) => runs.nodeOf(run),
+    sendControl: async (message: RunControlMessage) => {
+      await pool.query("SELECT pg_notify('agentd_control', $1)", [JSON.stringify(message)]);
+    },
+    handle: (given) => {
+      handlers = given;
+    },
+    fetchCheckpoint: (run) => checkpoints.fetch(run),
+  };
+  return {
+    backend: "postgres",
+    runs,
+    events: new PostgresEventLog(pool, snapshot.logs),
+    schedules: new PostgresScheduleStates({ writer, pool, node: node.id, logger }, snapshot.states),
+    checkpoints,
+    cluster,
+    createBus: (busOptions) => {
+      bus = new PostgresEventBus({ writer, ...busOptions });
+      return bus;
+    },
+    health: () => ({
+      backend: "postgres",
+      connected: writer.connected,
+      pending_writes: writer.pending,
+      ...(writer.lastError === undefined ? {} : { error: writer.lastError }),
+    }),
+    start: async () => {
+      await node.join();
+      await feed.start();
+    },
+    close: async () => {
+      await writer.flushed(CLOSE_FLUSH_MILLISECONDS);
+      writer.close();
+      await feed.close();
+      await node.leave();
+      await pool.end().catch(() => undefined);
+    },
+  };
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,154 @@
+import type pg from "pg";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { Logger } from "../../logging/logger.js";
+import { isConnectionError } from "./connection-error.js";
+import { writeBatch } from "./write-batch.js";
+import type { WriteOperation } from "./write-operation.js";
+
+const BATCH_SIZE = 500;
+const FIRST_RETRY_MILLISECONDS = 100;
+const LONGEST_RETRY_MILLISECONDS = 5_000;
+/** A batch the database rejects for itself (not for a lost connection) is tried this often. */
+const ATTEMPTS_FOR_REJECTED_BATCH = 3;
+
+export interface PostgresWriterOptions {
+  pool: pg.Pool;
+  node: string;
+  logger: Logger;
+  /** Called after each commit: the change feed reads what was written. */
+  onCommitted: () => void;
+}
+
+/**
+ * Every change of this node, written in the order it was made: one writer, batches of whatever
+ * queued up while the previous batch was written, one transaction each. When the database cannot
+ * be reached, changes wait in memory and the batch is retried with back-off (runs in flight go on);
+ * `connected` says so for /health.
+ */
+export class PostgresWriter {
+  readonly #options: PostgresWriterOptions;
+  readonly #queue: WriteOperation[] = [];
+  readonly #drained: Array<() => void> = [];
+  /** Callers of `write` waiting for their operation's commit. */
+  readonly #committed = new Map<WriteOperation, () => void>();
+  #writing = false;
+  #connected = true;
+  #lastError: string | undefined;
+  #closed = false;
+
+  constructor(options: PostgresWriterOptions) {
+    this.#options = options;
+  }
+
+  get connected(): boolean {
+    return this.#connected;
+  }
+
+  get lastError(): string | undefined {
+    return this.#lastError;
+  }
+
+  get pending(): number {
+    return this.#queue.length;
+  }
+
+  enqueue(operation: WriteOperation): void {
+    this.#queue.push(operation);
+    if (!this.#writing) void this.#drain();
+  }
+
+  /**
+   * Queues the operation and resolves once it is committed; rejects at once with
+   * STORE_UNAVAILABLE while the database cannot be reached (new work is refused, not parked).
+   */
+  write(operation: WriteOperation): Promise<void> {
+    if (!this.#connected) {
+      return Promise.reject(
+        new AgentdError("STORE_UNAVAILABLE", "PostgreSQL cannot be reached right now", {
+          hint: "GET /health shows the store; try again once it is connected",
+          ...(this.#lastError === undefined ? {} : { details: { error: this.#lastError } }),
+        }),
+      );
+    }
+    return new Promise((resolve) => {
+      this.#committed.set(operation, resolve);
+      this.enqueue(operation);
+    });
+  }
+
+  /** Resolves once everything queued so far is written, or after `milliseconds`. */
+  flushed(milliseconds: number): Promise<void> {
+    if (this.#queue.length === 0 && !this.#writing) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, milliseconds);
+      this.#drained.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /** Stops retrying; what is still queued is given up (logged). */
+  close(): void {
+    this.#closed = true;
+    if (this.#queue.length > 0) {
+      this.#options.logger.error(
+        { pending: this.#queue.length },
+        "changes not written to PostgreSQL before stop",
+      );
+    }
+  }
+
+  #settle(batch: WriteOperation[]): void {
+    for (const operation of batch) {
+      this.#committed.get(operation)?.();
+      this.#committed.delete(operation);
+    }
+  }
+
+  async #drain(): Promise<void> {
+    this.#writing = true;
+    let delay = FIRST_RETRY_MILLISECONDS;
+    let attempts = 0;
+    while (this.#queue.length > 0 && !this.#closed) {
+      const batch = this.#queue.slice(0, BATCH_SIZE);
+      try {
+        const client = await this.#options.pool.connect();
+        try {
+          await writeBatch(client, this.#options.node, batch);
+        } finally {
+          client.release();
+        }
+        this.#queue.splice(0, batch.length);
+        this.#settle(batch);
+        if (!this.#connected) this.#options.logger.info("PostgreSQL reachable again; queued changes written");
+        this.#connected = true;
+        this.#lastError = undefined;
+        delay = FIRST_RETRY_MILLISECONDS;
+        attempts = 0;
+        this.#options.onCommitted();
+      } catch (error) {
+        attempts += 1;
+        const message = error instanceof Error ? error.message : String(error);
+        if (!isConnectionError(error) && attempts >= ATTEMPTS_FOR_REJECTED_BATCH) {
+          this.#options.logger.error(
+            { err: error, operations: batch.length },
+            "PostgreSQL rejected a batch of changes; dropped",
+          );
+          this.#queue.splice(0, batch.length);
+          this.#settle(batch);
+          attempts = 0;
+          continue;
+        }
+        if (this.#connected)
+          this.#options.logger.warn({ err: error }, "cannot write to PostgreSQL; retrying with back-off");
+        this.#connected = false;
+        this.#lastError = message;
+        await new Promise((resolve) => setTimeout(resolve, delay).unref());
+        delay = Math.min(delay * 2, LONGEST_RETRY_MILLISECONDS);
+      }
+    }
+    this.#writing = false;
+    for (const resolve of this.#drained.splice(0)) resolve();
+  }
+}

@@ -1,0 +1,14 @@
+import type { Checkpoint } from "../../checkpoints/checkpoint.js";
+import type { EventDraft } from "../../events/agent-event.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
+
+/** An event draft with its time; PostgreSQL gives it its id as it writes it. */
+export type TimedDraft = EventDraft & { time: string };
+
+/** One change waiting to be written, in the order the daemon made it. */
+export type WriteOperation =
+  | { kind: "run"; record: RunRecord }
+  | { kind: "event"; draft: TimedDraft }
+  | { kind: "schedule_state"; agent: string; state: AgentScheduleState | undefined }
+  | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined };

@@ -1,0 +1,135 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../src/events/agent-event.js";
+import type { RunRecord } from "../../src/runs/run-record.js";
+import { MIGRATIONS, migrate } from "../../src/store/postgres/migrations.js";
+import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
+import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
+import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+
+const missing = postgresMissingReason();
+const LEASE_MILLISECONDS = 2_000;
+
+/** Three real daemons on one real PostgreSQL: one system. */
+describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { timeout: 240_000 }, () => {
+  let postgres: PostgresServer;
+  let llm: ScriptedLlmServer;
+  const nodes: DaemonProcess[] = [];
+
+  beforeAll(async () => {
+    postgres = await startPostgres();
+    llm = await startScriptedLlmServer();
+    llm.setDefaultReply((request) =>
+      JSON.stringify(request.body?.messages ?? []).includes("hang forever")
+        ? { type: "hang" }
+        : textReply("done"),
+    );
+    for (let index = 0; index < 3; index++) {
+      const workspace = createWorkspace(llm.url, {
+        store: { backend: "postgres", url: postgres.url, lease: LEASE_MILLISECONDS },
+        events: { buffer_size: 5_000 },
+        concurrency: 20,
+      });
+      workspace.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick" } });
+      workspace.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
+      workspace.writeAgent("slow", {});
+      // Nodes start one after the other here, but each migrates under the advisory lock anyway.
+      nodes.push(await startDaemonProcess({ configFile: workspace.configFile }));
+    }
+  }, 180_000);
+
+  afterAll(async () => {
+    for (const node of nodes) await node.kill();
+    await llm?.close();
+    await postgres?.stop();
+  });
+
+  it("migrates once when several nodes start at the same moment", async () => {
+    const url = await postgres.createDatabase("concurrent_start");
+    const pools = [0, 1, 2].map(() => new pg.Pool({ connectionString: url }));
+    const versions = await Promise.all(pools.map((pool) => migrate(pool)));
+    expect(new Set(versions)).toEqual(new Set([MIGRATIONS.at(-1)?.version]));
+    const applied = await pools[0]?.query("SELECT count(*)::int AS count FROM agentd_migrations");
+    expect(applied?.rows[0]).toEqual({ count: MIGRATIONS.length });
+    await Promise.all(pools.map((pool) => pool.end()));
+  });
+
+  it("fires a one-second schedule once per second across the nodes, never twice for one second", async () => {
+    const from = Math.ceil(Date.now() / 1_000) * 1_000 + 1_000;
+    const to = from + 20_000;
+    await waitFor(async () => (Date.now() > to + 2_000 ? true : undefined), "20 seconds of fires", 60_000);
+    const runs = await listRuns(nodes[0] as DaemonProcess, "?agent=ticker&limit=1000");
+    const fired = runs
+      .map((run) => ("scheduled_for" in run.trigger ? Date.parse(run.trigger.scheduled_for) : Number.NaN))
+      .filter((time) => time >= from && time < to);
+    expect(new Set(fired).size).toBe(fired.length);
+    expect(fired.length).toBeGreaterThanOrEqual(19);
+    expect(fired.length).toBeLessThanOrEqual(21);
+  });
+
+  it("completes 100 runs posted round-robin once each, with gap-free event ids per agent", async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 100; index++) {
+      ids.push(await startRun(nodes[index % 3] as DaemonProcess, "worker", `job ${index}`));
+    }
+    const reader = nodes[1] as DaemonProcess;
+    const records = await waitFor(
+      async () => {
+        const found = await Promise.all(ids.map((id) => getRun(reader, id)));
+        return found.every((record) => record.status === "completed") ? found : undefined;
+      },
+      "100 completed runs",
+      120_000,
+    );
+    expect(records).toHaveLength(100);
+    const events: AgentEvent[] = await agentEvents(reader, "worker", 0);
+    const eventIds = events.map((event) => event.id);
+    expect(eventIds).toEqual(eventIds.map((_, index) => index + 1));
+    for (const id of ids) {
+      const ends = events.filter(
+        (event) => event.run === id && event.type === "status" && event.data.status === "completed",
+      );
+      expect(ends).toHaveLength(1);
+    }
+    // Every node serves the same ids.
+    expect((await agentEvents(nodes[2] as DaemonProcess, "worker", 0)).map((event) => event.id)).toEqual(
+      eventIds,
+    );
+  });
+
+  it("wakes a long poll on one node for an event written by another", async () => {
+    const [first, second] = nodes as [DaemonProcess, DaemonProcess];
+    const after = (await agentEvents(first, "worker", 0)).at(-1)?.id ?? 0;
+    const poll = first.request("GET", `/agents/worker/events?after=${after}&wait=30`);
+    await startRun(second, "worker", "wake the poll");
+    const reply = await poll;
+    const woken = (reply.body as { events: AgentEvent[] }).events;
+    expect(woken.length).toBeGreaterThan(0);
+    expect(woken[0]?.id).toBe(after + 1);
+  });
+
+  it("ends the runs of a node killed with -9 as failed (crashed) on another node within the lease", async () => {
+    const [first, , third] = nodes as [DaemonProcess, DaemonProcess, DaemonProcess];
+    const run = await startRun(third, "slow", "hang forever");
+    await waitFor(
+      async () => ((await getRun(first, run)).status === "running" ? true : undefined),
+      "the run",
+    );
+    await third.kill();
+    const ended: RunRecord = await waitFor(
+      async () => {
+        const record = await getRun(first, run);
+        return record.status === "failed" ? record : undefined;
+      },
+      "the run to end on another node",
+      LEASE_MILLISECONDS * 10,
+    );
+    expect(ended.reason).toBe("crashed");
+    const health = (await first.request("GET", "/health")).body as {
+      store: { backend: string; connected: boolean };
+    };
+    expect(health.store).toMatchObject({ backend: "postgres", connected: true });
+  });
+});

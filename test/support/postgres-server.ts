@@ -1,0 +1,140 @@
+import { execFileSync, spawn } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+
+/** A real PostgreSQL on loopback in a temp folder, for one test file. */
+export interface PostgresServer {
+  /** `postgres://agentd@127.0.0.1:<port>/agentd` (trust authentication on loopback). */
+  url: string;
+  /** A fresh empty database on this server; its URL. */
+  createDatabase(name: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Where initdb/pg_ctl live: on PATH (/usr/local/bin), or Debian's /usr/lib/postgresql/<version>/bin.
+ * Undefined when PostgreSQL is not installed.
+ */
+export function findPostgresBinaries(): string | undefined {
+  for (const folder of ["/usr/local/bin", "/usr/bin"]) {
+    if (existsSync(path.join(folder, "pg_ctl")) && existsSync(path.join(folder, "initdb"))) return folder;
+  }
+  const debian = "/usr/lib/postgresql";
+  if (!existsSync(debian)) return undefined;
+  const versions = readdirSync(debian).sort((left, right) => Number(right) - Number(left));
+  for (const version of versions) {
+    const folder = path.join(debian, version, "bin");
+    if (existsSync(path.join(folder, "pg_ctl"))) return folder;
+  }
+  return undefined;
+}
+
+/** Why the PostgreSQL tests cannot run here, or undefined when they can. */
+export function postgresMissingReason(): string | undefined {
+  return findPostgresBinaries() === undefined
+    ? "PostgreSQL is not installed (initdb/pg_ctl not found on PATH nor in /usr/lib/postgresql/*/bin)"
+    : undefined;
+}
+
+/** PostgreSQL refuses to run as root: as root, the server runs as this unprivileged user. */
+function serverUser(): { name: string; uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  for (const name of ["postgres", "nobody"]) {
+    try {
+      const uid = Number(execFileSync("id", ["-u", name], { encoding: "utf8" }).trim());
+      const gid = Number(execFileSync("id", ["-g", name], { encoding: "utf8" }).trim());
+      return { name, uid, gid };
+    } catch {
+      // no such user: try the next
+    }
+  }
+  throw new Error("running as root, but neither a postgres nor a nobody user exists to run PostgreSQL");
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === "object" && address ? address.port : 0));
+    });
+  });
+}
+
+function run(binaries: string, user: string | undefined, program: string, args: string[]): Promise<void> {
+  const command = user === undefined ? path.join(binaries, program) : "runuser";
+  const fullArgs = user === undefined ? args : ["-u", user, "--", path.join(binaries, program), ...args];
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, fullArgs, { stdio: ["ignore", "pipe", "pipe"], cwd: os.tmpdir() });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.once("error", reject);
+    child.once("exit", (code) =>
+      code === 0 ? resolve() : reject(new Error(`${program} exited with ${code}: ${output}`)),
+    );
+  });
+}
+
+/** initdb in a temp folder, then pg_ctl start on a free loopback port; resolves once it accepts. */
+export async function startPostgres(): Promise<PostgresServer> {
+  const binaries = findPostgresBinaries();
+  if (binaries === undefined) throw new Error(postgresMissingReason());
+  const user = serverUser();
+  const folder = mkdtempSync(path.join(os.tmpdir(), "agentd-pg-"));
+  const dataFolder = path.join(folder, "data");
+  chmodSync(folder, 0o755);
+  if (user) chownSync(folder, user.uid, user.gid);
+  const port = await freePort();
+  await run(binaries, user?.name, "initdb", [
+    "-D",
+    dataFolder,
+    "-U",
+    "agentd",
+    "--auth=trust",
+    "--no-sync",
+    "-E",
+    "UTF8",
+  ]);
+  const settings = [
+    `-p ${port}`,
+    "-c listen_addresses=127.0.0.1",
+    `-c unix_socket_directories=${folder}`,
+    "-c fsync=off",
+    "-c synchronous_commit=off",
+    "-c full_page_writes=off",
+    "-c max_connections=200",
+  ].join(" ");
+  await run(binaries, user?.name, "pg_ctl", [
+    "-D",
+    dataFolder,
+    "-o",
+    settings,
+    "-l",
+    path.join(folder, "log"),
+    "-w",
+    "start",
+  ]);
+  const base = `postgres://agentd@127.0.0.1:${port}`;
+  const admin = new pg.Client({ connectionString: `${base}/postgres` });
+  await admin.connect();
+  await admin.query("CREATE DATABASE agentd");
+  return {
+    url: `${base}/agentd`,
+    async createDatabase(name) {
+      await admin.query(`CREATE DATABASE "${name.replaceAll('"', "")}"`);
+      return `${base}/${name}`;
+    },
+    async stop() {
+      await admin.end().catch(() => undefined);
+      await run(binaries, user?.name, "pg_ctl", ["-D", dataFolder, "-m", "immediate", "stop"]).catch(
+        () => undefined,
+      );
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
