@@ -26,10 +26,7 @@ export class PostgresScheduleStates implements ScheduleStates {
   }
 
   accountedUntil(agentId: string): Date | undefined {
-    const state = this.#states.get(agentId);
-    if (!state) return undefined;
-    const times = [state.checked_at, state.last_fire].flatMap((time) => (time ? [Date.parse(time)] : []));
-    return new Date(Math.max(...times));
+    return accountedUntilOf(this.#states.get(agentId));
   }
 
   set(agentId: string, state: AgentScheduleState): void {
