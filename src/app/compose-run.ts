@@ -36,6 +36,8 @@ export interface SingleRunOptions {
   tools?: ToolExecutor;
   worker?: Worker;
   logger?: Logger;
+  /** Where the run's log lines go instead of stderr (a file, so a terminal shows only progress). */
+  logDestination?: NodeJS.WritableStream | undefined;
 }
 
 /** One run in this process: its id, how to stop it, and its record once it ends. */
@@ -68,8 +70,9 @@ async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock
   const { definition } = options;
   const snapshot = options.snapshot ?? snapshotOf(definition);
   const secrets = await prepareSecrets(options.config);
+  const logTo = options.logDestination ? { destination: options.logDestination, pretty: false } : {};
   const logger =
-    options.logger ?? createLogger({ ...secrets.config.log, redact: secrets.redactor.redactText });
+    options.logger ?? createLogger({ ...secrets.config.log, ...logTo, redact: secrets.redactor.redactText });
   const { worker } = options;
   const now = () => new Date();
   const store = await openStore({ config: secrets.config, logger, now });

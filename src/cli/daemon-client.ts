@@ -6,12 +6,15 @@ import { loadConfig } from "../config/load-config.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/error-codes.js";
 import type { GlobalOptions } from "./output.js";
+import { wantsColor } from "./terminal/terminal-style.js";
 
 /** Where the client commands write and what they read: the process by default, arrays in tests. */
 export interface ClientCommandIo {
   out(line: string): void;
   err(line: string): void;
   environment: NodeJS.ProcessEnv;
+  /** Colours on printed events (stdout is a terminal and NO_COLOR is unset). */
+  color?: boolean;
   /** Ends `--follow` loops; without it they end on SIGINT. */
   stop?: AbortSignal;
 }
@@ -20,6 +23,7 @@ export const processIo: ClientCommandIo = {
   out: (line) => process.stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
   environment: process.env,
+  color: wantsColor(process.stdout),
 };
 
 /** An event as the API serves it; `data` is checked per type where it is printed. */

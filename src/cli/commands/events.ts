@@ -1,19 +1,13 @@
 import { setTimeout as delay } from "node:timers/promises";
 import type { Command } from "commander";
-import { z } from "zod";
+import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import {
-  type ClientCommandIo,
-  clientOf,
-  PollResponseSchema,
-  processIo,
-  type ServedEvent,
-} from "../daemon-client.js";
+import { type ClientCommandIo, clientOf, PollResponseSchema, processIo } from "../daemon-client.js";
+import { formatEventLine } from "../terminal/event-line.js";
 
 const PAGE_SIZE = 500;
 const FOLLOW_WAIT_SECONDS = 30;
 const RECONNECT_DELAY_MILLISECONDS = 2_000;
-const MAX_TEXT = 300;
 
 interface EventsOptions {
   follow?: boolean;
@@ -61,7 +55,12 @@ export function registerEventsCommand(program: Command, io: ClientCommandIo = pr
                 `(oldest kept: #${page.oldest}); a run's whole log is at GET /runs/<run>/events`,
             );
           }
-          for (const event of page.events) io.out(json ? JSON.stringify(event) : formatEvent(event));
+          for (const event of page.events)
+            io.out(
+              json
+                ? JSON.stringify(event)
+                : formatEventLine(event, { color: Boolean(io.color), cursor: true }),
+            );
           after = page.next;
           if (!options.follow && page.events.length < PAGE_SIZE) return;
         }
@@ -78,44 +77,4 @@ function parseAfter(text: string | undefined): number {
     throw new AgentdError("USAGE", `--after must be an event id (a whole number), not "${text}"`);
   }
   return Number(text);
-}
-
-/** One line per event: `#12 09:41:25 r_… action  shell {"command":"ls"}`. */
-export function formatEvent(event: ServedEvent): string {
-  const time = event.time.slice(11, 19);
-  return `#${event.id} ${time} ${event.run ?? "-"} ${event.type.padEnd(11)} ${describeData(event)}`;
-}
-
-function describeData(event: ServedEvent): string {
-  const data = event.data;
-  const text = (key: string) => (data[key] === undefined ? "" : String(data[key]));
-  switch (event.type) {
-    case "status":
-      return `${text("status")}${data.reason ? ` (${text("reason")})` : ""}${data.message ? `: ${text("message")}` : ""}`;
-    case "thought":
-      return shorten(text("text"));
-    case "action":
-      return `${text("tool")} ${shorten(JSON.stringify(data.arguments ?? {}))}`;
-    case "observation":
-      return `${text("tool")} ${data.ok ? "ok" : "failed"} ${text("duration_ms")}ms: ${shorten(text("output"))}`;
-    case "error":
-    case "warning":
-      return `${text("code")}: ${text("message")}`;
-    case "approval":
-      return `${text("state")} ${text("tool")} (approval ${text("id")})`;
-    case "fallback":
-      return `${text("from")} → ${text("to")}: ${text("message")}`;
-    case "result": {
-      const usage = z.object({ total_tokens: z.number() }).safeParse(data.usage);
-      const tokens = usage.success ? `${usage.data.total_tokens} tokens, ` : "";
-      return `${shorten(text("text"))} [${tokens}$${Number(data.cost_usd ?? 0).toFixed(4)}]`;
-    }
-    default:
-      return shorten(JSON.stringify(data));
-  }
-}
-
-function shorten(text: string): string {
-  const line = text.replace(/\s+/g, " ").trim();
-  return line.length > MAX_TEXT ? `${line.slice(0, MAX_TEXT - 1)}…` : line;
 }

@@ -1,4 +1,3 @@
-import { styleText } from "node:util";
 import type { Command } from "commander";
 import { type SingleRun, startSingleRun, type SingleRunOptions } from "../../app/compose-run.js";
 import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
@@ -12,16 +11,19 @@ import type { RunRecord } from "../../runs/run-record.js";
 import { pickTask } from "../../runs/runnable-definition.js";
 import { didYouMean } from "../../schema/known-keys.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type GlobalOptions } from "../output.js";
+import { openRunLog } from "../terminal/run-log.js";
+import { createRunProgress } from "../terminal/run-progress.js";
+import { printRunSummary } from "../terminal/run-summary.js";
+import { isLiveTerminal, wantsColor } from "../terminal/terminal-style.js";
 import { runOnDaemon } from "./run-on-daemon.js";
-
-/** Longest part of a tool output or argument list shown on one progress line. */
-const PREVIEW_CHARACTERS = 160;
 
 export interface RunCommandOptions {
   agent: string;
   task?: string | undefined;
   config?: string | undefined;
   json?: boolean | undefined;
+  /** Log lines on stderr too; without it they go to `<data_dir>/logs/agentd-run.log`. */
+  verbose?: boolean | undefined;
   cwd?: string;
   environment?: NodeJS.ProcessEnv;
   /** Overrides for tests (the model, the tools). */
@@ -36,6 +38,8 @@ export interface RunCommandIo {
   stderr: (text: string) => void;
   /** Colours on progress lines. */
   color: boolean;
+  /** stderr is a terminal: a status line (spinner, elapsed time) is redrawn in place. */
+  live?: boolean | undefined;
   /** Registers the Ctrl-C handler; returns the function that removes it. */
   onInterrupt: (handler: () => void) => () => void;
   /**
@@ -105,9 +109,28 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     );
   }
 
+  const progress = createRunProgress({
+    write: io.stderr,
+    agent: definition.id,
+    color: io.color,
+    // Log lines on stderr would tear a redrawn status line: --verbose shows them as plain lines.
+    live: Boolean(io.live) && !options.verbose && !options.json,
+  });
+  // One printer for the run in this process and the run on a daemon: the same lines either way.
   const print = options.json
     ? (event: AgentEvent) => io.stdout(`${JSON.stringify(event)}\n`)
-    : progressPrinter(io, definition.id);
+    : (event: AgentEvent) => progress.show(event);
+  const say = progress.write;
+  const log = options.verbose || options.compose?.logger ? undefined : await openRunLog(config.data_dir);
+  // The status line goes and the log file is flushed before the summary, however the run ended.
+  const release = async () => {
+    progress.close();
+    await log?.close();
+  };
+  const done = async (record: RunRecord): Promise<number> => {
+    await release();
+    return finish(record, options, io);
+  };
   let run: SingleRun;
   try {
     run = await startSingleRun({
@@ -117,13 +140,17 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
       definition,
       task,
       onEvent: print,
+      logDestination: log?.stream,
       ...options.compose,
     });
   } catch (error) {
     const failure = toAgentdError(error);
     const holder = AgentdError.is(failure, "DATA_DIR_LOCKED") ? lockHolderOf(failure) : undefined;
     // Another `agentd run` holds the folder (or no holder could be named): said, not waited for.
-    if (holder?.command !== "start") return fail(failure, EXIT_FAILURE);
+    if (holder?.command !== "start") {
+      await release();
+      return fail(failure, EXIT_FAILURE);
+    }
     // A daemon owns the folder: it runs the run, this process shows it (one writer per folder).
     return runOnDaemon({
       holder,
@@ -133,22 +160,22 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
       task: options.task,
       onEvent: print,
       notice: (text) => {
-        if (!options.json) io.stderr(text);
+        if (!options.json) say(text);
       },
       onInterrupt: io.onInterrupt,
-    }).then(
-      (record) => finish(record, options, io),
-      (daemonFailure: unknown) => fail(toAgentdError(daemonFailure), EXIT_FAILURE),
-    );
+    }).then(done, async (daemonFailure: unknown) => {
+      await release();
+      return fail(toAgentdError(daemonFailure), EXIT_FAILURE);
+    });
   }
   // --json output is for programs: no one is asked there either.
   const onTerminal = io.approvalInput && !options.json ? io.approvalInput : undefined;
   const stopAskingApprovals = onTerminal
-    ? promptApprovals(run.approvals, { input: onTerminal, write: io.stderr })
-    : announceApprovals(run.approvals, io.stderr);
+    ? promptApprovals(run.approvals, { input: onTerminal, write: say })
+    : announceApprovals(run.approvals, say);
   const stopAskingQuestions = onTerminal
-    ? promptQuestions(run.questions, { input: onTerminal, write: io.stderr })
-    : announceQuestions(run.questions, io.stderr);
+    ? promptQuestions(run.questions, { input: onTerminal, write: say })
+    : announceQuestions(run.questions, say);
   const stopAsking = () => {
     stopAskingApprovals();
     stopAskingQuestions();
@@ -156,7 +183,7 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
   // The first Ctrl-C stops the run cleanly; the handler then steps aside, so a second one quits at once.
   const removeInterrupt = io.onInterrupt(() => {
     removeInterrupt();
-    if (!options.json) io.stderr("stopping the run (Ctrl-C again to quit at once)…\n");
+    if (!options.json) say("stopping the run (Ctrl-C again to quit at once)…\n");
     run.stop();
   });
   // The run is what this process is for: its timers (timeout, approval expiry) are unref'd, so while
@@ -167,13 +194,13 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
     removeInterrupt();
     stopAsking();
   });
-  return finish(record, options, io);
+  return done(record);
 }
 
 /** The run record (JSON) or the summary, and the exit code by outcome. */
 function finish(record: RunRecord, options: RunCommandOptions, io: RunCommandIo): number {
   if (options.json) io.stdout(`${JSON.stringify(record)}\n`);
-  else printSummary(record, io);
+  else printRunSummary(record, io);
   return record.status === "completed" ? EXIT_OK : EXIT_FAILURE;
 }
 
@@ -189,105 +216,28 @@ export function registerRunCommand(program: Command): void {
       "run one agent now, in this process, printing its events as they come; exit 0 when it completes",
     )
     .option("--follow", "print events as they come (always on for an in-process run)")
-    .action(async (agent: string, task: string | undefined, _options: unknown, command: Command) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
-      process.exitCode = await runAgentCommand(
-        { agent, task, config: globals.config, json: globals.json },
-        {
-          stdout: (text) => process.stdout.write(text),
-          stderr: (text) => process.stderr.write(text),
-          color: Boolean(process.stderr.isTTY) && !process.env["NO_COLOR"],
-          onInterrupt: (handler) => {
-            process.on("SIGINT", handler);
-            return () => process.off("SIGINT", handler);
+    .option("--verbose", "show log lines on stderr (else they go to <data_dir>/logs/agentd-run.log)")
+    .action(
+      async (agent: string, task: string | undefined, options: { verbose?: boolean }, command: Command) => {
+        const globals = command.optsWithGlobals<GlobalOptions>();
+        process.exitCode = await runAgentCommand(
+          { agent, task, config: globals.config, json: globals.json, verbose: options.verbose },
+          {
+            stdout: (text) => process.stdout.write(text),
+            stderr: (text) => process.stderr.write(text),
+            color: wantsColor(process.stderr),
+            live: isLiveTerminal(process.stderr),
+            onInterrupt: (handler) => {
+              process.on("SIGINT", handler);
+              return () => process.off("SIGINT", handler);
+            },
+            approvalInput: process.stdin.isTTY && process.stderr.isTTY ? process.stdin : undefined,
           },
-          approvalInput: process.stdin.isTTY && process.stderr.isTTY ? process.stdin : undefined,
-        },
-      );
-    });
+        );
+      },
+    );
 }
 
 function environment(options: RunCommandOptions): { environment?: NodeJS.ProcessEnv } {
   return options.environment ? { environment: options.environment } : {};
-}
-
-type Style = Parameters<typeof styleText>[0];
-
-function paint(io: RunCommandIo, style: Style, text: string): string {
-  return io.color ? styleText(style, text) : text;
-}
-
-/** A header, then one readable line per event on stderr: time, type, what happened. */
-function progressPrinter(io: RunCommandIo, agent: string): (event: AgentEvent) => void {
-  let started = false;
-  return (event) => {
-    if (!started) io.stderr(paint(io, "bold", `▶ ${agent} · run ${event.run ?? "?"}\n`));
-    started = true;
-    const line = describeEvent(event);
-    if (!line) return;
-    const time = paint(io, "dim", event.time.slice(11, 19));
-    io.stderr(`${time} ${paint(io, line.style, event.type.padEnd(11))} ${line.text}\n`);
-  };
-}
-
-function describeEvent(event: AgentEvent): { style: Style; text: string } | undefined {
-  switch (event.type) {
-    case "status":
-      return {
-        style: "cyan",
-        text: [event.data.status, event.data.reason, event.data.message].filter(Boolean).join(" · "),
-      };
-    case "thought":
-      return { style: "magenta", text: event.data.text.trim().replace(/\n/g, "\n                     ") };
-    case "action":
-      return { style: "blue", text: `${event.data.tool} ${preview(JSON.stringify(event.data.arguments))}` };
-    case "observation":
-      return {
-        style: event.data.ok ? "green" : "red",
-        text: `${event.data.ok ? "✓" : "✗"} ${event.data.tool} (${event.data.duration_ms} ms) ${preview(event.data.output)}`,
-      };
-    case "error":
-      return { style: "red", text: `${event.data.code}: ${event.data.message}` };
-    case "warning":
-      return { style: "yellow", text: `${event.data.code}: ${event.data.message}` };
-    case "fallback":
-      return { style: "yellow", text: `${event.data.from} → ${event.data.to}: ${event.data.message}` };
-    case "compaction":
-      return {
-        style: "yellow",
-        text: `${event.data.method}: ${event.data.messages_before} → ${event.data.messages_after} messages, ~${event.data.tokens_before} → ~${event.data.tokens_after} tokens`,
-      };
-    case "approval":
-      return { style: "yellow", text: `${event.data.state} ${event.data.tool} (approval ${event.data.id})` };
-    case "question":
-      return {
-        style: "yellow",
-        text: `${event.data.state} (question ${event.data.id}) ${event.data.answer ?? event.data.question}`,
-      };
-    case "result":
-      return undefined;
-    default:
-      return { style: "dim", text: preview(JSON.stringify(event.data)) };
-  }
-}
-
-function preview(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > PREVIEW_CHARACTERS ? `${flat.slice(0, PREVIEW_CHARACTERS)}…` : flat;
-}
-
-/** The outcome line on stderr, and the result text alone on stdout (so `agentd run x > out.md` works). */
-function printSummary(record: RunRecord, io: RunCommandIo): void {
-  const seconds =
-    record.ended_at && record.started_at
-      ? (Date.parse(record.ended_at) - Date.parse(record.started_at)) / 1000
-      : 0;
-  const outcome = [record.status, record.reason].filter(Boolean).join(" · ");
-  const cost = record.cost_usd > 0 ? ` · $${record.cost_usd.toFixed(4)}` : "";
-  const summary = `■ ${outcome} in ${seconds.toFixed(1)} s · ${record.usage.total_tokens} tokens${cost}\n`;
-  if (record.status === "completed" && record.result)
-    io.stdout(record.result.endsWith("\n") ? record.result : `${record.result}\n`);
-  if (record.error && record.status !== "completed")
-    io.stderr(`${record.error.code}: ${record.error.message}\n`);
-  io.stderr(paint(io, record.status === "completed" ? "green" : "red", summary));
 }
