@@ -7,6 +7,7 @@ import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { RunRecord } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
+import { RunRecordIndex } from "./run-record-index.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 
 export interface RunStoreOptions {
@@ -23,9 +24,7 @@ export interface RunStoreOptions {
  */
 export class RunStore implements RunRecords {
   readonly directory: string;
-  readonly #records = new Map<string, RunRecord>();
-  /** Agent id → id of its newest run. */
-  readonly #newestByAgent = new Map<string, string>();
+  readonly #records = new RunRecordIndex();
   readonly #indexFile: string;
   readonly #index: GroupedAppend;
   readonly #logger: Logger;
@@ -44,15 +43,14 @@ export class RunStore implements RunRecords {
     for (const entry of store.#readIndex()) {
       const record = store.#readRecord(entry.run) ?? entry.record;
       if (!record) continue;
-      store.#records.set(record.id, record);
-      store.#newestByAgent.set(record.agent, record.id);
+      store.#records.put(record);
     }
     return store;
   }
 
   /** Every run, oldest first. */
   all(): RunRecord[] {
-    return [...this.#records.values()];
+    return this.#records.all();
   }
 
   get(id: string): RunRecord | undefined {
@@ -61,8 +59,7 @@ export class RunStore implements RunRecords {
 
   /** The newest run of an agent. */
   lastOf(agentId: string): RunRecord | undefined {
-    const id = this.#newestByAgent.get(agentId);
-    return id === undefined ? undefined : this.#records.get(id);
+    return this.#records.lastOf(agentId);
   }
 
   /**
@@ -80,8 +77,7 @@ export class RunStore implements RunRecords {
       record,
     };
     await this.#index.append(JSON.stringify(entry));
-    this.#records.set(record.id, record);
-    this.#newestByAgent.set(record.agent, record.id);
+    this.#records.put(record);
   }
 
   /**
@@ -97,7 +93,7 @@ export class RunStore implements RunRecords {
         this.#logger.warn({ err: error, file }, "could not fsync a run record"),
       );
     }
-    this.#records.set(record.id, record);
+    this.#records.put(record);
   }
 
   #fileOf(id: string): string {

@@ -1,4 +1,5 @@
 import type { RunRecord } from "../../runs/run-record.js";
+import { RunRecordIndex } from "../../runs/run-record-index.js";
 import type { RunRecords } from "../../runs/run-records.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 
@@ -8,8 +9,7 @@ import type { PostgresWriter } from "./postgres-writer.js";
  * status event that reports them.
  */
 export class PostgresRunRecords implements RunRecords {
-  readonly #records = new Map<string, RunRecord>();
-  readonly #newestByAgent = new Map<string, string>();
+  readonly #records = new RunRecordIndex();
   /** Which node wrote each run last: the one running it while it is unfinished. */
   readonly #nodes: Map<string, string>;
   readonly #writer: PostgresWriter;
@@ -19,7 +19,7 @@ export class PostgresRunRecords implements RunRecords {
     this.#writer = writer;
     this.#nodes = nodes;
     this.#node = node;
-    for (const record of loaded) this.#remember(record);
+    for (const record of loaded) this.#records.put(record);
   }
 
   nodeOf(id: string): string | undefined {
@@ -27,7 +27,7 @@ export class PostgresRunRecords implements RunRecords {
   }
 
   all(): RunRecord[] {
-    return [...this.#records.values()];
+    return this.#records.all();
   }
 
   get(id: string): RunRecord | undefined {
@@ -35,32 +35,25 @@ export class PostgresRunRecords implements RunRecords {
   }
 
   lastOf(agentId: string): RunRecord | undefined {
-    const id = this.#newestByAgent.get(agentId);
-    return id === undefined ? undefined : this.#records.get(id);
+    return this.#records.lastOf(agentId);
   }
 
   /** Listed once committed, like the files store's: nothing reports a run a crash could lose. */
   async create(record: RunRecord): Promise<void> {
     await this.#writer.write({ kind: "run", record });
-    this.#remember(record);
+    this.#records.put(record);
     this.#nodes.set(record.id, this.#node);
   }
 
   save(record: RunRecord): void {
-    this.#remember(record);
+    this.#records.put(record);
     this.#nodes.set(record.id, this.#node);
     this.#writer.enqueue({ kind: "run", record });
   }
 
   /** A record another node wrote (from the change feed). */
   applyRemote(record: RunRecord, node: string): void {
-    this.#remember(record);
+    this.#records.put(record);
     this.#nodes.set(record.id, node);
-  }
-
-  #remember(record: RunRecord): void {
-    this.#records.set(record.id, record);
-    const newest = this.lastOf(record.agent);
-    if (!newest || newest.created_at <= record.created_at) this.#newestByAgent.set(record.agent, record.id);
   }
 }
