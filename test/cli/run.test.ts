@@ -162,6 +162,16 @@ describe("agentd run", () => {
     expect(server.chatRequests).toHaveLength(0);
   });
 
+  it("runs its agent while other agent files are broken: only its own files are read", async () => {
+    await writeAgent("broken", "description: [unclosed", "Body.");
+    await writeFile(path.join(directory, "agents", "Not An Id.md"), "no frontmatter at all\n");
+    server.enqueue(textReply("Hello anyway"));
+    const { io, output } = capture();
+    expect(await runAgentCommand(options("hello"), io)).toBe(0);
+    expect(output.stdout).toBe("Hello anyway\n");
+    expect(output.stderr).not.toContain("broken");
+  });
+
   it("offers agents: as agent__<id> tools, runs the child in data_dir and answers with its result", async () => {
     await writeAgent("lead", "description: Leads\nagents: [helper]", "You delegate.");
     await writeAgent("helper", "description: Lists risks for a plan", "You list risks.");

@@ -3,7 +3,7 @@ import { type SingleRun, startSingleRun, type SingleRunOptions } from "../../app
 import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
 import { announceQuestions, promptQuestions } from "../../questions/terminal-questions.js";
 import { loadConfig } from "../../config/load-config.js";
-import { loadDefinitions } from "../../definitions/load-definitions.js";
+import { loadAgentDefinitions } from "../../definitions/load-agent-definitions.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { AgentEvent } from "../../events/agent-event.js";
 import { type LockHolder, LockHolderSchema } from "../../locks/data-directory-lock.js";
@@ -75,13 +75,11 @@ export async function runAgentCommand(options: RunCommandOptions, io: RunCommand
   } catch (error) {
     return fail(toAgentdError(error, "CONFIG_INVALID"), EXIT_FAILURE);
   }
-  const snapshot = await loadDefinitions(config);
+  // Only this agent's files, its sub-agents' and their presets are read: not the whole folder.
+  const { snapshot, agentIds } = await loadAgentDefinitions(config, options.agent);
   const statuses = snapshot.agents.filter((status) => status.id === options.agent);
   if (statuses.length === 0) {
-    const suggestion = didYouMean(
-      options.agent,
-      snapshot.agents.map((status) => status.id),
-    );
+    const suggestion = didYouMean(options.agent, agentIds);
     const hint = suggestion
       ? `did you mean ${suggestion}?`
       : `agentd validate lists the agents in ${config.agents_dir}`;
