@@ -1,4 +1,3 @@
-import matter from "gray-matter";
 import { AgentdError } from "../errors/agentd-error.js";
 import { type LocatedYaml, parseLocatedYaml } from "../schema/yaml-document.js";
 
@@ -15,8 +14,8 @@ const FRONTMATTER_EXAMPLE =
   "start the file with a line ---, then `description: …`, then a line --- and the instructions";
 
 /**
- * Splits an agent file with gray-matter, parsing the frontmatter with the `yaml` package (YAML 1.2,
- * the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
+ * Splits an agent file into frontmatter and body, parsing the frontmatter with the `yaml` package
+ * (YAML 1.2, the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
  * for a missing or unclosed frontmatter and for a YAML syntax error.
  */
 export function splitFrontmatter(file: string, original: string): SplitAgentFile {
@@ -43,31 +42,17 @@ export function splitFrontmatter(file: string, original: string): SplitAgentFile
       hint: "add a line --- after the frontmatter, before the instructions",
     });
   }
-  let block: string | undefined;
-  // A fresh options object per call also keeps gray-matter from returning a cached, shared
-  // result for identical content. The engine only captures the block: it is parsed below.
-  const parsed = matter(text, {
-    language: "yaml",
-    engines: {
-      yaml: {
-        parse: (frontmatter: string) => {
-          block = frontmatter;
-          return {};
-        },
-        stringify: () => "",
-      },
-    },
-  });
-  if (parsed.language !== "yaml") {
-    throw new AgentdError("DEFINITION_INVALID", `frontmatter in "${parsed.language}" is not supported`, {
+  const { language, block, body } = cutFrontmatter(text);
+  if (language !== "yaml") {
+    throw new AgentdError("DEFINITION_INVALID", `frontmatter in "${language}" is not supported`, {
       file,
       line: 1,
       hint: "write the frontmatter in YAML: the first line is just ---",
     });
   }
-  if (block === undefined) return { data: {}, lineOf: () => undefined, body: parsed.content };
-  // The block gray-matter hands over starts right after the opening `---`, on line 1 of the file,
-  // so its line numbers are already the file's.
+  if (block === undefined) return { data: {}, lineOf: () => undefined, body };
+  // The block starts right after the opening `---`, on line 1 of the file, so its line numbers
+  // are already the file's.
   const located = parseLocatedYaml(block);
   if (located.syntaxError) {
     throw new AgentdError("DEFINITION_INVALID", `invalid YAML: ${located.syntaxError.message}`, {
@@ -76,7 +61,7 @@ export function splitFrontmatter(file: string, original: string): SplitAgentFile
       hint: "fix the YAML syntax on that line (quote values that contain `: ` or start with a special character)",
     });
   }
-  return { data: located.value ?? {}, lineOf: lazyLineOf(block), body: parsed.content };
+  return { data: located.value ?? {}, lineOf: lazyLineOf(block), body };
 }
 
 /**
@@ -89,4 +74,24 @@ function lazyLineOf(block: string): LocatedYaml["lineOf"] {
     located ??= parseLocatedYaml(block);
     return located.lineOf(path);
   };
+}
+
+/**
+ * Cuts a file that starts with `---` the way gray-matter (the splitter Jekyll-style tools share)
+ * does, without loading it: a language may follow the opening `---`; the block ends at the first
+ * line starting with `---`, or at the end of the file; one newline after it is not part of the body.
+ * `block` is undefined when it holds nothing but blank and comment lines.
+ */
+function cutFrontmatter(text: string): { language: string; block: string | undefined; body: string } {
+  let rest = text.slice(3);
+  const languageLine = rest.slice(0, rest.search(/\r?\n/));
+  const language = languageLine.trim() || "yaml";
+  rest = rest.slice(languageLine.length);
+  const close = rest.indexOf("\n---");
+  const block = close === -1 ? rest : rest.slice(0, close);
+  let body = close === -1 ? "" : rest.slice(close + 4);
+  if (body.startsWith("\r")) body = body.slice(1);
+  if (body.startsWith("\n")) body = body.slice(1);
+  const empty = block.replace(/^\s*#[^\n]+/gm, "").trim() === "";
+  return { language, block: empty ? undefined : block, body };
 }
