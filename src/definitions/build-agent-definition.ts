@@ -47,8 +47,10 @@ export function buildAgentDefinition(
     frontmatter,
     mergeSandboxSettings(config.sandbox, frontmatter.sandbox, project),
   );
-  // Only what the file itself lists is worth a warning (not the tools a foreign file implies).
-  if (agent.lineOf(["tools"]) !== undefined || agent.lineOf(["agents"]) !== undefined) {
+  // Only what the file itself lists is worth a warning (not the tools a foreign file implies). Asked
+  // only when there is a warning: a line costs parsing the frontmatter again.
+  const fileLists = () => agent.lineOf(["tools"]) !== undefined || agent.lineOf(["agents"]) !== undefined;
+  if (capabilities.warnings.length > 0 && fileLists()) {
     warnings.push(
       ...capabilities.warnings.map((warning) => `${whereIs(agent, ["capabilities"])} ${warning}`),
     );
