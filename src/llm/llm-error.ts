@@ -1,6 +1,6 @@
-import { APIConnectionError, APIError, APIUserAbortError } from "openai";
 import { AgentdError, type AgentdErrorOptions } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
+import { loadedOpenAiSdk } from "./openai-sdk.js";
 import { parseRetryAfter } from "./retry-delay.js";
 import { unreachableHint } from "./unreachable-hint.js";
 
@@ -107,21 +107,22 @@ export function llmError(
 export function classifyLlmError(thrown: unknown, site: CallSite): AgentdError {
   if (thrown instanceof AgentdError) return thrown;
   const where = `${site.model} at ${site.endpoint}`;
-  if (thrown instanceof APIUserAbortError) {
+  const sdk = loadedOpenAiSdk();
+  if (sdk && thrown instanceof sdk.APIUserAbortError) {
     return llmError("LLM_NETWORK", `the call to ${where} was aborted`, site, {
       retryable: false,
       kind: "aborted",
       cause: thrown,
     });
   }
-  if (thrown instanceof APIConnectionError) {
+  if (sdk && thrown instanceof sdk.APIConnectionError) {
     return llmError("LLM_NETWORK", `cannot reach ${where}: ${causeMessage(thrown)}`, site, {
       retryable: true,
       hint: unreachableHint(site.endpoint, site.model),
       cause: thrown,
     });
   }
-  if (thrown instanceof APIError && thrown.status !== undefined) {
+  if (sdk && thrown instanceof sdk.APIError && thrown.status !== undefined) {
     const retryAfterMilliseconds = parseRetryAfter(thrown.headers);
     return llmError("LLM_HTTP", `${where} answered HTTP ${thrown.status}: ${thrown.message}`, site, {
       retryable: isRetryableStatus(thrown.status),

@@ -1,5 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import OpenAI from "openai";
+import type OpenAI from "openai";
 import type { Config } from "../config/config-schema.js";
 import type { AgentdError } from "../errors/agentd-error.js";
 import { CircuitBreakers } from "./circuit-breakers.js";
@@ -7,6 +7,7 @@ import { LlmCallFeed, type LlmTelemetry } from "./llm-call-feed.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, LlmError, classifyLlmError } from "./llm-error.js";
+import { loadOpenAiSdk } from "./openai-sdk.js";
 import type { PriceTable } from "./price-table.js";
 import { type BackoffSettings, retryDelay } from "./retry-delay.js";
 import {
@@ -67,20 +68,29 @@ export class ModelClient implements ModelProvider {
   readonly breakers: CircuitBreakers;
   /** Every attempt, for metrics (calls by model and outcome, latency, retries). */
   readonly calls = new LlmCallFeed();
-  readonly #client: OpenAI;
+  #client: Promise<OpenAI> | undefined;
   readonly #settings: ModelClientSettings;
 
   constructor(settings: ModelClientSettings) {
     this.#settings = settings;
     this.endpoint = settings.baseUrl;
-    this.#client = new OpenAI({
-      baseURL: settings.baseUrl,
-      apiKey: settings.apiKey || "not-needed",
-      maxRetries: 0,
-      timeout: settings.timeouts.callMilliseconds,
-      logLevel: "off",
-    });
     this.breakers = new CircuitBreakers(settings.baseUrl, settings.circuitBreaker);
+  }
+
+  /** The SDK client, made on the first call (the SDK is imported then). */
+  #connect(): Promise<OpenAI> {
+    const settings = this.#settings;
+    this.#client ??= loadOpenAiSdk().then(
+      (sdk) =>
+        new sdk.OpenAI({
+          baseURL: settings.baseUrl,
+          apiKey: settings.apiKey || "not-needed",
+          maxRetries: 0,
+          timeout: settings.timeouts.callMilliseconds,
+          logLevel: "off",
+        }),
+    );
+    return this.#client;
   }
 
   /** The client for config `llm` (already expanded: base URL defaulted, secrets resolved). */
@@ -126,6 +136,7 @@ export class ModelClient implements ModelProvider {
   async #completeWithRetries(request: ChatRequest, options: CompleteOptions): Promise<ModelResponse> {
     const site = this.#site(request.model);
     const breaker = this.breakers.of(request.model);
+    const client = await this.#connect();
     for (let attempt = 1; ; attempt += 1) {
       const startedAt = performance.now();
       const report = (outcome: string, retried: boolean) =>
@@ -143,7 +154,7 @@ export class ModelClient implements ModelProvider {
       }
       try {
         const response = await streamCompletion(request, {
-          client: this.#client,
+          client,
           site,
           signal: options.signal,
           timeouts: this.#settings.timeouts,

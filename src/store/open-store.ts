@@ -2,7 +2,6 @@ import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { DurableStore } from "./durable-store.js";
 import { openFilesStore } from "./files-store.js";
-import { openPostgresStore } from "./postgres/postgres-store.js";
 
 export interface OpenStoreOptions {
   config: Config;
@@ -14,6 +13,8 @@ export interface OpenStoreOptions {
 export async function openStore(options: OpenStoreOptions): Promise<DurableStore> {
   const { config } = options;
   if (config.store.backend === "postgres" && config.store.url !== undefined) {
+    // Loaded only for this backend: the pg driver is not worth its start-up cost otherwise.
+    const { openPostgresStore } = await import("./postgres/postgres-store.js");
     return openPostgresStore({
       url: config.store.url,
       leaseMilliseconds: config.store.lease,

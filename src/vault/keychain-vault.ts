@@ -1,4 +1,4 @@
-import { AsyncEntry } from "@napi-rs/keyring";
+import type { AsyncEntry } from "@napi-rs/keyring";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { assertSecretName } from "./secret-name.js";
@@ -24,7 +24,7 @@ export class KeychainVault implements Vault {
 
   async get(name: string): Promise<string | undefined> {
     await this.#ensureAvailable();
-    return (await this.#call(() => this.#entry(name).getPassword())) ?? undefined;
+    return (await this.#call(async () => (await this.#entry(name)).getPassword())) ?? undefined;
   }
 
   async list(): Promise<string[]> {
@@ -35,7 +35,7 @@ export class KeychainVault implements Vault {
   async set(name: string, value: string): Promise<void> {
     assertSecretName(name);
     await this.#ensureAvailable();
-    await this.#call(() => this.#entry(name).setPassword(value));
+    await this.#call(async () => (await this.#entry(name)).setPassword(value));
     const names = new Set(await this.#readIndex());
     names.add(name);
     await this.#writeIndex([...names]);
@@ -44,19 +44,23 @@ export class KeychainVault implements Vault {
   async remove(name: string): Promise<boolean> {
     await this.#ensureAvailable();
     const names = await this.#readIndex();
-    const removed = await this.#call(() => this.#entry(name).deletePassword()).catch(() => false);
+    const removed = await this.#call(async () => (await this.#entry(name)).deletePassword()).catch(
+      () => false,
+    );
     await this.#writeIndex(names.filter((known) => known !== name));
     return removed || names.includes(name);
   }
 
-  #entry(name: string): AsyncEntry {
+  /** The native keychain binding loads on first use, so no other vault pays for it at start-up. */
+  async #entry(name: string): Promise<AsyncEntry> {
+    const { AsyncEntry } = await import("@napi-rs/keyring");
     return new AsyncEntry(this.#service, name);
   }
 
   /** A keychain that cannot store reads as empty: write the index once to find out. */
   #ensureAvailable(): Promise<void> {
     this.#ready ??= (async () => {
-      const index = await this.#call(() => this.#entry(INDEX_ENTRY).getPassword());
+      const index = await this.#call(async () => (await this.#entry(INDEX_ENTRY)).getPassword());
       if (index === null) await this.#writeIndex([]);
     })();
     this.#ready.catch(() => (this.#ready = undefined));
@@ -64,7 +68,7 @@ export class KeychainVault implements Vault {
   }
 
   async #readIndex(): Promise<string[]> {
-    const text = await this.#call(() => this.#entry(INDEX_ENTRY).getPassword());
+    const text = await this.#call(async () => (await this.#entry(INDEX_ENTRY)).getPassword());
     if (text === null) return [];
     try {
       return IndexSchema.parse(JSON.parse(text)).sort();
@@ -80,7 +84,9 @@ export class KeychainVault implements Vault {
   }
 
   async #writeIndex(names: string[]): Promise<void> {
-    await this.#call(() => this.#entry(INDEX_ENTRY).setPassword(JSON.stringify([...new Set(names)].sort())));
+    await this.#call(async () =>
+      (await this.#entry(INDEX_ENTRY)).setPassword(JSON.stringify([...new Set(names)].sort())),
+    );
   }
 
   async #call<Result>(operation: () => Promise<Result>): Promise<Result> {
