@@ -3,16 +3,39 @@ import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { RunRecord } from "../runs/run-record.js";
 import { isTerminal } from "../runs/run-status.js";
+import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ClusterMembership, RunControlMessage } from "../store/cluster-membership.js";
 
 /**
  * The runs as the API serves them on a node of a cluster: stop, pause and resume of a run in
- * flight on another node are sent to that node (the answer is the record as this node knows it;
- * the `status` event follows); everything else is this node's run manager.
+ * flight on another node are sent to that node, and a stop of a run still in the cluster's queue
+ * takes it out of the queue (the answer is the record as this node knows it; the `status` event
+ * follows); everything else is this node's run manager.
  */
-export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger: Logger): RunsService {
+export function clusterRuns(
+  runs: RunManager,
+  cluster: ClusterMembership,
+  logger: Logger,
+  queue?: SharedRunQueue,
+): RunsService {
+  /** A run still in the cluster's queue: taken out before a node claims it, or stopped where it went. */
+  const stopQueued = (record: RunRecord): RunRecord => {
+    queue
+      ?.withdraw(record.id)
+      .then((withdrawal) => {
+        if (withdrawal.withdrawn) runs.stopWithdrawn(record);
+        else if (withdrawal.node === cluster.node) runs.stop(record.id);
+        else if (withdrawal.node !== undefined)
+          return cluster.sendControl({ node: withdrawal.node, run: record.id, action: "stop" });
+        return undefined;
+      })
+      .catch((error: unknown) => logger.warn({ err: error, run: record.id }, "could not stop a queued run"));
+    return record;
+  };
   const act = (id: string, action: RunControlMessage["action"]): RunRecord => {
     const record = runs.get(id);
+    if (queue && action === "stop" && record?.status === "queued" && !runs.isHere(id))
+      return stopQueued(record);
     const node = cluster.nodeOf(id);
     if (record && !isTerminal(record.status) && node !== undefined && node !== cluster.node) {
       cluster

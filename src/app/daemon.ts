@@ -126,6 +126,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     now,
     definitions: () => definitions.snapshot(),
     requeueQueuedRuns: true,
+    shareQueue: true,
     model: overrides.model,
     tools: overrides.tools,
     workerFor: overrides.workerFor,
@@ -185,7 +186,9 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
       nextFire: (agentId) => scheduler.nextFire(agentId),
       lastRun: (agentId) => runs.lastRun(agentId),
     }),
-    runs: store.cluster ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" })) : runs,
+    runs: store.cluster
+      ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue)
+      : runs,
     events,
     approvals: overrides.approvals ?? approvals,
     questions,

@@ -42,6 +42,11 @@ export interface RunCoreOptions {
    * the daemon's next start (`agentd run`, which runs only its own run).
    */
   requeueQueuedRuns: boolean;
+  /**
+   * Runs started here go through the cluster's queue when the store has one (the daemon); without
+   * it (`agentd run`) the run stays in this process.
+   */
+  shareQueue?: boolean | undefined;
   /** Swapped in by tests and benchmarks: the LLM endpoint, every tool call, the worker per definition. */
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
@@ -134,6 +139,8 @@ export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> 
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
     recover: store.cluster === undefined,
+    sharedQueue: options.shareQueue === true ? store.queue : undefined,
+    node: store.cluster?.node,
     logger: logger.child({ module: "runs" }),
     now,
   });

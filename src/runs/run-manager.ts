@@ -26,6 +26,7 @@ import {
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunRecords } from "./run-records.js";
 import { recoverInterruptedRuns } from "./recover-runs.js";
+import type { SharedRunQueue } from "./shared-run-queue.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
@@ -57,6 +58,13 @@ export interface RunManagerOptions {
    * unfinished there belong to other nodes, which the lease watch ends if they die.
    */
   recover?: boolean;
+  /**
+   * The cluster's queue (PostgreSQL store, daemon only): runs started here are queued there and
+   * run by whichever node claims them; this node claims while it has free slots.
+   */
+  sharedQueue?: SharedRunQueue | undefined;
+  /** This node's id in the cluster, recorded in each run it executes. */
+  node?: string | undefined;
 }
 
 /** Filters of `GET /runs`. */
@@ -104,6 +112,10 @@ export class RunManager implements ChildRuns {
   readonly #idle = new IdleWaiters();
   #accepting = true;
   #dispatchScheduled = false;
+  /** A claim on the shared queue in flight, and whether another was asked for meanwhile. */
+  #claiming = false;
+  #claimAgain = false;
+  readonly #stopClaiming: () => void;
   /** Runs recovery marked failed/crashed at start-up. */
   readonly recovered: RunRecord[];
   /** Runs found `queued` at start-up and queued again, in their order. */
@@ -120,6 +132,7 @@ export class RunManager implements ChildRuns {
         : recoverInterruptedRuns(options.store, options.events, this.#now);
     this.recovered = recovered.crashed;
     if (options.requeueQueuedRuns ?? true) for (const record of recovered.queued) this.#requeue(record);
+    this.#stopClaiming = options.sharedQueue?.onWork(() => this.#claim()) ?? (() => undefined);
     this.#dispatch();
   }
 
@@ -160,15 +173,11 @@ export class RunManager implements ChildRuns {
 
   #failQueued(record: RunRecord, why: string): void {
     const message = `queued before a restart, but cannot run now: ${why}`;
-    const failed = this.#redact({
-      ...record,
-      status: "failed",
-      reason: "crashed",
-      ended_at: this.#now().toISOString(),
-      error: { code: "CONFLICT", message },
-    });
-    this.#options.store.save(failed);
-    this.#publishStatus(failed, message);
+    this.#endUnstarted(
+      record,
+      { status: "failed", reason: "crashed", error: { code: "CONFLICT", message } },
+      message,
+    );
   }
 
   /** Queues a run of `agentId`; it starts as soon as the limits allow. */
@@ -195,6 +204,7 @@ export class RunManager implements ChildRuns {
       usage: EMPTY_USAGE,
       cost_usd: 0,
     });
+    if (this.#options.sharedQueue) return this.#post(this.#options.sharedQueue, record);
     // Counted as the agent's (overlap, queue limit) while its record is being written.
     const live: LiveRun = { record, definition, workerStatus: "running", depth: 0 };
     this.#live.set(record.id, live);
@@ -216,6 +226,99 @@ export class RunManager implements ChildRuns {
     // Workers start outside the tick that answers the request.
     this.#dispatchSoon();
     return record;
+  }
+
+  /** Queues a new run for the cluster: the node that claims it runs it (maybe this one). */
+  async #post(queue: SharedRunQueue, record: RunRecord): Promise<RunRecord> {
+    try {
+      await queue.post(record);
+    } catch (error) {
+      throw storeFailure(record, error);
+    }
+    this.#publishStatus(record);
+    return record;
+  }
+
+  /**
+   * Claims from the cluster's queue as many runs as this node has free slots (one claim at a
+   * time; asked again meanwhile, it claims again after) and starts them here.
+   */
+  #claim(): void {
+    const queue = this.#options.sharedQueue;
+    if (!queue || !this.#accepting) return;
+    if (this.#claiming) {
+      this.#claimAgain = true;
+      return;
+    }
+    let waitingHere = 0;
+    for (const id of this.#queue) if (!this.#live.get(id)?.parentControl) waitingHere += 1;
+    const free = this.#options.concurrency - this.#inFlight.total - waitingHere;
+    if (free <= 0) return;
+    this.#claiming = true;
+    queue
+      .claim(free, (agentId) => {
+        const availability = this.#options.agents(agentId);
+        return availability?.state === "ready" ? availability.definition.limits.max_concurrent_runs : 0;
+      })
+      .then(async (records) => {
+        // Stopping meanwhile: the others run them.
+        if (!this.#accepting) return queue.release(records.map((record) => record.id));
+        for (const record of records) this.#startClaimed(record);
+        // All slots filled: more may be waiting for the next free one.
+        if (records.length === free) this.#claimAgain = true;
+      })
+      .catch((error: unknown) =>
+        this.#options.logger.warn({ err: error }, "could not claim runs from the cluster's queue"),
+      )
+      .finally(() => {
+        this.#claiming = false;
+        if (this.#claimAgain) {
+          this.#claimAgain = false;
+          this.#claim();
+        }
+      });
+  }
+
+  /** Starts a run this node claimed from the cluster's queue, on this node's definition. */
+  #startClaimed(claimed: RunRecord): void {
+    let definition: AgentDefinition;
+    try {
+      definition = runnableDefinition(this.#options.agents, claimed.agent);
+    } catch (error) {
+      const why = `claimed by a node that cannot run it: ${error instanceof Error ? error.message : String(error)}`;
+      this.#endUnstarted(claimed, { status: "failed", error: { code: "CONFLICT", message: why } }, why);
+      return;
+    }
+    const live: LiveRun = {
+      record: { ...claimed, definition_hash: definition.hash },
+      definition,
+      workerStatus: "running",
+      depth: 0,
+    };
+    this.#live.set(claimed.id, live);
+    this.#launch(live);
+  }
+
+  /** Whether this node holds the run: queued here or in flight here. */
+  isHere(id: string): boolean {
+    return this.#live.has(id);
+  }
+
+  /** Ends as stopped a run this node took out of the cluster's queue before anyone claimed it. */
+  stopWithdrawn(record: RunRecord): RunRecord {
+    return this.#endUnstarted(
+      record,
+      { status: "stopped", reason: "user_stop" },
+      "stopped before it started",
+    );
+  }
+
+  /** Ends a run that never started here (no slot, no control): its record, then its status event. */
+  #endUnstarted(record: RunRecord, patch: Partial<RunRecord>, message: string): RunRecord {
+    const ended = this.#redact({ ...record, ...patch, ended_at: this.#now().toISOString() });
+    this.#options.store.save(ended);
+    this.#publishStatus(ended, message);
+    return ended;
   }
 
   /**
@@ -317,6 +420,8 @@ export class RunManager implements ChildRuns {
 
   /** Runs of an agent not finished yet (queued, running, paused or waiting). */
   unfinishedRuns(agentId: string): number {
+    // On a shared queue, the cluster's runs: overlap counts the agent's runs on every node.
+    if (this.#options.sharedQueue) return this.#options.store.unfinishedOf(agentId).unfinished;
     let count = 0;
     for (const run of this.#live.values()) if (run.record.agent === agentId) count += 1;
     return count;
@@ -324,6 +429,7 @@ export class RunManager implements ChildRuns {
 
   /** Runs of an agent waiting for a slot (not started yet). */
   queuedRuns(agentId: string): number {
+    if (this.#options.sharedQueue) return this.#options.store.unfinishedOf(agentId).queued;
     let count = 0;
     for (const run of this.#live.values()) {
       if (run.record.agent === agentId && run.record.status === "queued") count += 1;
@@ -332,6 +438,7 @@ export class RunManager implements ChildRuns {
   }
 
   queueDepth(): number {
+    if (this.#options.sharedQueue) return this.#options.store.queuedCount();
     return this.#queue.length;
   }
 
@@ -434,6 +541,7 @@ export class RunManager implements ChildRuns {
   /** Shutdown, first step: new runs are refused with SHUTTING_DOWN and queued runs are stopped. */
   stopAccepting(): void {
     this.#accepting = false;
+    this.#stopClaiming();
     for (const id of [...this.#queue]) {
       const run = this.#live.get(id);
       this.#dequeue(id);
@@ -503,6 +611,7 @@ export class RunManager implements ChildRuns {
       this.#dequeue(id);
       this.#launch(run);
     }
+    this.#claim();
   }
 
   #dequeue(id: string): void {
@@ -518,7 +627,11 @@ export class RunManager implements ChildRuns {
     });
     run.control = control;
     this.#inFlight.add(run.record.agent, 1);
-    this.#transition(run, { status: "running", started_at: this.#now().toISOString() });
+    this.#transition(run, {
+      status: "running",
+      started_at: this.#now().toISOString(),
+      ...(this.#options.node === undefined ? {} : { node: this.#options.node }),
+    });
     const context: RunContext = {
       runId: run.record.id,
       definition,

@@ -1,4 +1,11 @@
 import type { RunRecord } from "./run-record.js";
+import { isTerminal } from "./run-status.js";
+
+/** An agent's runs not finished yet (queued, running, paused or waiting), and how many are queued. */
+export interface UnfinishedRuns {
+  unfinished: number;
+  queued: number;
+}
 
 /**
  * Every run record held in memory, and each agent's newest run, for the stores that keep them:
@@ -10,15 +17,46 @@ export class RunRecordIndex {
   readonly #records = new Map<string, RunRecord>();
   /** Agent id → id of its newest run. */
   readonly #newestByAgent = new Map<string, string>();
+  /** Agent id → its unfinished runs and their status: counts without a scan. */
+  readonly #unfinishedByAgent = new Map<string, Map<string, RunRecord["status"]>>();
+  #queued = 0;
 
   /** Adds a new record or replaces the current one of the same run. */
   put(record: RunRecord): void {
-    const isNew = !this.#records.has(record.id);
+    const previous = this.#records.get(record.id);
+    const isNew = previous === undefined;
     this.#records.set(record.id, record);
+    this.#count(previous, record);
     const newest = this.lastOf(record.agent);
     const isNewer =
       !newest || newest.created_at < record.created_at || (isNew && newest.created_at === record.created_at);
     if (isNewer) this.#newestByAgent.set(record.agent, record.id);
+  }
+
+  /** An agent's unfinished runs, of every node when the store is shared. */
+  unfinishedOf(agentId: string): UnfinishedRuns {
+    const statuses = this.#unfinishedByAgent.get(agentId);
+    let queued = 0;
+    for (const status of statuses?.values() ?? []) if (status === "queued") queued += 1;
+    return { unfinished: statuses?.size ?? 0, queued };
+  }
+
+  /** Runs queued and not started yet, of every agent. */
+  get queued(): number {
+    return this.#queued;
+  }
+
+  #count(previous: RunRecord | undefined, record: RunRecord): void {
+    if (previous?.status === "queued") this.#queued -= 1;
+    if (record.status === "queued") this.#queued += 1;
+    let statuses = this.#unfinishedByAgent.get(record.agent);
+    if (isTerminal(record.status)) {
+      statuses?.delete(record.id);
+      if (statuses?.size === 0) this.#unfinishedByAgent.delete(record.agent);
+      return;
+    }
+    if (!statuses) this.#unfinishedByAgent.set(record.agent, (statuses = new Map()));
+    statuses.set(record.id, record.status);
   }
 
   /** Every run, in the order they were first added. */

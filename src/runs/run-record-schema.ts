@@ -28,6 +28,7 @@ export const RunRecordObjectSchema = z.object({
   definition_hash: z.string(),
   worker: z.string().optional(),
   created_at: z.string(),
+  node: z.string().optional(),
   started_at: z.string().optional(),
   ended_at: z.string().optional(),
   usage: UsageSchema,

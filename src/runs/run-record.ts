@@ -27,6 +27,8 @@ export interface RunRecord {
   /** "llm", "cli:claude", "cli:claude→llm" after a fallback. */
   worker?: string;
   created_at: string;
+  /** The node of the cluster that executed the run (PostgreSQL store); absent on one daemon. */
+  node?: string;
   started_at?: string;
   ended_at?: string;
   usage: Usage;

@@ -1,3 +1,4 @@
+import type { UnfinishedRuns } from "./run-record-index.js";
 import type { RunRecord } from "./run-record.js";
 
 /**
@@ -10,6 +11,10 @@ export interface RunRecords {
   get(id: string): RunRecord | undefined;
   /** The newest run of an agent. */
   lastOf(agentId: string): RunRecord | undefined;
+  /** An agent's runs not finished yet, from memory (of every node when the store is shared). */
+  unfinishedOf(agentId: string): UnfinishedRuns;
+  /** Runs queued and not started yet, of every agent. */
+  queuedCount(): number;
   /** Registers a new run; resolves once it is durable (only then is it listed). */
   create(record: RunRecord): Promise<void>;
   /** Replaces a run's record. */

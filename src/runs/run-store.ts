@@ -7,7 +7,7 @@ import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { RunRecord } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
-import { RunRecordIndex } from "./run-record-index.js";
+import { RunRecordIndex, type UnfinishedRuns } from "./run-record-index.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 
 export interface RunStoreOptions {
@@ -55,6 +55,14 @@ export class RunStore implements RunRecords {
 
   get(id: string): RunRecord | undefined {
     return this.#records.get(id);
+  }
+
+  unfinishedOf(agentId: string): UnfinishedRuns {
+    return this.#records.unfinishedOf(agentId);
+  }
+
+  queuedCount(): number {
+    return this.#records.queued;
   }
 
   /** The newest run of an agent. */

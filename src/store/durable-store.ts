@@ -3,6 +3,7 @@ import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
 import type { RunRecords } from "../runs/run-records.js";
+import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { ClusterMembership } from "./cluster-membership.js";
 
@@ -41,6 +42,8 @@ export interface DurableStore {
   createBus?(options: BusOptions): EventHub;
   /** The cluster this daemon joined (PostgreSQL only). */
   readonly cluster?: ClusterMembership;
+  /** The cluster's queue: runs posted to any node, claimed by a node with a free slot (PostgreSQL only). */
+  readonly queue?: SharedRunQueue;
   /** Starts following the other nodes; called once every listener of the bus is subscribed. */
   start(): Promise<void>;
   /** Waits for accepted writes to land (bounded), then lets go of the store. */

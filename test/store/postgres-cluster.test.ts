@@ -32,7 +32,8 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
         events: { buffer_size: 5_000 },
         concurrency: 20,
       });
-      workspace.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick" } });
+      // overlap: queue, so a tick slowed down by a loaded machine does not skip the next fire.
+      workspace.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick", overlap: "queue" } });
       workspace.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
       workspace.writeAgent("slow", {});
       // Nodes start one after the other here, but each migrates under the advisory lock anyway.
@@ -111,13 +112,18 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
   });
 
   it("ends the runs of a node killed with -9 as failed (crashed) on another node within the lease", async () => {
-    const [first, , third] = nodes as [DaemonProcess, DaemonProcess, DaemonProcess];
-    const run = await startRun(third, "slow", "hang forever");
-    await waitFor(
-      async () => ((await getRun(first, run)).status === "running" ? true : undefined),
-      "the run",
-    );
-    await third.kill();
+    const run = await startRun(nodes[2] as DaemonProcess, "slow", "hang forever");
+    // Whichever node claimed it runs it: that one is killed, another one watches.
+    const started = await waitFor(async () => {
+      const record = await getRun(nodes[0] as DaemonProcess, run);
+      return record.status === "running" ? record : undefined;
+    }, "the run");
+    const health = await Promise.all(nodes.map((node) => node.request("GET", "/health")));
+    const runningIndex = health.findIndex((reply) => (reply.body as { node: string }).node === started.node);
+    expect(runningIndex).toBeGreaterThanOrEqual(0);
+    const running = nodes[runningIndex] as DaemonProcess;
+    const first = nodes[(runningIndex + 1) % 3] as DaemonProcess;
+    await running.kill();
     const ended: RunRecord = await waitFor(
       async () => {
         const record = await getRun(first, run);
@@ -127,9 +133,9 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       LEASE_MILLISECONDS * 10,
     );
     expect(ended.reason).toBe("crashed");
-    const health = (await first.request("GET", "/health")).body as {
+    const after = (await first.request("GET", "/health")).body as {
       store: { backend: string; connected: boolean };
     };
-    expect(health.store).toMatchObject({ backend: "postgres", connected: true });
+    expect(after.store).toMatchObject({ backend: "postgres", connected: true });
   });
 });

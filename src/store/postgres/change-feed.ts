@@ -16,11 +16,13 @@ export interface ChangeFeedOptions {
   /** The last change already loaded (the start-up snapshot's). */
   after: string;
   /** A run record written by another node. */
-  onRun: (record: RunRecord, node: string) => void;
+  onRun: (record: RunRecord, node: string, change: string) => void;
   /** A committed event (of any node), in commit order. */
   onEvent: (event: AgentEvent) => void;
   /** A message on the `agentd_control` channel (an action on a run, for whichever node runs it). */
   onControl: (payload: string) => void;
+  /** A notification on `agentd_queue`: a run was queued for the cluster, or one ended. */
+  onQueue: () => void;
 }
 
 /**
@@ -81,6 +83,7 @@ export class ChangeFeed {
     const client = new pg.Client({ connectionString: this.#options.url });
     client.on("notification", (message) => {
       if (message.channel === "agentd_control") this.#options.onControl(message.payload ?? "");
+      else if (message.channel === "agentd_queue") this.#options.onQueue();
       else this.read();
     });
     client.on("error", (error) => {
@@ -91,6 +94,7 @@ export class ChangeFeed {
     await client.connect();
     await client.query("LISTEN agentd_changes");
     await client.query("LISTEN agentd_control");
+    await client.query("LISTEN agentd_queue");
     this.#listener = client;
     this.#reconnectDelay = 100;
   }
@@ -134,7 +138,7 @@ export class ChangeFeed {
       if (BigInt(row.change) > newest) newest = BigInt(row.change);
       if (row.node === this.#options.node) continue;
       const parsed = RunRecordSchema.safeParse(row.record);
-      if (parsed.success) this.#options.onRun(parsed.data, row.node);
+      if (parsed.success) this.#options.onRun(parsed.data, row.node, row.change);
     }
     for (const row of events) {
       if (BigInt(row.change) > newest) newest = BigInt(row.change);

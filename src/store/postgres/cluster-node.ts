@@ -118,8 +118,9 @@ export class ClusterNode {
       );
       for (const { id } of dead.rows) {
         const result = await client.query<{ record: unknown }>(
-          `UPDATE agentd_runs SET node = $2 WHERE node = $1
-           AND status NOT IN ('completed', 'failed', 'stopped') RETURNING record`,
+          // The runs it claimed (or wrote last); runs it posted that nobody claimed stay queued.
+          `UPDATE agentd_runs SET node = $2, claimed_by = $2
+           WHERE claimed_by = $1 AND status NOT IN ('completed', 'failed', 'stopped') RETURNING record`,
           [id, this.id],
         );
         const runs = result.rows.flatMap((row) => {

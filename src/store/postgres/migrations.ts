@@ -54,6 +54,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE agentd_checkpoints (run text PRIMARY KEY, checkpoint jsonb NOT NULL);
     `,
   },
+  {
+    version: 2,
+    description: "runs queued for the cluster: claimed by one node",
+    sql: `
+      ALTER TABLE agentd_runs ADD COLUMN claimed_by text;
+      UPDATE agentd_runs SET claimed_by = node;
+      CREATE INDEX agentd_runs_claimable ON agentd_runs (created_at, id)
+        WHERE status = 'queued' AND claimed_by IS NULL;
+      CREATE INDEX agentd_runs_agent_unfinished ON agentd_runs (agent)
+        WHERE status IN ('queued', 'running', 'paused', 'waiting');
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

@@ -11,6 +11,7 @@ import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
+import { PostgresRunQueue } from "./postgres-run-queue.js";
 import { PostgresRunRecords } from "./postgres-run-records.js";
 import { PostgresScheduleStates } from "./postgres-schedule-states.js";
 import { PostgresWriter } from "./postgres-writer.js";
@@ -70,15 +71,25 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     node: node.id,
     logger,
     after: snapshot.change,
-    onRun: (record, writer) => runs.applyRemote(record, writer),
+    onRun: (record, writer, change) => runs.applyRemote(record, writer, change),
     onEvent: (event) => bus?.deliver(event),
     onControl: (payload) => {
       const parsed = RunControlMessageSchema.safeParse(parseJson(payload));
       if (parsed.success && parsed.data.node === node.id) handlers?.control(parsed.data);
     },
+    onQueue: () => queue.wake(),
   });
-  const writer = new PostgresWriter({ pool, node: node.id, logger, onCommitted: () => feed.read() });
+  const writer = new PostgresWriter({
+    pool,
+    node: node.id,
+    logger,
+    onSettled: (batch, change) => {
+      runs.settled(batch, change);
+      if (change !== undefined) feed.read();
+    },
+  });
   const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);
+  const queue = new PostgresRunQueue({ pool, runs, node: node.id, logger });
   const checkpoints = new PostgresCheckpoints({ writer, pool, now });
   const cluster: ClusterMembership = {
     node: node.id,
@@ -100,6 +111,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schedules: new PostgresScheduleStates({ writer, pool, node: node.id, logger }, snapshot.states),
     checkpoints,
     cluster,
+    queue,
     createBus: (busOptions) => {
       bus = new PostgresEventBus({ writer, ...busOptions });
       return bus;
@@ -115,6 +127,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       await feed.start();
     },
     close: async () => {
+      queue.close();
       await writer.flushed(CLOSE_FLUSH_MILLISECONDS);
       writer.close();
       await feed.close();

@@ -15,8 +15,11 @@ export interface PostgresWriterOptions {
   pool: pg.Pool;
   node: string;
   logger: Logger;
-  /** Called after each commit: the change feed reads what was written. */
-  onCommitted: () => void;
+  /**
+   * Called after each batch: committed with its change number (the change feed reads what was
+   * written), or dropped (`change` undefined) when PostgreSQL kept refusing it.
+   */
+  onSettled: (batch: WriteOperation[], change: string | undefined) => void;
 }
 
 /**
@@ -113,9 +116,10 @@ export class PostgresWriter {
     while (this.#queue.length > 0 && !this.#closed) {
       const batch = this.#queue.slice(0, BATCH_SIZE);
       try {
+        let change: string;
         const client = await this.#options.pool.connect();
         try {
-          await writeBatch(client, this.#options.node, batch);
+          change = await writeBatch(client, this.#options.node, batch);
         } finally {
           client.release();
         }
@@ -126,7 +130,7 @@ export class PostgresWriter {
         this.#lastError = undefined;
         delay = FIRST_RETRY_MILLISECONDS;
         attempts = 0;
-        this.#options.onCommitted();
+        this.#options.onSettled(batch, change);
       } catch (error) {
         attempts += 1;
         const message = error instanceof Error ? error.message : String(error);
@@ -137,6 +141,7 @@ export class PostgresWriter {
           );
           this.#queue.splice(0, batch.length);
           this.#settle(batch);
+          this.#options.onSettled(batch, undefined);
           attempts = 0;
           continue;
         }

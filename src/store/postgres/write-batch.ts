@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { RunRecord } from "../../runs/run-record.js";
+import { isTerminal } from "../../runs/run-status.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { TimedDraft, WriteOperation } from "./write-operation.js";
 
@@ -11,7 +12,7 @@ import type { TimedDraft, WriteOperation } from "./write-operation.js";
 const CHANGES_LOCK = 7_412_000_002;
 
 /**
- * Writes a batch in one transaction with one change number. Event ids come from the per-agent
+ * Writes a batch in one transaction with one change number, which it returns. Event ids come from the per-agent
  * counter row, bumped in the same transaction as the inserts: two nodes writing events of one
  * agent wait on that row, and a rolled-back write gives its ids back, so ids never skip nor repeat.
  */
@@ -19,18 +20,19 @@ export async function writeBatch(
   client: pg.PoolClient,
   node: string,
   batch: WriteOperation[],
-): Promise<void> {
+): Promise<string> {
   await client.query("BEGIN");
   try {
     await client.query("SELECT pg_advisory_xact_lock($1)", [CHANGES_LOCK]);
     const changeRow = await client.query<{ change: string }>("SELECT nextval('agentd_changes') AS change");
     const change = changeRow.rows[0]?.change ?? "0";
-    const runs = new Map<string, RunRecord>();
+    const runs = new Map<string, { record: RunRecord; claimable: boolean }>();
     const drafts: TimedDraft[] = [];
     const states = new Map<string, AgentScheduleState | undefined>();
     const checkpoints = new Map<string, Checkpoint | undefined>();
     for (const operation of batch) {
-      if (operation.kind === "run") runs.set(operation.record.id, operation.record);
+      if (operation.kind === "run")
+        runs.set(operation.record.id, { record: operation.record, claimable: operation.claimable === true });
       else if (operation.kind === "event") drafts.push(operation.draft);
       else if (operation.kind === "schedule_state") states.set(operation.agent, operation.state);
       else checkpoints.set(operation.run, operation.checkpoint);
@@ -40,34 +42,46 @@ export async function writeBatch(
     await writeStates(client, states);
     await writeCheckpoints(client, checkpoints);
     await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
+    // A run queued for the cluster, or a slot freed: nodes with room try to claim.
+    const queueMoved = [...runs.values()].some(
+      ({ record, claimable }) => claimable || isTerminal(record.status),
+    );
+    if (queueMoved) await client.query("SELECT pg_notify('agentd_queue', '')");
     await client.query("COMMIT");
+    return change;
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
   }
 }
 
+/**
+ * A run written by this node is this node's (`claimed_by`), except a new run queued for the
+ * cluster, which waits unclaimed until a node with a free slot claims it.
+ */
 async function writeRuns(
   client: pg.PoolClient,
   node: string,
   change: string,
-  records: RunRecord[],
+  writes: Array<{ record: RunRecord; claimable: boolean }>,
 ): Promise<void> {
-  if (records.length === 0) return;
+  if (writes.length === 0) return;
   await client.query(
-    `INSERT INTO agentd_runs (id, agent, node, status, created_at, record, change)
-     SELECT id, agent, $1, status, created_at, record::jsonb, $2
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS r(id, agent, status, created_at, record)
+    `INSERT INTO agentd_runs (id, agent, node, status, created_at, record, change, claimed_by)
+     SELECT id, agent, $1, status, created_at, record::jsonb, $2, CASE WHEN claimable THEN NULL ELSE $1 END
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
+       AS r(id, agent, status, created_at, record, claimable)
      ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, status = EXCLUDED.status,
-       record = EXCLUDED.record, change = EXCLUDED.change`,
+       record = EXCLUDED.record, change = EXCLUDED.change, claimed_by = EXCLUDED.claimed_by`,
     [
       node,
       change,
-      records.map((record) => record.id),
-      records.map((record) => record.agent),
-      records.map((record) => record.status),
-      records.map((record) => record.created_at),
-      records.map((record) => JSON.stringify(record)),
+      writes.map(({ record }) => record.id),
+      writes.map(({ record }) => record.agent),
+      writes.map(({ record }) => record.status),
+      writes.map(({ record }) => record.created_at),
+      writes.map(({ record }) => JSON.stringify(record)),
+      writes.map(({ claimable }) => claimable),
     ],
   );
 }

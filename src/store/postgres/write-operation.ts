@@ -8,7 +8,8 @@ export type TimedDraft = EventDraft & { time: string };
 
 /** One change waiting to be written, in the order the daemon made it. */
 export type WriteOperation =
-  | { kind: "run"; record: RunRecord }
+  /** `claimable`: a new run queued for any node to claim (otherwise the run is this node's). */
+  | { kind: "run"; record: RunRecord; claimable?: boolean }
   | { kind: "event"; draft: TimedDraft }
   | { kind: "schedule_state"; agent: string; state: AgentScheduleState | undefined }
   | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined };

@@ -1,0 +1,155 @@
+import type pg from "pg";
+import type { Logger } from "../../logging/logger.js";
+import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import type { SharedRunQueue, Withdrawal } from "../../runs/shared-run-queue.js";
+import type { PostgresRunRecords } from "./postgres-run-records.js";
+
+/** Claims are tried this often without a notification: covers one lost to a reconnect. */
+const POLL_MILLISECONDS = 2_000;
+/**
+ * Queued runs looked at per claim beyond the slots asked for: runs of an agent at its limit are
+ * passed over, and the runs behind them still get their turn.
+ */
+const EXTRA_CANDIDATES = 200;
+/** First key of the two-key advisory locks taken per agent while its runs in flight are counted. */
+const AGENT_LOCK_SPACE = 7_412_001;
+
+export interface PostgresRunQueueOptions {
+  pool: pg.Pool;
+  runs: PostgresRunRecords;
+  node: string;
+  logger: Logger;
+}
+
+/**
+ * The cluster's run queue in `agentd_runs`: a posted run is written with no `claimed_by`; a node
+ * with free slots claims the oldest in one transaction. `FOR UPDATE SKIP LOCKED` lets claimers
+ * pass over the rows another claimer is taking instead of waiting on them; a transaction-scoped
+ * advisory lock per agent makes the count of the agent's runs in flight (of every node) and the
+ * claims that fill it one step, so two nodes never both fill the last slot of an agent.
+ */
+export class PostgresRunQueue implements SharedRunQueue {
+  readonly #options: PostgresRunQueueOptions;
+  readonly #listeners = new Set<() => void>();
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(options: PostgresRunQueueOptions) {
+    this.#options = options;
+  }
+
+  post(record: RunRecord): Promise<void> {
+    return this.#options.runs.create(record, true);
+  }
+
+  async claim(count: number, limitOf: (agentId: string) => number): Promise<RunRecord[]> {
+    if (count <= 0) return [];
+    const client = await this.#options.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const candidates = await client.query<{ id: string; agent: string; record: unknown }>(
+        `SELECT id, agent, record FROM agentd_runs WHERE status = 'queued' AND claimed_by IS NULL
+         ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+        [count + EXTRA_CANDIDATES],
+      );
+      const room = await this.#roomByAgent(client, candidates.rows, limitOf);
+      const claimed: RunRecord[] = [];
+      for (const row of candidates.rows) {
+        if (claimed.length >= count) break;
+        const left = room.get(row.agent) ?? 0;
+        const parsed = RunRecordSchema.safeParse(row.record);
+        if (left <= 0 || !parsed.success) continue;
+        room.set(row.agent, left - 1);
+        claimed.push(parsed.data);
+      }
+      if (claimed.length > 0) {
+        await client.query("UPDATE agentd_runs SET claimed_by = $1 WHERE id = ANY($2::text[])", [
+          this.#options.node,
+          claimed.map((record) => record.id),
+        ]);
+      }
+      await client.query("COMMIT");
+      return claimed;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /**
+   * Free slots per agent of the candidates, each counted under the agent's advisory lock (taken
+   * in name order, so two claimers never wait on each other crosswise), held until commit.
+   */
+  async #roomByAgent(
+    client: pg.PoolClient,
+    candidates: Array<{ agent: string }>,
+    limitOf: (agentId: string) => number,
+  ): Promise<Map<string, number>> {
+    const agents = [...new Set(candidates.map((row) => row.agent))].sort();
+    const room = new Map<string, number>();
+    for (const agent of agents) {
+      const limit = limitOf(agent);
+      if (limit <= 0) continue;
+      await client.query("SELECT pg_advisory_xact_lock($1, hashtext($2))", [AGENT_LOCK_SPACE, agent]);
+      const inFlight = await client.query<{ count: number }>(
+        `SELECT count(*)::int AS count FROM agentd_runs WHERE agent = $1
+         AND status IN ('queued', 'running', 'paused', 'waiting') AND claimed_by IS NOT NULL`,
+        [agent],
+      );
+      room.set(agent, limit - (inFlight.rows[0]?.count ?? 0));
+    }
+    return room;
+  }
+
+  async release(runs: string[]): Promise<void> {
+    await this.#options.pool.query(
+      `UPDATE agentd_runs SET claimed_by = NULL WHERE id = ANY($1::text[]) AND claimed_by = $2 AND status = 'queued'`,
+      [runs, this.#options.node],
+    );
+    await this.#options.pool.query("SELECT pg_notify('agentd_queue', '')");
+  }
+
+  async withdraw(run: string): Promise<Withdrawal> {
+    const taken = await this.#options.pool.query(
+      `UPDATE agentd_runs SET claimed_by = $2
+       WHERE id = $1 AND status = 'queued' AND claimed_by IS NULL RETURNING id`,
+      [run, this.#options.node],
+    );
+    if (taken.rowCount === 1) return { withdrawn: true };
+    const owner = await this.#options.pool.query<{ claimed_by: string | null }>(
+      "SELECT claimed_by FROM agentd_runs WHERE id = $1",
+      [run],
+    );
+    return { withdrawn: false, node: owner.rows[0]?.claimed_by ?? undefined };
+  }
+
+  onWork(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    if (!this.#timer) {
+      this.#timer = setInterval(() => this.wake(), POLL_MILLISECONDS);
+      this.#timer.unref();
+    }
+    return () => {
+      this.#listeners.delete(listener);
+      if (this.#listeners.size === 0) this.close();
+    };
+  }
+
+  /** A notification on `agentd_queue` (or the slow beat): the listeners try to claim. */
+  wake(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.#options.logger.warn({ err: error }, "a run queue listener failed");
+      }
+    }
+  }
+
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
