@@ -4,7 +4,7 @@ import type { RunManager } from "../runs/run-manager.js";
 import type { RunRecord } from "../runs/run-record.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { SharedRunQueue } from "../runs/shared-run-queue.js";
-import type { ClusterMembership, RunControlMessage } from "../store/cluster-membership.js";
+import type { ClusterMembership } from "../store/cluster-membership.js";
 
 /**
  * The runs as the API serves them on a node of a cluster: stop, pause and resume of a run in
@@ -32,7 +32,7 @@ export function clusterRuns(
       .catch((error: unknown) => logger.warn({ err: error, run: record.id }, "could not stop a queued run"));
     return record;
   };
-  const act = (id: string, action: RunControlMessage["action"]): RunRecord => {
+  const act = (id: string, action: RunAction): RunRecord => {
     const record = runs.get(id);
     if (queue && action === "stop" && record?.status === "queued" && !runs.isHere(id))
       return stopQueued(record);
@@ -58,8 +58,15 @@ export function clusterRuns(
   };
 }
 
+/** What can be done to a run from any node. */
+type RunAction = "stop" | "pause" | "resume";
+
 /** Applies an action another node sent for a run of this node. */
-export function applyControl(runs: RunManager, message: RunControlMessage, logger: Logger): void {
+export function applyControl(
+  runs: RunManager,
+  message: { run: string; action: RunAction },
+  logger: Logger,
+): void {
   try {
     runs[message.action](message.run);
   } catch (error) {

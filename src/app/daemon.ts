@@ -22,6 +22,7 @@ import type { ClusterNodeInfo } from "../store/cluster-membership.js";
 import type { DurableStore } from "../store/durable-store.js";
 import { takeOverRuns } from "../runs/take-over-runs.js";
 import { applyControl, clusterRuns } from "./cluster-runs.js";
+import { ClusterPending, applyAnswer, clusterApprovals, clusterQuestions } from "./cluster-answers.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
@@ -137,7 +138,10 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     const runsLogger = logger.child({ module: "runs" });
     const agents = agentLookupFrom(() => definitions.snapshot());
     cluster.handle({
-      control: (message) => applyControl(runs, message, runsLogger),
+      control: (message) =>
+        message.action === "decide" || message.action === "answer"
+          ? applyAnswer(message, { approvals, questions }, runsLogger)
+          : applyControl(runs, message, runsLogger),
       deadNodeRuns: (node, records) =>
         void takeOverRuns(node, records, {
           store: store.runs,
@@ -179,6 +183,9 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     warnUnsandboxed(servingDefinitions());
   });
 
+  // On a cluster: the other nodes' approvals and questions too, answered where their run is.
+  const clusterPending = store.cluster ? new ClusterPending(bus) : undefined;
+  const answerLogger = logger.child({ module: "approvals" });
   const services: ApiServices = {
     agents: createAgentsView({
       directory: config.agents_dir,
@@ -190,8 +197,15 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
       ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue)
       : runs,
     events,
-    approvals: overrides.approvals ?? approvals,
-    questions,
+    approvals:
+      overrides.approvals ??
+      (store.cluster && clusterPending
+        ? clusterApprovals(approvals, clusterPending, store.cluster, answerLogger)
+        : approvals),
+    questions:
+      store.cluster && clusterPending
+        ? clusterQuestions(questions, clusterPending, store.cluster, answerLogger)
+        : questions,
     health: {
       version: options.version,
       startedAt,
@@ -212,6 +226,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     });
     stopFollowing();
     stopRunLog();
+    clusterPending?.close();
     await core.closeTools();
   };
   const startServer = overrides.startApiServer ?? startApiServer;

@@ -144,7 +144,7 @@ export class QuestionBroker {
 }
 
 /** The answer as stored: trimmed, and spelled as the matching choice when there are choices. */
-function canonicalAnswer(answer: string, choices: readonly string[] | undefined): string {
+export function canonicalAnswer(answer: string, choices: readonly string[] | undefined): string {
   const text = answer.trim();
   if (text === "") throw new AgentdError("BAD_REQUEST", "the answer is empty", { field: "answer" });
   if (!choices || choices.length === 0) return text;

@@ -10,11 +10,19 @@ export interface ClusterNodeInfo {
 }
 
 /** An action on a run, sent to the node that runs it. */
-export interface RunControlMessage {
-  node: string;
-  run: string;
-  action: "stop" | "pause" | "resume";
-}
+export type RunControlMessage =
+  | { node: string; run: string; action: "stop" | "pause" | "resume" }
+  /** An answer to one of the run's pending approvals, given on another node. */
+  | {
+      node: string;
+      run: string;
+      action: "decide";
+      approval: string;
+      decision: "approve" | "deny";
+      scope: "once" | "run";
+    }
+  /** An answer to one of the run's pending questions, given on another node. */
+  | { node: string; run: string; action: "answer"; question: string; answer: string };
 
 /** This daemon as a node of the cluster: who it is, who else is there, and messages between them. */
 export interface ClusterMembership {

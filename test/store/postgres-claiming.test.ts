@@ -1,10 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { PendingApproval } from "../../src/api/api-services.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { getRun, startRun } from "../daemon/api-shapes.js";
+import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
 import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
 import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
-import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import {
+  type ScriptedLlmServer,
+  startScriptedLlmServer,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
 
 const missing = postgresMissingReason();
 
@@ -40,6 +46,14 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
       const messages = JSON.stringify(request.body?.messages ?? []);
       if (messages.includes("hang forever")) return { type: "hang" };
       if (messages.includes("take a while")) return textReply("done", { delayBeforeFirstChunkMs: 150 });
+      const asked = request.body?.messages.some((message) => message.role === "tool") ?? false;
+      if (messages.includes("ask first") && !asked)
+        return toolCallReply({ name: "shell", arguments: { command: "echo approved-on-another-node" } });
+      if (messages.includes("question first") && !asked)
+        return toolCallReply({
+          name: "ask_human",
+          arguments: { question: "Which colour?", choices: ["red", "blue"] },
+        });
       return textReply("done");
     });
     for (let index = 0; index < 3; index++) {
@@ -52,6 +66,8 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
       if (index === 0) workspace.writeAgent("only-first", {});
       workspace.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
       workspace.writeAgent("single", { limits: { max_concurrent_runs: 1 } });
+      workspace.writeAgent("asker", { tools: ["shell"], permissions: { ask: ["shell"] } });
+      workspace.writeAgent("questioner", { tools: ["ask_human"], permissions: { allow: ["ask_human"] } });
       nodes.push(await startDaemonProcess({ configFile: workspace.configFile }));
       ids.push(await nodeId(nodes[index] as DaemonProcess));
     }
@@ -121,5 +137,57 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
     expect(stopped?.started_at).toBeUndefined();
     await second.request("POST", `/runs/${holding}/stop`);
     await finished(first, [holding]);
+  });
+
+  it("lists an approval on every node and takes the answer given on another node than the run's", async () => {
+    const run = await startRun(nodes[0] as DaemonProcess, "asker", "ask first");
+    const pendingOn = async (node: DaemonProcess) =>
+      ((await node.request("GET", "/approvals")).body as { approvals: PendingApproval[] }).approvals.find(
+        (approval) => approval.run === run,
+      );
+    const waiting = await waitFor(async () => {
+      const record = await getRun(nodes[0] as DaemonProcess, run);
+      return record.status === "waiting" ? record : undefined;
+    }, "the run to wait for its approval");
+    const runningIndex = ids.indexOf(waiting.node ?? "");
+    expect(runningIndex).toBeGreaterThanOrEqual(0);
+    const elsewhere = nodes[(runningIndex + 1) % 3] as DaemonProcess;
+    // Every node lists it (another node's a moment later).
+    for (const node of nodes) await waitFor(() => pendingOn(node), "the approval on every node");
+    const approval = (await pendingOn(elsewhere)) as PendingApproval;
+    expect(approval.tool).toBe("shell");
+    const reply = await elsewhere.request("POST", `/approvals/${approval.id}`, { decision: "approve" });
+    expect(reply.status).toBe(200);
+    const [ended] = await finished(elsewhere, [run]);
+    expect(ended?.status).toBe("completed");
+    const events = await runEvents(elsewhere, run);
+    const observation = events.find((event) => event.type === "observation");
+    expect(observation?.data).toMatchObject({ ok: true });
+    expect(JSON.stringify(observation?.data)).toContain("approved-on-another-node");
+    for (const node of nodes)
+      await waitFor(async () => (await pendingOn(node)) === undefined, "no pending approval");
+  });
+
+  it("takes the answer to a question given on another node than the run's", async () => {
+    const run = await startRun(nodes[1] as DaemonProcess, "questioner", "question first");
+    const waiting = await waitFor(async () => {
+      const record = await getRun(nodes[1] as DaemonProcess, run);
+      return record.status === "waiting" ? record : undefined;
+    }, "the run to wait for its answer");
+    const elsewhere = nodes[(ids.indexOf(waiting.node ?? "") + 1) % 3] as DaemonProcess;
+    const question = await waitFor(async () => {
+      const reply = await elsewhere.request("GET", "/questions");
+      return (reply.body as { questions: Array<{ id: string; run: string }> }).questions.find(
+        (pending) => pending.run === run,
+      );
+    }, "the question on another node");
+    const reply = await elsewhere.request("POST", `/questions/${question.id}`, { answer: "Blue" });
+    expect(reply.body).toMatchObject({ run, answer: "blue" });
+    const [ended] = await finished(elsewhere, [run]);
+    expect(ended?.status).toBe("completed");
+    const answered = (await runEvents(elsewhere, run)).find(
+      (event) => event.type === "question" && event.data.state === "answered",
+    );
+    expect(answered?.data).toMatchObject({ answer: "blue" });
   });
 });

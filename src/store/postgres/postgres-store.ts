@@ -29,11 +29,24 @@ export interface PostgresStoreOptions {
 /** How long `close()` waits for queued changes to reach the database. */
 const CLOSE_FLUSH_MILLISECONDS = 10_000;
 
-const RunControlMessageSchema = z.object({
-  node: z.string(),
-  run: z.string(),
-  action: z.enum(["stop", "pause", "resume"]),
-});
+const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
+  z.object({ node: z.string(), run: z.string(), action: z.enum(["stop", "pause", "resume"]) }),
+  z.object({
+    node: z.string(),
+    run: z.string(),
+    action: z.literal("decide"),
+    approval: z.string(),
+    decision: z.enum(["approve", "deny"]),
+    scope: z.enum(["once", "run"]),
+  }),
+  z.object({
+    node: z.string(),
+    run: z.string(),
+    action: z.literal("answer"),
+    question: z.string(),
+    answer: z.string(),
+  }),
+]);
 
 /**
  * Opens the PostgreSQL store: connects, migrates (one node at a time), loads the cluster's runs,
