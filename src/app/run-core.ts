@@ -135,6 +135,7 @@ export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> 
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
+    prepareRunLog: (run) => events.prepareRun(run),
     checkpoints: store.checkpoints,
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.

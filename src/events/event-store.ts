@@ -178,6 +178,11 @@ export class EventStore {
     return this.#log.history(agent, after, limit);
   }
 
+  /** Creates a new run's log ahead of its first event, off the event loop (see EventLog.prepareRun). */
+  prepareRun(run: string): Promise<void> {
+    return this.#log.prepareRun?.(run) ?? Promise.resolve();
+  }
+
   /** Long polls waiting right now (all agents). */
   get waiting(): number {
     return this.#waiters.pending;

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, open } from "node:fs";
+import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
@@ -9,6 +10,8 @@ import { type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
+
+const openForAppend = promisify(open);
 
 /**
  * The events as JSONL files in `data_dir`: `events/<agent>.jsonl` and `runs/<run>.events.jsonl`,
@@ -45,6 +48,19 @@ export class FileEventLog implements EventLog {
         hint: "check that data_dir is writable and the disk is not full",
         cause: error,
       });
+    }
+  }
+
+  async prepareRun(run: string): Promise<void> {
+    const file = runEventsFile(this.#dataDirectory, run);
+    try {
+      // A plain descriptor (not a FileHandle): OpenLogFiles writes and closes it synchronously.
+      const descriptor = await openForAppend(file, "a", 0o600);
+      this.#files.adopt(file, descriptor);
+      // Just created for a new run: there is no torn line to look for.
+      this.#checkedRunLogs.add(run);
+    } catch (error) {
+      this.#logger.debug({ err: error, file }, "could not create a run log ahead; its first event will");
     }
   }
 

@@ -36,6 +36,19 @@ export class OpenLogFiles {
     }
   }
 
+  /**
+   * Keeps a descriptor opened elsewhere (off the event loop, `"a"` mode) for `file`'s next appends.
+   * A file that already has one keeps its own and the new descriptor is closed.
+   */
+  adopt(file: string, descriptor: number): void {
+    if (this.#descriptors.has(file)) {
+      closeSync(descriptor);
+      return;
+    }
+    if (this.#descriptors.size >= this.#maxOpen) this.#closeOldest();
+    this.#descriptors.set(file, descriptor);
+  }
+
   /** Closes one file's descriptor (a run's log when the run ends). */
   close(file: string): void {
     const descriptor = this.#descriptors.get(file);

@@ -30,6 +30,12 @@ import type { SharedRunQueue } from "./shared-run-queue.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
+/**
+ * Runs launched per tick at most. A launch goes on after the tick that made it (the worker lists
+ * its tools, saves a checkpoint, builds its first model request and connects): that time is not in
+ * the slice above, so the count bounds it. Between ticks the event loop answers requests.
+ */
+const LAUNCHES_PER_TICK = 2;
 
 export interface RunManagerOptions {
   store: RunRecords;
@@ -46,6 +52,11 @@ export interface RunManagerOptions {
   createRunId?: RunIdSource;
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
+  /**
+   * Creates a new run's event log off the event loop while its record is written, so its first
+   * event is one write (the event store's `prepareRun`). Never rejects.
+   */
+  prepareRunLog?: (runId: string) => Promise<void>;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
   /**
@@ -209,7 +220,7 @@ export class RunManager implements ChildRuns {
     const live: LiveRun = { record, definition, workerStatus: "running", depth: 0 };
     this.#live.set(record.id, live);
     try {
-      await this.#options.store.create(record);
+      await this.#createRecord(record);
     } catch (error) {
       this.#live.delete(record.id);
       if (this.#live.size === 0) this.#idle.notifyIdle();
@@ -364,7 +375,7 @@ export class RunManager implements ChildRuns {
       usage: EMPTY_USAGE,
       cost_usd: 0,
     });
-    await this.#options.store.create(record).catch((error: unknown) => {
+    await this.#createRecord(record).catch((error: unknown) => {
       throw storeFailure(record, error);
     });
     this.#publishStatus(record);
@@ -391,6 +402,11 @@ export class RunManager implements ChildRuns {
       else parentControl.signal.addEventListener("abort", stopQueued, { once: true });
       this.#dispatch();
     });
+  }
+
+  /** Writes a new run's record, and meanwhile creates its event log for the `queued` event to come. */
+  async #createRecord(record: RunRecord): Promise<void> {
+    await Promise.all([this.#options.store.create(record), this.#options.prepareRunLog?.(record.id)]);
   }
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
@@ -591,12 +607,14 @@ export class RunManager implements ChildRuns {
 
   /**
    * Launches queued runs the limits allow, oldest first. Launching writes a record and starts a
-   * worker: past DISPATCH_SLICE_MILLISECONDS the rest waits for the next tick, so 100 runs starting
-   * at once do not hold the event loop (and every API request) for the time of all of them.
+   * worker: past LAUNCHES_PER_TICK runs or DISPATCH_SLICE_MILLISECONDS the rest waits for the next
+   * tick, so 100 runs starting at once do not hold the event loop (and every API request) for the
+   * time of all of them.
    */
   #dispatch(): void {
     if (!this.#accepting) return;
     const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
+    let launched = 0;
     for (const id of [...this.#queue]) {
       const run = this.#live.get(id);
       if (!run) continue;
@@ -604,12 +622,13 @@ export class RunManager implements ChildRuns {
       if (!run.parentControl && this.#inFlight.total >= this.#options.concurrency) continue;
       const agentLimit = run.definition.limits.max_concurrent_runs;
       if (this.#inFlight.of(run.record.agent) >= agentLimit) continue;
-      if (performance.now() > sliceEnd) {
+      if (launched >= LAUNCHES_PER_TICK || performance.now() > sliceEnd) {
         this.#dispatchSoon();
         return;
       }
       this.#dequeue(id);
       this.#launch(run);
+      launched += 1;
     }
     this.#claim();
   }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, openSync, readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -34,6 +34,22 @@ describe("open log files", () => {
     expect(openIn(directory)).toBe(3);
     files.close(path.join(directory, "4.jsonl"));
     expect(openIn(directory)).toBe(2);
+    files.closeAll();
+    expect(openIn(directory)).toBe(0);
+  });
+});
+
+describe("adopted descriptors", () => {
+  it("appends through a descriptor opened elsewhere, and closes a second one for the same file", () => {
+    directory = mkdtempSync(path.join(tmpdir(), "agentd-logs-"));
+    const files = new OpenLogFiles(3);
+    const file = path.join(directory, "run.jsonl");
+    files.adopt(file, openSync(file, "a", 0o600));
+    files.adopt(file, openSync(file, "a", 0o600));
+    expect(openIn(directory)).toBe(1);
+    files.append(file, "first\n");
+    files.append(file, "second\n");
+    expect(readFileSync(file, "utf8")).toBe("first\nsecond\n");
     files.closeAll();
     expect(openIn(directory)).toBe(0);
   });
