@@ -2,6 +2,7 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "../runs/atomic-write.js";
+import type { SpareFiles } from "../util/spare-files.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
 
@@ -14,11 +15,14 @@ export class CheckpointStore implements CheckpointRecords {
   readonly #directory: string;
   readonly #logger: Logger;
   readonly #now: () => Date;
+  readonly #spares: SpareFiles | undefined;
 
-  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date }) {
+  /** `spares`: temp files made ahead for the atomic rewrites (see SpareFiles). */
+  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date; spares?: SpareFiles }) {
     this.#directory = path.join(options.dataDirectory, "checkpoints");
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
+    this.#spares = options.spares;
   }
 
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
@@ -27,7 +31,10 @@ export class CheckpointStore implements CheckpointRecords {
       resumeFrom,
       save: (state) => {
         const checkpoint: Checkpoint = { run, ...state, saved_at: this.#now().toISOString() };
-        writeFileAtomically(this.#fileOf(run), JSON.stringify(checkpoint), { sync: false });
+        writeFileAtomically(this.#fileOf(run), JSON.stringify(checkpoint), {
+          sync: false,
+          spares: this.#spares,
+        });
       },
     };
   }

@@ -4,6 +4,7 @@ import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "./atomic-write.js";
 import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
+import type { SpareFiles } from "../util/spare-files.js";
 import type { RunRecord } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
@@ -12,6 +13,8 @@ import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-
 
 export interface RunStoreOptions {
   dataDirectory: string;
+  /** Temp files made ahead for the records' atomic rewrites (see SpareFiles). */
+  spares?: SpareFiles;
   logger: Logger;
 }
 
@@ -28,12 +31,14 @@ export class RunStore implements RunRecords {
   readonly #indexFile: string;
   readonly #index: GroupedAppend;
   readonly #logger: Logger;
+  readonly #spares: SpareFiles | undefined;
 
   private constructor(options: RunStoreOptions) {
     this.directory = path.join(options.dataDirectory, "runs");
     this.#indexFile = path.join(this.directory, "index.jsonl");
     this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
+    this.#spares = options.spares;
   }
 
   /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
@@ -95,7 +100,7 @@ export class RunStore implements RunRecords {
    */
   save(record: RunRecord): void {
     const file = this.#fileOf(record.id);
-    writeFileAtomically(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    writeFileAtomically(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false, spares: this.#spares });
     if (isTerminal(record.status)) {
       flushToDeviceLater(file, (error) =>
         this.#logger.warn({ err: error, file }, "could not fsync a run record"),

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "../runs/atomic-write.js";
+import type { SpareFiles } from "../util/spare-files.js";
 import type { ScheduleStates } from "./schedule-states.js";
 
 const AgentScheduleStateSchema = z.object({
@@ -31,14 +32,24 @@ export class ScheduleState implements ScheduleStates {
   readonly #file: string;
   readonly #agents: Map<string, AgentScheduleState>;
   #dirty = false;
+  #spares: SpareFiles | undefined;
 
   private constructor(file: string, agents: Map<string, AgentScheduleState>) {
     this.#file = file;
     this.#agents = agents;
   }
 
-  /** Reads the file; a missing or unreadable file starts empty (unreadable is logged). */
-  static load(file: string, logger: Logger): ScheduleState {
+  /**
+   * Reads the file; a missing or unreadable file starts empty (unreadable is logged). With
+   * `spares`, its rewrites take their temp file from them (no file created when a fire is recorded).
+   */
+  static load(file: string, logger: Logger, spares?: SpareFiles): ScheduleState {
+    const state = ScheduleState.#read(file, logger);
+    state.#spares = spares;
+    return state;
+  }
+
+  static #read(file: string, logger: Logger): ScheduleState {
     if (!existsSync(file)) return new ScheduleState(file, new Map());
     let parsed: ReturnType<typeof ScheduleStateFileSchema.safeParse>;
     try {
@@ -82,7 +93,10 @@ export class ScheduleState implements ScheduleStates {
     this.#dirty = false;
     const agents = Object.fromEntries(this.#agents);
     // Rewritten on every fire: kill -9 safe without an fsync each time.
-    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, { sync: false });
+    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
+      sync: false,
+      spares: this.#spares,
+    });
   }
 
   /** One daemon owns its `data_dir` (the lock): every fire is its own. */

@@ -4,6 +4,7 @@ import { FileEventLog } from "../events/file-event-log.js";
 import type { Logger } from "../logging/logger.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
+import { SpareFiles } from "../util/spare-files.js";
 import type { DurableStore } from "./durable-store.js";
 
 export interface FilesStoreOptions {
@@ -19,18 +20,21 @@ export interface FilesStoreOptions {
  */
 export function openFilesStore(options: FilesStoreOptions): DurableStore {
   const { dataDirectory, logger } = options;
+  // Records, checkpoints and schedules.json are rewritten on the event loop: no file is created there.
+  const spares = new SpareFiles(path.join(dataDirectory, "spare"));
   return {
     backend: "files",
-    runs: RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }) }),
+    runs: RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }), spares }),
     events: new FileEventLog({ dataDirectory, logger: logger.child({ module: "events" }) }),
-    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger),
+    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares),
     checkpoints: new CheckpointStore({
       dataDirectory,
       logger: logger.child({ module: "checkpoints" }),
+      spares,
       ...(options.now ? { now: options.now } : {}),
     }),
     health: () => ({ backend: "files", connected: true, pending_writes: 0 }),
     start: () => Promise.resolve(),
-    close: () => Promise.resolve(),
+    close: () => spares.close(),
   };
 }
