@@ -5,13 +5,11 @@
 // server answers at once from a worker thread, so runs end well before the next fire.
 // Target: p99 lateness under 20 ms. Also checks every fire ran exactly once.
 // Usage: node scripts/bench/cron-lateness.bench.mjs (after a build).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import path from "node:path";
+import { rmSync } from "node:fs";
 import { setTimeout as delay } from "node:timers/promises";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
+import { createBenchProject, serveFinalAnswers, startBenchDaemon } from "./bench-daemon.mjs";
 
 const JOBS = 20;
 const WINDOW_SECONDS = 10;
@@ -20,30 +18,9 @@ const CRON = "* * * * * *";
 const TARGET_P99_MILLISECONDS = 20;
 
 if (!isMainThread) {
-  serveModel();
+  parentPort.postMessage({ port: await serveFinalAnswers() });
 } else {
   await main();
-}
-
-/** Worker thread: a model that answers every request at once. */
-function serveModel() {
-  const server = createServer((request, response) => {
-    request.resume();
-    request.on("end", () => {
-      response.writeHead(200, { "content-type": "application/json" });
-      response.end(
-        JSON.stringify({
-          id: "chatcmpl-bench",
-          object: "chat.completion",
-          created: 0,
-          model: "bench",
-          choices: [{ index: 0, message: { role: "assistant", content: "done" }, finish_reason: "stop" }],
-          usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
-        }),
-      );
-    });
-  });
-  server.listen(0, "127.0.0.1", () => parentPort.postMessage({ port: server.address().port }));
 }
 
 /** Waits until just after a whole second, so both windows hold the same number of fires. */
@@ -70,32 +47,19 @@ async function bareCroner() {
 }
 
 async function daemonScheduler(port) {
-  const { startDaemon } = await import("../../dist/app/daemon.js");
-  const { ConfigSchema } = await import("../../dist/config/config-schema.js");
-  const { createLogger } = await import("../../dist/logging/logger.js");
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-bench-cron-"));
-  for (const folder of ["agents", "presets"]) mkdirSync(path.join(root, folder));
-  for (let index = 0; index < JOBS; index++) {
-    writeFileSync(
-      path.join(root, "agents", `ticker-${index}.md`),
+  const agents = Object.fromEntries(
+    Array.from({ length: JOBS }, (_, index) => [
+      `ticker-${index}`,
       `---\ndescription: fires every second\nschedule:\n  cron: "${CRON}"\n  task: tick\n---\nSay done.\n`,
-    );
-  }
-  const config = ConfigSchema.parse({
-    agents_dir: path.join(root, "agents"),
-    presets_dir: path.join(root, "presets"),
-    data_dir: path.join(root, "data"),
-    server: { port: 0 },
-    llm: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "bench", model: "bench" },
-    concurrency: JOBS,
-    log: { level: "silent" },
-  });
-  const logger = createLogger({ level: "silent", pretty: false });
-  const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
+    ]),
+  );
+  const root = createBenchProject("agentd-bench-cron-", agents);
+  const daemon = await startBenchDaemon({ root, modelPort: port, settings: { concurrency: JOBS } });
   // The fires of the first seconds, while the start-up's work settles, are not counted.
   await delay(WARMUP_SECONDS * 1000);
+  // The same window as bare croner's: the fires due in the WINDOW_SECONDS seconds after this one.
   await alignToSecond();
-  const windowStart = Date.now() - 100;
+  const windowStart = Date.now();
   await delay(WINDOW_SECONDS * 1000);
   await daemon.shutdown();
   const scheduledRuns = daemon.runs

@@ -5,14 +5,13 @@
 // client POSTing the runs run in a worker thread so they do not share the daemon's event loop.
 // Target: p99 under load < 20 ms.
 // Usage: node scripts/bench/daemon-event-loop.bench.mjs (after a build).
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { rmSync } from "node:fs";
 import { createServer } from "node:http";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { clearInterval, setInterval, setTimeout } from "node:timers";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { createBenchProject, startBenchDaemon } from "./bench-daemon.mjs";
 
 const RUNS = 200;
 /** Answers are 40 to 119 chunks long, so runs end spread over a couple of seconds as real ones do. */
@@ -95,34 +94,19 @@ function summarize(histogram) {
 }
 
 async function main() {
-  const { startDaemon } = await import("../../dist/app/daemon.js");
-  const { ConfigSchema } = await import("../../dist/config/config-schema.js");
-  const { createLogger } = await import("../../dist/logging/logger.js");
-
   const llm = new Worker(new URL(import.meta.url), {
     workerData: { interval: CHUNK_INTERVAL_MILLISECONDS, runs: RUNS },
   });
   const { port } = await new Promise((resolve) => llm.once("message", resolve));
 
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-bench-daemon-"));
-  for (const folder of ["agents", "presets"]) mkdirSync(path.join(root, folder));
-  const { writeFileSync } = await import("node:fs");
-  writeFileSync(
-    path.join(root, "agents", "streamer.md"),
-    "---\ndescription: answers by streaming\ntask: stream an answer\n---\nAnswer the task.\n",
-  );
-  const config = ConfigSchema.parse({
-    agents_dir: path.join(root, "agents"),
-    presets_dir: path.join(root, "presets"),
-    data_dir: path.join(root, "data"),
-    server: { port: 0 },
-    llm: { base_url: `http://127.0.0.1:${port}/v1`, api_key: "bench", model: "bench" },
-    concurrency: RUNS,
-    limits: { max_concurrent_runs: RUNS },
-    log: { level: "silent" },
+  const root = createBenchProject("agentd-bench-daemon-", {
+    streamer: "---\ndescription: answers by streaming\ntask: stream an answer\n---\nAnswer the task.\n",
   });
-  const logger = createLogger({ level: "silent", pretty: false });
-  const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
+  const daemon = await startBenchDaemon({
+    root,
+    modelPort: port,
+    settings: { concurrency: RUNS, limits: { max_concurrent_runs: RUNS } },
+  });
 
   const histogram = monitorEventLoopDelay({ resolution: 5 });
   histogram.enable();
