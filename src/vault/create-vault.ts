@@ -38,12 +38,12 @@ class LazyFileVault implements Vault {
     return this.#open().get(name);
   }
 
-  set(name: string, value: string): Promise<void> {
-    return this.#open().set(name, value);
+  set(name: string, value: string, signal?: AbortSignal): Promise<void> {
+    return this.#open().set(name, value, signal);
   }
 
-  remove(name: string): Promise<boolean> {
-    return this.#open().remove(name);
+  remove(name: string, signal?: AbortSignal): Promise<boolean> {
+    return this.#open().remove(name, signal);
   }
 
   list(): Promise<string[]> {

@@ -11,8 +11,8 @@ const STALE_MILLISECONDS = 30_000;
 /**
  * Runs `work` while holding `<file>.lock` (created exclusively), so two processes — two
  * `agentd secrets set`, or one beside the daemon — never read-modify-write `file` at once and lose
- * each other's change. Waiting for the lock ends after 10 s (VAULT_UNAVAILABLE), or when `signal`
- * aborts (with its reason).
+ * each other's change. Waiting for the lock has one deadline: 10 s (VAULT_UNAVAILABLE) merged with
+ * the caller's `signal` (its reason is thrown).
  */
 export async function withFileLock<Result>(
   file: string,
@@ -21,21 +21,22 @@ export async function withFileLock<Result>(
 ): Promise<Result> {
   const lock = `${file}.lock`;
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const waiting = AbortSignal.timeout(WAIT_MILLISECONDS);
+  const timeout = AbortSignal.timeout(WAIT_MILLISECONDS);
+  const waiting = signal ? AbortSignal.any([signal, timeout]) : timeout;
   while (!(await tryLock(lock))) {
-    signal?.throwIfAborted();
     if (await isStale(lock)) {
       await breakStaleLock(lock);
       continue;
     }
     if (waiting.aborted) {
+      if (waiting.reason !== timeout.reason) throw waiting.reason;
       throw new AgentdError("VAULT_UNAVAILABLE", `the vault file ${file} stayed locked by another process`, {
         file,
         hint: `retry; if no other agentd command is writing secrets, remove ${lock}`,
       });
     }
-    // Jitter, so waiting writers do not retry in lockstep.
-    await delay(10 + Math.random() * 40, undefined, signal ? { signal } : {});
+    // Jitter, so waiting writers do not retry in lockstep; the deadline is checked above.
+    await delay(10 + Math.random() * 40, undefined, { signal: waiting }).catch(() => undefined);
   }
   try {
     return await work();

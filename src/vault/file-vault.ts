@@ -54,31 +54,35 @@ export class FileVault implements Vault {
     return Object.keys(await this.#read()).sort();
   }
 
-  async set(name: string, value: string): Promise<void> {
+  async set(name: string, value: string, signal?: AbortSignal): Promise<void> {
     assertSecretName(name);
     await this.#update((secrets) => {
       secrets[name] = value;
       return true;
-    });
+    }, signal);
   }
 
-  async remove(name: string): Promise<boolean> {
+  async remove(name: string, signal?: AbortSignal): Promise<boolean> {
     return this.#update((secrets) => {
       if (!Object.hasOwn(secrets, name)) return false;
       delete secrets[name];
       return true;
-    });
+    }, signal);
   }
 
   /** Read-modify-write, one at a time within this process and, by a lock file, across processes. */
-  #update(change: (secrets: Record<string, string>) => boolean): Promise<boolean> {
+  #update(change: (secrets: Record<string, string>) => boolean, signal?: AbortSignal): Promise<boolean> {
     const next = this.#writes.then(() =>
-      withFileLock(this.#file, async () => {
-        const secrets = await this.#read();
-        if (!change(secrets)) return false;
-        await writeFileDurably(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`);
-        return true;
-      }),
+      withFileLock(
+        this.#file,
+        async () => {
+          const secrets = await this.#read();
+          if (!change(secrets)) return false;
+          await writeFileDurably(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`);
+          return true;
+        },
+        signal,
+      ),
     );
     this.#writes = next.catch(() => undefined);
     return next;

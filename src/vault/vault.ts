@@ -4,9 +4,10 @@ export interface Vault {
   readonly backend: string;
   /** The value, or undefined when no secret has this name. */
   get(name: string): Promise<string | undefined>;
-  set(name: string, value: string): Promise<void>;
+  /** `signal` ends a write still waiting for another writer (the file backend's lock). */
+  set(name: string, value: string, signal?: AbortSignal): Promise<void>;
   /** Returns whether a secret was removed. */
-  remove(name: string): Promise<boolean>;
+  remove(name: string, signal?: AbortSignal): Promise<boolean>;
   /** Secret names, sorted. Never values. */
   list(): Promise<string[]>;
 }

@@ -50,6 +50,21 @@ describe("file vault", () => {
     expect(await reopened.get("github_token")).toBe("ghp-very-secret-value");
   });
 
+  it("stops a write waiting for another writer's lock when the caller's signal aborts, changing nothing", async () => {
+    const vault = createVault(configIn(dataDir), {});
+    await vault.set("kept", "kept-secret-value");
+    const file = path.join(dataDir, "vault.json");
+    writeFileSync(`${file}.lock`, `${process.pid}\n`);
+    const caller = new AbortController();
+    const writing = vault
+      .set("blocked", "blocked-secret-value", caller.signal)
+      .catch((error: unknown) => error);
+    caller.abort(new Error("the command was interrupted"));
+    expect(await writing).toEqual(new Error("the command was interrupted"));
+    rmSync(`${file}.lock`);
+    expect(await vault.list()).toEqual(["kept"]);
+  });
+
   it("reports a wrong key as VAULT_CORRUPT with what to do", async () => {
     await createVault(configIn(dataDir), { AGENTD_VAULT_KEY: "a long passphrase" }).set("x", "value-1");
     const error = await expectCode(
