@@ -30,6 +30,12 @@ export function endingOf(signal: AbortSignal): AbortEnding | undefined {
   return signal.aborted ? abortEndingOf(signal.reason) : undefined;
 }
 
+/** The reason the run itself ended with (`kind: "run"`), or undefined when `signal` ended otherwise or not at all. */
+export function runReasonOf(signal: AbortSignal): RunReason | undefined {
+  const ending = endingOf(signal);
+  return ending?.kind === "run" ? ending.reason : undefined;
+}
+
 /**
  * One child's or one call's signal: the run's (stop, shutdown, the run's working-time timeout) and
  * its own deadline, merged once. Without a finite deadline it is the run's signal itself; without

@@ -10,11 +10,6 @@ export class RunAbort extends AgentdError {
   }
 }
 
-/** The RunReason a signal was aborted with, or undefined if it was not aborted by a RunAbort. */
-export function abortReason(signal: AbortSignal): RunReason | undefined {
-  return signal.aborted && signal.reason instanceof RunAbort ? signal.reason.reason : undefined;
-}
-
 type PauseListener = (paused: boolean) => void;
 
 /** Why the run's timeout clock is stopped: time paused or waiting for an approval is not working time. */

@@ -8,7 +8,8 @@ import type { Checkpoint } from "../checkpoints/checkpoint.js";
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
-import { RunControl, abortReason } from "./run-control.js";
+import { runReasonOf } from "./abort-ending.js";
+import { RunControl } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
 import { IdleWaiters } from "./idle-waiters.js";
@@ -393,7 +394,7 @@ export class RunManager implements ChildRuns {
       const stopQueued = () => {
         if (child.control || !this.#live.has(record.id)) return;
         this.#dequeue(record.id);
-        const reason = abortReason(parentControl.signal) ?? "user_stop";
+        const reason = runReasonOf(parentControl.signal) ?? "user_stop";
         this.#end(child, { status: statusForReason(reason), reason }, "its parent run ended first");
       };
       this.#queue.push(record.id);

@@ -1,5 +1,5 @@
 import { toAgentdError } from "../errors/agentd-error.js";
-import { abortReason } from "./run-control.js";
+import { runReasonOf } from "./abort-ending.js";
 import type { RunReason } from "./run-status.js";
 import { EMPTY_USAGE } from "./run-status.js";
 import type { RunOutcome } from "../workers/worker.js";
@@ -31,7 +31,7 @@ export function reasonForErrorCode(code: string): RunReason {
  */
 export function settleOutcome(outcome: RunOutcome, signal: AbortSignal): RunOutcome {
   if (outcome.status === "completed") return outcome;
-  const aborted = abortReason(signal);
+  const aborted = runReasonOf(signal);
   if (aborted) return { ...outcome, status: statusForReason(aborted), reason: aborted };
   const reason = outcome.reason ?? reasonForErrorCode(outcome.error?.code ?? "INTERNAL");
   return { ...outcome, reason };

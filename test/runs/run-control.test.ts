@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { abortReason, RunControl } from "../../src/runs/run-control.js";
+import { runReasonOf } from "../../src/runs/abort-ending.js";
+import { RunControl } from "../../src/runs/run-control.js";
 
 // A fake clock: the time that passes while a run is paused is the point of these tests.
 beforeEach(() => {
@@ -21,7 +22,7 @@ describe("RunControl timeout", () => {
     vi.advanceTimersByTime(399);
     expect(control.signal.aborted).toBe(false);
     vi.advanceTimersByTime(1);
-    expect(abortReason(control.signal)).toBe("timeout");
+    expect(runReasonOf(control.signal)).toBe("timeout");
   });
 
   it("does not count time waiting for an approval, even when a pause overlaps it", () => {
@@ -37,7 +38,7 @@ describe("RunControl timeout", () => {
     vi.advanceTimersByTime(499);
     expect(control.signal.aborted).toBe(false);
     vi.advanceTimersByTime(1);
-    expect(abortReason(control.signal)).toBe("timeout");
+    expect(runReasonOf(control.signal)).toBe("timeout");
   });
 
   it("a stopped run's clock does not start again on resume", () => {
@@ -46,6 +47,6 @@ describe("RunControl timeout", () => {
     control.stop("user_stop");
     control.releaseClock("waiting");
     vi.advanceTimersByTime(5_000);
-    expect(abortReason(control.signal)).toBe("user_stop");
+    expect(runReasonOf(control.signal)).toBe("user_stop");
   });
 });

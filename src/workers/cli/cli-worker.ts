@@ -3,7 +3,8 @@ import type { Config } from "../../config/config-schema.js";
 import type { CliSettings } from "../../definitions/agent-schema.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
-import { RunAbort, abortReason } from "../../runs/run-control.js";
+import { runReasonOf } from "../../runs/abort-ending.js";
+import { RunAbort } from "../../runs/run-control.js";
 import { outcomeOfThrow, statusForReason } from "../../runs/run-outcome.js";
 import type { RunContext, RunOutcome, Worker } from "../worker.js";
 import type { CliAdapter } from "./cli-adapter.js";
@@ -192,7 +193,7 @@ export class CliWorker implements Worker {
     // A tool that finished its work counts even if a stop arrived just after.
     if (!failure) return this.#finished(context, transcript, workerName, rules, model);
     // A run that timed out says so with CLI_TIMEOUT below; a stop or shutdown ends it as such.
-    const aborted = abortReason(context.control.signal);
+    const aborted = runReasonOf(context.control.signal);
     if (aborted && failure.kind !== "timeout")
       return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
     this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);

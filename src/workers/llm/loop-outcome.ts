@@ -1,5 +1,5 @@
 import { toAgentdError } from "../../errors/agentd-error.js";
-import { abortReason } from "../../runs/run-control.js";
+import { runReasonOf } from "../../runs/abort-ending.js";
 import { reasonForErrorCode, statusForReason } from "../../runs/run-outcome.js";
 import type { RunContext, RunOutcome } from "../worker.js";
 import type { RunBudget } from "./run-budget.js";
@@ -16,7 +16,7 @@ export function failureOutcome(
   lastText: string,
 ): RunOutcome {
   const { signal } = context.control;
-  const aborted = signal.aborted ? (abortReason(signal) ?? "daemon_shutdown") : undefined;
+  const aborted = signal.aborted ? (runReasonOf(signal) ?? "daemon_shutdown") : undefined;
   const failure = toAgentdError(aborted ? signal.reason : error);
   const reason = aborted ?? reasonForErrorCode(failure.code);
   const status = statusForReason(reason);
