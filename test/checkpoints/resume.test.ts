@@ -1,21 +1,22 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
   type ScriptedLlmServer,
   type ScriptedReplyValue,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess | undefined;
 
 /** Round n (1, 2) writes its own file `round-<n>.txt`; round 3 never answers until the daemon is gone. */
@@ -28,16 +29,11 @@ function beforeTheCrash(request: RecordedRequest): ScriptedReplyValue {
   });
 }
 
+const kit = useTestKit();
 beforeEach(async () => {
-  llm = await startScriptedLlmServer();
-  workspace = createWorkspace(llm.url);
+  llm = await kit.scriptedLlm();
+  workspace = kit.project({ llmUrl: llm.url });
   mkdirSync(path.join(workspace.root, "work"));
-});
-afterEach(async () => {
-  await daemon?.kill();
-  daemon = undefined;
-  await llm?.close();
-  rmSync(workspace.root, { recursive: true, force: true });
 });
 
 async function waitForEnd(run: string): Promise<RunRecord> {
@@ -60,7 +56,7 @@ describe("checkpoints and resume", () => {
       permissions: { allow: ["write_file"] },
     });
     llm.setDefaultReply(beforeTheCrash);
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     const run = await startRun(daemon, "steady", "write two files");
     await llm.waitForChatRequests(3, 30_000);
     await daemon.kill();
@@ -70,7 +66,7 @@ describe("checkpoints and resume", () => {
       return textReply(`finished after ${toolResults.length} tool results`);
     });
     const before = llm.chatRequests.length;
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     const record = await waitForEnd(run);
     expect(record).toMatchObject({ status: "completed", result: "finished after 2 tool results" });
 
@@ -108,14 +104,14 @@ describe("checkpoints and resume", () => {
       }
       return textReply(`answered: ${String(toolResults[0]?.content).slice(0, 16)}`);
     });
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     const run = await startRun(daemon, "slow", "run one slow command");
     // The command has started (its marker line is written) and is sleeping: the daemon dies now.
     await waitFor(async () => (existsSync(marker) ? true : undefined), "the slow command to start", 30_000);
     await daemon.kill();
 
     const before = llm.chatRequests.length;
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     const record = await waitForEnd(run);
     expect(record).toMatchObject({
       status: "completed",
@@ -142,12 +138,12 @@ describe("checkpoints and resume", () => {
       permissions: { allow: ["write_file"] },
     });
     llm.setDefaultReply(beforeTheCrash);
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     const run = await startRun(daemon, "plain", "write two files");
     await llm.waitForChatRequests(3, 30_000);
     await daemon.kill();
     llm.setDefaultReply(textReply("done by hand"));
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
+    daemon = await kit.daemon(workspace.configFile);
     expect(await getRun(daemon, run)).toMatchObject({ status: "failed", reason: "crashed" });
     const resumed = await daemon.request("POST", `/runs/${run}/resume`);
     expect(resumed.status).toBe(200);

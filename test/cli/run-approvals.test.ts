@@ -16,7 +16,7 @@ let directory: string;
 
 let project: RunProject;
 beforeEach(async () => {
-  project = await createRunProject("agentd-run-approvals-");
+  project = await createRunProject();
   ({ server, directory } = project);
   await mkdir(path.join(directory, "work"));
   await writeAgent("10m");

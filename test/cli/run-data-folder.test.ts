@@ -1,26 +1,18 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { execa, type ResultPromise } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { agentEvents, getRun, listRuns, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
-import { startDaemonProcess } from "../support/daemon-process.js";
-import {
-  type ScriptedLlmServer,
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-} from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
+import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 /** `agentd run` as a user types it, in its own process. */
 function agentdRun(configFile: string, ...args: string[]): ResultPromise<{ reject: false; timeout: number }> {
@@ -28,13 +20,12 @@ function agentdRun(configFile: string, ...args: string[]): ResultPromise<{ rejec
     reject: false,
     timeout: 60_000,
   });
-  cleanups.push(() => void child.kill("SIGKILL"));
+  kit.defer(() => void child.kill("SIGKILL"));
   return child;
 }
 
 async function llmServer(): Promise<ScriptedLlmServer> {
-  const llm = await startScriptedLlmServer();
-  cleanups.push(() => llm.close());
+  const llm = await kit.scriptedLlm();
   // A task saying "slow" never gets an answer: the run stays in flight until it is stopped.
   llm.setDefaultReply((request) =>
     JSON.stringify(request.body?.messages ?? []).includes("slow") ? { type: "hang" } : textReply("Hello!"),
@@ -64,7 +55,7 @@ const jsonLines = (text: string) =>
 describe("agentd run and the data folder", { timeout: 120_000 }, () => {
   it("records its run in data_dir as the daemon would: same events, same record, ids continued, agentd runs shows it", async () => {
     const llm = await llmServer();
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("hello", { task: "Say hello" });
     const script = () =>
       llm.enqueue(toolCallReply({ name: "read_file", arguments: { path: "x" } }), textReply("done"));
@@ -80,8 +71,7 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
     // The folder is released with the run.
     expect(existsSync(lockFileOf(workspace.dataDirectory))).toBe(false);
 
-    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile);
     // The daemon reads the run agentd run recorded: in GET /runs, agentd runs and last_run.
     expect((await getRun(daemon, localRecord.id)).status).toBe("completed");
     const listed = await execa(process.execPath, [MAIN, "runs", "--config", workspace.configFile], {
@@ -111,10 +101,9 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
 
   it("sends the run to the daemon that owns the folder: its output and exit code, Ctrl-C stops it there", async () => {
     const llm = await llmServer();
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("hello", { task: "Say hello" });
-    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile);
 
     const completed = await agentdRun(workspace.configFile, "hello");
     expect(completed.exitCode).toBe(0);
@@ -146,7 +135,7 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
 
   it("refuses a second agentd run while one holds the folder, naming it, and releases it on exit", async () => {
     const llm = await llmServer();
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("hello", { task: "Say hello" });
     const first = agentdRun(workspace.configFile, "hello", "slow work");
     const holder = await waitFor(

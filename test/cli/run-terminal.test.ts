@@ -11,15 +11,12 @@ const CLEAR_LINE = "\r\u001b[2K";
 
 let project: RunProject;
 beforeEach(async () => {
-  project = await createRunProject("agentd-run-terminal-");
+  // Log lines at debug: the point is where they go.
+  project = await createRunProject({ logLevel: "debug" });
   await writeFile(
     path.join(project.directory, "agents", "hello.md"),
     "---\ndescription: Says hello\ntask: Say hello\ntools: [read_file]\npermissions: { allow: [read_file] }\n---\nYou greet people.\n",
   );
-  // Log lines at debug: the point is where they go.
-  const configFile = path.join(project.directory, "config.yaml");
-  const config = await readFile(configFile, "utf8");
-  await writeFile(configFile, config.replace("log: { level: silent }", "log: { level: debug }"));
 });
 afterEach(() => project.close());
 

@@ -10,7 +10,7 @@ let directory: string;
 
 let project: RunProject;
 beforeEach(async () => {
-  project = await createRunProject("agentd-run-");
+  project = await createRunProject();
   ({ server, directory } = project);
   await writeAgent("hello", "description: Says hello\ntask: Say hello", "You greet people.");
 });

@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatAgents, listAgentsOffline } from "../../src/cli/commands/agents.js";
 import { runValidate } from "../../src/cli/commands/validate.js";
-import { agentText, createTempProject, type TempProject } from "../definitions/temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 async function validate(project: TempProject, options: { json?: boolean; config?: string } = {}) {
   let output = "";
@@ -38,7 +38,7 @@ describe("agentd validate", () => {
       presets: [
         { name: "writer", file: path.join(project.root, "presets/writer.yaml"), valid: true, errors: [] },
       ],
-      config: { file: null, valid: true, errors: [] },
+      config: { file: project.configFile, valid: true, errors: [] },
       // Looked up on the PATH of the environment given (none here): whether it works is printed.
       sandbox: expect.objectContaining({ default_mode: "workspace-write" }),
     });

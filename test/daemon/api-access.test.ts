@@ -1,27 +1,24 @@
 import { statSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { describe, expect, it } from "vitest";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
-import { createWorkspace, type DaemonWorkspace } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { type TempProject } from "../support/temp-project.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 /** Nothing listens there: runs started here fail, which these tests do not look at. */
 const NO_LLM = "http://127.0.0.1:9/v1";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 async function start(
   config: Record<string, unknown> = {},
-): Promise<{ daemon: DaemonProcess; workspace: DaemonWorkspace }> {
-  const workspace = createWorkspace(NO_LLM, config);
+): Promise<{ daemon: DaemonProcess; workspace: TempProject }> {
+  const workspace = kit.project({ llmUrl: NO_LLM, config });
   workspace.writeAgent("writer", { task: "write something" });
-  const daemon = await startDaemonProcess({ configFile: workspace.configFile });
-  cleanups.push(() => daemon.kill());
+  const daemon = await kit.daemon(workspace.configFile);
   return { daemon, workspace };
 }
 
@@ -65,11 +62,13 @@ describe("the default API token", { timeout: 90_000 }, () => {
   it("is kept across restarts, and server.auth: none is refused on a non-loopback host", async () => {
     const first = await start();
     await first.daemon.kill();
-    const again = await startDaemonProcess({ configFile: first.workspace.configFile });
-    cleanups.push(() => again.kill());
+    const again = await kit.daemon(first.workspace.configFile);
     expect(again.token).toBe(first.daemon.token);
 
-    const workspace = createWorkspace(NO_LLM, { server: { host: "0.0.0.0", port: 0, auth: "none" } });
+    const workspace = kit.project({
+      llmUrl: NO_LLM,
+      config: { server: { host: "0.0.0.0", port: 0, auth: "none" } },
+    });
     const refused = await execa(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
       reject: false,
       timeout: 30_000,

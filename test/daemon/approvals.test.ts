@@ -1,29 +1,27 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import {
-  type ScriptedLlmServer,
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-} from "../support/scripted-llm-server.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
+import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun } from "./api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "./daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess;
 /** Each test has its own agent, so its events and runs are its own; the daemon is shared. */
 const AGENTS = ["approved", "denied", "by-cli", "stopped"];
 
+const kit = useTestKit("file");
 beforeAll(async () => {
-  llm = await startScriptedLlmServer();
-  workspace = createWorkspace(llm.url);
+  llm = await kit.scriptedLlm();
+  workspace = kit.project({ llmUrl: llm.url });
   mkdirSync(path.join(workspace.root, "work"));
   for (const agent of AGENTS) {
     workspace.writeAgent(agent, {
@@ -32,13 +30,8 @@ beforeAll(async () => {
       permissions: { ask: ["write_file"] },
     });
   }
-  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  daemon = await kit.daemon(workspace.configFile);
 }, 60_000);
-afterAll(async () => {
-  await daemon?.kill();
-  await llm?.close();
-  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
-});
 
 /**
  * Starts a run of `agent` whose model calls write_file once (an `ask` call), then, unless the run

@@ -1,25 +1,15 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { type ScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 import { agentEvents, listRuns, runEvents, startRun } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
-async function daemonFor(configFile: string): Promise<DaemonProcess> {
-  const daemon = await startDaemonProcess({ configFile });
-  cleanups.push(() => daemon.kill());
-  return daemon;
-}
-
+/** Tasks named slow-… never get an answer, so their runs are still going when the daemon dies. */
 async function scriptedLlm(): Promise<ScriptedLlmServer> {
-  const llm = await startScriptedLlmServer();
-  cleanups.push(() => llm.close());
-  // Tasks named slow-… never get an answer, so their runs are still going when the daemon dies.
+  const llm = await kit.scriptedLlm();
   llm.setDefaultReply((request) =>
     JSON.stringify(request.body?.messages ?? []).includes("slow-") ? { type: "hang" } : textReply("finished"),
   );
@@ -29,9 +19,12 @@ async function scriptedLlm(): Promise<ScriptedLlmServer> {
 describe("the daemon after kill -9", () => {
   it("keeps every reported event and finished run, fails interrupted runs as crashed, and continues ids", async () => {
     const llm = await scriptedLlm();
-    const workspace = createWorkspace(llm.url, { concurrency: 10, limits: { max_concurrent_runs: 10 } });
+    const workspace = kit.project({
+      llmUrl: llm.url,
+      config: { concurrency: 10, limits: { max_concurrent_runs: 10 } },
+    });
     workspace.writeAgent("batch", {});
-    const first = await daemonFor(workspace.configFile);
+    const first = await kit.daemon(workspace.configFile);
     const tasks = Array.from({ length: 10 }, (_, index) =>
       index % 2 === 0 ? `quick-${index}` : `slow-${index}`,
     );
@@ -51,7 +44,7 @@ describe("the daemon after kill -9", () => {
     for (const run of before) reportedRunLogs.set(run.id, await runEvents(first, run.id));
     await first.kill();
 
-    const second = await daemonFor(workspace.configFile);
+    const second = await kit.daemon(workspace.configFile);
     const after = await agentEvents(second, "batch");
     expect(after.slice(0, reported.length)).toEqual(reported);
     expect(after.map((event) => event.id)).toEqual(after.map((_, index) => index + 1));

@@ -1,20 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { beforeAll, describe, expect, it } from "vitest";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
-import { createWorkspace } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
 
 /** Nothing listens there: no run is meant to start in these tests. */
 const NO_LLM = "http://127.0.0.1:9/v1";
 
 let daemon: DaemonProcess;
+const kit = useTestKit("file");
 beforeAll(async () => {
-  const workspace = createWorkspace(NO_LLM);
+  const workspace = kit.project({ llmUrl: NO_LLM });
   workspace.writeAgent("writer", { task: "write something" });
-  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  daemon = await kit.daemon(workspace.configFile);
 }, 60_000);
-afterAll(async () => {
-  await daemon.kill();
-});
 
 /** A POST as the CLI sends it, with this exact body text. */
 function post(path: string, body: string) {

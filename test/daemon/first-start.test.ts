@@ -1,18 +1,10 @@
-import { rmSync } from "node:fs";
 import { createServer } from "node:net";
 import type { AddressInfo } from "node:net";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { describe, expect, it } from "vitest";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-let daemon: DaemonProcess | undefined;
-let root: string | undefined;
-afterEach(async () => {
-  await daemon?.kill();
-  if (root) rmSync(root, { recursive: true, force: true });
-  daemon = undefined;
-  root = undefined;
-});
+const kit = useTestKit();
 
 /** A loopback port nothing listens on. */
 async function closedPort(): Promise<number> {
@@ -26,10 +18,8 @@ async function closedPort(): Promise<number> {
 describe("a first start without a model server", () => {
   it("says which endpoint and model it uses, that it does not answer, and what to do", async () => {
     const endpoint = `http://127.0.0.1:${await closedPort()}/v1`;
-    const workspace = createWorkspace(endpoint, { llm: { base_url: endpoint, model: "llama3.1" } });
-    root = workspace.root;
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    const running = daemon;
+    const workspace = kit.project({ config: { llm: { base_url: endpoint, model: "llama3.1" } } });
+    const running = await kit.daemon(workspace.configFile);
     const stderr = await waitFor(
       async () => (running.stderr().includes("does not answer") ? running.stderr() : undefined),
       "the warning about the silent model server",

@@ -1,14 +1,9 @@
 import { symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type ScriptedLlmServer, startScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { createWorkspace } from "./daemon-workspace.js";
+import { describe, expect, it } from "vitest";
+import { useTestKit } from "../support/test-kit.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 interface AgentSummary {
   id: string;
@@ -27,9 +22,8 @@ function aliasBomb(): string {
 
 describe("hostile definition files", () => {
   it("starts at once next to deep nesting, alias bombs and symlink loops, and reports each with file and line", async () => {
-    const llm: ScriptedLlmServer = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
-    const workspace = createWorkspace(llm.url);
+    const llm = await kit.scriptedLlm();
+    const workspace = kit.project({ llmUrl: llm.url });
     const agents = path.join(workspace.root, "agents");
     workspace.writeAgent("fine", {});
     // Four files just under the 1 MB limit, nesting a few hundred thousand levels deep.
@@ -44,8 +38,7 @@ describe("hostile definition files", () => {
     symlinkSync(path.join(agents, "loop-b.md"), path.join(agents, "loop-a.md"));
     symlinkSync(path.join(agents, "loop-a.md"), path.join(agents, "loop-b.md"));
 
-    const daemon: DaemonProcess = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile);
     expect((await daemon.request("GET", "/health")).status).toBe(200);
     const { agents: listed } = (await daemon.request("GET", "/agents")).body as { agents: AgentSummary[] };
     const byId = new Map(listed.map((agent) => [agent.id, agent]));

@@ -1,27 +1,22 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import { startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { textReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, listRuns } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 describe("schedule fires missed while the daemon was down", () => {
   it("run once at start under on_missed: run_once and are recorded as missed under skip", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply(textReply("done"));
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("catch-up", {
       schedule: { cron: "*/2 * * * * *", on_missed: "run_once", task: "tick" },
     });
     workspace.writeAgent("skipper", { schedule: { cron: "*/2 * * * * *", on_missed: "skip", task: "tick" } });
-    const first = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => first.kill());
+    const first = await kit.daemon(workspace.configFile);
     for (const agent of ["catch-up", "skipper"]) {
       await waitFor(
         async () => ((await listRuns(first, `?agent=${agent}`)).length > 0 ? true : undefined),
@@ -33,8 +28,7 @@ describe("schedule fires missed while the daemon was down", () => {
     // The daemon stays down across at least one fire of the every-2-seconds schedule.
     await waitFor(async () => (Date.now() - downSince > 2_500 ? true : undefined), "downtime");
 
-    const second = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => second.kill());
+    const second = await kit.daemon(workspace.configFile);
     const missedOf = async (agent: string) =>
       waitFor(async () => {
         const events = await agentEvents(second, agent);

@@ -1,30 +1,26 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { textReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 describe("one daemon per data_dir", { timeout: 90_000 }, () => {
   it("refuses a second daemon on the folder at once, naming the holder, and leaves the first one's runs alone", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply((request) =>
       JSON.stringify(request.body?.messages ?? []).includes("slow") ? { type: "hang" } : textReply("done"),
     );
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("worker", {});
-    const first = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => first.kill());
+    const first = await kit.daemon(workspace.configFile);
     const slow = await startRun(first, "worker", "slow work");
     await waitFor(
       async () => ((await getRun(first, slow)).status === "running" ? true : undefined),
@@ -50,15 +46,14 @@ describe("one daemon per data_dir", { timeout: 90_000 }, () => {
   });
 
   it("takes over the lock of a daemon killed with -9", async () => {
-    const workspace = createWorkspace("http://127.0.0.1:9/v1");
+    const workspace = kit.project({ llmUrl: "http://127.0.0.1:9/v1" });
     const first = await startDaemonProcess({ configFile: workspace.configFile });
     await first.kill();
     const lock = JSON.parse(readFileSync(path.join(workspace.dataDirectory, "agentd.lock"), "utf8")) as {
       pid: number;
     };
     expect(lock.pid).toBe(first.pid);
-    const second = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => second.kill());
+    const second = await kit.daemon(workspace.configFile);
     expect((await second.request("GET", "/agents")).status).toBe(200);
     second.signal("SIGTERM");
     expect(await second.exited).toEqual({ code: 0, signal: null });

@@ -1,20 +1,11 @@
-import { rmSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
+import { describe, expect, it } from "vitest";
+import { textReply } from "../support/scripted-llm-server.js";
 import { getRun, startRun } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-let daemon: DaemonProcess | undefined;
-let llm: ScriptedLlmServer | undefined;
-let root: string | undefined;
-afterEach(async () => {
-  await daemon?.kill();
-  await llm?.close();
-  if (root) rmSync(root, { recursive: true, force: true });
-  daemon = llm = root = undefined;
-});
+const kit = useTestKit();
 
 /** The keys of a JSON object's top level, in order, duplicates kept (JSON.parse keeps the last). */
 function topLevelKeys(line: string): string[] {
@@ -35,16 +26,17 @@ function topLevelKeys(line: string): string[] {
 
 describe("the daemon log", () => {
   it("has a line per run start and end, warns on an MCP server that cannot start, and repeats no key", async () => {
-    llm = await startScriptedLlmServer();
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply(() => textReply("done"));
-    const workspace = createWorkspace(llm.url, {
-      mcp_servers: { broken: { command: "/nonexistent/mcp-server" } },
+    const workspace = kit.project({
+      llmUrl: llm.url,
+      config: {
+        mcp_servers: { broken: { command: "/nonexistent/mcp-server" } },
+      },
     });
-    root = workspace.root;
     workspace.writeAgent("writer", { task: "Write" });
     workspace.writeAgent("mcp-user", { task: "Use it", tools: ["mcp:broken/*"] });
-    daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    const running = daemon;
+    const running = await kit.daemon(workspace.configFile);
     const completed = await startRun(running, "writer", "Write a line");
     const failed = await startRun(running, "mcp-user", "Use the server");
     for (const run of [completed, failed]) {

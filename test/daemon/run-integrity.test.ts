@@ -1,33 +1,17 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { afterEach, describe, expect, it } from "vitest";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { describe, expect, it } from "vitest";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
-  type ScriptedLlmServer,
   httpErrorReply,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { getRun, listRuns, startRun } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
-
-async function daemonFor(configFile: string): Promise<DaemonProcess> {
-  const daemon = await startDaemonProcess({ configFile });
-  cleanups.push(() => daemon.kill());
-  return daemon;
-}
-
-async function scriptedLlm(): Promise<ScriptedLlmServer> {
-  const llm = await startScriptedLlmServer();
-  cleanups.push(() => llm.close());
-  return llm;
-}
+const kit = useTestKit();
 
 function taskOf(request: RecordedRequest): string {
   const user = request.body?.messages.find((message) => message.role === "user");
@@ -46,7 +30,7 @@ const ROUND_USAGE = { promptTokens: 1_000, completionTokens: 500 };
 
 describe("runs survive a kill -9 whole", () => {
   it("queues the queued runs again in order and keeps the usage a crashed run had spent", async () => {
-    const llm = await scriptedLlm();
+    const llm = await kit.scriptedLlm();
     // slow-…: two rounds of 1,500 tokens each, then a call that never answers; quick-…: one answer.
     llm.setDefaultReply((request) => {
       if (!taskOf(request).startsWith("slow-"))
@@ -55,9 +39,9 @@ describe("runs survive a kill -9 whole", () => {
         return toolCallReply({ name: "read_file", arguments: { path: "notes.md" } }, { usage: ROUND_USAGE });
       return { type: "hang" };
     });
-    const workspace = createWorkspace(llm.url, { concurrency: 1 });
+    const workspace = kit.project({ llmUrl: llm.url, config: { concurrency: 1 } });
     workspace.writeAgent("worker", { tools: ["read_file"], permissions: { allow: ["read_file"] } });
-    const first = await daemonFor(workspace.configFile);
+    const first = await kit.daemon(workspace.configFile);
     const slow = await startRun(first, "worker", "slow-0");
     const queued: string[] = [];
     for (const task of ["quick-1", "quick-2", "quick-3"]) queued.push(await startRun(first, "worker", task));
@@ -70,7 +54,7 @@ describe("runs survive a kill -9 whole", () => {
     for (const id of queued) expect((await getRun(first, id)).status).toBe("queued");
     await first.kill();
 
-    const second = await daemonFor(workspace.configFile);
+    const second = await kit.daemon(workspace.configFile);
     const crashed = await getRun(second, slow);
     expect(crashed).toMatchObject({ status: "failed", reason: "crashed" });
     expect(crashed.usage).toEqual({ prompt_tokens: 2_000, completion_tokens: 1_000, total_tokens: 3_000 });
@@ -86,12 +70,12 @@ describe("runs survive a kill -9 whole", () => {
   });
 
   it("counts the tokens of a call cut off by the budget, in the run and in the metrics", async () => {
-    const llm = await scriptedLlm();
+    const llm = await kit.scriptedLlm();
     // About 4,000 tokens of text streamed without a usage report: the run's 2,000-token limit cuts it.
     llm.setDefaultReply(textReply("word ".repeat(3_200), { chunkSize: 40 }));
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("spender", { limits: { max_tokens: 2_000 } });
-    const daemon = await daemonFor(workspace.configFile);
+    const daemon = await kit.daemon(workspace.configFile);
     const id = await startRun(daemon, "spender", "write a lot");
     const run = await waitFor(async () => {
       const record = await getRun(daemon, id);
@@ -107,16 +91,16 @@ describe("runs survive a kill -9 whole", () => {
 
 describe("timeouts count working time", () => {
   it("does not fail a run paused for longer than its timeout", async () => {
-    const llm = await scriptedLlm();
+    const llm = await kit.scriptedLlm();
     let answer: () => void = () => undefined;
     const answered = new Promise<void>((resolve) => (answer = resolve));
     llm.setDefaultReply(async () => {
       await answered;
       return textReply("done after the pause");
     });
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("patient", { limits: { timeout: "2s" } });
-    const daemon = await daemonFor(workspace.configFile);
+    const daemon = await kit.daemon(workspace.configFile);
     const id = await startRun(daemon, "patient", "wait for me");
     await llm.waitForChatRequests(1);
     expect((await daemon.request("POST", `/runs/${id}/pause`)).status).toBe(200);
@@ -135,24 +119,27 @@ describe("timeouts count working time", () => {
 
 describe("the circuit breaker per endpoint and model", () => {
   it("tries the fallback model when the first one's circuit is open, and leaves other models alone", async () => {
-    const llm = await scriptedLlm();
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply((request) =>
       request.body?.model === "broken"
         ? httpErrorReply(500)
         : textReply(`answered by ${request.body?.model}`),
     );
-    const workspace = createWorkspace(llm.url, {
-      llm: {
-        base_url: llm.url,
-        api_key: "test-key",
-        model: "scripted",
-        retries: { max_attempts: 1, base_delay: 10 },
-        circuit_breaker: { failure_threshold: 1, cooldown: "10m" },
+    const workspace = kit.project({
+      llmUrl: llm.url,
+      config: {
+        llm: {
+          base_url: llm.url,
+          api_key: "test-key",
+          model: "scripted",
+          retries: { max_attempts: 1, base_delay: 10 },
+          circuit_breaker: { failure_threshold: 1, cooldown: "10m" },
+        },
       },
     });
     workspace.writeAgent("flaky", { model: "broken", fallback_models: ["spare"] });
     workspace.writeAgent("healthy", { model: "steady" });
-    const daemon = await daemonFor(workspace.configFile);
+    const daemon = await kit.daemon(workspace.configFile);
     const completed = async (agent: string) => {
       const id = await startRun(daemon, agent, "answer");
       return waitFor(async () => {

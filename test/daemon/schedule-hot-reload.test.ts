@@ -1,14 +1,12 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentSummary } from "../../src/api/api-services.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
+import { textReply } from "../support/scripted-llm-server.js";
 import { listRuns } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 async function agentsOf(daemon: DaemonProcess): Promise<AgentSummary[]> {
   return ((await daemon.request("GET", "/agents")).body as { agents: AgentSummary[] }).agents;
@@ -16,13 +14,11 @@ async function agentsOf(daemon: DaemonProcess): Promise<AgentSummary[]> {
 
 describe("a seconds-level schedule under hot reload", () => {
   it("fires, follows an edit of the agent file, and stops when the file is deleted", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply(textReply("tick done"));
-    const workspace = createWorkspace(llm.url);
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("ticker", { schedule: "*/2 * * * * *", task: "tick-before-edit" });
-    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile);
 
     const [listed] = await agentsOf(daemon);
     expect(listed).toMatchObject({ id: "ticker", schedule: { cron: "*/2 * * * * *" } });

@@ -4,10 +4,11 @@ import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { killGroup } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** The built CLI (`npm run build` first, as `npm test` does). */
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
@@ -34,10 +35,7 @@ function formsOf(value: string): Array<{ form: string; text: string }> {
   ];
 }
 
-const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 /** Runs `agentd <args>` to completion with `stdin` piped in. */
 async function agentd(
@@ -71,7 +69,7 @@ async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> 
     detached: true,
   });
   const exited = once(child, "exit");
-  cleanups.push(async () => {
+  kit.defer(async () => {
     killGroup(child.pid ?? 0);
     await exited;
   });
@@ -152,12 +150,11 @@ describe("secret values never leave the tools", () => {
     "keeps vault values out of logs, files, the API and the model's messages, masked as [secret:name]",
     { timeout: 120_000 },
     async () => {
-      const llm = await startScriptedLlmServer();
-      cleanups.push(() => llm.close());
+      const llm = await kit.scriptedLlm();
       const echo = await startHeaderEcho();
-      cleanups.push(() => void echo.server.close());
-      const workspace = createWorkspace(llm.url, { log: { level: "debug", pretty: false } });
-      cleanups.push(() => rmSync(workspace.root, { recursive: true, force: true }));
+      kit.defer(() => void echo.server.close());
+      const workspace = kit.project({ llmUrl: llm.url, config: { log: { level: "debug", pretty: false } } });
+      kit.defer(() => rmSync(workspace.root, { recursive: true, force: true }));
       const configText = readFileSync(workspace.configFile, "utf8");
       writeFileSync(
         workspace.configFile,

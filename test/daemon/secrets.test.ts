@@ -1,26 +1,23 @@
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createVault } from "../../src/vault/create-vault.js";
 import { startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
-import { createWorkspace, waitFor } from "./daemon-workspace.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 const API_KEY = "sk-test-7f3a9c2e5b1d";
 
 describe("config secrets in the daemon", () => {
   it("resolves {{secret:name}} from the vault for the LLM and masks the value in runs, events and logs", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
+    const llm = await kit.scriptedLlm();
     llm.setDefaultReply(textReply(`the key is ${API_KEY}`));
-    const workspace = createWorkspace(llm.url, { vault: { backend: "env" } });
+    const workspace = kit.project({ llmUrl: llm.url, config: { vault: { backend: "env" } } });
     const configText = readFileSync(workspace.configFile, "utf8").replace(
       "api_key: test-key",
       'api_key: "{{secret:llm_key}}"',
@@ -31,7 +28,7 @@ describe("config secrets in the daemon", () => {
       configFile: workspace.configFile,
       environment: { AGENTD_SECRET_LLM_KEY: API_KEY },
     });
-    cleanups.push(() => daemon.kill());
+    kit.defer(() => daemon.kill());
 
     const run = await startRun(daemon, "leaky", "tell me the key");
     const record = await waitFor(async () => {
@@ -55,9 +52,8 @@ describe("config secrets in the daemon", () => {
     const early = "early-value-91c4e7";
     const late = "late-value-5d20af";
     const vaultKey = "0f".repeat(32);
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
-    const workspace = createWorkspace(llm.url);
+    const llm = await kit.scriptedLlm();
+    const workspace = kit.project({ llmUrl: llm.url });
     workspace.writeAgent("talker", {});
     const vault = createVault(ConfigSchema.parse({ data_dir: workspace.dataDirectory }), {
       AGENTD_VAULT_KEY: vaultKey,
@@ -67,7 +63,7 @@ describe("config secrets in the daemon", () => {
       configFile: workspace.configFile,
       environment: { AGENTD_VAULT_KEY: vaultKey },
     });
-    cleanups.push(() => daemon.kill());
+    kit.defer(() => daemon.kill());
 
     const finished = async (task: string) => {
       const run = await startRun(daemon, "talker", task);
@@ -90,9 +86,8 @@ describe("config secrets in the daemon", () => {
 
   it("keeps an API key given as ${VAR} from the agents' shells and masks it", async () => {
     const key = "sk-from-environment-8d2b61";
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
-    const workspace = createWorkspace(llm.url);
+    const llm = await kit.scriptedLlm();
+    const workspace = kit.project({ llmUrl: llm.url });
     writeFileSync(
       workspace.configFile,
       readFileSync(workspace.configFile, "utf8").replace("api_key: test-key", "api_key: ${MY_LLM_KEY}"),
@@ -102,7 +97,7 @@ describe("config secrets in the daemon", () => {
       configFile: workspace.configFile,
       environment: { MY_LLM_KEY: key },
     });
-    cleanups.push(() => daemon.kill());
+    kit.defer(() => daemon.kill());
     llm.enqueue(toolCallReply({ name: "shell", arguments: { command: "env; echo end-of-env" } }));
     llm.enqueue(textReply(`done, the key was ${key}`));
 

@@ -1,22 +1,25 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getRun, listRuns } from "../daemon/api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 import { launchTestBrowser, type TestBrowser } from "../support/browser.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
+import { type ScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 
 // One daemon, one scripted model and one chromium for the whole file; the tests run in order and
 // each queues the model replies its run needs.
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess;
 let browser: TestBrowser;
 
+const kit = useTestKit("file");
 beforeAll(async () => {
-  llm = await startScriptedLlmServer();
-  workspace = createWorkspace(llm.url);
+  llm = await kit.scriptedLlm();
+  workspace = kit.project({ llmUrl: llm.url });
   mkdirSync(path.join(workspace.root, "work"));
   workspace.writeAgent("writer", {
     name: "Report Writer",
@@ -30,7 +33,7 @@ beforeAll(async () => {
     path.join(workspace.root, "agents", "broken.md"),
     "---\ndescription: an agent with a bad limit\nlimits:\n  timeout: forever\n---\nNothing.\n",
   );
-  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  daemon = await kit.daemon(workspace.configFile);
   browser = await launchTestBrowser(daemon.url);
   // A daemon with an API token (generated into data_dir) is entered through its login URL, as a
   // person would from the start-up line; the page then runs on the session cookie.
@@ -50,9 +53,6 @@ afterEach(async (context) => {
 
 afterAll(async () => {
   await browser?.close();
-  await daemon?.kill();
-  await llm?.close();
-  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
 });
 
 describe("the dashboard in a real browser", () => {

@@ -3,7 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { DefinitionSnapshot } from "../../src/definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
-import { createTempProject } from "./temp-project.js";
+import { createTempProject } from "../support/temp-project.js";
 
 const CORPUS = path.resolve(import.meta.dirname, "../fixtures/definitions/broken");
 

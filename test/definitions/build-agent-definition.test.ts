@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
 import { BUILTIN_TOOL_NAMES } from "../../src/tools/builtin/builtin-tool-names.js";
 import { builtinTools } from "../../src/tools/builtin/builtin-tools.js";
-import { agentText, createTempProject, type TempProject } from "./temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 describe("building an agent definition", () => {
   let project: TempProject;
@@ -13,10 +13,12 @@ describe("building an agent definition", () => {
 
   it("merges limits, permissions and approvals over the config and picks the model", async () => {
     project = createTempProject({
-      llm: { model: "config-model" },
-      limits: { max_iterations: 10, timeout: "2m" },
-      permissions: { deny: ["shell(rm *)"], allow: ["read_file"] },
-      approvals: { timeout: "1m", on_timeout: "approve" },
+      config: {
+        llm: { model: "config-model" },
+        limits: { max_iterations: 10, timeout: "2m" },
+        permissions: { deny: ["shell(rm *)"], allow: ["read_file"] },
+        approvals: { timeout: "1m", on_timeout: "approve" },
+      },
     });
     project.writeAgent(
       "custom.md",
@@ -68,7 +70,7 @@ describe("building an agent definition", () => {
   });
 
   it("rejects a CLI tool the config does not know, and accepts one it does", async () => {
-    project = createTempProject({ cli_tools: { aider: { command: "aider" } } });
+    project = createTempProject({ config: { cli_tools: { aider: { command: "aider" } } } });
     project.writeAgent("known.md", agentText("known", "worker: cli\ncli: { tool: aider }\n"));
     project.writeAgent("unknown.md", agentText("unknown", "worker: cli\ncli:\n  tool: cladue\n"));
     const snapshot = await loadDefinitions(project.config);

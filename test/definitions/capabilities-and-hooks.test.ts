@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
 import { hookAppliesTo } from "../../src/hooks/resolved-hook.js";
-import { agentText, createTempProject, type TempProject } from "./temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 describe("capabilities and hooks in agent definitions", () => {
   let project: TempProject;
@@ -48,7 +48,7 @@ describe("capabilities and hooks in agent definitions", () => {
   });
 
   it("resolves config hooks before the agent's, with their timeouts, and reads agentd's hooks as agentd's", async () => {
-    project = createTempProject({ hooks: { timeout: "5s", before_tool: ["./audit.sh"] } });
+    project = createTempProject({ config: { hooks: { timeout: "5s", before_tool: ["./audit.sh"] } } });
     project.writeAgent(
       "hooked.md",
       agentText(

@@ -2,7 +2,7 @@ import { mkdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:f
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { type DefinitionChange, DefinitionRegistry } from "../../src/definitions/definition-registry.js";
-import { agentText, createTempProject, type TempProject } from "./temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 const DEADLINE_MILLISECONDS = 10_000;
 

@@ -13,7 +13,7 @@ const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/foreign-agents")
 
 let project: RunProject;
 beforeEach(async () => {
-  project = await createRunProject("agentd-foreign-");
+  project = await createRunProject();
   // A project's own Claude Code and opencode agents, as their tools keep them.
   await cp(FIXTURES, project.directory, { recursive: true });
   await writeFile(

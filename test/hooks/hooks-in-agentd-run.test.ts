@@ -8,7 +8,7 @@ import { createRunProject, type RunProject } from "../cli/run-project.js";
 
 let project: RunProject;
 beforeEach(async () => {
-  project = await createRunProject("agentd-run-hooks-");
+  project = await createRunProject();
   await mkdir(path.join(project.directory, "work"));
 });
 afterEach(() => project.close());

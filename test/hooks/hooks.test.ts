@@ -1,6 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
@@ -8,17 +8,18 @@ import {
   type RecordedRequest,
   type ScriptedLlmServer,
   type ScriptedReplyValue,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "hook-Secret-71c2e9d4";
 
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess;
 
 /** Each run's task names its script: the model's answer for round 1, 2, … (counted from the request). */
@@ -65,13 +66,17 @@ function hookEvents(events: readonly AgentEvent[]) {
   return events.flatMap((event) => (event.type === "hook" ? [event.data] : []));
 }
 
+const kit = useTestKit("file");
 beforeAll(async () => {
-  llm = await startScriptedLlmServer();
+  llm = await kit.scriptedLlm();
   llm.setDefaultReply(scriptedReply);
-  workspace = createWorkspace(llm.url, {
-    vault: { backend: "env" },
-    // Runs first, before every agent's own hooks.
-    hooks: { on_run_end: ["true"] },
+  workspace = kit.project({
+    llmUrl: llm.url,
+    config: {
+      vault: { backend: "env" },
+      // Runs first, before every agent's own hooks.
+      hooks: { on_run_end: ["true"] },
+    },
   });
   const agent = (id: string, frontmatter: Record<string, unknown>) => {
     mkdirSync(workdir(id));
@@ -125,12 +130,6 @@ beforeAll(async () => {
     environment: { AGENTD_SECRET_TOKEN: SECRET },
   });
 }, 60_000);
-
-afterAll(async () => {
-  await daemon?.kill();
-  await llm?.close();
-  rmSync(workspace.root, { recursive: true, force: true });
-});
 
 describe("hooks", () => {
   it("a before_tool hook that exits 2 denies the call: the tool does not run and the model reads the reason", async () => {

@@ -1,37 +1,35 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { randomUUID } from "node:crypto";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
-import { startDaemonProcess } from "../support/daemon-process.js";
-import { startScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { fixtureServer, processesWith } from "./mcp-test-kit.js";
 
-const cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-});
+const kit = useTestKit();
 
 describe("the daemon with MCP servers", () => {
   it("runs an MCP tool for an agent and ends the server's processes on SIGTERM", async () => {
-    const llm = await startScriptedLlmServer();
-    cleanups.push(() => llm.close());
+    const llm = await kit.scriptedLlm();
     llm.enqueue(toolCallReply({ name: "mcp__fixture__pids", arguments: {} }), textReply("done"));
     // The server runs in its own PID namespace: the host finds its processes by this argument.
     const tag = `--test-tag=${randomUUID()}`;
     // A configured server that cannot start harms no one who does not use it: servers start lazily.
-    const workspace = createWorkspace(llm.url, {
-      vault: { backend: "env" },
-      mcp_servers: {
-        fixture: fixtureServer(["--with-helper", tag]),
-        broken: { command: "/nonexistent/mcp" },
+    const workspace = kit.project({
+      llmUrl: llm.url,
+      config: {
+        vault: { backend: "env" },
+        mcp_servers: {
+          fixture: fixtureServer(["--with-helper", tag]),
+          broken: { command: "/nonexistent/mcp" },
+        },
       },
     });
     workspace.writeAgent("mcp-user", {
       tools: ["mcp:fixture/*"],
       permissions: { allow: ["mcp:fixture/pids"] },
     });
-    const daemon = await startDaemonProcess({ configFile: workspace.configFile });
-    cleanups.push(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile);
 
     const run = await startRun(daemon, "mcp-user", "Tell me the pids");
     const record = await waitFor(async () => {

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
-import { agentText, createTempProject, type TempProject } from "../definitions/temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 describe("preset chains", () => {
   let project: TempProject;

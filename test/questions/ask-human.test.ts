@@ -1,25 +1,25 @@
-import { rmSync } from "node:fs";
 import path from "node:path";
 import { execa } from "execa";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingQuestion } from "../../src/questions/question-broker.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
   type ScriptedLlmServer,
   type ScriptedReplyValue,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess;
 
 /** Each task asks once, then answers with what the tool said. */
@@ -35,20 +35,16 @@ function reply(request: RecordedRequest): ScriptedReplyValue {
   return toolCallReply({ name: "ask_human", arguments: question });
 }
 
+const kit = useTestKit("file");
 beforeAll(async () => {
-  llm = await startScriptedLlmServer();
+  llm = await kit.scriptedLlm();
   llm.setDefaultReply(reply);
-  workspace = createWorkspace(llm.url);
+  workspace = kit.project({ llmUrl: llm.url });
   workspace.writeAgent("asker", { tools: ["ask_human"] });
   workspace.writeAgent("by-cli", { tools: ["ask_human"] });
   workspace.writeAgent("hasty", { tools: ["ask_human"], approvals: { timeout: "1s" } });
-  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  daemon = await kit.daemon(workspace.configFile);
 }, 60_000);
-afterAll(async () => {
-  await daemon?.kill();
-  await llm?.close();
-  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
-});
 
 async function pendingQuestion(run: string): Promise<PendingQuestion> {
   return waitFor(async () => {

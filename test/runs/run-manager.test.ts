@@ -13,7 +13,7 @@ import { RunStore } from "../../src/runs/run-store.js";
 import type { Worker } from "../../src/workers/worker.js";
 import { ControlledWorker } from "./controlled-worker.js";
 import { EventLog } from "./event-waiter.js";
-import { testDefinition } from "./test-definition.js";
+import { makeDefinition } from "../support/make-definition.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
@@ -40,7 +40,7 @@ function setup(
   const log = new EventLog(bus);
   const worker = new ControlledWorker();
   const agents = new Map<string, AgentAvailability>();
-  for (const definition of options.definitions ?? [testDefinition("alpha")]) {
+  for (const definition of options.definitions ?? [makeDefinition({ id: "alpha" })]) {
     agents.set(definition.id, { state: "ready", definition });
   }
   const shutdown = new AbortController();
@@ -116,7 +116,7 @@ describe("RunManager", () => {
   });
 
   it("keeps runs queued in FIFO order under the daemon-wide concurrency", async () => {
-    const definitions = ["a", "b", "c", "d"].map((id) => testDefinition(id));
+    const definitions = ["a", "b", "c", "d"].map((id) => makeDefinition({ id: id }));
     const { manager, worker, log } = setup({ concurrency: 2, definitions });
     const runs = [];
     for (const id of ["a", "b", "c", "d"]) runs.push(await manager.start(id, `task ${id}`));
@@ -137,8 +137,8 @@ describe("RunManager", () => {
 
   it("holds an agent to its max_concurrent_runs without blocking other agents", async () => {
     const definitions = [
-      testDefinition("single", { limits: { max_concurrent_runs: 1 } }),
-      testDefinition("other"),
+      makeDefinition({ id: "single", frontmatter: { limits: { max_concurrent_runs: 1 } } }),
+      makeDefinition({ id: "other" }),
     ];
     const { manager, worker, log } = setup({ definitions });
     const first = await manager.start("single", "one");
@@ -179,7 +179,10 @@ describe("RunManager", () => {
   });
 
   it("stops a queued run at once", async () => {
-    const { manager } = setup({ concurrency: 1, definitions: [testDefinition("a"), testDefinition("b")] });
+    const { manager } = setup({
+      concurrency: 1,
+      definitions: [makeDefinition({ id: "a" }), makeDefinition({ id: "b" })],
+    });
     await manager.start("a", "first");
     const queued = await manager.start("b", "second");
     expect(manager.stop(queued.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
@@ -187,7 +190,9 @@ describe("RunManager", () => {
   });
 
   it("fails a run that passes its timeout with reason timeout", async () => {
-    const { manager, log } = setup({ definitions: [testDefinition("slow", { limits: { timeout: 100 } })] });
+    const { manager, log } = setup({
+      definitions: [makeDefinition({ id: "slow", frontmatter: { limits: { timeout: 100 } } })],
+    });
     const run = await manager.start("slow", "never ends");
     await log.waitForStatus(run.id, "failed");
     expect(manager.get(run.id)).toMatchObject({ status: "failed", reason: "timeout" });
@@ -212,7 +217,10 @@ describe("RunManager", () => {
   it("refuses unknown, invalid and disabled agents with NOT_FOUND and CONFLICT", async () => {
     const { manager, agents } = setup();
     agents.set("broken", { state: "invalid", errors: ["agents/broken.md: description is required"] });
-    agents.set("off", { state: "disabled", definition: testDefinition("off", { enabled: false }) });
+    agents.set("off", {
+      state: "disabled",
+      definition: makeDefinition({ id: "off", frontmatter: { enabled: false } }),
+    });
     expect((await errorOf(() => manager.start("ghost", "x"))).code).toBe("NOT_FOUND");
     const invalid = await errorOf(() => manager.start("broken", "x"));
     expect(invalid.code).toBe("CONFLICT");
@@ -223,14 +231,17 @@ describe("RunManager", () => {
 
   it("uses the agent's own task when none is given, and refuses a run with no task at all", async () => {
     const { manager, agents } = setup();
-    agents.set("tasked", { state: "ready", definition: testDefinition("tasked", { task: "the usual" }) });
+    agents.set("tasked", {
+      state: "ready",
+      definition: makeDefinition({ id: "tasked", frontmatter: { task: "the usual" } }),
+    });
     expect((await manager.start("tasked")).task).toBe("the usual");
     expect((await errorOf(() => manager.start("alpha"))).code).toBe("BAD_REQUEST");
   });
 
   it("keeps the definition a run started with when the agent changes", async () => {
     const { manager, worker, agents } = setup();
-    const before = testDefinition("alpha");
+    const before = makeDefinition({ id: "alpha" });
     agents.set("alpha", { state: "ready", definition: before });
     const run = await manager.start("alpha", "x");
     agents.set("alpha", { state: "ready", definition: { ...before, hash: "changed", model: "other" } });
@@ -242,7 +253,7 @@ describe("RunManager", () => {
   it("on shutdown refuses new runs, stops queued ones, and stops running ones with daemon_shutdown", async () => {
     const { manager, worker, log, shutdown } = setup({
       concurrency: 1,
-      definitions: [testDefinition("a"), testDefinition("b")],
+      definitions: [makeDefinition({ id: "a" }), makeDefinition({ id: "b" })],
     });
     const running = await manager.start("a", "first");
     const queued = await manager.start("b", "second");
@@ -258,7 +269,7 @@ describe("RunManager", () => {
   });
 
   it("after a crash marks unfinished runs failed/crashed and leaves finished ones intact", async () => {
-    const first = setup({ definitions: [testDefinition("a"), testDefinition("b")] });
+    const first = setup({ definitions: [makeDefinition({ id: "a" }), makeDefinition({ id: "b" })] });
     const finished = await first.manager.start("a", "done before the crash");
     await first.worker.waitForStarted(1);
     first.worker.finish(finished.id, { result: "kept" });
@@ -266,7 +277,7 @@ describe("RunManager", () => {
     const interrupted = await first.manager.start("b", "cut short");
     await first.worker.waitForStarted(2);
     // No shutdown: the first manager is simply abandoned, as kill -9 would leave it.
-    const second = setup({ dataDirectory: first.dataDirectory, definitions: [testDefinition("a")] });
+    const second = setup({ dataDirectory: first.dataDirectory, definitions: [makeDefinition({ id: "a" })] });
     expect(second.manager.get(finished.id)).toMatchObject({ status: "completed", result: "kept" });
     expect(second.manager.get(interrupted.id)).toMatchObject({ status: "failed", reason: "crashed" });
     expect(recordOnDisk(first.dataDirectory, interrupted.id)).toMatchObject({

@@ -13,7 +13,7 @@ import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { ControlledWorker } from "../runs/controlled-worker.js";
 import { ManualClock } from "./manual-clock.js";
 import { EventLog } from "../runs/event-waiter.js";
-import { testDefinition } from "../runs/test-definition.js";
+import { makeDefinition } from "../support/make-definition.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 const schedulers: Scheduler[] = [];
@@ -62,7 +62,10 @@ const HOUR = 3_600_000;
 
 describe("Scheduler", () => {
   it("fires a seconds-level cron with the schedule's task and records the fire", async () => {
-    const definition = testDefinition("ticker", { schedule: { cron: "* * * * * *", task: "tick" } });
+    const definition = makeDefinition({
+      id: "ticker",
+      frontmatter: { schedule: { cron: "* * * * * *", task: "tick" } },
+    });
     const { scheduler, worker, stateFile, clock, runs } = setup([definition]);
     scheduler.apply([definition]);
     expect(scheduler.nextFire("ticker")?.getTime()).toBe(START + 1_000);
@@ -78,9 +81,12 @@ describe("Scheduler", () => {
   });
 
   it("names the fire it was armed for when the timer lands on the exact millisecond, once each", async () => {
-    const definition = testDefinition("exact", {
-      schedule: { cron: "0 9 * * *", overlap: "queue" },
-      task: "x",
+    const definition = makeDefinition({
+      id: "exact",
+      frontmatter: {
+        schedule: { cron: "0 9 * * *", overlap: "queue" },
+        task: "x",
+      },
     });
     const { scheduler, worker, runs, clock } = setup([definition]);
     scheduler.apply([definition]);
@@ -112,7 +118,10 @@ describe("Scheduler", () => {
 
   it("keeps one timer for every schedule and writes schedules.json once at start", () => {
     const definitions = Array.from({ length: 50 }, (_, index) =>
-      testDefinition(`agent-${index}`, { schedule: { cron: `${index % 60} * * * *` }, task: "x" }),
+      makeDefinition({
+        id: `agent-${index}`,
+        frontmatter: { schedule: { cron: `${index % 60} * * * *` }, task: "x" },
+      }),
     );
     const { scheduler, clock, stateFile } = setup(definitions);
     scheduler.apply(definitions);
@@ -121,9 +130,12 @@ describe("Scheduler", () => {
   });
 
   it("skips a fire while the previous run still runs under overlap: skip", async () => {
-    const definition = testDefinition("busy", {
-      schedule: { cron: "* * * * * *", overlap: "skip" },
-      task: "work",
+    const definition = makeDefinition({
+      id: "busy",
+      frontmatter: {
+        schedule: { cron: "* * * * * *", overlap: "skip" },
+        task: "work",
+      },
     });
     const { scheduler, worker, log, runs, clock } = setup([definition]);
     scheduler.apply([definition]);
@@ -136,9 +148,12 @@ describe("Scheduler", () => {
   });
 
   it("queues a fire behind the previous run under overlap: queue", async () => {
-    const definition = testDefinition("queued", {
-      schedule: { cron: "* * * * * *", overlap: "queue" },
-      task: "work",
+    const definition = makeDefinition({
+      id: "queued",
+      frontmatter: {
+        schedule: { cron: "* * * * * *", overlap: "queue" },
+        task: "work",
+      },
     });
     const { scheduler, worker, log, runs, clock } = setup([definition], { queueLimit: 3 });
     scheduler.apply([definition]);
@@ -158,8 +173,11 @@ describe("Scheduler", () => {
   });
 
   it("runs a fire missed while the daemon was down once at start under on_missed: run_once", async () => {
-    const definition = testDefinition("hourly", {
-      schedule: { cron: "0 * * * *", on_missed: "run_once", task: "catch up" },
+    const definition = makeDefinition({
+      id: "hourly",
+      frontmatter: {
+        schedule: { cron: "0 * * * *", on_missed: "run_once", task: "catch up" },
+      },
     });
     const dataDirectory = downSince("hourly", new Date(START - 3 * HOUR));
     const { scheduler, worker, log, runs } = setup([definition], { dataDirectory });
@@ -178,7 +196,10 @@ describe("Scheduler", () => {
   });
 
   it("records a missed event without running under on_missed: skip", async () => {
-    const definition = testDefinition("hourly", { schedule: { cron: "0 * * * *", on_missed: "skip" } });
+    const definition = makeDefinition({
+      id: "hourly",
+      frontmatter: { schedule: { cron: "0 * * * *", on_missed: "skip" } },
+    });
     const dataDirectory = downSince("hourly", new Date(START - 3 * HOUR));
     const { scheduler, log, runs } = setup([definition], { dataDirectory });
     scheduler.apply([definition]);
@@ -189,7 +210,10 @@ describe("Scheduler", () => {
   });
 
   it("does not report missed fires for an agent seen for the first time", () => {
-    const definition = testDefinition("fresh", { schedule: { cron: "0 * * * *" }, task: "x" });
+    const definition = makeDefinition({
+      id: "fresh",
+      frontmatter: { schedule: { cron: "0 * * * *" }, task: "x" },
+    });
     const { scheduler, log, runs, stateFile } = setup([definition]);
     scheduler.apply([definition]);
     expect(log.events.filter((event) => event.type === "missed")).toHaveLength(0);
@@ -198,7 +222,10 @@ describe("Scheduler", () => {
   });
 
   it("does not count a restart within the same schedule period as a missed fire", () => {
-    const definition = testDefinition("daily", { schedule: { cron: "0 0 1 1 *" }, task: "x" });
+    const definition = makeDefinition({
+      id: "daily",
+      frontmatter: { schedule: { cron: "0 0 1 1 *" }, task: "x" },
+    });
     const dataDirectory = downSince("daily", new Date(START - 60_000));
     const { scheduler, log } = setup([definition], { dataDirectory });
     scheduler.apply([definition]);
@@ -209,19 +236,28 @@ describe("Scheduler", () => {
     const { scheduler, stateFile } = setup([]);
     scheduler.apply([]);
     expect(scheduler.nextFire("reloaded")).toBeUndefined();
-    const tokyo = testDefinition("reloaded", {
-      schedule: { cron: "0 9 * * *", timezone: "Asia/Tokyo" },
-      task: "x",
+    const tokyo = makeDefinition({
+      id: "reloaded",
+      frontmatter: {
+        schedule: { cron: "0 9 * * *", timezone: "Asia/Tokyo" },
+        task: "x",
+      },
     });
     scheduler.apply([tokyo]);
     expect(hourIn("Asia/Tokyo", scheduler.nextFire("reloaded"))).toBe("09");
-    const berlin = testDefinition("reloaded", {
-      schedule: { cron: "30 7 * * *", timezone: "Europe/Berlin" },
-      task: "x",
+    const berlin = makeDefinition({
+      id: "reloaded",
+      frontmatter: {
+        schedule: { cron: "30 7 * * *", timezone: "Europe/Berlin" },
+        task: "x",
+      },
     });
     scheduler.apply([berlin]);
     expect(hourIn("Europe/Berlin", scheduler.nextFire("reloaded"))).toBe("07");
-    const disabled = testDefinition("reloaded", { schedule: { cron: "30 7 * * *" }, enabled: false });
+    const disabled = makeDefinition({
+      id: "reloaded",
+      frontmatter: { schedule: { cron: "30 7 * * *" }, enabled: false },
+    });
     scheduler.apply([disabled]);
     expect(scheduler.nextFire("reloaded")).toBeUndefined();
     expect(JSON.parse(readFileSync(stateFile, "utf8")).agents.reloaded).toBeUndefined();

@@ -4,7 +4,8 @@ import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { MIGRATIONS, migrate } from "../../src/store/postgres/migrations.js";
 import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { createTempProject } from "../support/temp-project.js";
+import { waitFor } from "../support/wait-for.js";
 import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
 import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
 import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
@@ -27,10 +28,13 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
         : textReply("done"),
     );
     for (let index = 0; index < 3; index++) {
-      const workspace = createWorkspace(llm.url, {
-        store: { backend: "postgres", url: postgres.url, lease: LEASE_MILLISECONDS },
-        events: { buffer_size: 5_000 },
-        concurrency: 20,
+      const workspace = createTempProject({
+        llmUrl: llm.url,
+        config: {
+          store: { backend: "postgres", url: postgres.url, lease: LEASE_MILLISECONDS },
+          events: { buffer_size: 5_000 },
+          concurrency: 20,
+        },
       });
       // overlap: queue, so a tick slowed down by a loaded machine does not skip the next fire.
       workspace.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick", overlap: "queue" } });

@@ -1,21 +1,21 @@
-import { rmSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
   type ScriptedLlmServer,
   type ScriptedReplyValue,
-  startScriptedLlmServer,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, type DaemonWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 let llm: ScriptedLlmServer;
-let workspace: DaemonWorkspace;
+let workspace: TempProject;
 let daemon: DaemonProcess;
 
 /** The task of the run a request belongs to, and the tool results it already holds. */
@@ -65,11 +65,12 @@ function reply(request: RecordedRequest): ScriptedReplyValue {
   }
 }
 
+const kit = useTestKit("file");
 beforeAll(async () => {
-  llm = await startScriptedLlmServer();
+  llm = await kit.scriptedLlm();
   llm.setDefaultReply(reply);
   // One run at a time daemon-wide: a sub-agent must still run while its parent holds that slot.
-  workspace = createWorkspace(llm.url, { concurrency: 1 });
+  workspace = kit.project({ llmUrl: llm.url, config: { concurrency: 1 } });
   workspace.writeAgent("helper", { description: "Lists the risks of a plan" });
   workspace.writeAgent("counter", { description: "Counts things" });
   workspace.writeAgent("lead", { agents: ["helper"] });
@@ -81,13 +82,8 @@ beforeAll(async () => {
   workspace.writeAgent("typo", { agents: ["helpr"] });
   workspace.writeAgent("ping", { agents: ["pong"] });
   workspace.writeAgent("pong", { agents: ["ping"] });
-  daemon = await startDaemonProcess({ configFile: workspace.configFile });
+  daemon = await kit.daemon(workspace.configFile);
 }, 60_000);
-afterAll(async () => {
-  await daemon?.kill();
-  await llm?.close();
-  if (workspace) rmSync(workspace.root, { recursive: true, force: true });
-});
 
 async function waitForEnd(run: string): Promise<RunRecord> {
   return waitFor(async () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { LimitsSchema } from "../../src/config/config-schema.js";
 import type { Limits } from "../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
@@ -36,7 +37,10 @@ export function makeDefinition(options: MakeDefinitionOptions = {}): AgentDefini
     id,
     file: options.file ?? `/agents/${id}.md`,
     resume: frontmatter.resume ?? false,
-    hash: `sha256-test-${id}`,
+    // Like the loader's hash: two builds differ when their frontmatter or instructions differ.
+    hash: `sha256-${createHash("sha256")
+      .update(JSON.stringify([id, options.frontmatter, instructions]))
+      .digest("hex")}`,
     name: frontmatter.name ?? id,
     description: frontmatter.description,
     frontmatter,

@@ -2,7 +2,7 @@ import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { runValidate } from "../../../src/cli/commands/validate.js";
-import { agentText, createTempProject, type TempProject } from "../../definitions/temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../../support/temp-project.js";
 
 let project: TempProject;
 afterEach(() => project.remove());
