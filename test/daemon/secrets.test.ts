@@ -3,7 +3,6 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createVault } from "../../src/vault/create-vault.js";
-import { startDaemonProcess } from "../support/daemon-process.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";
@@ -24,11 +23,9 @@ describe("config secrets in the daemon", () => {
     );
     writeFileSync(workspace.configFile, configText);
     workspace.writeAgent("leaky", {});
-    const daemon = await startDaemonProcess({
-      configFile: workspace.configFile,
+    const daemon = await kit.daemon(workspace.configFile, {
       environment: { AGENTD_SECRET_LLM_KEY: API_KEY },
     });
-    kit.defer(() => daemon.kill());
 
     const run = await startRun(daemon, "leaky", "tell me the key");
     const record = await waitFor(async () => {
@@ -59,11 +56,7 @@ describe("config secrets in the daemon", () => {
       AGENTD_VAULT_KEY: vaultKey,
     });
     await vault.set("early", early);
-    const daemon = await startDaemonProcess({
-      configFile: workspace.configFile,
-      environment: { AGENTD_VAULT_KEY: vaultKey },
-    });
-    kit.defer(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile, { environment: { AGENTD_VAULT_KEY: vaultKey } });
 
     const finished = async (task: string) => {
       const run = await startRun(daemon, "talker", task);
@@ -93,11 +86,7 @@ describe("config secrets in the daemon", () => {
       readFileSync(workspace.configFile, "utf8").replace("api_key: test-key", "api_key: ${MY_LLM_KEY}"),
     );
     workspace.writeAgent("printer", { tools: ["shell"], permissions: { allow: ["shell"] } });
-    const daemon = await startDaemonProcess({
-      configFile: workspace.configFile,
-      environment: { MY_LLM_KEY: key },
-    });
-    kit.defer(() => daemon.kill());
+    const daemon = await kit.daemon(workspace.configFile, { environment: { MY_LLM_KEY: key } });
     llm.enqueue(toolCallReply({ name: "shell", arguments: { command: "env; echo end-of-env" } }));
     llm.enqueue(textReply(`done, the key was ${key}`));
 

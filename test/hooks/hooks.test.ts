@@ -3,7 +3,7 @@ import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
+import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
   type ScriptedLlmServer,
@@ -125,10 +125,7 @@ beforeAll(async () => {
     hooks: { before_tool: "touch hook-wrote.txt" },
   });
   agent("silent", { capabilities: "no-tools", tools: ["read_file"] });
-  daemon = await startDaemonProcess({
-    configFile: workspace.configFile,
-    environment: { AGENTD_SECRET_TOKEN: SECRET },
-  });
+  daemon = await kit.daemon(workspace.configFile, { environment: { AGENTD_SECRET_TOKEN: SECRET } });
 }, 60_000);
 
 describe("hooks", () => {
