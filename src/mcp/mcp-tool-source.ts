@@ -68,18 +68,19 @@ export class McpToolSource implements ToolSource {
     return name.startsWith(MCP_PREFIX);
   }
 
-  async find(name: string): Promise<ToolDefinition | undefined> {
+  /** `signal` (the run's) ends the wait, and cancels a server start that no other run waits for. */
+  async find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined> {
     const parsed = parseMcpToolName(name);
     if (!parsed || parsed.tool === "*") return undefined;
-    const tools = await this.#toolsOf(parsed.server);
+    const tools = await this.#toolsOf(parsed.server, signal);
     return tools.find((tool) => tool.name === name);
   }
 
-  async expand(name: string): Promise<ToolDefinition[]> {
+  async expand(name: string, signal?: AbortSignal): Promise<ToolDefinition[]> {
     const parsed = parseMcpToolName(name);
     if (!parsed) return [];
-    if (parsed.tool === "*") return this.#toolsOf(parsed.server);
-    const tool = await this.find(name);
+    if (parsed.tool === "*") return this.#toolsOf(parsed.server, signal);
+    const tool = await this.find(name, signal);
     return tool ? [tool] : [];
   }
 
@@ -88,10 +89,10 @@ export class McpToolSource implements ToolSource {
     await Promise.all([...this.#sessions.values()].map((session) => session.close()));
   }
 
-  async #toolsOf(server: string): Promise<ToolDefinition[]> {
+  async #toolsOf(server: string, signal: AbortSignal | undefined): Promise<ToolDefinition[]> {
     const session = this.#sessions.get(server);
     if (!session) return [];
-    const listed = await session.tools();
+    const listed = await session.tools(signal);
     let definitions = this.#definitions.get(listed);
     if (!definitions) {
       definitions = listed.map((tool) => mcpToolDefinition(session, tool));

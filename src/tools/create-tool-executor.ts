@@ -63,7 +63,7 @@ export function createToolExecutor(parts: ToolExecutorParts): ClosableToolExecut
   });
   return {
     hooks,
-    specs: (definition) => executor.specs(definition),
+    specs: (definition, signal) => executor.specs(definition, signal),
     execute: (call, scope) => executor.execute(call, scope),
     close: () => mcp.close(),
   };

@@ -58,8 +58,8 @@ export class DefaultToolExecutor implements ToolExecutor {
     this.#options = options;
   }
 
-  async specs(definition: AgentDefinition): Promise<ToolSpec[]> {
-    const tools = await this.#agentTools(definition);
+  async specs(definition: AgentDefinition, signal?: AbortSignal): Promise<ToolSpec[]> {
+    const tools = await this.#agentTools(definition, signal);
     return [...tools.entries()].map(([name, tool]) => ({
       name,
       description: tool.description,
@@ -131,7 +131,7 @@ export class DefaultToolExecutor implements ToolExecutor {
     try {
       // Only the source that offers this tool is asked (a built-in never waits on an MCP server),
       // and a stop does not wait for a server that is starting.
-      tool = await settleOrAbandon(this.#find(listed, call.tool), control.signal, 0);
+      tool = await settleOrAbandon(this.#find(listed, call.tool, control.signal), control.signal, 0);
     } catch (error) {
       if (control.signal.aborted) throw control.signal.reason;
       const failure = toAgentdError(error, "TOOL_FAILED");
@@ -247,9 +247,13 @@ export class DefaultToolExecutor implements ToolExecutor {
   }
 
   /** The tool a listed entry offers under the name the model called. */
-  async #find(listed: ListedTool, calledName: string): Promise<ToolDefinition | undefined> {
-    if (!listed.entry.endsWith("/*")) return this.#options.catalog.find(listed.entry);
-    const { tools } = await this.#options.catalog.expand([listed.entry]);
+  async #find(
+    listed: ListedTool,
+    calledName: string,
+    signal: AbortSignal,
+  ): Promise<ToolDefinition | undefined> {
+    if (!listed.entry.endsWith("/*")) return this.#options.catalog.find(listed.entry, signal);
+    const { tools } = await this.#options.catalog.expand([listed.entry], signal);
     return tools.find((tool) => tool.name === listed.name || modelToolName(tool.name) === calledName);
   }
 
@@ -258,8 +262,8 @@ export class DefaultToolExecutor implements ToolExecutor {
    * server added reaches agents whose file did not change. Built-ins are a map lookup and MCP
    * listings are cached by their sessions, so this stays cheap.
    */
-  async #agentTools(definition: AgentDefinition): Promise<Map<string, ToolDefinition>> {
-    const { tools: found, missing } = await this.#options.catalog.expand(offeredNames(definition));
+  async #agentTools(definition: AgentDefinition, signal?: AbortSignal): Promise<Map<string, ToolDefinition>> {
+    const { tools: found, missing } = await this.#options.catalog.expand(offeredNames(definition), signal);
     if (missing.length > 0 && !this.#warnedMissing.has(definition)) {
       this.#warnedMissing.add(definition);
       this.#options.logger.warn(

@@ -2,21 +2,27 @@ import type { ToolDefinition } from "./tool-definition.js";
 
 /** Where the executor finds a tool by the name an agent lists: built-ins, then MCP servers. */
 export interface ToolCatalog {
-  /** The tool, or undefined when no built-in or MCP server offers it. May start an MCP server. */
-  find(name: string): Promise<ToolDefinition | undefined>;
+  /**
+   * The tool, or undefined when no built-in or MCP server offers it. May start an MCP server;
+   * `signal` (the run's) ends the wait, and a start no other run waits for.
+   */
+  find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined>;
   /**
    * The tools an agent's `tools` list names, in its order. An entry such as `mcp:<server>/*`
    * expands to every tool of that server. Names that resolve to nothing are returned in `missing`.
    */
-  expand(names: readonly string[]): Promise<{ tools: ToolDefinition[]; missing: string[] }>;
+  expand(
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ tools: ToolDefinition[]; missing: string[] }>;
 }
 
 /** A source of tools by name prefix (the MCP manager for `mcp:`). */
 export interface ToolSource {
   /** Whether names of this form belong to this source. */
   owns(name: string): boolean;
-  find(name: string): Promise<ToolDefinition | undefined>;
-  expand(name: string): Promise<ToolDefinition[]>;
+  find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined>;
+  expand(name: string, signal?: AbortSignal): Promise<ToolDefinition[]>;
 }
 
 /** The built-in tools by name, and any number of other sources (MCP) for the names they own. */
@@ -29,14 +35,17 @@ export class CompositeToolCatalog implements ToolCatalog {
     this.#sources = sources;
   }
 
-  async find(name: string): Promise<ToolDefinition | undefined> {
+  async find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined> {
     const builtin = this.#builtins.get(name);
     if (builtin) return builtin;
     const source = this.#sources.find((candidate) => candidate.owns(name));
-    return source ? source.find(name) : undefined;
+    return source ? source.find(name, signal) : undefined;
   }
 
-  async expand(names: readonly string[]): Promise<{ tools: ToolDefinition[]; missing: string[] }> {
+  async expand(
+    names: readonly string[],
+    signal?: AbortSignal,
+  ): Promise<{ tools: ToolDefinition[]; missing: string[] }> {
     const tools: ToolDefinition[] = [];
     const missing: string[] = [];
     const seen = new Set<string>();
@@ -52,7 +61,7 @@ export class CompositeToolCatalog implements ToolCatalog {
         continue;
       }
       const source = this.#sources.find((candidate) => candidate.owns(name));
-      const found = source ? await source.expand(name) : [];
+      const found = source ? await source.expand(name, signal) : [];
       if (found.length === 0) missing.push(name);
       found.forEach(add);
     }

@@ -50,7 +50,10 @@ export interface ToolRunScope {
  * redaction → size cap → `action`/`observation` events. The LLM loop only calls this.
  */
 export interface ToolExecutor {
-  /** The tools this agent may offer to the model (its `tools` list, resolved). */
-  specs(definition: AgentDefinition): Promise<ToolSpec[]>;
+  /**
+   * The tools this agent may offer to the model (its `tools` list, resolved). `signal` (the run's)
+   * ends the wait for an MCP server's start, and the start itself when no other run waits for it.
+   */
+  specs(definition: AgentDefinition, signal?: AbortSignal): Promise<ToolSpec[]>;
   execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult>;
 }

@@ -226,6 +226,40 @@ describe("McpToolSource over stdio", () => {
     expect(AgentdError.is(after, "MCP_UNAVAILABLE")).toBe(true);
   });
 
+  it("ends a stopped run's wait for a server's start, and goes on starting it for another run that waits", async () => {
+    // Slow to start (it reads nothing for a while), so the first run stops during the start.
+    const { source } = harness(configWith({ fixture: fixtureServer(["--start-after", "1500"]) }));
+    const first = new AbortController();
+    const firstWait = source.expand("mcp:fixture/*", first.signal).catch((error: unknown) => error);
+    const secondWait = source.expand("mcp:fixture/*", new AbortController().signal);
+    await waitFor(async () => (await runningFixtureServers()).length > 0, "the server to start");
+
+    first.abort(new Error("the first run was stopped"));
+
+    expect(await firstWait).toEqual(new Error("the first run was stopped"));
+    expect((await secondWait).map((tool) => tool.name)).toContain("mcp:fixture/echo");
+  });
+
+  it("cancels a server's start once no run waits for it: a server that never answers is ended", async () => {
+    const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] };
+    const { source } = harness(configWith({ silent }));
+    const run = new AbortController();
+    const waiting = source.expand("mcp:silent/*", run.signal).catch((error: unknown) => error);
+    const silentServer = async () => {
+      for (const pid of await descendants()) {
+        const commandLine = await readFile(`/proc/${pid}/cmdline`, "utf8").catch(() => "");
+        if (commandLine.startsWith(process.execPath) && commandLine.includes("setInterval")) return pid;
+      }
+      return undefined;
+    };
+    const server = await waitFor(silentServer, "the silent server to start");
+
+    run.abort(new Error("the run was stopped"));
+
+    expect(await waiting).toEqual(new Error("the run was stopped"));
+    await waitFor(() => !isProcessRunning(server), "the abandoned start to end");
+  });
+
   it("close() cancels a start in progress: a server that never answers is ended, not waited for", async () => {
     // Longer than the test's own limit: only a cancelled start lets the test finish.
     const silent = { command: process.execPath, args: ["-e", "setInterval(() => {}, 1000)"] };

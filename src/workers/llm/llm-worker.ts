@@ -89,7 +89,7 @@ export class LlmWorker implements Worker {
     const parts = { model: this.#options.model, context, budget, events };
     // Listing tools may start MCP servers (60 s and more): a stop must not wait for it.
     const specs = await settleOrAbandon(
-      this.#options.tools.specs(context.definition),
+      this.#options.tools.specs(context.definition, context.control.signal),
       context.control.signal,
       0,
     );
