@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -6,6 +7,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // Most of the suite's time is spent waiting on real daemons, CLI children, servers and timers,
+    // not on the CPU; vitest's default (one worker per core, less one: a single worker on 2 cores)
+    // runs those waits one after another. Two test files per core overlap them.
+    maxWorkers: Math.max(2, availableParallelism() * 2),
     reporters: ["default"],
   },
 });
