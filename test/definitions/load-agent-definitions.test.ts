@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadAgentDefinitions } from "../../src/definitions/load-agent-definitions.js";
-import { agentText, createTempProject, type TempProject } from "./temp-project.js";
+import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 let project: TempProject;
 beforeEach(() => {
