@@ -79,16 +79,21 @@ async function thrown(promise: Promise<unknown>): Promise<AgentdError> {
   return error;
 }
 
+/** Starts a run of the fixture's `writer` agent, as a client would. */
+async function startWriterRun(fixture: ApiFixture): Promise<void> {
+  await fixture.request("/agents/writer/runs", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+  });
+}
+
 describe("client commands", () => {
   let fixture: ApiFixture;
   afterEach(() => fixture.close());
 
   it("prints an agent's events as text or JSON lines, from --after", async () => {
     fixture = await startApiFixture({ token: TOKEN });
-    await fixture.request("/agents/writer/runs", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-    });
+    await startWriterRun(fixture);
     const text = cli(fixture);
     await text.run("events", "writer");
     expect(text.out).toHaveLength(4);
@@ -103,10 +108,7 @@ describe("client commands", () => {
 
   it("warns when events were dropped from memory before being read", async () => {
     fixture = await startApiFixture({ token: TOKEN, bufferSize: 2 });
-    await fixture.request("/agents/writer/runs", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-    });
+    await startWriterRun(fixture);
     const reader = cli(fixture);
     await reader.run("events", "writer");
     expect(reader.out).toHaveLength(2);
@@ -131,10 +133,7 @@ describe("client commands", () => {
 
   it("lists runs, rejects a bad --status as usage, and stops runs", async () => {
     fixture = await startApiFixture({ token: TOKEN });
-    await fixture.request("/agents/writer/runs", {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-    });
+    await startWriterRun(fixture);
     const runs = cli(fixture);
     await runs.run("runs", "--agent", "writer");
     expect(runs.out).toHaveLength(1);

@@ -6,7 +6,7 @@ import { execa } from "execa";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { createRunProject, type RunProject } from "./run-project.js";
+import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
@@ -41,26 +41,15 @@ function writeAgent(timeout: string, onTimeout = "deny"): Promise<void> {
 
 /** A terminal: what the command writes, and an input the test types answers into. */
 function terminal(options: { tty: boolean }) {
-  const output = { stdout: "", stderr: "" };
   const input = new PassThrough();
-  let handler: (() => void) | undefined;
-  const io: RunCommandIo = {
-    stdout: (text) => void (output.stdout += text),
-    stderr: (text) => void (output.stderr += text),
-    color: false,
-    onInterrupt: (next) => {
-      handler = next;
-      return () => (handler = undefined);
-    },
-    ...(options.tty ? { approvalInput: input } : {}),
-  };
+  const { io, output, interrupt } = captureRunIo(options.tty ? { approvalInput: input } : {});
   const questionsAsked = () => output.stderr.split(QUESTION).length - 1;
   /** Waits until the `count`th question is on screen, then types `answer`. */
   const answer = async (count: number, text: string) => {
     await expect.poll(questionsAsked, { timeout: 10_000, interval: 20 }).toBe(count);
     input.write(`${text}\n`);
   };
-  return { io, input, output, answer, questionsAsked, interrupt: () => handler?.() };
+  return { io, input, output, answer, questionsAsked, interrupt };
 }
 
 const writeCall = (file: string, content: string) =>

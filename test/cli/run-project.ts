@@ -1,3 +1,4 @@
+import type { RunCommandIo } from "../../src/cli/commands/run.js";
 import { startScriptedLlmServer, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject } from "../support/temp-project.js";
 
@@ -25,4 +26,31 @@ export async function createRunProject(options: { logLevel?: string } = {}): Pro
       project.remove();
     },
   };
+}
+
+/** What `agentd run` writes, as a terminal would show it. */
+export interface CapturedRunIo {
+  io: RunCommandIo;
+  output: { stdout: string; stderr: string };
+  /** Plays Ctrl-C: calls the handler the command set, if any. */
+  interrupt(): void;
+}
+
+/** An `io` for `runAgentCommand` that keeps what it writes; `options` set color, live, input. */
+export function captureRunIo(
+  options: Partial<Pick<RunCommandIo, "color" | "live" | "approvalInput">> = {},
+): CapturedRunIo {
+  const output = { stdout: "", stderr: "" };
+  let handler: (() => void) | undefined;
+  const io: RunCommandIo = {
+    stdout: (text) => void (output.stdout += text),
+    stderr: (text) => void (output.stderr += text),
+    color: false,
+    onInterrupt: (next) => {
+      handler = next;
+      return () => (handler = undefined);
+    },
+    ...options,
+  };
+  return { io, output, interrupt: () => handler?.() };
 }

@@ -2,9 +2,9 @@ import { stripVTControlCharacters } from "node:util";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { createRunProject, type RunProject } from "./run-project.js";
+import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
 
 /** What the status line writes before each redraw: back to the start of the line, clear it. */
 const CLEAR_LINE = "\r\u001b[2K";
@@ -20,16 +20,7 @@ beforeEach(async () => {
 });
 afterEach(() => project.close());
 
-function terminal(options: { live: boolean; color: boolean }) {
-  const output = { stdout: "", stderr: "" };
-  const io: RunCommandIo = {
-    stdout: (text) => void (output.stdout += text),
-    stderr: (text) => void (output.stderr += text),
-    ...options,
-    onInterrupt: () => () => undefined,
-  };
-  return { io, output };
-}
+const terminal = (options: { live: boolean; color: boolean }) => captureRunIo(options);
 
 const run = (extra: { verbose?: boolean } = {}) => ({
   agent: "hello",

@@ -1,9 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { createRunProject, type RunProject } from "./run-project.js";
+import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
 
 let server: ScriptedLlmServer;
 let directory: string;
@@ -20,21 +20,7 @@ function writeAgent(id: string, frontmatter: string, body: string): Promise<void
   return writeFile(path.join(directory, "agents", `${id}.md`), `---\n${frontmatter}\n---\n${body}\n`);
 }
 
-/** Captures what the command writes; `interrupt()` plays Ctrl-C. */
-function capture() {
-  const output = { stdout: "", stderr: "" };
-  let handler: (() => void) | undefined;
-  const io: RunCommandIo = {
-    stdout: (text) => void (output.stdout += text),
-    stderr: (text) => void (output.stderr += text),
-    color: false,
-    onInterrupt: (next) => {
-      handler = next;
-      return () => (handler = undefined);
-    },
-  };
-  return { io, output, interrupt: () => handler?.() };
-}
+const capture = () => captureRunIo();
 
 const options = (agent: string, extra: { task?: string; json?: boolean } = {}) => ({
   agent,

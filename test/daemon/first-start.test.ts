@@ -1,19 +1,9 @@
-import { createServer } from "node:net";
-import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
+import { closedPort } from "../support/closed-port.js";
 
 const kit = useTestKit();
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe("a first start without a model server", () => {
   it("says which endpoint and model it uses, that it does not answer, and what to do", async () => {

@@ -1,13 +1,13 @@
 import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { validateProject } from "../../src/cli/commands/validate.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
 import { textReply } from "../support/scripted-llm-server.js";
-import { createRunProject, type RunProject } from "../cli/run-project.js";
+import { captureRunIo, createRunProject, type RunProject } from "../cli/run-project.js";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/foreign-agents");
 
@@ -43,16 +43,7 @@ async function definitions(): Promise<Map<string, AgentDefinition>> {
   );
 }
 
-function capture(): { io: RunCommandIo; output: { stdout: string; stderr: string } } {
-  const output = { stdout: "", stderr: "" };
-  const io: RunCommandIo = {
-    stdout: (text) => void (output.stdout += text),
-    stderr: (text) => void (output.stderr += text),
-    color: false,
-    onInterrupt: () => () => undefined,
-  };
-  return { io, output };
-}
+const capture = () => captureRunIo();
 
 describe("Claude Code and opencode agent files", () => {
   it("load from agents_dirs unchanged: all eight are valid", async () => {

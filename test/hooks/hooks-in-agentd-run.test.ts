@@ -2,9 +2,9 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
+import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { createRunProject, type RunProject } from "../cli/run-project.js";
+import { captureRunIo, createRunProject, type RunProject } from "../cli/run-project.js";
 
 let project: RunProject;
 beforeEach(async () => {
@@ -13,12 +13,7 @@ beforeEach(async () => {
 });
 afterEach(() => project.close());
 
-const io: RunCommandIo = {
-  stdout: () => undefined,
-  stderr: () => undefined,
-  color: false,
-  onInterrupt: () => () => undefined,
-};
+const { io } = captureRunIo();
 
 describe("hooks in agentd run", () => {
   it("denies a call with a before_tool hook and runs on_run_end with the status, as the daemon does", async () => {

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { describeProbe, probeEndpoint } from "../../src/llm/probe-endpoint.js";
 import { classifyLlmError } from "../../src/llm/llm-error.js";
 import { APIConnectionError } from "openai";
+import { closedPort } from "../support/closed-port.js";
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -19,15 +20,6 @@ async function serveModels(models: string[]): Promise<string> {
   });
   await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 const signal = () => AbortSignal.timeout(5_000);
