@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createWorkspace, waitFor } from "../daemon/daemon-workspace.js";
+import { createTempProject } from "../support/temp-project.js";
+import { waitFor } from "../support/wait-for.js";
 import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
 import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
 import {
@@ -57,10 +58,13 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
       return textReply("done");
     });
     for (let index = 0; index < 3; index++) {
-      const workspace = createWorkspace(llm.url, {
-        store: { backend: "postgres", url: postgres.url },
-        // The first node has one slot; the others have room.
-        concurrency: index === 0 ? 1 : 4,
+      const workspace = createTempProject({
+        llmUrl: llm.url,
+        config: {
+          store: { backend: "postgres", url: postgres.url },
+          // The first node has one slot; the others have room.
+          concurrency: index === 0 ? 1 : 4,
+        },
       });
       // Only the first node has this agent: its runs can only run there.
       if (index === 0) workspace.writeAgent("only-first", {});
