@@ -5,18 +5,15 @@ import { createSnapshot, type DefinitionSnapshot } from "../definitions/definiti
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
 import type { ModelProvider } from "../llm/model-client.js";
-import { DataDirectoryLock } from "../locks/data-directory-lock.js";
-import { createLogger, type Logger } from "../logging/logger.js";
+import type { Logger } from "../logging/logger.js";
 import type { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
 import type { RunRecord } from "../runs/run-record.js";
-import { openStore } from "../store/open-store.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Worker } from "../workers/worker.js";
 import { agentLookupFrom } from "./agent-lookup.js";
-import { prepareSecrets } from "./daemon-secrets.js";
-import { composeRunCore } from "./run-core.js";
+import { openRunCore } from "./run-core.js";
 
 /** How long sub-agent runs still finishing get once the run ended, before the folder is released. */
 const CHILDREN_WAIT_MILLISECONDS = 10_000;
@@ -54,50 +51,31 @@ export interface SingleRun {
 }
 
 /**
- * `agentd run` when no daemon owns the data folder: takes the folder's lock (DATA_DIR_LOCKED names
- * the holder otherwise), then runs through the same core as the daemon (run-core.ts), so the run's
- * record, its events (ids continuing the agent's) and its checkpoints are in `data_dir`, and
- * `agentd runs` and the agent's `last_run` show it. The lock is released once the run has ended.
+ * `agentd run` when no daemon owns the data folder: opens the core the daemon runs on (run-core.ts:
+ * the folder's lock — DATA_DIR_LOCKED names the holder otherwise —, the store, the run manager), so
+ * the run's record, its events (ids continuing the agent's) and its checkpoints are in `data_dir`,
+ * and `agentd runs` and the agent's `last_run` show it. What is left here is the terminal's part:
+ * following the run's events, and stopping it. The core closes once the run has ended.
  */
 export async function startSingleRun(options: SingleRunOptions): Promise<SingleRun> {
-  const holder = { command: "run", agent: options.definition.id } as const;
-  return DataDirectoryLock.holdWhile(options.config.data_dir, holder, (lock) =>
-    runHoldingLock(options, lock),
-  );
-}
-
-async function runHoldingLock(options: SingleRunOptions, lock: DataDirectoryLock): Promise<SingleRun> {
-  const { definition } = options;
+  const { definition, worker } = options;
   const snapshot = options.snapshot ?? snapshotOf(definition);
-  const secrets = await prepareSecrets(options.config);
-  const logTo = options.logDestination ? { destination: options.logDestination, pretty: false } : {};
-  const logger =
-    options.logger ?? createLogger({ ...secrets.config.log, ...logTo, redact: secrets.redactor.redactText });
-  const { worker } = options;
-  const now = () => new Date();
-  const store = await openStore({ config: secrets.config, logger, now });
-  const core = await composeRunCore({
-    secrets,
-    store,
+  const core = await openRunCore({
+    config: options.config,
     configFile: options.configFile,
-    logger,
-    now,
-    definitions: () => snapshot,
-    agents: lookupFor(definition, snapshot),
+    holder: { command: "run", agent: definition.id },
+    logger: options.logger,
+    logDestination: options.logDestination,
+    loadDefinitions: async () => ({ snapshot: () => snapshot }),
+    agents: () => lookupFor(definition, snapshot),
     requeueQueuedRuns: false,
     model: options.model,
     tools: options.tools,
     workerFor: worker === undefined ? undefined : () => worker,
   });
   const { runs } = core;
-  const close = async () => {
-    await runs.waitUntilIdle(CHILDREN_WAIT_MILLISECONDS);
-    // The run's MCP servers end with it: `agentd run` exits only once they are gone.
-    await core.closeTools();
-    core.events.close();
-    await store.close();
-    lock.release();
-  };
+  // Sub-agent runs still finishing get a moment once the run ended, before the folder is released.
+  const close = () => core.close({ idleMilliseconds: CHILDREN_WAIT_MILLISECONDS });
   const follower = followRun(core.bus, options.onEvent);
   let record: RunRecord;
   try {

@@ -6,8 +6,8 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
 import type { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
-import { DataDirectoryLock } from "../locks/data-directory-lock.js";
-import { type Logger, createLogger } from "../logging/logger.js";
+import type { DataDirectoryLock } from "../locks/data-directory-lock.js";
+import type { Logger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { Scheduler } from "../scheduler/scheduler.js";
@@ -17,7 +17,6 @@ import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
-import { openStore } from "../store/open-store.js";
 import type { ClusterNodeInfo } from "../store/cluster-membership.js";
 import type { DurableStore } from "../store/durable-store.js";
 import { takeOverRuns } from "../runs/take-over-runs.js";
@@ -26,10 +25,9 @@ import { ClusterPending, applyAnswer, clusterApprovals, clusterQuestions } from 
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
-import { prepareSecrets } from "./daemon-secrets.js";
 import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
-import { composeRunCore } from "./run-core.js";
+import { type OpenRunCore, openRunCore } from "./run-core.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -92,46 +90,51 @@ function withServerToken(config: Config, token: string | undefined): Config {
 const STOP_WAIT_MILLISECONDS = 10_000;
 
 /**
- * The composition root of `agentd start`: the lock, the secrets, the definitions, then the run core
- * (run-core.ts, shared with `agentd run`: stores, bus, brokers, tools, workers, run manager with
- * crash recovery), then the scheduler and the API around it, in dependency order.
+ * The composition root of `agentd start`: the run core opened as `agentd run` opens it (run-core.ts:
+ * the lock, the secrets, the definitions — here the watching registry —, stores, bus, brokers,
+ * tools, workers, run manager with crash recovery), then the scheduler and the API around it.
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
-  // First of all: a second daemon on this folder would mark the first one's live runs crashed.
-  return DataDirectoryLock.holdWhile(options.config.data_dir, { command: "start" }, (lock) =>
-    assembleDaemon(options, lock),
-  );
-}
-
-async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLock): Promise<Daemon> {
   const { overrides = {} } = options;
   const startedAt = new Date();
-  const tokenSource = resolveApiToken(options.config);
-  // The generated token joins the config before secrets are prepared, so it is masked like server.token.
-  const secrets = await prepareSecrets(withServerToken(options.config, tokenSource?.token), overrides.vault);
-  const { config, redactor } = secrets;
-  const token = tokenSource === undefined ? undefined : config.server.token;
-  const logger =
-    overrides.logger ??
-    createLogger({ level: config.log.level, pretty: config.log.pretty, redact: redactor.redactText });
-  const now = overrides.now ?? (() => new Date());
-  // Loaded before the core: runs queued before a restart start again on these definitions.
-  const definitions =
-    overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger }));
-  const store = await openStore({ config, logger, now });
-  const core = await composeRunCore({
-    secrets,
-    store,
+  let tokenSource: ReturnType<typeof resolveApiToken>;
+  const core = await openRunCore<DefinitionSource>({
+    config: options.config,
+    // Written into the folder only once it is ours; the generated token joins the config before
+    // secrets are prepared, so it is masked like server.token.
+    prepareConfig: (config) => {
+      tokenSource = resolveApiToken(config);
+      return withServerToken(config, tokenSource?.token);
+    },
     configFile: options.configFile,
-    logger,
-    now,
-    definitions: () => definitions.snapshot(),
+    holder: { command: "start" },
+    vault: overrides.vault,
+    logger: overrides.logger,
+    now: overrides.now,
+    loadDefinitions: async ({ config, logger }) =>
+      overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger })),
     requeueQueuedRuns: true,
     shareQueue: true,
     model: overrides.model,
     tools: overrides.tools,
     workerFor: overrides.workerFor,
   });
+  try {
+    const token = tokenSource === undefined ? undefined : core.config.server.token;
+    return await serveDaemon(core, { ...options, startedAt, token, tokenFile: tokenSource?.file });
+  } catch (error) {
+    await core.close();
+    throw error;
+  }
+}
+
+/** Around the run core: cluster membership, the run log, the scheduler and the HTTP API. */
+async function serveDaemon(
+  core: OpenRunCore<DefinitionSource>,
+  options: StartDaemonOptions & { startedAt: Date; token: string | undefined; tokenFile: string | undefined },
+): Promise<Daemon> {
+  const { overrides = {}, startedAt, token } = options;
+  const { config, logger, now, store, lock, definitions } = core;
   const { bus, events, runs, approvals, questions, sandbox, model, secretLearner, shutdownController } = core;
   if (store.cluster) {
     const cluster = store.cluster;
@@ -227,7 +230,6 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     stopFollowing();
     stopRunLog();
     clusterPending?.close();
-    await core.closeTools();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
   let server: RunningApiServer;
@@ -241,11 +243,8 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
       logger: logger.child({ module: "api" }),
     });
   } catch (error) {
-    // A daemon that cannot listen must not keep scheduling runs nobody can see.
+    // A daemon that cannot listen must not keep scheduling runs nobody can see (the caller closes the core).
     await stopWorking(0);
-    await definitions.close();
-    events.close();
-    await store.close();
     throw error;
   }
   lock.update({ url: server.url });
@@ -257,10 +256,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
   const shutdown = async () => {
     await stopWorking(config.shutdown.grace);
     await server.close();
-    await definitions.close();
-    events.close();
-    await store.close();
-    lock.release();
+    await core.close();
     logger.info("daemon stopped");
     logger.flush();
   };
@@ -268,7 +264,7 @@ async function assembleDaemon(options: StartDaemonOptions, lock: DataDirectoryLo
     url: server.url,
     lock,
     token,
-    tokenFile: tokenSource?.file,
+    tokenFile: options.tokenFile,
     config,
     logger,
     definitions,

@@ -1,22 +1,27 @@
 import { setMaxListeners } from "node:events";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
+import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import { EventBus, type EventHub } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
-import type { Logger } from "../logging/logger.js";
+import { DataDirectoryLock, type LockHolder } from "../locks/data-directory-lock.js";
+import { createLogger, type Logger } from "../logging/logger.js";
 import { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
 import { RunManager } from "../runs/run-manager.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { DurableStore } from "../store/durable-store.js";
+import { openStore } from "../store/open-store.js";
 import { SubAgentTools } from "../subagents/sub-agent-tools.js";
 import { createToolExecutor } from "../tools/create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
+import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import {
   type DaemonSecrets,
+  prepareSecrets,
   type SecretLearner,
   createSecretLearner,
   learningSecretsFirst,
@@ -75,14 +80,133 @@ export interface RunCore {
   closeTools(): Promise<void>;
 }
 
+/** The agents a core serves: a snapshot now, and what closes with the core (the daemon's watcher). */
+export interface CoreDefinitions {
+  snapshot(): DefinitionSnapshot;
+  close?(): Promise<void> | void;
+}
+
+export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
+  /** The config as loaded: its `{{secret:…}}` templates are resolved here, from the vault. */
+  config: Config;
+  /** The config file read, if any: the sandbox hides its folder from agents working elsewhere. */
+  configFile?: string | undefined;
+  /** Adds to the config once the lock is held, before its secrets are resolved (the daemon's API token). */
+  prepareConfig?: ((config: Config) => Config) | undefined;
+  /** Who holds the data folder's lock while the core is open (`agentd start`, or `agentd run <agent>`). */
+  holder: Pick<LockHolder, "command" | "agent">;
+  /** Where secrets live; default: the vault config `vault` names. */
+  vault?: Vault | undefined;
+  /** The root logger; default: one from config `log` that masks the vault's values. */
+  logger?: Logger | undefined;
+  /** Where the default logger writes instead of stderr (a file, so a terminal shows only progress). */
+  logDestination?: NodeJS.WritableStream | undefined;
+  now?: (() => Date) | undefined;
+  /**
+   * The agents, loaded once the config's secrets are resolved and before the runs are: runs queued
+   * before a restart start again on these definitions.
+   */
+  loadDefinitions: (context: { config: Config; logger: Logger }) => Promise<Definitions>;
+  /** Which agents runs may be started for; default: the valid, enabled ones of the definitions. */
+  agents?: ((definitions: Definitions) => AgentLookup) | undefined;
+  requeueQueuedRuns: boolean;
+  /** Runs go through the cluster's queue when the store has one (the daemon; see RunCoreOptions). */
+  shareQueue?: boolean | undefined;
+  model?: ModelProvider | undefined;
+  tools?: ToolExecutor | undefined;
+  workerFor?: ((definition: AgentDefinition) => Worker) | undefined;
+}
+
+/** A run core with what it was opened on: the held lock, the resolved config, the logger, the store. */
+export interface OpenRunCore<Definitions extends CoreDefinitions> extends RunCore {
+  /** The config with `{{secret:…}}` resolved. */
+  readonly config: Config;
+  readonly secrets: DaemonSecrets;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  readonly store: DurableStore;
+  readonly lock: DataDirectoryLock;
+  readonly definitions: Definitions;
+  /**
+   * Waits up to `idleMilliseconds` for runs still going (default: none), then ends the MCP servers,
+   * the definitions' watcher, the event log and the store, and releases the data folder. Once.
+   */
+  close(options?: { idleMilliseconds?: number }): Promise<void>;
+}
+
+/**
+ * Opens the core the daemon and `agentd run` share, in this order: the data folder's lock first (a
+ * second owner would mark the first one's live runs crashed), the vault and the config's secrets,
+ * the logger, the definitions, the store, then the runs (run core, crash recovery included). What
+ * fails on the way releases what was taken; `close()` releases the rest.
+ */
+export async function openRunCore<Definitions extends CoreDefinitions>(
+  options: OpenRunCoreOptions<Definitions>,
+): Promise<OpenRunCore<Definitions>> {
+  return DataDirectoryLock.holdWhile(options.config.data_dir, options.holder, async (lock) => {
+    const prepared = options.prepareConfig?.(options.config) ?? options.config;
+    const secrets = await prepareSecrets(prepared, options.vault);
+    const { config, redactor } = secrets;
+    const destination = options.logDestination ? { destination: options.logDestination, pretty: false } : {};
+    const logger =
+      options.logger ?? createLogger({ ...config.log, ...destination, redact: redactor.redactText });
+    const now = options.now ?? (() => new Date());
+    const definitions = await options.loadDefinitions({ config, logger });
+    let store: DurableStore | undefined;
+    try {
+      store = await openStore({ config, logger, now });
+      const opened = store;
+      const core = await composeRunCore({
+        secrets,
+        store,
+        configFile: options.configFile,
+        logger,
+        now,
+        definitions: () => definitions.snapshot(),
+        agents: options.agents?.(definitions),
+        requeueQueuedRuns: options.requeueQueuedRuns,
+        shareQueue: options.shareQueue,
+        model: options.model,
+        tools: options.tools,
+        workerFor: options.workerFor,
+      });
+      let closing: Promise<void> | undefined;
+      const close = async (idleMilliseconds: number) => {
+        if (idleMilliseconds > 0) await core.runs.waitUntilIdle(idleMilliseconds);
+        // The MCP servers end with the core: nothing it started outlives it.
+        await core.closeTools();
+        await definitions.close?.();
+        core.events.close();
+        await opened.close();
+        lock.release();
+      };
+      return {
+        ...core,
+        config,
+        secrets,
+        logger,
+        now,
+        store,
+        lock,
+        definitions,
+        close: (closeOptions) => (closing ??= close(closeOptions?.idleMilliseconds ?? 0)),
+      };
+    } catch (error) {
+      await store?.close();
+      await definitions.close?.();
+      throw error;
+    }
+  });
+}
+
 /**
  * The one place runs are assembled: the event bus with its store subscribed first (every event is
  * stored before it is shown), the approval and question brokers, the sandbox, the tool executor
  * with the sub-agent tools, the model, the workers (each run starts once the redactor knows the
  * vault) and the run manager over the stores. The daemon adds the registry, the scheduler and the
- * API around it; `agentd run` starts one run on it. The caller holds the data folder's lock.
+ * API around it; `agentd run` starts one run on it. openRunCore holds the data folder's lock.
  */
-export async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
+async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const { secrets, logger, now } = options;
   const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
