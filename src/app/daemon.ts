@@ -112,7 +112,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     logger: overrides.logger,
     now: overrides.now,
     loadDefinitions: async ({ config, logger }) =>
-      overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, logger })),
+      overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
     requeueQueuedRuns: true,
     shareQueue: true,
     model: overrides.model,

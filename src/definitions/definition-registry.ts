@@ -9,6 +9,7 @@ import { agentFolders, isAgentFile, isPresetFile } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { DefinitionWatcher } from "./definition-watcher.js";
 import { readDefinitionFolders } from "./load-definitions.js";
+import { ParsedAgentCache } from "./parsed-agent-cache.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
 
@@ -20,6 +21,11 @@ export interface DefinitionChange {
 export interface DefinitionRegistryOptions {
   /** Follow changes to the folders (default true). */
   watch?: boolean;
+  /**
+   * Keep parsed agent files in `<data_dir>/cache` between starts (default false): only for the
+   * holder of the data folder's lock, the one writer there.
+   */
+  cache?: boolean;
   logger?: Logger;
 }
 
@@ -67,11 +73,18 @@ export class DefinitionRegistry {
         onError: (error) => registry.logger?.warn({ err: error }, "watching the definition folders failed"),
       });
     }
+    // The daemon holds data_dir: agent files unchanged since its last start are not parsed again.
+    const cache = options.cache ? ParsedAgentCache.open(config.data_dir) : undefined;
     registry.work = registry.work.then(async () => {
-      registry.catalog.apply(await readDefinitionFolders(config));
+      registry.catalog.apply(await readDefinitionFolders(config, cache));
       registry.current = registry.catalog.snapshot();
     });
     await registry.work;
+    cache
+      ?.save()
+      .catch((error: unknown) =>
+        registry.logger?.warn({ err: error }, "could not save the parsed agents' cache"),
+      );
     registry.logLoaded();
     return registry;
   }

@@ -2,6 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import { type CatalogUpdate, DefinitionCatalog } from "./definition-catalog.js";
 import { agentFolders, listAgentFiles, listPresetFiles } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
+import type { ParsedAgentCache } from "./parsed-agent-cache.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
 
 /**
@@ -14,11 +15,20 @@ export async function loadDefinitions(config: Config): Promise<DefinitionSnapsho
   return catalog.snapshot();
 }
 
-/** Every agent and preset file of the configured folders, read and parsed. */
-export async function readDefinitionFolders(config: Config): Promise<CatalogUpdate> {
+/**
+ * Every agent and preset file of the configured folders, read and parsed; with a cache, agent files
+ * unchanged since it was written are taken from it.
+ */
+export async function readDefinitionFolders(
+  config: Config,
+  cache?: ParsedAgentCache,
+): Promise<CatalogUpdate> {
   const [agentFiles, presetFiles] = await Promise.all([
     listAgentFiles(agentFolders(config)),
     listPresetFiles(config.presets_dir),
   ]);
-  return { agents: readAll(agentFiles, readAgentFile), presets: readAll(presetFiles, readPresetFile) };
+  return {
+    agents: readAll(agentFiles, (file) => readAgentFile(file, cache)),
+    presets: readAll(presetFiles, readPresetFile),
+  };
 }

@@ -3,14 +3,23 @@ import {
   parsePresetFile,
   unreadablePresetFile,
 } from "../presets/parse-preset-file.js";
+import type { ParsedAgentCache } from "./parsed-agent-cache.js";
 import { type ParsedAgentFile, parseAgentFile, unreadableAgentFile } from "./parse-agent-file.js";
 import { readDefinitionFile } from "./read-definition-file.js";
 
-/** Reads and parses an agent file; undefined when it no longer exists. Never throws. */
-export function readAgentFile(file: string): ParsedAgentFile | undefined {
+/**
+ * Reads and parses an agent file; undefined when it no longer exists. Never throws. With a cache,
+ * an unchanged file is taken from it instead of parsed, and a parsed one is remembered.
+ */
+export function readAgentFile(file: string, cache?: ParsedAgentCache): ParsedAgentFile | undefined {
   try {
     const content = readDefinitionFile(file, "DEFINITION_INVALID");
-    return content && parseAgentFile(file, content);
+    if (!content) return undefined;
+    const cached = cache?.lookup(file, content);
+    if (cached) return cached;
+    const parsed = parseAgentFile(file, content);
+    cache?.remember(parsed);
+    return parsed;
   } catch (error) {
     return unreadableAgentFile(file, error);
   }

@@ -65,6 +65,15 @@ export function splitFrontmatter(file: string, original: string): SplitAgentFile
 }
 
 /**
+ * Lines of the frontmatter of an agent file whose frontmatter is known to be valid (a file read
+ * again unchanged), parsed only the first time a line is asked for.
+ */
+export function frontmatterLines(original: string): LocatedYaml["lineOf"] {
+  const { block } = cutFrontmatter(original.replace(/\r\n/g, "\n"));
+  return block === undefined ? () => undefined : lazyLineOf(block);
+}
+
+/**
  * Lines are needed only for errors and warnings: rather than keep every agent's parsed YAML
  * document in memory, the block is parsed again the first time a line is asked for.
  */
