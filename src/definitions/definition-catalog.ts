@@ -78,6 +78,11 @@ export class DefinitionCatalog {
     return [...touchedIds].filter((id) => before.get(id) !== this.signature(id)).sort();
   }
 
+  /** The bytes a file had when it was last read; undefined for a file the catalog does not hold. */
+  bytesOf(file: string): Buffer | undefined {
+    return (this.agentFiles.get(file) ?? this.presetFiles.get(file))?.bytes;
+  }
+
   /** Every agent and preset file the catalog holds. */
   files(): string[] {
     return [...this.agentFiles.keys(), ...this.presetFiles.keys()];

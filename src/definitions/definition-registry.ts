@@ -1,17 +1,26 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import { DefinitionCatalog } from "./definition-catalog.js";
-import { agentFolders, isAgentFile, isPresetFile } from "./definition-files.js";
+import {
+  agentFolders,
+  isAgentFile,
+  isPresetFile,
+  listAgentFiles,
+  listPresetFiles,
+} from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { DefinitionWatcher } from "./definition-watcher.js";
 import { readDefinitionFolders } from "./load-definitions.js";
 import { ParsedAgentCache } from "./parsed-agent-cache.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
+
+/** How much older than the read a file's modification time may be and still be read again. */
+const MODIFIED_SLACK_MILLISECONDS = 2_000;
 
 /** Ids whose status or definition changed: added, changed, became invalid or valid, removed. */
 export interface DefinitionChange {
@@ -41,6 +50,7 @@ export class DefinitionRegistry {
   private readonly dirtyFiles = new Set<string>();
   private work: Promise<void> = Promise.resolve();
   private watcher: DefinitionWatcher | undefined;
+  private watching: Promise<void> = Promise.resolve();
   private closed = false;
 
   private constructor(
@@ -51,28 +61,24 @@ export class DefinitionRegistry {
     this.current = this.catalog.snapshot();
   }
 
-  /** Loads the folders and, unless `watch: false`, starts following them. */
+  /**
+   * Loads the folders and, unless `watch: false`, starts following them. The watcher is set up
+   * after the read, alongside whatever the caller does next (with 1,000 files it takes a while):
+   * once it is ready, every file added, removed or modified since the read began is read again, so
+   * no change made in between is missed.
+   */
   static async start(config: Config, options: DefinitionRegistryOptions = {}): Promise<DefinitionRegistry> {
     const registry = new DefinitionRegistry(config, options.logger?.child({ module: "definitions" }));
-    // Watch first, then read: a file saved while the folders are read is read again afterwards.
-    if (options.watch ?? true) {
+    const watch = options.watch ?? true;
+    if (watch) {
       // chokidar cannot watch a folder that does not exist; an empty one is created to drop files into.
       for (const folder of [config.agents_dir, config.presets_dir]) {
         if (existsSync(folder)) continue;
         mkdirSync(folder, { recursive: true });
         registry.logger?.warn({ folder }, "the folder did not exist and was created empty");
       }
-      registry.watcher = await DefinitionWatcher.start({
-        // Extra folders (agents_dirs) are optional: one that does not exist is not watched.
-        agentsDirectories: agentFolders(config).filter(
-          (folder) => folder === config.agents_dir || existsSync(folder),
-        ),
-        presetsDirectory: config.presets_dir,
-        onFiles: (files) => registry.markDirty(files),
-        onFolderRemoved: (folder) => registry.markDirty(registry.filesUnder(folder)),
-        onError: (error) => registry.logger?.warn({ err: error }, "watching the definition folders failed"),
-      });
     }
+    const readStartedAt = Date.now();
     // The daemon holds data_dir: agent files unchanged since its last start are not parsed again.
     const cache = options.cache ? ParsedAgentCache.open(config.data_dir) : undefined;
     registry.work = registry.work.then(async () => {
@@ -85,6 +91,7 @@ export class DefinitionRegistry {
       .catch((error: unknown) =>
         registry.logger?.warn({ err: error }, "could not save the parsed agents' cache"),
       );
+    if (watch) registry.watching = registry.startWatching(readStartedAt);
     registry.logLoaded();
     return registry;
   }
@@ -106,6 +113,7 @@ export class DefinitionRegistry {
 
   async close(): Promise<void> {
     this.closed = true;
+    await this.watching;
     await this.watcher?.close();
     await this.work;
     this.listeners.clear();
@@ -116,6 +124,56 @@ export class DefinitionRegistry {
     const wasIdle = this.dirtyFiles.size === 0;
     for (const file of files) this.dirtyFiles.add(file);
     if (wasIdle) this.work = this.work.then(() => this.reload());
+  }
+
+  private async startWatching(readStartedAt: number): Promise<void> {
+    try {
+      const watcher = await DefinitionWatcher.start({
+        // Extra folders (agents_dirs) are optional: one that does not exist is not watched.
+        agentsDirectories: agentFolders(this.config).filter(
+          (folder) => folder === this.config.agents_dir || existsSync(folder),
+        ),
+        presetsDirectory: this.config.presets_dir,
+        onFiles: (files) => this.markDirty(files),
+        onFolderRemoved: (folder) => this.markDirty(this.filesUnder(folder)),
+        onError: (error) => this.logger?.warn({ err: error }, "watching the definition folders failed"),
+      });
+      if (this.closed) {
+        await watcher.close();
+        return;
+      }
+      this.watcher = watcher;
+      this.markDirty(await this.changedSince(readStartedAt));
+    } catch (error) {
+      this.logger?.warn({ err: error }, "watching the definition folders failed");
+    }
+  }
+
+  /** Files added, removed or modified since `time`: the watcher was not there yet to see them. */
+  private async changedSince(time: number): Promise<string[]> {
+    const [agentFiles, presetFiles] = await Promise.all([
+      listAgentFiles(agentFolders(this.config)),
+      listPresetFiles(this.config.presets_dir),
+    ]);
+    const listed = new Set([...agentFiles, ...presetFiles]);
+    const known = new Set(this.catalog.files());
+    const changed = [...known].filter((file) => !listed.has(file));
+    for (const file of listed) {
+      const modified = statSync(file, { throwIfNoEntry: false })?.mtimeMs;
+      // Coarse file-system clocks: a file written shortly before the read may carry an older time,
+      // so a recent one is compared byte for byte with what was read.
+      const recent = modified === undefined || modified >= time - MODIFIED_SLACK_MILLISECONDS;
+      if (!known.has(file) || (recent && !this.sameBytes(file))) changed.push(file);
+    }
+    return changed;
+  }
+
+  private sameBytes(file: string): boolean {
+    try {
+      return this.catalog.bytesOf(file)?.equals(readFileSync(file)) ?? false;
+    } catch {
+      return false;
+    }
   }
 
   private reload(): void {
