@@ -1,14 +1,12 @@
-import { execFile, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
 import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
 import { currentProcessIdentity } from "../../src/locks/process-identity.js";
 
-const run = promisify(execFile);
 /** The built module, as a racing process loads it. */
 const BUILT = path.resolve(import.meta.dirname, "../../dist/locks/data-directory-lock.js");
 
@@ -79,21 +77,39 @@ describe("DataDirectoryLock", () => {
   it("lets exactly one of many processes racing for a stale lock take it", async () => {
     const directory = folder();
     writeLock(directory, { pid: await deadPid() });
+    // The winner holds the lock until every racer has said how it ended: a racer that starts late on
+    // a loaded machine must still find it held, not freed by a winner that already exited.
+    const release = path.join(folder(), "release");
     const script = `
+      const { existsSync } = await import("node:fs");
       const { DataDirectoryLock } = await import(${JSON.stringify(BUILT)});
       try {
         DataDirectoryLock.acquire(process.argv[1], { command: "start" });
         console.log("won");
-        setTimeout(() => undefined, 1500);
+        const deadline = Date.now() + 60_000;
+        const timer = setInterval(() => {
+          if (existsSync(process.argv[2]) || Date.now() > deadline) clearInterval(timer);
+        }, 20);
       } catch (error) {
         console.log(error.code);
       }`;
-    const racers = await Promise.all(
-      Array.from({ length: 8 }, () =>
-        run(process.execPath, ["--input-type=module", "-e", script, directory]),
-      ),
+    const racers = Array.from({ length: 8 }, () =>
+      spawn(process.execPath, ["--input-type=module", "-e", script, directory, release]),
     );
-    const outcomes = racers.map((racer) => racer.stdout.trim()).sort();
+    const outcomes = await Promise.all(
+      racers.map(async (racer) => {
+        let output = "";
+        racer.stdout.setEncoding("utf8");
+        for await (const chunk of racer.stdout) {
+          output += String(chunk);
+          if (output.includes("\n")) break;
+        }
+        return output.trim();
+      }),
+    );
+    writeFileSync(release, "");
+    await Promise.all(racers.map((racer) => (racer.exitCode === null ? once(racer, "exit") : undefined)));
+    outcomes.sort();
     expect(outcomes.filter((outcome) => outcome === "won")).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome === "DATA_DIR_LOCKED")).toHaveLength(7);
     // The winner released the lock as it exited; no temp file or takeover guard is left behind.
