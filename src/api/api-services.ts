@@ -91,9 +91,10 @@ export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
   list(filter: RunListFilter): RunRecord[];
   get(runId: string): RunRecord | undefined;
-  pause(runId: string): RunRecord;
-  resume(runId: string): RunRecord;
-  stop(runId: string): RunRecord;
+  /** The record after the action; a promise where the store writes it first (PostgreSQL). */
+  pause(runId: string): RunRecord | Promise<RunRecord>;
+  resume(runId: string): RunRecord | Promise<RunRecord>;
+  stop(runId: string): RunRecord | Promise<RunRecord>;
   /** Runs waiting for a free slot. */
   queueDepth(): number;
 }

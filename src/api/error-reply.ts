@@ -16,6 +16,7 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   CONFLICT: 409,
   DEFINITION_INVALID: 409,
   SHUTTING_DOWN: 503,
+  STORE_UNAVAILABLE: 503,
 };
 
 /** SPEC 6 error body: `{ "error": { "code", "message" } }`, plus the field and a hint when known. */

@@ -19,7 +19,8 @@ export const ErrorBodySchema = z.looseObject({
 });
 
 export const HealthSchema = z.looseObject({
-  status: z.enum(["ok", "shutting_down"]),
+  /** store_unavailable: the daemon answers, but its store (PostgreSQL) cannot be reached. */
+  status: z.enum(["ok", "shutting_down", "store_unavailable"]),
   version: z.string(),
   uptime_seconds: z.number().int(),
   /** Where durable state lives, and whether it can be reached (writes wait and retry when not). */

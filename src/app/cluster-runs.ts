@@ -17,6 +17,7 @@ export function clusterRuns(
   cluster: ClusterMembership,
   logger: Logger,
   queue?: SharedRunQueue,
+  committed: () => Promise<void> = () => Promise.resolve(),
 ): RunsService {
   /** A run still in the cluster's queue: taken out before a node claims it, or stopped where it went. */
   const stopQueued = (record: RunRecord): RunRecord => {
@@ -30,6 +31,10 @@ export function clusterRuns(
         return undefined;
       })
       .catch((error: unknown) => logger.warn({ err: error, run: record.id }, "could not stop a queued run"));
+    return record;
+  };
+  const reported = async (record: RunRecord): Promise<RunRecord> => {
+    await committed();
     return record;
   };
   const act = (id: string, action: RunAction): RunRecord => {
@@ -51,9 +56,10 @@ export function clusterRuns(
     start: (agentId, task) => runs.start(agentId, task),
     list: (filter) => runs.list(filter),
     get: (id) => runs.get(id),
-    pause: (id) => act(id, "pause"),
-    resume: (id) => act(id, "resume"),
-    stop: (id) => act(id, "stop"),
+    // The answer reports the record: it waits until that record is in the database.
+    pause: async (id) => reported(act(id, "pause")),
+    resume: async (id) => reported(act(id, "resume")),
+    stop: async (id) => reported(act(id, "stop")),
     queueDepth: () => runs.queueDepth(),
   };
 }

@@ -197,7 +197,9 @@ async function serveDaemon(
       lastRun: (agentId) => runs.lastRun(agentId),
     }),
     runs: store.cluster
-      ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue)
+      ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue, () =>
+          store.committed ? store.committed() : Promise.resolve(),
+        )
       : runs,
     events,
     approvals:

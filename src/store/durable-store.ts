@@ -36,6 +36,11 @@ export interface DurableStore {
   readonly checkpoints: CheckpointRecords;
   health(): StoreHealth;
   /**
+   * Resolves once every write accepted so far is in the store: an answer that reports a change
+   * waits for it. Absent where writes are done before they return (files).
+   */
+  committed?(): Promise<void>;
+  /**
    * The event bus this store needs, or undefined for the in-process bus. With PostgreSQL the
    * database gives the ids, so the cluster's events share one sequence per agent.
    */

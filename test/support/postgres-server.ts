@@ -11,6 +11,10 @@ export interface PostgresServer {
   url: string;
   /** A fresh empty database on this server; its URL. */
   createDatabase(name: string): Promise<string>;
+  /** `pg_ctl stop -m fast`: the server goes away (connections cut), its data stays. */
+  pause(): Promise<void>;
+  /** Starts the paused server again on the same port and data. */
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -109,18 +113,20 @@ export async function startPostgres(): Promise<PostgresServer> {
     "-c full_page_writes=off",
     "-c max_connections=200",
   ].join(" ");
-  await run(binaries, user?.name, "pg_ctl", [
-    "-D",
-    dataFolder,
-    "-o",
-    settings,
-    "-l",
-    path.join(folder, "log"),
-    "-w",
-    "start",
-  ]);
+  const start = () =>
+    run(binaries, user?.name, "pg_ctl", [
+      "-D",
+      dataFolder,
+      "-o",
+      settings,
+      "-l",
+      path.join(folder, "log"),
+      "-w",
+      "start",
+    ]);
+  await start();
   const base = `postgres://agentd@127.0.0.1:${port}`;
-  const admin = new pg.Client({ connectionString: `${base}/postgres` });
+  let admin = new pg.Client({ connectionString: `${base}/postgres` });
   await admin.connect();
   await admin.query("CREATE DATABASE agentd");
   return {
@@ -128,6 +134,15 @@ export async function startPostgres(): Promise<PostgresServer> {
     async createDatabase(name) {
       await admin.query(`CREATE DATABASE "${name.replaceAll('"', "")}"`);
       return `${base}/${name}`;
+    },
+    async pause() {
+      await admin.end().catch(() => undefined);
+      await run(binaries, user?.name, "pg_ctl", ["-D", dataFolder, "-m", "fast", "-w", "stop"]);
+    },
+    async resume() {
+      await start();
+      admin = new pg.Client({ connectionString: `${base}/postgres` });
+      await admin.connect();
     },
     async stop() {
       await admin.end().catch(() => undefined);

@@ -17,12 +17,16 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
         }),
       },
     },
-    async () => ({
-      status: shutdownSignal.aborted ? "shutting_down" : "ok",
-      version: services.health.version,
-      uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
-      ...(services.health.store ? { store: services.health.store() } : {}),
-      ...(services.health.node === undefined ? {} : { node: services.health.node }),
-    }),
+    async () => {
+      const store = services.health.store?.();
+      const storeStatus = store?.connected === false ? "store_unavailable" : "ok";
+      return {
+        status: shutdownSignal.aborted ? "shutting_down" : storeStatus,
+        version: services.health.version,
+        uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
+        ...(store ? { store } : {}),
+        ...(services.health.node === undefined ? {} : { node: services.health.node }),
+      };
+    },
   );
 }

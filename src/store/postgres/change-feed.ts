@@ -23,6 +23,8 @@ export interface ChangeFeedOptions {
   onControl: (payload: string) => void;
   /** A notification on `agentd_queue`: a run was queued for the cluster, or one ended. */
   onQueue: () => void;
+  /** The notification connection was lost (with the error) or is back (undefined). */
+  onConnection: (error: Error | undefined) => void;
 }
 
 /**
@@ -88,6 +90,7 @@ export class ChangeFeed {
     });
     client.on("error", (error) => {
       this.#options.logger.warn({ err: error }, "lost the PostgreSQL notification connection; reconnecting");
+      this.#options.onConnection(error);
       void client.end().catch(() => undefined);
       this.#reconnect();
     });
@@ -97,6 +100,7 @@ export class ChangeFeed {
     await client.query("LISTEN agentd_queue");
     this.#listener = client;
     this.#reconnectDelay = 100;
+    this.#options.onConnection(undefined);
   }
 
   #reconnect(): void {

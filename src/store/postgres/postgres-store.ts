@@ -58,6 +58,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const pool = new pg.Pool({ connectionString: options.url, max: 10 });
   // An idle client losing its connection must not crash the daemon: the writer retries.
   pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost"));
+  // A connection cut while checked out between two queries (the server stopping) emits on the
+  // client, where nothing else listens: without this the daemon would crash. The next query fails.
+  pool.on("connect", (client) =>
+    client.on("error", (error) => logger.debug({ err: error }, "a PostgreSQL connection in use was lost")),
+  );
   try {
     await migrate(pool);
   } catch (error) {
@@ -91,6 +96,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       if (parsed.success && parsed.data.node === node.id) handlers?.control(parsed.data);
     },
     onQueue: () => queue.wake(),
+    onConnection: (error) => writer.reachable(error),
   });
   const writer = new PostgresWriter({
     pool,
@@ -129,6 +135,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       bus = new PostgresEventBus({ writer, ...busOptions });
       return bus;
     },
+    committed: () => writer.committed(),
     health: () => ({
       backend: "postgres",
       connected: writer.connected,

@@ -34,6 +34,8 @@ export class PostgresWriter {
   readonly #drained: Array<() => void> = [];
   /** Callers of `write` waiting for their operation's commit. */
   readonly #committed = new Map<WriteOperation, () => void>();
+  /** Callers of `committed` waiting for everything up to this operation. */
+  readonly #barriers = new Map<WriteOperation, Array<() => void>>();
   #writing = false;
   #connected = true;
   #lastError: string | undefined;
@@ -65,18 +67,42 @@ export class PostgresWriter {
    * STORE_UNAVAILABLE while the database cannot be reached (new work is refused, not parked).
    */
   write(operation: WriteOperation): Promise<void> {
-    if (!this.#connected) {
-      return Promise.reject(
-        new AgentdError("STORE_UNAVAILABLE", "PostgreSQL cannot be reached right now", {
-          hint: "GET /health shows the store; try again once it is connected",
-          ...(this.#lastError === undefined ? {} : { details: { error: this.#lastError } }),
-        }),
-      );
-    }
+    if (!this.#connected) return Promise.reject(this.#unavailable());
     return new Promise((resolve) => {
       this.#committed.set(operation, resolve);
       this.enqueue(operation);
     });
+  }
+
+  /**
+   * Resolves once every change queued so far is committed (later ones are not waited for);
+   * rejects at once with STORE_UNAVAILABLE while the database cannot be reached.
+   */
+  committed(): Promise<void> {
+    const last = this.#queue.at(-1);
+    if (last === undefined) return Promise.resolve();
+    if (!this.#connected) return Promise.reject(this.#unavailable());
+    return new Promise((resolve) => {
+      const waiting = this.#barriers.get(last) ?? [];
+      waiting.push(resolve);
+      this.#barriers.set(last, waiting);
+    });
+  }
+
+  /**
+   * What another connection learnt: the database went away (new work is refused from now on) or
+   * is back. Queued changes are retried either way.
+   */
+  reachable(error: Error | undefined): void {
+    if (error === undefined) {
+      if (this.#queue.length === 0 && !this.#writing) {
+        this.#connected = true;
+        this.#lastError = undefined;
+      }
+      return;
+    }
+    this.#connected = false;
+    this.#lastError = error.message;
   }
 
   /** Resolves once everything queued so far is written, or after `milliseconds`. */
@@ -102,10 +128,19 @@ export class PostgresWriter {
     }
   }
 
+  #unavailable(): AgentdError {
+    return new AgentdError("STORE_UNAVAILABLE", "PostgreSQL cannot be reached right now", {
+      hint: "GET /health shows the store; try again once it is connected",
+      ...(this.#lastError === undefined ? {} : { details: { error: this.#lastError } }),
+    });
+  }
+
   #settle(batch: WriteOperation[]): void {
     for (const operation of batch) {
       this.#committed.get(operation)?.();
       this.#committed.delete(operation);
+      for (const resolve of this.#barriers.get(operation) ?? []) resolve();
+      this.#barriers.delete(operation);
     }
   }
 
