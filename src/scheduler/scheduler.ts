@@ -116,18 +116,22 @@ export class Scheduler {
     this.#scheduled.clear();
   }
 
-  /** Every fire due by now, oldest first: state written once, then the runs started. */
+  /**
+   * Every fire due by now, oldest first: every run is started before any next fire is worked out
+   * (20 agents due in the same second do not wait for each other's croner arithmetic), then the
+   * next fires and the state, written once.
+   */
   #onDue(fires: DueFire[]): void {
     if (this.#stopped) return;
     const now = this.#clock.now();
-    const starts: Array<Promise<unknown>> = [];
-    for (const { agentId, at } of fires) {
+    const due = fires.flatMap(({ agentId, at }) => {
       const scheduled = this.#scheduled.get(agentId);
-      if (!scheduled) continue;
+      return scheduled ? [{ scheduled, at, scheduledFor: new Date(at).toISOString() }] : [];
+    });
+    const starts = due.map(({ scheduled, scheduledFor }) => this.#fire(scheduled, scheduledFor));
+    for (const { scheduled, at, scheduledFor } of due) {
+      const agentId = scheduled.definition.id;
       const { schedule } = scheduled;
-      const scheduledFor = new Date(at).toISOString();
-      // The run first: the fires after it in this wake wait for the arithmetic below, not it for them.
-      starts.push(this.#fire(scheduled, scheduledFor));
       const following = nextFireAfter(schedule, at);
       // A wake later than the following fire (a suspended machine): those fires were missed.
       const late =
