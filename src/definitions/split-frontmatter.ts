@@ -1,3 +1,5 @@
+import { createRequire } from "node:module";
+import type GrayMatter from "gray-matter";
 import { AgentdError } from "../errors/agentd-error.js";
 import { type LocatedYaml, parseLocatedYaml } from "../schema/yaml-document.js";
 
@@ -14,8 +16,8 @@ const FRONTMATTER_EXAMPLE =
   "start the file with a line ---, then `description: …`, then a line --- and the instructions";
 
 /**
- * Splits an agent file into frontmatter and body, parsing the frontmatter with the `yaml` package
- * (YAML 1.2, the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
+ * Splits an agent file with gray-matter, parsing the frontmatter with the `yaml` package (YAML 1.2,
+ * the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
  * for a missing or unclosed frontmatter and for a YAML syntax error.
  */
 export function splitFrontmatter(file: string, original: string): SplitAgentFile {
@@ -85,22 +87,37 @@ function lazyLineOf(block: string): LocatedYaml["lineOf"] {
   };
 }
 
+let grayMatter: typeof GrayMatter | undefined;
+
 /**
- * Cuts a file that starts with `---` the way gray-matter (the splitter Jekyll-style tools share)
- * does, without loading it: a language may follow the opening `---`; the block ends at the first
- * line starting with `---`, or at the end of the file; one newline after it is not part of the body.
- * `block` is undefined when it holds nothing but blank and comment lines.
+ * gray-matter (with the js-yaml it brings, ~70 ms to load) is loaded by the first file that must be
+ * cut: a start whose agent files all come from the parse cache does not pay for it.
+ */
+function loadGrayMatter(): typeof GrayMatter {
+  grayMatter ??= createRequire(import.meta.url)("gray-matter") as typeof GrayMatter;
+  return grayMatter;
+}
+
+/**
+ * Cuts a file that starts with `---` with gray-matter: the language after the opening `---`, the
+ * block (undefined when it holds nothing but blank and comment lines) and the body. The engine only
+ * captures the block: it is parsed with `yaml` by the caller.
  */
 function cutFrontmatter(text: string): { language: string; block: string | undefined; body: string } {
-  let rest = text.slice(3);
-  const languageLine = rest.slice(0, rest.search(/\r?\n/));
-  const language = languageLine.trim() || "yaml";
-  rest = rest.slice(languageLine.length);
-  const close = rest.indexOf("\n---");
-  const block = close === -1 ? rest : rest.slice(0, close);
-  let body = close === -1 ? "" : rest.slice(close + 4);
-  if (body.startsWith("\r")) body = body.slice(1);
-  if (body.startsWith("\n")) body = body.slice(1);
-  const empty = block.replace(/^\s*#[^\n]+/gm, "").trim() === "";
-  return { language, block: empty ? undefined : block, body };
+  let block: string | undefined;
+  // A fresh options object per call also keeps gray-matter from returning a cached, shared
+  // result for identical content.
+  const parsed = loadGrayMatter()(text, {
+    language: "yaml",
+    engines: {
+      yaml: {
+        parse: (frontmatter: string) => {
+          block = frontmatter;
+          return {};
+        },
+        stringify: () => "",
+      },
+    },
+  });
+  return { language: parsed.language, block, body: parsed.content };
 }
