@@ -6,6 +6,7 @@ import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { HookRunner } from "../hooks/hook-runner.js";
 import { withRunEndHooks } from "../hooks/run-end-hooks.js";
 import type { Logger } from "../logging/logger.js";
+import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import { createCliWorker } from "../workers/cli/create-cli-worker.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
 import type { Worker } from "../workers/worker.js";
@@ -17,6 +18,8 @@ export interface WorkerParts {
   sandbox: SandboxHost;
   logger: Logger;
   now: () => Date;
+  /** The store's CLI cooldowns; default: `<data_dir>/cli-cooldowns.json`. */
+  cooldowns?: CliCooldownRecords;
   /** Runs each agent's `on_run_end` hooks as its runs end; without it they do not run. */
   hooks?: HookRunner;
 }
@@ -36,6 +39,7 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     llmFallback: llmWorker,
     logger: parts.logger,
     dataDirectory: parts.config.data_dir,
+    ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),
     sandbox: parts.sandbox,
     now: parts.now,
   });

@@ -253,7 +253,16 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     agents,
     workerFor: learningSecretsFirst(
       options.workerFor ??
-        defaultWorkerFor({ config, model, tools, sandbox, logger, now, hooks: defaultTools.hooks }),
+        defaultWorkerFor({
+          config,
+          model,
+          tools,
+          sandbox,
+          logger,
+          now,
+          cooldowns: store.cooldowns,
+          hooks: defaultTools.hooks,
+        }),
       secretLearner,
     ),
     concurrency: config.concurrency,

@@ -5,6 +5,7 @@ import type { EventLog } from "../events/event-log.js";
 import type { RunRecords } from "../runs/run-records.js";
 import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
+import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
 
 /** What `GET /health` says about the store. */
@@ -26,7 +27,7 @@ export interface BusOptions {
 
 /**
  * Everything durable behind one interface (config `store.backend`): run records, event logs,
- * schedule state and checkpoints, in files under `data_dir` or in PostgreSQL.
+ * schedule state, checkpoints and CLI cooldowns, in files under `data_dir` or in PostgreSQL.
  */
 export interface DurableStore {
   readonly backend: "files" | "postgres";
@@ -34,6 +35,7 @@ export interface DurableStore {
   readonly events: EventLog;
   readonly schedules: ScheduleStates;
   readonly checkpoints: CheckpointRecords;
+  readonly cooldowns: CliCooldownRecords;
   health(): StoreHealth;
   /**
    * Resolves once every write accepted so far is in the store: an answer that reports a change

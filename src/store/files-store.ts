@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { SpareFiles } from "../util/spare-files.js";
+import { COOLDOWNS_FILE_NAME, CliCooldowns } from "../workers/cli/cli-cooldowns.js";
 import type { DurableStore } from "./durable-store.js";
 
 export interface FilesStoreOptions {
@@ -14,7 +15,8 @@ export interface FilesStoreOptions {
 }
 
 /**
- * The default store: files in `data_dir` (`runs/`, `events/`, `schedules.json`, `checkpoints/`),
+ * The default store: files in `data_dir` (`runs/`, `events/`, `schedules.json`, `checkpoints/`,
+ * `cli-cooldowns.json`),
  * written synchronously, so a record or an event is on disk when the call returns. One daemon per
  * folder (the data_dir lock).
  */
@@ -31,6 +33,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       dataDirectory,
       logger: logger.child({ module: "checkpoints" }),
       spares,
+      ...(options.now ? { now: options.now } : {}),
+    }),
+    cooldowns: new CliCooldowns({
+      file: path.join(dataDirectory, COOLDOWNS_FILE_NAME),
+      logger: logger.child({ module: "cli" }),
       ...(options.now ? { now: options.now } : {}),
     }),
     health: () => ({ backend: "files", connected: true, pending_writes: 0 }),

@@ -3,6 +3,8 @@ import type { AgentEvent } from "../../events/agent-event.js";
 import type { Logger } from "../../logging/logger.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
 import type { RunRecord } from "../../runs/run-record.js";
+import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
+import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
 
 /** Reads again this often even without a notification: covers a notification lost to a reconnect. */
 const SWEEP_MILLISECONDS = 1_000;
@@ -19,6 +21,8 @@ export interface ChangeFeedOptions {
   onRun: (record: RunRecord, node: string, change: string) => void;
   /** A committed event (of any node), in commit order. */
   onEvent: (event: AgentEvent) => void;
+  /** A CLI cooldown started by another node. */
+  onCooldown: (cooldown: CliCooldown) => void;
   /** A message on the `agentd_control` channel (an action on a run, for whichever node runs it). */
   onControl: (payload: string) => void;
   /** A notification on `agentd_queue`: a run was queued for the cluster, or one ended. */
@@ -29,7 +33,7 @@ export interface ChangeFeedOptions {
 
 /**
  * Follows what every node commits: LISTEN on `agentd_changes`, and on each notification (or each
- * second) reads the runs and events with a change number above the last one seen, in one snapshot.
+ * second) reads the runs, events and CLI cooldowns with a change number above the last one seen, in one snapshot.
  * Writers commit in change order (an advisory lock), so nothing below the watermark can appear later.
  */
 export class ChangeFeed {
@@ -118,6 +122,7 @@ export class ChangeFeed {
     const client = await this.#options.pool.connect();
     let runs: Array<{ record: unknown; node: string; change: string }>;
     let events: Array<{ line: string; change: string }>;
+    let cooldowns: Array<Record<string, unknown> & { node: string; change: string }>;
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       runs = (
@@ -129,6 +134,12 @@ export class ChangeFeed {
       events = (
         await client.query<{ line: string; change: string }>(
           "SELECT line, change FROM agentd_events WHERE change > $1 ORDER BY change, position",
+          [this.#after],
+        )
+      ).rows;
+      cooldowns = (
+        await client.query<Record<string, unknown> & { node: string; change: string }>(
+          "SELECT tool, until, kind, message, node, change FROM agentd_cli_cooldowns WHERE change > $1 ORDER BY change",
           [this.#after],
         )
       ).rows;
@@ -147,6 +158,12 @@ export class ChangeFeed {
     for (const row of events) {
       if (BigInt(row.change) > newest) newest = BigInt(row.change);
       this.#options.onEvent(JSON.parse(row.line) as AgentEvent);
+    }
+    for (const row of cooldowns) {
+      if (BigInt(row.change) > newest) newest = BigInt(row.change);
+      if (row.node === this.#options.node) continue;
+      const parsed = CooldownRowSchema.safeParse(row);
+      if (parsed.success) this.#options.onCooldown(parsed.data);
     }
     this.#after = newest.toString();
   }

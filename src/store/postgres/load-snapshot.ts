@@ -3,6 +3,8 @@ import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
+import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
+import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
 
 /** What a node loads at start, all from one snapshot, and the change it is current up to. */
 export interface Snapshot {
@@ -11,6 +13,8 @@ export interface Snapshot {
   runNodes: Map<string, string>;
   logs: LoadedAgentLog[];
   states: Map<string, AgentScheduleState>;
+  /** The last CLI cooldown of each tool (one row per tool); `active` expires them by the node's clock. */
+  cooldowns: CliCooldown[];
   change: string;
 }
 
@@ -19,7 +23,7 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     const change = await client.query<{ change: string }>(
-      "SELECT GREATEST((SELECT coalesce(max(change), 0) FROM agentd_runs), (SELECT coalesce(max(change), 0) FROM agentd_events))::text AS change",
+      "SELECT GREATEST((SELECT coalesce(max(change), 0) FROM agentd_runs), (SELECT coalesce(max(change), 0) FROM agentd_events), (SELECT coalesce(max(change), 0) FROM agentd_cli_cooldowns))::text AS change",
     );
     const runs = await client.query<{ record: unknown; node: string }>(
       "SELECT record, node FROM agentd_runs ORDER BY created_at, id",
@@ -36,6 +40,9 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
     );
     const states = await client.query<{ agent: string; state: AgentScheduleState }>(
       "SELECT agent, state FROM agentd_schedule_state",
+    );
+    const cooldowns = await client.query<Record<string, unknown>>(
+      "SELECT tool, until, kind, message FROM agentd_cli_cooldowns",
     );
     await client.query("COMMIT");
     const records: RunRecord[] = [];
@@ -62,6 +69,10 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
       runNodes,
       logs: [...logs.values()],
       states: new Map(states.rows.map((row) => [row.agent, row.state])),
+      cooldowns: cooldowns.rows.flatMap((row) => {
+        const parsed = CooldownRowSchema.safeParse(row);
+        return parsed.success ? [parsed.data] : [];
+      }),
       change: change.rows[0]?.change ?? "0",
     };
   } finally {

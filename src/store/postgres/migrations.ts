@@ -66,6 +66,21 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE status IN ('queued', 'running', 'paused', 'waiting');
     `,
   },
+  {
+    version: 3,
+    description: "CLI cooldowns shared by the cluster: one row per tool",
+    sql: `
+      CREATE TABLE agentd_cli_cooldowns (
+        tool text PRIMARY KEY,
+        until timestamptz NOT NULL,
+        kind text NOT NULL,
+        message text NOT NULL,
+        node text NOT NULL,
+        change bigint NOT NULL
+      );
+      CREATE INDEX agentd_cli_cooldowns_change ON agentd_cli_cooldowns (change);
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

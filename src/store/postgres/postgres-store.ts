@@ -9,6 +9,7 @@ import { ClusterNode } from "./cluster-node.js";
 import { loadSnapshot } from "./load-snapshot.js";
 import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
+import { PostgresCliCooldowns } from "./postgres-cli-cooldowns.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
 import { PostgresRunQueue } from "./postgres-run-queue.js";
@@ -91,6 +92,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     after: snapshot.change,
     onRun: (record, writer, change) => runs.applyRemote(record, writer, change),
     onEvent: (event) => bus?.deliver(event),
+    onCooldown: (cooldown) => cooldowns.applyRemote(cooldown),
     onControl: (payload) => {
       const parsed = RunControlMessageSchema.safeParse(parseJson(payload));
       if (parsed.success && parsed.data.node === node.id) handlers?.control(parsed.data);
@@ -110,6 +112,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);
   const queue = new PostgresRunQueue({ pool, runs, node: node.id, logger });
   const checkpoints = new PostgresCheckpoints({ writer, pool, now });
+  const cooldowns = new PostgresCliCooldowns({ writer, now }, snapshot.cooldowns);
   const cluster: ClusterMembership = {
     node: node.id,
     nodes: () => node.nodes(),
@@ -129,6 +132,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     events: new PostgresEventLog(pool, snapshot.logs),
     schedules: new PostgresScheduleStates({ writer, pool, node: node.id, logger }, snapshot.states),
     checkpoints,
+    cooldowns,
     cluster,
     queue,
     createBus: (busOptions) => {

@@ -3,6 +3,7 @@ import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import { isTerminal } from "../../runs/run-status.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
+import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import type { TimedDraft, WriteOperation } from "./write-operation.js";
 
 /**
@@ -30,17 +31,20 @@ export async function writeBatch(
     const drafts: TimedDraft[] = [];
     const states = new Map<string, AgentScheduleState | undefined>();
     const checkpoints = new Map<string, Checkpoint | undefined>();
+    const cooldowns = new Map<string, CliCooldown>();
     for (const operation of batch) {
       if (operation.kind === "run")
         runs.set(operation.record.id, { record: operation.record, claimable: operation.claimable === true });
       else if (operation.kind === "event") drafts.push(operation.draft);
       else if (operation.kind === "schedule_state") states.set(operation.agent, operation.state);
-      else checkpoints.set(operation.run, operation.checkpoint);
+      else if (operation.kind === "checkpoint") checkpoints.set(operation.run, operation.checkpoint);
+      else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
     await writeRuns(client, node, change, [...runs.values()]);
     await writeEvents(client, change, drafts);
     await writeStates(client, states);
     await writeCheckpoints(client, checkpoints);
+    await writeCooldowns(client, node, change, [...cooldowns.values()]);
     await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
     // A run queued for the cluster, or a slot freed: nodes with room try to claim.
     const queueMoved = [...runs.values()].some(
@@ -146,6 +150,23 @@ async function writeStates(
          ON CONFLICT (agent) DO UPDATE SET state = EXCLUDED.state`,
         [agent, JSON.stringify(state)],
       );
+  }
+}
+
+/** One row per tool: the newest cooldown replaces the last, with the change number the feed follows. */
+async function writeCooldowns(
+  client: pg.PoolClient,
+  node: string,
+  change: string,
+  cooldowns: CliCooldown[],
+): Promise<void> {
+  for (const cooldown of cooldowns) {
+    await client.query(
+      `INSERT INTO agentd_cli_cooldowns (tool, until, kind, message, node, change) VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (tool) DO UPDATE SET until = EXCLUDED.until, kind = EXCLUDED.kind,
+         message = EXCLUDED.message, node = EXCLUDED.node, change = EXCLUDED.change`,
+      [cooldown.tool, cooldown.until.toISOString(), cooldown.kind, cooldown.message, node, change],
+    );
   }
 }
 

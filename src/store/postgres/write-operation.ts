@@ -2,6 +2,7 @@ import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { EventDraft } from "../../events/agent-event.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
+import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 
 /** An event draft with its time; PostgreSQL gives it its id as it writes it. */
 export type TimedDraft = EventDraft & { time: string };
@@ -12,4 +13,5 @@ export type WriteOperation =
   | { kind: "run"; record: RunRecord; claimable?: boolean }
   | { kind: "event"; draft: TimedDraft }
   | { kind: "schedule_state"; agent: string; state: AgentScheduleState | undefined }
-  | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined };
+  | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined }
+  | { kind: "cli_cooldown"; cooldown: CliCooldown };

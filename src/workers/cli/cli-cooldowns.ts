@@ -2,6 +2,12 @@ import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../../logging/logger.js";
 import { writeFileAtomically } from "../../runs/atomic-write.js";
+import type { CliCooldown, CliCooldownRecords } from "./cli-cooldown-records.js";
+
+export type { CliCooldown } from "./cli-cooldown-records.js";
+
+/** The name of the cooldowns file in `data_dir`. */
+export const COOLDOWNS_FILE_NAME = "cli-cooldowns.json";
 
 const CooldownSchema = z.object({
   until: z.iso.datetime(),
@@ -9,14 +15,6 @@ const CooldownSchema = z.object({
   message: z.string(),
 });
 const CooldownFileSchema = z.record(z.string(), CooldownSchema);
-
-/** A CLI tool resting after a quota or rate-limit failure: runs go straight to the fallback. */
-export interface CliCooldown {
-  tool: string;
-  until: Date;
-  kind: "quota" | "rate_limit";
-  message: string;
-}
 
 export interface CliCooldownsOptions {
   /** `<data_dir>/cli-cooldowns.json`. */
@@ -29,7 +27,7 @@ export interface CliCooldownsOptions {
  * The cooldown of each CLI tool, kept in a JSON file (replaced atomically on each change) so a
  * restarted daemon does not hammer a tool whose quota is still exhausted.
  */
-export class CliCooldowns {
+export class CliCooldowns implements CliCooldownRecords {
   readonly #file: string;
   readonly #logger: Logger;
   readonly #now: () => Date;

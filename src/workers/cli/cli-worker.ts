@@ -8,7 +8,7 @@ import { RunAbort } from "../../runs/run-control.js";
 import { outcomeOfThrow, statusForReason } from "../../runs/run-outcome.js";
 import type { RunContext, RunOutcome, Worker } from "../worker.js";
 import type { CliAdapter } from "./cli-adapter.js";
-import type { CliCooldowns } from "./cli-cooldowns.js";
+import type { CliCooldownRecords } from "./cli-cooldown-records.js";
 import { completedOutcome, endedOutcome, fallbackOutcome, publishRunEvent } from "./cli-outcome.js";
 import { CliTranscript } from "./cli-transcript.js";
 import { type CliFailure, type CliFailureKind, classifyFailure } from "./classify-failure.js";
@@ -35,7 +35,7 @@ export interface CliWorkerOptions {
   outerSandbox?: boolean;
   /** Where failed CLI runs continue (unless the agent says `fallback: none`). */
   llmFallback: LlmFallback;
-  cooldowns: CliCooldowns;
+  cooldowns: CliCooldownRecords;
   /** Where each run's private folder (its TMPDIR) is made: `<data_dir>/cli-runs`. */
   runsDirectory: string;
   /** Resolves each run's sandbox: the agent's settings plus the CLI's hosts and config folders. */

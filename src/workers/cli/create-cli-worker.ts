@@ -2,11 +2,11 @@ import path from "node:path";
 import type { Config } from "../../config/config-schema.js";
 import type { Logger } from "../../logging/logger.js";
 import { SandboxHost } from "../../sandbox/sandbox-host.js";
-import { CliCooldowns } from "./cli-cooldowns.js";
+import type { CliCooldownRecords } from "./cli-cooldown-records.js";
+import { COOLDOWNS_FILE_NAME, CliCooldowns } from "./cli-cooldowns.js";
 import { CliWorker, type LlmFallback } from "./cli-worker.js";
 
-/** The name of the cooldowns file in `data_dir`. */
-export const COOLDOWNS_FILE_NAME = "cli-cooldowns.json";
+export { COOLDOWNS_FILE_NAME } from "./cli-cooldowns.js";
 /** The folder in `data_dir` holding each CLI run's private TMPDIR while it runs. */
 export const RUNS_DIRECTORY_NAME = "cli-runs";
 
@@ -15,8 +15,10 @@ export interface CreateCliWorkerOptions {
   /** The daemon's LLM worker: where failed CLI runs continue. */
   llmFallback: LlmFallback;
   logger: Logger;
-  /** The resolved `data_dir`; cooldowns persist in `<data_dir>/cli-cooldowns.json`. */
+  /** The resolved `data_dir`: each CLI run's TMPDIR, and the cooldowns when `cooldowns` is not given. */
   dataDirectory: string;
+  /** The store's cooldowns (shared by the cluster with PostgreSQL); default: `<data_dir>/cli-cooldowns.json`. */
+  cooldowns?: CliCooldownRecords;
   /** True when agentd's sandbox contains every CLI child (see CliWorkerOptions). */
   outerSandbox?: boolean;
   /** The daemon's sandbox; default: one for `config`. */
@@ -29,11 +31,13 @@ export interface CreateCliWorkerOptions {
  * cooldowns), returned by `workerFor(definition)` for every agent with `worker: cli`.
  */
 export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
-  const cooldowns = new CliCooldowns({
-    file: path.join(options.dataDirectory, COOLDOWNS_FILE_NAME),
-    logger: options.logger,
-    ...(options.now ? { now: options.now } : {}),
-  });
+  const cooldowns =
+    options.cooldowns ??
+    new CliCooldowns({
+      file: path.join(options.dataDirectory, COOLDOWNS_FILE_NAME),
+      logger: options.logger,
+      ...(options.now ? { now: options.now } : {}),
+    });
   return new CliWorker({
     config: options.config,
     llmFallback: options.llmFallback,
