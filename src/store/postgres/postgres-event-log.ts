@@ -15,9 +15,14 @@ export class PostgresEventLog implements EventLog {
     this.#loaded = loaded;
   }
 
-  /** The tails read at start, in the same snapshot as the runs and the feed's starting point. */
-  load(): Promise<LoadedAgentLog[]> {
-    return Promise.resolve(this.#loaded);
+  /**
+   * The tails read at start, in the same snapshot as the runs and the feed's starting point (up to
+   * `events.buffer_size` per agent), each cut to its last `count` events like the files' tails.
+   */
+  load(count: number): Promise<LoadedAgentLog[]> {
+    return Promise.resolve(
+      this.#loaded.map((log) => ({ ...log, events: count > 0 ? log.events.slice(-count) : [] })),
+    );
   }
 
   append(): void {
