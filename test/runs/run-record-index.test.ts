@@ -1,20 +1,10 @@
 import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { RunRecordIndex } from "../../src/runs/run-record-index.js";
-import { EMPTY_USAGE } from "../../src/runs/run-status.js";
+import { queuedRecord } from "./queued-record.js";
 
 function record(id: string, createdAt: string, status: RunRecord["status"] = "queued"): RunRecord {
-  return {
-    id,
-    agent: "alpha",
-    task: `task of ${id}`,
-    status,
-    trigger: { kind: "api" },
-    definition_hash: "hash",
-    created_at: createdAt,
-    usage: EMPTY_USAGE,
-    cost_usd: 0,
-  };
+  return { ...queuedRecord(id, "alpha", createdAt), status };
 }
 
 describe("RunRecordIndex", () => {
