@@ -21,7 +21,8 @@ const logger = createLogger({ level: "silent", pretty: false });
  * data_dir for the files, a fresh database on the file's one PostgreSQL server.
  */
 interface StorePlace {
-  open(): Promise<DurableStore>;
+  /** `now`: the store's clock (checkpoint times, cooldown expiry). */
+  open(now?: () => Date): Promise<DurableStore>;
   /** A folder the event store may use for anything the log does not keep (nothing, normally). */
   dataDirectory: string;
 }
@@ -44,7 +45,7 @@ function temporaryFolder(): string {
 
 function placeFor(dataDirectory: string, store: Record<string, unknown>): StorePlace {
   const config = ConfigSchema.parse({ data_dir: dataDirectory, store });
-  return { dataDirectory, open: () => openStore({ config, logger }) };
+  return { dataDirectory, open: (now) => openStore({ config, logger, ...(now ? { now } : {}) }) };
 }
 
 const backends: Backend[] = [
@@ -286,6 +287,32 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     expect(store.checkpoints.load("r_1")?.round).toBe(3);
     await store.committed?.();
     await store.close();
+  });
+
+  test("rests a CLI tool until its cooldown's end, also after a restart", async () => {
+    const place = await backend.place();
+    let clock = new Date("2026-05-01T10:00:00Z");
+    const now = () => clock;
+    const store = await place.open(now);
+    await store.start();
+    expect(store.cooldowns.active("claude")).toBeUndefined();
+    const cooldown = {
+      tool: "claude",
+      until: new Date("2026-05-01T10:10:00Z"),
+      kind: "quota" as const,
+      message: "usage limit reached",
+    };
+    store.cooldowns.start(cooldown);
+    expect(store.cooldowns.active("claude")).toEqual(cooldown);
+    expect(store.cooldowns.active("codex")).toBeUndefined();
+    await store.committed?.();
+    await store.close();
+
+    const reopened = await place.open(now);
+    expect(reopened.cooldowns.active("claude")).toEqual(cooldown);
+    clock = new Date("2026-05-01T10:10:01Z");
+    expect(reopened.cooldowns.active("claude")).toBeUndefined();
+    await reopened.close();
   });
 
   // The PostgreSQL store keeps checkpoints in memory for the node's own runs and reads one from the
