@@ -28,6 +28,7 @@ import {
 } from "./daemon-secrets.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { defaultWorkerFor } from "./default-parts.js";
+import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -260,7 +261,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
           sandbox,
           logger,
           now,
-          cooldowns: store.cooldowns,
+          cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
           hooks: defaultTools.hooks,
         }),
       secretLearner,

@@ -16,3 +16,17 @@ export interface CliCooldownRecords {
   active(tool: string): CliCooldown | undefined;
   start(cooldown: CliCooldown): void;
 }
+
+/**
+ * Cooldowns whose message is masked before it is kept: the message is the CLI's own failure text,
+ * which may quote what the tool was given, and it is written to `data_dir` or the shared database.
+ */
+export function maskingCooldowns(
+  records: CliCooldownRecords,
+  redactText: (text: string) => string,
+): CliCooldownRecords {
+  return {
+    active: (tool) => records.active(tool),
+    start: (cooldown) => records.start({ ...cooldown, message: redactText(cooldown.message) }),
+  };
+}
