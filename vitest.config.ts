@@ -9,8 +9,7 @@ export default defineConfig({
     pool: "forks",
     // Most of the suite's time is spent waiting on real daemons, CLI children, servers and timers,
     // not on the CPU; vitest's default (one worker per core, less one: a single worker on 2 cores)
-    // runs those waits one after another. One test file per core (at least two) overlaps them; two
-    // per core starved the browser tests on a 2-core machine (every dashboard test hit its timeout).
+    // runs those waits one after another. One test file per core (at least two) overlaps them.
     maxWorkers: Math.max(2, availableParallelism()),
     reporters: ["default"],
   },

@@ -44,9 +44,11 @@ beforeAll(async () => {
   }
 }, 120_000);
 
-// A failed step leaves a picture of what the page showed.
+// A failed step leaves a picture of what the page showed, and says in the test output (all CI
+// keeps) what the page showed and which of its requests failed.
 afterEach(async (context) => {
   if (context.task.result?.state === "fail") {
+    console.error(`the page when "${context.task.name}" failed:\n${await browser.describe()}`);
     await browser.screenshot(`failed-${context.task.name.slice(0, 40).replaceAll(/\W+/g, "-")}`);
   }
 });
