@@ -1,4 +1,5 @@
 import type { RunsService } from "../api/api-services.js";
+import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { RunRecord } from "../runs/run-record.js";
@@ -39,8 +40,13 @@ export function clusterRuns(
   };
   const act = (id: string, action: RunAction): RunRecord => {
     const record = runs.get(id);
-    if (queue && action === "stop" && record?.status === "queued" && !runs.isHere(id))
-      return stopQueued(record);
+    if (queue && record?.status === "queued" && !runs.isHere(id)) {
+      if (action === "stop") return stopQueued(record);
+      throw new AgentdError("CONFLICT", `cannot ${action} run ${id}: it is queued`, {
+        hint: "a queued run has not started; stop it instead",
+        details: { status: record.status },
+      });
+    }
     const node = cluster.nodeOf(id);
     if (record && !isTerminal(record.status) && node !== undefined && node !== cluster.node) {
       cluster
@@ -58,7 +64,9 @@ export function clusterRuns(
     get: (id) => runs.get(id),
     // The answer reports the record: it waits until that record is in the database.
     pause: async (id) => reported(act(id, "pause")),
-    resume: async (id) => reported(act(id, "resume")),
+    // A run cut off by a crash or a shutdown goes back to the cluster's queue, whichever node it ran on.
+    resume: async (id) =>
+      reported(runs.get(id)?.ended_at === undefined ? act(id, "resume") : await runs.resumeInterrupted(id)),
     stop: async (id) => reported(act(id, "stop")),
     queueDepth: () => runs.queueDepth(),
   };

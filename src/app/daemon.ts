@@ -151,7 +151,6 @@ async function serveDaemon(
           events: bus,
           runs,
           agents,
-          fetchCheckpoint: (run) => cluster.fetchCheckpoint(run),
           logger: runsLogger,
           now,
         }),
@@ -161,8 +160,9 @@ async function serveDaemon(
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
   }
-  // After recovery, with the agents loaded: `resume: true` runs continue from their checkpoints.
-  for (const run of store.cluster ? [] : runs.resumeInterruptedRuns()) {
+  // After recovery, with the agents loaded: `resume: true` runs continue from their checkpoints
+  // (on a cluster: every such run no node is running, back to the queue for any node to claim).
+  for (const run of await runs.resumeInterruptedRuns()) {
     logger.info({ run: run.id, agent: run.agent }, "run interrupted by a crash or shutdown resumed");
   }
   const scheduler = new Scheduler({

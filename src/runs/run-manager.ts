@@ -27,7 +27,7 @@ import {
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunRecords } from "./run-records.js";
 import { recoverInterruptedRuns } from "./recover-runs.js";
-import type { SharedRunQueue } from "./shared-run-queue.js";
+import type { ClaimedRun, SharedRunQueue } from "./shared-run-queue.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
@@ -272,12 +272,12 @@ export class RunManager implements ChildRuns {
         const availability = this.#options.agents(agentId);
         return availability?.state === "ready" ? availability.definition.limits.max_concurrent_runs : 0;
       })
-      .then(async (records) => {
+      .then(async (claimed) => {
         // Stopping meanwhile: the others run them.
-        if (!this.#accepting) return queue.release(records.map((record) => record.id));
-        for (const record of records) this.#startClaimed(record);
+        if (!this.#accepting) return queue.release(claimed.map(({ record }) => record.id));
+        for (const run of claimed) this.#startClaimed(run);
         // All slots filled: more may be waiting for the next free one.
-        if (records.length === free) this.#claimAgain = true;
+        if (claimed.length === free) this.#claimAgain = true;
       })
       .catch((error: unknown) =>
         this.#options.logger.warn({ err: error }, "could not claim runs from the cluster's queue"),
@@ -291,8 +291,11 @@ export class RunManager implements ChildRuns {
       });
   }
 
-  /** Starts a run this node claimed from the cluster's queue, on this node's definition. */
-  #startClaimed(claimed: RunRecord): void {
+  /**
+   * Starts a run this node claimed from the cluster's queue, on this node's definition; a run put
+   * back after a crash or a shutdown continues from its checkpoint.
+   */
+  #startClaimed({ record: claimed, resumeFrom }: ClaimedRun): void {
     let definition: AgentDefinition;
     try {
       definition = runnableDefinition(this.#options.agents, claimed.agent);
@@ -306,6 +309,7 @@ export class RunManager implements ChildRuns {
       definition,
       workerStatus: "running",
       depth: 0,
+      ...(resumeFrom === undefined ? {} : { resumeFrom }),
     };
     this.#live.set(claimed.id, live);
     this.#launch(live);
@@ -477,7 +481,11 @@ export class RunManager implements ChildRuns {
    */
   resume(id: string): RunRecord {
     const ended = this.#live.has(id) ? undefined : this.#options.store.get(id);
-    if (ended && isResumable(ended)) return this.#resumeInterrupted(ended);
+    if (ended && isResumable(ended)) {
+      if (this.#options.sharedQueue)
+        throw conflict(ended, "resume", "on a cluster the run goes back to the queue: resumeInterrupted");
+      return this.#resumeInterrupted(ended);
+    }
     const run = this.#liveRun(id, "resume");
     if (run.record.status !== "paused" || !run.control) {
       if (run.record.status === "running" || run.record.status === "waiting") return run.record;
@@ -494,7 +502,7 @@ export class RunManager implements ChildRuns {
    * At start: resumes every run cut off by the last crash or shutdown whose agent has `resume: true`
    * and that left a checkpoint. Returns the runs resumed.
    */
-  resumeInterruptedRuns(): RunRecord[] {
+  async resumeInterruptedRuns(): Promise<RunRecord[]> {
     const resumed: RunRecord[] = [];
     for (const record of this.#options.store.all()) {
       if (!isResumable(record) || record.parent_run !== undefined) continue;
@@ -502,7 +510,7 @@ export class RunManager implements ChildRuns {
       if (availability?.state !== "ready" || !availability.definition.resume) continue;
       if (!this.#options.checkpoints?.load(record.id)) continue;
       try {
-        resumed.push(this.#resumeInterrupted(record));
+        resumed.push(await this.resumeInterrupted(record.id));
       } catch (error) {
         this.#options.logger.warn({ err: error, run: record.id }, "could not resume an interrupted run");
       }
@@ -510,20 +518,59 @@ export class RunManager implements ChildRuns {
     return resumed;
   }
 
+  /**
+   * Resumes a run cut off by a crash or a shutdown from its last checkpoint (any other run: as
+   * `resume`). On a cluster the run goes back to the cluster's queue and continues on whichever
+   * node claims it, within the agent's cluster-wide `max_concurrent_runs`; when two nodes try at
+   * once (a start, a lease takeover, a POST), one puts it back and the other gets CONFLICT.
+   */
+  async resumeInterrupted(id: string): Promise<RunRecord> {
+    const queue = this.#options.sharedQueue;
+    const ended = this.#options.store.get(id);
+    if (!queue || !ended || !isResumable(ended)) return this.resume(id);
+    const { record } = this.#resumed(ended);
+    let checkpoint: Checkpoint | undefined;
+    try {
+      checkpoint = await queue.requeue(record, ended);
+    } catch (error) {
+      throw storeFailure(record, error);
+    }
+    if (!checkpoint) {
+      const now = this.#options.store.get(id) ?? ended;
+      if (now.status !== ended.status || now.ended_at !== ended.ended_at)
+        throw conflict(now, "resume", "another node resumed it first");
+      throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
+    }
+    this.#publishResumed(record, checkpoint);
+    return record;
+  }
+
+  /** A run cut off by a crash or a shutdown, queued again on the agent's current definition. */
+  #resumed(ended: RunRecord): { record: RunRecord; definition: AgentDefinition } {
+    if (!this.#accepting)
+      throw new AgentdError("SHUTTING_DOWN", `cannot resume ${ended.id}: the daemon is shutting down`);
+    const definition = runnableDefinition(this.#options.agents, ended.agent);
+    const { reason: _reason, error: _error, ended_at: _endedAt, result: _result, ...kept } = ended;
+    return {
+      record: this.#redact({ ...kept, status: "queued", definition_hash: definition.hash }),
+      definition,
+    };
+  }
+
+  #publishResumed(record: RunRecord, checkpoint: Checkpoint): void {
+    this.#publishStatus(record, `resumed from its checkpoint after round ${checkpoint.round}`, {
+      resumed_from_round: checkpoint.round,
+    });
+  }
+
   #resumeInterrupted(ended: RunRecord): RunRecord {
     const checkpoint = this.#options.checkpoints?.load(ended.id);
     if (!checkpoint) {
       throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
     }
-    if (!this.#accepting)
-      throw new AgentdError("SHUTTING_DOWN", `cannot resume ${ended.id}: the daemon is shutting down`);
-    const definition = runnableDefinition(this.#options.agents, ended.agent);
-    const { reason: _reason, error: _error, ended_at: _endedAt, result: _result, ...kept } = ended;
-    const record = this.#redact({ ...kept, status: "queued", definition_hash: definition.hash });
+    const { record, definition } = this.#resumed(ended);
     this.#options.store.save(record);
-    this.#publishStatus(record, `resumed from its checkpoint after round ${checkpoint.round}`, {
-      resumed_from_round: checkpoint.round,
-    });
+    this.#publishResumed(record, checkpoint);
     this.#live.set(record.id, {
       record,
       definition,

@@ -1,4 +1,12 @@
+import type { Checkpoint } from "../checkpoints/checkpoint.js";
 import type { RunRecord } from "./run-record.js";
+
+/** A run a node claimed: a new one, or one cut off by a crash or a shutdown, with its checkpoint. */
+export interface ClaimedRun {
+  record: RunRecord;
+  /** The checkpoint a resumed run continues from. */
+  resumeFrom?: Checkpoint;
+}
 
 /** What stopping a run still in the cluster's queue found. */
 export type Withdrawal =
@@ -18,9 +26,16 @@ export interface SharedRunQueue {
   /**
    * Claims at most `count` queued runs, oldest first, each of an agent whose limit `limitOf` gives
    * (0: this node cannot run that agent and leaves its runs to the others). The runs come back as
-   * they were queued; the caller starts them.
+   * they were queued (a resumed one with its checkpoint); the caller starts them.
    */
-  claim(count: number, limitOf: (agentId: string) => number): Promise<RunRecord[]>;
+  claim(count: number, limitOf: (agentId: string) => number): Promise<ClaimedRun[]>;
+  /**
+   * Puts a run cut off by a crash or a shutdown (`ended`, as this node knows it) back in the queue
+   * as `queued` to continue from its checkpoint, whichever node claims it. Only if the run is still
+   * as `ended` (no other node resumed it first) and left a checkpoint: resolves with that
+   * checkpoint, or undefined when it did nothing.
+   */
+  requeue(queued: RunRecord, ended: RunRecord): Promise<Checkpoint | undefined>;
   /** Puts runs this node claimed but will not start (it is stopping) back for the others. */
   release(runs: string[]): Promise<void>;
   /** Takes a queued run out of the queue before any node claims it (a stop). */

@@ -11,16 +11,15 @@ export interface TakeOverParts {
   events: EventPublisher;
   runs: RunManager;
   agents: AgentLookup;
-  /** Loads a run's checkpoint from the shared store into this node's. */
-  fetchCheckpoint: (run: string) => Promise<unknown>;
   logger: Logger;
   now: () => Date;
 }
 
 /**
- * The unfinished runs of a node that stopped renewing its lease, handed to this node: queued runs
- * had not started and are queued here; the others end `failed`/`crashed`, and those whose agent
- * has `resume: true` and that left a checkpoint continue here from it.
+ * The unfinished runs of a node that stopped renewing its lease, handed to this node: its
+ * sub-agent runs still queued fail with their parent; the others end `failed`/`crashed`, and those
+ * whose agent has `resume: true` and that left a checkpoint go back to the cluster's queue to
+ * continue from it on whichever node claims them (its other queued runs went back to the queue).
  */
 export async function takeOverRuns(node: string, records: RunRecord[], parts: TakeOverParts): Promise<void> {
   for (const record of records) {
@@ -43,9 +42,11 @@ export async function takeOverRuns(node: string, records: RunRecord[], parts: Ta
     )
       continue;
     try {
-      if ((await parts.fetchCheckpoint(crashed.id)) === undefined) continue;
-      parts.runs.resume(crashed.id);
-      parts.logger.info({ run: crashed.id, node }, "run of a dead node resumed here from its checkpoint");
+      await parts.runs.resumeInterrupted(crashed.id);
+      parts.logger.info(
+        { run: crashed.id, node },
+        "run of a dead node queued again to resume from its checkpoint",
+      );
     } catch (error) {
       parts.logger.warn({ err: error, run: crashed.id }, "could not resume a run of a dead node");
     }

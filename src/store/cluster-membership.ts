@@ -39,6 +39,4 @@ export interface ClusterMembership {
     control: (message: RunControlMessage) => void;
     deadNodeRuns: (node: string, runs: RunRecord[]) => void;
   }): void;
-  /** Reads a run's checkpoint from the database before a taken-over run is resumed here. */
-  fetchCheckpoint(run: string): Promise<unknown>;
 }

@@ -105,7 +105,8 @@ export class ClusterNode {
   }
 
   /**
-   * One transaction: the expired rows are deleted and their unfinished runs moved to this node, so
+   * One transaction: the expired rows are deleted, their queued runs put back in the queue and
+   * their other unfinished runs moved to this node, so
    * a sweeper dying half-way leaves them to be swept again with its own.
    */
   async #sweep(): Promise<void> {
@@ -117,6 +118,14 @@ export class ClusterNode {
         "DELETE FROM agentd_nodes WHERE lease_until < now() RETURNING id",
       );
       for (const { id } of dead.rows) {
+        // Runs it claimed but had not started go back to the queue, for any node within the limits
+        // (its sub-agents' runs, queued under a parent that died with it, are ended below).
+        const released = await client.query(
+          `UPDATE agentd_runs SET claimed_by = NULL
+           WHERE claimed_by = $1 AND status = 'queued' AND NOT (record ? 'parent_run')`,
+          [id],
+        );
+        if ((released.rowCount ?? 0) > 0) await client.query("SELECT pg_notify('agentd_queue', '')");
         const result = await client.query<{ record: unknown }>(
           // The runs it claimed (or wrote last); runs it posted that nobody claimed stay queued.
           `UPDATE agentd_runs SET node = $2, claimed_by = $2

@@ -1,9 +1,11 @@
 import type pg from "pg";
+import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
+import { parseCheckpoint } from "./postgres-checkpoints.js";
 import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
 
 /** What a node loads at start, all from one snapshot, and the change it is current up to. */
@@ -15,6 +17,8 @@ export interface Snapshot {
   states: Map<string, AgentScheduleState>;
   /** The last CLI cooldown of each tool (one row per tool); `active` expires them by the node's clock. */
   cooldowns: CliCooldown[];
+  /** The checkpoints of runs no node is running (cut off by a crash or a shutdown): resumable. */
+  checkpoints: Checkpoint[];
   change: string;
 }
 
@@ -43,6 +47,10 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
     );
     const cooldowns = await client.query<Record<string, unknown>>(
       "SELECT tool, until, kind, message FROM agentd_cli_cooldowns",
+    );
+    const checkpoints = await client.query<{ checkpoint: string }>(
+      `SELECT c.checkpoint FROM agentd_checkpoints AS c LEFT JOIN agentd_runs AS r ON r.id = c.run
+       WHERE r.id IS NULL OR r.status NOT IN ('queued', 'running', 'paused', 'waiting')`,
     );
     await client.query("COMMIT");
     const records: RunRecord[] = [];
@@ -73,6 +81,7 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
         const parsed = CooldownRowSchema.safeParse(row);
         return parsed.success ? [parsed.data] : [];
       }),
+      checkpoints: checkpoints.rows.flatMap((row) => parseCheckpoint(row.checkpoint) ?? []),
       change: change.rows[0]?.change ?? "0",
     };
   } finally {

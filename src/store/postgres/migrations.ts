@@ -81,6 +81,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agentd_cli_cooldowns_change ON agentd_cli_cooldowns (change);
     `,
   },
+  {
+    version: 4,
+    description: "checkpoints kept as JSON text: jsonb refuses the \\u0000 a checkpoint's recent calls hold",
+    sql: `
+      ALTER TABLE agentd_checkpoints ALTER COLUMN checkpoint TYPE text USING checkpoint::text;
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

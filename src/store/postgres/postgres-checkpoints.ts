@@ -1,19 +1,21 @@
-import type pg from "pg";
 import type { CheckpointRecords } from "../../checkpoints/checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "../../checkpoints/checkpoint.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 
-/** Checkpoints in PostgreSQL: this node's runs' checkpoints in memory, written through the writer. */
+/**
+ * Checkpoints in PostgreSQL, written through the writer. In memory: the checkpoints this node's
+ * runs save, and those of the runs that could be resumed when the node started (loaded with its
+ * snapshot). A run resumed on another node's behalf gets its checkpoint with the claim (the queue).
+ */
 export class PostgresCheckpoints implements CheckpointRecords {
-  readonly #checkpoints = new Map<string, Checkpoint>();
+  readonly #checkpoints: Map<string, Checkpoint>;
   readonly #writer: PostgresWriter;
-  readonly #pool: pg.Pool;
   readonly #now: () => Date;
 
-  constructor(options: { writer: PostgresWriter; pool: pg.Pool; now: () => Date }) {
+  constructor(options: { writer: PostgresWriter; now: () => Date }, loaded: Checkpoint[]) {
     this.#writer = options.writer;
-    this.#pool = options.pool;
     this.#now = options.now;
+    this.#checkpoints = new Map(loaded.map((checkpoint) => [checkpoint.run, checkpoint]));
   }
 
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
@@ -35,16 +37,20 @@ export class PostgresCheckpoints implements CheckpointRecords {
     this.#checkpoints.delete(run);
     this.#writer.enqueue({ kind: "checkpoint", run, checkpoint: undefined });
   }
+}
 
-  /** Reads a run's checkpoint from the database (a run of a dead node, about to be resumed here). */
-  async fetch(run: string): Promise<Checkpoint | undefined> {
-    const result = await this.#pool.query<{ checkpoint: unknown }>(
-      "SELECT checkpoint FROM agentd_checkpoints WHERE run = $1",
-      [run],
-    );
-    const parsed = CheckpointSchema.safeParse(result.rows[0]?.checkpoint);
-    if (!parsed.success) return undefined;
-    this.#checkpoints.set(run, parsed.data);
-    return parsed.data;
+/**
+ * A checkpoint as `agentd_checkpoints` keeps it: JSON text (not jsonb, which refuses the `\u0000`
+ * that separates a recent call's name from its arguments). Undefined when absent or unreadable.
+ */
+export function parseCheckpoint(text: string | undefined): Checkpoint | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
   }
+  const parsed = CheckpointSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
 }

@@ -1,9 +1,12 @@
 import type pg from "pg";
+import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { Logger } from "../../logging/logger.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
 import type { RunRecord } from "../../runs/run-record.js";
-import type { SharedRunQueue, Withdrawal } from "../../runs/shared-run-queue.js";
+import type { ClaimedRun, SharedRunQueue, Withdrawal } from "../../runs/shared-run-queue.js";
+import { parseCheckpoint } from "./postgres-checkpoints.js";
 import type { PostgresRunRecords } from "./postgres-run-records.js";
+import { takeChangeNumber } from "./write-batch.js";
 
 /** Claims are tried this often without a notification: covers one lost to a reconnect. */
 const POLL_MILLISECONDS = 2_000;
@@ -20,6 +23,8 @@ export interface PostgresRunQueueOptions {
   runs: PostgresRunRecords;
   node: string;
   logger: Logger;
+  /** Resolves once every change this node queued so far is committed (the writer's). */
+  committed: () => Promise<void>;
 }
 
 /**
@@ -42,7 +47,7 @@ export class PostgresRunQueue implements SharedRunQueue {
     return this.#options.runs.create(record, true);
   }
 
-  async claim(count: number, limitOf: (agentId: string) => number): Promise<RunRecord[]> {
+  async claim(count: number, limitOf: (agentId: string) => number): Promise<ClaimedRun[]> {
     if (count <= 0) return [];
     const client = await this.#options.pool.connect();
     try {
@@ -62,14 +67,26 @@ export class PostgresRunQueue implements SharedRunQueue {
         room.set(row.agent, left - 1);
         claimed.push(parsed.data);
       }
-      if (claimed.length > 0) {
-        await client.query("UPDATE agentd_runs SET claimed_by = $1 WHERE id = ANY($2::text[])", [
-          this.#options.node,
-          claimed.map((record) => record.id),
-        ]);
+      if (claimed.length === 0) {
+        await client.query("COMMIT");
+        return [];
       }
+      const ids = claimed.map((record) => record.id);
+      await client.query("UPDATE agentd_runs SET claimed_by = $1 WHERE id = ANY($2::text[])", [
+        this.#options.node,
+        ids,
+      ]);
+      // A run put back to continue from its checkpoint has one; a new run has none.
+      const checkpoints = await client.query<{ run: string; checkpoint: string }>(
+        "SELECT run, checkpoint FROM agentd_checkpoints WHERE run = ANY($1::text[])",
+        [ids],
+      );
       await client.query("COMMIT");
-      return claimed;
+      const resumeFrom = new Map(checkpoints.rows.map((row) => [row.run, parseCheckpoint(row.checkpoint)]));
+      return claimed.map((record) => {
+        const checkpoint = resumeFrom.get(record.id);
+        return checkpoint === undefined ? { record } : { record, resumeFrom: checkpoint };
+      });
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
       throw error;
@@ -101,6 +118,43 @@ export class PostgresRunQueue implements SharedRunQueue {
       room.set(agent, limit - (inFlight.rows[0]?.count ?? 0));
     }
     return room;
+  }
+
+  /**
+   * One conditional update: the row goes back to `queued` with no owner only while it still holds
+   * the ended record this node saw (same status and end time) and a checkpoint exists, so two nodes
+   * resuming the same run (a start and a lease takeover, two POSTs) put it back once. This node's
+   * own changes queued before go in first (the `crashed` record of a takeover, for one).
+   */
+  async requeue(queued: RunRecord, ended: RunRecord): Promise<Checkpoint | undefined> {
+    await this.#options.committed();
+    const client = await this.#options.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const change = await takeChangeNumber(client);
+      const result = await client.query<{ checkpoint: string }>(
+        `UPDATE agentd_runs AS r SET status = 'queued', claimed_by = NULL, node = $2, record = $3::jsonb, change = $4
+         FROM agentd_checkpoints AS c
+         WHERE r.id = $1 AND c.run = r.id AND r.status = $5 AND r.record->>'ended_at' IS NOT DISTINCT FROM $6
+         RETURNING c.checkpoint`,
+        [ended.id, this.#options.node, JSON.stringify(queued), change, ended.status, ended.ended_at ?? null],
+      );
+      const checkpoint = parseCheckpoint(result.rows[0]?.checkpoint);
+      if (checkpoint === undefined) {
+        await client.query("ROLLBACK");
+        return undefined;
+      }
+      await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
+      await client.query("SELECT pg_notify('agentd_queue', '')");
+      await client.query("COMMIT");
+      this.#options.runs.written(queued, change);
+      return checkpoint;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }
 
   async release(runs: string[]): Promise<void> {

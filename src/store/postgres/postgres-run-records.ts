@@ -76,6 +76,13 @@ export class PostgresRunRecords implements RunRecords {
     this.#writer.enqueue({ kind: "run", record });
   }
 
+  /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
+  written(record: RunRecord, change: string): void {
+    this.#records.put(record);
+    this.#nodes.set(record.id, this.#node);
+    this.#committedChanges.set(record.id, BigInt(change));
+  }
+
   /** A batch of the writer committed (with its change) or dropped. */
   settled(batch: WriteOperation[], change: string | undefined): void {
     for (const operation of batch)

@@ -110,8 +110,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
   const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);
-  const queue = new PostgresRunQueue({ pool, runs, node: node.id, logger });
-  const checkpoints = new PostgresCheckpoints({ writer, pool, now });
+  const queue = new PostgresRunQueue({
+    pool,
+    runs,
+    node: node.id,
+    logger,
+    committed: () => writer.committed(),
+  });
+  const checkpoints = new PostgresCheckpoints({ writer, now }, snapshot.checkpoints);
   const cooldowns = new PostgresCliCooldowns({ writer, now }, snapshot.cooldowns);
   const cluster: ClusterMembership = {
     node: node.id,
@@ -124,7 +130,6 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     handle: (given) => {
       handlers = given;
     },
-    fetchCheckpoint: (run) => checkpoints.fetch(run),
   };
   return {
     backend: "postgres",

@@ -13,6 +13,16 @@ import type { TimedDraft, WriteOperation } from "./write-operation.js";
 const CHANGES_LOCK = 7_412_000_002;
 
 /**
+ * The next change number, in a transaction just begun: under the changes lock, held until it
+ * commits, so the change feed never sees a lower number appear after a higher one.
+ */
+export async function takeChangeNumber(client: pg.PoolClient): Promise<string> {
+  await client.query("SELECT pg_advisory_xact_lock($1)", [CHANGES_LOCK]);
+  const changeRow = await client.query<{ change: string }>("SELECT nextval('agentd_changes') AS change");
+  return changeRow.rows[0]?.change ?? "0";
+}
+
+/**
  * Writes a batch in one transaction with one change number, which it returns. Event ids come from the per-agent
  * counter row, bumped in the same transaction as the inserts: two nodes writing events of one
  * agent wait on that row, and a rolled-back write gives its ids back, so ids never skip nor repeat.
@@ -24,9 +34,7 @@ export async function writeBatch(
 ): Promise<string> {
   await client.query("BEGIN");
   try {
-    await client.query("SELECT pg_advisory_xact_lock($1)", [CHANGES_LOCK]);
-    const changeRow = await client.query<{ change: string }>("SELECT nextval('agentd_changes') AS change");
-    const change = changeRow.rows[0]?.change ?? "0";
+    const change = await takeChangeNumber(client);
     const runs = new Map<string, { record: RunRecord; claimable: boolean }>();
     const drafts: TimedDraft[] = [];
     const states = new Map<string, AgentScheduleState | undefined>();
@@ -178,7 +186,7 @@ async function writeCheckpoints(
     if (checkpoint === undefined) await client.query("DELETE FROM agentd_checkpoints WHERE run = $1", [run]);
     else
       await client.query(
-        `INSERT INTO agentd_checkpoints (run, checkpoint) VALUES ($1, $2::jsonb)
+        `INSERT INTO agentd_checkpoints (run, checkpoint) VALUES ($1, $2)
          ON CONFLICT (run) DO UPDATE SET checkpoint = EXCLUDED.checkpoint`,
         [run, JSON.stringify(checkpoint)],
       );
