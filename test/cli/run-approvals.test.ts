@@ -3,25 +3,19 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
 import { execa } from "execa";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
-import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { captureRunIo, useRunProject } from "./run-project.js";
 
 const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
 
-let server: ScriptedLlmServer;
-let directory: string;
-
-let project: RunProject;
+const project = useRunProject();
 beforeEach(async () => {
-  project = await createRunProject();
-  ({ server, directory } = project);
-  await mkdir(path.join(directory, "work"));
+  await mkdir(path.join(project.directory, "work"));
   await writeAgent("10m");
 });
-afterEach(() => project.close());
 
 /** An agent whose write_file calls must be approved. */
 function writeAgent(timeout: string, onTimeout = "deny"): Promise<void> {
@@ -34,7 +28,7 @@ function writeAgent(timeout: string, onTimeout = "deny"): Promise<void> {
     `approvals: { timeout: ${timeout}, on_timeout: ${onTimeout} }`,
   ].join("\n");
   return writeFile(
-    path.join(directory, "agents", "writer.md"),
+    path.join(project.directory, "agents", "writer.md"),
     `---\n${frontmatter}\n---\nYou write notes.\n`,
   );
 }
@@ -55,10 +49,10 @@ function terminal(options: { tty: boolean }) {
 const writeCall = (file: string, content: string) =>
   toolCallReply({ name: "write_file", arguments: { path: file, content } });
 const run = (io: RunCommandIo) =>
-  runAgentCommand({ agent: "writer", config: "config.yaml", cwd: directory }, io);
-const workFile = (file: string) => path.join(directory, "work", file);
+  runAgentCommand({ agent: "writer", config: "config.yaml", cwd: project.directory }, io);
+const workFile = (file: string) => path.join(project.directory, "work", file);
 const toolMessages = () =>
-  server.chatRequests.flatMap((request) =>
+  project.server.chatRequests.flatMap((request) =>
     (request.body?.messages ?? [])
       .filter((message) => message.role === "tool")
       .map((message) => String(message.content)),
@@ -66,7 +60,7 @@ const toolMessages = () =>
 
 describe("agentd run approvals on a terminal", () => {
   it("asks with the tool and its arguments, and runs the call once approved", async () => {
-    server.enqueue(writeCall("notes.md", "first note"), textReply("done"));
+    project.server.enqueue(writeCall("notes.md", "first note"), textReply("done"));
     const { io, output, answer } = terminal({ tty: true });
     const running = run(io);
     await answer(1, "y");
@@ -80,7 +74,7 @@ describe("agentd run approvals on a terminal", () => {
   });
 
   it("does not run a denied call, and the model reads why", async () => {
-    server.enqueue(writeCall("notes.md", "nope"), textReply("gave up"));
+    project.server.enqueue(writeCall("notes.md", "nope"), textReply("gave up"));
     const { io, answer } = terminal({ tty: true });
     const running = run(io);
     await answer(1, "n");
@@ -90,7 +84,7 @@ describe("agentd run approvals on a terminal", () => {
   });
 
   it("asks once when the answer is always for this run, and again after a plain yes", async () => {
-    server.enqueue(writeCall("a.md", "A"), writeCall("b.md", "B"), textReply("both written"));
+    project.server.enqueue(writeCall("a.md", "A"), writeCall("b.md", "B"), textReply("both written"));
     const { io, answer, questionsAsked } = terminal({ tty: true });
     const running = run(io);
     await answer(1, "a");
@@ -98,7 +92,7 @@ describe("agentd run approvals on a terminal", () => {
     expect(questionsAsked()).toBe(1);
     expect(await readFile(workFile("b.md"), "utf8")).toBe("B");
 
-    server.enqueue(writeCall("c.md", "C"), writeCall("d.md", "D"), textReply("both written"));
+    project.server.enqueue(writeCall("c.md", "C"), writeCall("d.md", "D"), textReply("both written"));
     const second = terminal({ tty: true });
     const again = run(second.io);
     await second.answer(1, "yes");
@@ -108,7 +102,7 @@ describe("agentd run approvals on a terminal", () => {
   });
 
   it("asks again after an answer it does not understand", async () => {
-    server.enqueue(writeCall("notes.md", "x"), textReply("done"));
+    project.server.enqueue(writeCall("notes.md", "x"), textReply("done"));
     const { io, input, output, answer } = terminal({ tty: true });
     const running = run(io);
     await answer(1, "maybe");
@@ -122,7 +116,7 @@ describe("agentd run approvals on a terminal", () => {
   });
 
   it("stops the run on Ctrl-C while asking", async () => {
-    server.enqueue(writeCall("notes.md", "x"), textReply("done"));
+    project.server.enqueue(writeCall("notes.md", "x"), textReply("done"));
     const { io, output, questionsAsked, interrupt } = terminal({ tty: true });
     const running = run(io);
     await expect.poll(questionsAsked, { timeout: 10_000 }).toBe(1);
@@ -134,7 +128,7 @@ describe("agentd run approvals on a terminal", () => {
 
   it("without a terminal, says so and follows on_timeout deny once the timeout passes", async () => {
     await writeAgent("300ms");
-    server.enqueue(writeCall("notes.md", "x"), textReply("done anyway"));
+    project.server.enqueue(writeCall("notes.md", "x"), textReply("done anyway"));
     const { io, output, questionsAsked } = terminal({ tty: false });
     expect(await run(io)).toBe(0);
     expect(questionsAsked()).toBe(0);
@@ -148,7 +142,7 @@ describe("agentd run approvals on a terminal", () => {
 
   it("without a terminal, follows on_timeout approve once the timeout passes", async () => {
     await writeAgent("300ms", "approve");
-    server.enqueue(writeCall("notes.md", "approved by waiting"), textReply("done"));
+    project.server.enqueue(writeCall("notes.md", "approved by waiting"), textReply("done"));
     const { io, output } = terminal({ tty: false });
     expect(await run(io)).toBe(0);
     expect(output.stderr).toContain("approved in 300ms if unanswered");
@@ -157,9 +151,9 @@ describe("agentd run approvals on a terminal", () => {
 
   it("keeps a real agentd run process alive while a call waits, until on_timeout decides it", async () => {
     await writeAgent("1s", "approve");
-    server.enqueue(writeCall("notes.md", "after the wait"), textReply("done"));
+    project.server.enqueue(writeCall("notes.md", "after the wait"), textReply("done"));
     const child = await execa(process.execPath, [MAIN, "run", "writer", "--config", "config.yaml"], {
-      cwd: directory,
+      cwd: project.directory,
       stdin: "ignore",
       reject: false,
       timeout: 30_000,

@@ -1,3 +1,4 @@
+import { afterEach, beforeEach } from "vitest";
 import type { RunCommandIo } from "../../src/cli/commands/run.js";
 import { startScriptedLlmServer, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject } from "../support/temp-project.js";
@@ -10,7 +11,7 @@ export interface RunProject {
 }
 
 /** The project's model answers once per request (no retries); the run logs nothing unless `logLevel` says. */
-export async function createRunProject(options: { logLevel?: string } = {}): Promise<RunProject> {
+async function createRunProject(options: { logLevel?: string } = {}): Promise<RunProject> {
   const server = await startScriptedLlmServer();
   const project = createTempProject({
     config: {
@@ -24,6 +25,33 @@ export async function createRunProject(options: { logLevel?: string } = {}): Pro
     close: async () => {
       await server.close();
       project.remove();
+    },
+  };
+}
+
+/**
+ * A fresh run project for each test of the calling file (created in `beforeEach`, closed in
+ * `afterEach`): the returned object reads the current test's server and folder.
+ */
+export function useRunProject(options: { logLevel?: string } = {}): Omit<RunProject, "close"> {
+  let current: RunProject | undefined;
+  beforeEach(async () => {
+    current = await createRunProject(options);
+  });
+  afterEach(async () => {
+    await current?.close();
+    current = undefined;
+  });
+  const now = (): RunProject => {
+    if (!current) throw new Error("the run project exists only while a test runs");
+    return current;
+  };
+  return {
+    get server() {
+      return now().server;
+    },
+    get directory() {
+      return now().directory;
     },
   };
 }

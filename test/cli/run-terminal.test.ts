@@ -1,24 +1,22 @@
 import { stripVTControlCharacters } from "node:util";
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
+import { captureRunIo, useRunProject } from "./run-project.js";
 
 /** What the status line writes before each redraw: back to the start of the line, clear it. */
 const CLEAR_LINE = "\r\u001b[2K";
 
-let project: RunProject;
+// Log lines at debug: the point is where they go.
+const project = useRunProject({ logLevel: "debug" });
 beforeEach(async () => {
-  // Log lines at debug: the point is where they go.
-  project = await createRunProject({ logLevel: "debug" });
   await writeFile(
     path.join(project.directory, "agents", "hello.md"),
     "---\ndescription: Says hello\ntask: Say hello\ntools: [read_file]\npermissions: { allow: [read_file] }\n---\nYou greet people.\n",
   );
 });
-afterEach(() => project.close());
 
 const terminal = (options: { live: boolean; color: boolean }) => captureRunIo(options);
 

@@ -1,23 +1,17 @@
 import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand } from "../../src/cli/commands/run.js";
-import { textReply, toolCallReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { captureRunIo, createRunProject, type RunProject } from "./run-project.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { captureRunIo, useRunProject } from "./run-project.js";
 
-let server: ScriptedLlmServer;
-let directory: string;
-
-let project: RunProject;
+const project = useRunProject();
 beforeEach(async () => {
-  project = await createRunProject();
-  ({ server, directory } = project);
   await writeAgent("hello", "description: Says hello\ntask: Say hello", "You greet people.");
 });
-afterEach(() => project.close());
 
 function writeAgent(id: string, frontmatter: string, body: string): Promise<void> {
-  return writeFile(path.join(directory, "agents", `${id}.md`), `---\n${frontmatter}\n---\n${body}\n`);
+  return writeFile(path.join(project.directory, "agents", `${id}.md`), `---\n${frontmatter}\n---\n${body}\n`);
 }
 
 const capture = () => captureRunIo();
@@ -25,31 +19,31 @@ const capture = () => captureRunIo();
 const options = (agent: string, extra: { task?: string; json?: boolean } = {}) => ({
   agent,
   config: "config.yaml",
-  cwd: directory,
+  cwd: project.directory,
   ...extra,
 });
 
 describe("agentd run", () => {
   it("runs an agent to completion: progress on stderr, the answer on stdout, exit 0", async () => {
-    server.enqueue(textReply("Hello, world!", { usage: { promptTokens: 20, completionTokens: 5 } }));
+    project.server.enqueue(textReply("Hello, world!", { usage: { promptTokens: 20, completionTokens: 5 } }));
     const { io, output } = capture();
     const code = await runAgentCommand(options("hello"), io);
     expect(code).toBe(0);
     expect(output.stdout).toBe("Hello, world!\n");
     expect(output.stderr).toMatch(/status\s+running/);
     expect(output.stderr).toMatch(/completed in [\d.]+ s · 25 tokens/);
-    const sent = server.chatRequests[0]?.body;
+    const sent = project.server.chatRequests[0]?.body;
     expect(sent?.model).toBe("scripted");
     expect(sent?.messages[0]).toEqual({
       role: "system",
       content: expect.stringContaining("You greet people."),
     });
     expect(sent?.messages[1]).toEqual({ role: "user", content: "Say hello" });
-    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer test-key");
+    expect(project.server.chatRequests[0]?.headers.authorization).toBe("Bearer test-key");
   });
 
   it("prints events as JSON lines, then the run record, with --json", async () => {
-    server.enqueue(toolCallReply({ name: "read_file", arguments: { path: "x" } }), textReply("done"));
+    project.server.enqueue(toolCallReply({ name: "read_file", arguments: { path: "x" } }), textReply("done"));
     const { io, output } = capture();
     const code = await runAgentCommand(options("hello", { task: "Do it", json: true }), io);
     expect(code).toBe(0);
@@ -82,22 +76,24 @@ describe("agentd run", () => {
     expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6]);
     // The agent lists no tools: the call is refused, and the refusal is an observation.
     expect(events[3]?.data).toMatchObject({ tool: "read_file", ok: false });
-    const toolResult = server.chatRequests[1]?.body?.messages.find((message) => message.role === "tool");
+    const toolResult = project.server.chatRequests[1]?.body?.messages.find(
+      (message) => message.role === "tool",
+    );
     expect(String(toolResult?.content)).toContain("TOOL_NOT_FOUND");
   });
 
   it("masks a vault value the answer quotes, in the record printed with --json and on stdout", async () => {
     const value = "vault-value-3e91c7";
     await writeFile(
-      path.join(directory, "config.yaml"),
-      `${await readFile(path.join(directory, "config.yaml"), "utf8")}\nvault: { backend: env }\n`,
+      path.join(project.directory, "config.yaml"),
+      `${await readFile(path.join(project.directory, "config.yaml"), "utf8")}\nvault: { backend: env }\n`,
     );
     process.env.AGENTD_SECRET_DEPLOY_KEY = value;
     try {
-      server.enqueue(textReply(`the key is ${value}`));
+      project.server.enqueue(textReply(`the key is ${value}`));
       const json = capture();
       expect(await runAgentCommand(options("hello", { json: true }), json.io)).toBe(0);
-      server.enqueue(textReply(`the key is ${value}`));
+      project.server.enqueue(textReply(`the key is ${value}`));
       const text = capture();
       expect(await runAgentCommand(options("hello"), text.io)).toBe(0);
       for (const printed of [
@@ -118,7 +114,7 @@ describe("agentd run", () => {
   });
 
   it("exits 1 when the run fails", async () => {
-    server.enqueue({ type: "completion", text: "x", interrupt: { after: 1, with: "drop" } });
+    project.server.enqueue({ type: "completion", text: "x", interrupt: { after: 1, with: "drop" } });
     const { io, output } = capture();
     expect(await runAgentCommand(options("hello"), io)).toBe(1);
     expect(output.stderr).toContain("failed · llm_error");
@@ -145,13 +141,13 @@ describe("agentd run", () => {
     expect(await runAgentCommand(options("broken", { task: "x" }), io)).toBe(1);
     expect(output.stderr).toContain("broken.md");
     expect(output.stderr).toContain("description");
-    expect(server.chatRequests).toHaveLength(0);
+    expect(project.server.chatRequests).toHaveLength(0);
   });
 
   it("runs its agent while other agent files are broken: only its own files are read", async () => {
     await writeAgent("broken", "description: [unclosed", "Body.");
-    await writeFile(path.join(directory, "agents", "Not An Id.md"), "no frontmatter at all\n");
-    server.enqueue(textReply("Hello anyway"));
+    await writeFile(path.join(project.directory, "agents", "Not An Id.md"), "no frontmatter at all\n");
+    project.server.enqueue(textReply("Hello anyway"));
     const { io, output } = capture();
     expect(await runAgentCommand(options("hello"), io)).toBe(0);
     expect(output.stdout).toBe("Hello anyway\n");
@@ -161,7 +157,7 @@ describe("agentd run", () => {
   it("offers agents: as agent__<id> tools, runs the child in data_dir and answers with its result", async () => {
     await writeAgent("lead", "description: Leads\nagents: [helper]", "You delegate.");
     await writeAgent("helper", "description: Lists risks for a plan", "You list risks.");
-    server.enqueue(
+    project.server.enqueue(
       toolCallReply({ name: "agent__helper", arguments: { task: "list risks" } }),
       textReply("two risks: rain, cost"),
       textReply("The helper found two risks."),
@@ -172,17 +168,20 @@ describe("agentd run", () => {
     const lines = output.stdout.trim().split("\n");
     const record = JSON.parse(lines.at(-1) ?? "{}") as { id: string; result: string };
     expect(record.result).toBe("The helper found two risks.");
-    const offered = server.chatRequests[0]?.body?.tools?.find(
+    const offered = project.server.chatRequests[0]?.body?.tools?.find(
       (tool) => tool.function.name === "agent__helper",
     );
     expect(offered?.function.description).toContain("Lists risks for a plan");
-    expect(server.chatRequests[1]?.body?.messages.at(-1)).toEqual({ role: "user", content: "list risks" });
+    expect(project.server.chatRequests[1]?.body?.messages.at(-1)).toEqual({
+      role: "user",
+      content: "list risks",
+    });
     const observation = lines
       .map((line) => JSON.parse(line) as { type?: string; data?: { tool?: string; output?: string } })
       .find((event) => event.type === "observation");
     expect(observation?.data).toMatchObject({ tool: "agent__helper", output: "two risks: rain, cost" });
     // The child's record sits in the data folder, linked to its parent.
-    const runsDirectory = path.join(directory, "data", "runs");
+    const runsDirectory = path.join(project.directory, "data", "runs");
     const index = (await readFile(path.join(runsDirectory, "index.jsonl"), "utf8")).trim().split("\n");
     const child = index
       .map((line) => JSON.parse(line) as { run: string; agent: string })
@@ -197,14 +196,14 @@ describe("agentd run", () => {
   });
 
   it("stops the run with user_stop on Ctrl-C", async () => {
-    server.enqueue(textReply("slow ".repeat(400), { chunkSize: 5, delayBetweenChunksMs: 50 }));
+    project.server.enqueue(textReply("slow ".repeat(400), { chunkSize: 5, delayBetweenChunksMs: 50 }));
     const { io, output, interrupt } = capture();
     const running = runAgentCommand(options("hello", { json: true }), io);
-    await server.waitForChatRequests(1);
+    await project.server.waitForChatRequests(1);
     interrupt();
     expect(await running).toBe(1);
     const record = JSON.parse(output.stdout.trim().split("\n").at(-1) ?? "{}") as Record<string, unknown>;
     expect(record).toMatchObject({ status: "stopped", reason: "user_stop" });
-    await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
+    await expect.poll(() => project.server.chatRequests[0]?.closedByClient).toBe(true);
   });
 });

@@ -1,19 +1,18 @@
 import { cp, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { validateProject } from "../../src/cli/commands/validate.js";
 import { loadConfig } from "../../src/config/load-config.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { loadDefinitions } from "../../src/definitions/load-definitions.js";
 import { textReply } from "../support/scripted-llm-server.js";
-import { captureRunIo, createRunProject, type RunProject } from "../cli/run-project.js";
+import { captureRunIo, useRunProject } from "../cli/run-project.js";
 
 const FIXTURES = path.resolve(import.meta.dirname, "../fixtures/foreign-agents");
 
-let project: RunProject;
+const project = useRunProject();
 beforeEach(async () => {
-  project = await createRunProject();
   // A project's own Claude Code and opencode agents, as their tools keep them.
   await cp(FIXTURES, project.directory, { recursive: true });
   await writeFile(
@@ -31,7 +30,6 @@ beforeEach(async () => {
     ].join("\n"),
   );
 });
-afterEach(() => project.close());
 
 async function definitions(): Promise<Map<string, AgentDefinition>> {
   const { config } = loadConfig({ cwd: project.directory });

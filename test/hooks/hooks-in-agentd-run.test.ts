@@ -1,17 +1,15 @@
 import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { captureRunIo, createRunProject, type RunProject } from "../cli/run-project.js";
+import { captureRunIo, useRunProject } from "../cli/run-project.js";
 
-let project: RunProject;
+const project = useRunProject();
 beforeEach(async () => {
-  project = await createRunProject();
   await mkdir(path.join(project.directory, "work"));
 });
-afterEach(() => project.close());
 
 const { io } = captureRunIo();
 
