@@ -165,7 +165,8 @@ describe("a denied program in disguise, with allow: [shell] and deny: [shell(for
   });
 });
 
-describe("the disguises themselves", () => {
+// Each case has its own harness and workdir, and mostly waits on its sandboxed shell: they run side by side.
+describe.concurrent("the disguises themselves", () => {
   it.each(DISGUISES)("%j does run forbidden when every command is allowed", async (command, needs) => {
     const open = new ToolHarness({ permissions: { allow: ["shell"] }, sandbox: { read: [binFolder] } });
     try {
