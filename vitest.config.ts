@@ -16,8 +16,8 @@ export default defineConfig({
     isolate: false,
     // Most of the suite's time is spent waiting on real daemons, CLI children, servers and timers,
     // not on the CPU; vitest's default (one worker per core, less one: a single worker on 2 cores)
-    // runs those waits one after another. One test file per core (at least two) overlaps them.
-    maxWorkers: Math.max(2, availableParallelism()),
+    // runs those waits one after another. One test file per core, and one more, overlaps them.
+    maxWorkers: availableParallelism() + 1,
     reporters: ["default"],
   },
 });
