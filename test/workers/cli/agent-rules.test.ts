@@ -1,10 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness, isRunning } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness, isRunning } from "./cli-test-kit.js";
 
 const rules = {
   tools: ["read_file", "write_file", "shell"],
@@ -18,7 +15,7 @@ const rules = {
 
 describe("the agent's rules reach the CLI", () => {
   it("gives claude its tools, allow and deny rules, turn limit and budget as its own flags", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     await harness.run({ tool: "claude" }, { frontmatter: rules });
     const { argv } = harness.recordedArguments();
     expect(argv).toEqual(
@@ -41,7 +38,7 @@ describe("the agent's rules reach the CLI", () => {
   });
 
   it("gives gemini a policy file with the deny and allow rules, and its turn limit in settings", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     await harness.run({ tool: "gemini" }, { frontmatter: rules });
     const started = harness.recordedArguments();
     const policyFile = started.argv[started.argv.indexOf("--policy") + 1] ?? "";
@@ -58,7 +55,7 @@ describe("the agent's rules reach the CLI", () => {
   });
 
   it("lets codex write in its workdir with its own sandbox, and stands it down inside agentd's", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     await harness.run({ tool: "codex" });
     expect(harness.recordedArguments().argv).toEqual(
       expect.arrayContaining(["--sandbox", "workspace-write"]),
@@ -71,7 +68,7 @@ describe("the agent's rules reach the CLI", () => {
   });
 
   it("honours the config folders and default args of cli_tools.<built-in> as given", async () => {
-    harness = new CliHarness({
+    const harness = cliHarness({
       cliTools: {
         codex: {
           command: undefined,
@@ -98,30 +95,26 @@ describe("the agent's rules reach the CLI", () => {
 
 describe("the CLIs' own retries", () => {
   it("caps the retries of the provider the user defined in CODEX_HOME's config.toml", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     const codexHome = path.join(harness.root, "codex-home");
     mkdirSync(codexHome);
     writeFileSync(
       path.join(codexHome, "config.toml"),
       'model_provider = "litellm"\n\n[model_providers.litellm]\nname = "LiteLLM"\nbase_url = "http://127.0.0.1:4000/v1"\n',
     );
-    const worker = new CliHarness({ cliTools: { codex: { env: { CODEX_HOME: codexHome } } } });
-    try {
-      await worker.run({ tool: "codex" });
-      const { argv } = worker.recordedArguments();
-      expect(argv).toEqual(
-        expect.arrayContaining([
-          "model_providers.litellm.request_max_retries=1",
-          "model_providers.litellm.stream_max_retries=1",
-        ]),
-      );
-    } finally {
-      worker.dispose();
-    }
+    const worker = cliHarness({ cliTools: { codex: { env: { CODEX_HOME: codexHome } } } });
+    await worker.run({ tool: "codex" });
+    const { argv } = worker.recordedArguments();
+    expect(argv).toEqual(
+      expect.arrayContaining([
+        "model_providers.litellm.request_max_retries=1",
+        "model_providers.litellm.stream_max_retries=1",
+      ]),
+    );
   });
 
   it("leaves Codex's built-in provider alone: it refuses an override", async () => {
-    harness = new CliHarness({ cliTools: { codex: { env: { CODEX_HOME: "/nonexistent/codex-home" } } } });
+    const harness = cliHarness({ cliTools: { codex: { env: { CODEX_HOME: "/nonexistent/codex-home" } } } });
     await harness.run({ tool: "codex" });
     expect(harness.recordedArguments().argv.join(" ")).not.toContain("max_retries");
   });
@@ -129,7 +122,7 @@ describe("the CLIs' own retries", () => {
 
 describe("budgets and limits of a CLI run", () => {
   it("stops claude mid-run when its streamed usage crosses max_tokens, and kills the tree", async () => {
-    harness = new CliHarness({ scenario: "streamed_tokens" });
+    const harness = cliHarness({ scenario: "streamed_tokens" });
     const outcome = await harness.run({ tool: "claude" }, { frontmatter: { limits: { max_tokens: 1_200 } } });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "budget_exceeded", worker: "cli:claude" });
@@ -141,7 +134,7 @@ describe("budgets and limits of a CLI run", () => {
   });
 
   it("ends the run budget_exceeded when claude stops at its own --max-budget-usd", async () => {
-    harness = new CliHarness({ scenario: "budget_stop" });
+    const harness = cliHarness({ scenario: "budget_stop" });
     const outcome = await harness.run(
       { tool: "claude" },
       { frontmatter: { limits: { max_cost_usd: 0.00001 } } },
@@ -153,7 +146,7 @@ describe("budgets and limits of a CLI run", () => {
   });
 
   it("ends the run max_iterations when claude stops at its --max-turns", async () => {
-    harness = new CliHarness({ scenario: "max_turns" });
+    const harness = cliHarness({ scenario: "max_turns" });
     const outcome = await harness.run({ tool: "claude" }, { frontmatter: { limits: { max_iterations: 3 } } });
     expect(outcome).toMatchObject({
       status: "failed",
@@ -163,7 +156,7 @@ describe("budgets and limits of a CLI run", () => {
   });
 
   it("prices codex's tokens with llm.prices and fails a run that cost more than max_cost_usd", async () => {
-    harness = new CliHarness({
+    const harness = cliHarness({
       scenario: "big_usage",
       llm: { prices: { "gpt-5-codex": { input: 10, output: 30 } } },
     });
@@ -183,7 +176,7 @@ describe("budgets and limits of a CLI run", () => {
 
 describe("calls the CLI's rules denied", () => {
   it("turns claude's permission_denials into warnings and does not call the run completed", async () => {
-    harness = new CliHarness({ scenario: "denied" });
+    const harness = cliHarness({ scenario: "denied" });
     const outcome = await harness.run({ tool: "claude" });
 
     const [warning] = harness.eventsOf("warning");
@@ -199,7 +192,7 @@ describe("calls the CLI's rules denied", () => {
   });
 
   it("reads a gemini tool call refused by policy as denied", async () => {
-    harness = new CliHarness({ scenario: "denied" });
+    const harness = cliHarness({ scenario: "denied" });
     const outcome = await harness.run({ tool: "gemini" });
     expect(harness.eventsOf("warning")[0]?.data.message).toContain("run_shell_command was denied");
     expect(outcome).toMatchObject({ status: "failed", error: { code: "CLI_PERMISSION_DENIED" } });

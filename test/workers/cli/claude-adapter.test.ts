@@ -1,14 +1,11 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness } from "./cli-test-kit.js";
 
 describe("Claude Code through the CLI worker", () => {
   it("runs claude -p headless in the workdir and maps its stream-json to events", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     const outcome = await harness.run(
       { tool: "claude", model: "opus", args: ["--effort", "high"] },
       { model: "gpt-4o", task: "Summarise the notes" },
@@ -74,7 +71,7 @@ describe("Claude Code through the CLI worker", () => {
   });
 
   it("runs claude on its documented default model when the agent sets no cli.model, never on the fallback's", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     await harness.run({ tool: "claude" }, { model: "gpt-4o" });
     const { argv } = harness.recordedArguments();
     expect(argv[argv.indexOf("--model") + 1]).toBe("sonnet");
@@ -82,7 +79,7 @@ describe("Claude Code through the CLI worker", () => {
   });
 
   it("reports garbage lines as warnings and still completes", async () => {
-    harness = new CliHarness({ scenario: "garbage" });
+    const harness = cliHarness({ scenario: "garbage" });
     const outcome = await harness.run({ tool: "claude" });
 
     expect(outcome.status).toBe("completed");
@@ -94,7 +91,7 @@ describe("Claude Code through the CLI worker", () => {
   });
 
   it("falls back to the LLM with what claude produced when its quota runs out, and cools down until the reset", async () => {
-    harness = new CliHarness({ scenario: "quota" });
+    const harness = cliHarness({ scenario: "quota" });
     const before = Date.now();
     const outcome = await harness.run({ tool: "claude" });
 
@@ -130,7 +127,7 @@ describe("Claude Code through the CLI worker", () => {
     ["no_result", "CLI_NO_RESULT", "no_result"],
     ["empty", "CLI_NO_RESULT", "no_result"],
   ])("classifies %s and falls back with that reason", async (scenario, code, reason) => {
-    harness = new CliHarness({ scenario });
+    const harness = cliHarness({ scenario });
     const outcome = await harness.run({ tool: "claude" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe(code);
@@ -139,14 +136,14 @@ describe("Claude Code through the CLI worker", () => {
   });
 
   it("does not take claude's synthetic repeat of an API error for model text", async () => {
-    harness = new CliHarness({ scenario: "rate_limit" });
+    const harness = cliHarness({ scenario: "rate_limit" });
     await harness.run({ tool: "claude" });
     expect(harness.eventsOf("thought")).toEqual([]);
     expect(harness.llm.calls[0]?.note).not.toContain("> API Error");
   });
 
   it("ends failed with cli_error and the error code when fallback is none", async () => {
-    harness = new CliHarness({ scenario: "auth" });
+    const harness = cliHarness({ scenario: "auth" });
     const outcome = await harness.run({ tool: "claude", fallback: "none" });
 
     expect(outcome).toMatchObject({
@@ -161,7 +158,7 @@ describe("Claude Code through the CLI worker", () => {
   });
 
   it("reports a crash with the exit code and stderr", async () => {
-    harness = new CliHarness({ scenario: "crash" });
+    const harness = cliHarness({ scenario: "crash" });
     const outcome = await harness.run({ tool: "claude", fallback: "none" });
     expect(outcome.error?.code).toBe("CLI_CRASH");
     expect(outcome.error?.message).toContain("exited with code 3");

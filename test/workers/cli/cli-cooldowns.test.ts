@@ -1,15 +1,12 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness } from "./cli-test-kit.js";
 
 describe("CLI tool cooldowns", () => {
   it("sends runs straight to the fallback while the tool cools down, also after a restart", async () => {
     let now = new Date("2026-05-01T10:00:00Z");
-    harness = new CliHarness({ scenario: "rate_limit", cooldown: 600_000, now: () => now });
+    const harness = cliHarness({ scenario: "rate_limit", cooldown: 600_000, now: () => now });
     await harness.run({ tool: "claude" });
     expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("rate_limit");
 
@@ -31,7 +28,7 @@ describe("CLI tool cooldowns", () => {
   });
 
   it("fails with CLI_COOLDOWN without starting the tool when fallback is none", async () => {
-    harness = new CliHarness({ scenario: "quota" });
+    const harness = cliHarness({ scenario: "quota" });
     await harness.run({ tool: "claude", fallback: "none" });
     rmSync(harness.argumentsFile);
 
@@ -42,7 +39,7 @@ describe("CLI tool cooldowns", () => {
   });
 
   it("starts without cooldowns when the file is corrupt", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     const file = path.join(harness.dataDirectory, "cli-cooldowns.json");
     mkdirSync(harness.dataDirectory, { recursive: true });
     writeFileSync(file, "{ not json");

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { onTestFinished } from "vitest";
 import { ConfigSchema, type Config } from "../../../src/config/config-schema.js";
 import type { AgentEvent } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
@@ -224,6 +225,13 @@ export class CliHarness {
     }
     return found;
   }
+}
+
+/** A harness whose folder is removed when the calling test ends. */
+export function cliHarness(options: HarnessOptions = {}): CliHarness {
+  const harness = new CliHarness(options);
+  onTestFinished(() => harness.dispose());
+  return harness;
 }
 
 /** The pid of a process that has ended and been reaped. */

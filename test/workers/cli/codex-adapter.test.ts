@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness } from "./cli-test-kit.js";
 
 describe("Codex CLI through the CLI worker", () => {
   it("runs codex exec --json with stdin closed and maps its items to events", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     // The fake reads stdin to its end like the real one: an open stdin would hang it.
     const outcome = await harness.run(
       { tool: "codex", model: "gpt-5-codex", idle_timeout: "20s" },
@@ -50,7 +47,7 @@ describe("Codex CLI through the CLI worker", () => {
 
   it("reads a usage-limit turn failure as quota with its reset time", async () => {
     const now = new Date("2026-05-01T10:00:00Z");
-    harness = new CliHarness({ scenario: "quota", now: () => now });
+    const harness = cliHarness({ scenario: "quota", now: () => now });
     const outcome = await harness.run({ tool: "codex", fallback: "none" });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "cli_error", error: { code: "CLI_QUOTA" } });
@@ -61,7 +58,7 @@ describe("Codex CLI through the CLI worker", () => {
   });
 
   it("reads a death by signal as a crash", async () => {
-    harness = new CliHarness({ scenario: "crash" });
+    const harness = cliHarness({ scenario: "crash" });
     const outcome = await harness.run({ tool: "codex", fallback: "none" });
     expect(outcome.error?.code).toBe("CLI_CRASH");
     expect(outcome.error?.message).toContain("SIGSEGV");
@@ -69,7 +66,7 @@ describe("Codex CLI through the CLI worker", () => {
   });
 
   it("reads exit 0 without turn.completed as no result", async () => {
-    harness = new CliHarness({ scenario: "no_result" });
+    const harness = cliHarness({ scenario: "no_result" });
     const outcome = await harness.run({ tool: "codex" });
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_NO_RESULT");
     expect(harness.llm.calls[0]?.note).toContain("**Planning**");

@@ -1,12 +1,9 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness } from "./cli-test-kit.js";
 
 describe("Gemini CLI through the CLI worker", () => {
   it("runs gemini -p with stream-json and joins streamed message chunks into one thought", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     const outcome = await harness.run(
       { tool: "gemini", model: "gemini-2.5-pro" },
       { model: "gpt-4o", task: "List the files" },
@@ -52,14 +49,14 @@ describe("Gemini CLI through the CLI worker", () => {
   });
 
   it("ignores non-JSON lines with a warning", async () => {
-    harness = new CliHarness({ scenario: "garbage" });
+    const harness = cliHarness({ scenario: "garbage" });
     const outcome = await harness.run({ tool: "gemini" });
     expect(outcome.status).toBe("completed");
     expect(harness.eventsOf("warning")).toHaveLength(2);
   });
 
   it("reads exit code 41 as an auth failure", async () => {
-    harness = new CliHarness({ scenario: "auth" });
+    const harness = cliHarness({ scenario: "auth" });
     const outcome = await harness.run({ tool: "gemini", fallback: "none" });
     expect(outcome.error?.code).toBe("CLI_AUTH");
     expect(outcome.error?.message).toContain("Please set an Auth method");
@@ -67,7 +64,7 @@ describe("Gemini CLI through the CLI worker", () => {
 
   it("reads a 429 quota result as quota and cools down for the retry delay it gives", async () => {
     const now = new Date("2026-05-01T10:00:00Z");
-    harness = new CliHarness({ scenario: "quota", now: () => now });
+    const harness = cliHarness({ scenario: "quota", now: () => now });
     const outcome = await harness.run({ tool: "gemini" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_QUOTA");
@@ -81,14 +78,14 @@ describe("Gemini CLI through the CLI worker", () => {
   });
 
   it("reads exit code 173 (HTTP 429) without structured output as a rate limit", async () => {
-    harness = new CliHarness({ scenario: "rate_limit" });
+    const harness = cliHarness({ scenario: "rate_limit" });
     await harness.run({ tool: "gemini" });
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_RATE_LIMIT");
     expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("rate_limit");
   });
 
   it("explains exit code 55 (untrusted folder)", async () => {
-    harness = new CliHarness({ scenario: "untrusted" });
+    const harness = cliHarness({ scenario: "untrusted" });
     const outcome = await harness.run({ tool: "gemini", fallback: "none" });
     expect(outcome.error?.code).toBe("CLI_CRASH");
     expect(outcome.error?.message).toContain("trusted");

@@ -1,12 +1,9 @@
 import { readFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness, fixture } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { type CliHarness, cliHarness, fixture } from "./cli-test-kit.js";
 
 /** The summarize fake records its arguments NUL-separated. */
-function recordedArgv(): string[] {
+function recordedArgv(harness: CliHarness): string[] {
   return readFileSync(harness.argumentsFile, "utf8").split("\0").slice(0, -1);
 }
 
@@ -23,14 +20,14 @@ function summarizeTool(scenario = "success") {
 
 describe("tools from config cli_tools", () => {
   it("fills the args template and takes stdout as the answer with output: text", async () => {
-    harness = new CliHarness({ cliTools: summarizeTool() });
+    const harness = cliHarness({ cliTools: summarizeTool() });
     const context = harness.context(
       { tool: "summarize", model: "m1", args: ["--verbose"] },
       { model: "fallback-model", task: "the PRs", systemPrompt: "" },
     );
     const outcome = await harness.worker().run(context);
 
-    expect(recordedArgv()).toEqual(["the PRs", "m1", harness.workdir, "--verbose"]);
+    expect(recordedArgv(harness)).toEqual(["the PRs", "m1", harness.workdir, "--verbose"]);
     expect(outcome).toMatchObject({
       status: "completed",
       worker: "cli:summarize",
@@ -43,7 +40,7 @@ describe("tools from config cli_tools", () => {
     process.env.AGENTD_SECRET_DEPLOY_TOKEN = "deploy-token-6b1f";
     process.env.AGENTD_VAULT_KEY = "vault-passphrase-0c7e";
     try {
-      harness = new CliHarness({
+      const harness = cliHarness({
         cliTools: {
           printenv: {
             command: "/bin/sh",
@@ -66,27 +63,31 @@ describe("tools from config cli_tools", () => {
   });
 
   it("drops a {model} argument when the agent sets no cli.model, and puts the system prompt ahead of the task", async () => {
-    harness = new CliHarness({ cliTools: summarizeTool() });
+    const harness = cliHarness({ cliTools: summarizeTool() });
     // The agent's `model` is the fallback LLM's: it never reaches the CLI.
     await harness.run({ tool: "summarize" }, { model: "fallback-model" });
-    expect(recordedArgv()).toEqual([
+    expect(recordedArgv(harness)).toEqual([
       "You write release notes.\n\n# Task\n\nWrite the notes for today",
       harness.workdir,
     ]);
   });
 
   it("hands the system prompt where the template asks for it with {system_prompt}", async () => {
-    harness = new CliHarness({
+    const harness = cliHarness({
       cliTools: {
         summarize: { ...summarizeTool().summarize, args: ["--system", "{system_prompt}", "{task}"] },
       },
     });
     await harness.run({ tool: "summarize" });
-    expect(recordedArgv()).toEqual(["--system", "You write release notes.", "Write the notes for today"]);
+    expect(recordedArgv(harness)).toEqual([
+      "--system",
+      "You write release notes.",
+      "Write the notes for today",
+    ]);
   });
 
   it("reads an empty stdout on exit 0 as no result", async () => {
-    harness = new CliHarness({ cliTools: summarizeTool("empty") });
+    const harness = cliHarness({ cliTools: summarizeTool("empty") });
     const outcome = await harness.run({ tool: "summarize", fallback: "none" });
     expect(outcome).toMatchObject({
       status: "failed",
@@ -96,7 +97,7 @@ describe("tools from config cli_tools", () => {
   });
 
   it("reuses a built-in parser for another command with output: claude", async () => {
-    harness = new CliHarness({
+    const harness = cliHarness({
       cliTools: {
         "claude-beta": {
           command: fixture("claude"),
@@ -111,7 +112,7 @@ describe("tools from config cli_tools", () => {
   });
 
   it("reports a command that does not exist as not installed, and falls back", async () => {
-    harness = new CliHarness({ cliTools: { claude: { command: "/nonexistent/bin/claude" } } });
+    const harness = cliHarness({ cliTools: { claude: { command: "/nonexistent/bin/claude" } } });
     const outcome = await harness.run({ tool: "claude" });
 
     expect(harness.eventsOf("error")[0]?.data).toMatchObject({ code: "CLI_NOT_INSTALLED", retryable: false });
@@ -121,7 +122,7 @@ describe("tools from config cli_tools", () => {
   });
 
   it("reports a tool that is neither built in nor configured as not installed", async () => {
-    harness = new CliHarness();
+    const harness = cliHarness();
     const outcome = await harness.run({ tool: "aider", fallback: "none" });
     expect(outcome.error?.code).toBe("CLI_NOT_INSTALLED");
     expect(outcome.error?.message).toContain('unknown CLI tool "aider"');

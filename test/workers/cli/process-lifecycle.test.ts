@@ -1,11 +1,8 @@
 import { writeFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RunControl } from "../../../src/runs/run-control.js";
-import { CliHarness, isRunning, processState } from "./cli-test-kit.js";
+import { cliHarness, isRunning, processState } from "./cli-test-kit.js";
 import { waitFor } from "../../support/wait-for.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
 
 function alive(pids: number[]): number[] {
   return pids.filter(isRunning);
@@ -13,7 +10,7 @@ function alive(pids: number[]): number[] {
 
 describe("the CLI child's lifetime", () => {
   it("kills a child that never prints anything once its idle timeout passes, and falls back", async () => {
-    harness = new CliHarness({ scenario: "hang" });
+    const harness = cliHarness({ scenario: "hang" });
     const outcome = await harness.run({ tool: "claude", idle_timeout: "3s" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_HUNG");
@@ -23,7 +20,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("kills a child that hangs after some output and hands that output to the fallback", async () => {
-    harness = new CliHarness({ scenario: "hang_after_output" });
+    const harness = cliHarness({ scenario: "hang_after_output" });
     await harness.run({ tool: "claude", idle_timeout: "3s" });
 
     expect(harness.eventsOf("thought")[0]?.data.text).toBe("Thinking about the task.");
@@ -33,7 +30,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("ends the whole process tree on stop, including a grandchild that left the group and ignores SIGTERM", async () => {
-    harness = new CliHarness({ scenario: "descendants" });
+    const harness = cliHarness({ scenario: "descendants" });
     const control = new RunControl();
     const running = harness.run({ tool: "claude" }, { control });
     const pids = await harness.waitForPids(3);
@@ -49,7 +46,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("ends the tree with daemon_shutdown when the daemon's signal aborts", async () => {
-    harness = new CliHarness({ scenario: "descendants" });
+    const harness = cliHarness({ scenario: "descendants" });
     const shutdown = new AbortController();
     const control = new RunControl({ parent: shutdown.signal });
     const running = harness.run({ tool: "codex" }, { control });
@@ -63,7 +60,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("fails with timeout (no fallback) when the run's timeout passes, leaving no process behind", async () => {
-    harness = new CliHarness({ scenario: "descendants" });
+    const harness = cliHarness({ scenario: "descendants" });
     // Long enough for two node processes to start inside the sandbox on a loaded machine.
     const control = new RunControl({ timeoutMilliseconds: 4_000 });
     const outcome = await harness.run({ tool: "gemini" }, { control, timeout: 4_000 });
@@ -74,7 +71,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("reports the run's timeout as CLI_TIMEOUT and kills the tree", async () => {
-    harness = new CliHarness({ scenario: "hang" });
+    const harness = cliHarness({ scenario: "hang" });
     const outcome = await harness.run({ tool: "claude" }, { timeout: 3_000 });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout", error: { code: "CLI_TIMEOUT" } });
@@ -82,7 +79,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("ends what a finished child left running, even a grandchild holding its stdout", async () => {
-    harness = new CliHarness({ scenario: "descendants_exit" });
+    const harness = cliHarness({ scenario: "descendants_exit" });
     const outcome = await harness.run({ tool: "claude" });
 
     expect(outcome).toMatchObject({ status: "completed", result: "Done: Write the notes for today" });
@@ -90,7 +87,7 @@ describe("the CLI child's lifetime", () => {
   });
 
   it("stops the tree while paused without counting the pause as idle or run time, and continues on resume", async () => {
-    harness = new CliHarness({ scenario: "success", waitForGo: true });
+    const harness = cliHarness({ scenario: "success", waitForGo: true });
     // The run's timeout is working time: a pause longer than what is left must not end the child.
     const control = new RunControl({ timeoutMilliseconds: 8_000 });
     const running = harness.run({ tool: "claude", idle_timeout: "2s" }, { control });

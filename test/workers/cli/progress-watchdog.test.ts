@@ -1,13 +1,10 @@
-import { afterEach, describe, expect, it } from "vitest";
-import { CliHarness, isRunning } from "./cli-test-kit.js";
-
-let harness: CliHarness;
-afterEach(() => harness.dispose());
+import { describe, expect, it } from "vitest";
+import { cliHarness, isRunning } from "./cli-test-kit.js";
 
 // The fakes print their first notice at once; 3 s leaves a loaded machine time to start them.
 describe("the idle watchdog counts progress, not bytes", () => {
   it("ends a codex that only reconnects to an unreachable server at idle_timeout and falls back", async () => {
-    harness = new CliHarness({ scenario: "reconnect_loop" });
+    const harness = cliHarness({ scenario: "reconnect_loop" });
     // Reconnect notices arrive every 150 ms; a byte-counting watchdog would never fire.
     const outcome = await harness.run({ tool: "codex", idle_timeout: "3s" }, { timeout: 60_000 });
 
@@ -21,7 +18,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
   });
 
   it("reads a claude that only retries an unreachable API as hung, naming the retries", async () => {
-    harness = new CliHarness({ scenario: "retry_loop" });
+    const harness = cliHarness({ scenario: "retry_loop" });
     const outcome = await harness.run({ tool: "claude", idle_timeout: "3s", fallback: "none" });
 
     expect(outcome).toMatchObject({ status: "failed", reason: "cli_error", error: { code: "CLI_HUNG" } });
@@ -29,7 +26,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
   });
 
   it("reads a claude that gave up on an unreachable API as a network failure and falls back", async () => {
-    harness = new CliHarness({ scenario: "unreachable" });
+    const harness = cliHarness({ scenario: "unreachable" });
     const outcome = await harness.run({ tool: "claude" });
     expect(harness.eventsOf("error")[0]?.data).toMatchObject({ code: "CLI_NETWORK", retryable: true });
     expect(harness.eventsOf("fallback")[0]?.data.reason).toBe("network");
@@ -37,7 +34,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
   });
 
   it("reads a gemini that only retries a 429 on stderr as a rate limit, and cools it down", async () => {
-    harness = new CliHarness({ scenario: "retry_loop" });
+    const harness = cliHarness({ scenario: "retry_loop" });
     const outcome = await harness.run({ tool: "gemini", idle_timeout: "3s" });
 
     expect(harness.eventsOf("error")[0]?.data.code).toBe("CLI_RATE_LIMIT");
@@ -51,7 +48,7 @@ describe("the idle watchdog counts progress, not bytes", () => {
   it("does not count a tool call of the CLI's own as idle time", async () => {
     // The fake claude runs `ls`, then waits for the go file before answering: the call is
     // answered, so the wait is model time and the watchdog must still see the final answer.
-    harness = new CliHarness({ scenario: "success", waitForGo: true });
+    const harness = cliHarness({ scenario: "success", waitForGo: true });
     const running = harness.run({ tool: "claude", idle_timeout: "2s" });
     await harness.log.waitFor((event) => event.type === "observation", 15_000);
     const { writeFileSync } = await import("node:fs");
