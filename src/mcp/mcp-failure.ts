@@ -1,4 +1,4 @@
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { McpError } from "@modelcontextprotocol/sdk/types.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { McpConnection } from "./mcp-connection.js";
 
@@ -37,20 +37,32 @@ export function mcpCallFailure(
   error: unknown,
 ): AgentdError {
   const name = `mcp:${context.server}/${tool}`;
-  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+  if (mcpErrorCode(error) === REQUEST_TIMEOUT) {
     return new AgentdError("TOOL_TIMEOUT", `${name} did not answer within ${timeoutMilliseconds} ms`, {
       hint: "raise config tools.http_timeout if the tool is slow",
       details: { server: context.server },
       cause: error,
     });
   }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  if (mcpErrorCode(error) === CONNECTION_CLOSED) {
     return mcpUnavailable(context, `closed the connection during the call of ${tool}`, error);
   }
   return new AgentdError("TOOL_FAILED", `${name} failed: ${messageOf(error)}`, {
     details: { server: context.server },
     cause: error,
   });
+}
+
+/**
+ * The SDK's `ErrorCode.RequestTimeout` and `ErrorCode.ConnectionClosed`: its types module builds
+ * every MCP schema when imported, which a start or a run that uses no MCP server should not pay for.
+ */
+const REQUEST_TIMEOUT = -32001;
+const CONNECTION_CLOSED = -32000;
+
+/** The code of an McpError (the SDK's error class names itself so), else undefined. */
+function mcpErrorCode(error: unknown): McpError["code"] | undefined {
+  return error instanceof Error && error.name === "McpError" ? (error as McpError).code : undefined;
 }
 
 export function messageOf(error: unknown): string {

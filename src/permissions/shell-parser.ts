@@ -1,21 +1,36 @@
 import { createRequire } from "node:module";
-import { Language, type Node, Parser, type Tree } from "web-tree-sitter";
+import type { Node, Parser, Tree } from "web-tree-sitter";
 
 export type { Node as SyntaxNode, Tree as SyntaxTree };
 
 const require = createRequire(import.meta.url);
 
-/**
- * The bash grammar of tree-sitter (the parser Codex and opencode use for the same purpose), loaded
- * once when this module is first imported; after that every parse is synchronous.
- */
-await Parser.init();
-const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
-const parser = new Parser();
-parser.setLanguage(bash);
+let parser: Parser | undefined;
+let loading: Promise<void> | undefined;
 
-/** Parses a bash command line into a syntax tree. The caller frees it with `tree.delete()`. */
+/**
+ * Loads the bash grammar of tree-sitter (the parser Codex and opencode use for the same purpose)
+ * once; after that every parse is synchronous. It is a WebAssembly module that costs tens of
+ * milliseconds to load, so it waits for the first `shell` call (the tool's `load`), not the start.
+ */
+export function loadBashParser(): Promise<void> {
+  loading ??= (async () => {
+    const { Language, Parser } = await import("web-tree-sitter");
+    await Parser.init();
+    const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const loaded = new Parser();
+    loaded.setLanguage(bash);
+    parser = loaded;
+  })();
+  return loading;
+}
+
+/**
+ * Parses a bash command line into a syntax tree (after `loadBashParser()`). The caller frees it with
+ * `tree.delete()`.
+ */
 export function parseBash(text: string): Tree {
+  if (!parser) throw new Error("the bash parser is not loaded: await loadBashParser() first");
   const tree = parser.parse(text);
   if (!tree) throw new Error("the bash parser returned no tree");
   return tree;

@@ -138,6 +138,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       return { ok: false, code: failure.code, output: failure.describe() };
     }
     if (!tool) return notAvailable;
+    await tool.load?.();
     if (!input.ok) return refusal("TOOL_BAD_ARGUMENTS", `the arguments are not valid JSON: ${input.message}`);
     const parsed = tool.parse(input.value);
     if (!parsed.ok)

@@ -68,6 +68,11 @@ export interface ToolDefinition {
    * so no value is ever parsed as shell syntax.
    */
   substitute?(value: unknown, secretValue: (name: string) => string): unknown;
+  /**
+   * Loads what `subject` and `substitute` need (the shell's parser), awaited before either is
+   * called; once, on the tool's first call, so a start or a run that never calls it does not pay.
+   */
+  load?(): Promise<void>;
 }
 
 /** A built-in tool written against a zod schema. */
@@ -78,6 +83,7 @@ export interface TypedTool<Schema extends z.ZodType> {
   subject(value: z.infer<Schema>, context: ToolContext): PermissionSubject;
   run(value: z.infer<Schema>, context: ToolContext): Promise<ToolOutput>;
   substitute?(value: z.infer<Schema>, secretValue: (name: string) => string): z.infer<Schema>;
+  load?(): Promise<void>;
 }
 
 /** Turns a zod-typed tool into a ToolDefinition: JSON Schema from zod, arguments parsed by it. */
@@ -98,6 +104,7 @@ export function defineTool<Schema extends z.ZodType>(tool: TypedTool<Schema>): T
     ...(tool.substitute
       ? { substitute: (value, secretValue) => tool.substitute?.(value as z.infer<Schema>, secretValue) }
       : {}),
+    ...(tool.load ? { load: tool.load } : {}),
   };
 }
 

@@ -1,5 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { checkPermission } from "../../src/permissions/permission-check.js";
+import { loadBashParser } from "../../src/permissions/shell-parser.js";
+
+// The shell tool loads the parser on its first call; these checks call the permission check directly.
+beforeAll(loadBashParser);
 
 const rules = {
   allow: ["shell(git log*)", "shell(echo *)", "shell(ls *)", "shell(cat *)", "shell(sudo apt *)"],

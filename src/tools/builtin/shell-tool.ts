@@ -4,6 +4,7 @@ import { withDeadline } from "../../runs/abort-ending.js";
 import { type ToolOutput, defineTool } from "../tool-definition.js";
 import { type ShellCommandResult, runShellCommand } from "./run-shell-command.js";
 import { referenceSecrets } from "./shell-secret-references.js";
+import { loadBashParser } from "../../permissions/shell-parser.js";
 
 const ShellArguments = z.strictObject({
   command: z
@@ -30,6 +31,8 @@ export const shellTool = defineTool({
     "Non-interactive: stdin is empty. Long output is cut; the command is killed at its timeout.",
   schema: ShellArguments,
   subject: (value) => ({ kind: "shell", command: value.command }),
+  // Its permission check and secret references read the command with the bash parser.
+  load: loadBashParser,
   // Values travel as environment variables: never parsed as shell syntax.
   substitute: (value, secretValue): ShellCall => {
     const { command, environment } = referenceSecrets(value.command, secretValue);
