@@ -6,11 +6,12 @@ import Fastify, {
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
+  type FastifyServerFactory,
   LogController,
 } from "fastify";
 import { loadDashboardAssets } from "../dashboard/dashboard-assets.js";
 import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboard-routes.js";
-import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
+import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
@@ -32,6 +33,8 @@ import { registerHealthRoutes } from "./routes/health-routes.js";
 import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
+import { listenError } from "./listen-error.js";
+import type { StartingServer } from "./starting-server.js";
 
 export interface ApiServerOptions {
   host: string;
@@ -49,6 +52,11 @@ export interface ApiServerOptions {
   logger: Logger;
   /** Interval of the event stream's heartbeat comments (default 15 s). */
   heartbeatMilliseconds?: number;
+  /**
+   * The socket the daemon listens on since its start (`/health` answering "starting"): the API
+   * takes it over, with the requests it held, instead of listening anew.
+   */
+  listening?: StartingServer | undefined;
 }
 
 export interface ApiServer {
@@ -76,7 +84,19 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   const shutdown = new AbortController();
   // Every open long poll and stream listens to it.
   setMaxListeners(0, shutdown.signal);
+  const { listening } = options;
+  let handler: Parameters<StartingServer["serve"]>[0] | undefined;
+  const serverFactory: FastifyServerFactory | undefined = listening
+    ? (routeRequest, settings) => {
+        handler = routeRequest;
+        // What fastify sets on a server it creates.
+        listening.server.keepAliveTimeout = Number(settings["keepAliveTimeout"]);
+        listening.server.requestTimeout = Number(settings["requestTimeout"]);
+        return listening.server;
+      }
+    : undefined;
   const app: FastifyInstance = Fastify({
+    ...(serverFactory ? { serverFactory } : {}),
     loggerInstance: options.logger as FastifyBaseLogger,
     // One line per request would drown the log under pollers: onResponse logs them at debug.
     logController: new LogController({ disableRequestLogging: true }),
@@ -112,17 +132,25 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
   );
 
-  try {
-    await app.listen({ host: options.host, port: options.port });
-  } catch (error) {
-    await app.close();
-    throw listenError(error, options.host, options.port);
+  let url: string;
+  if (listening && handler) {
+    await app.ready();
+    listening.serve(handler);
+    url = listening.url;
+  } else {
+    try {
+      await app.listen({ host: options.host, port: options.port });
+    } catch (error) {
+      await app.close();
+      throw listenError(error, options.host, options.port);
+    }
+    const address = app.server.address();
+    const port = typeof address === "object" && address !== null ? address.port : options.port;
+    const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+    url = `http://${host}:${port}`;
   }
-  const address = app.server.address();
-  const port = typeof address === "object" && address !== null ? address.port : options.port;
-  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   return {
-    url: `http://${host}:${port}`,
+    url,
     async close() {
       shutdown.abort(new AgentdError("SHUTTING_DOWN", "the daemon is shutting down"));
       metrics.close();
@@ -131,6 +159,8 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
       const cutOff = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MILLISECONDS);
       try {
         await app.close();
+        // Fastify closes only a server it started listening itself.
+        await listening?.close();
       } finally {
         clearTimeout(cutOff);
       }
@@ -207,25 +237,4 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
 /** A request's URL for the log: the login URL's query is the token, so it is left out. */
 function loggableUrl(url: string): string {
   return url.startsWith("/auth/") ? (url.split("?")[0] ?? url) : url;
-}
-
-/** A bind failure said in the user's terms: which address, and what to change. */
-function listenError(error: unknown, host: string, port: number): AgentdError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const address = `${host}:${port}`;
-  if (code === "EADDRINUSE") {
-    return new AgentdError("ADDRESS_IN_USE", `another process already listens on ${address}`, {
-      field: "server.port",
-      hint: "stop the other agentd (agentd agents shows whether it answers) or set server.port in config.yaml",
-      cause: error,
-    });
-  }
-  if (code === "EACCES" || code === "EADDRNOTAVAIL") {
-    return new AgentdError("ADDRESS_IN_USE", `cannot listen on ${address} (${code})`, {
-      field: code === "EACCES" ? "server.port" : "server.host",
-      hint: "use a port above 1023 and a host address of this machine (127.0.0.1 by default)",
-      cause: error,
-    });
-  }
-  return toAgentdError(error);
 }

@@ -19,8 +19,11 @@ export const ErrorBodySchema = z.looseObject({
 });
 
 export const HealthSchema = z.looseObject({
-  /** store_unavailable: the daemon answers, but its store (PostgreSQL) cannot be reached. */
-  status: z.enum(["ok", "shutting_down", "store_unavailable"]),
+  /**
+   * starting: the daemon listens but is still reading its agents (other requests wait for it);
+   * store_unavailable: the daemon answers, but its store (PostgreSQL) cannot be reached.
+   */
+  status: z.enum(["ok", "starting", "shutting_down", "store_unavailable"]),
   version: z.string(),
   uptime_seconds: z.number().int(),
   /** Where durable state lives, and whether it can be reached (writes wait and retry when not). */

@@ -1,5 +1,6 @@
 import type { ApiServices } from "../api/api-services.js";
 import type { Logger } from "../logging/logger.js";
+import type { StartingServer } from "../api/starting-server.js";
 
 /** Where and how the HTTP API listens (config `server`). */
 export interface ApiServerOptions {
@@ -12,6 +13,8 @@ export interface ApiServerOptions {
   /** `server.allowed_origins`. */
   allowedOrigins?: readonly string[];
   logger: Logger;
+  /** The socket already listening since the start (`/health` said "starting"): the API takes it over. */
+  listening?: StartingServer | undefined;
 }
 
 /** The HTTP API once listening. */

@@ -1,6 +1,7 @@
 import { startApiServer } from "../api/api-server.js";
 import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
+import type { StartingServer } from "../api/starting-server.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
@@ -55,6 +56,12 @@ export interface StartDaemonOptions {
   configFile?: string | undefined;
   version: string;
   overrides?: DaemonOverrides;
+  /**
+   * Taken by `agentd start` before this module is even loaded: the data folder's lock and the
+   * socket answering `/health` ("starting") while the agents are read. The daemon owns both from
+   * here; the API takes the socket over once everything is ready.
+   */
+  starting?: { lock: DataDirectoryLock; server: StartingServer; startedAt: Date } | undefined;
 }
 
 /** A running daemon: every service, the API's URL, and the one way to stop it. */
@@ -95,11 +102,12 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  * tools, workers, run manager with crash recovery), then the scheduler and the API around it.
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
-  const { overrides = {} } = options;
-  const startedAt = new Date();
+  const { overrides = {}, starting } = options;
+  const startedAt = starting?.startedAt ?? new Date();
   let tokenSource: ReturnType<typeof resolveApiToken>;
   const core = await openRunCore<DefinitionSource>({
     config: options.config,
+    lock: starting?.lock,
     // Written into the folder only once it is ours; the generated token joins the config before
     // secrets are prepared, so it is masked like server.token.
     prepareConfig: (config) => {
@@ -118,11 +126,15 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     model: overrides.model,
     tools: overrides.tools,
     workerFor: overrides.workerFor,
+  }).catch(async (error: unknown) => {
+    await starting?.server.close();
+    throw error;
   });
   try {
     const token = tokenSource === undefined ? undefined : core.config.server.token;
     return await serveDaemon(core, { ...options, startedAt, token, tokenFile: tokenSource?.file });
   } catch (error) {
+    await starting?.server.close();
     await core.close();
     throw error;
   }
@@ -243,6 +255,7 @@ async function serveDaemon(
       allowedHosts: config.server.allowed_hosts,
       allowedOrigins: config.server.allowed_origins,
       logger: logger.child({ module: "api" }),
+      listening: options.starting?.server,
     });
   } catch (error) {
     // A daemon that cannot listen must not keep scheduling runs nobody can see (the caller closes the core).

@@ -96,6 +96,11 @@ export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
   prepareConfig?: ((config: Config) => Config) | undefined;
   /** Who holds the data folder's lock while the core is open (`agentd start`, or `agentd run <agent>`). */
   holder: Pick<LockHolder, "command" | "agent">;
+  /**
+   * The lock, when the caller took it already (`agentd start` listens before opening the core);
+   * the core owns it from here on, as one it took itself.
+   */
+  lock?: DataDirectoryLock | undefined;
   /** Where secrets live; default: the vault config `vault` names. */
   vault?: Vault | undefined;
   /** The root logger; default: one from config `log` that masks the vault's values. */
@@ -144,60 +149,66 @@ export interface OpenRunCore<Definitions extends CoreDefinitions> extends RunCor
 export async function openRunCore<Definitions extends CoreDefinitions>(
   options: OpenRunCoreOptions<Definitions>,
 ): Promise<OpenRunCore<Definitions>> {
-  return DataDirectoryLock.holdWhile(options.config.data_dir, options.holder, async (lock) => {
-    const prepared = options.prepareConfig?.(options.config) ?? options.config;
-    const secrets = await prepareSecrets(prepared, options.vault);
-    const { config, redactor } = secrets;
-    const destination = options.logDestination ? { destination: options.logDestination, pretty: false } : {};
-    const logger =
-      options.logger ?? createLogger({ ...config.log, ...destination, redact: redactor.redactText });
-    const now = options.now ?? (() => new Date());
-    const definitions = await options.loadDefinitions({ config, logger });
-    let store: DurableStore | undefined;
-    try {
-      store = await openStore({ config, logger, now });
-      const opened = store;
-      const core = await composeRunCore({
-        secrets,
-        store,
-        configFile: options.configFile,
-        logger,
-        now,
-        definitions: () => definitions.snapshot(),
-        agents: options.agents?.(definitions),
-        requeueQueuedRuns: options.requeueQueuedRuns,
-        shareQueue: options.shareQueue,
-        model: options.model,
-        tools: options.tools,
-        workerFor: options.workerFor,
-      });
-      let closing: Promise<void> | undefined;
-      const close = async (idleMilliseconds: number) => {
-        if (idleMilliseconds > 0) await core.runs.waitUntilIdle(idleMilliseconds);
-        // The MCP servers end with the core: nothing it started outlives it.
-        await core.closeTools();
+  return DataDirectoryLock.holdWhile(
+    options.lock ?? options.config.data_dir,
+    options.holder,
+    async (lock) => {
+      const prepared = options.prepareConfig?.(options.config) ?? options.config;
+      const secrets = await prepareSecrets(prepared, options.vault);
+      const { config, redactor } = secrets;
+      const destination = options.logDestination
+        ? { destination: options.logDestination, pretty: false }
+        : {};
+      const logger =
+        options.logger ?? createLogger({ ...config.log, ...destination, redact: redactor.redactText });
+      const now = options.now ?? (() => new Date());
+      const definitions = await options.loadDefinitions({ config, logger });
+      let store: DurableStore | undefined;
+      try {
+        store = await openStore({ config, logger, now });
+        const opened = store;
+        const core = await composeRunCore({
+          secrets,
+          store,
+          configFile: options.configFile,
+          logger,
+          now,
+          definitions: () => definitions.snapshot(),
+          agents: options.agents?.(definitions),
+          requeueQueuedRuns: options.requeueQueuedRuns,
+          shareQueue: options.shareQueue,
+          model: options.model,
+          tools: options.tools,
+          workerFor: options.workerFor,
+        });
+        let closing: Promise<void> | undefined;
+        const close = async (idleMilliseconds: number) => {
+          if (idleMilliseconds > 0) await core.runs.waitUntilIdle(idleMilliseconds);
+          // The MCP servers end with the core: nothing it started outlives it.
+          await core.closeTools();
+          await definitions.close?.();
+          core.events.close();
+          await opened.close();
+          lock.release();
+        };
+        return {
+          ...core,
+          config,
+          secrets,
+          logger,
+          now,
+          store,
+          lock,
+          definitions,
+          close: (closeOptions) => (closing ??= close(closeOptions?.idleMilliseconds ?? 0)),
+        };
+      } catch (error) {
+        await store?.close();
         await definitions.close?.();
-        core.events.close();
-        await opened.close();
-        lock.release();
-      };
-      return {
-        ...core,
-        config,
-        secrets,
-        logger,
-        now,
-        store,
-        lock,
-        definitions,
-        close: (closeOptions) => (closing ??= close(closeOptions?.idleMilliseconds ?? 0)),
-      };
-    } catch (error) {
-      await store?.close();
-      await definitions.close?.();
-      throw error;
-    }
-  });
+        throw error;
+      }
+    },
+  );
 }
 
 /**

@@ -84,15 +84,19 @@ export class DataDirectoryLock {
   }
 
   /**
-   * Takes the lock, then builds what will hold it with `assemble`; the lock is released if that
-   * fails, and otherwise belongs to what was built (which releases it when it ends).
+   * Takes the lock (or goes on with one already taken), then builds what will hold it with
+   * `assemble`; the lock is released if that fails, and otherwise belongs to what was built (which
+   * releases it when it ends).
    */
   static async holdWhile<Value>(
-    dataDirectory: string,
+    dataDirectory: string | DataDirectoryLock,
     holder: Pick<LockHolder, "command" | "agent">,
     assemble: (lock: DataDirectoryLock) => Promise<Value>,
   ): Promise<Value> {
-    const lock = DataDirectoryLock.acquire(dataDirectory, holder);
+    const lock =
+      dataDirectory instanceof DataDirectoryLock
+        ? dataDirectory
+        : DataDirectoryLock.acquire(dataDirectory, holder);
     try {
       return await assemble(lock);
     } catch (error) {

@@ -10,6 +10,7 @@ import type {
   RunsService,
 } from "../../src/api/api-services.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
+import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
@@ -171,6 +172,8 @@ export interface ApiFixtureOptions {
   heartbeatMilliseconds?: number;
   /** Default 0: a free port. */
   port?: number;
+  /** A socket listening already (the daemon's start): the API takes it over. */
+  listening?: StartingServer;
 }
 
 /** The real server on 127.0.0.1:0 with a real bus and store in a temp dir. */
@@ -190,6 +193,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
       port: options.port ?? 0,
       token: options.token,
       logger,
+      listening: options.listening,
       ...(options.heartbeatMilliseconds === undefined
         ? {}
         : { heartbeatMilliseconds: options.heartbeatMilliseconds }),

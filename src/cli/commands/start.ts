@@ -1,7 +1,9 @@
 import type { Command } from "commander";
 import { loginUrl } from "../../api/api-token-file.js";
 import { loadConfig } from "../../config/load-config.js";
-import { type Daemon, startDaemon } from "../../app/daemon.js";
+import type { Daemon, StartDaemonOptions } from "../../app/daemon.js";
+import { listenWhileStarting } from "../../api/starting-server.js";
+import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
 import { packageVersion } from "../../app/package-version.js";
 import { shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
@@ -44,6 +46,31 @@ function reportWhatKeepsRunning(daemon: Daemon): void {
 }
 
 /**
+ * Takes the data folder's lock (a second daemon on the folder stops here, before binding its
+ * port), then listens: `/health` answers "starting" while the daemon loads and reads its agents.
+ */
+async function listenEarly(
+  config: StartDaemonOptions["config"],
+  version: string,
+): Promise<NonNullable<StartDaemonOptions["starting"]>> {
+  const startedAt = new Date();
+  const lock = DataDirectoryLock.acquire(config.data_dir, { command: "start" });
+  try {
+    const server = await listenWhileStarting({
+      host: config.server.host,
+      port: config.server.port,
+      allowedHosts: config.server.allowed_hosts,
+      version,
+      startedAt,
+    });
+    return { lock, server, startedAt };
+  } catch (error) {
+    lock.release();
+    throw error;
+  }
+}
+
+/**
  * `agentd start`: runs the daemon until SIGTERM/SIGINT. When it is ready it prints a summary on
  * stderr (with the browser login URL) and one JSON line on stdout,
  * `{"event":"listening","url":…,"pid":…,"token_file":…}`, which scripts wait for; `token_file` is
@@ -59,10 +86,14 @@ export function registerStartCommand(program: Command): void {
       for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
       let daemon: Daemon;
       try {
+        const starting = await listenEarly(loaded.config, packageVersion());
+        // The daemon's modules (the HTTP API, runs, tools, workers) load while /health answers.
+        const { startDaemon } = await import("../../app/daemon.js");
         daemon = await startDaemon({
           config: loaded.config,
           configFile: loaded.file,
           version: packageVersion(),
+          starting,
         });
       } catch (error) {
         // startDaemon closed what it had started: the process ends by itself.
