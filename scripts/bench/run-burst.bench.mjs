@@ -115,7 +115,8 @@ async function measureDaemon(client, root, modelPort, concurrency) {
   const daemon = await startBenchDaemon({
     root,
     modelPort,
-    settings: { concurrency, limits: { max_concurrent_runs: RUNS + WARMUP_RUNS } },
+    // The runs still wait for the model at the end: stopped at once, not after the default 30 s.
+    settings: { concurrency, limits: { max_concurrent_runs: RUNS + WARMUP_RUNS }, shutdown: { grace: 100 } },
   });
   const runsDirectory = path.join(dataDirectory, "runs");
   const figures = await measureBurst(client, { url: daemon.url, token: daemon.token, runsDirectory });

@@ -24,9 +24,9 @@ export function clusterRuns(
   const stopQueued = (record: RunRecord): RunRecord => {
     queue
       ?.withdraw(record.id)
-      .then((withdrawal) => {
+      .then(async (withdrawal) => {
         if (withdrawal.withdrawn) runs.stopWithdrawn(record);
-        else if (withdrawal.node === cluster.node) runs.stop(record.id);
+        else if (withdrawal.node === cluster.node) await runs.stop(record.id);
         else if (withdrawal.node !== undefined)
           return cluster.sendControl({ node: withdrawal.node, run: record.id, action: "stop" });
         return undefined;
@@ -34,11 +34,12 @@ export function clusterRuns(
       .catch((error: unknown) => logger.warn({ err: error, run: record.id }, "could not stop a queued run"));
     return record;
   };
-  const reported = async (record: RunRecord): Promise<RunRecord> => {
+  const reported = async (acted: RunRecord | Promise<RunRecord>): Promise<RunRecord> => {
+    const record = await acted;
     await committed();
     return record;
   };
-  const act = (id: string, action: RunAction): RunRecord => {
+  const act = (id: string, action: RunAction): RunRecord | Promise<RunRecord> => {
     const record = runs.get(id);
     if (queue && record?.status === "queued" && !runs.isHere(id)) {
       if (action === "stop") return stopQueued(record);
@@ -81,9 +82,7 @@ export function applyControl(
   message: { run: string; action: RunAction },
   logger: Logger,
 ): void {
-  try {
-    runs[message.action](message.run);
-  } catch (error) {
-    logger.warn({ err: error, run: message.run }, `could not ${message.action} a run as another node asked`);
-  }
+  runs[message.action](message.run).catch((error: unknown) =>
+    logger.warn({ err: error, run: message.run }, `could not ${message.action} a run as another node asked`),
+  );
 }

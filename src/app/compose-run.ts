@@ -93,7 +93,8 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
   return {
     runId,
     stop: () => {
-      if (!isTerminal(runs.get(runId)?.status ?? "completed")) runs.stop(runId);
+      // A run that ended meanwhile needs no stop.
+      if (!isTerminal(runs.get(runId)?.status ?? "completed")) runs.stop(runId).catch(() => undefined);
     },
     finished,
     approvals: core.approvals,

@@ -146,7 +146,7 @@ async function serveDaemon(
   options: StartDaemonOptions & { startedAt: Date; token: string | undefined; tokenFile: string | undefined },
 ): Promise<Daemon> {
   const { overrides = {}, startedAt, token } = options;
-  const { config, logger, now, store, lock, definitions } = core;
+  const { config, logger, store, lock, definitions } = core;
   const { bus, events, runs, approvals, questions, sandbox, model, secretLearner, shutdownController } = core;
   if (store.cluster) {
     const cluster = store.cluster;
@@ -159,12 +159,9 @@ async function serveDaemon(
           : applyControl(runs, message, runsLogger),
       deadNodeRuns: (node, records) =>
         void takeOverRuns(node, records, {
-          store: store.runs,
-          events: bus,
           runs,
           agents,
           logger: runsLogger,
-          now,
         }),
     });
   }

@@ -187,6 +187,8 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           // The MCP servers end with the core: nothing it started outlives it.
           await core.closeTools();
           await definitions.close?.();
+          // Status changes still being written go out before the logs close.
+          await core.runs.published();
           core.events.close();
           await opened.close();
           lock.release();

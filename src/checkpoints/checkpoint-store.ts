@@ -1,29 +1,26 @@
 import { existsSync, readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomically } from "../runs/atomic-write.js";
-import type { SpareFiles } from "../util/spare-files.js";
+import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
 
 /**
- * One checkpoint file per run under `<data_dir>/checkpoints/`, replaced atomically (survives a
- * kill -9 once `save` returns). A run that ends for good drops its file; one cut off by a crash or a
- * shutdown keeps it, so it can be resumed.
+ * One checkpoint file per run under `<data_dir>/checkpoints/`, replaced atomically off the event
+ * loop (survives a kill -9 once the promise of `save` resolved; `load` sees a save at once). A run
+ * that ends for good drops its file; one cut off by a crash or a shutdown keeps it, so it can be
+ * resumed.
  */
 export class CheckpointStore implements CheckpointRecords {
   readonly #directory: string;
   readonly #logger: Logger;
   readonly #now: () => Date;
-  readonly #spares: SpareFiles | undefined;
+  readonly #writes = new LatestFileWrites();
 
-  /** `spares`: temp files made ahead for the atomic rewrites (see SpareFiles). */
-  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date; spares?: SpareFiles }) {
+  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date }) {
     this.#directory = path.join(options.dataDirectory, "checkpoints");
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
-    this.#spares = options.spares;
   }
 
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
@@ -32,10 +29,7 @@ export class CheckpointStore implements CheckpointRecords {
       resumeFrom,
       save: (state) => {
         const checkpoint: Checkpoint = { run, ...state, saved_at: this.#now().toISOString() };
-        writeFileAtomically(this.#fileOf(run), JSON.stringify(checkpoint), {
-          sync: false,
-          spares: this.#spares,
-        });
+        return this.#writes.write(this.#fileOf(run), JSON.stringify(checkpoint), { sync: false });
       },
     };
   }
@@ -43,22 +37,33 @@ export class CheckpointStore implements CheckpointRecords {
   /** The last checkpoint of a run, or undefined (none, or unreadable: logged). */
   load(run: string): Checkpoint | undefined {
     const file = this.#fileOf(run);
-    if (!existsSync(file)) return undefined;
-    const parsed = CheckpointSchema.safeParse(parseJson(readFileSync(file, "utf8")));
+    // A save or a removal under way is what the file is about to hold.
+    const pending = this.#writes.pending(file);
+    if (pending === null) return undefined;
+    if (pending === undefined && !existsSync(file)) return undefined;
+    const parsed = CheckpointSchema.safeParse(parseJson(pending ?? readFileSync(file, "utf8")));
     if (parsed.success) return parsed.data;
     this.#logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable checkpoint");
     return undefined;
   }
 
   /**
-   * Drops a finished run's checkpoint in the background: deleting a file costs about a millisecond
-   * on a journaling disk, and one left by a crash meanwhile belongs to a run that is not resumable.
+   * Drops a finished run's checkpoint in the background, after its saves under way: deleting a
+   * file costs about a millisecond on a journaling disk, and one left by a crash meanwhile belongs
+   * to a run that is not resumable.
    */
   remove(run: string): void {
     const file = this.#fileOf(run);
-    rm(file, { force: true }).catch((error: unknown) =>
-      this.#logger.warn({ err: error, file }, "could not delete a finished run's checkpoint"),
-    );
+    this.#writes
+      .remove(file)
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: error, file }, "could not delete a finished run's checkpoint"),
+      );
+  }
+
+  /** Resolves once every save and removal so far is done (before the data folder is let go). */
+  settled(): Promise<void> {
+    return this.#writes.settled();
   }
 
   #fileOf(run: string): string {

@@ -26,7 +26,9 @@ import {
 } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunRecords } from "./run-records.js";
-import { recoverInterruptedRuns } from "./recover-runs.js";
+import { crashedRecord, recoverInterruptedRuns } from "./recover-runs.js";
+import { OrderedPublications } from "./ordered-publications.js";
+import { PacedJobs } from "../util/paced-jobs.js";
 import type { ClaimedRun, SharedRunQueue } from "./shared-run-queue.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
@@ -37,6 +39,11 @@ const DISPATCH_SLICE_MILLISECONDS = 5;
  * the slice above, so the count bounds it. Between ticks the event loop answers requests.
  */
 const LAUNCHES_PER_TICK = 2;
+/**
+ * While new runs are being recorded (a burst of requests), launches wait so that the requests are
+ * answered first, but no longer than this: a steady stream of new runs does not starve the queue.
+ */
+const LAUNCH_HOLD_MILLISECONDS = 200;
 
 export interface RunManagerOptions {
   store: RunRecords;
@@ -111,7 +118,9 @@ interface LiveRun {
 /**
  * Runs agents: a FIFO queue under the daemon-wide `concurrency` and each agent's
  * `max_concurrent_runs`, one RunControl per run (stop, pause, timeout, shutdown), durable records
- * written before each status change is published, and crash recovery at construction.
+ * written before each status change is published, and crash recovery at construction. Records are
+ * written off the event loop: a status event goes out once its record is on disk, and the run's
+ * other events made meanwhile wait behind it, so each run's events keep their order.
  */
 export class RunManager implements ChildRuns {
   readonly #options: RunManagerOptions;
@@ -122,8 +131,16 @@ export class RunManager implements ChildRuns {
   readonly #queue: string[] = [];
   readonly #inFlight = new InFlightCounts();
   readonly #idle = new IdleWaiters();
+  readonly #publications: OrderedPublications;
+  /** Records saved but not on disk yet (the store serves them once they are), by run id. */
+  readonly #unwritten = new Map<string, RunRecord>();
+  readonly #workerStarts = new PacedJobs(LAUNCHES_PER_TICK);
   #accepting = true;
   #dispatchScheduled = false;
+  /** New runs whose record is being written (start); launches wait while there are any. */
+  #creating = 0;
+  /** Since when launches have been held for runs being created. */
+  #heldSince: number | undefined;
   /** A claim on the shared queue in flight, and whether another was asked for meanwhile. */
   #claiming = false;
   #claimAgain = false;
@@ -138,10 +155,11 @@ export class RunManager implements ChildRuns {
     this.#now = options.now ?? (() => new Date());
     this.#createRunId = options.createRunId ?? createRunIdSource(this.#now);
     this.#redact = options.redact ?? ((record) => record);
+    this.#publications = new OrderedPublications(options.logger);
     const recovered =
       options.recover === false
         ? { crashed: [], queued: [] }
-        : recoverInterruptedRuns(options.store, options.events, this.#now);
+        : recoverInterruptedRuns(options.store, (record, message) => this.markCrashed(record, message));
     this.recovered = recovered.crashed;
     if (options.requeueQueuedRuns ?? true) for (const record of recovered.queued) this.#requeue(record);
     this.#stopClaiming = options.sharedQueue?.onWork(() => this.#claim()) ?? (() => undefined);
@@ -220,16 +238,21 @@ export class RunManager implements ChildRuns {
     // Counted as the agent's (overlap, queue limit) while its record is being written.
     const live: LiveRun = { record, definition, workerStatus: "running", depth: 0 };
     this.#live.set(record.id, live);
+    this.#creating += 1;
     try {
       await this.#createRecord(record);
     } catch (error) {
       this.#live.delete(record.id);
-      if (this.#live.size === 0) this.#idle.notifyIdle();
+      this.#notifyIdleWhenSettled();
       throw storeFailure(record, error);
+    } finally {
+      this.#creating -= 1;
+      // The last of a burst releases the launches it held.
+      if (this.#creating === 0 && this.#heldSince !== undefined) this.#dispatchSoon();
     }
     this.#publishStatus(record);
     // A shutdown that came while the record was written: the run never starts.
-    if (!this.#live.has(record.id)) return this.#options.store.get(record.id) ?? record;
+    if (!this.#live.has(record.id)) return this.#newest(record.id) ?? record;
     if (!this.#accepting) {
       const why = "the daemon shut down before the run started";
       return this.#end(live, { status: "stopped", reason: "daemon_shutdown" }, why);
@@ -332,9 +355,18 @@ export class RunManager implements ChildRuns {
   /** Ends a run that never started here (no slot, no control): its record, then its status event. */
   #endUnstarted(record: RunRecord, patch: Partial<RunRecord>, message: string): RunRecord {
     const ended = this.#redact({ ...record, ...patch, ended_at: this.#now().toISOString() });
-    this.#options.store.save(ended);
-    this.#publishStatus(ended, message);
+    void this.#publishAfterWrite(ended, message);
     return ended;
+  }
+
+  /**
+   * Ends a run interrupted by a crash (found at start-up, or left by a dead node) `failed`/`crashed`,
+   * keeping the usage and cost it had recorded: its record, then its status event.
+   */
+  markCrashed(record: RunRecord, message: string): RunRecord {
+    const crashed = crashedRecord(record, this.#now(), message);
+    void this.#publishAfterWrite(crashed, message);
+    return crashed;
   }
 
   /**
@@ -463,24 +495,42 @@ export class RunManager implements ChildRuns {
     return this.#queue.length;
   }
 
-  /** Pauses a running or waiting run; pausing a paused run changes nothing. */
-  pause(id: string): RunRecord {
+  /**
+   * Pauses a running or waiting run; pausing a paused run changes nothing. Resolves with the record
+   * once it is on disk and its status event published.
+   */
+  async pause(id: string): Promise<RunRecord> {
+    return this.#reported(this.#pause(id));
+  }
+
+  /**
+   * Resumes a paused run where it was (running, or waiting for an approval), or a run cut off by a
+   * crash or a shutdown (`failed`/`crashed`, `stopped`/`daemon_shutdown`) from its last checkpoint.
+   * Resolves with the record once it is on disk and its status event published.
+   */
+  async resume(id: string): Promise<RunRecord> {
+    return this.#reported(this.#resume(id));
+  }
+
+  /** The record an action returns, once every change of its run so far is on disk and published. */
+  async #reported(record: RunRecord): Promise<RunRecord> {
+    await this.#publications.published(record.id);
+    return record;
+  }
+
+  #pause(id: string): RunRecord {
     const run = this.#liveRun(id, "pause");
     if (run.record.status === "paused") return run.record;
     if (!run.control) throw conflict(run.record, "pause", "a queued run has not started; stop it instead");
     run.control.pause();
     const record = this.#transition(run, { status: "paused" });
     for (const child of this.#childrenOf(id))
-      if (child.control && child.record.status !== "paused") this.pause(child.record.id);
+      if (child.control && child.record.status !== "paused") this.#pause(child.record.id);
     return record;
   }
 
-  /**
-   * Resumes a paused run where it was (running, or waiting for an approval), or a run cut off by a
-   * crash or a shutdown (`failed`/`crashed`, `stopped`/`daemon_shutdown`) from its last checkpoint.
-   */
-  resume(id: string): RunRecord {
-    const ended = this.#live.has(id) ? undefined : this.#options.store.get(id);
+  #resume(id: string): RunRecord {
+    const ended = this.#live.has(id) ? undefined : this.#newest(id);
     if (ended && isResumable(ended)) {
       if (this.#options.sharedQueue)
         throw conflict(ended, "resume", "on a cluster the run goes back to the queue: resumeInterrupted");
@@ -494,7 +544,7 @@ export class RunManager implements ChildRuns {
     run.control.resume();
     const record = this.#transition(run, { status: run.workerStatus });
     for (const child of this.#childrenOf(id))
-      if (child.record.status === "paused") this.resume(child.record.id);
+      if (child.record.status === "paused") this.#resume(child.record.id);
     return record;
   }
 
@@ -504,7 +554,8 @@ export class RunManager implements ChildRuns {
    */
   async resumeInterruptedRuns(): Promise<RunRecord[]> {
     const resumed: RunRecord[] = [];
-    for (const record of this.#options.store.all()) {
+    for (const stored of this.#options.store.all()) {
+      const record = this.#newest(stored.id) ?? stored;
       if (!isResumable(record) || record.parent_run !== undefined) continue;
       const availability = this.#options.agents(record.agent);
       if (availability?.state !== "ready" || !availability.definition.resume) continue;
@@ -526,7 +577,7 @@ export class RunManager implements ChildRuns {
    */
   async resumeInterrupted(id: string): Promise<RunRecord> {
     const queue = this.#options.sharedQueue;
-    const ended = this.#options.store.get(id);
+    const ended = this.#newest(id);
     if (!queue || !ended || !isResumable(ended)) return this.resume(id);
     const { record } = this.#resumed(ended);
     let checkpoint: Checkpoint | undefined;
@@ -558,7 +609,7 @@ export class RunManager implements ChildRuns {
   }
 
   #publishResumed(record: RunRecord, checkpoint: Checkpoint): void {
-    this.#publishStatus(record, `resumed from its checkpoint after round ${checkpoint.round}`, {
+    this.#publishStatus(record, resumedMessage(checkpoint), {
       resumed_from_round: checkpoint.round,
     });
   }
@@ -569,8 +620,9 @@ export class RunManager implements ChildRuns {
       throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
     }
     const { record, definition } = this.#resumed(ended);
-    this.#options.store.save(record);
-    this.#publishResumed(record, checkpoint);
+    void this.#publishAfterWrite(record, resumedMessage(checkpoint), {
+      resumed_from_round: checkpoint.round,
+    });
     this.#live.set(record.id, {
       record,
       definition,
@@ -580,7 +632,7 @@ export class RunManager implements ChildRuns {
     });
     this.#queue.push(record.id);
     this.#dispatch();
-    return this.#options.store.get(record.id) ?? record;
+    return record;
   }
 
   /** The sub-agent runs of a run that are not finished. */
@@ -590,9 +642,14 @@ export class RunManager implements ChildRuns {
 
   /**
    * Stops a run with reason `user_stop`. A queued run ends at once; a run in flight has its signal
-   * aborted and ends when its worker returns (the `status` event says so).
+   * aborted and ends when its worker returns (the `status` event says so). Resolves with the record
+   * once it is on disk and its status event published.
    */
-  stop(id: string): RunRecord {
+  async stop(id: string): Promise<RunRecord> {
+    return this.#reported(this.#stop(id));
+  }
+
+  #stop(id: string): RunRecord {
     const run = this.#liveRun(id, "stop");
     if (!run.control) {
       this.#dequeue(id);
@@ -622,9 +679,25 @@ export class RunManager implements ChildRuns {
     return this.#accepting;
   }
 
-  /** Resolves true once no run is in flight, or false when `timeoutMilliseconds` passes first. */
+  /**
+   * Resolves true once no run is in flight and every status change is on disk and published, or
+   * false when `timeoutMilliseconds` passes first.
+   */
   waitUntilIdle(timeoutMilliseconds: number): Promise<boolean> {
-    return this.#idle.wait(this.#live.size === 0, timeoutMilliseconds);
+    return this.#idle.wait(this.#live.size === 0 && this.#publications.waiting === 0, timeoutMilliseconds);
+  }
+
+  /** Resolves once every status change so far is on disk and published (before the logs close). */
+  published(): Promise<void> {
+    return this.#publications.settled();
+  }
+
+  /** Tells the idle waiters once no run is in flight and the last status changes are published. */
+  #notifyIdleWhenSettled(): void {
+    if (this.#live.size > 0) return;
+    void this.#publications.settled().then(() => {
+      if (this.#live.size === 0) this.#idle.notifyIdle();
+    });
   }
 
   /** Last resort of shutdown: records runs whose workers ignored their aborted signal as stopped. */
@@ -638,7 +711,7 @@ export class RunManager implements ChildRuns {
   #liveRun(id: string, action: string): LiveRun {
     const live = this.#live.get(id);
     if (live) return live;
-    const record = this.#options.store.get(id);
+    const record = this.#newest(id);
     if (!record) throw new AgentdError("NOT_FOUND", `no run "${id}"`, { hint: "GET /runs lists the runs" });
     throw conflict(record, action, "the run has already ended");
   }
@@ -657,10 +730,17 @@ export class RunManager implements ChildRuns {
    * Launches queued runs the limits allow, oldest first. Launching writes a record and starts a
    * worker: past LAUNCHES_PER_TICK runs or DISPATCH_SLICE_MILLISECONDS the rest waits for the next
    * tick, so 100 runs starting at once do not hold the event loop (and every API request) for the
-   * time of all of them.
+   * time of all of them. While new runs are being recorded, launches wait (LAUNCH_HOLD_MILLISECONDS
+   * at most): a burst of requests is answered before its runs start.
    */
   #dispatch(): void {
     if (!this.#accepting) return;
+    if (this.#creating > 0) {
+      const now = performance.now();
+      this.#heldSince ??= now;
+      if (now - this.#heldSince < LAUNCH_HOLD_MILLISECONDS) return;
+    }
+    this.#heldSince = undefined;
     const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
     let launched = 0;
     for (const id of [...this.#queue]) {
@@ -704,18 +784,31 @@ export class RunManager implements ChildRuns {
       definition,
       task: run.record.task,
       control,
-      events: this.#options.events,
+      // The run's own events keep their place behind a status change still being written.
+      events: {
+        publish: (draft) =>
+          this.#publications.publish(run.record.id, () => this.#options.events.publish(draft)),
+      },
       setStatus: (status) => this.#onWorkerStatus(run, status),
       recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
       ...(this.#options.checkpoints
         ? { checkpoints: this.#options.checkpoints.forRun(run.record.id, run.resumeFrom) }
         : {}),
     };
-    executeRun(this.#options.workerFor(definition), context, this.#options.logger)
-      .then((outcome) => this.#finish(run, outcome))
-      .catch((error: unknown) =>
-        this.#options.logger.error({ err: error, run: run.record.id }, "could not record the end of a run"),
-      );
+    // The worker starts once `running` is on disk (a crash before that finds the run queued, and
+    // nothing of it has run yet), a few per tick however many records land together.
+    void this.#publications.published(run.record.id).then(() =>
+      this.#workerStarts.add(() =>
+        executeRun(this.#options.workerFor(definition), context, this.#options.logger)
+          .then((outcome) => this.#finish(run, outcome))
+          .catch((error: unknown) =>
+            this.#options.logger.error(
+              { err: error, run: run.record.id },
+              "could not record the end of a run",
+            ),
+          ),
+      ),
+    );
   }
 
   #onWorkerStatus(run: LiveRun, status: "running" | "waiting"): void {
@@ -736,8 +829,10 @@ export class RunManager implements ChildRuns {
       usage: addUsage(run.record.usage, usage),
       cost_usd: run.record.cost_usd + costUsd,
     });
-    this.#options.store.save(record);
     run.record = record;
+    Promise.resolve(this.#options.store.save(record)).catch((error: unknown) =>
+      this.#options.logger.error({ err: error, run: record.id }, "could not write a run's spending"),
+    );
   }
 
   #finish(run: LiveRun, outcome: RunOutcome): void {
@@ -756,20 +851,40 @@ export class RunManager implements ChildRuns {
     if (run.control && this.#live.has(run.record.id)) this.#inFlight.add(run.record.agent, -1);
     this.#live.delete(run.record.id);
     const record = this.#transition(run, { ...patch, ended_at: this.#now().toISOString() }, message);
-    run.onEnd?.(record);
+    // A parent waiting for its sub-agent goes on once the child's end is on disk and told.
+    const { onEnd } = run;
+    if (onEnd) void this.#publications.published(record.id).then(() => onEnd(record));
     if (!isResumable(record)) this.#options.checkpoints?.remove(record.id);
     this.#dispatch();
-    if (this.#live.size === 0) this.#idle.notifyIdle();
+    this.#notifyIdleWhenSettled();
     return record;
   }
 
   /** Writes the new record to disk, then publishes the `status` event: never the other way round. */
   #transition(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
     const record = this.#redact({ ...run.record, ...patch });
-    this.#options.store.save(record);
     run.record = record;
-    this.#publishStatus(record, message);
+    void this.#publishAfterWrite(record, message);
     return record;
+  }
+
+  /** Saves the record and publishes its `status` event once it is on disk, in the run's order. */
+  #publishAfterWrite(
+    record: RunRecord,
+    message?: string,
+    extra: { resumed_from_round?: number } = {},
+  ): Promise<void> {
+    this.#unwritten.set(record.id, record);
+    const written = this.#options.store.save(record);
+    return this.#publications.afterWrite(record.id, written, () => {
+      if (this.#unwritten.get(record.id) === record) this.#unwritten.delete(record.id);
+      this.#publishStatus(record, message, extra);
+    });
+  }
+
+  /** A run's newest record, written or still being written, for decisions here (not to serve). */
+  #newest(id: string): RunRecord | undefined {
+    return this.#live.get(id)?.record ?? this.#unwritten.get(id) ?? this.#options.store.get(id);
   }
 
   #publishStatus(record: RunRecord, message?: string, extra: { resumed_from_round?: number } = {}): void {
@@ -828,4 +943,9 @@ function conflict(record: RunRecord, action: string, why: string): AgentdError {
     hint: why,
     details: { status: record.status },
   });
+}
+
+/** What the `status` event of a run resumed from its checkpoint says. */
+function resumedMessage(checkpoint: Checkpoint): string {
+  return `resumed from its checkpoint after round ${checkpoint.round}`;
 }

@@ -17,6 +17,10 @@ export interface RunRecords {
   queuedCount(): number;
   /** Registers a new run; resolves once it is durable (only then is it listed). */
   create(record: RunRecord): Promise<void>;
-  /** Replaces a run's record. */
-  save(record: RunRecord): void;
+  /**
+   * Replaces a run's record. The files store writes it off the event loop and returns a promise
+   * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
+   * before the status event itself (PostgreSQL) serves it at once and returns nothing.
+   */
+  save(record: RunRecord): Promise<void> | void;
 }

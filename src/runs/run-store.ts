@@ -1,10 +1,9 @@
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomically } from "./atomic-write.js";
 import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
-import type { SpareFiles } from "../util/spare-files.js";
+import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { RunRecord } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
@@ -13,17 +12,16 @@ import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-
 
 export interface RunStoreOptions {
   dataDirectory: string;
-  /** Temp files made ahead for the records' atomic rewrites (see SpareFiles). */
-  spares?: SpareFiles;
   logger: Logger;
 }
 
 /**
  * The durable run records: one `<data_dir>/runs/<run>.json` per run, replaced atomically on every
  * change, plus an append-only `index.jsonl` naming every run in creation order with the record it
- * was created with. Everything is also held in memory, so reads never touch the disk. A run is
- * listed once `create` resolved and its record is in the file when `save` returns, so a status
- * event published afterwards never runs ahead of it.
+ * was created with. Everything is also held in memory, so reads never touch the disk. Nothing is
+ * served before it is on disk: a run is listed once `create` resolved, and a changed record once
+ * the promise of its `save` resolved, so a status event published afterwards never runs ahead of
+ * it. No write blocks the event loop.
  */
 export class RunStore implements RunRecords {
   readonly directory: string;
@@ -31,14 +29,14 @@ export class RunStore implements RunRecords {
   readonly #indexFile: string;
   readonly #index: GroupedAppend;
   readonly #logger: Logger;
-  readonly #spares: SpareFiles | undefined;
+  /** Every state is written in turn: each status event finds its own state on disk. */
+  readonly #writes = new LatestFileWrites({ merge: false });
 
   private constructor(options: RunStoreOptions) {
     this.directory = path.join(options.dataDirectory, "runs");
     this.#indexFile = path.join(this.directory, "index.jsonl");
     this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
-    this.#spares = options.spares;
   }
 
   /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
@@ -94,19 +92,25 @@ export class RunStore implements RunRecords {
   }
 
   /**
-   * Writes the record to disk atomically (safe from kill -9 once this returns), then makes it the
-   * current one. A finished run's record is also flushed to the device in the background, so its
-   * result survives a power loss too without an fsync blocking the event loop.
+   * Writes the record to disk atomically, off the event loop, and resolves once it is there (safe
+   * from kill -9); only then is it the one `get` serves. Saves of one run land in the order made
+   * (a newer state is never overwritten by an older one). A finished run's record is also flushed
+   * to the device in the background, so its result survives a power loss too.
    */
-  save(record: RunRecord): void {
+  async save(record: RunRecord): Promise<void> {
     const file = this.#fileOf(record.id);
-    writeFileAtomically(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false, spares: this.#spares });
+    await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
     if (isTerminal(record.status)) {
       flushToDeviceLater(file, (error) =>
         this.#logger.warn({ err: error, file }, "could not fsync a run record"),
       );
     }
     this.#records.put(record);
+  }
+
+  /** Resolves once every record saved so far is on disk (before the data folder is let go). */
+  settled(): Promise<void> {
+    return this.#writes.settled();
   }
 
   #fileOf(id: string): string {

@@ -1,18 +1,12 @@
-import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { AgentLookup } from "./agent-availability.js";
-import { markCrashed } from "./recover-runs.js";
 import type { RunManager } from "./run-manager.js";
 import type { RunRecord } from "./run-record.js";
-import type { RunRecords } from "./run-records.js";
 
 export interface TakeOverParts {
-  store: RunRecords;
-  events: EventPublisher;
   runs: RunManager;
   agents: AgentLookup;
   logger: Logger;
-  now: () => Date;
 }
 
 /**
@@ -27,11 +21,8 @@ export async function takeOverRuns(node: string, records: RunRecord[], parts: Ta
       parts.runs.adoptQueued(record);
       continue;
     }
-    const crashed = markCrashed(
-      parts.store,
-      parts.events,
+    const crashed = parts.runs.markCrashed(
       record,
-      parts.now,
       `its node ${node} stopped renewing its lease while the run was ${record.status}`,
     );
     const availability = parts.agents(crashed.agent);

@@ -16,32 +16,40 @@ export interface FilesStoreOptions {
 
 /**
  * The default store: files in `data_dir` (`runs/`, `events/`, `schedules.json`, `checkpoints/`,
- * `cli-cooldowns.json`),
- * written synchronously, so a record or an event is on disk when the call returns. One daemon per
- * folder (the data_dir lock).
+ * `cli-cooldowns.json`). Events are appended before they are published; run records and
+ * checkpoints are rewritten off the event loop and served once on disk. One daemon per folder
+ * (the data_dir lock).
  */
 export function openFilesStore(options: FilesStoreOptions): DurableStore {
   const { dataDirectory, logger } = options;
-  // Records, checkpoints and schedules.json are rewritten on the event loop: no file is created there.
+  // schedules.json is rewritten on the event loop: no file is created there.
   const spares = new SpareFiles(path.join(dataDirectory, "spare"));
+  const runs = RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }) });
+  const checkpoints = new CheckpointStore({
+    dataDirectory,
+    logger: logger.child({ module: "checkpoints" }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const committed = async () => {
+    await Promise.all([runs.settled(), checkpoints.settled()]);
+  };
   return {
     backend: "files",
-    runs: RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }), spares }),
+    runs,
     events: new FileEventLog({ dataDirectory, logger: logger.child({ module: "events" }) }),
     schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares),
-    checkpoints: new CheckpointStore({
-      dataDirectory,
-      logger: logger.child({ module: "checkpoints" }),
-      spares,
-      ...(options.now ? { now: options.now } : {}),
-    }),
+    checkpoints,
     cooldowns: new CliCooldowns({
       file: path.join(dataDirectory, COOLDOWNS_FILE_NAME),
       logger: logger.child({ module: "cli" }),
       ...(options.now ? { now: options.now } : {}),
     }),
     health: () => ({ backend: "files", connected: true, pending_writes: 0 }),
+    committed,
     start: () => Promise.resolve(),
-    close: () => spares.close(),
+    close: async () => {
+      await committed();
+      await spares.close();
+    },
   };
 }

@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from "node:timers/promises";
+import type { AgentEvent } from "../../src/events/agent-event.js";
 import { describe, expect, it } from "vitest";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import {
@@ -7,7 +8,7 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { getRun, listRuns, startRun } from "./api-shapes.js";
+import { agentEvents, getRun, listRuns, startRun } from "./api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -158,5 +159,48 @@ describe("the circuit breaker per endpoint and model", () => {
       "steady",
     ]);
     expect((await listRuns(daemon)).every((run) => run.status === "completed")).toBe(true);
+  });
+
+  it("finds every run answered 202 and every state reported, after a kill -9 in the middle of a burst", async () => {
+    const llm = await kit.scriptedLlm();
+    llm.setDefaultReply({ type: "hang" });
+    const workspace = kit.project({ llmUrl: llm.url, config: { concurrency: 20 } });
+    workspace.writeAgent("burst", { task: "answer", limits: { max_concurrent_runs: 100 } });
+    const first = await kit.daemon(workspace.configFile);
+    const accepted: string[] = [];
+    let reported: Promise<AgentEvent[]> | undefined;
+    const killed = new Promise<void>((resolve) => {
+      // 80 POSTs at once; kill -9 once half are answered, with the others still in flight.
+      for (let index = 0; index < 80; index++) {
+        first
+          .request("POST", "/agents/burst/runs", { task: `task ${index}` })
+          .then((reply) => {
+            if (reply.status === 202) accepted.push((reply.body as { run: string }).run);
+            if (accepted.length === 40 && !reported) {
+              reported = agentEvents(first, "burst");
+              void reported.then(() => first.kill()).then(resolve);
+            }
+          })
+          .catch(() => undefined);
+      }
+    });
+    await killed;
+    const statuses = (await reported) ?? [];
+    const reportedRunning = new Set(
+      statuses.flatMap((event) =>
+        event.type === "status" && event.data.status === "running" && event.run ? [event.run] : [],
+      ),
+    );
+    expect(accepted.length).toBeGreaterThanOrEqual(40);
+
+    const second = await kit.daemon(workspace.configFile);
+    const runs = new Map((await listRuns(second, "?limit=1000")).map((run) => [run.id, run]));
+    for (const id of accepted) expect(runs.has(id), `run ${id} answered 202`).toBe(true);
+    // A run reported running had started: the restart finds it crashed, never queued again.
+    for (const id of reportedRunning)
+      expect(runs.get(id)).toMatchObject({ status: "failed", reason: "crashed" });
+    // Event ids go on without a gap or a repeat.
+    const ids = (await agentEvents(second, "burst")).map((event) => event.id);
+    expect(ids).toEqual(ids.map((_, index) => (ids[0] ?? 1) + index));
   });
 });

@@ -102,8 +102,8 @@ describe("RunManager", () => {
     });
     const run = await manager.start("alpha", "check ordering");
     await worker.waitForStarted(1);
-    manager.pause(run.id);
-    manager.resume(run.id);
+    await manager.pause(run.id);
+    await manager.resume(run.id);
     worker.finish(run.id);
     await log.waitForStatus(run.id, "completed");
     expect(onDiskWhenPublished).toEqual([
@@ -131,6 +131,7 @@ describe("RunManager", () => {
 
     worker.finish(runs[1]?.id ?? "");
     await log.waitForStatus(runs[2]?.id ?? "", "running");
+    await worker.waitForStarted(3);
     expect(manager.get(runs[3]?.id ?? "")?.status).toBe("queued");
     expect(worker.started.map((context) => context.task)).toEqual(["task a", "task b", "task c"]);
   });
@@ -155,11 +156,12 @@ describe("RunManager", () => {
     const { manager, worker, log } = setup();
     const run = await manager.start("alpha", "long job");
     const [context] = await worker.waitForStarted(1);
-    expect(manager.pause(run.id).status).toBe("paused");
+    expect((await manager.pause(run.id)).status).toBe("paused");
     expect(context?.control.paused).toBe(true);
-    expect(manager.resume(run.id).status).toBe("running");
+    expect(manager.get(run.id)?.status).toBe("paused");
+    expect((await manager.resume(run.id)).status).toBe("running");
     expect(context?.control.paused).toBe(false);
-    manager.stop(run.id);
+    await manager.stop(run.id);
     await log.waitForStatus(run.id, "stopped");
     expect(manager.get(run.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
     const error = await errorOf(() => manager.pause(run.id));
@@ -167,14 +169,16 @@ describe("RunManager", () => {
   });
 
   it("returns to waiting when a run paused during an approval is resumed", async () => {
-    const { manager, worker } = setup();
+    const { manager, worker, log } = setup();
     const run = await manager.start("alpha", "needs approval");
     const [context] = await worker.waitForStarted(1);
     context?.setStatus("waiting");
+    await log.waitForStatus(run.id, "waiting");
     expect(manager.get(run.id)?.status).toBe("waiting");
-    manager.pause(run.id);
-    expect(manager.resume(run.id).status).toBe("waiting");
+    await manager.pause(run.id);
+    expect((await manager.resume(run.id)).status).toBe("waiting");
     context?.setStatus("running");
+    await manager.published();
     expect(manager.get(run.id)?.status).toBe("running");
   });
 
@@ -185,7 +189,8 @@ describe("RunManager", () => {
     });
     await manager.start("a", "first");
     const queued = await manager.start("b", "second");
-    expect(manager.stop(queued.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect(await manager.stop(queued.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect(manager.get(queued.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
     expect(manager.queueDepth()).toBe(0);
   });
 
@@ -259,6 +264,7 @@ describe("RunManager", () => {
     const queued = await manager.start("b", "second");
     await worker.waitForStarted(1);
     manager.stopAccepting();
+    await log.waitForStatus(queued.id, "stopped");
     expect(manager.get(queued.id)).toMatchObject({ status: "stopped", reason: "daemon_shutdown" });
     expect((await errorOf(() => manager.start("a", "late"))).code).toBe("SHUTTING_DOWN");
     expect(await manager.waitUntilIdle(50)).toBe(false);
@@ -278,6 +284,7 @@ describe("RunManager", () => {
     await first.worker.waitForStarted(2);
     // No shutdown: the first manager is simply abandoned, as kill -9 would leave it.
     const second = setup({ dataDirectory: first.dataDirectory, definitions: [makeDefinition({ id: "a" })] });
+    await second.manager.published();
     expect(second.manager.get(finished.id)).toMatchObject({ status: "completed", result: "kept" });
     expect(second.manager.get(interrupted.id)).toMatchObject({ status: "failed", reason: "crashed" });
     expect(recordOnDisk(first.dataDirectory, interrupted.id)).toMatchObject({

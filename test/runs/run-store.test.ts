@@ -24,7 +24,7 @@ describe("RunStore", () => {
     const store = RunStore.open({ dataDirectory, logger });
     const record = queuedRecord("r_changed");
     await store.create(record);
-    store.save({ ...record, status: "running", started_at: new Date().toISOString() });
+    await store.save({ ...record, status: "running", started_at: new Date().toISOString() });
     const indexFile = path.join(store.directory, "index.jsonl");
     appendFileSync(indexFile, '{"run":"r_torn","agent":"alp');
 

@@ -158,7 +158,7 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     expect(store.runs.queuedCount()).toBe(3);
 
     const running = { ...older, status: "running" as const, started_at: "2026-01-01T00:00:04.000Z" };
-    store.runs.save(running);
+    await store.runs.save(running);
     expect(store.runs.get("r_0001")).toEqual(running);
     // An update never makes an older run the newest.
     expect(store.runs.lastOf("alpha")?.id).toBe("r_0002");
@@ -172,7 +172,7 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
       ended_at: "2026-01-01T00:00:06.000Z",
       result: "done",
     };
-    store.runs.save(ended);
+    await store.runs.save(ended);
     expect(store.runs.unfinishedOf("alpha")).toEqual({ unfinished: 1, queued: 0 });
     expect(store.runs.unfinishedOf("beta")).toEqual({ unfinished: 1, queued: 1 });
     expect(store.runs.queuedCount()).toBe(1);
@@ -272,15 +272,15 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     const place = await backend.place();
     const store = await place.open();
     expect(store.checkpoints.load("r_1")).toBeUndefined();
-    store.checkpoints.forRun("r_1").save(checkpointState(1));
-    store.checkpoints.forRun("r_1").save(checkpointState(2));
-    store.checkpoints.forRun("r_2").save(checkpointState(1));
+    await store.checkpoints.forRun("r_1").save(checkpointState(1));
+    await store.checkpoints.forRun("r_1").save(checkpointState(2));
+    await store.checkpoints.forRun("r_2").save(checkpointState(1));
     const latest = store.checkpoints.load("r_1");
     expect(latest).toMatchObject({ run: "r_1", ...checkpointState(2) });
     expect(Number.isNaN(Date.parse(latest?.saved_at ?? ""))).toBe(false);
     const resumed = store.checkpoints.forRun("r_1", latest);
     expect(resumed.resumeFrom).toEqual(latest);
-    resumed.save(checkpointState(3));
+    await resumed.save(checkpointState(3));
     expect(store.checkpoints.load("r_1")?.round).toBe(3);
     // Deleting may finish in the background (files): the checkpoint is gone once it has.
     store.checkpoints.remove("r_2");
@@ -319,8 +319,8 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
   test("finds a checkpoint left before a restart, and none once deleted", async () => {
     const place = await backend.place();
     const store = await place.open();
-    store.checkpoints.forRun("r_kept").save(checkpointState(4));
-    store.checkpoints.forRun("r_gone").save(checkpointState(1));
+    await store.checkpoints.forRun("r_kept").save(checkpointState(4));
+    await store.checkpoints.forRun("r_gone").save(checkpointState(1));
     store.checkpoints.remove("r_gone");
     await waitFor(() => store.checkpoints.load("r_gone") === undefined, "the checkpoint deleted");
     await store.committed?.();

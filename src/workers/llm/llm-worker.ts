@@ -98,8 +98,8 @@ export class LlmWorker implements Worker {
     const answerParts: string[] = [];
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
-    const save = (current: readonly ChatMessage[]) =>
-      checkpoints?.save({
+    const save = (current: readonly ChatMessage[]) => {
+      const saved = checkpoints?.save({
         round: budget.iterations,
         messages: [...current],
         usage: budget.usage,
@@ -107,6 +107,10 @@ export class LlmWorker implements Worker {
         removed_tools: [...failures.disabled],
         recent_calls: detector.recentCalls(),
       });
+      // Awaited where it matters (before a round's tools run), where a failure to write shows too.
+      saved?.catch(() => undefined);
+      return saved;
+    };
     const from = checkpoints?.resumeFrom;
     if (from) {
       budget.iterations = from.round;
@@ -115,7 +119,7 @@ export class LlmWorker implements Worker {
       detector.restore(from.recent_calls);
       messages = answerInterruptedCalls(from.messages, events);
     }
-    save(messages);
+    void save(messages);
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();
@@ -130,8 +134,9 @@ export class LlmWorker implements Worker {
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
       messages.push(assistantMessage(response));
-      // Saved before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
-      save(messages);
+      // On disk before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
+      const saved = save(messages);
+      if (response.toolCalls.length > 0) await saved;
 
       if (response.toolCalls.length === 0) {
         answerParts.push(response.text);
@@ -161,7 +166,7 @@ export class LlmWorker implements Worker {
       });
       messages.push(...round.results);
       for (const notice of round.notices) messages.push({ role: "user", content: notice });
-      save(messages);
+      void save(messages);
     }
   }
 }
