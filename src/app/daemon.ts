@@ -174,6 +174,8 @@ async function serveDaemon(
   for (const run of await runs.resumeInterruptedRuns()) {
     logger.info({ run: run.id, agent: run.agent }, "run interrupted by a crash or shutdown resumed");
   }
+  // What recovery changed is on disk (and told) before the API serves the runs.
+  await runs.published();
   const scheduler = new Scheduler({
     runs,
     events: bus,

@@ -145,10 +145,15 @@ async function apply(file: string, change: Change): Promise<void> {
     handle = await open(temporary, "w", 0o600);
   }
   try {
-    await handle.writeFile(change.text);
-    if (change.sync) await handle.datasync();
-  } finally {
-    await handle.close();
+    try {
+      await handle.writeFile(change.text);
+      if (change.sync) await handle.datasync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
   }
-  await rename(temporary, file);
 }
