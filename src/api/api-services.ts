@@ -118,13 +118,19 @@ export interface PendingApproval {
 /** The approval broker: pending `ask` calls and their answers. `decide` throws APPROVAL_NOT_FOUND. */
 export interface ApprovalsService {
   list(): PendingApproval[];
-  decide(id: string, decision: "approve" | "deny", options?: { scope?: "once" | "run" }): void;
+  /** A promise where the run is on another node: it settles once that node applied the decision. */
+  decide(
+    id: string,
+    decision: "approve" | "deny",
+    options?: { scope?: "once" | "run" },
+  ): void | Promise<void>;
 }
 
 /** Questions `ask_human` is waiting on (the question broker). `answer` throws QUESTION_NOT_FOUND. */
 export interface QuestionsService {
   list(): PendingQuestion[];
-  answer(id: string, answer: string, options?: { by?: string }): AnsweredQuestion;
+  /** A promise where the run is on another node: it settles once that node applied the answer. */
+  answer(id: string, answer: string, options?: { by?: string }): AnsweredQuestion | Promise<AnsweredQuestion>;
 }
 
 /** Everything the HTTP API serves, implemented by the composition root. */

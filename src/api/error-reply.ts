@@ -17,6 +17,7 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   DEFINITION_INVALID: 409,
   SHUTTING_DOWN: 503,
   STORE_UNAVAILABLE: 503,
+  NODE_UNREACHABLE: 504,
 };
 
 /** SPEC 6 error body: `{ "error": { "code", "message" } }`, plus the field and a hint when known. */

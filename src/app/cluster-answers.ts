@@ -11,6 +11,9 @@ import {
 } from "../questions/question-broker.js";
 import type { ClusterMembership, RunControlMessage } from "../store/cluster-membership.js";
 
+/** How long an answer given here waits for the run's node to apply it before the API gives up. */
+const CONFIRM_MILLISECONDS = 10_000;
+
 /**
  * The approvals and questions pending on the other nodes of a cluster, followed from the events
  * every node sees (`approval` requested, `question` asked, until their next state). Arguments are
@@ -19,6 +22,8 @@ import type { ClusterMembership, RunControlMessage } from "../store/cluster-memb
 export class ClusterPending {
   readonly #approvals = new Map<string, PendingApproval>();
   readonly #questions = new Map<string, PendingQuestion>();
+  /** Answers given here, each waiting for the event of its request's next state (or its run's end). */
+  readonly #waiting = new Set<{ run: string; id: string; settle: (event: AgentEvent) => void }>();
   readonly #unsubscribe: () => void;
 
   constructor(feed: EventFeed) {
@@ -41,12 +46,56 @@ export class ClusterPending {
     return this.#questions.get(id);
   }
 
+  /**
+   * Resolves with the next event that settles request `id` of `run`: its `approval` or `question`
+   * event past requested/asked, or the run's terminal `status`. Rejects with NODE_UNREACHABLE when
+   * none comes within `milliseconds`. Call before sending the answer: the event may come at once.
+   */
+  settled(run: string, id: string, milliseconds = CONFIRM_MILLISECONDS): Promise<AgentEvent> {
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        run,
+        id,
+        settle: (event: AgentEvent) => {
+          clearTimeout(timer);
+          this.#waiting.delete(waiter);
+          resolve(event);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.#waiting.delete(waiter);
+        reject(
+          new AgentdError(
+            "NODE_UNREACHABLE",
+            `the node running ${run} did not confirm the answer to "${id}"`,
+            {
+              hint: `it is kept in the store and applied if that node reads it; GET /runs/${run}/events shows whether it was`,
+            },
+          ),
+        );
+      }, milliseconds);
+      this.#waiting.add(waiter);
+    });
+  }
+
   close(): void {
     this.#unsubscribe();
   }
 
+  #settle(event: AgentEvent): void {
+    const ended = event.type === "status" && isTerminal(event.data.status);
+    const next =
+      (event.type === "approval" && event.data.state !== "requested") ||
+      (event.type === "question" && event.data.state !== "asked");
+    if (!ended && !next) return;
+    const id = event.type === "approval" || event.type === "question" ? event.data.id : undefined;
+    for (const waiter of [...this.#waiting])
+      if (waiter.run === event.run && (ended || waiter.id === id)) waiter.settle(event);
+  }
+
   #follow(event: AgentEvent): void {
     if (event.run === null) return;
+    if (this.#waiting.size > 0) this.#settle(event);
     // A run that ended (a node that died included) leaves nothing to answer.
     if (event.type === "status" && isTerminal(event.data.status)) {
       for (const [id, approval] of this.#approvals)
@@ -89,16 +138,33 @@ export class ClusterPending {
   }
 }
 
-/** Sends an answer to the node running the run; the event of the answer follows from there. */
-function forward(cluster: ClusterMembership, message: RunControlMessage, logger: Logger): void {
-  cluster
-    .sendControl(message)
-    .catch((error: unknown) =>
-      logger.warn(
-        { err: error, run: message.run, node: message.node },
-        "could not send an answer to the run's node",
-      ),
-    );
+/**
+ * Sends an answer to the node running the run and waits until that node applied it: the event of
+ * the request's next state (or the run's end) comes back through the change feed. Resolves with
+ * that event; rejects with STORE_UNAVAILABLE (not sent) or NODE_UNREACHABLE (not confirmed).
+ */
+async function deliver(
+  cluster: ClusterMembership,
+  pending: ClusterPending,
+  message: Extract<RunControlMessage, { action: "decide" | "answer" }>,
+): Promise<AgentEvent> {
+  const id = message.action === "decide" ? message.approval : message.question;
+  const settled = pending.settled(message.run, id);
+  // Not confirmed because not sent: the send's error is the answer, the wait is dropped.
+  void settled.catch(() => undefined);
+  await cluster.sendControl(message);
+  return settled;
+}
+
+/** The run's node applied something else first: an expiry, another answer, the run's end. */
+function answeredOtherwise(event: AgentEvent, id: string): AgentdError {
+  const what =
+    event.type === "approval" || event.type === "question"
+      ? `was ${event.data.state} first`
+      : `ended first: its run is ${event.type === "status" ? event.data.status : "over"}`;
+  return new AgentdError("CONFLICT", `"${id}" ${what}`, {
+    hint: "GET /approvals or GET /questions lists what is still waiting",
+  });
 }
 
 function nodeOfRun(cluster: ClusterMembership, run: string, what: string, id: string): string {
@@ -113,13 +179,13 @@ function nodeOfRun(cluster: ClusterMembership, run: string, what: string, id: st
 
 /**
  * The approvals the API serves on a node of a cluster: this node's pending ones and the other
- * nodes'; a decision on another node's approval is sent to that node.
+ * nodes'; a decision on another node's approval is sent to that node, and answered once that node
+ * applied it.
  */
 export function clusterApprovals(
   local: ApprovalsService,
   pending: ClusterPending,
   cluster: ClusterMembership,
-  logger: Logger,
 ): ApprovalsService {
   return {
     list: () => {
@@ -133,25 +199,32 @@ export function clusterApprovals(
     decide: (id, decision, options = {}) => {
       const remote = pending.approval(id);
       const node = remote === undefined ? cluster.node : nodeOfRun(cluster, remote.run, "approval", id);
-      if (remote === undefined || node === cluster.node) {
-        local.decide(id, decision, options);
-        return;
-      }
+      if (remote === undefined || node === cluster.node) return local.decide(id, decision, options);
       const scope = options.scope ?? "once";
-      forward(cluster, { node, run: remote.run, action: "decide", approval: id, decision, scope }, logger);
+      return deliver(cluster, pending, {
+        node,
+        run: remote.run,
+        action: "decide",
+        approval: id,
+        decision,
+        scope,
+      }).then((event) => {
+        const applied = decision === "approve" ? "approved" : "denied";
+        if (event.type !== "approval" || event.data.state !== applied) throw answeredOtherwise(event, id);
+      });
     },
   };
 }
 
 /**
  * The questions the API serves on a node of a cluster: this node's and the other nodes'; an
- * answer to another node's question is checked here (not empty, one of the choices) and sent there.
+ * answer to another node's question is checked here (not empty, one of the choices), sent there,
+ * and answered once that node applied it.
  */
 export function clusterQuestions(
   local: QuestionsService,
   pending: ClusterPending,
   cluster: ClusterMembership,
-  logger: Logger,
 ): QuestionsService {
   return {
     list: () => {
@@ -160,13 +233,21 @@ export function clusterQuestions(
       const elsewhere = pending.questions().filter((question) => !ids.has(question.id));
       return [...here, ...elsewhere].sort((left, right) => left.asked_at.localeCompare(right.asked_at));
     },
-    answer: (id, answer, options = {}): AnsweredQuestion => {
+    answer: (id, answer, options = {}) => {
       const remote = pending.question(id);
       const node = remote === undefined ? cluster.node : nodeOfRun(cluster, remote.run, "question", id);
       if (remote === undefined || node === cluster.node) return local.answer(id, answer, options);
       const text = canonicalAnswer(answer, remote.choices);
-      forward(cluster, { node, run: remote.run, action: "answer", question: id, answer: text }, logger);
-      return { ...remote, answer: text };
+      return deliver(cluster, pending, {
+        node,
+        run: remote.run,
+        action: "answer",
+        question: id,
+        answer: text,
+      }).then((event): AnsweredQuestion => {
+        if (event.type !== "question" || event.data.state !== "answered") throw answeredOtherwise(event, id);
+        return { ...remote, answer: text };
+      });
     },
   };
 }
@@ -177,11 +258,12 @@ export function applyAnswer(
   local: { approvals: ApprovalsService; questions: QuestionsService },
   logger: Logger,
 ): void {
-  try {
+  const apply = async () => {
     if (message.action === "decide")
-      local.approvals.decide(message.approval, message.decision, { scope: message.scope });
-    else local.questions.answer(message.question, message.answer, { by: "api" });
-  } catch (error) {
-    logger.warn({ err: error, run: message.run }, "could not apply an answer another node sent");
-  }
+      await local.approvals.decide(message.approval, message.decision, { scope: message.scope });
+    else await local.questions.answer(message.question, message.answer, { by: "api" });
+  };
+  apply().catch((error: unknown) =>
+    logger.warn({ err: error, run: message.run }, "could not apply an answer another node sent"),
+  );
 }

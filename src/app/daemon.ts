@@ -199,7 +199,6 @@ async function serveDaemon(
 
   // On a cluster: the other nodes' approvals and questions too, answered where their run is.
   const clusterPending = store.cluster ? new ClusterPending(bus) : undefined;
-  const answerLogger = logger.child({ module: "approvals" });
   const services: ApiServices = {
     agents: createAgentsView({
       directory: config.agents_dir,
@@ -216,11 +215,11 @@ async function serveDaemon(
     approvals:
       overrides.approvals ??
       (store.cluster && clusterPending
-        ? clusterApprovals(approvals, clusterPending, store.cluster, answerLogger)
+        ? clusterApprovals(approvals, clusterPending, store.cluster)
         : approvals),
     questions:
       store.cluster && clusterPending
-        ? clusterQuestions(questions, clusterPending, store.cluster, answerLogger)
+        ? clusterQuestions(questions, clusterPending, store.cluster)
         : questions,
     health: {
       version: options.version,

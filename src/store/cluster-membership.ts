@@ -32,7 +32,10 @@ export interface ClusterMembership {
   announce(url: string): Promise<void>;
   /** The node that last wrote this run (the one running it while it is unfinished). */
   nodeOf(run: string): string | undefined;
-  /** Sends an action to the node running the run. */
+  /**
+   * Sends an action or an answer to the node running the run: resolves once it is committed (that
+   * node reads it from its change feed); rejects with STORE_UNAVAILABLE while the store is away.
+   */
   sendControl(message: RunControlMessage): Promise<void>;
   /** Who handles actions sent to this node, and runs taken over from dead nodes. */
   handle(handlers: {

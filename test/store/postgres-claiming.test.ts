@@ -1,17 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
-import { createTempProject } from "../support/temp-project.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
+import { startPostgresCluster } from "../support/postgres-cluster.js";
+import { postgresMissingReason } from "../support/postgres-server.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
-import {
-  type ScriptedLlmServer,
-  startScriptedLlmServer,
-  textReply,
-  toolCallReply,
-} from "../support/scripted-llm-server.js";
 
 const missing = postgresMissingReason();
 
@@ -29,59 +25,65 @@ function finished(reader: DaemonProcess, ids: string[]): Promise<RunRecord[]> {
   );
 }
 
-async function nodeId(daemon: DaemonProcess): Promise<string> {
-  return ((await daemon.request("GET", "/health")).body as { node: string }).node;
-}
+/** A free-text answer of 20,000 characters: more than a NOTIFY payload (8,000 bytes) can carry. */
+const LONG_ANSWER = Array.from({ length: 2_000 }, (_, index) => `${index}`.padStart(10, "0")).join("\n");
 
 /** Runs posted to any node wait in PostgreSQL until a node with a free slot claims them. */
 describe.skipIf(missing !== undefined)("runs claimed across the cluster", { timeout: 240_000 }, () => {
-  let postgres: PostgresServer;
-  let llm: ScriptedLlmServer;
-  const nodes: DaemonProcess[] = [];
-  const ids: string[] = [];
+  const kit = useTestKit("file");
+  let nodes: DaemonProcess[] = [];
+  let ids: string[] = [];
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    llm = await startScriptedLlmServer();
-    llm.setDefaultReply((request) => {
-      const messages = JSON.stringify(request.body?.messages ?? []);
-      if (messages.includes("hang forever")) return { type: "hang" };
-      if (messages.includes("take a while")) return textReply("done", { delayBeforeFirstChunkMs: 150 });
-      const asked = request.body?.messages.some((message) => message.role === "tool") ?? false;
-      if (messages.includes("ask first") && !asked)
-        return toolCallReply({ name: "shell", arguments: { command: "echo approved-on-another-node" } });
-      if (messages.includes("question first") && !asked)
-        return toolCallReply({
-          name: "ask_human",
-          arguments: { question: "Which colour?", choices: ["red", "blue"] },
-        });
-      return textReply("done");
+    const cluster = await startPostgresCluster(kit, {
+      reply: (request) => {
+        const messages = JSON.stringify(request.body?.messages ?? []);
+        if (messages.includes("hang forever")) return { type: "hang" };
+        if (messages.includes("take a while")) return textReply("done", { delayBeforeFirstChunkMs: 150 });
+        const asked = request.body?.messages.some((message) => message.role === "tool") ?? false;
+        if (messages.includes("ask first") && !asked)
+          return toolCallReply({ name: "shell", arguments: { command: "echo approved-on-another-node" } });
+        if (messages.includes("free question first") && !asked)
+          return toolCallReply({ name: "ask_human", arguments: { question: "Tell me everything." } });
+        if (messages.includes("question first") && !asked)
+          return toolCallReply({
+            name: "ask_human",
+            arguments: { question: "Which colour?", choices: ["red", "blue"] },
+          });
+        return textReply("done");
+      },
+      nodes: 3,
+      // The first node has one slot; the others have room.
+      config: (index) => ({ concurrency: index === 0 ? 1 : 4 }),
+      agents: (project, index) => {
+        // Only the first node has this agent: its runs can only run there.
+        if (index === 0) project.writeAgent("only-first", {});
+        project.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
+        project.writeAgent("single", { limits: { max_concurrent_runs: 1 } });
+        project.writeAgent("asker", { tools: ["shell"], permissions: { ask: ["shell"] } });
+        project.writeAgent("questioner", { tools: ["ask_human"], permissions: { allow: ["ask_human"] } });
+      },
     });
-    for (let index = 0; index < 3; index++) {
-      const workspace = createTempProject({
-        llmUrl: llm.url,
-        config: {
-          store: { backend: "postgres", url: postgres.url },
-          // The first node has one slot; the others have room.
-          concurrency: index === 0 ? 1 : 4,
-        },
-      });
-      // Only the first node has this agent: its runs can only run there.
-      if (index === 0) workspace.writeAgent("only-first", {});
-      workspace.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
-      workspace.writeAgent("single", { limits: { max_concurrent_runs: 1 } });
-      workspace.writeAgent("asker", { tools: ["shell"], permissions: { ask: ["shell"] } });
-      workspace.writeAgent("questioner", { tools: ["ask_human"], permissions: { allow: ["ask_human"] } });
-      nodes.push(await startDaemonProcess({ configFile: workspace.configFile }));
-      ids.push(await nodeId(nodes[index] as DaemonProcess));
-    }
+    ({ nodes, ids } = cluster);
   }, 180_000);
 
-  afterAll(async () => {
-    for (const node of nodes) await node.kill();
-    await llm?.close();
-    await postgres?.stop();
-  });
+  /** Once the run waits for its answer: a node other than the run's, and the question as it lists it. */
+  async function questionElsewhere(
+    run: string,
+  ): Promise<{ elsewhere: DaemonProcess; question: { id: string } }> {
+    const waiting = await waitFor(async () => {
+      const record = await getRun(nodes[0] as DaemonProcess, run);
+      return record.status === "waiting" ? record : undefined;
+    }, "the run to wait for its answer");
+    const elsewhere = nodes[(ids.indexOf(waiting.node ?? "") + 1) % 3] as DaemonProcess;
+    const question = await waitFor(async () => {
+      const reply = await elsewhere.request("GET", "/questions");
+      return (reply.body as { questions: Array<{ id: string; run: string }> }).questions.find(
+        (pending) => pending.run === run,
+      );
+    }, "the question on another node");
+    return { elsewhere, question };
+  }
 
   it("runs posted to a node with no free slot are executed by the other nodes", async () => {
     const [first, second, third] = nodes as [DaemonProcess, DaemonProcess, DaemonProcess];
@@ -174,17 +176,7 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
 
   it("takes the answer to a question given on another node than the run's", async () => {
     const run = await startRun(nodes[1] as DaemonProcess, "questioner", "question first");
-    const waiting = await waitFor(async () => {
-      const record = await getRun(nodes[1] as DaemonProcess, run);
-      return record.status === "waiting" ? record : undefined;
-    }, "the run to wait for its answer");
-    const elsewhere = nodes[(ids.indexOf(waiting.node ?? "") + 1) % 3] as DaemonProcess;
-    const question = await waitFor(async () => {
-      const reply = await elsewhere.request("GET", "/questions");
-      return (reply.body as { questions: Array<{ id: string; run: string }> }).questions.find(
-        (pending) => pending.run === run,
-      );
-    }, "the question on another node");
+    const { elsewhere, question } = await questionElsewhere(run);
     const reply = await elsewhere.request("POST", `/questions/${question.id}`, { answer: "Blue" });
     expect(reply.body).toMatchObject({ run, answer: "blue" });
     const [ended] = await finished(elsewhere, [run]);
@@ -193,5 +185,23 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
       (event) => event.type === "question" && event.data.state === "answered",
     );
     expect(answered?.data).toMatchObject({ answer: "blue" });
+  });
+
+  it("takes a 20 KB answer given on another node, and answers once the run's node has applied it", async () => {
+    const run = await startRun(nodes[2] as DaemonProcess, "questioner", "free question first");
+    const { elsewhere, question } = await questionElsewhere(run);
+    const reply = await elsewhere.request("POST", `/questions/${question.id}`, { answer: LONG_ANSWER });
+    expect(reply.status).toBe(200);
+    expect((reply.body as { answer: string }).answer).toHaveLength(LONG_ANSWER.length);
+    // Confirmed: the run's node took the answer before this node answered.
+    const answered = (await runEvents(elsewhere, run)).find(
+      (event) => event.type === "question" && event.data.state === "answered",
+    );
+    expect(answered?.data).toMatchObject({ answer: LONG_ANSWER });
+    const [ended] = await finished(elsewhere, [run]);
+    expect(ended?.status).toBe("completed");
+    // A second answer finds nothing left to answer.
+    const again = await elsewhere.request("POST", `/questions/${question.id}`, { answer: "more" });
+    expect(again.status).toBe(404);
   });
 });

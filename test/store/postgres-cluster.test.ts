@@ -1,58 +1,47 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { MIGRATIONS, migrate } from "../../src/store/postgres/migrations.js";
 import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
-import { createTempProject } from "../support/temp-project.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
+import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
+import { postgresMissingReason } from "../support/postgres-server.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
-import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 
 const missing = postgresMissingReason();
 const LEASE_MILLISECONDS = 2_000;
 
 /** Three real daemons on one real PostgreSQL: one system. */
 describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { timeout: 240_000 }, () => {
-  let postgres: PostgresServer;
-  let llm: ScriptedLlmServer;
-  const nodes: DaemonProcess[] = [];
+  const kit = useTestKit("file");
+  let cluster: PostgresCluster;
+  let nodes: DaemonProcess[] = [];
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    llm = await startScriptedLlmServer();
-    llm.setDefaultReply((request) =>
-      JSON.stringify(request.body?.messages ?? []).includes("hang forever")
-        ? { type: "hang" }
-        : textReply("done"),
-    );
-    for (let index = 0; index < 3; index++) {
-      const workspace = createTempProject({
-        llmUrl: llm.url,
-        config: {
-          store: { backend: "postgres", url: postgres.url, lease: LEASE_MILLISECONDS },
-          events: { buffer_size: 5_000 },
-          concurrency: 20,
-        },
-      });
-      // overlap: queue, so a tick slowed down by a loaded machine does not skip the next fire.
-      workspace.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick", overlap: "queue" } });
-      workspace.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
-      workspace.writeAgent("slow", {});
-      // Nodes start one after the other here, but each migrates under the advisory lock anyway.
-      nodes.push(await startDaemonProcess({ configFile: workspace.configFile }));
-    }
+    // Nodes start one after the other here, but each migrates under the advisory lock anyway.
+    cluster = await startPostgresCluster(kit, {
+      reply: (request) =>
+        JSON.stringify(request.body?.messages ?? []).includes("hang forever")
+          ? { type: "hang" }
+          : textReply("done"),
+      nodes: 3,
+      lease: LEASE_MILLISECONDS,
+      config: () => ({ events: { buffer_size: 5_000 }, concurrency: 20 }),
+      agents: (project) => {
+        // overlap: queue, so a tick slowed down by a loaded machine does not skip the next fire.
+        project.writeAgent("ticker", { schedule: { cron: "* * * * * *", task: "tick", overlap: "queue" } });
+        project.writeAgent("worker", { limits: { max_concurrent_runs: 50 } });
+        project.writeAgent("slow", {});
+      },
+    });
+    nodes = cluster.nodes;
   }, 180_000);
 
-  afterAll(async () => {
-    for (const node of nodes) await node.kill();
-    await llm?.close();
-    await postgres?.stop();
-  });
-
   it("migrates once when several nodes start at the same moment", async () => {
-    const url = await postgres.createDatabase("concurrent_start");
+    const url = await cluster.postgres.createDatabase("concurrent_start");
     const pools = [0, 1, 2].map(() => new pg.Pool({ connectionString: url }));
     const versions = await Promise.all(pools.map((pool) => migrate(pool)));
     expect(new Set(versions)).toEqual(new Set([MIGRATIONS.at(-1)?.version]));
@@ -122,11 +111,8 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       const record = await getRun(nodes[0] as DaemonProcess, run);
       return record.status === "running" ? record : undefined;
     }, "the run");
-    const health = await Promise.all(nodes.map((node) => node.request("GET", "/health")));
-    const runningIndex = health.findIndex((reply) => (reply.body as { node: string }).node === started.node);
-    expect(runningIndex).toBeGreaterThanOrEqual(0);
-    const running = nodes[runningIndex] as DaemonProcess;
-    const first = nodes[(runningIndex + 1) % 3] as DaemonProcess;
+    const running = cluster.nodeWithId(started.node);
+    const first = nodes[(nodes.indexOf(running) + 1) % 3] as DaemonProcess;
     await running.kill();
     const ended: RunRecord = await waitFor(
       async () => {

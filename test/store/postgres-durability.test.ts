@@ -1,12 +1,13 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { getRun, startRun } from "../daemon/api-shapes.js";
-import { createTempProject } from "../support/temp-project.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
+import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
+import { type PostgresServer, postgresMissingReason } from "../support/postgres-server.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
-import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
-import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 
 const missing = postgresMissingReason();
 
@@ -23,34 +24,24 @@ async function health(daemon: DaemonProcess): Promise<{ status: number; body: He
 
 /** What the API reports is in PostgreSQL; losing PostgreSQL pauses new work, not the runs in flight. */
 describe.skipIf(missing !== undefined)("durability on PostgreSQL", { timeout: 240_000 }, () => {
+  const kit = useTestKit("file");
+  let cluster: PostgresCluster;
   let postgres: PostgresServer;
-  let llm: ScriptedLlmServer;
-  const nodes: DaemonProcess[] = [];
+  let nodes: DaemonProcess[] = [];
 
   beforeAll(async () => {
-    postgres = await startPostgres();
-    llm = await startScriptedLlmServer();
-    llm.setDefaultReply((request) => {
-      const messages = JSON.stringify(request.body?.messages ?? []);
-      if (messages.includes("hang forever")) return { type: "hang" };
-      if (messages.includes("answer slowly")) return textReply("done", { delayBeforeFirstChunkMs: 2_000 });
-      return textReply("done");
+    cluster = await startPostgresCluster(kit, {
+      reply: (request) => {
+        const messages = JSON.stringify(request.body?.messages ?? []);
+        if (messages.includes("hang forever")) return { type: "hang" };
+        if (messages.includes("answer slowly")) return textReply("done", { delayBeforeFirstChunkMs: 2_000 });
+        return textReply("done");
+      },
+      nodes: 2,
+      agents: (project) => project.writeAgent("worker", { limits: { max_concurrent_runs: 10 } }),
     });
-    for (let index = 0; index < 2; index++) {
-      const workspace = createTempProject({
-        llmUrl: llm.url,
-        config: { store: { backend: "postgres", url: postgres.url } },
-      });
-      workspace.writeAgent("worker", { limits: { max_concurrent_runs: 10 } });
-      nodes.push(await startDaemonProcess({ configFile: workspace.configFile }));
-    }
+    ({ postgres, nodes } = cluster);
   }, 120_000);
-
-  afterAll(async () => {
-    for (const node of nodes) await node.kill();
-    await llm?.close();
-    await postgres?.stop();
-  });
 
   it("keeps running runs going while PostgreSQL is down, refuses new ones, and resumes when it is back", async () => {
     const [first, second] = nodes as [DaemonProcess, DaemonProcess];
@@ -60,8 +51,7 @@ describe.skipIf(missing !== undefined)("durability on PostgreSQL", { timeout: 24
       return record.status === "running" ? record : undefined;
     }, "the run to start");
     // While the database is away, only the node running it sees the run end.
-    const ids = await Promise.all(nodes.map(async (node) => (await health(node)).body.node));
-    const owner = nodes[ids.indexOf(started.node ?? "")] as DaemonProcess;
+    const owner = cluster.nodeWithId(started.node);
     await postgres.pause();
     for (const node of nodes) {
       const down = await waitFor(async () => {
@@ -111,8 +101,7 @@ describe.skipIf(missing !== undefined)("durability on PostgreSQL", { timeout: 24
       const record = await getRun(nodes[1] as DaemonProcess, run);
       return record.status === "running" ? record : undefined;
     }, "the run to start");
-    const ids = await Promise.all(nodes.map(async (node) => (await health(node)).body.node));
-    const owner = nodes[ids.indexOf(running.node ?? "")] as DaemonProcess;
+    const owner = cluster.nodeWithId(running.node);
     const paused = await owner.request("POST", `/runs/${run}/pause`);
     expect(paused.body).toMatchObject({ status: "paused" });
     await owner.kill();

@@ -66,6 +66,19 @@ describe.skipIf(missing !== undefined)("resuming runs on PostgreSQL", { timeout:
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
+      reply: (request) => {
+        const task = taskOf(request);
+        if (task.includes("hang forever")) return { type: "hang" };
+        const round = roundOf(request);
+        if (round <= 2 && task.includes("two rounds"))
+          return toolCallReply({
+            name: "write_file",
+            arguments: { path: `round-${round}.txt`, content: `round ${round}` },
+          });
+        if (![...released].some((word) => task.includes(word))) return { type: "hang" };
+        const toolResults = (request.body?.messages ?? []).filter((message) => message.role === "tool");
+        return textReply(`finished after ${toolResults.length} tool results`);
+      },
       nodes: 2,
       config: () => ({ shutdown: { grace: "1s" } }),
       agents: (project) => {
@@ -74,19 +87,6 @@ describe.skipIf(missing !== undefined)("resuming runs on PostgreSQL", { timeout:
         project.writeAgent("steady", { ...writer, resume: true });
         project.writeAgent("single", { ...writer, limits: { max_concurrent_runs: 1 } });
       },
-    });
-    cluster.llm.setDefaultReply((request) => {
-      const task = taskOf(request);
-      if (task.includes("hang forever")) return { type: "hang" };
-      const round = roundOf(request);
-      if (round <= 2 && task.includes("two rounds"))
-        return toolCallReply({
-          name: "write_file",
-          arguments: { path: `round-${round}.txt`, content: `round ${round}` },
-        });
-      if (![...released].some((word) => task.includes(word))) return { type: "hang" };
-      const toolResults = (request.body?.messages ?? []).filter((message) => message.role === "tool");
-      return textReply(`finished after ${toolResults.length} tool results`);
     });
   }, 180_000);
 

@@ -1,6 +1,6 @@
 import type { DaemonProcess } from "./daemon-process.js";
 import { type PostgresServer, startPostgres } from "./postgres-server.js";
-import type { ScriptedLlmServer } from "./scripted-llm-server.js";
+import type { ScriptedLlmServer, ScriptedReply } from "./scripted-llm-server.js";
 import type { TempProject } from "./temp-project.js";
 import type { TestKit } from "./test-kit.js";
 
@@ -28,6 +28,8 @@ export interface PostgresClusterOptions {
   config?: (index: number) => Record<string, unknown>;
   /** Writes node `index`'s agents. */
   agents: (project: TempProject, index: number) => void;
+  /** The model's answers, set before the first node starts (a schedule may fire at once). */
+  reply: ScriptedReply;
 }
 
 /**
@@ -42,6 +44,7 @@ export async function startPostgresCluster(
   const postgres = await startPostgres();
   kit.defer(() => postgres.stop());
   const llm = await kit.scriptedLlm();
+  llm.setDefaultReply(options.reply);
   const store = {
     backend: "postgres",
     url: postgres.url,

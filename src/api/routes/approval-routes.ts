@@ -40,7 +40,7 @@ export function registerApprovalRoutes(app: FastifyInstance, { services }: Route
     },
     async (request) => {
       const { decision, scope = "once" } = request.body;
-      services.approvals.decide(request.params.id, decision, { scope });
+      await services.approvals.decide(request.params.id, decision, { scope });
       return { approval: request.params.id, decision, scope };
     },
   );

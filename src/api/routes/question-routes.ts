@@ -42,7 +42,7 @@ export function registerQuestionRoutes(app: FastifyInstance, { services }: Route
       if (!services.questions) {
         throw new AgentdError("QUESTION_NOT_FOUND", `no pending question "${id}"`);
       }
-      const question = services.questions.answer(id, request.body.answer, { by: "api" });
+      const question = await services.questions.answer(id, request.body.answer, { by: "api" });
       return { question: question.id, run: question.run, answer: question.answer };
     },
   );

@@ -23,7 +23,7 @@ export interface ChangeFeedOptions {
   onEvent: (event: AgentEvent) => void;
   /** A CLI cooldown started by another node. */
   onCooldown: (cooldown: CliCooldown) => void;
-  /** A message on the `agentd_control` channel (an action on a run, for whichever node runs it). */
+  /** An action or an answer another node wrote for a run of this node (its JSON), in order. */
   onControl: (payload: string) => void;
   /** A notification on `agentd_queue`: a run was queued for the cluster, or one ended. */
   onQueue: () => void;
@@ -33,7 +33,8 @@ export interface ChangeFeedOptions {
 
 /**
  * Follows what every node commits: LISTEN on `agentd_changes`, and on each notification (or each
- * second) reads the runs, events and CLI cooldowns with a change number above the last one seen, in one snapshot.
+ * second) reads the runs, events and CLI cooldowns with a change number above the last one seen,
+ * and the actions and answers other nodes wrote for this node's runs, in one snapshot.
  * Writers commit in change order (an advisory lock), so nothing below the watermark can appear later.
  */
 export class ChangeFeed {
@@ -88,8 +89,7 @@ export class ChangeFeed {
   async #listen(): Promise<void> {
     const client = new pg.Client({ connectionString: this.#options.url });
     client.on("notification", (message) => {
-      if (message.channel === "agentd_control") this.#options.onControl(message.payload ?? "");
-      else if (message.channel === "agentd_queue") this.#options.onQueue();
+      if (message.channel === "agentd_queue") this.#options.onQueue();
       else this.read();
     });
     client.on("error", (error) => {
@@ -100,7 +100,6 @@ export class ChangeFeed {
     });
     await client.connect();
     await client.query("LISTEN agentd_changes");
-    await client.query("LISTEN agentd_control");
     await client.query("LISTEN agentd_queue");
     this.#listener = client;
     this.#reconnectDelay = 100;
@@ -123,6 +122,7 @@ export class ChangeFeed {
     let runs: Array<{ record: unknown; node: string; change: string }>;
     let events: Array<{ line: string; change: string }>;
     let cooldowns: Array<Record<string, unknown> & { node: string; change: string }>;
+    let controls: Array<{ message: string; change: string }>;
     try {
       await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
       runs = (
@@ -141,6 +141,12 @@ export class ChangeFeed {
         await client.query<Record<string, unknown> & { node: string; change: string }>(
           "SELECT tool, until, kind, message, node, change FROM agentd_cli_cooldowns WHERE change > $1 ORDER BY change",
           [this.#after],
+        )
+      ).rows;
+      controls = (
+        await client.query<{ message: string; change: string }>(
+          "SELECT message, change FROM agentd_control_messages WHERE node = $2 AND change > $1 ORDER BY change, id",
+          [this.#after, this.#options.node],
         )
       ).rows;
       await client.query("COMMIT");
@@ -165,6 +171,24 @@ export class ChangeFeed {
       const parsed = CooldownRowSchema.safeParse(row);
       if (parsed.success) this.#options.onCooldown(parsed.data);
     }
+    // Last: an answer may refer to an approval or a question whose event came in this same read.
+    for (const row of controls) {
+      if (BigInt(row.change) > newest) newest = BigInt(row.change);
+      this.#options.onControl(row.message);
+    }
     this.#after = newest.toString();
+    if (controls.length > 0) this.#forget(this.#after);
+  }
+
+  /** Deletes the messages for this node up to `change`: they were handed over. */
+  #forget(change: string): void {
+    this.#options.pool
+      .query("DELETE FROM agentd_control_messages WHERE node = $1 AND change <= $2", [
+        this.#options.node,
+        change,
+      ])
+      .catch((error: unknown) =>
+        this.#options.logger.debug({ err: error }, "could not delete the control messages read"),
+      );
   }
 }

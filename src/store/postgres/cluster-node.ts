@@ -76,6 +76,9 @@ export class ClusterNode {
     await this.#options.pool
       .query("DELETE FROM agentd_nodes WHERE id = $1", [this.id])
       .catch(() => undefined);
+    await this.#options.pool
+      .query("DELETE FROM agentd_control_messages WHERE node = $1", [this.id])
+      .catch(() => undefined);
   }
 
   async #tick(): Promise<void> {
@@ -118,6 +121,8 @@ export class ClusterNode {
         "DELETE FROM agentd_nodes WHERE lease_until < now() RETURNING id",
       );
       for (const { id } of dead.rows) {
+        // Actions and answers for its runs: those runs end here or go back to the queue.
+        await client.query("DELETE FROM agentd_control_messages WHERE node = $1", [id]);
         // Runs it claimed but had not started go back to the queue, for any node within the limits
         // (its sub-agents' runs, queued under a parent that died with it, are ended below).
         const released = await client.query(

@@ -88,6 +88,19 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agentd_checkpoints ALTER COLUMN checkpoint TYPE text USING checkpoint::text;
     `,
   },
+  {
+    version: 5,
+    description: "actions and answers for a run's node, as rows its change feed reads",
+    sql: `
+      CREATE TABLE agentd_control_messages (
+        id bigserial PRIMARY KEY,
+        node text NOT NULL,
+        message text NOT NULL,
+        change bigint NOT NULL
+      );
+      CREATE INDEX agentd_control_messages_node_change ON agentd_control_messages (node, change);
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

@@ -124,9 +124,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     nodes: () => node.nodes(),
     announce: (url) => node.announce(url),
     nodeOf: (run) => runs.nodeOf(run),
-    sendControl: async (message: RunControlMessage) => {
-      await pool.query("SELECT pg_notify('agentd_control', $1)", [JSON.stringify(message)]);
-    },
+    sendControl: (message: RunControlMessage) =>
+      writer.write({ kind: "control", node: message.node, message: JSON.stringify(message) }),
     handle: (given) => {
       handlers = given;
     },

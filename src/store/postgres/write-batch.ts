@@ -40,12 +40,14 @@ export async function writeBatch(
     const states = new Map<string, AgentScheduleState | undefined>();
     const checkpoints = new Map<string, Checkpoint | undefined>();
     const cooldowns = new Map<string, CliCooldown>();
+    const controls: Array<{ node: string; message: string }> = [];
     for (const operation of batch) {
       if (operation.kind === "run")
         runs.set(operation.record.id, { record: operation.record, claimable: operation.claimable === true });
       else if (operation.kind === "event") drafts.push(operation.draft);
       else if (operation.kind === "schedule_state") states.set(operation.agent, operation.state);
       else if (operation.kind === "checkpoint") checkpoints.set(operation.run, operation.checkpoint);
+      else if (operation.kind === "control") controls.push(operation);
       else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
     await writeRuns(client, node, change, [...runs.values()]);
@@ -53,6 +55,13 @@ export async function writeBatch(
     await writeStates(client, states);
     await writeCheckpoints(client, checkpoints);
     await writeCooldowns(client, node, change, [...cooldowns.values()]);
+    if (controls.length > 0)
+      await client.query(
+        `INSERT INTO agentd_control_messages (node, message, change)
+         SELECT node, message, $1 FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS m(node, message, position)
+         ORDER BY position`,
+        [change, controls.map((control) => control.node), controls.map((control) => control.message)],
+      );
     await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
     // A run queued for the cluster, or a slot freed: nodes with room try to claim.
     const queueMoved = [...runs.values()].some(

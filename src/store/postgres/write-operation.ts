@@ -14,4 +14,6 @@ export type WriteOperation =
   | { kind: "event"; draft: TimedDraft }
   | { kind: "schedule_state"; agent: string; state: AgentScheduleState | undefined }
   | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined }
-  | { kind: "cli_cooldown"; cooldown: CliCooldown };
+  | { kind: "cli_cooldown"; cooldown: CliCooldown }
+  /** An action or an answer for the node running a run (`message`: its JSON), read by that node's feed. */
+  | { kind: "control"; node: string; message: string };
