@@ -1,6 +1,7 @@
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** The calls black-box tests make, typed the way SPEC 6 promises them. */
 export async function startRun(daemon: DaemonProcess, agent: string, task: string): Promise<string> {
@@ -16,6 +17,22 @@ export async function listRuns(daemon: DaemonProcess, query = ""): Promise<RunRe
 
 export async function getRun(daemon: DaemonProcess, run: string): Promise<RunRecord> {
   return (await daemon.request("GET", `/runs/${run}`)).body as RunRecord;
+}
+
+/** Polls GET /runs/:run until the run has ended (whatever its status), and returns its record. */
+export function waitForRunEnd(
+  daemon: DaemonProcess,
+  run: string,
+  timeoutMilliseconds?: number,
+): Promise<RunRecord> {
+  return waitFor(
+    async () => {
+      const record = await getRun(daemon, run);
+      return record.ended_at ? record : undefined;
+    },
+    `run ${run} to end`,
+    timeoutMilliseconds,
+  );
 }
 
 export async function agentEvents(daemon: DaemonProcess, agent: string, after = 0): Promise<AgentEvent[]> {

@@ -5,7 +5,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
-import { agentEvents, getRun, runEvents, startRun } from "./api-shapes.js";
+import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "./api-shapes.js";
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -62,13 +62,6 @@ async function waitForApproval(run: string): Promise<PendingApproval> {
   );
 }
 
-async function waitForEnd(run: string) {
-  return waitFor(async () => {
-    const record = await getRun(daemon, run);
-    return record.ended_at ? record : undefined;
-  }, "the run to end");
-}
-
 /** `agentd <args>` against this daemon, as a user types it. */
 function agentd(...args: string[]) {
   return execa(process.execPath, [MAIN, ...args], {
@@ -95,7 +88,7 @@ describe("approvals in the daemon", () => {
 
     const reply = await daemon.request("POST", `/approvals/${approval.id}`, { decision: "approve" });
     expect(reply.status).toBe(200);
-    const record = await waitForEnd(run);
+    const record = await waitForRunEnd(daemon, run);
     expect(record).toMatchObject({ status: "completed", result: "report handled" });
     expect(readFileSync(reportOf("approved"), "utf8")).toBe("weekly report");
     expect(await pendingApprovals()).toEqual([]);
@@ -115,7 +108,7 @@ describe("approvals in the daemon", () => {
     expect((await daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" })).status).toBe(
       200,
     );
-    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
     expect(existsSync(reportOf("denied"))).toBe(false);
     const observation = (await runEvents(daemon, run)).find((event) => event.type === "observation");
     expect(observation?.data).toMatchObject({
@@ -136,7 +129,7 @@ describe("approvals in the daemon", () => {
     const approved = await agentd("approve", approval.id);
     expect(approved.exitCode).toBe(0);
     expect(approved.stdout).toContain(`approved ${approval.id}`);
-    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
     expect(readFileSync(reportOf("by-cli"), "utf8")).toBe("weekly report");
 
     const unknown = await agentd("deny", approval.id);
@@ -148,7 +141,7 @@ describe("approvals in the daemon", () => {
     const run = await startReportRun("stopped", { stoppedWhileWaiting: true });
     await waitForApproval(run);
     expect((await daemon.request("POST", `/runs/${run}/stop`)).status).toBeLessThan(300);
-    expect(await waitForEnd(run)).toMatchObject({ status: "stopped" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "stopped" });
     expect(await pendingApprovals()).toEqual([]);
     expect(existsSync(reportOf("stopped"))).toBe(false);
   });

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { textReply } from "../support/scripted-llm-server.js";
-import { getRun, startRun } from "./api-shapes.js";
+import { startRun, waitForRunEnd } from "./api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -39,12 +39,7 @@ describe("the daemon log", () => {
     const running = await kit.daemon(workspace.configFile);
     const completed = await startRun(running, "writer", "Write a line");
     const failed = await startRun(running, "mcp-user", "Use the server");
-    for (const run of [completed, failed]) {
-      await waitFor(
-        async () => ((await getRun(running, run)).ended_at ? true : undefined),
-        `run ${run} to end`,
-      );
-    }
+    for (const run of [completed, failed]) await waitForRunEnd(running, run);
     const lines = await waitFor(async () => {
       const parsed = running
         .stderr()

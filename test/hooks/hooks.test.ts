@@ -11,10 +11,9 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
+import { runEvents, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
-import { waitFor } from "../support/wait-for.js";
 
 const SECRET = "hook-Secret-71c2e9d4";
 
@@ -51,14 +50,7 @@ function workdir(agent: string): string {
 
 async function runToEnd(agent: string, task: string): Promise<{ record: RunRecord; events: AgentEvent[] }> {
   const run = await startRun(daemon, agent, task);
-  const record = await waitFor(
-    async () => {
-      const current = await getRun(daemon, run);
-      return current.ended_at ? current : undefined;
-    },
-    `run ${run} of ${agent} to end`,
-    60_000,
-  );
+  const record = await waitForRunEnd(daemon, run, 60_000);
   return { record, events: await runEvents(daemon, run) };
 }
 

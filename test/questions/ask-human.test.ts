@@ -2,7 +2,6 @@ import path from "node:path";
 import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingQuestion } from "../../src/questions/question-broker.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
@@ -11,7 +10,7 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { agentEvents, getRun, runEvents, startRun } from "../daemon/api-shapes.js";
+import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -55,13 +54,6 @@ async function pendingQuestion(run: string): Promise<PendingQuestion> {
   }, "a pending question");
 }
 
-async function waitForEnd(run: string): Promise<RunRecord> {
-  return waitFor(async () => {
-    const record = await getRun(daemon, run);
-    return record.ended_at ? record : undefined;
-  }, `run ${run} to end`);
-}
-
 describe("ask_human", () => {
   it("parks the run in waiting until POST /questions/:id answers; the answer is the observation", async () => {
     const run = await startRun(daemon, "asker", "pick a colour");
@@ -82,7 +74,10 @@ describe("ask_human", () => {
     const answered = await daemon.request("POST", `/questions/${question.id}`, { answer: "Blue" });
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({ question: question.id, run, answer: "blue" });
-    expect(await waitForEnd(run)).toMatchObject({ status: "completed", result: "the human said: blue" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({
+      status: "completed",
+      result: "the human said: blue",
+    });
 
     const states = (await agentEvents(daemon, "asker")).flatMap((event) =>
       event.type === "question" ? [event.data.state] : event.type === "status" ? [event.data.status] : [],
@@ -107,7 +102,7 @@ describe("ask_human", () => {
     const answered = await cli("answer", question.id, "yes, ship it");
     expect(answered.exitCode).toBe(0);
     expect(answered.stdout).toContain(`answered ${question.id}: yes, ship it`);
-    expect(await waitForEnd(run)).toMatchObject({
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({
       status: "completed",
       result: "the human said: yes, ship it",
     });
@@ -115,7 +110,7 @@ describe("ask_human", () => {
 
   it("expires after approvals.timeout and tells the model nobody answered", async () => {
     const run = await startRun(daemon, "hasty", "hurry");
-    expect(await waitForEnd(run)).toMatchObject({ status: "completed" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
     const events = await runEvents(daemon, run);
     expect(events.filter((event) => event.type === "question").map((event) => event.data)).toEqual([
       expect.objectContaining({ state: "asked", question: 'About "hurry": go ahead?' }),

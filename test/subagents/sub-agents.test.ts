@@ -9,7 +9,7 @@ import {
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
-import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
+import { agentEvents, getRun, listRuns, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -85,20 +85,13 @@ beforeAll(async () => {
   daemon = await kit.daemon(workspace.configFile);
 }, 60_000);
 
-async function waitForEnd(run: string): Promise<RunRecord> {
-  return waitFor(async () => {
-    const record = await getRun(daemon, run);
-    return record.ended_at ? record : undefined;
-  }, `run ${run} to end`);
-}
-
 const statusEvents = (events: AgentEvent[], run: string) =>
   events.filter((event) => event.type === "status" && event.run === run);
 
 describe("sub-agents", () => {
   it("offers agent__<id> with the agent's description and answers with the child's result", async () => {
     const run = await startRun(daemon, "lead", "plan the launch");
-    const parent = await waitForEnd(run);
+    const parent = await waitForRunEnd(daemon, run);
     expect(parent).toMatchObject({
       status: "completed",
       result: "plan ready; helper said: risk: rain on launch day",
@@ -134,7 +127,7 @@ describe("sub-agents", () => {
 
   it("runs several sub-agent calls of one turn side by side under concurrency 1", async () => {
     const run = await startRun(daemon, "fan", "fan out");
-    const parent = await waitForEnd(run);
+    const parent = await waitForRunEnd(daemon, run);
     expect(parent).toMatchObject({
       status: "completed",
       result: "both answered: risk: rain on launch day | 42 chairs",
@@ -150,8 +143,8 @@ describe("sub-agents", () => {
       return found?.status === "running" ? found : undefined;
     }, "the child to run");
     expect((await daemon.request("POST", `/runs/${run}/stop`)).status).toBe(200);
-    expect(await waitForEnd(run)).toMatchObject({ status: "stopped", reason: "user_stop" });
-    expect(await waitForEnd(child.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect(await waitForRunEnd(daemon, child.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
   });
 
   it("pauses and resumes the child with the parent", async () => {
@@ -165,12 +158,12 @@ describe("sub-agents", () => {
     expect((await daemon.request("POST", `/runs/${run}/resume`)).status).toBe(200);
     expect((await getRun(daemon, child.id)).status).toBe("running");
     await daemon.request("POST", `/runs/${run}/stop`);
-    expect(await waitForEnd(child.id)).toMatchObject({ status: "stopped" });
+    expect(await waitForRunEnd(daemon, child.id)).toMatchObject({ status: "stopped" });
   });
 
   it("ends the parent budget_exceeded when its child spends what the parent had left", async () => {
     const run = await startRun(daemon, "thrifty", "delegate the spending");
-    const parent = await waitForEnd(run);
+    const parent = await waitForRunEnd(daemon, run);
     expect(parent).toMatchObject({ status: "failed", reason: "budget_exceeded" });
     expect(parent.usage.total_tokens).toBeGreaterThanOrEqual(1_000);
     const [child] = await listRuns(daemon, `?parent=${run}`);
