@@ -11,29 +11,29 @@ const TRICKY = `'; touch PWNED; echo "$(id)`;
 let harness: ToolHarness;
 afterEach(() => harness.dispose());
 
-/** A duration no other process on the machine sleeps for: how the host finds this test's sleeps. */
-const SLEEP_SECONDS = `${300 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
-
 /**
  * A tree of sleeps: one in the background, one under a nested bash, one that left the group. The
- * shell runs in its own PID namespace, so the host finds them by their command line.
+ * shell runs in its own PID namespace, so the host finds them by their command line: each tree
+ * sleeps for a duration no other process on the machine sleeps for (another test's tree included).
  */
-const SLEEP_TREE =
-  `sleep ${SLEEP_SECONDS} & bash -c 'sleep ${SLEEP_SECONDS} & sleep ${SLEEP_SECONDS}; wait' & ` +
-  `setsid sleep ${SLEEP_SECONDS} & echo started; wait`;
-
-/** Host pids of the sleeps SLEEP_TREE started. */
-function sleepPids(): number[] {
-  return readdirSync("/proc")
-    .filter((entry) => /^\d+$/.test(entry))
-    .filter((entry) => {
-      try {
-        return readFileSync(`/proc/${entry}/cmdline`, "latin1") === `sleep\0${SLEEP_SECONDS}\0`;
-      } catch {
-        return false;
-      }
-    })
-    .map(Number);
+function sleepTree(): { command: string; pids(): number[] } {
+  const seconds = `${300 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
+  return {
+    command:
+      `sleep ${seconds} & bash -c 'sleep ${seconds} & sleep ${seconds}; wait' & ` +
+      `setsid sleep ${seconds} & echo started; wait`,
+    pids: () =>
+      readdirSync("/proc")
+        .filter((entry) => /^\d+$/.test(entry))
+        .filter((entry) => {
+          try {
+            return readFileSync(`/proc/${entry}/cmdline`, "latin1") === `sleep\0${seconds}\0`;
+          } catch {
+            return false;
+          }
+        })
+        .map(Number),
+  };
 }
 
 describe("the shell tool", () => {
@@ -63,14 +63,16 @@ describe("the shell tool", () => {
   });
 
   it("kills the whole process tree at the timeout, capped by tools.shell_timeout", async () => {
-    harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 3_000 } });
-    const call = harness.call("shell", { command: SLEEP_TREE, timeout_seconds: 600 });
-    await waitFor(() => sleepPids().length === 4, "the sleeps have started");
-    const pids = sleepPids();
+    // Long enough for the sandbox and its four sleeps to start on a loaded machine.
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, settings: { shell_timeout: 8_000 } });
+    const tree = sleepTree();
+    const call = harness.call("shell", { command: tree.command, timeout_seconds: 600 });
+    await waitFor(() => tree.pids().length === 4, "the sleeps have started");
+    const pids = tree.pids();
     const result = await call;
 
     expect(result).toMatchObject({ ok: false, code: "TOOL_TIMEOUT" });
-    expect(result.output).toContain("timed out after 3 s");
+    expect(result.output).toContain("timed out after 8 s");
     expect(result.output).toContain("started");
     await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
@@ -78,13 +80,14 @@ describe("the shell tool", () => {
   it("kills the whole process tree when the run is stopped, and ends the call with the stop", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] } });
     const control = new RunControl();
-    const call = harness.call("shell", { command: SLEEP_TREE }, control);
-    await waitFor(() => sleepPids().length === 4, "the sleeps have started");
+    const tree = sleepTree();
+    const call = harness.call("shell", { command: tree.command }, control);
+    await waitFor(() => tree.pids().length === 4, "the sleeps have started");
 
     control.stop("user_stop", "stopped by the test");
 
     await expect(call).rejects.toMatchObject({ code: "RUN_ABORTED", reason: "user_stop" });
-    const pids = sleepPids();
+    const pids = tree.pids();
     await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 
