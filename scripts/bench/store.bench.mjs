@@ -12,6 +12,11 @@
 // OpenAI-compatible server (test/support/scripted-llm-server.ts), RUNS runs posted round-robin,
 // timed until every one has ended. Each node has its own process, so on a machine with fewer cores
 // than nodes the 3 nodes share the CPU and the ratio says what the coordination costs there.
+// (c) the claiming path, on the same nodes: CLAIM_RUNS runs posted one after the other,
+// round-robin, each run's time from its POST to its `started_at` (set by the node that claimed it,
+// as the run goes `running`): the 202 once the row is committed, the NOTIFY, the claim transaction
+// (SKIP LOCKED, the agent's advisory lock and count), the start. Slots are free throughout, so no
+// run waits for one; the figure is the median, with the 90th percentile, over all rounds.
 // Skipped (exit 0) when PostgreSQL is not installed.
 // Usage: node --expose-gc scripts/bench/store.bench.mjs (after a build).
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -37,6 +42,8 @@ const REPETITIONS = 5;
 const RUNS = 200;
 const NODE_CONCURRENCY = 8;
 const RUN_REPETITIONS = 5;
+/** Runs posted one at a time per round of (c). */
+const CLAIM_RUNS = 40;
 const logger = createLogger({ level: "silent", pretty: false });
 
 /**
@@ -152,36 +159,66 @@ function workspace(llmUrl, databaseUrl) {
   return path.join(folder, "config.yaml");
 }
 
-/** Posts RUNS runs round-robin over `nodes`; runs per second until all of them ended. */
-async function runThroughput(nodes, round) {
-  const started = performance.now();
-  const ids = await Promise.all(
-    Array.from({ length: RUNS }, async (_, index) => {
-      const reply = await nodes[index % nodes.length].request("POST", "/agents/worker/runs", {
-        task: `round ${round} job ${index}`,
-      });
-      if (reply.status !== 202) throw new Error(`POST /agents/worker/runs answered ${reply.status}`);
-      return reply.body.run;
-    }),
-  );
+async function post(node, task) {
+  const reply = await node.request("POST", "/agents/worker/runs", { task });
+  if (reply.status !== 202) throw new Error(`POST /agents/worker/runs answered ${reply.status}`);
+  return reply.body.run;
+}
+
+/** Waits until every run of `ids` completed (as `reader` lists them); their records. */
+async function completed(reader, ids) {
   const pending = new Set(ids);
+  const records = [];
   const deadline = Date.now() + 120_000;
   while (pending.size > 0) {
-    if (Date.now() > deadline) throw new Error(`${pending.size} runs had not ended after 120 s`);
-    const reply = await nodes[0].request("GET", "/runs?agent=worker&limit=1000");
+    if (Date.now() > deadline) {
+      const stuck = await Promise.all(
+        [...pending].map(async (id) => (await reader.request("GET", `/runs/${id}`)).body),
+      );
+      throw new Error(`${pending.size} runs had not ended after 120 s: ${JSON.stringify(stuck)}`);
+    }
+    const reply = await reader.request("GET", "/runs?agent=worker&limit=1000");
     for (const run of reply.body.runs) {
       if (!pending.has(run.id)) continue;
-      if (run.status === "completed") pending.delete(run.id);
-      else if (!["queued", "running", "paused"].includes(run.status)) {
+      if (run.status === "completed") {
+        pending.delete(run.id);
+        records.push(run);
+      } else if (!["queued", "running", "paused"].includes(run.status)) {
         throw new Error(`run ${run.id} ended ${run.status}${run.reason ? `/${run.reason}` : ""}`);
       }
     }
     if (pending.size > 0) await setTimeout(10);
   }
+  return records;
+}
+
+/** Posts RUNS runs round-robin over `nodes`; runs per second until all of them ended. */
+async function runThroughput(nodes, round) {
+  const started = performance.now();
+  const ids = await Promise.all(
+    Array.from({ length: RUNS }, (_, index) =>
+      post(nodes[index % nodes.length], `round ${round} job ${index}`),
+    ),
+  );
+  await completed(nodes[0], ids);
   return RUNS / ((performance.now() - started) / 1_000);
 }
 
-/** Starts `count` nodes on a fresh database; RUN_REPETITIONS measurements after a warm-up. */
+/** Posts CLAIM_RUNS runs one after the other round-robin over `nodes`; each one's ms from POST to started_at. */
+async function claimLatencies(nodes, round) {
+  const postedAt = new Map();
+  for (let index = 0; index < CLAIM_RUNS; index++) {
+    const before = Date.now();
+    postedAt.set(await post(nodes[index % nodes.length], `claim round ${round} job ${index}`), before);
+  }
+  const records = await completed(nodes[0], [...postedAt.keys()]);
+  return records.map((record) => Date.parse(record.started_at) - postedAt.get(record.id));
+}
+
+/**
+ * Starts `count` nodes on a fresh database; RUN_REPETITIONS measurements of (b) and of (c) after a
+ * warm-up of each.
+ */
 async function clusterThroughput(count, llmUrl) {
   const databaseUrl = await postgres.createDatabase(`bench_nodes_${count}`);
   const nodes = [];
@@ -190,11 +227,15 @@ async function clusterThroughput(count, llmUrl) {
       nodes.push(await daemons.startDaemonProcess({ configFile: workspace(llmUrl, databaseUrl) }));
     }
     const rates = [];
+    const latencies = [];
     for (let round = 0; round <= RUN_REPETITIONS; round++) {
       const rate = await runThroughput(nodes, round);
-      if (round > 0) rates.push(rate);
+      const claimed = await claimLatencies(nodes, round);
+      if (round === 0) continue;
+      rates.push(rate);
+      latencies.push(...claimed);
     }
-    return rates;
+    return { rates, latencies };
   } finally {
     for (const node of nodes) await node.kill();
   }
@@ -228,10 +269,22 @@ console.log(`  postgres / files: ${range(ratios, 2)}x`);
 console.log(
   `(b) ${RUNS} runs posted round-robin, concurrency ${NODE_CONCURRENCY} per node, ${RUN_REPETITIONS} repetitions, median [min–max]:`,
 );
-console.log(`  1 node (baseline): ${range(oneNode, 1)} runs/s`);
-console.log(`  3 nodes:           ${range(threeNodes, 1)} runs/s`);
+console.log(`  1 node (baseline): ${range(oneNode.rates, 1)} runs/s`);
+console.log(`  3 nodes:           ${range(threeNodes.rates, 1)} runs/s`);
 console.log(
-  `  3 nodes / 1 node:  ${format(spread(threeNodes).median / spread(oneNode).median, 2)}x (of the medians)`,
+  `  3 nodes / 1 node:  ${format(spread(threeNodes.rates).median / spread(oneNode.rates).median, 2)}x (of the medians)`,
+);
+const percentile = (values, fraction) =>
+  [...values].sort((left, right) => left - right)[Math.floor(fraction * (values.length - 1))];
+const latency = (values) =>
+  `median ${format(percentile(values, 0.5))} ms, p90 ${format(percentile(values, 0.9))} ms [min ${format(percentile(values, 0))}–max ${format(percentile(values, 1))}]`;
+console.log(
+  `(c) POST to running, ${CLAIM_RUNS} runs posted one after the other round-robin, ${RUN_REPETITIONS} repetitions, ${RUN_REPETITIONS * CLAIM_RUNS} runs:`,
+);
+console.log(`  1 node (baseline): ${latency(oneNode.latencies)}`);
+console.log(`  3 nodes:           ${latency(threeNodes.latencies)}`);
+console.log(
+  `  3 nodes / 1 node:  ${format(percentile(threeNodes.latencies, 0.5) / percentile(oneNode.latencies, 0.5), 2)}x (of the medians)`,
 );
 console.log(
   `  cores: ${availableParallelism()}, load average: ${loadavg()
