@@ -7,7 +7,6 @@ import type { HookRunner } from "../hooks/hook-runner.js";
 import { withRunEndHooks } from "../hooks/run-end-hooks.js";
 import type { Logger } from "../logging/logger.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
-import { createCliWorker } from "../workers/cli/create-cli-worker.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
 import type { Worker } from "../workers/worker.js";
 
@@ -34,15 +33,24 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     tools: parts.tools,
     llm: parts.config.llm,
   });
-  const cliWorker = createCliWorker({
-    config: parts.config,
-    llmFallback: llmWorker,
-    logger: parts.logger,
-    dataDirectory: parts.config.data_dir,
-    ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),
-    sandbox: parts.sandbox,
-    now: parts.now,
-  });
+  // The CLI worker (adapters, process handling, ~30 modules) loads with the first `worker: cli` run.
+  let cliWorkerLoaded: Promise<Worker> | undefined;
+  const cliWorker: Worker = {
+    run: async (context) => {
+      cliWorkerLoaded ??= import("../workers/cli/create-cli-worker.js").then(({ createCliWorker }) =>
+        createCliWorker({
+          config: parts.config,
+          llmFallback: llmWorker,
+          logger: parts.logger,
+          dataDirectory: parts.config.data_dir,
+          ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),
+          sandbox: parts.sandbox,
+          now: parts.now,
+        }),
+      );
+      return (await cliWorkerLoaded).run(context);
+    },
+  };
   const hooks = parts.hooks;
   const llm = hooks ? withRunEndHooks(llmWorker, hooks) : llmWorker;
   const cli = hooks ? withRunEndHooks(cliWorker, hooks) : cliWorker;

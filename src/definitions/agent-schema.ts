@@ -1,9 +1,9 @@
-import { Cron } from "croner";
 import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
 import { AgentHooksSchema } from "../hooks/hook-settings.js";
 import { SandboxOverrideSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
+import { cronClass } from "../scheduler/croner.js";
 
 /**
  * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
@@ -49,6 +49,7 @@ function remembered(key: string, check: () => string | undefined): string | unde
 function cronProblem(expression: string, timezone: string | undefined): string | undefined {
   return remembered(`cron\u0000${expression}\u0000${timezone ?? ""}`, () => {
     try {
+      const Cron = cronClass();
       new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
       return undefined;
     } catch (error) {

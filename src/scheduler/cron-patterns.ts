@@ -1,4 +1,5 @@
-import { Cron } from "croner";
+import type { Cron } from "croner";
+import { cronClass } from "./croner.js";
 import type { Schedule } from "../definitions/agent-schema.js";
 
 /** Parsed patterns kept for reuse: a croner pattern holds ~80 KB (a 10,000-slot year table). */
@@ -26,6 +27,7 @@ export function cronFor(schedule: Schedule): Cron {
   if (cron) {
     cache.delete(key);
   } else {
+    const Cron = cronClass();
     cron = new Cron(schedule.cron, { paused: true, ...timezoneOption(schedule) });
     if (cache.size >= CACHE_LIMIT) {
       const oldest = cache.keys().next().value;
