@@ -1,8 +1,8 @@
 import { mkdir, open, readdir } from "node:fs/promises";
 import path from "node:path";
 
-/** Spares kept ready: a burst of run starts takes two each (record, checkpoint). */
-const DEFAULT_COUNT = 32;
+/** Spares kept ready: schedules.json takes one per timer wake that changed it. */
+const DEFAULT_COUNT = 4;
 
 /**
  * Empty files made ahead, off the event loop, for atomic writes to use as their temp file.
@@ -10,6 +10,12 @@ const DEFAULT_COUNT = 32;
  * tens of microseconds to write one that exists and rename it): with a spare ready, a write on the
  * event loop creates no file. The folder holds spares only; those left by a crash are taken again
  * (a write truncates what it takes). It must be on the same file system as the files written.
+ *
+ * Only `schedules.json` uses them now: run records and checkpoints are written off the event loop
+ * (LatestFileWrites), so a burst of runs no longer needs them. The schedule's rewrite stays
+ * synchronous on purpose: a fire is on disk before its run is created, so a crash can never make a
+ * restart run that fire again; without a spare it would create a file on the event loop at every
+ * timer wake (about 1 ms each on a journaling disk).
  */
 export class SpareFiles {
   readonly #directory: string;
