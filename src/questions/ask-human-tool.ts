@@ -31,7 +31,8 @@ export function askHumanTool(questions: QuestionBroker): ToolDefinition {
         if (!scope) throw new AgentdError("TOOL_FAILED", "ask_human can only be used in a run");
         const { definition, control } = scope;
         await control.waitWhilePaused();
-        scope.setStatus("waiting");
+        // The run is recorded waiting before the question is listed.
+        await scope.setStatus("waiting");
         try {
           const answer = await questions.ask({
             agent: definition.id,
@@ -48,7 +49,7 @@ export function askHumanTool(questions: QuestionBroker): ToolDefinition {
             output: `nobody answered within ${formatDuration(definition.approvals.timeout)}; go on without an answer`,
           };
         } finally {
-          if (!control.signal.aborted) scope.setStatus("running");
+          if (!control.signal.aborted) void scope.setStatus("running");
         }
       },
     }),

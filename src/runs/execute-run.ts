@@ -8,6 +8,8 @@ import { outcomeOfThrow, settleOutcome } from "./run-outcome.js";
  */
 export async function executeRun(worker: Worker, context: RunContext, logger: Logger): Promise<RunOutcome> {
   const { signal } = context.control;
+  // Stopped (or timed out) before its worker started: it ends with that reason, nothing run.
+  if (signal.aborted) return outcomeOfThrow(signal.reason, signal, workerName(context));
   try {
     return settleOutcome(await worker.run(context), signal);
   } catch (error) {

@@ -789,7 +789,10 @@ export class RunManager implements ChildRuns {
         publish: (draft) =>
           this.#publications.publish(run.record.id, () => this.#options.events.publish(draft)),
       },
-      setStatus: (status) => this.#onWorkerStatus(run, status),
+      setStatus: (status) => {
+        this.#onWorkerStatus(run, status);
+        return this.#publications.published(run.record.id);
+      },
       recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
       ...(this.#options.checkpoints
         ? { checkpoints: this.#options.checkpoints.forRun(run.record.id, run.resumeFrom) }

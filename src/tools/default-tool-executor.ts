@@ -219,7 +219,8 @@ export class DefaultToolExecutor implements ToolExecutor {
   ): Promise<ToolOutput | undefined> {
     const { definition, control } = scope;
     await control.waitWhilePaused();
-    scope.setStatus("waiting");
+    // The run is recorded waiting before the approval is listed.
+    await scope.setStatus("waiting");
     let answer;
     try {
       answer = await this.#options.approvals.request({
@@ -233,7 +234,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         events: scope.events,
       });
     } finally {
-      if (!control.signal.aborted) scope.setStatus("running");
+      if (!control.signal.aborted) void scope.setStatus("running");
     }
     if (answer.approved) {
       if (answer.scope === "run") {

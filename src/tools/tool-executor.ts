@@ -40,7 +40,8 @@ export interface ToolRunScope {
   definition: AgentDefinition;
   control: RunControl;
   events: EventPublisher;
-  setStatus(status: "running" | "waiting"): void;
+  /** Resolves once the run's record says so (see RunContext.setStatus). */
+  setStatus(status: "running" | "waiting"): Promise<void> | void;
   /** The LLM worker's budgets; absent where a caller runs tools outside the loop. */
   budget?: RunSpending;
 }

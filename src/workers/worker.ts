@@ -14,8 +14,11 @@ export interface RunContext {
   events: EventPublisher;
   /** Where the LLM worker saves its state after each round, and the state a resumed run continues from. */
   checkpoints?: RunCheckpoints;
-  /** Reports `waiting` (approval pending) and back to `running`; the run manager records it. */
-  setStatus(status: Extract<RunStatus, "running" | "waiting">): void;
+  /**
+   * Reports `waiting` (approval pending) and back to `running`; the run manager records it and
+   * resolves once the record is on disk and the status told (the daemon's; a test's may return nothing).
+   */
+  setStatus(status: Extract<RunStatus, "running" | "waiting">): Promise<void> | void;
   /**
    * Reports one model call's usage and cost as soon as it is known (a call cut off by a budget
    * included), so a run that crashes later still shows what it spent. The outcome's totals are final.

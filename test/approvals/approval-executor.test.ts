@@ -59,7 +59,13 @@ function harness() {
   const execute = (text: string) =>
     executor.execute(
       { callId: `call_${++callNumber}`, tool: "note", argumentsJson: JSON.stringify({ text }) },
-      { runId: "r_exec", definition, control, events: bus, setStatus: (status) => statuses.push(status) },
+      {
+        runId: "r_exec",
+        definition,
+        control,
+        events: bus,
+        setStatus: (status) => void statuses.push(status),
+      },
     );
   /** Polls the broker until a request is pending (the executor reaches it asynchronously). */
   const nextPending = async () => {

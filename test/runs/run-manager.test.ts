@@ -172,13 +172,12 @@ describe("RunManager", () => {
     const { manager, worker, log } = setup();
     const run = await manager.start("alpha", "needs approval");
     const [context] = await worker.waitForStarted(1);
-    context?.setStatus("waiting");
+    await context?.setStatus("waiting");
     await log.waitForStatus(run.id, "waiting");
     expect(manager.get(run.id)?.status).toBe("waiting");
     await manager.pause(run.id);
     expect((await manager.resume(run.id)).status).toBe("waiting");
-    context?.setStatus("running");
-    await manager.published();
+    await context?.setStatus("running");
     expect(manager.get(run.id)?.status).toBe("running");
   });
 

@@ -125,7 +125,7 @@ function harness(options: HarnessOptions = {}) {
         definition,
         control,
         events: bus,
-        setStatus: (status) => statuses.push(status),
+        setStatus: (status) => void statuses.push(status),
       },
     );
   return { executor, execute, definition, control, vault, gate, events, statuses, echo, other };
