@@ -143,6 +143,26 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     await reopened.close();
   });
 
+  test("keeps a run whose task and result hold a NUL character, and the runs written beside it", async () => {
+    const place = await backend.place();
+    const store = await place.open();
+    const odd = { ...queuedRecord("r_0001"), task: "read a\u0000b" };
+    await Promise.all([store.runs.create(odd), store.runs.create(queuedRecord("r_0002"))]);
+    const ended = {
+      ...odd,
+      status: "completed" as const,
+      started_at: "2026-01-01T00:00:01.000Z",
+      ended_at: "2026-01-01T00:00:02.000Z",
+      result: "a\u0000b, as read",
+    };
+    await Promise.all([store.runs.save(ended), store.runs.create(queuedRecord("r_0003"))]);
+    await store.close();
+    const reopened = await place.open();
+    expect(reopened.runs.get("r_0001")).toEqual(ended);
+    expect(reopened.runs.all().map((record) => record.id)).toEqual(["r_0001", "r_0002", "r_0003"]);
+    await reopened.close();
+  });
+
   test("updates records, keeps each agent's newest run, and counts unfinished and queued runs", async () => {
     const place = await backend.place();
     const store = await place.open();

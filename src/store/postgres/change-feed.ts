@@ -1,7 +1,7 @@
 import pg from "pg";
 import type { AgentEvent } from "../../events/agent-event.js";
 import type { Logger } from "../../logging/logger.js";
-import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
@@ -158,8 +158,8 @@ export class ChangeFeed {
     for (const row of runs) {
       if (BigInt(row.change) > newest) newest = BigInt(row.change);
       if (row.node === this.#options.node) continue;
-      const parsed = RunRecordSchema.safeParse(row.record);
-      if (parsed.success) this.#options.onRun(parsed.data, row.node, row.change);
+      const record = parseRunRecord(row.record);
+      if (record !== undefined) this.#options.onRun(record, row.node, row.change);
     }
     for (const row of events) {
       if (BigInt(row.change) > newest) newest = BigInt(row.change);

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type pg from "pg";
 import type { Logger } from "../../logging/logger.js";
-import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../runs/run-record.js";
 
 /** One daemon of the cluster, as the `agentd_nodes` table lists it. */
@@ -127,7 +127,7 @@ export class ClusterNode {
         // (its sub-agents' runs, queued under a parent that died with it, are ended below).
         const released = await client.query(
           `UPDATE agentd_runs SET claimed_by = NULL
-           WHERE claimed_by = $1 AND status = 'queued' AND NOT (record ? 'parent_run')`,
+           WHERE claimed_by = $1 AND status = 'queued' AND parent_run IS NULL`,
           [id],
         );
         if ((released.rowCount ?? 0) > 0) await client.query("SELECT pg_notify('agentd_queue', '')");
@@ -138,8 +138,8 @@ export class ClusterNode {
           [id, this.id],
         );
         const runs = result.rows.flatMap((row) => {
-          const parsed = RunRecordSchema.safeParse(row.record);
-          return parsed.success ? [parsed.data] : [];
+          const record = parseRunRecord(row.record);
+          return record === undefined ? [] : [record];
         });
         taken.push({ node: id, runs });
       }

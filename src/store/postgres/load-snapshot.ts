@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
-import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
@@ -56,10 +56,10 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
     const records: RunRecord[] = [];
     const runNodes = new Map<string, string>();
     for (const row of runs.rows) {
-      const parsed = RunRecordSchema.safeParse(row.record);
-      if (!parsed.success) continue;
-      records.push(parsed.data);
-      runNodes.set(parsed.data.id, row.node);
+      const record = parseRunRecord(row.record);
+      if (record === undefined) continue;
+      records.push(record);
+      runNodes.set(record.id, row.node);
     }
     const logs = new Map<string, LoadedAgentLog>();
     for (const row of counters.rows)

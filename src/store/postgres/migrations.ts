@@ -101,6 +101,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agentd_control_messages_node_change ON agentd_control_messages (node, change);
     `,
   },
+  {
+    version: 6,
+    description:
+      "run records kept as JSON text: jsonb refuses the \\u0000 a task or a tool's output may hold",
+    sql: `
+      ALTER TABLE agentd_runs ADD COLUMN ended_at text, ADD COLUMN parent_run text;
+      UPDATE agentd_runs SET ended_at = record->>'ended_at', parent_run = record->>'parent_run';
+      ALTER TABLE agentd_runs ALTER COLUMN record TYPE text USING record::text;
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { Logger } from "../../logging/logger.js";
-import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import type { ClaimedRun, SharedRunQueue, Withdrawal } from "../../runs/shared-run-queue.js";
 import { parseCheckpoint } from "./postgres-checkpoints.js";
@@ -62,10 +62,10 @@ export class PostgresRunQueue implements SharedRunQueue {
       for (const row of candidates.rows) {
         if (claimed.length >= count) break;
         const left = room.get(row.agent) ?? 0;
-        const parsed = RunRecordSchema.safeParse(row.record);
-        if (left <= 0 || !parsed.success) continue;
+        const record = parseRunRecord(row.record);
+        if (left <= 0 || record === undefined) continue;
         room.set(row.agent, left - 1);
-        claimed.push(parsed.data);
+        claimed.push(record);
       }
       if (claimed.length === 0) {
         await client.query("COMMIT");
@@ -133,11 +133,19 @@ export class PostgresRunQueue implements SharedRunQueue {
       await client.query("BEGIN");
       const change = await takeChangeNumber(client);
       const result = await client.query<{ checkpoint: string }>(
-        `UPDATE agentd_runs AS r SET status = 'queued', claimed_by = NULL, node = $2, record = $3::jsonb, change = $4
+        `UPDATE agentd_runs AS r SET status = 'queued', claimed_by = NULL, node = $2, record = $3, ended_at = $7, change = $4
          FROM agentd_checkpoints AS c
-         WHERE r.id = $1 AND c.run = r.id AND r.status = $5 AND r.record->>'ended_at' IS NOT DISTINCT FROM $6
+         WHERE r.id = $1 AND c.run = r.id AND r.status = $5 AND r.ended_at IS NOT DISTINCT FROM $6
          RETURNING c.checkpoint`,
-        [ended.id, this.#options.node, JSON.stringify(queued), change, ended.status, ended.ended_at ?? null],
+        [
+          ended.id,
+          this.#options.node,
+          JSON.stringify(queued),
+          change,
+          ended.status,
+          ended.ended_at ?? null,
+          queued.ended_at ?? null,
+        ],
       );
       const checkpoint = parseCheckpoint(result.rows[0]?.checkpoint);
       if (checkpoint === undefined) {

@@ -88,12 +88,14 @@ async function writeRuns(
 ): Promise<void> {
   if (writes.length === 0) return;
   await client.query(
-    `INSERT INTO agentd_runs (id, agent, node, status, created_at, record, change, claimed_by)
-     SELECT id, agent, $1, status, created_at, record::jsonb, $2, CASE WHEN claimable THEN NULL ELSE $1 END
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::boolean[])
-       AS r(id, agent, status, created_at, record, claimable)
+    `INSERT INTO agentd_runs (id, agent, node, status, created_at, ended_at, parent_run, record, change, claimed_by)
+     SELECT id, agent, $1, status, created_at, ended_at, parent_run, record, $2,
+       CASE WHEN claimable THEN NULL ELSE $1 END
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::boolean[])
+       AS r(id, agent, status, created_at, ended_at, parent_run, record, claimable)
      ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, status = EXCLUDED.status,
-       record = EXCLUDED.record, change = EXCLUDED.change, claimed_by = EXCLUDED.claimed_by`,
+       ended_at = EXCLUDED.ended_at, record = EXCLUDED.record, change = EXCLUDED.change,
+       claimed_by = EXCLUDED.claimed_by`,
     [
       node,
       change,
@@ -101,6 +103,8 @@ async function writeRuns(
       writes.map(({ record }) => record.agent),
       writes.map(({ record }) => record.status),
       writes.map(({ record }) => record.created_at),
+      writes.map(({ record }) => record.ended_at ?? null),
+      writes.map(({ record }) => record.parent_run ?? null),
       writes.map(({ record }) => JSON.stringify(record)),
       writes.map(({ claimable }) => claimable),
     ],

@@ -1,0 +1,19 @@
+import { RunRecordSchema } from "../../runs/run-record-schema.js";
+import type { RunRecord } from "../../runs/run-record.js";
+
+/**
+ * A run record as `agentd_runs.record` keeps it: JSON text (migration 6), not jsonb, which refuses
+ * the `\u0000` a task, a result or a tool's failure text may hold — and with it the whole batch of
+ * writes it came in. Undefined for a row that is not a valid record.
+ */
+export function parseRunRecord(text: unknown): RunRecord | undefined {
+  if (typeof text !== "string") return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  const parsed = RunRecordSchema.safeParse(value);
+  return parsed.success ? parsed.data : undefined;
+}
