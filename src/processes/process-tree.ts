@@ -2,6 +2,7 @@ import { readFileSync } from "node:fs";
 import { readFile, readdir } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import pidtree from "pidtree";
+import { timeoutSignal } from "../util/timeout-signal.js";
 
 /** How often a terminating tree is looked at. */
 const POLL_MILLISECONDS = 50;
@@ -52,12 +53,12 @@ export class ProcessTree {
     await this.collect();
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
     await this.#send(["SIGTERM", "SIGCONT"]);
-    const grace = AbortSignal.any([AbortSignal.timeout(graceMilliseconds), ...(hurry ? [hurry] : [])]);
+    const grace = AbortSignal.any([timeoutSignal(graceMilliseconds), ...(hurry ? [hurry] : [])]);
     while ((await this.#running()).length > 0 && !grace.aborted) await pause(POLL_MILLISECONDS, grace);
     if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
     // A process forked while the signals went out (and one that left the group) is found by a fresh
     // scan; kill until a scan finds nothing of the tree still running.
-    const killing = AbortSignal.timeout(KILL_MILLISECONDS);
+    const killing = timeoutSignal(KILL_MILLISECONDS);
     do {
       await this.#send(["SIGKILL"]);
       await pause(POLL_MILLISECONDS);

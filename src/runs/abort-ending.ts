@@ -1,11 +1,12 @@
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import { RunAbort } from "./run-control.js";
 import type { RunReason } from "./run-status.js";
+import { timeoutSignal } from "../util/timeout-signal.js";
 
 /**
  * What aborting a signal of a run's tree means for the work under it:
  * - `run`: the run itself ends — stop, shutdown, its working-time timeout, a budget — with its reason;
- * - `deadline`: the call's or the child's own deadline passed (`AbortSignal.timeout`);
+ * - `deadline`: the call's or the child's own deadline passed (a `TimeoutError`, see timeoutSignal);
  * - `cancelled`: agentd ended the work for a reason of its own (a hung CLI), named by the error.
  */
 export type AbortEnding =
@@ -44,6 +45,6 @@ export function runReasonOf(signal: AbortSignal): RunReason | undefined {
 export function withDeadline(signal: AbortSignal | undefined, milliseconds: number | undefined): AbortSignal {
   const finite = milliseconds !== undefined && Number.isFinite(milliseconds);
   if (!finite) return signal ?? new AbortController().signal;
-  const deadline = AbortSignal.timeout(milliseconds);
+  const deadline = timeoutSignal(milliseconds);
   return signal === undefined ? deadline : AbortSignal.any([signal, deadline]);
 }

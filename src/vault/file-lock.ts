@@ -2,6 +2,7 @@ import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { AgentdError } from "../errors/agentd-error.js";
+import { timeoutSignal } from "../util/timeout-signal.js";
 
 /** How long a writer waits for another one before giving up. */
 const WAIT_MILLISECONDS = 10_000;
@@ -21,7 +22,7 @@ export async function withFileLock<Result>(
 ): Promise<Result> {
   const lock = `${file}.lock`;
   await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
-  const timeout = AbortSignal.timeout(WAIT_MILLISECONDS);
+  const timeout = timeoutSignal(WAIT_MILLISECONDS);
   const waiting = signal ? AbortSignal.any([signal, timeout]) : timeout;
   while (!(await tryLock(lock))) {
     if (await isStale(lock)) {

@@ -3,6 +3,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { assertHostAllowed } from "../../sandbox/network-access.js";
 import { defineTool } from "../tool-definition.js";
 import { type CappedBody, readCappedBody } from "./read-capped-body.js";
+import { timeoutSignal } from "../../util/timeout-signal.js";
 
 /** Response headers worth showing the model; the rest is noise or cookies. */
 const SHOWN_HEADERS = ["content-type", "content-length", "location", "retry-after"];
@@ -39,7 +40,7 @@ export const httpRequestTool = defineTool({
     // then the plain value, which the redactor masks in every message, event and log line.
     const where = `${value.method} ${url.origin}${decodedPath(url.pathname)}`;
     await assertHostAllowed(context.sandbox, url);
-    const timeout = AbortSignal.timeout(context.settings.http_timeout);
+    const timeout = timeoutSignal(context.settings.http_timeout);
     let response: Response;
     let body: CappedBody;
     try {
