@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -69,7 +70,9 @@ async function isStale(lock: string): Promise<boolean> {
  * lock a third one has just taken (the rename then fails, or moves a lock that is checked again).
  */
 async function breakStaleLock(lock: string): Promise<void> {
-  const claimed = `${lock}.${process.pid}.${Date.now()}.stale`;
+  // A name no other waiter uses, in this process too: two waiters of one process in the same
+  // millisecond once shared it, and one removed the fresh lock the other had moved there.
+  const claimed = `${lock}.${process.pid}.${randomUUID()}.stale`;
   try {
     await rename(lock, claimed);
   } catch {
