@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseJsonAs } from "../schema/parse-json-as.js";
 
 /**
  * One line of an event log read back from disk. The envelope is checked; `data` is kept as written
@@ -16,12 +17,5 @@ export type StoredEvent = z.infer<typeof StoredEventSchema>;
 
 /** Parses one log line; undefined when it is not a valid event (a torn or damaged line). */
 export function parseStoredEvent(line: string): StoredEvent | undefined {
-  let value: unknown;
-  try {
-    value = JSON.parse(line);
-  } catch {
-    return undefined;
-  }
-  const parsed = StoredEventSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonAs(StoredEventSchema, line);
 }

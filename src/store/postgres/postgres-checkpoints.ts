@@ -1,5 +1,6 @@
 import type { CheckpointRecords } from "../../checkpoints/checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "../../checkpoints/checkpoint.js";
+import { parseJsonAs } from "../../schema/parse-json-as.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 
 /**
@@ -44,13 +45,5 @@ export class PostgresCheckpoints implements CheckpointRecords {
  * that separates a recent call's name from its arguments). Undefined when absent or unreadable.
  */
 export function parseCheckpoint(text: string | undefined): Checkpoint | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = CheckpointSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonAs(CheckpointSchema, text);
 }

@@ -1,5 +1,6 @@
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
 import type { RunRecord } from "../../runs/run-record.js";
+import { parseJsonAs } from "../../schema/parse-json-as.js";
 
 /**
  * A run record as `agentd_runs.record` keeps it: JSON text (migration 6), not jsonb, which refuses
@@ -7,13 +8,5 @@ import type { RunRecord } from "../../runs/run-record.js";
  * writes it came in. Undefined for a row that is not a valid record.
  */
 export function parseRunRecord(text: unknown): RunRecord | undefined {
-  if (typeof text !== "string") return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  const parsed = RunRecordSchema.safeParse(value);
-  return parsed.success ? parsed.data : undefined;
+  return parseJsonAs(RunRecordSchema, text);
 }
