@@ -61,10 +61,10 @@ export interface RunManagerOptions {
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
   /**
-   * Creates a new run's event log off the event loop while its record is written, so its first
-   * event is one write (the event store's `prepareRun`). Never rejects.
+   * Starts creating a new run's event log off the event loop once its record is on disk (the event
+   * store's `prepareRun`): nothing waits for it. Never throws.
    */
-  prepareRunLog?: (runId: string) => Promise<void>;
+  prepareRunLog?: (runId: string, agentId: string) => void;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
   /**
@@ -441,9 +441,10 @@ export class RunManager implements ChildRuns {
     });
   }
 
-  /** Writes a new run's record, and meanwhile creates its event log for the `queued` event to come. */
+  /** Writes a new run's record; its event log is then created in the background. */
   async #createRecord(record: RunRecord): Promise<void> {
-    await Promise.all([this.#options.store.create(record), this.#options.prepareRunLog?.(record.id)]);
+    await this.#options.store.create(record);
+    this.#options.prepareRunLog?.(record.id, record.agent);
   }
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
