@@ -1,5 +1,5 @@
-import { mkdir, open, rename, rm } from "node:fs/promises";
-import path from "node:path";
+import { rm } from "node:fs/promises";
+import { replaceFile } from "./replace-file.js";
 
 export interface LatestWriteOptions {
   /** Flush the temp file to the device before the rename (power-loss safe); default true. */
@@ -37,9 +37,8 @@ export interface LatestFileWritesOptions {
 }
 
 /**
- * Atomic file replacements done off the event loop: each write goes to a temp file beside the
- * target (created, written, optionally fsynced and closed on libuv's threads), then renamed over
- * it, so a crash leaves the old or the new content, never a torn file. Writes of one file run one
+ * Atomic file replacements done off the event loop (replaceFile: a temp file beside the target,
+ * renamed over it, so a crash leaves the old or the new content, never a torn file). Writes of one file run one
  * at a time, in the order asked, so an older content never lands after a newer one; a change asked
  * for while another is under way waits for it, and several waiting are merged into the newest
  * unless `merge: false` (their callers all resolve when it lands). A promise resolves once its
@@ -130,30 +129,6 @@ function mergeChanges(older: Change, newer: Change): Change {
 }
 
 async function apply(file: string, change: Change): Promise<void> {
-  if (change.kind === "remove") {
-    await rm(file, { force: true });
-    return;
-  }
-  const temporary = `${file}.${process.pid}.tmp`;
-  let handle;
-  try {
-    handle = await open(temporary, "w", 0o600);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-    // The folder is made at the first write into it.
-    await mkdir(path.dirname(file), { recursive: true });
-    handle = await open(temporary, "w", 0o600);
-  }
-  try {
-    try {
-      await handle.writeFile(change.text);
-      if (change.sync) await handle.datasync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temporary, file);
-  } catch (error) {
-    await rm(temporary, { force: true });
-    throw error;
-  }
+  if (change.kind === "remove") await rm(file, { force: true });
+  else await replaceFile(file, change.text, { sync: change.sync });
 }

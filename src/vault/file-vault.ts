@@ -3,7 +3,7 @@ import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { assertSecretName } from "./secret-name.js";
-import { writeFileDurably } from "./durable-write.js";
+import { replaceFile } from "../util/replace-file.js";
 import { withFileLock } from "./file-lock.js";
 import type { Vault } from "./vault.js";
 import { type VaultKeySource, deriveKey } from "./vault-key.js";
@@ -78,7 +78,9 @@ export class FileVault implements Vault {
         async () => {
           const secrets = await this.#read();
           if (!change(secrets)) return false;
-          await writeFileDurably(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`);
+          await replaceFile(this.#file, `${JSON.stringify(this.#encrypt(secrets), null, 2)}\n`, {
+            syncFolder: true,
+          });
           return true;
         },
         signal,
