@@ -61,6 +61,11 @@ export class CheckpointStore implements CheckpointRecords {
       );
   }
 
+  /** Checkpoints with a write under way. */
+  get pendingWrites(): number {
+    return this.#writes.size;
+  }
+
   /** Resolves once every save and removal so far is done (before the data folder is let go). */
   settled(): Promise<void> {
     return this.#writes.settled();

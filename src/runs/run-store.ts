@@ -108,6 +108,11 @@ export class RunStore implements RunRecords {
     this.#records.put(record);
   }
 
+  /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
+  get pendingWrites(): number {
+    return this.#writes.size + this.#index.pending;
+  }
+
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
   settled(): Promise<void> {
     return this.#writes.settled();

@@ -13,7 +13,11 @@ export interface StoreHealth {
   backend: "files" | "postgres";
   /** false while the database cannot be reached (writes wait and are retried). */
   connected: boolean;
-  /** Writes accepted but not yet in the database (0 for files, which write before returning). */
+  /**
+   * Writes accepted but not yet in the store: rows waiting for the database, or for files run
+   * records, new runs and checkpoints being written off the event loop (each reported only once
+   * written; events are appended before they are published and never wait).
+   */
   pending_writes: number;
   /** The last error talking to the database, while it lasts. */
   error?: string;

@@ -44,7 +44,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       logger: logger.child({ module: "cli" }),
       ...(options.now ? { now: options.now } : {}),
     }),
-    health: () => ({ backend: "files", connected: true, pending_writes: 0 }),
+    health: () => ({
+      backend: "files",
+      connected: true,
+      pending_writes: runs.pendingWrites + checkpoints.pendingWrites,
+    }),
     committed,
     start: () => Promise.resolve(),
     close: async () => {

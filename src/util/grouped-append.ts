@@ -20,9 +20,16 @@ export class GroupedAppend {
   readonly #file: string;
   #pending: PendingLine[] = [];
   #writing = false;
+  /** Lines of the write under way. */
+  #inFlight = 0;
 
   constructor(file: string) {
     this.#file = file;
+  }
+
+  /** Lines appended and not yet in the kernel. */
+  get pending(): number {
+    return this.#pending.length + this.#inFlight;
   }
 
   append(line: string): Promise<void> {
@@ -39,11 +46,14 @@ export class GroupedAppend {
     while (this.#pending.length > 0) {
       const batch = this.#pending;
       this.#pending = [];
+      this.#inFlight = batch.length;
       try {
         await appendFile(this.#file, batch.map((line) => line.text).join(""), { mode: 0o600 });
       } catch (error) {
         for (const line of batch) line.reject(error);
         continue;
+      } finally {
+        this.#inFlight = 0;
       }
       // What each caller does next (publish, answer a request) runs in the ticks the lines are
       // released in: a slice at a time, so 200 callers at once do not hold the event loop together.

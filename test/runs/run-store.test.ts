@@ -35,4 +35,19 @@ describe("RunStore", () => {
     expect(RunStore.open({ dataDirectory, logger }).get("r_after")?.status).toBe("queued");
     expect(readFileSync(indexFile, "utf8").endsWith("\n")).toBe(true);
   });
+
+  it("counts the writes accepted and not yet on disk", async () => {
+    const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-run-store-"));
+    const store = RunStore.open({ dataDirectory, logger });
+    expect(store.pendingWrites).toBe(0);
+    const created = [store.create(queuedRecord("r_one")), store.create(queuedRecord("r_two"))];
+    expect(store.pendingWrites).toBe(2);
+    await Promise.all(created);
+    const record = queuedRecord("r_one");
+    const saved = store.save({ ...record, status: "running", started_at: new Date().toISOString() });
+    expect(store.pendingWrites).toBe(1);
+    await saved;
+    await store.settled();
+    expect(store.pendingWrites).toBe(0);
+  });
 });
