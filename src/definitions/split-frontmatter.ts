@@ -1,5 +1,3 @@
-import { createRequire } from "node:module";
-import type GrayMatter from "gray-matter";
 import { AgentdError } from "../errors/agentd-error.js";
 import { type LocatedYaml, parseLocatedYaml } from "../schema/yaml-document.js";
 
@@ -16,8 +14,8 @@ const FRONTMATTER_EXAMPLE =
   "start the file with a line ---, then `description: …`, then a line --- and the instructions";
 
 /**
- * Splits an agent file with gray-matter, parsing the frontmatter with the `yaml` package (YAML 1.2,
- * the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
+ * Splits an agent file into its frontmatter and body, parsing the frontmatter with the `yaml` package
+ * (YAML 1.2, the same parser as config and presets). Throws DEFINITION_INVALID, with the line in the .md file,
  * for a missing or unclosed frontmatter and for a YAML syntax error.
  */
 export function splitFrontmatter(file: string, original: string): SplitAgentFile {
@@ -87,37 +85,21 @@ function lazyLineOf(block: string): LocatedYaml["lineOf"] {
   };
 }
 
-let grayMatter: typeof GrayMatter | undefined;
-
 /**
- * gray-matter (with the js-yaml it brings, ~70 ms to load) is loaded by the first file that must be
- * cut: a start whose agent files all come from the parse cache does not pay for it.
- */
-function loadGrayMatter(): typeof GrayMatter {
-  grayMatter ??= createRequire(import.meta.url)("gray-matter") as typeof GrayMatter;
-  return grayMatter;
-}
-
-/**
- * Cuts a file that starts with `---` with gray-matter: the language after the opening `---`, the
- * block (undefined when it holds nothing but blank and comment lines) and the body. The engine only
- * captures the block: it is parsed with `yaml` by the caller.
+ * Cuts a file that starts with `---` the way gray-matter cut it before (agent files written for it,
+ * Claude Code's and opencode's too, cut the same): an optional language after the opening `---`,
+ * the block up to the first line that starts with `---` (undefined when it holds nothing but blank
+ * and comment lines), and the body after that line. Parsing the block is the caller's, with `yaml`:
+ * one YAML parser, and no library loaded for a cut.
  */
 function cutFrontmatter(text: string): { language: string; block: string | undefined; body: string } {
-  let block: string | undefined;
-  // A fresh options object per call also keeps gray-matter from returning a cached, shared
-  // result for identical content.
-  const parsed = loadGrayMatter()(text, {
-    language: "yaml",
-    engines: {
-      yaml: {
-        parse: (frontmatter: string) => {
-          block = frontmatter;
-          return {};
-        },
-        stringify: () => "",
-      },
-    },
-  });
-  return { language: parsed.language, block, body: parsed.content };
+  const afterOpening = text.replace(/^\uFEFF/, "").slice("---".length);
+  const firstLine = afterOpening.slice(0, afterOpening.search(/\r?\n/));
+  const language = firstLine.trim() || "yaml";
+  const rest = afterOpening.slice(firstLine.trim() ? firstLine.length : 0);
+  const closing = rest.indexOf("\n---");
+  const matter = closing === -1 ? rest : rest.slice(0, closing);
+  const body = closing === -1 ? "" : rest.slice(closing + "\n---".length).replace(/^\r?\n?/, "");
+  const block = matter.replace(/^\s*#[^\n]+/gm, "").trim() === "" ? undefined : matter;
+  return { language, block, body };
 }
