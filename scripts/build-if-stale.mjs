@@ -6,7 +6,7 @@ import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
 const builtEntry = path.join(root, "dist", "cli", "main.js");
-const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json"];
+const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json", "scripts/bundle-cli.mjs"];
 
 /** The newest modification time of a file or of any file under a folder. */
 function newest(file) {

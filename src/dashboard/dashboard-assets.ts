@@ -19,8 +19,8 @@ export interface DashboardAssets {
   contentSecurityPolicy: string;
 }
 
-/** Where the built page lives: `dist/dashboard/web`, next to this module once compiled. */
-const WEB_DIRECTORY = path.join(import.meta.dirname, "web");
+/** Where the built page lives: `dist/dashboard/web`, from this module in dist/dashboard/ or in a CLI chunk in dist/chunks/. */
+const WEB_DIRECTORY = path.resolve(import.meta.dirname, "../dashboard/web");
 
 /** The preact modules the page imports by bare name (through the import map), in the preact package. */
 const VENDOR_MODULES: ReadonlyArray<{ specifier: string; file: string }> = [

@@ -1,7 +1,8 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
@@ -19,10 +20,24 @@ const NOT_NEEDED = [
   /node_modules\/web-tree-sitter\//,
   /node_modules\/prom-client\//,
   /node_modules\/execa\//,
-  /\/dist\/dashboard\//,
-  /\/dist\/api\/api-server\.js$/,
-  /\/dist\/workers\/cli\/cli-worker\.js$/,
+  /node_modules\/js-yaml\//,
+  /\/src\/dashboard\//,
+  /\/src\/api\/api-server\.ts$/,
+  /\/src\/workers\/cli\/cli-worker\.ts$/,
 ];
+
+/**
+ * The modules a loaded file holds: a chunk of the CLI's bundle holds the src/ files and bundled
+ * packages its source map lists (all of them compiled and run when it loads); any other file is
+ * itself.
+ */
+function modulesIn(url: string): string[] {
+  if (!url.startsWith("file:")) return [url];
+  const file = fileURLToPath(url);
+  if (!existsSync(`${file}.map`)) return [file];
+  const map = JSON.parse(readFileSync(`${file}.map`, "utf8")) as { sources: string[] };
+  return map.sources.map((source) => path.resolve(path.dirname(file), source));
+}
 
 /**
  * A module hook that appends the URL of every module loaded to a file: imported ES modules and
@@ -81,11 +96,11 @@ describe("agentd run's start-up", () => {
       const [code] = (await once(child, "exit")) as [number];
       expect(code, output).toBe(0);
       expect(output).toContain("hi");
-      const loaded = readFileSync(traceFile, "utf8").trim().split("\n");
+      const loaded = readFileSync(traceFile, "utf8").trim().split("\n").flatMap(modulesIn);
       // The trace works: the run's own modules and the openai SDK are in it.
-      expect(loaded.some((url) => url.endsWith("/dist/cli/commands/run.js"))).toBe(true);
-      expect(loaded.some((url) => url.includes("/node_modules/openai/"))).toBe(true);
-      const needless = loaded.filter((url) => NOT_NEEDED.some((pattern) => pattern.test(url)));
+      expect(loaded.some((module) => module.endsWith("/src/cli/commands/run.ts"))).toBe(true);
+      expect(loaded.some((module) => module.includes("/node_modules/openai/"))).toBe(true);
+      const needless = loaded.filter((module) => NOT_NEEDED.some((pattern) => pattern.test(module)));
       expect(needless).toEqual([]);
     },
   );

@@ -107,8 +107,8 @@ export async function registerCommands(program: Command, argv: readonly string[]
   for (const listed of Object.values(COMMANDS)) program.command(listed.usage).description(listed.description);
 }
 
-/** The first operand of the command line (`help run` names `run`), past the root options. */
-function requestedCommand(args: readonly string[]): string | undefined {
+/** The command a command line names: its first operand (`help run` names `run`), past the root options. */
+export function requestedCommand(args: readonly string[]): string | undefined {
   const operands: string[] = [];
   for (let index = 0; index < args.length; index += 1) {
     const arg = args[index] ?? "";

@@ -1,0 +1,55 @@
+// Part of `npm run build`, after tsc: bundles the CLI into dist/cli/main.js and its chunks in
+// dist/chunks/, so a command loads a few files instead of hundreds of modules (ES module loading
+// was most of `agentd run`'s start-up). Each command's module stays a chunk of its own, imported
+// only when that command runs. tsc's per-file output stays in dist/ for tests and benchmarks that
+// import a module. Chunks sit two folders below the root, as tsc's modules do, so paths a module
+// resolves from its own location (package.json, dist/dashboard/web) are the same from either.
+import { build } from "esbuild";
+import { rmSync } from "node:fs";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+/**
+ * Packages bundled with the CLI: the ones `agentd run` loads before its first model request, pure
+ * JavaScript that reads no file beside its own modules. Every other package is imported from
+ * node_modules as before (pino's transports start workers from their files, pg and the keychain
+ * have native or optional parts, the daemon's server and MCP SDK are left as they are).
+ */
+const BUNDLED_PACKAGES = new Set(["commander", "fastest-levenshtein", "openai", "picomatch", "yaml", "zod"]);
+
+// Chunk names carry a hash of their content: the last build's would pile up.
+rmSync(path.join(root, "dist", "chunks"), { recursive: true, force: true });
+
+await build({
+  absWorkingDir: root,
+  entryPoints: { "cli/main": "src/cli/main.ts" },
+  outdir: "dist",
+  chunkNames: "chunks/[name]-[hash]",
+  bundle: true,
+  splitting: true,
+  format: "esm",
+  platform: "node",
+  target: "node20.19",
+  sourcemap: true,
+  // Stack traces need the src/ file and line, not its text: smaller maps load faster.
+  sourcesContent: false,
+  // Bundled CommonJS packages call require(): an ES module has none of its own.
+  banner: {
+    js: 'import { createRequire as createRequireOfBundle } from "node:module"; const require = createRequireOfBundle(import.meta.url);',
+  },
+  logLevel: "warning",
+  plugins: [
+    {
+      name: "bundle-only-listed-packages",
+      setup(build) {
+        build.onResolve({ filter: /^[^./]/ }, ({ path: specifier }) => {
+          const name = specifier.startsWith("@")
+            ? specifier.split("/", 2).join("/")
+            : specifier.split("/")[0];
+          return BUNDLED_PACKAGES.has(name) ? undefined : { path: specifier, external: true };
+        });
+      },
+    },
+  ],
+});
