@@ -51,11 +51,18 @@ export function documented(documentation: RouteDocumentation): Record<string, un
   };
 }
 
+/** The error body's JSON Schema, converted once: every route lists it for several statuses. */
+let errorBodySchema: Record<string, unknown> | undefined;
+
 /** The error responses of a route: `errors` and those every route can answer, with the error body. */
 export function errorResponses(errors: readonly number[]): Record<number, unknown> {
+  errorBodySchema ??= jsonSchemaOf(ErrorBodySchema, "");
   const response: Record<number, unknown> = {};
   for (const status of [...new Set([...errors, ...ALWAYS])].sort((left, right) => left - right)) {
-    response[status] = jsonSchemaOf(ErrorBodySchema, ERROR_DESCRIPTIONS[status] ?? "Error");
+    response[status] = {
+      ...structuredClone(errorBodySchema),
+      description: ERROR_DESCRIPTIONS[status] ?? "Error",
+    };
   }
   return response;
 }
