@@ -66,11 +66,18 @@ export function splitFrontmatter(file: string, original: string): SplitAgentFile
 
 /**
  * Lines of the frontmatter of an agent file whose frontmatter is known to be valid (a file read
- * again unchanged), parsed only the first time a line is asked for.
+ * again unchanged), cut and parsed only the first time a line is asked for: a restart that takes
+ * 1,000 agents from the parse cache cuts none of them.
  */
 export function frontmatterLines(original: string): LocatedYaml["lineOf"] {
-  const { block } = cutFrontmatter(original.replace(/\r\n/g, "\n"));
-  return block === undefined ? () => undefined : lazyLineOf(block);
+  let lineOf: LocatedYaml["lineOf"] | undefined;
+  return (path) => {
+    if (!lineOf) {
+      const { block } = cutFrontmatter(original.replace(/\r\n/g, "\n"));
+      lineOf = block === undefined ? () => undefined : lazyLineOf(block);
+    }
+    return lineOf(path);
+  };
 }
 
 /**
