@@ -3,7 +3,7 @@ import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-sc
 import { AgentHooksSchema } from "../hooks/hook-settings.js";
 import { SandboxOverrideSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
-import { cronClass } from "../scheduler/croner.js";
+import { cronFor } from "../scheduler/cron-patterns.js";
 
 /**
  * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
@@ -49,8 +49,8 @@ function remembered(key: string, check: () => string | undefined): string | unde
 function cronProblem(expression: string, timezone: string | undefined): string | undefined {
   return remembered(`cron\u0000${expression}\u0000${timezone ?? ""}`, () => {
     try {
-      const Cron = cronClass();
-      new Cron(expression, { paused: true, ...(timezone ? { timezone } : {}) }).stop();
+      // Kept: the scheduler asks the same pattern for this agent's fire times.
+      cronFor({ cron: expression, timezone });
       return undefined;
     } catch (error) {
       return error instanceof Error ? error.message : String(error);

@@ -2,8 +2,12 @@ import type { Cron } from "croner";
 import { cronClass } from "./croner.js";
 import type { Schedule } from "../definitions/agent-schema.js";
 
-/** Parsed patterns kept for reuse: a croner pattern holds ~80 KB (a 10,000-slot year table). */
-const CACHE_LIMIT = 16;
+/**
+ * Built patterns kept for reuse: the one a file's check builds is the one the scheduler asks for
+ * fire times, so 1,000 agents with their own cron build 1,000 patterns once, not twice. Bounded,
+ * since the expressions come from users' files; ~2.5 KB each (see `compact`).
+ */
+const CACHE_LIMIT = 4_096;
 const cache = new Map<string, Cron>();
 
 /** croner's timezone option for a schedule (none: the daemon's local time). */
@@ -12,23 +16,29 @@ export function timezoneOption(schedule: Schedule): { timezone?: string } {
 }
 
 /** What identifies a schedule's fire times: its cron and timezone. */
-export function patternKey(schedule: Schedule): string {
-  return JSON.stringify([schedule.cron, schedule.timezone ?? null]);
+export function patternKey(schedule: Pick<Schedule, "cron" | "timezone">): string {
+  return `${schedule.cron}\u0000${schedule.timezone ?? ""}`;
 }
 
 /**
  * A paused croner for the schedule's pattern, shared by every schedule with the same cron and
- * timezone and dropped least-recently-used past a small limit. Nothing fires on it: the scheduler
- * only asks it for fire times, so no agent holds a croner job while it is idle.
+ * timezone and dropped least-recently-used past the limit. Nothing fires on it: the scheduler only
+ * asks it for fire times, so no agent holds a croner job while it is idle. Throws croner's error
+ * for an invalid expression or timezone (nothing is kept then).
  */
-export function cronFor(schedule: Schedule): Cron {
+export function cronFor(schedule: Pick<Schedule, "cron" | "timezone">): Cron {
   const key = patternKey(schedule);
   let cron = cache.get(key);
   if (cron) {
     cache.delete(key);
   } else {
     const Cron = cronClass();
-    cron = new Cron(schedule.cron, { paused: true, ...timezoneOption(schedule) });
+    cron = compact(
+      new Cron(schedule.cron, {
+        paused: true,
+        ...(schedule.timezone ? { timezone: schedule.timezone } : {}),
+      }),
+    );
     if (cache.size >= CACHE_LIMIT) {
       const oldest = cache.keys().next().value;
       if (oldest !== undefined) cache.delete(oldest);
@@ -41,4 +51,25 @@ export function cronFor(schedule: Schedule): Cron {
 /** The first fire strictly after `after`, or undefined when the pattern never fires again. */
 export function nextFireAfter(schedule: Schedule, after: number): number | undefined {
   return cronFor(schedule).nextRun(new Date(after))?.getTime();
+}
+
+/** The part of croner's parsed pattern `compact` looks at. */
+interface YearTable {
+  starYear?: unknown;
+  year?: unknown;
+}
+
+let everyYear: number[] | undefined;
+
+/**
+ * croner gives each pattern a 10,000-slot table of the years it fires in (~80 KB), which it reads
+ * only for a pattern with a year field: for ours (5 or 6 fields, every year) all tables are alike,
+ * so they share one. A croner whose inside looks different is kept as it is.
+ */
+function compact(cron: Cron): Cron {
+  const pattern = (cron as unknown as { _states?: { pattern?: YearTable } })._states?.pattern;
+  if (pattern?.starYear !== true || !Array.isArray(pattern.year)) return cron;
+  everyYear ??= pattern.year as number[];
+  pattern.year = everyYear;
+  return cron;
 }
