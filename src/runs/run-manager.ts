@@ -513,10 +513,21 @@ export class RunManager implements ChildRuns {
     return this.#reported(this.#resume(id));
   }
 
-  /** The record an action returns, once every change of its run so far is on disk and published. */
+  /**
+   * The record an action returns, once every change of its run so far is on disk and published, and
+   * those of the sub-agent runs it carried along (a paused parent pauses its children).
+   */
   async #reported(record: RunRecord): Promise<RunRecord> {
-    await this.#publications.published(record.id);
+    const family = [record.id, ...this.#descendantsOf(record.id)];
+    await Promise.all(family.map((id) => this.#publications.published(id)));
     return record;
+  }
+
+  #descendantsOf(id: string): string[] {
+    return this.#childrenOf(id).flatMap((child) => [
+      child.record.id,
+      ...this.#descendantsOf(child.record.id),
+    ]);
   }
 
   #pause(id: string): RunRecord {
