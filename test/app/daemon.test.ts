@@ -1,53 +1,40 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { ConfigSchema } from "../../src/config/config-schema.js";
+import { describe, expect, it } from "vitest";
+import type { Config } from "../../src/config/config-schema.js";
 import { type Daemon, type DaemonOverrides, startDaemon } from "../../src/app/daemon.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { ControlledWorker } from "../runs/controlled-worker.js";
+import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
-const running: Daemon[] = [];
-
-afterEach(async () => {
-  for (const daemon of running.splice(0)) await daemon.shutdown();
-});
+const kit = useTestKit();
+/** The daemons still to shut down after the test (one the test "crashed" is taken out). */
+const running = new Set<Daemon>();
 
 function workspace(grace = 60_000) {
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-app-"));
-  const agentsDirectory = path.join(root, "agents");
-  mkdirSync(agentsDirectory);
-  mkdirSync(path.join(root, "presets"));
-  const config = ConfigSchema.parse({
-    agents_dir: agentsDirectory,
-    presets_dir: path.join(root, "presets"),
-    data_dir: path.join(root, "data"),
-    server: { port: 0 },
-    shutdown: { grace },
-    log: { level: "silent" },
-  });
+  const project = kit.project({ config: { shutdown: { grace }, log: { level: "silent" } } });
   const writeAgent = (id: string, frontmatter: string[]) =>
-    writeFileSync(
-      path.join(agentsDirectory, `${id}.md`),
+    project.writeAgent(
+      `${id}.md`,
       ["---", `description: ${id} for tests`, ...frontmatter, "---", "Do the task."].join("\n"),
     );
-  return { root, config, writeAgent, agentsDirectory };
+  return { config: project.config, writeAgent, agentsDirectory: project.agentsDirectory };
 }
 
-async function start(
-  config: ReturnType<typeof workspace>["config"],
-  worker: ControlledWorker,
-): Promise<Daemon> {
+async function start(config: Config, worker: ControlledWorker): Promise<Daemon> {
   const overrides: DaemonOverrides = {
     logger,
     workerFor: worker.workerFor,
     startApiServer: async () => ({ url: "http://127.0.0.1:0", close: async () => undefined }),
   };
   const daemon = await startDaemon({ config, version: "test", overrides });
-  running.push(daemon);
+  running.add(daemon);
+  kit.defer(async () => {
+    if (running.delete(daemon)) await daemon.shutdown();
+  });
   return daemon;
 }
 
@@ -67,7 +54,7 @@ describe("startDaemon", () => {
     await firstWorker.waitForStarted(2);
     const lastIdBefore = first.events.lastId("worker");
     // Simulate kill -9: drop the first daemon without draining its runs.
-    running.splice(running.indexOf(first), 1);
+    running.delete(first);
     await first.definitions.close();
     first.events.close();
     // The process would be gone, and its lock with it (a dead holder's lock is taken over).

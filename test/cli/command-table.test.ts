@@ -1,11 +1,7 @@
-import { spawnSync } from "node:child_process";
-import path from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { COMMANDS } from "../../src/cli/commands/index.js";
-
-/** The built CLI (`npm run build` first, as `npm test` does). */
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+import { agentd } from "../support/agentd-cli.js";
 
 describe("the command table", () => {
   it(
@@ -26,17 +22,17 @@ describe("the command table", () => {
     },
   );
 
-  it("answers --help and a mistyped command without loading any command module", () => {
-    const help = spawnSync(process.execPath, [MAIN, "--help"], { encoding: "utf8" });
-    expect(help.status).toBe(0);
+  it("answers --help and a mistyped command without loading any command module", async () => {
+    const help = await agentd(["--help"]);
+    expect(help.exitCode).toBe(0);
     for (const entry of Object.values(COMMANDS)) expect(help.stdout).toContain(entry.usage);
-    const typo = spawnSync(process.execPath, [MAIN, "--config", "run", "rnu"], { encoding: "utf8" });
-    expect(typo.status).toBe(2);
+    const typo = await agentd(["--config", "run", "rnu"]);
+    expect(typo.exitCode).toBe(2);
     expect(typo.stderr).toContain("Did you mean run?");
   });
 
-  it("runs the command the line names, after root options and after help", () => {
-    const help = spawnSync(process.execPath, [MAIN, "--json", "help", "run"], { encoding: "utf8" });
+  it("runs the command the line names, after root options and after help", async () => {
+    const help = await agentd(["--json", "help", "run"]);
     expect(help.stdout).toContain("Usage: agentd run [options] <agent> [task]");
   });
 });

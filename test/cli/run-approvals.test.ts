@@ -2,13 +2,12 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { PassThrough } from "node:stream";
-import { execa } from "execa";
+import { agentd } from "../support/agentd-cli.js";
 import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand, type RunCommandIo } from "../../src/cli/commands/run.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { captureRunIo, useRunProject } from "./run-project.js";
 
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 const QUESTION = "approve? [y]es / [n]o / [a]lways for this run";
 
 const project = useRunProject();
@@ -152,15 +151,10 @@ describe("agentd run approvals on a terminal", () => {
   it("keeps a real agentd run process alive while a call waits, until on_timeout decides it", async () => {
     await writeAgent("1s", "approve");
     project.server.enqueue(writeCall("notes.md", "after the wait"), textReply("done"));
-    const child = await execa(process.execPath, [MAIN, "run", "writer", "--config", "config.yaml"], {
-      cwd: project.directory,
-      stdin: "ignore",
-      reject: false,
-      timeout: 30_000,
-    });
+    const child = await agentd(["run", "writer", "--config", "config.yaml"], { cwd: project.directory });
     expect(child.stderr).toContain("no terminal to ask; approved in 1s if unanswered");
     expect(child.exitCode).toBe(0);
-    expect(child.stdout).toBe("done");
+    expect(child.stdout).toBe("done\n");
     expect(await readFile(workFile("notes.md"), "utf8")).toBe("after the wait");
   }, 40_000);
 });

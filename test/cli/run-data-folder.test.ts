@@ -1,25 +1,19 @@
 import { existsSync } from "node:fs";
-import path from "node:path";
-import { execa, type ResultPromise } from "execa";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
+import { agentd } from "../support/agentd-cli.js";
 import { agentEvents, getRun, listRuns, runEvents, startRun } from "../daemon/api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
-
 const kit = useTestKit();
 
 /** `agentd run` as a user types it, in its own process. */
-function agentdRun(configFile: string, ...args: string[]): ResultPromise<{ reject: false; timeout: number }> {
-  const child = execa(process.execPath, [MAIN, "run", "--config", configFile, ...args], {
-    reject: false,
-    timeout: 60_000,
-  });
+function agentdRun(configFile: string, ...args: string[]): ReturnType<typeof agentd> {
+  const child = agentd(["run", "--config", configFile, ...args]);
   kit.defer(() => void child.kill("SIGKILL"));
   return child;
 }
@@ -74,9 +68,8 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
     const daemon = await kit.daemon(workspace.configFile);
     // The daemon reads the run agentd run recorded: in GET /runs, agentd runs and last_run.
     expect((await getRun(daemon, localRecord.id)).status).toBe("completed");
-    const listed = await execa(process.execPath, [MAIN, "runs", "--config", workspace.configFile], {
-      reject: false,
-      env: { AGENTD_URL: daemon.url },
+    const listed = await agentd(["runs", "--config", workspace.configFile], {
+      environment: { AGENTD_URL: daemon.url },
     });
     expect(listed.exitCode).toBe(0);
     expect(listed.stdout).toContain(localRecord.id);
@@ -107,7 +100,7 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
 
     const completed = await agentdRun(workspace.configFile, "hello");
     expect(completed.exitCode).toBe(0);
-    expect(completed.stdout).toBe("Hello!");
+    expect(completed.stdout).toBe("Hello!\n");
     expect(completed.stderr).toContain(
       `the daemon at ${daemon.url} (pid ${daemon.pid}) owns this data folder`,
     );

@@ -1,53 +1,32 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-
-/** The built CLI (`npm run build` first, as `npm test` does). */
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
+import { describe, expect, it } from "vitest";
+import { AGENTD_MAIN, agentd as agentdIn } from "../support/agentd-cli.js";
+import { useTestKit } from "../support/test-kit.js";
 
 /** Each test starts several CLI processes; a loaded machine takes a second or more for each. */
 const SLOW = { timeout: 60_000 };
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+const kit = useTestKit();
 
-let root: string;
-beforeAll(() => {
-  root = mkdtempSync(path.join(tmpdir(), "agentd-secrets-"));
-});
-afterAll(() => rmSync(root, { recursive: true, force: true }));
-
-/** A fresh project folder (config.yaml with `data_dir: ./data`) and the CLI run inside it. */
+/** A fresh project folder (its config keeps `data_dir: ./data`) and the CLI run inside it. */
 function project() {
-  const directory = mkdtempSync(path.join(root, "project-"));
-  writeFileSync(path.join(directory, "config.yaml"), "data_dir: ./data\n");
+  const { root: directory, dataDirectory } = kit.project();
   /** Runs `agentd <args>` in the project with `stdin` piped in (closed at once when undefined). */
   const agentd = async (
     args: string[],
     options: { stdin?: string; environment?: Record<string, string> } = {},
-  ): Promise<CliResult> => {
-    const environment = { ...process.env, ...options.environment };
-    delete environment["AGENTD_VAULT_KEY"];
-    const child = spawn(process.execPath, [MAIN, ...args], {
+  ) => {
+    const result = await agentdIn(args, {
       cwd: directory,
-      env: environment,
-      stdio: ["pipe", "pipe", "pipe"],
+      input: options.stdin ?? "",
+      environment: options.environment,
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-    child.stdin.end(options.stdin ?? "");
-    const [code] = (await once(child, "exit")) as [number | null];
-    return { code, stdout, stderr };
+    return { code: result.exitCode, stdout: result.stdout, stderr: result.stderr };
   };
-  const dataFile = (name: string) => path.join(directory, "data", name);
+  const dataFile = (name: string) => path.join(dataDirectory, name);
   return { directory, agentd, dataFile };
 }
 
@@ -139,7 +118,7 @@ const hasScript =
 describe("agentd secrets set on a terminal", SLOW, () => {
   it.skipIf(!hasScript)("prompts without echoing what is typed", async () => {
     const { directory, agentd } = project();
-    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)} secrets set typed_token`;
+    const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(AGENTD_MAIN)} secrets set typed_token`;
     const child = spawn("script", ["-qec", command, "/dev/null"], {
       cwd: directory,
       stdio: ["pipe", "pipe", "pipe"],

@@ -1,13 +1,12 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
 import { describe, expect, it } from "vitest";
+import { agentd } from "../support/agentd-cli.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
 import { useTestKit } from "../support/test-kit.js";
 import { type TempProject } from "../support/temp-project.js";
 
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 /** Nothing listens there: runs started here fail, which these tests do not look at. */
 const NO_LLM = "http://127.0.0.1:9/v1";
 
@@ -48,13 +47,10 @@ describe("the default API token", { timeout: 90_000 }, () => {
     expect((await daemon.request("GET", "/agents")).status).toBe(200);
 
     // The CLI finds it in the data folder; `agentd token` prints it.
-    const token = await execa(process.execPath, [MAIN, "token", "--config", workspace.configFile], {
-      reject: false,
-    });
+    const token = await agentd(["token", "--config", workspace.configFile]);
     expect(token.stdout.trim()).toBe(daemon.token);
-    const runs = await execa(process.execPath, [MAIN, "runs", "--config", workspace.configFile, "--json"], {
-      env: { AGENTD_URL: daemon.url },
-      reject: false,
+    const runs = await agentd(["runs", "--config", workspace.configFile, "--json"], {
+      environment: { AGENTD_URL: daemon.url },
     });
     expect(runs.exitCode).toBe(0);
   });
@@ -69,10 +65,7 @@ describe("the default API token", { timeout: 90_000 }, () => {
       llmUrl: NO_LLM,
       config: { server: { host: "0.0.0.0", port: 0, auth: "none" } },
     });
-    const refused = await execa(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
-      reject: false,
-      timeout: 30_000,
-    });
+    const refused = await agentd(["start", "--config", workspace.configFile]);
     expect(refused.exitCode).toBe(1);
     expect(refused.stderr).toContain("CONFIG_INVALID");
     expect(refused.stderr).toContain("server.auth");

@@ -1,16 +1,14 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
+import { agentd as agentdCli } from "../support/agentd-cli.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "./api-shapes.js";
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 let llm: ScriptedLlmServer;
 let workspace: TempProject;
@@ -64,11 +62,7 @@ async function waitForApproval(run: string): Promise<PendingApproval> {
 
 /** `agentd <args>` against this daemon, as a user types it. */
 function agentd(...args: string[]) {
-  return execa(process.execPath, [MAIN, ...args], {
-    env: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
-    reject: false,
-    timeout: 30_000,
-  });
+  return agentdCli(args, { environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" } });
 }
 
 describe("approvals in the daemon", () => {

@@ -1,14 +1,12 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { execa } from "execa";
+import { agentd } from "../support/agentd-cli.js";
 import { describe, expect, it } from "vitest";
 import { startDaemonProcess } from "../support/daemon-process.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, startRun } from "./api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 const kit = useTestKit();
 
@@ -29,10 +27,7 @@ describe("one daemon per data_dir", { timeout: 90_000 }, () => {
 
     // Same config, so the same folder (port 0: another port): this used to start a second scheduler
     // whose crash recovery marked the first daemon's live runs crashed.
-    const second = await execa(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
-      reject: false,
-      timeout: 30_000,
-    });
+    const second = await agentd(["start", "--config", workspace.configFile]);
     expect(second.exitCode).toBe(1);
     expect(second.stderr).toContain("DATA_DIR_LOCKED");
     expect(second.stderr).toContain(`pid ${first.pid}`);

@@ -1,17 +1,14 @@
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import { mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { killGroup } from "../support/daemon-process.js";
+import { agentd as agentdCli } from "../support/agentd-cli.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-
-/** The built CLI (`npm run build` first, as `npm test` does). */
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 /** Three secrets: one plain, one whose JSON form differs (quote, backslash), and the LLM key. */
 const SECRETS = {
@@ -37,78 +34,17 @@ function formsOf(value: string): Array<{ form: string; text: string }> {
 
 const kit = useTestKit();
 
-/** Runs `agentd <args>` to completion with `stdin` piped in. */
-async function agentd(
-  cwd: string,
-  args: string[],
-  stdin: string,
-): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [MAIN, ...args], { cwd, stdio: ["pipe", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  child.stdin.end(stdin);
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, stderr };
+/** `agentd <args>` in `cwd` with `stdin` piped in: its exit code and stderr. */
+async function agentd(cwd: string, args: string[], stdin: string) {
+  const result = await agentdCli(args, { cwd, input: stdin });
+  return { code: result.exitCode, stderr: result.stderr };
 }
 
-/** The daemon as a child, every byte of its stdout and stderr kept. */
-interface CapturedDaemon {
-  url: string;
-  output(): string;
-  request(urlPath: string): Promise<string>;
-  post(urlPath: string, body: unknown): Promise<string>;
-}
-
-async function startCapturedDaemon(configFile: string): Promise<CapturedDaemon> {
-  const environment = { ...process.env };
-  delete environment["AGENTD_VAULT_KEY"];
-  const child: ChildProcess = spawn(process.execPath, [MAIN, "start", "--config", configFile], {
-    cwd: path.dirname(configFile),
-    env: environment,
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  const exited = once(child, "exit");
-  kit.defer(async () => {
-    killGroup(child.pid ?? 0);
-    await exited;
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
-  child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
-  const url = await waitFor(
-    async () => /"event":"listening","url":"([^"]+)"/.exec(stdout)?.[1],
-    `the daemon to listen\n${stderr}`,
-    30_000,
-  );
-  const tokenFile = /"token_file":"([^"]+)"/.exec(stdout)?.[1];
-  const token = tokenFile === undefined ? "" : readFileSync(tokenFile, "utf8").trim();
-  return {
-    url,
-    output: () => `${stdout}\n${stderr}`,
-    request: (urlPath) => send(url, token, "GET", urlPath),
-    post: (urlPath, body) => send(url, token, "POST", urlPath, body),
-  };
-}
-
-/** One API call; the answer's text, or an error saying what failed. */
-async function send(
-  baseUrl: string,
-  token: string,
-  method: string,
-  urlPath: string,
-  body?: unknown,
-): Promise<string> {
-  const authorization = { authorization: `Bearer ${token}` };
-  const response = await fetch(`${baseUrl}${urlPath}`, {
-    method,
-    ...(body === undefined
-      ? { headers: authorization }
-      : { headers: { ...authorization, "content-type": "application/json" }, body: JSON.stringify(body) }),
-  });
+/** A GET of the daemon's API as its raw text (as a client receives it), failing on an error status. */
+async function textOf(daemon: DaemonProcess, urlPath: string): Promise<string> {
+  const response = await fetch(`${daemon.url}${urlPath}`, { headers: daemon.headers() });
   const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${urlPath} answered ${response.status}: ${text}`);
+  if (!response.ok) throw new Error(`GET ${urlPath} answered ${response.status}: ${text}`);
   return text;
 }
 
@@ -154,7 +90,6 @@ describe("secret values never leave the tools", () => {
       const echo = await startHeaderEcho();
       kit.defer(() => void echo.server.close());
       const workspace = kit.project({ llmUrl: llm.url, config: { log: { level: "debug", pretty: false } } });
-      kit.defer(() => rmSync(workspace.root, { recursive: true, force: true }));
       const configText = readFileSync(workspace.configFile, "utf8");
       writeFileSync(
         workspace.configFile,
@@ -201,22 +136,26 @@ describe("secret values never leave the tools", () => {
         }),
         textReply("All done."),
       );
-      const daemon = await startCapturedDaemon(workspace.configFile);
+      const daemon = await kit.daemon(workspace.configFile);
+      const output = () => `${daemon.stdout()}\n${daemon.stderr()}`;
 
-      const started = await daemon.post("/agents/leaky/runs", {
+      const started = await daemon.request("POST", "/agents/leaky/runs", {
         task: "store the credentials, then read them back",
       });
-      const { run } = JSON.parse(started) as { run: string };
+      const { run } = started.body as { run: string };
       const approvals = await waitFor(async () => {
-        const text = await daemon.request("/approvals");
+        const text = await textOf(daemon, "/approvals");
         return text.includes('"http_request"') ? text : undefined;
       }, "the HTTP call to ask for approval");
       expect(approvals).toContain("Bearer {{secret:alpha}}");
       const [pending] = (JSON.parse(approvals) as { approvals: Array<{ id: string }> }).approvals;
-      await daemon.post(`/approvals/${pending?.id ?? "none"}`, { decision: "approve", scope: "run" });
+      await daemon.request("POST", `/approvals/${pending?.id ?? "none"}`, {
+        decision: "approve",
+        scope: "run",
+      });
       const record = await waitFor(
         async () => {
-          const current = JSON.parse(await daemon.request(`/runs/${run}`)) as { status: string };
+          const current = JSON.parse(await textOf(daemon, `/runs/${run}`)) as { status: string };
           return ["completed", "failed", "stopped"].includes(current.status) ? current : undefined;
         },
         "the run to end",
@@ -229,15 +168,15 @@ describe("secret values never leave the tools", () => {
       const [first] = llm.chatRequests;
       expect(first?.headers.authorization).toBe(`Bearer ${SECRETS.openai}`);
 
-      const events = await daemon.request("/agents/leaky/events?after=0&limit=1000");
+      const events = await textOf(daemon, "/agents/leaky/events?after=0&limit=1000");
       const haystacks = [
-        { where: "daemon stdout+stderr", text: daemon.output() },
-        { where: "GET /runs/:run", text: await daemon.request(`/runs/${run}`) },
-        { where: "GET /runs", text: await daemon.request("/runs") },
+        { where: "daemon stdout+stderr", text: output() },
+        { where: "GET /runs/:run", text: await textOf(daemon, `/runs/${run}`) },
+        { where: "GET /runs", text: await textOf(daemon, "/runs") },
         { where: "GET /agents/leaky/events", text: events },
-        { where: "GET /runs/:run/events", text: await daemon.request(`/runs/${run}/events`) },
-        { where: "GET /events", text: await daemon.request("/events") },
-        { where: "GET /agents/leaky", text: await daemon.request("/agents/leaky") },
+        { where: "GET /runs/:run/events", text: await textOf(daemon, `/runs/${run}/events`) },
+        { where: "GET /events", text: await textOf(daemon, "/events") },
+        { where: "GET /agents/leaky", text: await textOf(daemon, "/agents/leaky") },
         { where: "GET /approvals while waiting", text: approvals },
         ...filesUnder(workspace.dataDirectory)
           .filter(({ file }) => !["vault.json", "vault.key"].includes(path.basename(file)))
@@ -271,7 +210,7 @@ describe("secret values never leave the tools", () => {
       expect(http).toContain('"authorization":"Bearer [secret:alpha]"');
       expect(http).toContain('"x-beta":"[secret:beta]"');
       expect(refused).toContain("127.0.0.1:1/[secret:alpha]/status");
-      expect(daemon.output()).toContain("127.0.0.1:1/[secret:alpha]/status");
+      expect(output()).toContain("127.0.0.1:1/[secret:alpha]/status");
       // The model read the same masked outputs.
       const toolMessages = llm.chatRequests
         .flatMap((request) => request.body?.messages ?? [])

@@ -1,7 +1,6 @@
-import path from "node:path";
-import { execa } from "execa";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingQuestion } from "../../src/questions/question-broker.js";
+import { agentd } from "../support/agentd-cli.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
@@ -14,8 +13,6 @@ import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "../daem
 import { type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
-
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 let llm: ScriptedLlmServer;
 let workspace: TempProject;
@@ -92,10 +89,7 @@ describe("ask_human", () => {
     const run = await startRun(daemon, "by-cli", "ship it");
     const question = await pendingQuestion(run);
     const cli = (...args: string[]) =>
-      execa(process.execPath, [MAIN, ...args], {
-        env: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
-        reject: false,
-      });
+      agentd(args, { environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" } });
     const listed = await cli("questions");
     expect(listed.exitCode).toBe(0);
     expect(listed.stdout).toContain(`${question.id}  by-cli  ${run}  About "ship it": go ahead?`);

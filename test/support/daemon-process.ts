@@ -3,14 +3,11 @@ import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
-
-/** The repository root, where `dist/` is built. */
-const ROOT = path.resolve(import.meta.dirname, "../..");
-const MAIN = path.join(ROOT, "dist", "cli", "main.js");
+import { AGENTD_MAIN, environmentWithoutAgentd } from "./agentd-cli.js";
 
 export interface DaemonProcessOptions {
   configFile: string;
-  /** Extra environment for the child. */
+  /** Variables over the test process's own, from which every `AGENTD_*` variable is left out. */
   environment?: Record<string, string>;
   /** How long to wait for `{"event":"listening"}` (default 30 s: the machine may be loaded). */
   readyTimeoutMilliseconds?: number;
@@ -31,6 +28,8 @@ export interface DaemonProcess {
   headers(): Record<string, string>;
   /** Everything the child wrote to stderr so far (logs and the summary). */
   stderr(): string;
+  /** Everything the child wrote to stdout so far (the listening line). */
+  stdout(): string;
   /** Resolves with the exit code (null when killed by a signal) once the child is gone. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** A request as the CLI sends it: with the token, and `content-type: application/json` on a POST. */
@@ -43,14 +42,16 @@ export interface DaemonProcess {
 
 /** Starts the built daemon and resolves once it printed its listening line. */
 export async function startDaemonProcess(options: DaemonProcessOptions): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [MAIN, "start", "--config", options.configFile], {
+  const child = spawn(process.execPath, [AGENTD_MAIN, "start", "--config", options.configFile], {
     cwd: path.dirname(options.configFile),
-    env: { ...process.env, ...options.environment },
+    env: { ...environmentWithoutAgentd(), ...options.environment },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
   let stderr = "";
+  let stdout = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   const exited = once(child, "exit").then(([code, signal]) => ({
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
@@ -73,6 +74,7 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
     token,
     headers,
     stderr: () => stderr,
+    stdout: () => stdout,
     exited,
     request: (method, urlPath, body) => request(url, headers(), method, urlPath, body),
     signal: (signal) => child.kill(signal),
