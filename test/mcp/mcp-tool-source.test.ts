@@ -1,6 +1,6 @@
 import pidtree from "pidtree";
 import { readFile } from "node:fs/promises";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { RunControl } from "../../src/runs/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
@@ -46,85 +46,102 @@ async function descendants(): Promise<number[]> {
 }
 
 describe("McpToolSource over stdio", () => {
-  it("offers a listed tool under its model name with the server's schema", async () => {
-    const { executor } = harness();
-    const specs = await executor.specs(makeDefinition({ frontmatter: ECHO }));
-    expect(specs).toHaveLength(1);
-    expect(specs[0]?.name).toBe("mcp__fixture__echo");
-    expect(specs[0]?.description).toContain("Returns the text it is given");
-    expect(specs[0]?.description).toContain("fixture");
-    expect(specs[0]?.parameters).toMatchObject({
-      type: "object",
-      properties: { text: { type: "string" } },
-      required: ["text"],
+  // Calls that leave the server as it was share one server; the tests after this block start their own.
+  describe("on one server", () => {
+    let shared: ReturnType<typeof mcpHarness>;
+    beforeAll(() => {
+      shared = mcpHarness(configWith({ fixture: fixtureServer() }));
     });
-  });
+    afterAll(() => shared.source.close());
 
-  it("expands mcp:<server>/* to every tool of the server", async () => {
-    const { executor } = harness();
-    const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
-    expect(specs.map((spec) => spec.name).sort()).toEqual(
-      ["add", "crash", "echo", "env", "fail", "grow", "pids", "slow"].map((tool) => `mcp__fixture__${tool}`),
-    );
-  });
+    it("offers a listed tool under its model name with the server's schema", async () => {
+      const { executor } = shared;
+      const specs = await executor.specs(makeDefinition({ frontmatter: ECHO }));
+      expect(specs).toHaveLength(1);
+      expect(specs[0]?.name).toBe("mcp__fixture__echo");
+      expect(specs[0]?.description).toContain("Returns the text it is given");
+      expect(specs[0]?.description).toContain("fixture");
+      expect(specs[0]?.parameters).toMatchObject({
+        type: "object",
+        properties: { text: { type: "string" } },
+        required: ["text"],
+      });
+    });
 
-  it("returns the server's text and reports the call as action and observation events", async () => {
-    const { call, events } = harness();
-    const result = await call(ECHO, "mcp__fixture__echo", { text: "hello" });
-    expect(result).toMatchObject({ ok: true, output: "echo: hello" });
-    const added = await call(ALL, "mcp__fixture__add", { a: 2, b: 40 });
-    expect(added).toMatchObject({ ok: true, output: "42" });
-    expect(events.map((event) => event.type)).toEqual(["action", "observation", "action", "observation"]);
-    expect(events[0]?.data).toMatchObject({ tool: "mcp:fixture/echo", arguments: { text: "hello" } });
-  });
+    it("expands mcp:<server>/* to every tool of the server", async () => {
+      const { executor } = shared;
+      const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
+      expect(specs.map((spec) => spec.name).sort()).toEqual(
+        ["add", "crash", "echo", "env", "fail", "grow", "pids", "slow"].map(
+          (tool) => `mcp__fixture__${tool}`,
+        ),
+      );
+    });
 
-  it("turns isError into ok false with the server's text", async () => {
-    const { call } = harness();
-    const result = await call(ALL, "mcp__fixture__fail", {});
-    expect(result).toMatchObject({ ok: false, code: "TOOL_FAILED", output: "the fixture failed on purpose" });
-  });
+    it("returns the server's text and reports the call as action and observation events", async () => {
+      const { call, events } = shared;
+      const before = events.length;
+      const result = await call(ECHO, "mcp__fixture__echo", { text: "hello" });
+      expect(result).toMatchObject({ ok: true, output: "echo: hello" });
+      const added = await call(ALL, "mcp__fixture__add", { a: 2, b: 40 });
+      expect(added).toMatchObject({ ok: true, output: "42" });
+      const these = events.slice(before);
+      expect(these.map((event) => event.type)).toEqual(["action", "observation", "action", "observation"]);
+      expect(these[0]?.data).toMatchObject({ tool: "mcp:fixture/echo", arguments: { text: "hello" } });
+    });
 
-  it("lets the server judge the arguments, but refuses arguments that are not an object", async () => {
-    const { call } = harness();
-    const wrong = await call(ECHO, "mcp__fixture__echo", { text: 7 });
-    expect(wrong.ok).toBe(false);
-    expect(wrong.output).toMatch(/text/);
-    const notObject = await call(ECHO, "mcp__fixture__echo", ["hello"]);
-    expect(notObject).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
-  });
+    it("turns isError into ok false with the server's text", async () => {
+      const { call } = shared;
+      const result = await call(ALL, "mcp__fixture__fail", {});
+      expect(result).toMatchObject({
+        ok: false,
+        code: "TOOL_FAILED",
+        output: "the fixture failed on purpose",
+      });
+    });
 
-  it("applies permission rules by the mcp:<server>/<tool> name and the arguments", async () => {
-    const { call } = harness();
-    const denied = await call(
-      { tools: ["mcp:fixture/*"], permissions: { allow: ["mcp:fixture/*"], deny: ["mcp:fixture/echo"] } },
-      "mcp__fixture__echo",
-      { text: "hello" },
-    );
-    expect(denied).toMatchObject({ ok: false, code: "TOOL_DENIED" });
-    const byArguments = await call(
-      {
-        tools: ["mcp:fixture/echo"],
-        permissions: { allow: ["mcp:fixture/echo"], deny: ["mcp:fixture/echo(*secret*)"] },
-      },
-      "mcp__fixture__echo",
-      { text: "the secret plan" },
-    );
-    expect(byArguments).toMatchObject({ ok: false, code: "TOOL_DENIED" });
-    // No rule names it: ask, and no one approves in this harness.
-    const unlisted = await call({ tools: ["mcp:fixture/echo"] }, "mcp__fixture__echo", { text: "hello" });
-    expect(unlisted).toMatchObject({ ok: false, code: "TOOL_DENIED" });
-    const other = await call(ECHO, "mcp__fixture__add", { a: 1, b: 2 });
-    expect(other).toMatchObject({ ok: false, code: "TOOL_NOT_FOUND" });
-  });
+    it("lets the server judge the arguments, but refuses arguments that are not an object", async () => {
+      const { call } = shared;
+      const wrong = await call(ECHO, "mcp__fixture__echo", { text: 7 });
+      expect(wrong.ok).toBe(false);
+      expect(wrong.output).toMatch(/text/);
+      const notObject = await call(ECHO, "mcp__fixture__echo", ["hello"]);
+      expect(notObject).toMatchObject({ ok: false, code: "TOOL_BAD_ARGUMENTS" });
+    });
 
-  it("finds nothing for an unknown server or tool", async () => {
-    const { source, executor } = harness();
-    expect(await source.find("mcp:nowhere/echo")).toBeUndefined();
-    expect(await source.find("mcp:fixture/nothing")).toBeUndefined();
-    const specs = await executor.specs(
-      makeDefinition({ frontmatter: { tools: ["mcp:nowhere/*", "mcp:fixture/echo"] } }),
-    );
-    expect(specs.map((spec) => spec.name)).toEqual(["mcp__fixture__echo"]);
+    it("applies permission rules by the mcp:<server>/<tool> name and the arguments", async () => {
+      const { call } = shared;
+      const denied = await call(
+        { tools: ["mcp:fixture/*"], permissions: { allow: ["mcp:fixture/*"], deny: ["mcp:fixture/echo"] } },
+        "mcp__fixture__echo",
+        { text: "hello" },
+      );
+      expect(denied).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+      const byArguments = await call(
+        {
+          tools: ["mcp:fixture/echo"],
+          permissions: { allow: ["mcp:fixture/echo"], deny: ["mcp:fixture/echo(*secret*)"] },
+        },
+        "mcp__fixture__echo",
+        { text: "the secret plan" },
+      );
+      expect(byArguments).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+      // No rule names it: ask, and no one approves in this harness.
+      const unlisted = await call({ tools: ["mcp:fixture/echo"] }, "mcp__fixture__echo", { text: "hello" });
+      expect(unlisted).toMatchObject({ ok: false, code: "TOOL_DENIED" });
+      const other = await call(ECHO, "mcp__fixture__add", { a: 1, b: 2 });
+      expect(other).toMatchObject({ ok: false, code: "TOOL_NOT_FOUND" });
+    });
+
+    it("finds nothing for an unknown server or tool", async () => {
+      const { source, executor } = shared;
+      expect(await source.find("mcp:nowhere/echo")).toBeUndefined();
+      expect(await source.find("mcp:fixture/nothing")).toBeUndefined();
+      const specs = await executor.specs(
+        makeDefinition({ frontmatter: { tools: ["mcp:nowhere/*", "mcp:fixture/echo"] } }),
+      );
+      expect(specs.map((spec) => spec.name)).toEqual(["mcp__fixture__echo"]);
+    });
   });
 
   it("passes the config env over the daemon's environment", async () => {
