@@ -1,25 +1,44 @@
 import { statSync } from "node:fs";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { agentd } from "../support/agentd-cli.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
-import { useTestKit } from "../support/test-kit.js";
+import { listRuns } from "./api-shapes.js";
+import { type TestKit, useTestKit } from "../support/test-kit.js";
 import { type TempProject } from "../support/temp-project.js";
 
 /** Nothing listens there: runs started here fail, which these tests do not look at. */
 const NO_LLM = "http://127.0.0.1:9/v1";
 
 const kit = useTestKit();
+const fileKit = useTestKit("file");
 
 async function start(
   config: Record<string, unknown> = {},
+  by: TestKit = kit,
 ): Promise<{ daemon: DaemonProcess; workspace: TempProject }> {
-  const workspace = kit.project({ llmUrl: NO_LLM, config });
+  const workspace = by.project({ llmUrl: NO_LLM, config });
   workspace.writeAgent("writer", { task: "write something" });
-  const daemon = await kit.daemon(workspace.configFile);
+  const daemon = await by.daemon(workspace.configFile);
   return { daemon, workspace };
 }
+
+/**
+ * One daemon for the tests that only send it requests: the default token and server settings, plus
+ * two listed host names and one listed origin. Tests that restart a daemon or change its auth start
+ * their own.
+ */
+let shared: { daemon: DaemonProcess; workspace: TempProject };
+beforeAll(async () => {
+  const server = {
+    host: "127.0.0.1",
+    port: 0,
+    allowed_hosts: ["agentd.internal", "*.lan.example"],
+    allowed_origins: ["https://tools.example.com"],
+  };
+  shared = await start({ server }, fileKit);
+}, 60_000);
 
 /** The `host:port` the daemon listens on, as a browser on this machine sends it. */
 function hostOf(daemon: DaemonProcess): string {
@@ -28,7 +47,7 @@ function hostOf(daemon: DaemonProcess): string {
 
 describe("the default API token", { timeout: 90_000 }, () => {
   it("is generated into data_dir/api.token (0600), printed once as a login URL, and required", async () => {
-    const { daemon, workspace } = await start();
+    const { daemon, workspace } = shared;
     const file = path.join(workspace.dataDirectory, "api.token");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(daemon.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
@@ -97,7 +116,7 @@ describe("the default API token", { timeout: 90_000 }, () => {
 
 describe("browser login", { timeout: 90_000 }, () => {
   it("sets an HttpOnly, SameSite=Strict session cookie that is not the token, and logs out", async () => {
-    const { daemon } = await start();
+    const { daemon } = shared;
     const host = hostOf(daemon);
     const wrong = await rawRequest(daemon.url, { path: "/auth/login?token=nope", headers: { host } });
     expect(wrong.status).toBe(401);
@@ -160,7 +179,9 @@ describe("browser login", { timeout: 90_000 }, () => {
 
 describe("requests a web page can send", { timeout: 90_000 }, () => {
   it("refuses a cross-site no-cors POST with no body, though the agent has a default task", async () => {
-    const { daemon } = await start();
+    const { daemon } = shared;
+    const runIds = async () => (await listRuns(daemon)).map((run) => run.id);
+    const runsBefore = await runIds();
     const host = hostOf(daemon);
     // What fetch(url, { method: "POST", mode: "no-cors" }) from another site sends.
     const noCors = await rawRequest(daemon.url, {
@@ -190,11 +211,12 @@ describe("requests a web page can send", { timeout: 90_000 }, () => {
       });
       expect(reply.status, JSON.stringify(headers)).toBe(403);
     }
-    expect((await daemon.request("GET", "/runs")).body).toEqual({ runs: [] });
+    // None of them started a run.
+    expect(await runIds()).toEqual(runsBefore);
   });
 
   it("requires content-type: application/json on every POST, body or not", async () => {
-    const { daemon } = await start();
+    const { daemon } = shared;
     const host = hostOf(daemon);
     const cases: Array<Record<string, string>> = [
       {},
@@ -219,9 +241,7 @@ describe("requests a web page can send", { timeout: 90_000 }, () => {
   });
 
   it("answers only to Host names of this daemon: a rebinding page's name is refused on every route", async () => {
-    const { daemon } = await start({
-      server: { host: "127.0.0.1", port: 0, allowed_hosts: ["agentd.internal", "*.lan.example"] },
-    });
+    const { daemon } = shared;
     const port = new URL(daemon.url).port;
     for (const host of [
       `attacker.example:${port}`,
@@ -251,9 +271,7 @@ describe("requests a web page can send", { timeout: 90_000 }, () => {
   });
 
   it("lets a listed origin send state-changing requests", async () => {
-    const { daemon } = await start({
-      server: { host: "127.0.0.1", port: 0, allowed_origins: ["https://tools.example.com"] },
-    });
+    const { daemon } = shared;
     const reply = await rawRequest(daemon.url, {
       method: "POST",
       path: "/agents/writer/runs",
