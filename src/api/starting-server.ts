@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { answerClientError } from "./client-error-reply.js";
 import { createHostPolicy } from "./host-policy.js";
 import { listenError } from "./listen-error.js";
 
@@ -29,7 +30,8 @@ export interface StartingServer {
  * Listens before the daemon reads its agents, so `GET /health` answers at once while a large
  * folder is read: `{ status: "starting", version, uptime_seconds }`, 200, for a `Host` the API
  * would answer too. Every other request is held, unanswered, until the API takes over (`serve`),
- * and is then answered as usual: nothing is refused or half-served while the start goes on.
+ * and is then answered as usual: nothing is refused or half-served while the start goes on. A
+ * request Node's parser refuses is answered with the usual `{ error: { code, message } }` body.
  */
 export async function listenWhileStarting(options: StartingServerOptions): Promise<StartingServer> {
   const hostAllowed = createHostPolicy({ bindHost: options.host, allowedHosts: options.allowedHosts });
@@ -45,6 +47,9 @@ export async function listenWhileStarting(options: StartingServerOptions): Promi
     }
     held.push([request, response]);
   });
+  // What Node's parser refuses (headers too large, not HTTP) gets the API's usual error body, as
+  // it will once the API (fastify's clientErrorHandler) takes over.
+  server.on("clientError", answerClientError);
   try {
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
@@ -63,6 +68,7 @@ export async function listenWhileStarting(options: StartingServerOptions): Promi
     server,
     url: `http://${host}:${port}`,
     serve(next) {
+      server.off("clientError", answerClientError);
       handler = next;
       for (const [request, response] of held.splice(0)) next(request, response);
     },

@@ -1,7 +1,9 @@
 import { once } from "node:events";
 import { request as httpRequest } from "node:http";
+import { connect } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { listenWhileStarting, type StartingServer } from "../../src/api/starting-server.js";
+import { rawRequest } from "../support/raw-http.js";
 import { type ApiFixture, startApiFixture } from "./api-fixture.js";
 
 /** A GET with a Host header of our choosing (fetch sets its own). */
@@ -104,6 +106,24 @@ describe("the socket a starting daemon listens on", () => {
     const answer = await waiting;
     expect(answer.status).toBe(503);
     expect(await answer.json()).toMatchObject({ error: { code: "SHUTTING_DOWN" } });
+  });
+
+  it("answers what Node's parser refuses with the usual error body, before the API exists", async () => {
+    starting = await listen();
+    const tooLarge = await rawRequest(starting.url, {
+      path: "/agents",
+      headers: { "x-large": "a".repeat(64 * 1024) },
+    });
+    expect(tooLarge).toMatchObject({ status: 431, body: { error: { code: "HEADERS_TOO_LARGE" } } });
+    const socket = connect(Number(new URL(starting.url).port), "127.0.0.1");
+    socket.end("NOT HTTP AT ALL\r\n\r\n");
+    let answer = "";
+    socket.setEncoding("utf8").on("data", (chunk: string) => (answer += chunk));
+    await once(socket, "close");
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4))).toMatchObject({
+      error: { code: "BAD_REQUEST", message: expect.any(String) },
+    });
   });
 
   it("says which address is taken", async () => {

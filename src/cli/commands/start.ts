@@ -5,7 +5,7 @@ import type { Daemon, StartDaemonOptions } from "../../app/daemon.js";
 import { listenWhileStarting } from "../../api/starting-server.js";
 import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
 import { packageVersion } from "../../app/package-version.js";
-import { shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { holdSignalsWhileStarting, shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
@@ -81,6 +81,8 @@ export function registerStartCommand(program: Command): void {
     .command("start")
     .description("run the daemon: schedules, runs, and the HTTP API, until SIGTERM or SIGINT")
     .action(async (_options: unknown, command: Command) => {
+      // A stop asked for while starting is kept for when the daemon is up (lock released, exit 0).
+      const signalsWhileStarting = holdSignalsWhileStarting();
       const globals = command.optsWithGlobals<GlobalOptions>();
       const loaded = loadConfig({ file: globals.config });
       for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
@@ -96,12 +98,20 @@ export function registerStartCommand(program: Command): void {
           starting,
         });
       } catch (error) {
+        signalsWhileStarting.dispose();
         // startDaemon closed what it had started: the process ends by itself.
         reportFatal(error, Boolean(globals.json));
         process.exitCode = EXIT_FAILURE;
         return;
       }
-      const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger);
+      signalsWhileStarting.dispose();
+      const stopRequested = signalsWhileStarting.received;
+      const stopped = shutdownOnSignals(() => daemon.shutdown(), daemon.logger, stopRequested);
+      if (stopRequested) {
+        await stopped;
+        reportWhatKeepsRunning(daemon);
+        return;
+      }
       const summary = summarizeStartup(daemon);
       const login = daemon.token === undefined ? undefined : loginUrl(daemon.url, daemon.token);
       if (!globals.json) process.stderr.write(formatStartupSummary(summary, login));
