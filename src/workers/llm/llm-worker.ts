@@ -119,7 +119,12 @@ export class LlmWorker implements Worker {
       detector.restore(from.recent_calls);
       messages = answerInterruptedCalls(from.messages, events);
     }
-    void save(messages);
+    // Round 0. A new run's holds only the prompt and task (what its record has too): not waited
+    // for, so the first model call does not wait for a disk write. A resumed run's holds the
+    // interrupted calls it just answered, and reported: on disk first, so a second crash never
+    // answers them twice.
+    if (from) await save(messages);
+    else void save(messages);
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();
