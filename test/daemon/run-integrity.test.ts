@@ -116,6 +116,39 @@ describe("timeouts count working time", () => {
     }, "the run to end");
     expect(run).toMatchObject({ status: "completed", result: "done after the pause" });
   });
+
+  it("does not count the wait for an approval, nor put it in the tool's duration", async () => {
+    const llm = await kit.scriptedLlm();
+    llm.enqueue(toolCallReply({ name: "write_file", arguments: { path: "note.md", content: "approved" } }));
+    llm.enqueue(textReply("written once approved"));
+    const workspace = kit.project({ llmUrl: llm.url });
+    workspace.writeAgent("careful", {
+      tools: ["write_file"],
+      permissions: { ask: ["write_file"] },
+      limits: { timeout: "2s" },
+    });
+    const daemon = await kit.daemon(workspace.configFile);
+    const id = await startRun(daemon, "careful", "write the note");
+    const approval = await waitFor(async () => {
+      const reply = await daemon.request("GET", "/approvals");
+      return (reply.body as { approvals: Array<{ id: string; run: string }> }).approvals.find(
+        (pending) => pending.run === id,
+      );
+    }, "the write to wait for approval");
+    // The point of the test is time passing while waiting: 1.5 times the run's timeout.
+    await sleep(3_000);
+    expect((await getRun(daemon, id)).status).toBe("waiting");
+    expect((await daemon.request("POST", `/approvals/${approval.id}`, { decision: "approve" })).status).toBe(
+      200,
+    );
+    const run = await waitFor(async () => {
+      const record = await getRun(daemon, id);
+      return record.status === "completed" || record.status === "failed" ? record : undefined;
+    }, "the run to end");
+    expect(run).toMatchObject({ status: "completed", result: "written once approved" });
+    const observation = (await runEvents(daemon, id)).find((event) => event.type === "observation");
+    expect(observation?.type === "observation" && observation.data.duration_ms).toBeLessThan(3_000);
+  });
 });
 
 describe("the circuit breaker per endpoint and model", () => {

@@ -92,6 +92,16 @@ describe("building an agent definition", () => {
     expect(snapshot.agents[0]?.errors[0]?.toJSON()).toMatchObject({ field: "tools[1]", line: 3 });
   });
 
+  it("suggests the configured MCP server meant by a misspelt one", async () => {
+    project = createTempProject({ config: { mcp_servers: { github: { command: "github-mcp" } } } });
+    project.writeAgent("mcp.md", agentText("mcp", "tools: [mcp:githb/create_issue]\n"));
+    const snapshot = await loadDefinitions(project.config);
+    expect(snapshot.agents[0]?.errors[0]?.toJSON()).toMatchObject({
+      message: expect.stringContaining('MCP server "githb" is not configured'),
+      hint: expect.stringContaining('did you mean "github"'),
+    });
+  });
+
   it("rejects a tool that is neither built in nor MCP, suggesting the name meant", async () => {
     project = createTempProject();
     project.writeAgent("typo.md", agentText("typo", "tools: [shell, read_fiel]\n"));
