@@ -4,13 +4,13 @@ import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { AGENTD_MAIN, environmentWithoutAgentd } from "../support/agentd-cli.js";
 import { closedPort } from "../support/closed-port.js";
 import { killGroup } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
 import { useTestKit } from "../support/test-kit.js";
 
 const kit = useTestKit();
-const MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
 /**
  * A daemon caught in the middle of its start: its parsed-agents cache (`cache/agents.json`) is a
@@ -25,8 +25,9 @@ async function daemonHeldWhileStarting() {
   mkdirSync(cacheFolder, { recursive: true });
   const pipe = path.join(cacheFolder, "agents.json");
   execFileSync("mkfifo", [pipe]);
-  const child = spawn(process.execPath, [MAIN, "start", "--config", workspace.configFile], {
+  const child = spawn(process.execPath, [AGENTD_MAIN, "start", "--config", workspace.configFile], {
     cwd: workspace.root,
+    env: environmentWithoutAgentd(),
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
