@@ -41,6 +41,17 @@ await build({
   logLevel: "warning",
   plugins: [
     {
+      // `z.locales` holds zod's messages in some sixty languages: agentd uses only English, which
+      // zod imports on its own. The rest was a third of zod's code to compile on every start.
+      name: "zod-english-only",
+      setup(build) {
+        build.onLoad({ filter: /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/ }, () => ({
+          contents: 'export { default as en } from "./en.js";',
+          resolveDir: path.join(root, "node_modules", "zod", "v4", "locales"),
+        }));
+      },
+    },
+    {
       name: "bundle-only-listed-packages",
       setup(build) {
         build.onResolve({ filter: /^[^./]/ }, ({ path: specifier }) => {
