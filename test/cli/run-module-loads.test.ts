@@ -1,16 +1,17 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
 
 /** The built CLI (`npm run build` first, as `npm test` does). */
 const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
+/** `agentd run` bundled alone: agentd's modules and the packages it bundles are inside. */
+const RUN_BUNDLE = path.resolve(import.meta.dirname, "../../dist/cli/run-command.cjs");
 
-/** Modules an `agentd run` of an LLM agent with no schedule, no shell call and no MCP server never needs. */
+/** Packages an `agentd run` of an LLM agent with no schedule, no shell call and no MCP server never needs. */
 const NOT_NEEDED = [
   /node_modules\/fastify\//,
   /node_modules\/@fastify\//,
@@ -21,27 +22,21 @@ const NOT_NEEDED = [
   /node_modules\/prom-client\//,
   /node_modules\/execa\//,
   /node_modules\/js-yaml\//,
-  /\/src\/dashboard\//,
-  /\/src\/api\/api-server\.ts$/,
-  /\/src\/workers\/cli\/cli-worker\.ts$/,
+];
+
+/** agentd's modules `agentd run` has no use for at all: the daemon's server, dashboard and watcher. */
+const NOT_BUNDLED = [
+  "src/api/api-server.ts",
+  "src/api/routes/",
+  "src/dashboard/",
+  "src/app/daemon.ts",
+  "src/definitions/definition-watcher.ts",
 ];
 
 /**
- * The modules a loaded file holds: a chunk of the CLI's bundle holds the src/ files and bundled
- * packages its source map lists (all of them compiled and run when it loads); any other file is
- * itself.
- */
-function modulesIn(url: string): string[] {
-  if (!url.startsWith("file:")) return [url];
-  const file = fileURLToPath(url);
-  if (!existsSync(`${file}.map`)) return [file];
-  const map = JSON.parse(readFileSync(`${file}.map`, "utf8")) as { sources: string[] };
-  return map.sources.map((source) => path.resolve(path.dirname(file), source));
-}
-
-/**
- * A module hook that appends the URL of every module loaded to a file: imported ES modules and
- * the CommonJS entry points they import (what those require in turn stays inside their package).
+ * Hooks that append every module loaded from a file to `traceFile`: ES modules imported (the hook
+ * of module.register) and CommonJS modules required (Module._load: what the bundle requires from
+ * node_modules, and what those require in turn).
  */
 function writeModuleTracer(directory: string, traceFile: string): string {
   const hooks = path.join(directory, "trace-hooks.mjs");
@@ -57,7 +52,15 @@ export async function load(url, context, next) {
   const register = path.join(directory, "trace-register.mjs");
   writeFileSync(
     register,
-    `import { register } from "node:module";\nregister(${JSON.stringify(`file://${hooks}`)});\n`,
+    `import { appendFileSync } from "node:fs";
+import Module, { register } from "node:module";
+register(${JSON.stringify(`file://${hooks}`)});
+const load = Module._load;
+Module._load = function (request, parent, isMain) {
+  try { appendFileSync(${JSON.stringify(traceFile)}, Module._resolveFilename(request, parent, isMain) + "\\n"); } catch {}
+  return load.apply(this, arguments);
+};
+`,
   );
   return register;
 }
@@ -96,12 +99,19 @@ describe("agentd run's start-up", () => {
       const [code] = (await once(child, "exit")) as [number];
       expect(code, output).toBe(0);
       expect(output).toContain("hi");
-      const loaded = readFileSync(traceFile, "utf8").trim().split("\n").flatMap(modulesIn);
-      // The trace works: the run's own modules and the openai SDK are in it.
-      expect(loaded.some((module) => module.endsWith("/src/cli/commands/run.ts"))).toBe(true);
-      expect(loaded.some((module) => module.includes("/node_modules/openai/"))).toBe(true);
+      const loaded = readFileSync(traceFile, "utf8").trim().split("\n");
+      // The trace works: pino is required from the bundle.
+      expect(loaded.some((module) => module.includes("/node_modules/pino/"))).toBe(true);
       const needless = loaded.filter((module) => NOT_NEEDED.some((pattern) => pattern.test(module)));
       expect(needless).toEqual([]);
+
+      // esbuild heads every module it bundles with a `// <path>` line.
+      const bundled = readFileSync(RUN_BUNDLE, "utf8")
+        .split("\n")
+        .filter((line) => /^\/\/ (src|node_modules)\//.test(line))
+        .map((line) => line.slice(3));
+      expect(bundled).toContain("src/cli/commands/run.ts");
+      expect(bundled.filter((module) => NOT_BUNDLED.some((prefix) => module.startsWith(prefix)))).toEqual([]);
     },
   );
 });

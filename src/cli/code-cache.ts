@@ -1,0 +1,62 @@
+import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import Module, { createRequire } from "node:module";
+import path from "node:path";
+import vm from "node:vm";
+
+type ModuleWrapper = (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: { exports: unknown },
+  filename: string,
+  dirname: string,
+) => void;
+
+/**
+ * Runs a CommonJS bundle as `require` would, with V8's code cache: Node 20 compiles every module
+ * from its source on every start (`module.enableCompileCache` came with Node 22), and compiling was
+ * a large part of `agentd run`'s way to its first model request. The compiled code is kept in
+ * `<file>.cache`, written as the process exits when there was none or V8 refused it (a new build,
+ * another Node, other V8 flags); where agentd may not write (an installation of another user),
+ * there is simply no cache. V8 checks the cache against the source it is given. The bundle must
+ * not call import() (Node 20 lets a script compiled this way do so only behind an experimental
+ * flag or with a warning): it is built with its dynamic imports turned into require().
+ * Returns the bundle's exports, or undefined when there is no bundle (only tsc's output is built).
+ */
+export function loadWithCodeCache(file: string): unknown {
+  let source: string;
+  try {
+    source = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  const cacheFile = `${file}.cache`;
+  let cachedData: Buffer | undefined;
+  try {
+    cachedData = readFileSync(cacheFile);
+  } catch {
+    cachedData = undefined;
+  }
+  const script = new vm.Script(Module.wrap(source), {
+    filename: file,
+    ...(cachedData ? { cachedData } : {}),
+  });
+  // Written at exit, so the functions the command ran are in it too, not only the top level.
+  if (cachedData === undefined || script.cachedDataRejected === true) {
+    process.once("exit", () => writeCodeCache(cacheFile, script));
+  }
+  const module = { exports: {} as unknown };
+  const wrapper = script.runInThisContext() as ModuleWrapper;
+  wrapper.call(module.exports, module.exports, createRequire(file), module, file, path.dirname(file));
+  return module.exports;
+}
+
+function writeCodeCache(cacheFile: string, script: vm.Script): void {
+  const temporary = `${cacheFile}.${process.pid}.tmp`;
+  try {
+    writeFileSync(temporary, script.createCachedData());
+    renameSync(temporary, cacheFile);
+  } catch {
+    // A folder this process may not write to: the next start compiles again, as without a cache.
+    rmSync(temporary, { force: true });
+  }
+}
