@@ -10,6 +10,11 @@ const AgentScheduleStateSchema = z.object({
   last_fire: z.string().optional(),
   /** Fires up to this time are accounted for: first sight of the schedule, or a start-up's check. */
   checked_at: z.string(),
+  /**
+   * The fire the scheduler waits for: the first of `pattern` after `after`. A restart before it,
+   * with the same pattern, knows that no fire was missed and which comes next without cron arithmetic.
+   */
+  next: z.object({ fire: z.string(), after: z.string(), pattern: z.string() }).optional(),
 });
 export type AgentScheduleState = z.infer<typeof AgentScheduleStateSchema>;
 

@@ -31,6 +31,23 @@ export interface SchedulerOptions {
   queueLimit?: number;
 }
 
+let localTime: string | undefined;
+
+/**
+ * A schedule's pattern as kept in its state: for a schedule without `timezone`, with what local
+ * time meant when it was kept (TZ and this year's winter and summer offsets), so a restart under
+ * another zone works its fires out again. Not Intl's zone name: its first use costs ~60 ms.
+ */
+function storedPattern(schedule: Schedule): string {
+  if (schedule.timezone) return `${schedule.cron} | ${schedule.timezone}`;
+  if (localTime === undefined) {
+    const year = new Date().getFullYear();
+    const offsets = [0, 6].map((month) => new Date(year, month, 1).getTimezoneOffset());
+    localTime = `local ${process.env.TZ ?? ""} ${offsets.join(" ")}`;
+  }
+  return `${schedule.cron} | ${localTime}`;
+}
+
 /** The task a scheduled run gets when neither the schedule nor the agent names one. */
 export const DEFAULT_SCHEDULED_TASK = "Scheduled run";
 const DEFAULT_QUEUE_LIMIT = 10;
@@ -90,9 +107,11 @@ export class Scheduler {
       const current = this.#scheduled.get(agentId);
       this.#scheduled.set(agentId, { definition, schedule, key });
       if (current?.key === key) continue;
-      if (firstApply) this.#settleMissedFires(definition, schedule, now);
+      const known = firstApply ? this.#knownNextFire(agentId, schedule, now) : undefined;
+      if (known !== undefined) this.#markChecked(agentId, now);
+      else if (firstApply) this.#settleMissedFires(definition, schedule, now);
       else if (!current) this.#markChecked(agentId, now);
-      this.#timer.set(agentId, nextFireAfter(schedule, now));
+      this.#waitFor(agentId, schedule, known ?? nextFireAfter(schedule, now), now);
       // One line per agent at start would be 1,000 lines for 1,000 agents: changes only.
       logger[firstApply ? "debug" : "info"](
         { agent: agentId, cron: schedule.cron, next: this.nextFire(agentId)?.toISOString() },
@@ -138,12 +157,13 @@ export class Scheduler {
         following !== undefined && following <= now
           ? missedFires(schedule, new Date(at), new Date(now))
           : undefined;
-      this.#timer.set(agentId, late ? nextFireAfter(schedule, now) : following);
       const previous = this.#options.state.get(agentId);
       this.#options.state.set(agentId, {
         checked_at: previous?.checked_at ?? scheduledFor,
         last_fire: late ? late.latest.toISOString() : scheduledFor,
       });
+      if (late) this.#waitFor(agentId, schedule, nextFireAfter(schedule, now), now);
+      else this.#waitFor(agentId, schedule, following, at);
       if (late) this.#publishMissed(agentId, late.latest.toISOString(), schedule.on_missed, late.count);
     }
     this.#options.state.flush();
@@ -209,6 +229,44 @@ export class Scheduler {
     const claimed = this.#options.state.claimFire(agentId, scheduledFor);
     if (claimed === true) runOnce();
     else if (claimed !== false) void claimed.then((won) => (won ? runOnce() : undefined));
+  }
+
+  /**
+   * Arms the agent's next fire, `fire` being the first of its pattern after `after`, and keeps both
+   * in its state for the next start.
+   */
+  #waitFor(agentId: string, schedule: Schedule, fire: number | undefined, after: number): void {
+    this.#timer.set(agentId, fire);
+    const { next: _previous, ...state } = this.#options.state.get(agentId) ?? {
+      checked_at: new Date(after).toISOString(),
+    };
+    const next =
+      fire === undefined
+        ? {}
+        : {
+            next: {
+              fire: new Date(fire).toISOString(),
+              after: new Date(after).toISOString(),
+              pattern: storedPattern(schedule),
+            },
+          };
+    this.#options.state.set(agentId, { ...state, ...next });
+  }
+
+  /**
+   * The next fire a previous start recorded, when it still holds: same pattern (and local time
+   * zone), still ahead, and counted from a time whose fires are accounted for — then no fire was
+   * missed since (it would have been the recorded one). 1,000 agents restart without building a
+   * cron pattern. Undefined otherwise: the fires are worked out from the pattern.
+   */
+  #knownNextFire(agentId: string, schedule: Schedule, now: number): number | undefined {
+    const next = this.#options.state.get(agentId)?.next;
+    if (!next || next.pattern !== storedPattern(schedule)) return undefined;
+    const fire = Date.parse(next.fire);
+    const after = Date.parse(next.after);
+    const accounted = this.#accountedUntil(agentId)?.getTime();
+    if (!(fire > now) || accounted === undefined || !(after <= accounted)) return undefined;
+    return fire;
   }
 
   /** Fires up to this time are accounted for: by the state file, or by a run a fire started. */

@@ -262,6 +262,63 @@ describe("Scheduler", () => {
     expect(scheduler.nextFire("reloaded")).toBeUndefined();
     expect(JSON.parse(readFileSync(stateFile, "utf8")).agents.reloaded).toBeUndefined();
   });
+
+  it("restarts on the next fire its state recorded, and works the fires out again when that cannot hold", () => {
+    const hourly = makeDefinition({
+      id: "hourly",
+      frontmatter: { schedule: { cron: "0 * * * *" }, task: "x" },
+    });
+    const first = setup([hourly]);
+    first.scheduler.apply([hourly]);
+    first.scheduler.stop();
+    const recorded = JSON.parse(readFileSync(first.stateFile, "utf8")).agents.hourly.next;
+    expect(recorded).toMatchObject({
+      fire: "2026-03-02T09:00:00.000Z",
+      after: new Date(START).toISOString(),
+    });
+    // Taken as recorded while nothing changed (a recorded 09:00 the restart did not compute is served).
+    const trusted = { ...recorded, fire: "2026-03-02T09:00:05.000Z" };
+    writeFileSync(
+      first.stateFile,
+      JSON.stringify({ agents: { hourly: { checked_at: new Date(START).toISOString(), next: trusted } } }),
+    );
+    const restart = setup([hourly], {
+      dataDirectory: first.dataDirectory,
+      clock: new ManualClock(START + 1_000),
+    });
+    restart.scheduler.apply([hourly]);
+    expect(restart.scheduler.nextFire("hourly")?.toISOString()).toBe("2026-03-02T09:00:05.000Z");
+    restart.scheduler.stop();
+    // Another cron since: the recorded fire belongs to the old pattern and is not used.
+    const halfPast = makeDefinition({
+      id: "hourly",
+      frontmatter: { schedule: { cron: "30 * * * *" }, task: "x" },
+    });
+    const changed = setup([halfPast], {
+      dataDirectory: first.dataDirectory,
+      clock: new ManualClock(START + 2_000),
+    });
+    changed.scheduler.apply([halfPast]);
+    expect(changed.scheduler.nextFire("hourly")?.toISOString()).toBe("2026-03-02T09:30:00.000Z");
+  });
+
+  it("reports the fires missed after the recorded next fire passed while the daemon was down", async () => {
+    const definition = makeDefinition({
+      id: "hourly",
+      frontmatter: { schedule: { cron: "0 * * * *", on_missed: "skip" }, task: "x" },
+    });
+    const first = setup([definition]);
+    first.scheduler.apply([definition]);
+    first.scheduler.stop();
+    const restart = setup([definition], {
+      dataDirectory: first.dataDirectory,
+      clock: new ManualClock(START + 3 * HOUR),
+    });
+    restart.scheduler.apply([definition]);
+    const missed = await restart.log.waitFor((event) => event.type === "missed");
+    expect(missed.data).toMatchObject({ count: 3, scheduled_for: "2026-03-02T11:00:00.000Z" });
+    expect(restart.scheduler.nextFire("hourly")?.toISOString()).toBe("2026-03-02T12:00:00.000Z");
+  });
 });
 
 function downSince(agentId: string, lastFire: Date): string {
