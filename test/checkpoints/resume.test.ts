@@ -31,8 +31,7 @@ function beforeTheCrash(request: RecordedRequest): ScriptedReplyValue {
 
 const kit = useTestKit();
 beforeEach(async () => {
-  llm = await kit.scriptedLlm();
-  workspace = kit.project({ llmUrl: llm.url });
+  ({ llm, project: workspace } = await kit.scriptedProject());
   mkdirSync(path.join(workspace.root, "work"));
 });
 

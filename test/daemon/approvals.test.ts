@@ -1,35 +1,28 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/api/api-services.js";
 import { agentd as agentdCli } from "../support/agentd-cli.js";
-import { type DaemonProcess } from "../support/daemon-process.js";
-import { type ScriptedLlmServer, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "./api-shapes.js";
-import { type TempProject } from "../support/temp-project.js";
-import { useTestKit } from "../support/test-kit.js";
+import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { waitFor } from "../support/wait-for.js";
 
-let llm: ScriptedLlmServer;
-let workspace: TempProject;
-let daemon: DaemonProcess;
 /** Each test has its own agent, so its events and runs are its own; the daemon is shared. */
 const AGENTS = ["approved", "denied", "by-cli", "stopped"];
 
-const kit = useTestKit("file");
-beforeAll(async () => {
-  llm = await kit.scriptedLlm();
-  workspace = kit.project({ llmUrl: llm.url });
-  mkdirSync(path.join(workspace.root, "work"));
-  for (const agent of AGENTS) {
-    workspace.writeAgent(agent, {
-      workdir: `work/${agent}`,
-      tools: ["write_file"],
-      permissions: { ask: ["write_file"] },
-    });
-  }
-  daemon = await kit.daemon(workspace.configFile);
-}, 60_000);
+const scripted = useScriptedDaemon({
+  agents: (project) => {
+    mkdirSync(path.join(project.root, "work"));
+    for (const agent of AGENTS) {
+      project.writeAgent(agent, {
+        workdir: `work/${agent}`,
+        tools: ["write_file"],
+        permissions: { ask: ["write_file"] },
+      });
+    }
+  },
+});
 
 /**
  * Starts a run of `agent` whose model calls write_file once (an `ask` call), then, unless the run
@@ -39,17 +32,17 @@ async function startReportRun(
   agent: string,
   options: { stoppedWhileWaiting?: boolean } = {},
 ): Promise<string> {
-  llm.enqueue(
+  scripted.llm.enqueue(
     toolCallReply({ name: "write_file", arguments: { path: "report.md", content: "weekly report" } }),
   );
-  if (!options.stoppedWhileWaiting) llm.enqueue(textReply("report handled"));
-  return startRun(daemon, agent, "write the report");
+  if (!options.stoppedWhileWaiting) scripted.llm.enqueue(textReply("report handled"));
+  return startRun(scripted.daemon, agent, "write the report");
 }
 
-const reportOf = (agent: string) => path.join(workspace.root, "work", agent, "report.md");
+const reportOf = (agent: string) => path.join(scripted.project.root, "work", agent, "report.md");
 
 async function pendingApprovals(): Promise<PendingApproval[]> {
-  const reply = await daemon.request("GET", "/approvals");
+  const reply = await scripted.daemon.request("GET", "/approvals");
   return (reply.body as { approvals: PendingApproval[] }).approvals;
 }
 
@@ -62,7 +55,9 @@ async function waitForApproval(run: string): Promise<PendingApproval> {
 
 /** `agentd <args>` against this daemon, as a user types it. */
 function agentd(...args: string[]) {
-  return agentdCli(args, { environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" } });
+  return agentdCli(args, {
+    environment: { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" },
+  });
 }
 
 describe("approvals in the daemon", () => {
@@ -77,21 +72,21 @@ describe("approvals in the daemon", () => {
     });
     expect(approval.id).toMatch(/^a_/);
     expect(Date.parse(approval.expires_at ?? "")).toBeGreaterThan(Date.now());
-    expect((await getRun(daemon, run)).status).toBe("waiting");
+    expect((await getRun(scripted.daemon, run)).status).toBe("waiting");
     expect(existsSync(reportOf("approved"))).toBe(false);
 
-    const reply = await daemon.request("POST", `/approvals/${approval.id}`, { decision: "approve" });
+    const reply = await scripted.daemon.request("POST", `/approvals/${approval.id}`, { decision: "approve" });
     expect(reply.status).toBe(200);
-    const record = await waitForRunEnd(daemon, run);
+    const record = await waitForRunEnd(scripted.daemon, run);
     expect(record).toMatchObject({ status: "completed", result: "report handled" });
     expect(readFileSync(reportOf("approved"), "utf8")).toBe("weekly report");
     expect(await pendingApprovals()).toEqual([]);
-    const states = (await agentEvents(daemon, "approved")).flatMap((event) =>
+    const states = (await agentEvents(scripted.daemon, "approved")).flatMap((event) =>
       event.type === "approval" ? [event.data.state] : event.type === "status" ? [event.data.status] : [],
     );
     expect(states).toEqual(["queued", "running", "waiting", "requested", "approved", "running", "completed"]);
 
-    const again = await daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" });
+    const again = await scripted.daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" });
     expect(again.status).toBe(404);
     expect(JSON.stringify(again.body)).toContain("APPROVAL_NOT_FOUND");
   });
@@ -99,12 +94,12 @@ describe("approvals in the daemon", () => {
   it("does not run a denied call; the model is told and the run goes on", async () => {
     const run = await startReportRun("denied");
     const approval = await waitForApproval(run);
-    expect((await daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" })).status).toBe(
-      200,
-    );
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+    expect(
+      (await scripted.daemon.request("POST", `/approvals/${approval.id}`, { decision: "deny" })).status,
+    ).toBe(200);
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({ status: "completed" });
     expect(existsSync(reportOf("denied"))).toBe(false);
-    const observation = (await runEvents(daemon, run)).find((event) => event.type === "observation");
+    const observation = (await runEvents(scripted.daemon, run)).find((event) => event.type === "observation");
     expect(observation?.data).toMatchObject({
       tool: "write_file",
       ok: false,
@@ -123,7 +118,7 @@ describe("approvals in the daemon", () => {
     const approved = await agentd("approve", approval.id);
     expect(approved.exitCode).toBe(0);
     expect(approved.stdout).toContain(`approved ${approval.id}`);
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({ status: "completed" });
     expect(readFileSync(reportOf("by-cli"), "utf8")).toBe("weekly report");
 
     const unknown = await agentd("deny", approval.id);
@@ -134,8 +129,8 @@ describe("approvals in the daemon", () => {
   it("ends the wait when the run is stopped, leaving nothing pending", async () => {
     const run = await startReportRun("stopped", { stoppedWhileWaiting: true });
     await waitForApproval(run);
-    expect((await daemon.request("POST", `/runs/${run}/stop`)).status).toBeLessThan(300);
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "stopped" });
+    expect((await scripted.daemon.request("POST", `/runs/${run}/stop`)).status).toBeLessThan(300);
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({ status: "stopped" });
     expect(await pendingApprovals()).toEqual([]);
     expect(existsSync(reportOf("stopped"))).toBe(false);
   });

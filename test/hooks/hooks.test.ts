@@ -1,25 +1,18 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
-  type ScriptedLlmServer,
   type ScriptedReplyValue,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { runEvents, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
-import { type TempProject } from "../support/temp-project.js";
-import { useTestKit } from "../support/test-kit.js";
+import { useScriptedDaemon } from "../support/scripted-daemon.js";
 
 const SECRET = "hook-Secret-71c2e9d4";
-
-let llm: ScriptedLlmServer;
-let workspace: TempProject;
-let daemon: DaemonProcess;
 
 /** Each run's task names its script: the model's answer for round 1, 2, … (counted from the request). */
 const scripts: Record<string, ScriptedReplyValue[]> = {};
@@ -33,7 +26,7 @@ function scriptedReply(request: RecordedRequest): ScriptedReplyValue {
 
 /** The requests of one run's conversation, in order. */
 function requestsOf(task: string): RecordedRequest[] {
-  return llm.chatRequests.filter((request) =>
+  return scripted.llm.chatRequests.filter((request) =>
     (request.body?.messages ?? []).some((message) => message.role === "user" && message.content === task),
   );
 }
@@ -45,80 +38,80 @@ function toolMessages(request: RecordedRequest | undefined): string[] {
 }
 
 function workdir(agent: string): string {
-  return path.join(workspace.root, `work-${agent}`);
+  return path.join(scripted.project.root, `work-${agent}`);
 }
 
 async function runToEnd(agent: string, task: string): Promise<{ record: RunRecord; events: AgentEvent[] }> {
-  const run = await startRun(daemon, agent, task);
-  const record = await waitForRunEnd(daemon, run, 60_000);
-  return { record, events: await runEvents(daemon, run) };
+  const run = await startRun(scripted.daemon, agent, task);
+  const record = await waitForRunEnd(scripted.daemon, run, 60_000);
+  return { record, events: await runEvents(scripted.daemon, run) };
 }
 
 function hookEvents(events: readonly AgentEvent[]) {
   return events.flatMap((event) => (event.type === "hook" ? [event.data] : []));
 }
 
-const kit = useTestKit("file");
-beforeAll(async () => {
-  llm = await kit.scriptedLlm();
-  llm.setDefaultReply(scriptedReply);
-  workspace = kit.project({
-    llmUrl: llm.url,
-    config: {
-      vault: { backend: "env" },
-      // Runs first, before every agent's own hooks.
-      hooks: { on_run_end: ["true"] },
-    },
-  });
-  const agent = (id: string, frontmatter: Record<string, unknown>) => {
-    mkdirSync(workdir(id));
-    workspace.writeAgent(id, { workdir: `work-${id}`, ...frontmatter });
-  };
-  const writer = { tools: ["write_file", "read_file"], permissions: { allow: ["write_file", "read_file"] } };
-  agent("guarded", {
-    ...writer,
-    hooks: { before_tool: 'cat > before-tool.json; echo "no files today, ask the owner" >&2; exit 2' },
-  });
-  agent("watched", {
-    ...writer,
-    hooks: {
-      after_tool: [
-        "cat > after-tool.json",
-        { command: "touch not-for-write-file.txt", tools: ["shell", "read_*"] },
-      ],
-      on_run_end: ["cat > run-end.json"],
-    },
-  });
-  agent("flaky", {
-    ...writer,
-    hooks: {
-      before_tool: [{ command: "sleep 30", timeout: "1s" }, "echo broken >&2; exit 1"],
-      on_run_end: "exit 1",
-    },
-  });
-  agent("nosy", {
-    ...writer,
-    hooks: {
-      before_tool: `(ls -A "${workspace.dataDirectory}"; cat "${workspace.dataDirectory}/api.token") > seen.txt 2>&1; exit 0`,
-    },
-  });
-  agent("keeper", {
-    ...writer,
-    secrets: ["token"],
-    hooks: {
-      before_tool: `if grep -q '"read_file"'; then cat secret.txt >&2; exit 2; fi`,
-      after_tool: "cat >> after-tool.jsonl",
-    },
-  });
-  agent("reader", {
-    capabilities: "read-only",
-    tools: ["read_file", "write_file", "shell", "list_dir"],
-    permissions: { allow: ["list_dir", "read_file"] },
-    hooks: { before_tool: "touch hook-wrote.txt" },
-  });
-  agent("silent", { capabilities: "no-tools", tools: ["read_file"] });
-  daemon = await kit.daemon(workspace.configFile, { environment: { AGENTD_SECRET_TOKEN: SECRET } });
-}, 60_000);
+const scripted = useScriptedDaemon({
+  reply: scriptedReply,
+  config: {
+    vault: { backend: "env" },
+    // Runs first, before every agent's own hooks.
+    hooks: { on_run_end: ["true"] },
+  },
+  environment: { AGENTD_SECRET_TOKEN: SECRET },
+  agents: (project) => {
+    const agent = (id: string, frontmatter: Record<string, unknown>) => {
+      mkdirSync(path.join(project.root, `work-${id}`));
+      project.writeAgent(id, { workdir: `work-${id}`, ...frontmatter });
+    };
+    const writer = {
+      tools: ["write_file", "read_file"],
+      permissions: { allow: ["write_file", "read_file"] },
+    };
+    agent("guarded", {
+      ...writer,
+      hooks: { before_tool: 'cat > before-tool.json; echo "no files today, ask the owner" >&2; exit 2' },
+    });
+    agent("watched", {
+      ...writer,
+      hooks: {
+        after_tool: [
+          "cat > after-tool.json",
+          { command: "touch not-for-write-file.txt", tools: ["shell", "read_*"] },
+        ],
+        on_run_end: ["cat > run-end.json"],
+      },
+    });
+    agent("flaky", {
+      ...writer,
+      hooks: {
+        before_tool: [{ command: "sleep 30", timeout: "1s" }, "echo broken >&2; exit 1"],
+        on_run_end: "exit 1",
+      },
+    });
+    agent("nosy", {
+      ...writer,
+      hooks: {
+        before_tool: `(ls -A "${project.dataDirectory}"; cat "${project.dataDirectory}/api.token") > seen.txt 2>&1; exit 0`,
+      },
+    });
+    agent("keeper", {
+      ...writer,
+      secrets: ["token"],
+      hooks: {
+        before_tool: `if grep -q '"read_file"'; then cat secret.txt >&2; exit 2; fi`,
+        after_tool: "cat >> after-tool.jsonl",
+      },
+    });
+    agent("reader", {
+      capabilities: "read-only",
+      tools: ["read_file", "write_file", "shell", "list_dir"],
+      permissions: { allow: ["list_dir", "read_file"] },
+      hooks: { before_tool: "touch hook-wrote.txt" },
+    });
+    agent("silent", { capabilities: "no-tools", tools: ["read_file"] });
+  },
+});
 
 describe("hooks", () => {
   it("a before_tool hook that exits 2 denies the call: the tool does not run and the model reads the reason", async () => {
@@ -208,7 +201,7 @@ describe("hooks", () => {
     ]);
     expect(failed[0]?.message).toContain("timed out after 1 s");
     expect(failed[1]?.message).toContain("broken");
-    expect(daemon.stderr()).toContain("hook failed");
+    expect(scripted.daemon.stderr()).toContain("hook failed");
   }, 90_000);
 
   it("a hook runs in the agent's sandbox: data_dir and the API token are out of its sight", async () => {
@@ -219,8 +212,8 @@ describe("hooks", () => {
     const { record } = await runToEnd("nosy", "nosy");
     expect(record.status).toBe("completed");
     const seen = readFileSync(path.join(workdir("nosy"), "seen.txt"), "utf8");
-    expect(daemon.token).toBeDefined();
-    expect(seen).not.toContain(daemon.token as string);
+    expect(scripted.daemon.token).toBeDefined();
+    expect(seen).not.toContain(scripted.daemon.token as string);
     expect(seen).not.toMatch(/api\.token\n|runs\n|events\n/);
     // data_dir is an empty folder inside the sandbox: the token file is not there to read.
     expect(seen).toMatch(/No such file or directory/);
@@ -281,7 +274,7 @@ describe("capability modes", () => {
   }, 90_000);
 
   it("GET /agents/:id shows the capabilities, the narrowed tools and sandbox, and the resolved hooks", async () => {
-    const reader = (await daemon.request("GET", "/agents/reader")).body as {
+    const reader = (await scripted.daemon.request("GET", "/agents/reader")).body as {
       warnings: string[];
       definition: Record<string, unknown>;
     };
@@ -291,7 +284,7 @@ describe("capability modes", () => {
       sandbox_mode: "read-only",
     });
     expect(reader.warnings.join("\n")).toContain("capabilities: read-only removes write_file, shell");
-    const watched = (await daemon.request("GET", "/agents/watched")).body as {
+    const watched = (await scripted.daemon.request("GET", "/agents/watched")).body as {
       definition: Record<string, unknown>;
     };
     expect(watched.definition).toMatchObject({

@@ -1,22 +1,15 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { PendingQuestion } from "../../src/questions/question-broker.js";
 import { agentd } from "../support/agentd-cli.js";
-import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
-  type ScriptedLlmServer,
   type ScriptedReplyValue,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
-import { type TempProject } from "../support/temp-project.js";
-import { useTestKit } from "../support/test-kit.js";
+import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { waitFor } from "../support/wait-for.js";
-
-let llm: ScriptedLlmServer;
-let workspace: TempProject;
-let daemon: DaemonProcess;
 
 /** Each task asks once, then answers with what the tool said. */
 function reply(request: RecordedRequest): ScriptedReplyValue {
@@ -31,20 +24,18 @@ function reply(request: RecordedRequest): ScriptedReplyValue {
   return toolCallReply({ name: "ask_human", arguments: question });
 }
 
-const kit = useTestKit("file");
-beforeAll(async () => {
-  llm = await kit.scriptedLlm();
-  llm.setDefaultReply(reply);
-  workspace = kit.project({ llmUrl: llm.url });
-  workspace.writeAgent("asker", { tools: ["ask_human"] });
-  workspace.writeAgent("by-cli", { tools: ["ask_human"] });
-  workspace.writeAgent("hasty", { tools: ["ask_human"], approvals: { timeout: "1s" } });
-  daemon = await kit.daemon(workspace.configFile);
-}, 60_000);
+const scripted = useScriptedDaemon({
+  reply,
+  agents: (project) => {
+    project.writeAgent("asker", { tools: ["ask_human"] });
+    project.writeAgent("by-cli", { tools: ["ask_human"] });
+    project.writeAgent("hasty", { tools: ["ask_human"], approvals: { timeout: "1s" } });
+  },
+});
 
 async function pendingQuestion(run: string): Promise<PendingQuestion> {
   return waitFor(async () => {
-    const reply = await daemon.request("GET", "/questions");
+    const reply = await scripted.daemon.request("GET", "/questions");
     return (reply.body as { questions: PendingQuestion[] }).questions.find(
       (question) => question.run === run,
     );
@@ -53,7 +44,7 @@ async function pendingQuestion(run: string): Promise<PendingQuestion> {
 
 describe("ask_human", () => {
   it("parks the run in waiting until POST /questions/:id answers; the answer is the observation", async () => {
-    const run = await startRun(daemon, "asker", "pick a colour");
+    const run = await startRun(scripted.daemon, "asker", "pick a colour");
     const question = await pendingQuestion(run);
     expect(question).toMatchObject({
       agent: "asker",
@@ -62,50 +53,52 @@ describe("ask_human", () => {
       choices: ["red", "blue"],
     });
     expect(question.id).toMatch(/^q_/);
-    expect((await getRun(daemon, run)).status).toBe("waiting");
+    expect((await getRun(scripted.daemon, run)).status).toBe("waiting");
 
-    const wrong = await daemon.request("POST", `/questions/${question.id}`, { answer: "green" });
+    const wrong = await scripted.daemon.request("POST", `/questions/${question.id}`, { answer: "green" });
     expect(wrong.status).toBe(400);
     expect(JSON.stringify(wrong.body)).toContain("not one of the choices");
 
-    const answered = await daemon.request("POST", `/questions/${question.id}`, { answer: "Blue" });
+    const answered = await scripted.daemon.request("POST", `/questions/${question.id}`, { answer: "Blue" });
     expect(answered.status).toBe(200);
     expect(answered.body).toMatchObject({ question: question.id, run, answer: "blue" });
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({
       status: "completed",
       result: "the human said: blue",
     });
 
-    const states = (await agentEvents(daemon, "asker")).flatMap((event) =>
+    const states = (await agentEvents(scripted.daemon, "asker")).flatMap((event) =>
       event.type === "question" ? [event.data.state] : event.type === "status" ? [event.data.status] : [],
     );
     expect(states).toEqual(["queued", "running", "waiting", "asked", "answered", "running", "completed"]);
-    const again = await daemon.request("POST", `/questions/${question.id}`, { answer: "red" });
+    const again = await scripted.daemon.request("POST", `/questions/${question.id}`, { answer: "red" });
     expect(again.status).toBe(404);
     expect(JSON.stringify(again.body)).toContain("QUESTION_NOT_FOUND");
   });
 
   it("lists questions with agentd questions and answers them with agentd answer", async () => {
-    const run = await startRun(daemon, "by-cli", "ship it");
+    const run = await startRun(scripted.daemon, "by-cli", "ship it");
     const question = await pendingQuestion(run);
     const cli = (...args: string[]) =>
-      agentd(args, { environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" } });
+      agentd(args, {
+        environment: { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" },
+      });
     const listed = await cli("questions");
     expect(listed.exitCode).toBe(0);
     expect(listed.stdout).toContain(`${question.id}  by-cli  ${run}  About "ship it": go ahead?`);
     const answered = await cli("answer", question.id, "yes, ship it");
     expect(answered.exitCode).toBe(0);
     expect(answered.stdout).toContain(`answered ${question.id}: yes, ship it`);
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({
       status: "completed",
       result: "the human said: yes, ship it",
     });
   }, 60_000);
 
   it("expires after approvals.timeout and tells the model nobody answered", async () => {
-    const run = await startRun(daemon, "hasty", "hurry");
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
-    const events = await runEvents(daemon, run);
+    const run = await startRun(scripted.daemon, "hasty", "hurry");
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({ status: "completed" });
+    const events = await runEvents(scripted.daemon, run);
     expect(events.filter((event) => event.type === "question").map((event) => event.data)).toEqual([
       expect.objectContaining({ state: "asked", question: 'About "hurry": go ahead?' }),
       expect.objectContaining({ state: "expired", by: "timeout" }),

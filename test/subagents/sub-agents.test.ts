@@ -1,22 +1,15 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
-import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,
-  type ScriptedLlmServer,
   type ScriptedReplyValue,
   textReply,
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, listRuns, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
-import { type TempProject } from "../support/temp-project.js";
-import { useTestKit } from "../support/test-kit.js";
+import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { waitFor } from "../support/wait-for.js";
-
-let llm: ScriptedLlmServer;
-let workspace: TempProject;
-let daemon: DaemonProcess;
 
 /** The task of the run a request belongs to, and the tool results it already holds. */
 function taskOf(request: RecordedRequest): { task: string; toolResults: string[] } {
@@ -65,39 +58,38 @@ function reply(request: RecordedRequest): ScriptedReplyValue {
   }
 }
 
-const kit = useTestKit("file");
-beforeAll(async () => {
-  llm = await kit.scriptedLlm();
-  llm.setDefaultReply(reply);
-  // One run at a time daemon-wide: a sub-agent must still run while its parent holds that slot.
-  workspace = kit.project({ llmUrl: llm.url, config: { concurrency: 1 } });
-  workspace.writeAgent("helper", { description: "Lists the risks of a plan" });
-  workspace.writeAgent("counter", { description: "Counts things" });
-  workspace.writeAgent("lead", { agents: ["helper"] });
-  workspace.writeAgent("fan", { agents: ["helper", "counter"] });
-  workspace.writeAgent("sleeper", {});
-  workspace.writeAgent("boss", { agents: ["sleeper"] });
-  workspace.writeAgent("spender", {});
-  workspace.writeAgent("thrifty", { agents: ["spender"], limits: { max_tokens: 400 } });
-  workspace.writeAgent("typo", { agents: ["helpr"] });
-  workspace.writeAgent("ping", { agents: ["pong"] });
-  workspace.writeAgent("pong", { agents: ["ping"] });
-  daemon = await kit.daemon(workspace.configFile);
-}, 60_000);
+// One run at a time daemon-wide: a sub-agent must still run while its parent holds that slot.
+const scripted = useScriptedDaemon({
+  reply,
+  config: { concurrency: 1 },
+  agents: (project) => {
+    project.writeAgent("helper", { description: "Lists the risks of a plan" });
+    project.writeAgent("counter", { description: "Counts things" });
+    project.writeAgent("lead", { agents: ["helper"] });
+    project.writeAgent("fan", { agents: ["helper", "counter"] });
+    project.writeAgent("sleeper", {});
+    project.writeAgent("boss", { agents: ["sleeper"] });
+    project.writeAgent("spender", {});
+    project.writeAgent("thrifty", { agents: ["spender"], limits: { max_tokens: 400 } });
+    project.writeAgent("typo", { agents: ["helpr"] });
+    project.writeAgent("ping", { agents: ["pong"] });
+    project.writeAgent("pong", { agents: ["ping"] });
+  },
+});
 
 const statusEvents = (events: AgentEvent[], run: string) =>
   events.filter((event) => event.type === "status" && event.run === run);
 
 describe("sub-agents", () => {
   it("offers agent__<id> with the agent's description and answers with the child's result", async () => {
-    const run = await startRun(daemon, "lead", "plan the launch");
-    const parent = await waitForRunEnd(daemon, run);
+    const run = await startRun(scripted.daemon, "lead", "plan the launch");
+    const parent = await waitForRunEnd(scripted.daemon, run);
     expect(parent).toMatchObject({
       status: "completed",
       result: "plan ready; helper said: risk: rain on launch day",
     });
 
-    const children = await listRuns(daemon, `?parent=${run}`);
+    const children = await listRuns(scripted.daemon, `?parent=${run}`);
     expect(children).toHaveLength(1);
     const child = children[0] as RunRecord;
     expect(child).toMatchObject({
@@ -107,16 +99,16 @@ describe("sub-agents", () => {
       parent_run: run,
       result: "risk: rain on launch day",
     });
-    expect((await getRun(daemon, child.id)).parent_run).toBe(run);
+    expect((await getRun(scripted.daemon, child.id)).parent_run).toBe(run);
     // The child's usage counts toward the parent's.
     expect(parent.usage.total_tokens).toBeGreaterThanOrEqual(3 * 60);
 
-    const offered = llm.chatRequests.find((request) => taskOf(request).task === "plan the launch");
+    const offered = scripted.llm.chatRequests.find((request) => taskOf(request).task === "plan the launch");
     const tool = offered?.body?.tools?.find((entry) => entry.function.name === "agent__helper");
     expect(tool?.function.description).toContain("Lists the risks of a plan");
     expect(tool?.function.parameters).toMatchObject({ properties: { task: { type: "string" } } });
 
-    const childStatuses = statusEvents(await agentEvents(daemon, "helper"), child.id);
+    const childStatuses = statusEvents(await agentEvents(scripted.daemon, "helper"), child.id);
     expect(childStatuses.map((event) => event.data)).toEqual(
       expect.arrayContaining([expect.objectContaining({ status: "completed", parent_run: run })]),
     );
@@ -126,56 +118,65 @@ describe("sub-agents", () => {
   });
 
   it("runs several sub-agent calls of one turn side by side under concurrency 1", async () => {
-    const run = await startRun(daemon, "fan", "fan out");
-    const parent = await waitForRunEnd(daemon, run);
+    const run = await startRun(scripted.daemon, "fan", "fan out");
+    const parent = await waitForRunEnd(scripted.daemon, run);
     expect(parent).toMatchObject({
       status: "completed",
       result: "both answered: risk: rain on launch day | 42 chairs",
     });
-    const children = await listRuns(daemon, `?parent=${run}`);
+    const children = await listRuns(scripted.daemon, `?parent=${run}`);
     expect(children.map((child) => child.agent).sort()).toEqual(["counter", "helper"]);
   });
 
   it("stops the child when the parent is stopped", async () => {
-    const run = await startRun(daemon, "boss", "delegate the wait");
+    const run = await startRun(scripted.daemon, "boss", "delegate the wait");
     const child = await waitFor(async () => {
-      const [found] = await listRuns(daemon, `?parent=${run}`);
+      const [found] = await listRuns(scripted.daemon, `?parent=${run}`);
       return found?.status === "running" ? found : undefined;
     }, "the child to run");
-    expect((await daemon.request("POST", `/runs/${run}/stop`)).status).toBe(200);
-    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "stopped", reason: "user_stop" });
-    expect(await waitForRunEnd(daemon, child.id)).toMatchObject({ status: "stopped", reason: "user_stop" });
+    expect((await scripted.daemon.request("POST", `/runs/${run}/stop`)).status).toBe(200);
+    expect(await waitForRunEnd(scripted.daemon, run)).toMatchObject({
+      status: "stopped",
+      reason: "user_stop",
+    });
+    expect(await waitForRunEnd(scripted.daemon, child.id)).toMatchObject({
+      status: "stopped",
+      reason: "user_stop",
+    });
   });
 
   it("pauses and resumes the child with the parent", async () => {
-    const run = await startRun(daemon, "boss", "delegate the wait");
+    const run = await startRun(scripted.daemon, "boss", "delegate the wait");
     const child = await waitFor(async () => {
-      const [found] = await listRuns(daemon, `?parent=${run}`);
+      const [found] = await listRuns(scripted.daemon, `?parent=${run}`);
       return found?.status === "running" ? found : undefined;
     }, "the child to run");
-    expect((await daemon.request("POST", `/runs/${run}/pause`)).status).toBe(200);
-    expect((await getRun(daemon, child.id)).status).toBe("paused");
-    expect((await daemon.request("POST", `/runs/${run}/resume`)).status).toBe(200);
-    expect((await getRun(daemon, child.id)).status).toBe("running");
-    await daemon.request("POST", `/runs/${run}/stop`);
-    expect(await waitForRunEnd(daemon, child.id)).toMatchObject({ status: "stopped" });
+    expect((await scripted.daemon.request("POST", `/runs/${run}/pause`)).status).toBe(200);
+    expect((await getRun(scripted.daemon, child.id)).status).toBe("paused");
+    expect((await scripted.daemon.request("POST", `/runs/${run}/resume`)).status).toBe(200);
+    expect((await getRun(scripted.daemon, child.id)).status).toBe("running");
+    await scripted.daemon.request("POST", `/runs/${run}/stop`);
+    expect(await waitForRunEnd(scripted.daemon, child.id)).toMatchObject({ status: "stopped" });
   });
 
   it("ends the parent budget_exceeded when its child spends what the parent had left", async () => {
-    const run = await startRun(daemon, "thrifty", "delegate the spending");
-    const parent = await waitForRunEnd(daemon, run);
+    const run = await startRun(scripted.daemon, "thrifty", "delegate the spending");
+    const parent = await waitForRunEnd(scripted.daemon, run);
     expect(parent).toMatchObject({ status: "failed", reason: "budget_exceeded" });
     expect(parent.usage.total_tokens).toBeGreaterThanOrEqual(1_000);
-    const [child] = await listRuns(daemon, `?parent=${run}`);
+    const [child] = await listRuns(scripted.daemon, `?parent=${run}`);
     expect(child?.agent).toBe("spender");
   });
 
   it("refuses an unknown sub-agent with a did-you-mean, and a cycle", async () => {
-    const typo = (await daemon.request("GET", "/agents/typo")).body as { valid: boolean; errors: string[] };
+    const typo = (await scripted.daemon.request("GET", "/agents/typo")).body as {
+      valid: boolean;
+      errors: string[];
+    };
     expect(typo.valid).toBe(false);
     expect(typo.errors.join("\n")).toMatch(/unknown agent "helpr".*did you mean "helper"/s);
     for (const id of ["ping", "pong"]) {
-      const agent = (await daemon.request("GET", `/agents/${id}`)).body as {
+      const agent = (await scripted.daemon.request("GET", `/agents/${id}`)).body as {
         valid: boolean;
         errors: string[];
       };

@@ -1,6 +1,6 @@
 import { afterAll, afterEach } from "vitest";
 import { type DaemonProcess, type DaemonProcessOptions, startDaemonProcess } from "./daemon-process.js";
-import { type ScriptedLlmServer, startScriptedLlmServer } from "./scripted-llm-server.js";
+import { type ScriptedLlmServer, type ScriptedReply, startScriptedLlmServer } from "./scripted-llm-server.js";
 import { createTempProject, type TempProject, type TempProjectOptions } from "./temp-project.js";
 
 /** What a test file starts through the kit; everything is stopped or removed after the test (or the file). */
@@ -11,6 +11,14 @@ export interface TestKit {
   scriptedLlm(): Promise<ScriptedLlmServer>;
   /** A temp project (see {@link createTempProject}), removed after the test. */
   project(options?: TempProjectOptions): TempProject;
+  /**
+   * A scripted server answering `reply` by default, and a temp project whose `llm` points at it: the
+   * set-up of the daemon's black-box tests. Both go away after the test.
+   */
+  scriptedProject(
+    reply?: ScriptedReply,
+    options?: Omit<TempProjectOptions, "llmUrl">,
+  ): Promise<{ llm: ScriptedLlmServer; project: TempProject }>;
   /** The real daemon on this config file, killed with its children after the test. */
   daemon(configFile: string, options?: Omit<DaemonProcessOptions, "configFile">): Promise<DaemonProcess>;
 }
@@ -26,17 +34,24 @@ export function useTestKit(scope: "test" | "file" = "test"): TestKit {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
   });
   const defer = (cleanup: () => unknown) => void cleanups.push(cleanup);
+  const scriptedLlm = async () => {
+    const llm = await startScriptedLlmServer();
+    defer(() => llm.close());
+    return llm;
+  };
+  const project = (options?: TempProjectOptions) => {
+    const made = createTempProject(options);
+    defer(() => made.remove());
+    return made;
+  };
   return {
     defer,
-    scriptedLlm: async () => {
-      const llm = await startScriptedLlmServer();
-      defer(() => llm.close());
-      return llm;
-    },
-    project: (options) => {
-      const project = createTempProject(options);
-      defer(() => project.remove());
-      return project;
+    scriptedLlm,
+    project: (options) => project(options),
+    scriptedProject: async (reply, options = {}) => {
+      const llm = await scriptedLlm();
+      llm.setDefaultReply(reply);
+      return { llm, project: project({ ...options, llmUrl: llm.url }) };
     },
     daemon: async (configFile, options = {}) => {
       const daemon = await startDaemonProcess({ ...options, configFile });
