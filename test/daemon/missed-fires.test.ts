@@ -12,9 +12,7 @@ const kit = useTestKit();
 // went and reports (and runs) the ones it missed, on the shortest real schedule, every second.
 describe("schedule fires missed while the daemon was down", () => {
   it("run once at start under on_missed: run_once and are recorded as missed under skip", async () => {
-    const llm = await kit.scriptedLlm();
-    llm.setDefaultReply(textReply("done"));
-    const workspace = kit.project({ llmUrl: llm.url });
+    const { project: workspace } = await kit.scriptedProject(textReply("done"));
     workspace.writeAgent("catch-up", {
       schedule: { cron: "* * * * * *", on_missed: "run_once", task: "tick" },
     });

@@ -71,10 +71,10 @@ describe("runs survive a kill -9 whole", () => {
   });
 
   it("counts the tokens of a call cut off by the budget, in the run and in the metrics", async () => {
-    const llm = await kit.scriptedLlm();
     // About 4,000 tokens of text streamed without a usage report: the run's 2,000-token limit cuts it.
-    llm.setDefaultReply(textReply("word ".repeat(3_200), { chunkSize: 40 }));
-    const workspace = kit.project({ llmUrl: llm.url });
+    const { project: workspace } = await kit.scriptedProject(
+      textReply("word ".repeat(3_200), { chunkSize: 40 }),
+    );
     workspace.writeAgent("spender", { limits: { max_tokens: 2_000 } });
     const daemon = await kit.daemon(workspace.configFile);
     const id = await startRun(daemon, "spender", "write a lot");
@@ -195,9 +195,10 @@ describe("the circuit breaker per endpoint and model", () => {
   });
 
   it("finds every run answered 202 and every state reported, after a kill -9 in the middle of a burst", async () => {
-    const llm = await kit.scriptedLlm();
-    llm.setDefaultReply({ type: "hang" });
-    const workspace = kit.project({ llmUrl: llm.url, config: { concurrency: 20 } });
+    const { project: workspace } = await kit.scriptedProject(
+      { type: "hang" },
+      { config: { concurrency: 20 } },
+    );
     workspace.writeAgent("burst", { task: "answer", limits: { max_concurrent_runs: 100 } });
     const first = await kit.daemon(workspace.configFile);
     const accepted: string[] = [];

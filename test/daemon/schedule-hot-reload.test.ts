@@ -17,9 +17,7 @@ async function agentsOf(daemon: DaemonProcess): Promise<AgentSummary[]> {
 // daemon's timer, on the shortest real schedules.
 describe("a seconds-level schedule under hot reload", () => {
   it("fires, follows an edit of the agent file, and stops when the file is deleted", async () => {
-    const llm = await kit.scriptedLlm();
-    llm.setDefaultReply(textReply("tick done"));
-    const workspace = kit.project({ llmUrl: llm.url });
+    const { project: workspace } = await kit.scriptedProject(textReply("tick done"));
     workspace.writeAgent("ticker", { schedule: "* * * * * *", task: "tick-before-edit" });
     const daemon = await kit.daemon(workspace.configFile);
 

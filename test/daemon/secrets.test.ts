@@ -14,9 +14,9 @@ const API_KEY = "sk-test-7f3a9c2e5b1d";
 
 describe("config secrets in the daemon", () => {
   it("resolves {{secret:name}} from the vault for the LLM and masks the value in runs, events and logs", async () => {
-    const llm = await kit.scriptedLlm();
-    llm.setDefaultReply(textReply(`the key is ${API_KEY}`));
-    const workspace = kit.project({ llmUrl: llm.url, config: { vault: { backend: "env" } } });
+    const { llm, project: workspace } = await kit.scriptedProject(textReply(`the key is ${API_KEY}`), {
+      config: { vault: { backend: "env" } },
+    });
     const configText = readFileSync(workspace.configFile, "utf8").replace(
       "api_key: test-key",
       'api_key: "{{secret:llm_key}}"',
