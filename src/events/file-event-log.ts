@@ -41,6 +41,7 @@ export class FileEventLog implements EventLog {
   readonly #checkedRunLogs = new Set<string>();
   readonly #files = new OpenLogFiles();
   readonly #creating = new Map<string, RunLogCreation>();
+  #closed = false;
 
   constructor(options: { dataDirectory: string; logger: Logger }) {
     this.#dataDirectory = options.dataDirectory;
@@ -108,6 +109,9 @@ export class FileEventLog implements EventLog {
       );
     }
     if (creation.ended) this.#ended(run, creation.agent);
+    // Created after the log was closed (a run made just before shutdown): its lines are written,
+    // and its descriptor is not kept.
+    else if (this.#closed) this.#files.close(runEventsFile(this.#dataDirectory, run));
   }
 
   /**
@@ -154,6 +158,7 @@ export class FileEventLog implements EventLog {
   }
 
   close(): void {
+    this.#closed = true;
     this.#files.closeAll();
   }
 

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,6 +6,7 @@ import type { EventDraft } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
 import { createLogger } from "../../src/logging/logger.js";
+import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
@@ -99,6 +100,19 @@ describe("EventStore", () => {
     expect(events.map((event) => event.data)).toEqual([{ text: "queued" }, { text: "ended" }]);
     const lines = readFileSync(runLog, "utf8").trim().split("\n");
     expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2]);
+  });
+
+  it("still writes the lines of a run log whose creation ends after the store closed", async () => {
+    const { bus, store } = await openStore();
+    store.prepareRun("r_late", "late");
+    bus.publish(thought("late", "just before shutdown", "r_late"));
+    store.close();
+    const runLog = path.join(dataDirectory, "runs", "r_late.events.jsonl");
+    await waitFor(
+      () => (existsSync(runLog) && readFileSync(runLog, "utf8") !== "" ? true : undefined),
+      "the run log",
+    );
+    expect(readFileSync(runLog, "utf8")).toContain("just before shutdown");
   });
 
   it("rebuilds a run log a crash left missing or empty from the agent's log", async () => {
