@@ -10,7 +10,7 @@ import { type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
-import { readRunLinesOfAgentLog, runLinesOfAgentLog } from "./run-lines-of-agent-log.js";
+import { RunLinesOfAgentLogs, readRunLinesOfAgentLog } from "./run-lines-of-agent-log.js";
 
 const openForAppend = promisify(open);
 
@@ -41,6 +41,7 @@ export class FileEventLog implements EventLog {
   readonly #checkedRunLogs = new Set<string>();
   readonly #files = new OpenLogFiles();
   readonly #creating = new Map<string, RunLogCreation>();
+  readonly #agentLogLines = new RunLinesOfAgentLogs();
   #closed = false;
 
   constructor(options: { dataDirectory: string; logger: Logger }) {
@@ -100,7 +101,7 @@ export class FileEventLog implements EventLog {
       } else if (creation.lines.length > 0) {
         // Not made ahead: made now, from the agent's log (which has these lines).
         this.#checkedRunLogs.add(run);
-        this.#rebuild(run, creation.agent);
+        this.#rebuild(run, creation.agent, creation.lines);
       }
     } catch (error) {
       this.#logger.error(
@@ -173,7 +174,7 @@ export class FileEventLog implements EventLog {
       this.#checkedRunLogs.add(run);
       // Its creation was cut off (a crash) or failed: the agent's log has every line of the run,
       // this one included (written first).
-      if (isMissingOrEmpty(file)) return this.#rebuild(run, agent);
+      if (isMissingOrEmpty(file)) return this.#rebuild(run, agent, [line]);
       // A run resumed after a crash may have a torn last line: cut it before appending.
       if (repairTornTail(file) > 0) {
         this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
@@ -182,12 +183,16 @@ export class FileEventLog implements EventLog {
     this.#files.append(file, `${line}\n`);
   }
 
-  /** Writes a missing (or empty) run log from the run's lines in its agent's log. */
-  #rebuild(run: string, agent: string): void {
+  /**
+   * Writes a missing (or empty) run log from the run's lines in its agent's log; `appended`: the
+   * run's lines written to the agent's log in this process, the newest being written now.
+   */
+  #rebuild(run: string, agent: string, appended: readonly string[]): void {
     const file = runEventsFile(this.#dataDirectory, run);
-    const lines = runLinesOfAgentLog(agentEventsFile(this.#dataDirectory, agent), run);
-    if (lines.length === 0) return;
-    this.#logger.info({ file, lines: lines.length }, "wrote a run log from its agent's log");
+    const lines = this.#agentLogLines.linesOf(agentEventsFile(this.#dataDirectory, agent), run, appended);
+    if (lines.length > appended.length) {
+      this.#logger.info({ file, lines: lines.length }, "wrote a run log from its agent's log");
+    }
     this.#files.append(file, `${lines.join("\n")}\n`);
   }
 }

@@ -115,6 +115,22 @@ describe("EventStore", () => {
     expect(readFileSync(runLog, "utf8")).toContain("just before shutdown");
   });
 
+  it("rebuilds several run logs from one read of their agent's log, each with its own lines", async () => {
+    const first = await openStore();
+    for (const run of ["r_a", "r_b", "r_c"]) first.bus.publish(thought("many", `${run} queued`, run));
+    first.store.close();
+    for (const run of ["r_a", "r_b", "r_c"]) rmSync(path.join(dataDirectory, "runs", `${run}.events.jsonl`));
+
+    const second = await openStore();
+    const texts = (events: Array<{ data: unknown }>) =>
+      events.map((event) => (event.data as { text: string }).text);
+    for (const run of ["r_a", "r_b", "r_c"]) second.bus.publish(thought("many", `${run} again`, run));
+    second.bus.publish(thought("many", "r_b later", "r_b"));
+    expect(texts(await second.store.runEvents("r_a"))).toEqual(["r_a queued", "r_a again"]);
+    expect(texts(await second.store.runEvents("r_b"))).toEqual(["r_b queued", "r_b again", "r_b later"]);
+    expect(texts(await second.store.runEvents("r_c"))).toEqual(["r_c queued", "r_c again"]);
+  });
+
   it("rebuilds a run log a crash left missing or empty from the agent's log", async () => {
     const first = await openStore();
     first.bus.publish(thought("cut", "one", "r_cut"));
