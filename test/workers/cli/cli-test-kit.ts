@@ -15,6 +15,7 @@ import { createCliWorker } from "../../../src/workers/cli/create-cli-worker.js";
 import type { RunContext, RunOutcome } from "../../../src/workers/worker.js";
 import { EventLog } from "../../runs/event-waiter.js";
 import { makeDefinition } from "../../support/make-definition.js";
+import { waitFor } from "../../support/wait-for.js";
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../fixtures/cli");
 
@@ -189,17 +190,18 @@ export class CliHarness {
    * translated through the NSpid line of the host's processes that carry this harness's pid file.
    */
   async waitForPids(count: number, timeoutMilliseconds = 15_000): Promise<number[]> {
-    const deadline = Date.now() + timeoutMilliseconds;
-    for (;;) {
-      const text = await readFile(this.pidFile, "utf8").catch(() => "");
-      const recorded = text.split("\n").filter(Boolean).map(Number);
-      const hostPids = this.#hostPids();
-      // A recorded process the scan does not find has ended: it stands as a pid known to be gone.
-      const pids = recorded.map((pid) => hostPids.get(pid) ?? endedPid());
-      if (pids.length >= count) return pids;
-      if (Date.now() > deadline) throw new Error(`the fake recorded ${pids.length} pids, not ${count}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    return waitFor(
+      async () => {
+        const text = await readFile(this.pidFile, "utf8").catch(() => "");
+        const recorded = text.split("\n").filter(Boolean).map(Number);
+        const hostPids = this.#hostPids();
+        // A recorded process the scan does not find has ended: it stands as a pid known to be gone.
+        const pids = recorded.map((pid) => hostPids.get(pid) ?? endedPid());
+        return pids.length >= count ? pids : undefined;
+      },
+      `the fake to record ${count} pids`,
+      timeoutMilliseconds,
+    );
   }
 
   dispose(): void {
