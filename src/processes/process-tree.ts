@@ -127,7 +127,9 @@ async function carriesMarker(pid: number, marker: string): Promise<boolean> {
   if (process.platform !== "linux") return true;
   try {
     const environment = await readFile(`/proc/${pid}/environ`, "latin1");
-    return environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
+    // Empty: a process on its way out, its memory already released but not yet a zombie (a killed
+    // one of ours; a live process that took a freed pid has an environment). Still running.
+    return environment === "" || environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
   } catch {
     // Unreadable (exited meanwhile, or another user's): trust what pidtree found.
     return true;
