@@ -282,7 +282,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
-    prepareRunLog: (run, agent) => events.prepareRun(run, agent),
+    prepareRunLog: (run) => events.prepareRun(run),
     checkpoints: store.checkpoints,
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.

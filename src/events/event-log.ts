@@ -20,15 +20,15 @@ export interface EventLog {
    */
   append(event: AgentEvent, line: string): void;
   /**
-   * A new run (on disk already) is about to get its first event: its log is created off the event
-   * loop, so neither the request that created the run nor its first event waits for a file creation
-   * (~1 ms on a journaling disk, one at a time in a folder). Never throws.
+   * A new run's log is about to get its first event: creates the file off the event loop, so that
+   * event costs one `write` instead of a file creation (~1 ms on a journaling disk) in the request
+   * that created the run. Never rejects: the first append makes the file itself if this failed.
    */
-  prepareRun?(run: string, agent: string): void;
+  prepareRun?(run: string): Promise<void>;
   /** The run ended: its log may be flushed to the device and closed. */
   runEnded(run: string, agent: string): void;
-  /** A run's events with id > after, oldest first (`agent`: the run's, where a log may look too). */
-  runEvents(run: string, after: number, agent?: string): Promise<PersistedLine[]>;
+  /** A run's events with id > after, oldest first. */
+  runEvents(run: string, after: number): Promise<PersistedLine[]>;
   /** An agent's events with id > after, oldest first, at most `limit`. */
   history(agent: string, after: number, limit: number): Promise<PersistedLine[]>;
   close(): void;

@@ -161,8 +161,8 @@ export class EventStore {
   }
 
   /** A run's whole persisted log (events with id > after). Empty when there is none. */
-  async runEvents(run: string, after = 0, agent?: string): Promise<AgentEvent[]> {
-    const logged = await this.#log.runEvents(run, after, agent);
+  async runEvents(run: string, after = 0): Promise<AgentEvent[]> {
+    const logged = await this.#log.runEvents(run, after);
     return logged.map(({ line }) => parseLine(line));
   }
 
@@ -178,9 +178,9 @@ export class EventStore {
     return this.#log.history(agent, after, limit);
   }
 
-  /** Creates a new run's log off the event loop (see EventLog.prepareRun). */
-  prepareRun(run: string, agent: string): void {
-    this.#log.prepareRun?.(run, agent);
+  /** Creates a new run's log ahead of its first event, off the event loop (see EventLog.prepareRun). */
+  prepareRun(run: string): Promise<void> {
+    return this.#log.prepareRun?.(run) ?? Promise.resolve();
   }
 
   /** Long polls waiting right now (all agents). */

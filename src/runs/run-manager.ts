@@ -61,10 +61,10 @@ export interface RunManagerOptions {
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
   /**
-   * Starts creating a new run's event log off the event loop once its record is on disk (the event
-   * store's `prepareRun`): nothing waits for it. Never throws.
+   * Creates a new run's event log off the event loop while its record is written, so its first
+   * event is one write (the event store's `prepareRun`). Never rejects.
    */
-  prepareRunLog?: (runId: string, agentId: string) => void;
+  prepareRunLog?: (runId: string) => Promise<void>;
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
   /**
@@ -441,10 +441,9 @@ export class RunManager implements ChildRuns {
     });
   }
 
-  /** Writes a new run's record; its event log is then created in the background. */
+  /** Writes a new run's record, and meanwhile creates its event log for the `queued` event to come. */
   async #createRecord(record: RunRecord): Promise<void> {
-    await this.#options.store.create(record);
-    this.#options.prepareRunLog?.(record.id, record.agent);
+    await Promise.all([this.#options.store.create(record), this.#options.prepareRunLog?.(record.id)]);
   }
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */

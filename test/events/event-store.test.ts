@@ -1,4 +1,4 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -6,7 +6,6 @@ import type { EventDraft } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
@@ -86,74 +85,6 @@ describe("EventStore", () => {
       data: { status: "failed", reason: "crashed" },
     });
     expect((await reopened.store.runEvents("r_1")).map((event) => event.type)).toEqual(["thought", "status"]);
-  });
-
-  it("keeps a new run's lines while its log is created, and writes them in order once it exists", async () => {
-    const { bus, store } = await openStore();
-    const runLog = path.join(dataDirectory, "runs", "r_new.events.jsonl");
-    store.prepareRun("r_new", "fresh");
-    bus.publish(thought("fresh", "queued", "r_new"));
-    bus.publish(thought("fresh", "ended", "r_new"));
-    // Each line is in the agent's log at once, whatever the run log's creation is at.
-    expect(readFileSync(path.join(dataDirectory, "events", "fresh.jsonl"), "utf8")).toContain("ended");
-    const events = await store.runEvents("r_new");
-    expect(events.map((event) => event.data)).toEqual([{ text: "queued" }, { text: "ended" }]);
-    const lines = readFileSync(runLog, "utf8").trim().split("\n");
-    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2]);
-  });
-
-  it("still writes the lines of a run log whose creation ends after the store closed", async () => {
-    const { bus, store } = await openStore();
-    store.prepareRun("r_late", "late");
-    bus.publish(thought("late", "just before shutdown", "r_late"));
-    store.close();
-    const runLog = path.join(dataDirectory, "runs", "r_late.events.jsonl");
-    await waitFor(
-      () => (existsSync(runLog) && readFileSync(runLog, "utf8") !== "" ? true : undefined),
-      "the run log",
-    );
-    expect(readFileSync(runLog, "utf8")).toContain("just before shutdown");
-  });
-
-  it("rebuilds several run logs from one read of their agent's log, each with its own lines", async () => {
-    const first = await openStore();
-    for (const run of ["r_a", "r_b", "r_c"]) first.bus.publish(thought("many", `${run} queued`, run));
-    first.store.close();
-    for (const run of ["r_a", "r_b", "r_c"]) rmSync(path.join(dataDirectory, "runs", `${run}.events.jsonl`));
-
-    const second = await openStore();
-    const texts = (events: Array<{ data: unknown }>) =>
-      events.map((event) => (event.data as { text: string }).text);
-    for (const run of ["r_a", "r_b", "r_c"]) second.bus.publish(thought("many", `${run} again`, run));
-    second.bus.publish(thought("many", "r_b later", "r_b"));
-    expect(texts(await second.store.runEvents("r_a"))).toEqual(["r_a queued", "r_a again"]);
-    expect(texts(await second.store.runEvents("r_b"))).toEqual(["r_b queued", "r_b again", "r_b later"]);
-    expect(texts(await second.store.runEvents("r_c"))).toEqual(["r_c queued", "r_c again"]);
-  });
-
-  it("rebuilds a run log a crash left missing or empty from the agent's log", async () => {
-    const first = await openStore();
-    first.bus.publish(thought("cut", "one", "r_cut"));
-    first.bus.publish(thought("cut", "other run", "r_other"));
-    first.bus.publish(thought("cut", "two", "r_cut"));
-    first.store.close();
-    // What a kill -9 before the log's creation (or before its first write) leaves.
-    const runLog = path.join(dataDirectory, "runs", "r_cut.events.jsonl");
-    rmSync(runLog);
-
-    const second = await openStore();
-    const texts = (events: Array<{ data: unknown }>) =>
-      events.map((event) => (event.data as { text: string }).text);
-    expect(texts(await second.store.runEvents("r_cut", 0, "cut"))).toEqual(["one", "two"]);
-    second.bus.publish(thought("cut", "after restart", "r_cut"));
-    expect(texts(await second.store.runEvents("r_cut"))).toEqual(["one", "two", "after restart"]);
-    second.store.close();
-
-    writeFileSync(runLog, "");
-    const third = await openStore();
-    expect(texts(await third.store.runEvents("r_cut", 1, "cut"))).toEqual(["two", "after restart"]);
-    third.bus.publish(thought("cut", "again", "r_cut"));
-    expect(texts(await third.store.runEvents("r_cut"))).toEqual(["one", "two", "after restart", "again"]);
   });
 
   it("skips damaged lines in the middle of a log", async () => {
