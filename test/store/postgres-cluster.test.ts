@@ -127,7 +127,13 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       },
       "the run to end on another node",
       LEASE_MILLISECONDS * 10,
-    );
+    ).catch(async (error: unknown) => {
+      // Seen once in a loaded full suite and never alone: say what each node logged and the record.
+      const logs = nodes.filter((node) => node !== running).map((node) => node.stderr().slice(-4_000));
+      throw new Error(
+        `${String(error)}\nrecord: ${JSON.stringify(await getRun(first, run))}\n${logs.join("\n---\n")}`,
+      );
+    });
     expect(ended.reason).toBe("crashed");
     const after = (await first.request("GET", "/health")).body as {
       store: { backend: string; connected: boolean };
