@@ -129,9 +129,14 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       LEASE_MILLISECONDS * 10,
     ).catch(async (error: unknown) => {
       // Seen once in a loaded full suite and never alone: say what each node logged and the record.
-      const logs = nodes.filter((node) => node !== running).map((node) => node.stderr().slice(-4_000));
+      // Warnings and errors only: every node logs every run's start and end, the ticker's too.
+      const logs = nodes.map((node) => {
+        const lines = node.stderr().split("\n");
+        const notable = lines.filter((line) => !line.startsWith('{"level":30') && line.trim() !== "");
+        return `node ${cluster.ids[nodes.indexOf(node)] ?? "?"}${node === running ? " (killed)" : ""}:\n${notable.slice(-30).join("\n")}`;
+      });
       throw new Error(
-        `${String(error)}\nrecord: ${JSON.stringify(await getRun(first, run))}\n${logs.join("\n---\n")}`,
+        `${String(error)}\nwhen running: ${JSON.stringify(started)}\nnow: ${JSON.stringify(await getRun(first, run))}\n${logs.join("\n---\n")}`,
       );
     });
     expect(ended.reason).toBe("crashed");
