@@ -8,7 +8,8 @@
 // sit two folders below the root, as tsc's modules do, so paths a module resolves from its own
 // location (package.json, dist/dashboard/web) are the same from either.
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
@@ -16,8 +17,8 @@ const root = path.resolve(import.meta.dirname, "..");
 /**
  * Packages bundled with the CLI: the ones `agentd run` loads before its first model request, pure
  * JavaScript that reads no file beside its own modules. Every other package is imported from
- * node_modules as before (pino's transports start workers from their files, pg and the keychain
- * have native or optional parts, the daemon's server and MCP SDK are left as they are).
+ * node_modules as before (pg and the keychain have native or optional parts, the daemon's server
+ * and MCP SDK are left as they are).
  */
 const BUNDLED_PACKAGES = new Set([
   "commander",
@@ -29,12 +30,19 @@ const BUNDLED_PACKAGES = new Set([
   "zod",
 ]);
 
+/**
+ * `agentd run` also takes pino and what it depends on into its bundle: loaded from node_modules, it
+ * was the largest single cost before the first request (finding and compiling some twenty files).
+ * The daemon's chunks keep pino external: its transports' workers load pino's files anyway.
+ */
+const RUN_BUNDLED_PACKAGES = new Set([...BUNDLED_PACKAGES, ...withDependencies("pino")]);
+
 // Chunk names carry a hash of their content: the last build's would pile up. The code cache
 // belongs to the last build's bundle.
 rmSync(path.join(root, "dist", "chunks"), { recursive: true, force: true });
 rmSync(path.join(root, "dist", "cli", "run-command.cjs.cache"), { force: true });
 
-const plugins = [
+const plugins = (bundledPackages) => [
   {
     // `z.locales` holds zod's messages in some sixty languages: agentd uses only English, which
     // zod imports on its own. The rest was half of zod's code to compile.
@@ -47,11 +55,36 @@ const plugins = [
     },
   },
   {
+    // thread-stream (pino's transports, e.g. pino-pretty under --verbose on a terminal) starts its
+    // worker from a file beside its own module: from a bundle that is a folder with no such file.
+    // The worker is taken from the installed package instead, found as the bundle found it.
+    name: "thread-stream-worker-from-its-package",
+    setup(build) {
+      build.onLoad(
+        { filter: /[\\/]node_modules[\\/]thread-stream[\\/]index\.js$/ },
+        async ({ path: file }) => {
+          const source = await readFile(file, "utf8");
+          const workerFile = "join(__dirname, 'lib', 'worker.js')";
+          if (!source.includes(workerFile))
+            throw new Error(`thread-stream changed: no ${workerFile} in ${file}`);
+          return {
+            contents: source.replace(
+              workerFile,
+              // Spelled so that esbuild leaves it to run time instead of pointing at its own bundle.
+              'require.resolve(["thread-stream", "lib", "worker.js"].join("/"))',
+            ),
+            loader: "js",
+          };
+        },
+      );
+    },
+  },
+  {
     name: "bundle-only-listed-packages",
     setup(build) {
       build.onResolve({ filter: /^[^./]/ }, ({ path: specifier }) => {
         const name = specifier.startsWith("@") ? specifier.split("/", 2).join("/") : specifier.split("/")[0];
-        return BUNDLED_PACKAGES.has(name) ? undefined : { path: specifier, external: true };
+        return bundledPackages.has(name) ? undefined : { path: specifier, external: true };
       });
     },
   },
@@ -75,7 +108,7 @@ await build({
     js: 'import { createRequire as createRequireOfBundle } from "node:module"; const require = createRequireOfBundle(import.meta.url);',
   },
   logLevel: "warning",
-  plugins,
+  plugins: plugins(BUNDLED_PACKAGES),
 });
 
 await build({
@@ -93,5 +126,30 @@ await build({
   supported: { "dynamic-import": false },
   banner: { js: 'const importMetaUrlOfBundle = require("node:url").pathToFileURL(__filename).href;' },
   logLevel: "warning",
-  plugins,
+  plugins: plugins(RUN_BUNDLED_PACKAGES),
 });
+asciiOnly(path.join(root, "dist", "cli", "run-command.cjs"));
+
+/**
+ * esbuild writes code as ASCII (non-ASCII characters escaped) but keeps comments as they are:
+ * escaped there too, the whole file is ASCII and code-cache.ts reads it as Latin-1, a plain copy
+ * of its bytes, instead of decoding UTF-8 (a few milliseconds for two megabytes).
+ */
+function asciiOnly(file) {
+  const source = readFileSync(file, "utf8");
+  // Per UTF-16 unit: an emoji in a comment becomes its two escaped surrogates.
+  const escaped = source.replace(
+    /[^\0-\x7f]/g,
+    (unit) => `\\u${unit.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
+  if (escaped !== source) writeFileSync(file, escaped);
+}
+
+/** A package and, transitively, the packages it depends on, as installed. */
+function withDependencies(name, found = new Set()) {
+  if (found.has(name)) return found;
+  found.add(name);
+  const manifest = JSON.parse(readFileSync(path.join(root, "node_modules", name, "package.json"), "utf8"));
+  for (const dependency of Object.keys(manifest.dependencies ?? {})) withDependencies(dependency, found);
+  return found;
+}

@@ -25,7 +25,9 @@ type ModuleWrapper = (
 export function loadWithCodeCache(file: string): unknown {
   let source: string;
   try {
-    source = readFileSync(file, "utf8");
+    // The bundle is ASCII (scripts/bundle-cli.mjs escapes the rest): Latin-1 copies its bytes
+    // as they are, where UTF-8 would decode two megabytes.
+    source = readFileSync(file, "latin1");
   } catch {
     return undefined;
   }
