@@ -4,7 +4,9 @@ import { AGENT_ID_PATTERN } from "./agent-schema.js";
 
 /** SPEC 1: an agent's id is its file's base name without `.md`, wherever the file sits in agents/. */
 export function agentIdOf(file: string): string {
-  return path.basename(file, ".md");
+  // path.basename(file, ".md"), spelled out: `agentd run` takes the id of every file in the folders.
+  const name = file.slice(file.lastIndexOf(path.sep) + 1);
+  return name.endsWith(".md") && name !== ".md" ? name.slice(0, -".md".length) : name;
 }
 
 /** The error for a file whose name cannot be an agent id, or undefined when the name is fine. */

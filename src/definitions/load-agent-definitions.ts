@@ -66,7 +66,9 @@ function groupBy(files: readonly string[], keyOf: (file: string) => string): Map
   const groups = new Map<string, string[]>();
   for (const file of files) {
     const key = keyOf(file);
-    groups.set(key, [...(groups.get(key) ?? []), file]);
+    const group = groups.get(key);
+    if (group) group.push(file);
+    else groups.set(key, [file]);
   }
   return groups;
 }
