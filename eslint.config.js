@@ -26,4 +26,10 @@ export default typescript.config(
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", AbortController: "readonly" } },
   },
+  {
+    // The bin is CommonJS (bin/package.json), so `agentd run` starts without the ES module loader.
+    files: ["bin/**/*.js"],
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly" } },
+    rules: { "@typescript-eslint/no-require-imports": "off" },
+  },
 );

@@ -2,8 +2,10 @@
 // hundreds of modules (module loading was most of `agentd run`'s start-up).
 // - dist/cli/main.js and its chunks in dist/chunks/: every command's module a chunk of its own,
 //   imported only when that command runs.
-// - dist/cli/run-command.cjs: `agentd run` alone in one CommonJS file, which main.js runs with V8's
-//   code cache (src/cli/code-cache.ts): no module of it is compiled again on the next run.
+// - dist/cli/run-command.cjs: `agentd run` alone in one CommonJS file, run with V8's code cache
+//   (src/cli/code-cache.ts): no module of it is compiled again on the next run.
+// - dist/cli/launch.cjs: what the bin (CommonJS) requires: `agentd run` goes to its bundle without
+//   Node's ES module loader, every other command to main.js.
 // tsc's per-file output stays in dist/ for tests and benchmarks that import a module. The bundles
 // sit two folders below the root, as tsc's modules do, so paths a module resolves from its own
 // location (package.json, dist/dashboard/web) are the same from either.
@@ -129,6 +131,20 @@ await build({
   plugins: plugins(RUN_BUNDLED_PACKAGES),
 });
 asciiOnly(path.join(root, "dist", "cli", "run-command.cjs"));
+
+// What bin/agentd.js requires: `agentd run` to its bundle with no ES module loaded, the rest to main.js.
+await build({
+  absWorkingDir: root,
+  entryPoints: ["src/cli/launch.ts"],
+  outfile: "dist/cli/launch.cjs",
+  bundle: true,
+  format: "cjs",
+  platform: "node",
+  target: "node20.19",
+  define: { "import.meta.dirname": "__dirname" },
+  logLevel: "warning",
+  plugins: plugins(new Set()),
+});
 
 /**
  * esbuild writes code as ASCII (non-ASCII characters escaped) but keeps comments as they are:

@@ -103,9 +103,12 @@ describe("agentd run's start-up", () => {
       expect(code, output).toBe(0);
       expect(output).toContain("hi");
       const loaded = readFileSync(traceFile, "utf8").trim().split("\n");
-      // The trace works: both hooks saw what they should (the entry imported, a built-in required).
-      expect(loaded.some((module) => module.endsWith("/dist/cli/main.js"))).toBe(true);
+      // The trace works: it saw the bin, and the built-ins required.
+      expect(loaded.some((module) => module.endsWith("/bin/agentd.js"))).toBe(true);
       expect(loaded).toContain("node:fs");
+      // The bin sends `agentd run` to its bundle: main.js and its chunks (ES modules) stay unloaded.
+      expect(loaded.some((module) => module.endsWith("/dist/cli/launch.cjs"))).toBe(true);
+      expect(loaded.filter((module) => /\/dist\/(cli\/main\.js|chunks\/)/.test(module))).toEqual([]);
       const needless = loaded.filter((module) => NOT_NEEDED.some((pattern) => pattern.test(module)));
       expect(needless).toEqual([]);
 

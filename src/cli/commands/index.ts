@@ -1,4 +1,5 @@
 import type { Command } from "commander";
+import { requestedCommand } from "../requested-command.js";
 
 type RegisterCommand = (program: Command) => void;
 
@@ -90,9 +91,6 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
 };
 
-/** Root options that take a value: their value is not the command's name. */
-const ROOT_OPTIONS_WITH_VALUE = new Set(["--config"]);
-
 /**
  * Registers the command `argv` names, loading only its module; with no known command (help, a
  * typo) every command is listed from the table, so help and did-you-mean work without loading any.
@@ -105,17 +103,4 @@ export async function registerCommands(program: Command, argv: readonly string[]
     return;
   }
   for (const listed of Object.values(COMMANDS)) program.command(listed.usage).description(listed.description);
-}
-
-/** The command a command line names: its first operand (`help run` names `run`), past the root options. */
-export function requestedCommand(args: readonly string[]): string | undefined {
-  const operands: string[] = [];
-  for (let index = 0; index < args.length; index += 1) {
-    const arg = args[index] ?? "";
-    if (ROOT_OPTIONS_WITH_VALUE.has(arg)) index += 1;
-    else if (!arg.startsWith("-")) operands.push(arg);
-    if (operands.length > 0 && operands[0] !== "help") break;
-    if (operands.length > 1) break;
-  }
-  return operands[0] === "help" ? operands[1] : operands[0];
 }

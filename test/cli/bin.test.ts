@@ -1,0 +1,79 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, symlinkSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
+import { createTempProject, type TempProject } from "../support/temp-project.js";
+
+/** The bin as package.json names it (`npm run build` first, as `npm test` does). */
+const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
+
+interface Finished {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end: the bin started as a shell starts it (its #! line), from `cwd`. */
+async function run(command: string, args: string[], cwd: string): Promise<Finished> {
+  const child = spawn(command, args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+describe("the agentd bin", () => {
+  let server: ScriptedLlmServer | undefined;
+  let project: TempProject | undefined;
+  afterEach(async () => {
+    await server?.close();
+    project?.remove();
+  });
+
+  async function startProject(): Promise<TempProject> {
+    server = await startScriptedLlmServer();
+    project = createTempProject({
+      config: {
+        llm: { base_url: server.url, api_key: "test-key", model: "scripted", retries: { max_attempts: 1 } },
+        log: { level: "silent" },
+      },
+    });
+    project.writeAgent("writer", { task: "Say hi" });
+    return project;
+  }
+
+  it("runs an agent through a symlink as npm links it, with the root options before `run`", async () => {
+    const { root } = await startProject();
+    server?.enqueue(textReply("hi from the bin"));
+    const linked = path.join(root, "node_modules", ".bin", "agentd");
+    mkdirSync(path.dirname(linked), { recursive: true });
+    symlinkSync(BIN, linked);
+    const finished = await run(
+      linked,
+      ["--config", path.join(root, "config.yaml"), "--json", "run", "writer"],
+      root,
+    );
+    expect(finished.code, finished.stderr).toBe(0);
+    const lines = finished.stdout.trim().split("\n");
+    expect(JSON.parse(lines.at(-1) ?? "{}")).toMatchObject({ agent: "writer", status: "completed" });
+  });
+
+  it("answers every other command through main.js, with the same exit codes", async () => {
+    const { root } = await startProject();
+    const help = await run(BIN, ["--help"], root);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toContain("run <agent> [task]");
+    expect(help.stdout).toContain("validate");
+    const validate = await run(BIN, ["validate"], root);
+    expect(validate.code, validate.stderr).toBe(0);
+    const unknown = await run(BIN, ["frobnicate"], root);
+    expect(unknown.code).toBe(2);
+    const noAgent = await run(BIN, ["run", "nobody"], root);
+    expect(noAgent.code).toBe(2);
+    expect(noAgent.stderr).toContain('no agent "nobody"');
+  });
+});
