@@ -163,6 +163,7 @@ async function serveDaemon(
           agents,
           logger: runsLogger,
         }),
+      runsLost: (ids, why) => void runs.relinquish(ids, why),
     });
   }
   const stopRunLog = logRunLifecycle(bus, runs, logger.child({ module: "runs" }));

@@ -719,6 +719,33 @@ export class RunManager implements ChildRuns {
     }
   }
 
+  /**
+   * Runs this node no longer holds (a cluster took it for dead and took its runs, or another node
+   * holds the run now), with their sub-agents' runs: their workers are stopped, and nothing more of
+   * them is recorded or published here (their holder ends them or runs them again); their slots go
+   * to other runs. Returns the ids let go.
+   */
+  relinquish(ids: readonly string[] | "all", why: string): string[] {
+    const chosen = ids === "all" ? [...this.#live.keys()] : ids.filter((id) => this.#live.has(id));
+    const family = new Set(chosen.flatMap((id) => [id, ...this.#descendantsOf(id)]));
+    for (const id of family) {
+      const run = this.#live.get(id);
+      if (!run) continue;
+      this.#live.delete(id);
+      this.#dequeue(id);
+      if (run.control) {
+        this.#inFlight.add(run.record.agent, -1);
+        run.control.stop("crashed", why);
+      }
+    }
+    if (family.size > 0) {
+      this.#options.logger.warn({ runs: [...family] }, `runs stopped here without a record: ${why}`);
+      this.#dispatch();
+      this.#notifyIdleWhenSettled();
+    }
+    return [...family];
+  }
+
   #liveRun(id: string, action: string): LiveRun {
     const live = this.#live.get(id);
     if (live) return live;
@@ -796,9 +823,12 @@ export class RunManager implements ChildRuns {
       task: run.record.task,
       control,
       // The run's own events keep their place behind a status change still being written.
+      // A run let go (relinquish) publishes nothing more here.
       events: {
-        publish: (draft) =>
-          this.#publications.publish(run.record.id, () => this.#options.events.publish(draft)),
+        publish: (draft) => {
+          if (!this.#live.has(run.record.id)) return;
+          this.#publications.publish(run.record.id, () => this.#options.events.publish(draft));
+        },
       },
       setStatus: (status) => {
         this.#onWorkerStatus(run, status);

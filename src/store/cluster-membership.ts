@@ -24,6 +24,18 @@ export type RunControlMessage =
   /** An answer to one of the run's pending questions, given on another node. */
   | { node: string; run: string; action: "answer"; question: string; answer: string };
 
+/** What a node does with what the cluster tells it. */
+export interface ClusterHandlers {
+  control: (message: RunControlMessage) => void;
+  deadNodeRuns: (node: string, runs: RunRecord[]) => void;
+  /**
+   * Runs this node held and holds no more: every one of them when it finds its lease expired (another
+   * node took it for dead and took its runs), or the runs whose changes the store refused because
+   * another node holds them now. This node must stop them without recording anything of them.
+   */
+  runsLost: (runs: string[] | "all", why: string) => void;
+}
+
 /** This daemon as a node of the cluster: who it is, who else is there, and messages between them. */
 export interface ClusterMembership {
   readonly node: string;
@@ -37,9 +49,6 @@ export interface ClusterMembership {
    * node reads it from its change feed); rejects with STORE_UNAVAILABLE while the store is away.
    */
   sendControl(message: RunControlMessage): Promise<void>;
-  /** Who handles actions sent to this node, and runs taken over from dead nodes. */
-  handle(handlers: {
-    control: (message: RunControlMessage) => void;
-    deadNodeRuns: (node: string, runs: RunRecord[]) => void;
-  }): void;
+  /** Who handles actions sent to this node, runs taken over from dead nodes, and runs this node lost. */
+  handle(handlers: ClusterHandlers): void;
 }

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/runs/run-record.js";
 import { MIGRATIONS, migrate } from "../../src/store/postgres/migrations.js";
-import { agentEvents, getRun, listRuns, startRun } from "../daemon/api-shapes.js";
+import { agentEvents, getRun, listRuns, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
@@ -13,6 +13,8 @@ import { waitFor } from "../support/wait-for.js";
 
 const missing = postgresMissingReason();
 const LEASE_MILLISECONDS = 2_000;
+/** A model answer that comes after a node frozen past its lease has woken up. */
+const LATE_ANSWER_MILLISECONDS = 6_000;
 
 /** Three real daemons on one real PostgreSQL: one system. */
 describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { timeout: 240_000 }, () => {
@@ -24,10 +26,13 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
   beforeAll(async () => {
     // Nodes start one after the other here, but each migrates under the advisory lock anyway.
     cluster = await startPostgresCluster(kit, {
-      reply: (request) =>
-        JSON.stringify(request.body?.messages ?? []).includes("hang forever")
-          ? { type: "hang" }
-          : textReply("done"),
+      reply: (request) => {
+        const messages = JSON.stringify(request.body?.messages ?? []);
+        if (messages.includes("hang forever")) return { type: "hang" };
+        if (messages.includes("answer late"))
+          return textReply("late answer", { delayBeforeFirstChunkMs: LATE_ANSWER_MILLISECONDS });
+        return textReply("done");
+      },
       nodes: 3,
       lease: LEASE_MILLISECONDS,
       config: () => ({ events: { buffer_size: 5_000 }, concurrency: 20 }),
@@ -42,6 +47,39 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
     // From the first whole second after every node is up.
     firesFrom = Math.ceil(Date.now() / 1_000) * 1_000 + 1_000;
   }, 180_000);
+
+  /**
+   * Once every node lists the run running: its node lists it as soon as it starts, the others
+   * once that is committed. Before then, a node killed or frozen leaves the run queued in the
+   * database, and another node runs it (rightly).
+   */
+  function runningEverywhere(run: string): Promise<RunRecord> {
+    return waitFor(async () => {
+      const records = await Promise.all(nodes.map((node) => getRun(node, run)));
+      return records.every((record) => record.status === "running") ? records[0] : undefined;
+    }, "every node to list the run running");
+  }
+
+  /**
+   * A wait for a run that failed, with what each node logged (warnings and errors only: every node
+   * logs every run's start and end, the ticker's too) and the record then and now: the timing
+   * tests below failed only in loaded full runs, where the output is all there is.
+   */
+  async function explained(
+    error: unknown,
+    seen: { run: string; started: RunRecord; reader: DaemonProcess; suspect: DaemonProcess; what: string },
+  ): Promise<Error> {
+    const logs = nodes.map((node) => {
+      const lines = node.stderr().split("\n");
+      const notable = lines.filter((line) => !line.startsWith('{"level":30') && line.trim() !== "");
+      const name = `node ${cluster.ids[nodes.indexOf(node)] ?? "?"}${node === seen.suspect ? ` (${seen.what})` : ""}`;
+      return `${name}:\n${notable.slice(-30).join("\n")}`;
+    });
+    const now = await getRun(seen.reader, seen.run);
+    return new Error(
+      `${String(error)}\nwhen running: ${JSON.stringify(seen.started)}\nnow: ${JSON.stringify(now)}\n${logs.join("\n---\n")}`,
+    );
+  }
 
   it("migrates once when several nodes start at the same moment", async () => {
     const url = await cluster.postgres.createDatabase("concurrent_start");
@@ -110,13 +148,66 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
     expect(fired.length).toBeLessThanOrEqual(seconds + 1);
   });
 
+  // A node alive but silent past its lease (a machine under load, a long GC pause, a VM stopped):
+  // the others take it for dead and end its runs; once it runs again, its run must not go on and
+  // write over the record, nor run twice.
+  it("stops the runs of a node frozen past its lease and keeps the record the other node wrote", async () => {
+    const run = await startRun(nodes[1] as DaemonProcess, "slow", "answer late");
+    const started = await runningEverywhere(run);
+    const frozen = cluster.nodeWithId(started.node);
+    const watcher = nodes[(nodes.indexOf(frozen) + 1) % 3] as DaemonProcess;
+    frozen.signal("SIGSTOP");
+    const ended = await waitFor(
+      async () => {
+        const record = await getRun(watcher, run);
+        return record.status === "failed" ? record : undefined;
+      },
+      "another node to end the frozen node's run",
+      LEASE_MILLISECONDS * 10,
+    )
+      .catch(async (error: unknown) => {
+        throw await explained(error, { run, started, reader: watcher, suspect: frozen, what: "frozen" });
+      })
+      .finally(() => frozen.signal("SIGCONT"));
+    expect(ended).toMatchObject({ status: "failed", reason: "crashed" });
+    // Awake, it finds its lease gone (or its write refused) and stops the run without a record.
+    await waitFor(
+      async () =>
+        frozen
+          .stderr()
+          .split("\n")
+          .some((line) => line.includes(run) && /without a record|were refused/.test(line))
+          ? true
+          : undefined,
+      "the frozen node to let the run go",
+      LEASE_MILLISECONDS * 10,
+    );
+    expect(frozen.stderr()).toContain("this node's lease had expired");
+    // Past the moment the model answered the frozen node's request, nothing of the run changed.
+    const answered = Date.parse(started.started_at ?? "") + LATE_ANSWER_MILLISECONDS;
+    await waitFor(
+      async () => (Date.now() > answered + 1_000 ? true : undefined),
+      "the time of the late answer to pass",
+      LATE_ANSWER_MILLISECONDS * 3,
+    );
+    for (const node of nodes)
+      expect(await getRun(node, run)).toMatchObject({ status: "failed", reason: "crashed" });
+    const statuses = (await runEvents(watcher, run))
+      .filter((event) => event.type === "status")
+      .map((event) => event.data.status);
+    expect(statuses).not.toContain("completed");
+    // It joined again: it answers, and a run posted to it completes.
+    const after = await startRun(frozen, "worker", "after the freeze");
+    await waitFor(async () => {
+      const record = await getRun(frozen, after);
+      return record.status === "completed" ? record : undefined;
+    }, "a run posted to the woken node to complete");
+  });
+
   it("ends the runs of a node killed with -9 as failed (crashed) on another node within the lease", async () => {
     const run = await startRun(nodes[2] as DaemonProcess, "slow", "hang forever");
     // Whichever node claimed it runs it: that one is killed, another one watches.
-    const started = await waitFor(async () => {
-      const record = await getRun(nodes[0] as DaemonProcess, run);
-      return record.status === "running" ? record : undefined;
-    }, "the run");
+    const started = await runningEverywhere(run);
     const running = cluster.nodeWithId(started.node);
     const first = nodes[(nodes.indexOf(running) + 1) % 3] as DaemonProcess;
     await running.kill();
@@ -128,16 +219,7 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       "the run to end on another node",
       LEASE_MILLISECONDS * 10,
     ).catch(async (error: unknown) => {
-      // Seen once in a loaded full suite and never alone: say what each node logged and the record.
-      // Warnings and errors only: every node logs every run's start and end, the ticker's too.
-      const logs = nodes.map((node) => {
-        const lines = node.stderr().split("\n");
-        const notable = lines.filter((line) => !line.startsWith('{"level":30') && line.trim() !== "");
-        return `node ${cluster.ids[nodes.indexOf(node)] ?? "?"}${node === running ? " (killed)" : ""}:\n${notable.slice(-30).join("\n")}`;
-      });
-      throw new Error(
-        `${String(error)}\nwhen running: ${JSON.stringify(started)}\nnow: ${JSON.stringify(await getRun(first, run))}\n${logs.join("\n---\n")}`,
-      );
+      throw await explained(error, { run, started, reader: first, suspect: running, what: "killed" });
     });
     expect(ended.reason).toBe("crashed");
     const after = (await first.request("GET", "/health")).body as {

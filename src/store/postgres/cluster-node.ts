@@ -21,6 +21,11 @@ export interface ClusterNodeOptions {
   leaseMilliseconds: number;
   /** The unfinished runs of a node found dead, handed over once (to one node only). */
   onDeadNodeRuns: (node: string, runs: RunRecord[]) => void;
+  /**
+   * This node found its own row gone: it was taken for dead and its runs were taken over or put
+   * back in the queue. Called before it joins again, so it stops them before it claims new ones.
+   */
+  onLeaseLost: () => void;
 }
 
 /**
@@ -34,6 +39,7 @@ export class ClusterNode {
   readonly #options: ClusterNodeOptions;
   #timer: NodeJS.Timeout | undefined;
   #renewing = false;
+  #url: string | null = null;
 
   constructor(options: ClusterNodeOptions) {
     this.#options = options;
@@ -52,6 +58,7 @@ export class ClusterNode {
 
   /** The URL other nodes and operators see for this node. */
   async announce(url: string): Promise<void> {
+    this.#url = url;
     await this.#options.pool.query("UPDATE agentd_nodes SET url = $2 WHERE id = $1", [this.id, url]);
   }
 
@@ -92,11 +99,12 @@ export class ClusterNode {
       if (renewed.rowCount === 0) {
         this.#options.logger.error(
           { node: this.id },
-          "this node's lease had expired: the cluster took it for dead; joining again",
+          "this node's lease had expired: the cluster took it for dead and took its runs; stopping them here and joining again",
         );
+        this.#options.onLeaseLost();
         await this.#options.pool.query(
-          `INSERT INTO agentd_nodes (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
-          [this.id, this.name, this.#options.leaseMilliseconds],
+          `INSERT INTO agentd_nodes (id, name, url, lease_until) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')`,
+          [this.id, this.name, this.#url, this.#options.leaseMilliseconds],
         );
       }
       await this.#sweep();

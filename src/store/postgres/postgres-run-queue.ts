@@ -32,7 +32,8 @@ export interface PostgresRunQueueOptions {
  * with free slots claims the oldest in one transaction. `FOR UPDATE SKIP LOCKED` lets claimers
  * pass over the rows another claimer is taking instead of waiting on them; a transaction-scoped
  * advisory lock per agent makes the count of the agent's runs in flight (of every node) and the
- * claims that fill it one step, so two nodes never both fill the last slot of an agent.
+ * claims that fill it one step, so two nodes never both fill the last slot of an agent. A node
+ * claims only while its lease holds.
  */
 export class PostgresRunQueue implements SharedRunQueue {
   readonly #options: PostgresRunQueueOptions;
@@ -52,6 +53,16 @@ export class PostgresRunQueue implements SharedRunQueue {
     const client = await this.#options.pool.connect();
     try {
       await client.query("BEGIN");
+      // Only a node whose lease holds claims; its row stays locked until commit, so a node
+      // sweeping it as dead waits, then finds these claims and takes them with the rest.
+      const member = await client.query(
+        "SELECT 1 FROM agentd_nodes WHERE id = $1 AND lease_until > now() FOR KEY SHARE",
+        [this.#options.node],
+      );
+      if (member.rowCount === 0) {
+        await client.query("COMMIT");
+        return [];
+      }
       const candidates = await client.query<{ id: string; agent: string; record: unknown }>(
         `SELECT id, agent, record FROM agentd_runs WHERE status = 'queued' AND claimed_by IS NULL
          ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,

@@ -2,6 +2,7 @@ import type { RunRecord } from "../../runs/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
 import type { RunRecords } from "../../runs/run-records.js";
 import type { PostgresWriter } from "./postgres-writer.js";
+import type { RefusedRunWrite } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
 
 /**
@@ -83,10 +84,22 @@ export class PostgresRunRecords implements RunRecords {
     this.#committedChanges.set(record.id, BigInt(change));
   }
 
-  /** A batch of the writer committed (with its change) or dropped. */
-  settled(batch: WriteOperation[], change: string | undefined): void {
+  /**
+   * A batch of the writer committed (with its change) or dropped. A run write the database refused
+   * (another node holds the run now) leaves the record the database keeps, as the feed would.
+   */
+  settled(batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]): void {
+    const kept = new Map(refused.map((write) => [write.record.id, write]));
     for (const operation of batch)
-      if (operation.kind === "run") this.#writeSettled(operation.record.id, change);
+      if (operation.kind === "run")
+        this.#writeSettled(operation.record.id, kept.has(operation.record.id) ? undefined : change);
+    for (const { record, node, change: keptChange } of refused) {
+      if (this.#pendingWrites.has(record.id)) continue;
+      this.#records.put(record);
+      this.#nodes.set(record.id, node);
+      // The feed's older changes of the run must not replace it.
+      this.#committedChanges.set(record.id, BigInt(keptChange));
+    }
   }
 
   #writeStarted(id: string): void {

@@ -2,7 +2,7 @@ import pg from "pg";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
-import type { ClusterMembership, RunControlMessage } from "../cluster-membership.js";
+import type { ClusterHandlers, ClusterMembership, RunControlMessage } from "../cluster-membership.js";
 import type { DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
@@ -56,7 +56,13 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<DurableStore> {
   const logger = options.logger.child({ module: "store" });
   const now = options.now ?? (() => new Date());
-  const pool = new pg.Pool({ connectionString: options.url, max: 10 });
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: 10,
+    // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold the
+    // changes lock, and every node's writes with it: past its lease it counts as dead anyway.
+    idle_in_transaction_session_timeout: options.leaseMilliseconds,
+  });
   // An idle client losing its connection must not crash the daemon: the writer retries.
   pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost"));
   // A connection cut while checked out between two queries (the server stopping) emits on the
@@ -76,12 +82,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   }
   const snapshot = await loadSnapshot(pool, options.bufferSize);
   let bus: PostgresEventBus | undefined;
-  let handlers: Parameters<ClusterMembership["handle"]>[0] | undefined;
+  let handlers: ClusterHandlers | undefined;
   const node = new ClusterNode({
     pool,
     logger,
     leaseMilliseconds: options.leaseMilliseconds,
     onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
+    onLeaseLost: () =>
+      handlers?.runsLost("all", "this node's lease expired: another node took its runs over"),
   });
   const runNodes = snapshot.runNodes;
   const feed = new ChangeFeed({
@@ -104,9 +112,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool,
     node: node.id,
     logger,
-    onSettled: (batch, change) => {
-      runs.settled(batch, change);
+    onSettled: (batch, change, refused) => {
+      runs.settled(batch, change, refused);
       if (change !== undefined) feed.read();
+      if (refused.length === 0) return;
+      const lost = refused.map(({ record }) => record.id);
+      logger.warn(
+        { runs: lost, holders: [...new Set(refused.map(({ node: holder }) => holder))] },
+        "another node holds these runs now: this node's changes to them were refused and it stops them",
+      );
+      handlers?.runsLost(lost, "another node holds the run now");
     },
   });
   const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);

@@ -2,7 +2,7 @@ import type pg from "pg";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
 import { isConnectionError } from "./connection-error.js";
-import { writeBatch } from "./write-batch.js";
+import { type RefusedRunWrite, writeBatch } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
 
 const BATCH_SIZE = 500;
@@ -17,9 +17,10 @@ export interface PostgresWriterOptions {
   logger: Logger;
   /**
    * Called after each batch: committed with its change number (the change feed reads what was
-   * written), or dropped (`change` undefined) when PostgreSQL kept refusing it.
+   * written) and the run writes refused because another node holds the run now, or dropped
+   * (`change` undefined) when PostgreSQL kept refusing it.
    */
-  onSettled: (batch: WriteOperation[], change: string | undefined) => void;
+  onSettled: (batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]) => void;
 }
 
 /**
@@ -151,10 +152,10 @@ export class PostgresWriter {
     while (this.#queue.length > 0 && !this.#closed) {
       const batch = this.#queue.slice(0, BATCH_SIZE);
       try {
-        let change: string;
+        let written: Awaited<ReturnType<typeof writeBatch>>;
         const client = await this.#options.pool.connect();
         try {
-          change = await writeBatch(client, this.#options.node, batch);
+          written = await writeBatch(client, this.#options.node, batch);
         } finally {
           client.release();
         }
@@ -165,7 +166,7 @@ export class PostgresWriter {
         this.#lastError = undefined;
         delay = FIRST_RETRY_MILLISECONDS;
         attempts = 0;
-        this.#options.onSettled(batch, change);
+        this.#options.onSettled(batch, written.change, written.refused);
       } catch (error) {
         attempts += 1;
         const message = error instanceof Error ? error.message : String(error);
@@ -176,7 +177,7 @@ export class PostgresWriter {
           );
           this.#queue.splice(0, batch.length);
           this.#settle(batch);
-          this.#options.onSettled(batch, undefined);
+          this.#options.onSettled(batch, undefined, []);
           attempts = 0;
           continue;
         }

@@ -2,6 +2,7 @@ import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { RunRecord } from "../../runs/run-record.js";
 import { isTerminal } from "../../runs/run-status.js";
+import { parseRunRecord } from "./run-record-text.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import type { TimedDraft, WriteOperation } from "./write-operation.js";
@@ -22,8 +23,22 @@ export async function takeChangeNumber(client: pg.PoolClient): Promise<string> {
   return changeRow.rows[0]?.change ?? "0";
 }
 
+/** A run this node wrote but no longer holds: the record the database keeps, by its owner. */
+export interface RefusedRunWrite {
+  record: RunRecord;
+  /** The node that wrote the kept record. */
+  node: string;
+  change: string;
+}
+
+/** A committed batch: its change number, and the run writes refused because another node holds the run. */
+export interface WrittenBatch {
+  change: string;
+  refused: RefusedRunWrite[];
+}
+
 /**
- * Writes a batch in one transaction with one change number, which it returns. Event ids come from the per-agent
+ * Writes a batch in one transaction with one change number. Event ids come from the per-agent
  * counter row, bumped in the same transaction as the inserts: two nodes writing events of one
  * agent wait on that row, and a rolled-back write gives its ids back, so ids never skip nor repeat.
  */
@@ -31,7 +46,7 @@ export async function writeBatch(
   client: pg.PoolClient,
   node: string,
   batch: WriteOperation[],
-): Promise<string> {
+): Promise<WrittenBatch> {
   await client.query("BEGIN");
   try {
     const change = await takeChangeNumber(client);
@@ -50,10 +65,18 @@ export async function writeBatch(
       else if (operation.kind === "control") controls.push(operation);
       else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
-    await writeRuns(client, node, change, [...runs.values()]);
-    await writeEvents(client, change, drafts);
+    const refused = await writeRuns(client, node, change, [...runs.values()]);
+    // Nor the events this node made of a run it no longer holds.
+    const lost = new Set(refused.map(({ record }) => record.id));
+    await writeEvents(
+      client,
+      change,
+      lost.size === 0
+        ? drafts
+        : drafts.filter((draft) => typeof draft.run !== "string" || !lost.has(draft.run)),
+    );
     await writeStates(client, states);
-    await writeCheckpoints(client, checkpoints);
+    await writeCheckpoints(client, node, checkpoints);
     await writeCooldowns(client, node, change, [...cooldowns.values()]);
     if (controls.length > 0)
       await client.query(
@@ -69,7 +92,7 @@ export async function writeBatch(
     );
     if (queueMoved) await client.query("SELECT pg_notify('agentd_queue', '')");
     await client.query("COMMIT");
-    return change;
+    return { change, refused };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
@@ -78,16 +101,19 @@ export async function writeBatch(
 
 /**
  * A run written by this node is this node's (`claimed_by`), except a new run queued for the
- * cluster, which waits unclaimed until a node with a free slot claims it.
+ * cluster, which waits unclaimed until a node with a free slot claims it. A run changes only while
+ * this node holds it (the fence): once a node that took this one for dead has taken its runs over
+ * (or put them back in the queue), this node's late writes of them are refused, and what the
+ * database keeps instead is returned.
  */
 async function writeRuns(
   client: pg.PoolClient,
   node: string,
   change: string,
   writes: Array<{ record: RunRecord; claimable: boolean }>,
-): Promise<void> {
-  if (writes.length === 0) return;
-  await client.query(
+): Promise<RefusedRunWrite[]> {
+  if (writes.length === 0) return [];
+  const written = await client.query<{ id: string }>(
     `INSERT INTO agentd_runs (id, agent, node, status, created_at, ended_at, parent_run, record, change, claimed_by)
      SELECT id, agent, $1, status, created_at, ended_at, parent_run, record, $2,
        CASE WHEN claimable THEN NULL ELSE $1 END
@@ -95,7 +121,9 @@ async function writeRuns(
        AS r(id, agent, status, created_at, ended_at, parent_run, record, claimable)
      ON CONFLICT (id) DO UPDATE SET node = EXCLUDED.node, status = EXCLUDED.status,
        ended_at = EXCLUDED.ended_at, record = EXCLUDED.record, change = EXCLUDED.change,
-       claimed_by = EXCLUDED.claimed_by`,
+       claimed_by = EXCLUDED.claimed_by
+     WHERE agentd_runs.claimed_by IS NOT DISTINCT FROM EXCLUDED.claimed_by
+     RETURNING id`,
     [
       node,
       change,
@@ -109,6 +137,17 @@ async function writeRuns(
       writes.map(({ claimable }) => claimable),
     ],
   );
+  if (written.rows.length === writes.length) return [];
+  const accepted = new Set(written.rows.map((row) => row.id));
+  const refusedIds = writes.map(({ record }) => record.id).filter((id) => !accepted.has(id));
+  const kept = await client.query<{ node: string; record: unknown; change: string }>(
+    "SELECT node, record, change::text AS change FROM agentd_runs WHERE id = ANY($1::text[])",
+    [refusedIds],
+  );
+  return kept.rows.flatMap((row) => {
+    const record = parseRunRecord(row.record);
+    return record === undefined ? [] : [{ record, node: row.node, change: row.change }];
+  });
 }
 
 async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedDraft[]): Promise<void> {
@@ -191,17 +230,24 @@ async function writeCooldowns(
   }
 }
 
+/**
+ * A run's checkpoint is not written nor removed by a node that does not hold the run (the runs'
+ * fence): not once another node took it over or it went back to the queue.
+ */
 async function writeCheckpoints(
   client: pg.PoolClient,
+  node: string,
   checkpoints: Map<string, Checkpoint | undefined>,
 ): Promise<void> {
+  const held = "NOT EXISTS (SELECT 1 FROM agentd_runs WHERE id = $1 AND claimed_by IS DISTINCT FROM $2)";
   for (const [run, checkpoint] of checkpoints) {
-    if (checkpoint === undefined) await client.query("DELETE FROM agentd_checkpoints WHERE run = $1", [run]);
+    if (checkpoint === undefined)
+      await client.query(`DELETE FROM agentd_checkpoints WHERE run = $1 AND ${held}`, [run, node]);
     else
       await client.query(
-        `INSERT INTO agentd_checkpoints (run, checkpoint) VALUES ($1, $2)
+        `INSERT INTO agentd_checkpoints (run, checkpoint) SELECT $1::text, $3::text WHERE ${held}
          ON CONFLICT (run) DO UPDATE SET checkpoint = EXCLUDED.checkpoint`,
-        [run, JSON.stringify(checkpoint)],
+        [run, node, JSON.stringify(checkpoint)],
       );
   }
 }
