@@ -21,7 +21,7 @@ export interface RunStoreOptions {
  * was created with. Everything is also held in memory, so reads never touch the disk. Nothing is
  * served before it is on disk: a run is listed once `create` resolved, and a changed record once
  * the promise of its `save` resolved, so a status event published afterwards never runs ahead of
- * it. No write blocks the event loop.
+ * it. Records are written off the event loop; the index is appended to on it, on a kept descriptor.
  */
 export class RunStore implements RunRecords {
   readonly directory: string;
@@ -75,10 +75,9 @@ export class RunStore implements RunRecords {
 
   /**
    * Registers a new run with one append of its whole record to the index, grouped with the other
-   * runs created meanwhile (200 runs started at once cost a few writes, and no write blocks the
-   * event loop). Resolves once the line is in the kernel (safe from kill -9); only then is the run
-   * listed, so nothing reports a run that a crash could lose. `<run>.json` is written at its first
-   * change.
+   * runs created in the same turn of the event loop (200 runs started at once cost a few writes).
+   * Resolves once the line is in the kernel (safe from kill -9); only then is the run listed, so
+   * nothing reports a run that a crash could lose. `<run>.json` is written at its first change.
    */
   async create(record: RunRecord): Promise<void> {
     const entry: RunIndexEntry = {
@@ -116,6 +115,11 @@ export class RunStore implements RunRecords {
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
   settled(): Promise<void> {
     return this.#writes.settled();
+  }
+
+  /** Closes the index (new runs appended meanwhile are written first). */
+  close(): void {
+    this.#index.close();
   }
 
   #fileOf(id: string): string {

@@ -53,6 +53,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     start: () => Promise.resolve(),
     close: async () => {
       await committed();
+      runs.close();
       await spares.close();
     },
   };
