@@ -282,7 +282,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
-    prepareRunLog: (run) => events.prepareRun(run),
+    runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
     checkpoints: store.checkpoints,
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.

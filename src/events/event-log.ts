@@ -20,15 +20,17 @@ export interface EventLog {
    */
   append(event: AgentEvent, line: string): void;
   /**
-   * A new run's log is about to get its first event: creates the file off the event loop, so that
-   * event costs one `write` instead of a file creation (~1 ms on a journaling disk) in the request
-   * that created the run. Never rejects: the first append makes the file itself if this failed.
+   * A new run was recorded and waits in the queue: its log is not created yet (a file creation, up
+   * to ~1 ms on a journaling disk, would be paid by the request that created the run); its lines
+   * wait in memory, each already in the agent's log, until `openRun` or its end.
    */
-  prepareRun?(run: string): Promise<void>;
+  holdRun?(run: string, agent: string): void;
+  /** The held run launches: creates its log off the event loop with the lines held. Never rejects. */
+  openRun?(run: string): Promise<void>;
   /** The run ended: its log may be flushed to the device and closed. */
   runEnded(run: string, agent: string): void;
-  /** A run's events with id > after, oldest first. */
-  runEvents(run: string, after: number): Promise<PersistedLine[]>;
+  /** A run's events with id > after, oldest first (`agent`: the run's, where a log may look too). */
+  runEvents(run: string, after: number, agent?: string): Promise<PersistedLine[]>;
   /** An agent's events with id > after, oldest first, at most `limit`. */
   history(agent: string, after: number, limit: number): Promise<PersistedLine[]>;
   close(): void;

@@ -160,9 +160,9 @@ export class EventStore {
     return this.#waiters.wait(ANY_AGENT, 0, milliseconds, signal);
   }
 
-  /** A run's whole persisted log (events with id > after). Empty when there is none. */
-  async runEvents(run: string, after = 0): Promise<AgentEvent[]> {
-    const logged = await this.#log.runEvents(run, after);
+  /** A run's whole persisted log (events with id > after), `agent` its agent. Empty when there is none. */
+  async runEvents(run: string, after = 0, agent?: string): Promise<AgentEvent[]> {
+    const logged = await this.#log.runEvents(run, after, agent);
     return logged.map(({ line }) => parseLine(line));
   }
 
@@ -178,9 +178,14 @@ export class EventStore {
     return this.#log.history(agent, after, limit);
   }
 
-  /** Creates a new run's log ahead of its first event, off the event loop (see EventLog.prepareRun). */
-  prepareRun(run: string): Promise<void> {
-    return this.#log.prepareRun?.(run) ?? Promise.resolve();
+  /** A new run's log waits, its lines in memory, until the run launches (see EventLog.holdRun). */
+  holdRun(run: string, agent: string): void {
+    this.#log.holdRun?.(run, agent);
+  }
+
+  /** Creates a held run's log off the event loop (see EventLog.openRun). Never rejects. */
+  openRun(run: string): Promise<void> {
+    return this.#log.openRun?.(run) ?? Promise.resolve();
   }
 
   /** Long polls waiting right now (all agents). */

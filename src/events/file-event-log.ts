@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, open } from "node:fs";
+import { appendFileSync, closeSync, mkdirSync, open, statSync } from "node:fs";
 import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -10,20 +10,42 @@ import { type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
+import { readRunLinesOfAgentLog, runLinesOfAgentLog } from "./run-lines-of-agent-log.js";
 
 const openForAppend = promisify(open);
+
+/** A queued run whose log is not created yet: its lines wait here, in order. */
+interface HeldRunLog {
+  agent: string;
+  lines: PersistedLine[];
+  /** The log's creation, once asked for (the run launches or ends). */
+  creating?: Promise<void>;
+  /** The run ended while held: its log is flushed and closed once written. */
+  ended: boolean;
+}
 
 /**
  * The events as JSONL files in `data_dir`: `events/<agent>.jsonl` and `runs/<run>.events.jsonl`,
  * appended synchronously (safe from kill -9 once `append` returns) and flushed to the device in the
  * background when a run ends. See event-paths.ts for the layout.
+ *
+ * A new run's log is not created while the run waits in the queue (`holdRun`): creating a file costs
+ * up to a millisecond on a journaling disk while other files are being flushed, and a burst of 200
+ * new runs would spend that 200 times before their answers. Its lines (the `queued` event, a stop)
+ * wait in memory and are served from there; each is already in its agent's log, which is what makes
+ * it durable. The log is created off the event loop when the run launches (`openRun`, before its
+ * `running` event) or ends, and the held lines go into it in one write. A log that a crash left
+ * missing is rebuilt from the agent's log before the run's next line, and read from there meanwhile.
  */
 export class FileEventLog implements EventLog {
   readonly #dataDirectory: string;
   readonly #logger: Logger;
-  /** Run logs checked for a torn last line in this process. */
+  /** Run logs checked for a torn last line (or a crash-cut log rebuilt) in this process. */
   readonly #checkedRunLogs = new Set<string>();
   readonly #files = new OpenLogFiles();
+  readonly #held = new Map<string, HeldRunLog>();
+  /** Agent logs read by run for the rebuilds of one turn of the event loop (a restart's recovery). */
+  readonly #rebuildSources = new Map<string, Map<string, string[]>>();
 
   constructor(options: { dataDirectory: string; logger: Logger }) {
     this.#dataDirectory = options.dataDirectory;
@@ -39,7 +61,10 @@ export class FileEventLog implements EventLog {
   append(event: AgentEvent, line: string): void {
     try {
       this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
-      if (event.run !== null) this.#appendToRunLog(event.run, line);
+      if (event.run === null) return;
+      const held = this.#held.get(event.run);
+      if (held) held.lines.push({ id: event.id, line });
+      else this.#appendToRunLog(event.run, event.agent, line);
     } catch (error) {
       if (AgentdError.is(error)) throw error;
       this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
@@ -51,17 +76,47 @@ export class FileEventLog implements EventLog {
     }
   }
 
-  async prepareRun(run: string): Promise<void> {
+  holdRun(run: string, agent: string): void {
+    if (!this.#held.has(run)) this.#held.set(run, { agent, lines: [], ended: false });
+  }
+
+  openRun(run: string): Promise<void> {
+    const held = this.#held.get(run);
+    if (!held) return Promise.resolve();
+    held.creating ??= this.#create(run, held);
+    return held.creating;
+  }
+
+  /** Creates a held run's log off the event loop and writes its lines in one write. Never rejects. */
+  async #create(run: string, held: HeldRunLog): Promise<void> {
     const file = runEventsFile(this.#dataDirectory, run);
+    let descriptor: number | undefined;
     try {
       // A plain descriptor (not a FileHandle): OpenLogFiles writes and closes it synchronously.
-      const descriptor = await openForAppend(file, "a", 0o600);
-      this.#files.adopt(file, descriptor);
-      // Just created for a new run: there is no torn line to look for.
-      this.#checkedRunLogs.add(run);
+      descriptor = await openForAppend(file, "a", 0o600);
     } catch (error) {
-      this.#logger.debug({ err: error, file }, "could not create a run log ahead; its first event will");
+      this.#logger.debug(
+        { err: error, file },
+        "could not create a run log ahead; it is made on the event loop",
+      );
     }
+    // Written meanwhile by close(): nothing is left to do.
+    if (this.#held.get(run) !== held) {
+      if (descriptor !== undefined) closeSync(descriptor);
+      return;
+    }
+    this.#held.delete(run);
+    this.#checkedRunLogs.add(run);
+    try {
+      if (descriptor !== undefined) this.#files.adopt(file, descriptor);
+      if (held.lines.length > 0) this.#files.append(file, joinLines(held.lines));
+    } catch (error) {
+      this.#logger.error(
+        { err: error, file },
+        "could not write a run log (its events are in the agent's log)",
+      );
+    }
+    if (held.ended) this.#ended(run, held.agent);
   }
 
   /**
@@ -70,6 +125,13 @@ export class FileEventLog implements EventLog {
    * blocking the event loop (200 runs ending at once would hold it for hundreds of milliseconds).
    */
   runEnded(run: string, agent: string): void {
+    const held = this.#held.get(run);
+    if (!held) return this.#ended(run, agent);
+    held.ended = true;
+    void this.openRun(run);
+  }
+
+  #ended(run: string, agent: string): void {
     for (const file of [
       runEventsFile(this.#dataDirectory, run),
       agentEventsFile(this.#dataDirectory, agent),
@@ -82,8 +144,18 @@ export class FileEventLog implements EventLog {
     this.#files.close(runEventsFile(this.#dataDirectory, run));
   }
 
-  async runEvents(run: string, after: number): Promise<PersistedLine[]> {
-    const logged = await readEventLog(runEventsFile(this.#dataDirectory, run), after);
+  /**
+   * A run's lines with id > after: held in memory while its log is not created yet, else its log,
+   * or, for a log a crash left missing or empty, its lines in the agent's log (`agent` known).
+   */
+  async runEvents(run: string, after: number, agent?: string): Promise<PersistedLine[]> {
+    const held = this.#held.get(run);
+    if (held) return held.lines.filter((line) => line.id > after);
+    const file = runEventsFile(this.#dataDirectory, run);
+    if (agent !== undefined && isMissingOrEmpty(file)) {
+      return readRunLinesOfAgentLog(agentEventsFile(this.#dataDirectory, agent), run, after);
+    }
+    const logged = await readEventLog(file, after);
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
@@ -92,19 +164,58 @@ export class FileEventLog implements EventLog {
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
+  /** Writes the logs still held (runs queued or ending now), then closes every log. */
   close(): void {
+    for (const [run, held] of [...this.#held]) {
+      this.#held.delete(run);
+      if (held.lines.length === 0) continue;
+      try {
+        appendFileSync(runEventsFile(this.#dataDirectory, run), joinLines(held.lines), { mode: 0o600 });
+      } catch (error) {
+        this.#logger.error(
+          { err: error, run },
+          "could not write a run log (its events are in the agent's log)",
+        );
+      }
+    }
     this.#files.closeAll();
   }
 
-  #appendToRunLog(run: string, line: string): void {
+  #appendToRunLog(run: string, agent: string, line: string): void {
     const file = runEventsFile(this.#dataDirectory, run);
     if (!this.#checkedRunLogs.has(run)) {
+      this.#checkedRunLogs.add(run);
+      // Queued when a crash came, its log was never created: the agent's log has its lines.
+      if (isMissingOrEmpty(file)) this.#rebuild(run, agent, line);
       // A run resumed after a crash may have a torn last line: cut it before appending.
-      if (existsSync(file) && repairTornTail(file) > 0) {
+      else if (repairTornTail(file) > 0) {
         this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
       }
-      this.#checkedRunLogs.add(run);
     }
     this.#files.append(file, `${line}\n`);
   }
+
+  /** Writes a missing run log from the run's earlier lines in its agent's log (`line` comes next). */
+  #rebuild(run: string, agent: string, line: string): void {
+    const agentFile = agentEventsFile(this.#dataDirectory, agent);
+    let byRun = this.#rebuildSources.get(agentFile);
+    if (!byRun) {
+      byRun = runLinesOfAgentLog(agentFile);
+      this.#rebuildSources.set(agentFile, byRun);
+      // Lines appended after this turn are not in it.
+      setImmediate(() => this.#rebuildSources.delete(agentFile));
+    }
+    const earlier = (byRun.get(run) ?? []).filter((earlierLine) => earlierLine !== line);
+    if (earlier.length === 0) return;
+    this.#logger.info({ run, lines: earlier.length }, "wrote a run log from its agent's log");
+    this.#files.append(runEventsFile(this.#dataDirectory, run), `${earlier.join("\n")}\n`);
+  }
+}
+
+function joinLines(lines: PersistedLine[]): string {
+  return lines.map(({ line }) => `${line}\n`).join("");
+}
+
+function isMissingOrEmpty(file: string): boolean {
+  return (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
 }

@@ -61,10 +61,10 @@ export interface RunManagerOptions {
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
   /**
-   * Creates a new run's event log off the event loop while its record is written, so its first
-   * event is one write (the event store's `prepareRun`). Never rejects.
+   * The event logs of new runs (the event store's): a queued run's log is held in memory, and
+   * created off the event loop when the run launches, before its `running` event.
    */
-  prepareRunLog?: (runId: string) => Promise<void>;
+  runLogs?: { hold(runId: string, agentId: string): void; open(runId: string): Promise<void> };
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
   /**
@@ -441,9 +441,10 @@ export class RunManager implements ChildRuns {
     });
   }
 
-  /** Writes a new run's record, and meanwhile creates its event log for the `queued` event to come. */
+  /** Writes a new run's record; its event log is created when it launches (see `runLogs`). */
   async #createRecord(record: RunRecord): Promise<void> {
-    await Promise.all([this.#options.store.create(record), this.#options.prepareRunLog?.(record.id)]);
+    await this.#options.store.create(record);
+    this.#options.runLogs?.hold(record.id, record.agent);
   }
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
@@ -812,11 +813,18 @@ export class RunManager implements ChildRuns {
     });
     run.control = control;
     this.#inFlight.add(run.record.agent, 1);
-    this.#transition(run, {
-      status: "running",
-      started_at: this.#now().toISOString(),
-      ...(this.#options.node === undefined ? {} : { node: this.#options.node }),
-    });
+    // The run's log is created while `running` is written: the worker's events go straight to it.
+    const logOpened = this.#options.runLogs?.open(run.record.id);
+    this.#transition(
+      run,
+      {
+        status: "running",
+        started_at: this.#now().toISOString(),
+        ...(this.#options.node === undefined ? {} : { node: this.#options.node }),
+      },
+      undefined,
+      logOpened,
+    );
     const context: RunContext = {
       runId: run.record.id,
       definition,
@@ -904,11 +912,19 @@ export class RunManager implements ChildRuns {
     return record;
   }
 
-  /** Writes the new record to disk, then publishes the `status` event: never the other way round. */
-  #transition(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
+  /**
+   * Writes the new record to disk, then publishes the `status` event: never the other way round.
+   * The event also waits for `alsoBefore` (the run's log being created) when given.
+   */
+  #transition(
+    run: LiveRun,
+    patch: Partial<RunRecord>,
+    message?: string,
+    alsoBefore?: Promise<void>,
+  ): RunRecord {
     const record = this.#redact({ ...run.record, ...patch });
     run.record = record;
-    void this.#publishAfterWrite(record, message);
+    void this.#publishAfterWrite(record, message, {}, alsoBefore);
     return record;
   }
 
@@ -917,9 +933,11 @@ export class RunManager implements ChildRuns {
     record: RunRecord,
     message?: string,
     extra: { resumed_from_round?: number } = {},
+    alsoBefore?: Promise<void>,
   ): Promise<void> {
     this.#unwritten.set(record.id, record);
-    const written = this.#options.store.save(record);
+    const saved = this.#options.store.save(record);
+    const written = alsoBefore ? Promise.all([saved, alsoBefore]).then(() => undefined) : saved;
     return this.#publications.afterWrite(record.id, written, () => {
       if (this.#unwritten.get(record.id) === record) this.#unwritten.delete(record.id);
       this.#publishStatus(record, message, extra);

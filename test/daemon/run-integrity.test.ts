@@ -194,7 +194,7 @@ describe("the circuit breaker per endpoint and model", () => {
     expect((await listRuns(daemon)).every((run) => run.status === "completed")).toBe(true);
   });
 
-  it("finds every run answered 202 and every state reported, after a kill -9 in the middle of a burst", async () => {
+  it("finds every run answered 202, its history and every state reported, after a kill -9 in the middle of a burst", async () => {
     const { project: workspace } = await kit.scriptedProject(
       { type: "hang" },
       { config: { concurrency: 20 } },
@@ -230,6 +230,18 @@ describe("the circuit breaker per endpoint and model", () => {
     const second = await kit.daemon(workspace.configFile);
     const runs = new Map((await listRuns(second, "?limit=1000")).map((run) => [run.id, run]));
     for (const id of accepted) expect(runs.has(id), `run ${id} answered 202`).toBe(true);
+    // Its history starts with the queued event reported before the kill, also for a run whose log
+    // was not created yet (still queued: the restart writes it from the agent's log).
+    const reportedQueued = new Map(
+      statuses.flatMap((event) =>
+        event.type === "status" && event.data.status === "queued" && event.run ? [[event.run, event]] : [],
+      ),
+    );
+    expect(reportedQueued.size).toBeGreaterThan(0);
+    for (const [id, queued] of reportedQueued) {
+      const history = await runEvents(second, id);
+      expect(history[0], `the history of run ${id}`).toEqual(queued);
+    }
     // A run reported running had started: the restart finds it crashed, never queued again.
     for (const id of reportedRunning)
       expect(runs.get(id)).toMatchObject({ status: "failed", reason: "crashed" });

@@ -1,4 +1,4 @@
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,6 +11,10 @@ const logger = createLogger({ level: "silent", pretty: false });
 
 function thought(agent: string, text: string, run: string | null = "r_1"): EventDraft {
   return { agent, run, type: "thought", data: { text } };
+}
+
+function status(agent: string, run: string, value: "queued" | "stopped"): EventDraft {
+  return { agent, run, type: "status", data: { status: value } };
 }
 
 describe("EventStore", () => {
@@ -152,5 +156,60 @@ describe("EventStore", () => {
     const history = await store.history("old", 2, 3);
     expect(history.map((entry) => entry.id)).toEqual([3, 4, 5]);
     expect(JSON.parse(history[0]?.line ?? "{}")).toMatchObject({ id: 3, data: { text: "event 3" } });
+  });
+
+  describe("a queued run's log", () => {
+    const runLog = (run: string) => path.join(dataDirectory, "runs", `${run}.events.jsonl`);
+    const idsIn = (file: string) =>
+      readFileSync(file, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => (JSON.parse(line) as { id: number }).id);
+
+    it("is held in memory and served from there, then written in order when the run launches", async () => {
+      const { bus, store } = await openStore();
+      store.holdRun("r_held", "writer");
+      bus.publish(status("writer", "r_held", "queued"));
+      expect(existsSync(runLog("r_held"))).toBe(false);
+      expect(idsIn(path.join(dataDirectory, "events", "writer.jsonl"))).toEqual([1]);
+      expect(await store.runEvents("r_held", 0, "writer")).toMatchObject([{ id: 1, type: "status" }]);
+
+      await store.openRun("r_held");
+      bus.publish(thought("writer", "working", "r_held"));
+      expect(idsIn(runLog("r_held"))).toEqual([1, 2]);
+      expect((await store.runEvents("r_held", 1, "writer")).map((event) => event.id)).toEqual([2]);
+    });
+
+    it("is written when the run ends before it launches, and when the store closes", async () => {
+      const { bus, store } = await openStore();
+      store.holdRun("r_stopped", "writer");
+      bus.publish(status("writer", "r_stopped", "queued"));
+      bus.publish(status("writer", "r_stopped", "stopped"));
+      // The end started the log's creation; asking again waits for that one.
+      await store.openRun("r_stopped");
+      expect(idsIn(runLog("r_stopped"))).toEqual([1, 2]);
+
+      store.holdRun("r_left", "writer");
+      bus.publish(status("writer", "r_left", "queued"));
+      store.close();
+      expect(idsIn(runLog("r_left"))).toEqual([3]);
+    });
+
+    it("is rebuilt from the agent's log after a crash left it missing", async () => {
+      const first = await openStore();
+      for (const run of ["r_cut", "r_other"]) {
+        first.store.holdRun(run, "writer");
+        first.bus.publish(status("writer", run, "queued"));
+      }
+      // kill -9: the held lines never reached the run logs, only the agent's log.
+      const second = await openStore();
+      expect(existsSync(runLog("r_cut"))).toBe(false);
+      expect(await second.store.runEvents("r_cut", 0, "writer")).toMatchObject([{ id: 1, run: "r_cut" }]);
+      second.bus.publish(status("writer", "r_cut", "queued"));
+      second.bus.publish(status("writer", "r_other", "queued"));
+      expect(idsIn(runLog("r_cut"))).toEqual([1, 3]);
+      expect(idsIn(runLog("r_other"))).toEqual([2, 4]);
+      second.store.close();
+    });
   });
 });

@@ -87,8 +87,8 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
       },
     },
     async (request) => {
-      requireRun(request.params.run);
-      const events = await services.events.runEvents(request.params.run, request.query.after);
+      const record = requireRun(request.params.run);
+      const events = await services.events.runEvents(record.id, request.query.after, record.agent);
       return { events, next: events.at(-1)?.id ?? request.query.after };
     },
   );
