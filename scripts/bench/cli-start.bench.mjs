@@ -4,10 +4,12 @@
 // when each request arrives. Also `agentd --help` against `node -e 0`.
 // Target (absolute): first request within 250 ms of the spawn on an idle machine; the ratio to the
 // bare fetch is the figure that survives a busy machine.
+// `agentd` is started as a user's shell starts it: the bin linked into node_modules/.bin as npm
+// links it, run through its #! line (with this Node first on PATH).
 // Imports nothing from dist/, but runs bin/agentd.js: `npm run bench` builds first.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:http";
 import os, { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
@@ -21,6 +23,12 @@ const TARGET_MILLISECONDS = 250;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const agentdBin = path.join(root, "bin", "agentd.js");
 const project = mkdtempSync(path.join(tmpdir(), "agentd-bench-cli-start-"));
+const agentdLink = path.join(project, "node_modules", ".bin", "agentd");
+/** The children find this Node first, as `#!/usr/bin/env node` looks it up. */
+const environment = {
+  ...process.env,
+  PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ""}`,
+};
 const arrivals = [];
 const server = await startServer();
 const url = `http://127.0.0.1:${server.address().port}/v1`;
@@ -34,7 +42,7 @@ try {
   console.log(`project: ${AGENTS} agents; ${REPETITIONS} alternating runs of each, after one warm-up each`);
   const bareFetch = `fetch(${JSON.stringify(`${url}/chat/completions`)}, { method: "POST", body: "{}" }).then((response) => response.text())`;
   const bare = () => toFirstRequest(["-e", bareFetch]);
-  const run = () => toFirstRequest([agentdBin, "run", "agent-0001", "say hi"]);
+  const run = () => toFirstRequest(["run", "agent-0001", "say hi"], agentdLink);
   await bare();
   await run();
   const bareTimes = [];
@@ -54,7 +62,7 @@ try {
   const emptyTimes = [];
   for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
     emptyTimes.push(await toExit(["-e", "0"]));
-    helpTimes.push(await toExit([agentdBin, "--help"]));
+    helpTimes.push(await toExit(["--help"], agentdLink));
   }
   row("node -e 0", emptyTimes);
   row("agentd --help", helpTimes);
@@ -66,6 +74,8 @@ try {
 }
 
 function writeProject() {
+  mkdirSync(path.dirname(agentdLink), { recursive: true });
+  symlinkSync(agentdBin, agentdLink);
   const agents = path.join(project, "agents");
   mkdirSync(agents);
   for (let index = 0; index < AGENTS; index += 1) {
@@ -89,11 +99,14 @@ function writeProject() {
   );
 }
 
-/** Milliseconds from the spawn to the server seeing the process's first request; waits for its exit. */
-async function toFirstRequest(args) {
+/**
+ * Milliseconds from the spawn of `command` (default: this Node) to the server seeing the process's
+ * first request; waits for its exit.
+ */
+async function toFirstRequest(args, command = process.execPath) {
   const seen = arrivals.length;
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: project, stdio: ["ignore", "ignore", "pipe"] });
+  const child = spawn(command, args, { cwd: project, env: environment, stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
   const [code] = await once(child, "exit");
@@ -103,9 +116,9 @@ async function toFirstRequest(args) {
   return (arrivals[seen] ?? 0) - started;
 }
 
-async function toExit(args) {
+async function toExit(args, command = process.execPath) {
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: project, stdio: "ignore" });
+  const child = spawn(command, args, { cwd: project, env: environment, stdio: "ignore" });
   await once(child, "exit");
   return performance.now() - started;
 }
