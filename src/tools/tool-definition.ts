@@ -86,14 +86,24 @@ export interface TypedTool<Schema extends z.ZodType> {
   load?(): Promise<void>;
 }
 
-/** Turns a zod-typed tool into a ToolDefinition: JSON Schema from zod, arguments parsed by it. */
+/**
+ * Turns a zod-typed tool into a ToolDefinition: JSON Schema from zod, arguments parsed by it. The
+ * JSON Schema is made when first read: every built-in tool is defined as its module loads, and a
+ * run offers the model only its agent's tools (`agentd run` paid for converting them all).
+ */
 export function defineTool<Schema extends z.ZodType>(tool: TypedTool<Schema>): ToolDefinition {
-  const parameters = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
-  delete parameters["$schema"];
+  let parameters: Record<string, unknown> | undefined;
   return {
     name: tool.name,
     description: tool.description,
-    parameters,
+    get parameters() {
+      if (parameters === undefined) {
+        const converted = z.toJSONSchema(tool.schema, { io: "input" }) as Record<string, unknown>;
+        delete converted["$schema"];
+        parameters = converted;
+      }
+      return parameters;
+    },
     parse: (input) => {
       const result = tool.schema.safeParse(input);
       if (result.success) return { ok: true, value: result.data };
