@@ -86,10 +86,14 @@ export class DefinitionRegistry {
       registry.current = registry.catalog.snapshot();
     });
     await registry.work;
-    cache
-      ?.save()
-      .catch((error: unknown) =>
-        registry.logger?.warn({ err: error }, "could not save the parsed agents' cache"),
+    // Off the start's path, and waited for by close(): nothing is written in data_dir after it.
+    if (cache)
+      registry.work = registry.work.then(() =>
+        cache
+          .save()
+          .catch((error: unknown) =>
+            registry.logger?.warn({ err: error }, "could not save the parsed agents' cache"),
+          ),
       );
     if (watch) registry.watching = registry.startWatching(readStartedAt);
     registry.logLoaded();
