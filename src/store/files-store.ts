@@ -4,6 +4,7 @@ import { FileEventLog } from "../events/file-event-log.js";
 import type { Logger } from "../logging/logger.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
+import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";
 import { COOLDOWNS_FILE_NAME, CliCooldowns } from "../workers/cli/cli-cooldowns.js";
 import type { DurableStore } from "./durable-store.js";
@@ -54,7 +55,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     close: async () => {
       await committed();
       runs.close();
-      await spares.close();
+      await Promise.all([spares.close(), flushesSettled()]);
     },
   };
 }

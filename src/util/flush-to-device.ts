@@ -2,7 +2,8 @@ import { open } from "node:fs/promises";
 
 /** Files waiting for their flush; a file asked for twice before its turn is flushed once. */
 const pending = new Map<string, (error: unknown) => void>();
-let flushing = false;
+/** The flushes under way, until the queue is empty. */
+let flushing: Promise<void> | undefined;
 
 /**
  * Flushes a file to the device in the background: power-loss durability for a file already safe
@@ -12,10 +13,15 @@ let flushing = false;
  */
 export function flushToDeviceLater(file: string, onError: (error: unknown) => void): void {
   pending.set(file, onError);
-  if (!flushing) {
-    flushing = true;
-    void flushPending();
-  }
+  flushing ??= flushPending();
+}
+
+/**
+ * Resolves once every flush asked for so far is done (a store closing: a daemon that says it
+ * stopped has its finished runs on the device, and leaves no fsync behind to slow what comes next).
+ */
+export function flushesSettled(): Promise<void> {
+  return flushing ?? Promise.resolve();
 }
 
 async function flushPending(): Promise<void> {
@@ -26,7 +32,7 @@ async function flushPending(): Promise<void> {
       await flush(file).catch(onError);
     }
   } finally {
-    flushing = false;
+    flushing = undefined;
   }
 }
 
