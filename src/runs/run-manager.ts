@@ -44,6 +44,14 @@ const LAUNCHES_PER_TICK = 2;
  * answered first, but no longer than this: a steady stream of new runs does not starve the queue.
  */
 const LAUNCH_HOLD_MILLISECONDS = 200;
+/**
+ * A new run recorded within this long of the one before continues a burst; from BURST_RUNS runs on,
+ * launches wait until no new run came for this long (a record is written within a turn of the event
+ * loop, so the runs of a burst are seldom being written at the same moment). A few runs created
+ * together launch at once.
+ */
+const BURST_GAP_MILLISECONDS = 50;
+const BURST_RUNS = 8;
 
 export interface RunManagerOptions {
   store: RunRecords;
@@ -141,6 +149,10 @@ export class RunManager implements ChildRuns {
   #creating = 0;
   /** Since when launches have been held for runs being created. */
   #heldSince: number | undefined;
+  /** When the last new run was recorded, and how many runs the burst it is part of has. */
+  #lastCreated = Number.NEGATIVE_INFINITY;
+  #burstRuns = 0;
+  #burstTimer: NodeJS.Timeout | undefined;
   /** A claim on the shared queue in flight, and whether another was asked for meanwhile. */
   #claiming = false;
   #claimAgain = false;
@@ -247,6 +259,9 @@ export class RunManager implements ChildRuns {
       throw storeFailure(record, error);
     } finally {
       this.#creating -= 1;
+      const now = performance.now();
+      this.#burstRuns = now - this.#lastCreated < BURST_GAP_MILLISECONDS ? this.#burstRuns + 1 : 1;
+      this.#lastCreated = now;
       // The last of a burst releases the launches it held.
       if (this.#creating === 0 && this.#heldSince !== undefined) this.#dispatchSoon();
     }
@@ -755,6 +770,15 @@ export class RunManager implements ChildRuns {
     throw conflict(record, action, "the run has already ended");
   }
 
+  /** Launches queued runs once the burst of new runs under way is over (once, however often asked). */
+  #dispatchAfterBurst(): void {
+    if (this.#burstTimer !== undefined) return;
+    this.#burstTimer = setTimeout(() => {
+      this.#burstTimer = undefined;
+      this.#dispatch();
+    }, BURST_GAP_MILLISECONDS);
+  }
+
   /** Launches queued runs the limits allow, in a later tick (once, however often it is asked). */
   #dispatchSoon(): void {
     if (this.#dispatchScheduled) return;
@@ -774,10 +798,14 @@ export class RunManager implements ChildRuns {
    */
   #dispatch(): void {
     if (!this.#accepting) return;
-    if (this.#creating > 0) {
-      const now = performance.now();
+    const now = performance.now();
+    const inBurst = this.#burstRuns >= BURST_RUNS && now - this.#lastCreated < BURST_GAP_MILLISECONDS;
+    if (this.#creating > 0 || inBurst) {
       this.#heldSince ??= now;
-      if (now - this.#heldSince < LAUNCH_HOLD_MILLISECONDS) return;
+      if (now - this.#heldSince < LAUNCH_HOLD_MILLISECONDS) {
+        this.#dispatchAfterBurst();
+        return;
+      }
     }
     this.#heldSince = undefined;
     const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
