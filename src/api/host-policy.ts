@@ -9,6 +9,9 @@ export interface HostPolicyOptions {
   allowedHosts: readonly string[];
 }
 
+/** `Host` headers whose answer is kept; past this many the kept answers are forgotten. */
+const KEPT_ANSWERS = 64;
+
 /** Bind addresses that listen on every interface. */
 const WILDCARD_HOSTS = new Set(["", "0.0.0.0", "::", "[::]"]);
 
@@ -30,13 +33,25 @@ export function createHostPolicy(options: HostPolicyOptions): (hostHeader: strin
     else if (entry.startsWith("*.")) suffixes.push(`.${canonicalHostname(entry.slice(2)) ?? entry.slice(2)}`);
     else exact.add(canonicalHostname(entry) ?? entry.toLowerCase());
   }
+  const allowedName = (name: string): boolean =>
+    anyHost ||
+    isLoopbackHost(name) ||
+    name === bindName ||
+    exact.has(name) ||
+    suffixes.some((suffix) => name.endsWith(suffix));
+  // Clients send the same header on every request: parsing it as a URL each time cost more than
+  // the rest of the check. An answer that hangs on the machine's addresses is not kept.
+  const kept = new Map<string, boolean>();
   return (hostHeader) => {
     if (hostHeader === undefined || hostHeader === "") return false;
+    const known = kept.get(hostHeader);
+    if (known !== undefined) return known;
     const name = hostnameOf(hostHeader);
-    if (name === undefined) return false;
-    if (anyHost || isLoopbackHost(name) || name === bindName || exact.has(name)) return true;
-    if (suffixes.some((suffix) => name.endsWith(suffix))) return true;
-    return wildcard && isInterfaceAddress(name);
+    if (name !== undefined && !allowedName(name) && wildcard) return isInterfaceAddress(name);
+    const allowed = name !== undefined && allowedName(name);
+    if (kept.size >= KEPT_ANSWERS) kept.clear();
+    kept.set(hostHeader, allowed);
+    return allowed;
   };
 }
 
