@@ -29,7 +29,7 @@ export default typescript.config(
   {
     // The bin is CommonJS (bin/package.json), so `agentd run` starts without the ES module loader.
     files: ["bin/**/*.js"],
-    languageOptions: { sourceType: "commonjs", globals: { require: "readonly" } },
+    languageOptions: { sourceType: "commonjs", globals: { require: "readonly", __dirname: "readonly" } },
     rules: { "@typescript-eslint/no-require-imports": "off" },
   },
 );

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, symlinkSync } from "node:fs";
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
@@ -75,5 +76,39 @@ describe("the agentd bin", () => {
     const noAgent = await run(BIN, ["run", "nobody"], root);
     expect(noAgent.code).toBe(2);
     expect(noAgent.stderr).toContain('no agent "nobody"');
+  });
+
+  it("imports main.js when only the TypeScript compiler's output is built (no launcher bundle)", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "agentd-bin-"));
+    try {
+      mkdirSync(path.join(root, "bin"));
+      mkdirSync(path.join(root, "dist", "cli"), { recursive: true });
+      for (const name of ["agentd.js", "package.json"]) {
+        copyFileSync(path.join(path.dirname(BIN), name), path.join(root, "bin", name));
+      }
+      writeFileSync(path.join(root, "package.json"), '{ "type": "module" }');
+      writeFileSync(
+        path.join(root, "dist", "cli", "main.js"),
+        'console.log("main.js", process.argv.slice(2).join(" "));',
+      );
+      const withoutLauncher = await run(
+        process.execPath,
+        [path.join(root, "bin", "agentd.js"), "run", "a"],
+        root,
+      );
+      expect(withoutLauncher).toMatchObject({ code: 0, stdout: "main.js run a\n" });
+      writeFileSync(
+        path.join(root, "dist", "cli", "launch.cjs"),
+        'exports.launch = async () => console.log("launcher", process.argv.slice(2).join(" "));',
+      );
+      const withLauncher = await run(
+        process.execPath,
+        [path.join(root, "bin", "agentd.js"), "run", "a"],
+        root,
+      );
+      expect(withLauncher).toMatchObject({ code: 0, stdout: "launcher run a\n" });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 });
