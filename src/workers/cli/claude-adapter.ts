@@ -5,6 +5,7 @@ import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-ad
 import type { CliLimit, CliTranscript } from "./cli-transcript.js";
 import { claudeRuleArguments } from "./claude-rules.js";
 import { parseJsonLine } from "./json-line.js";
+import { CLAUDE_RULES } from "./cli-tool-rules.js";
 
 const TextPartSchema = z.looseObject({ text: z.string() });
 const ThinkingPartSchema = z.looseObject({ thinking: z.string() });
@@ -94,11 +95,11 @@ export function claudeAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "claude",
     command: options.command ?? "claude",
-    defaultModel: "sonnet",
+    defaultModel: CLAUDE_RULES.defaultModel,
     environment: options.environment ?? {},
     configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    ruleSupport: { tools: true, permissions: true, maxIterations: true, reportsCost: true },
+    ruleSupport: CLAUDE_RULES.ruleSupport,
     prepare: prepareClaude,
     createLineParser: () => parseClaudeLine,
   };

@@ -1,6 +1,6 @@
 import type { Config } from "../../config/config-schema.js";
 import type { AgentFrontmatter } from "../../definitions/agent-schema.js";
-import { resolveAdapter } from "./resolve-adapter.js";
+import { cliToolRules } from "./cli-tool-rules.js";
 
 /**
  * What of an agent's rules its CLI cannot carry, as validation warnings naming the field: agentd
@@ -11,13 +11,10 @@ import { resolveAdapter } from "./resolve-adapter.js";
 export function cliRuleWarnings(frontmatter: AgentFrontmatter, config: Config): string[] {
   const settings = frontmatter.cli;
   if (frontmatter.worker !== "cli" || !settings) return [];
-  let adapter;
-  try {
-    adapter = resolveAdapter(settings.tool, config.cli_tools);
-  } catch {
-    return [];
-  }
-  const { tool, ruleSupport } = adapter;
+  // The adapter itself (its output parsers) is not loaded to check an agent file.
+  const rules = cliToolRules(settings.tool, config.cli_tools);
+  if (!rules) return [];
+  const { tool, ruleSupport } = rules;
   const warnings: string[] = [];
   const permissions = frontmatter.permissions;
   const ownRules = [...(permissions?.allow ?? []), ...(permissions?.ask ?? []), ...(permissions?.deny ?? [])];
@@ -42,7 +39,7 @@ export function cliRuleWarnings(frontmatter: AgentFrontmatter, config: Config): 
       `limits.max_iterations: ${tool} has no turn limit agentd can set; only timeout and budgets bound it`,
     );
   }
-  const model = settings.model ?? adapter.defaultModel;
+  const model = settings.model ?? rules.defaultModel;
   const priced = model !== undefined && Object.hasOwn(config.llm.prices, model);
   if (limits?.max_cost_usd !== undefined && !ruleSupport.reportsCost && !priced) {
     warnings.push(

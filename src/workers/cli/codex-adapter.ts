@@ -4,6 +4,7 @@ import type { CliAdapter, CliInvocation, CliLaunch, CliLineParser, LineVerdict }
 import type { CliTranscript } from "./cli-transcript.js";
 import { codexRetryOverrides } from "./codex-provider.js";
 import { parseJsonLine } from "./json-line.js";
+import { CODEX_RULES } from "./cli-tool-rules.js";
 
 const ItemSchema = z.looseObject({
   id: z.string(),
@@ -58,11 +59,11 @@ export function codexAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "codex",
     command: options.command ?? "codex",
-    defaultModel: "gpt-5.5",
+    defaultModel: CODEX_RULES.defaultModel,
     environment: options.environment ?? {},
     configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    ruleSupport: { tools: false, permissions: false, maxIterations: false, reportsCost: false },
+    ruleSupport: CODEX_RULES.ruleSupport,
     prepare: prepareCodex,
     createLineParser: createCodexLineParser,
   };

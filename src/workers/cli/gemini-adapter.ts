@@ -5,6 +5,7 @@ import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-ad
 import { geminiPolicy } from "./gemini-rules.js";
 import type { CliTranscript } from "./cli-transcript.js";
 import { parseJsonLine } from "./json-line.js";
+import { GEMINI_RULES } from "./cli-tool-rules.js";
 
 const GeminiErrorSchema = z.looseObject({
   type: z.string().optional(),
@@ -72,11 +73,11 @@ export function geminiAdapter(options: BuiltInAdapterOptions = {}): CliAdapter {
   return {
     tool: "gemini",
     command: options.command ?? "gemini",
-    defaultModel: "gemini-2.5-flash",
+    defaultModel: GEMINI_RULES.defaultModel,
     environment: options.environment ?? {},
     configArguments: options.configArguments ?? [],
     hasFinalLine: true,
-    ruleSupport: { tools: true, permissions: true, maxIterations: true, reportsCost: false },
+    ruleSupport: GEMINI_RULES.ruleSupport,
     prepare: prepareGemini,
     createLineParser: () => parseGeminiLine,
     exitCodeHint: (exitCode) => GEMINI_EXIT_CODES[exitCode],

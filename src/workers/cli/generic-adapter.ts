@@ -3,6 +3,7 @@ import type { CliAdapter, CliInvocation, CliLineParser } from "./cli-adapter.js"
 import { claudeAdapter } from "./claude-adapter.js";
 import { codexAdapter } from "./codex-adapter.js";
 import { geminiAdapter } from "./gemini-adapter.js";
+import { genericRuleSupport } from "./cli-tool-rules.js";
 import { createTextLineParser } from "./text-output.js";
 
 const PLACEHOLDER_PATTERN = /\{(task|model|workdir|system_prompt)\}/g;
@@ -24,12 +25,7 @@ export function genericAdapter(tool: string, config: CliToolConfig): CliAdapter 
     environment: config.env,
     configArguments: template,
     hasFinalLine: config.output !== "text",
-    ruleSupport: {
-      tools: false,
-      permissions: false,
-      maxIterations: false,
-      reportsCost: config.output === "claude",
-    },
+    ruleSupport: genericRuleSupport(config),
     prepare: (invocation) => ({
       arguments: [...fillTemplate(template, invocation), ...invocation.extraArguments],
       environment: {},
