@@ -5,6 +5,9 @@ export type RunIdSource = () => string;
 
 const TIME_WIDTH = 9;
 const SEQUENCE_WIDTH = 4;
+const RANDOM_BYTES = 5;
+/** Ids whose random bytes are drawn at once: a draw per id was a system call per new run. */
+const IDS_PER_DRAW = 64;
 
 /**
  * Run ids are `r_` + base-36 milliseconds (9 chars, sortable until the year 5188) + a sequence that
@@ -14,11 +17,18 @@ const SEQUENCE_WIDTH = 4;
 export function createRunIdSource(now: () => Date = () => new Date()): RunIdSource {
   let lastTime = -1;
   let sequence = 0;
+  let random = Buffer.alloc(0);
+  let offset = 0;
   return () => {
     const time = Math.max(now().getTime(), lastTime);
     sequence = time === lastTime ? sequence + 1 : 0;
     lastTime = time;
-    const random = randomBytes(5).readUIntBE(0, 5).toString(36).padStart(8, "0").slice(-8);
-    return `r_${time.toString(36).padStart(TIME_WIDTH, "0")}${sequence.toString(36).padStart(SEQUENCE_WIDTH, "0")}${random}`;
+    if (offset === random.length) {
+      random = randomBytes(RANDOM_BYTES * IDS_PER_DRAW);
+      offset = 0;
+    }
+    const suffix = random.readUIntBE(offset, RANDOM_BYTES).toString(36).padStart(8, "0").slice(-8);
+    offset += RANDOM_BYTES;
+    return `r_${time.toString(36).padStart(TIME_WIDTH, "0")}${sequence.toString(36).padStart(SEQUENCE_WIDTH, "0")}${suffix}`;
   };
 }
