@@ -201,7 +201,16 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
     await waitFor(async () => {
       const record = await getRun(frozen, after);
       return record.status === "completed" ? record : undefined;
-    }, "a run posted to the woken node to complete");
+    }, "a run posted to the woken node to complete").catch(async (error: unknown) => {
+      const everywhere = await Promise.all(nodes.map(async (node) => (await getRun(node, after)).status));
+      throw await explained(`${String(error)} (its status on each node: ${everywhere.join(", ")})`, {
+        run: after,
+        started,
+        reader: frozen,
+        suspect: frozen,
+        what: "woken",
+      });
+    });
   });
 
   it("ends the runs of a node killed with -9 as failed (crashed) on another node within the lease", async () => {
