@@ -56,24 +56,14 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<DurableStore> {
   const logger = options.logger.child({ module: "store" });
   const now = options.now ?? (() => new Date());
-  const pool = new pg.Pool({
-    connectionString: options.url,
-    max: 10,
-    // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold the
-    // changes lock, and every node's writes with it: past its lease it counts as dead anyway.
-    idle_in_transaction_session_timeout: options.leaseMilliseconds,
-  });
-  // An idle client losing its connection must not crash the daemon: the writer retries.
-  pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost"));
-  // A connection cut while checked out between two queries (the server stopping) emits on the
-  // client, where nothing else listens: without this the daemon would crash. The next query fails.
-  pool.on("connect", (client) =>
-    client.on("error", (error) => logger.debug({ err: error }, "a PostgreSQL connection in use was lost")),
-  );
+  const pool = openPool(options, 10, logger);
+  // The lease has connections of its own: renewing it never waits behind this node's backlog of
+  // writes, feed reads and history reads, which under load would have it taken for dead.
+  const membershipPool = openPool(options, 2, logger);
   try {
     await migrate(pool);
   } catch (error) {
-    await pool.end().catch(() => undefined);
+    await Promise.all([pool.end(), membershipPool.end()]).catch(() => undefined);
     throw new AgentdError("STORE_UNAVAILABLE", "cannot open the PostgreSQL store (store.url)", {
       field: "store.url",
       hint: "check that PostgreSQL is running, reachable from this machine, and that the user may create tables",
@@ -84,7 +74,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let bus: PostgresEventBus | undefined;
   let handlers: ClusterHandlers | undefined;
   const node = new ClusterNode({
-    pool,
+    pool: membershipPool,
     logger,
     leaseMilliseconds: options.leaseMilliseconds,
     onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
@@ -175,9 +165,28 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       writer.close();
       await feed.close();
       await node.leave();
-      await pool.end().catch(() => undefined);
+      await Promise.all([pool.end(), membershipPool.end()]).catch(() => undefined);
     },
   };
+}
+
+/** A pool of at most `max` connections, whose lost connections are logged, never thrown. */
+function openPool(options: PostgresStoreOptions, max: number, logger: Logger): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max,
+    // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold the
+    // changes lock, and every node's writes with it: past its lease it counts as dead anyway.
+    idle_in_transaction_session_timeout: options.leaseMilliseconds,
+  });
+  // An idle client losing its connection must not crash the daemon: the writer retries.
+  pool.on("error", (error) => logger.warn({ err: error }, "a PostgreSQL connection was lost"));
+  // A connection cut while checked out between two queries (the server stopping) emits on the
+  // client, where nothing else listens: without this the daemon would crash. The next query fails.
+  pool.on("connect", (client) =>
+    client.on("error", (error) => logger.debug({ err: error }, "a PostgreSQL connection in use was lost")),
+  );
+  return pool;
 }
 
 function parseJson(text: string): unknown {
