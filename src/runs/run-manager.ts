@@ -41,9 +41,10 @@ const DISPATCH_SLICE_MILLISECONDS = 5;
 const LAUNCHES_PER_TICK = 2;
 /**
  * While new runs are being recorded (a burst of requests), launches wait so that the requests are
- * answered first, but no longer than this: a steady stream of new runs does not starve the queue.
+ * answered first, but no longer than this: past it, launches go on (a few per tick) however long
+ * the stream of new runs lasts, so it does not starve the queue.
  */
-const LAUNCH_HOLD_MILLISECONDS = 200;
+const LAUNCH_HOLD_MILLISECONDS = 500;
 /**
  * A new run recorded within this long of the one before continues a burst; from BURST_RUNS runs on,
  * launches wait until no new run came for this long (a record is written within a turn of the event
@@ -793,8 +794,8 @@ export class RunManager implements ChildRuns {
    * Launches queued runs the limits allow, oldest first. Launching writes a record and starts a
    * worker: past LAUNCHES_PER_TICK runs or DISPATCH_SLICE_MILLISECONDS the rest waits for the next
    * tick, so 100 runs starting at once do not hold the event loop (and every API request) for the
-   * time of all of them. While new runs are being recorded, launches wait (LAUNCH_HOLD_MILLISECONDS
-   * at most): a burst of requests is answered before its runs start.
+   * time of all of them. While a run is being recorded or a burst of new runs goes on, launches
+   * wait (LAUNCH_HOLD_MILLISECONDS at most): a burst of requests is answered before its runs start.
    */
   #dispatch(): void {
     if (!this.#accepting) return;
@@ -806,8 +807,9 @@ export class RunManager implements ChildRuns {
         this.#dispatchAfterBurst();
         return;
       }
+    } else {
+      this.#heldSince = undefined;
     }
-    this.#heldSince = undefined;
     const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
     let launched = 0;
     for (const id of [...this.#queue]) {
