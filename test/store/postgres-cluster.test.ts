@@ -57,27 +57,36 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
     return waitFor(async () => {
       const records = await Promise.all(nodes.map((node) => getRun(node, run)));
       return records.every((record) => record.status === "running") ? records[0] : undefined;
-    }, "every node to list the run running");
+    }, "every node to list the run running").catch(async (error: unknown) => {
+      throw await explained(error, { run });
+    });
   }
 
   /**
-   * A wait for a run that failed, with what each node logged (warnings and errors only: every node
-   * logs every run's start and end, the ticker's too) and the record then and now: the timing
-   * tests below failed only in loaded full runs, where the output is all there is.
+   * A wait for a run that failed, with the run as each node lists it, what each node logged
+   * (warnings and errors only: every node logs every run's start and end, the ticker's too) and the
+   * record when it was seen running: the timing tests below failed only in loaded full runs, where
+   * the output is all there is.
    */
   async function explained(
     error: unknown,
-    seen: { run: string; started: RunRecord; reader: DaemonProcess; suspect: DaemonProcess; what: string },
+    seen: { run: string; started?: RunRecord; suspect?: DaemonProcess; what?: string },
   ): Promise<Error> {
+    const name = (node: DaemonProcess) =>
+      `node ${cluster.ids[nodes.indexOf(node)] ?? "?"}${node === seen.suspect ? ` (${seen.what ?? "suspect"})` : ""}`;
+    const views = await Promise.all(
+      nodes.map(async (node) => {
+        const health = (await node.request("GET", "/health")).body as { store?: unknown };
+        return `${name(node)} lists: ${JSON.stringify(await getRun(node, seen.run))}, store: ${JSON.stringify(health.store)}`;
+      }),
+    );
     const logs = nodes.map((node) => {
       const lines = node.stderr().split("\n");
       const notable = lines.filter((line) => !line.startsWith('{"level":30') && line.trim() !== "");
-      const name = `node ${cluster.ids[nodes.indexOf(node)] ?? "?"}${node === seen.suspect ? ` (${seen.what})` : ""}`;
-      return `${name}:\n${notable.slice(-30).join("\n")}`;
+      return `${name(node)}:\n${notable.slice(-30).join("\n")}`;
     });
-    const now = await getRun(seen.reader, seen.run);
     return new Error(
-      `${String(error)}\nwhen running: ${JSON.stringify(seen.started)}\nnow: ${JSON.stringify(now)}\n${logs.join("\n---\n")}`,
+      `${String(error)}\nwhen running: ${JSON.stringify(seen.started)}\n${views.join("\n")}\n${logs.join("\n---\n")}`,
     );
   }
 
@@ -166,7 +175,7 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       LEASE_MILLISECONDS * 10,
     )
       .catch(async (error: unknown) => {
-        throw await explained(error, { run, started, reader: watcher, suspect: frozen, what: "frozen" });
+        throw await explained(error, { run, started, suspect: frozen, what: "frozen" });
       })
       .finally(() => frozen.signal("SIGCONT"));
     expect(ended).toMatchObject({ status: "failed", reason: "crashed" });
@@ -202,14 +211,7 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       const record = await getRun(frozen, after);
       return record.status === "completed" ? record : undefined;
     }, "a run posted to the woken node to complete").catch(async (error: unknown) => {
-      const everywhere = await Promise.all(nodes.map(async (node) => (await getRun(node, after)).status));
-      throw await explained(`${String(error)} (its status on each node: ${everywhere.join(", ")})`, {
-        run: after,
-        started,
-        reader: frozen,
-        suspect: frozen,
-        what: "woken",
-      });
+      throw await explained(error, { run: after, suspect: frozen, what: "woken" });
     });
   });
 
@@ -228,7 +230,7 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       "the run to end on another node",
       LEASE_MILLISECONDS * 10,
     ).catch(async (error: unknown) => {
-      throw await explained(error, { run, started, reader: first, suspect: running, what: "killed" });
+      throw await explained(error, { run, started, suspect: running, what: "killed" });
     });
     expect(ended.reason).toBe("crashed");
     const after = (await first.request("GET", "/health")).body as {
