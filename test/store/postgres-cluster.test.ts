@@ -12,9 +12,9 @@ import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
 const missing = postgresMissingReason();
-const LEASE_MILLISECONDS = 2_000;
+const LEASE_MILLISECONDS = 5_000;
 /** A model answer that comes after a node frozen past its lease has woken up. */
-const LATE_ANSWER_MILLISECONDS = 6_000;
+const LATE_ANSWER_MILLISECONDS = 12_000;
 
 /** Three real daemons on one real PostgreSQL: one system. */
 describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { timeout: 240_000 }, () => {
