@@ -69,7 +69,7 @@ export async function launchTestBrowser(baseUrl: string): Promise<TestBrowser> {
     describe: async (target = page) => {
       const text = await target
         .evaluate("document.body?.innerText ?? ''")
-        .then((value) => String(value).slice(0, 400))
+        .then((value) => String(value).slice(0, 2_000))
         .catch((error: unknown) => `(no text: ${String(error)})`);
       return [
         `url: ${target.url()}`,

@@ -1,6 +1,8 @@
 // A run's events as the rows of its timeline: each tool call together with its approval (when it
 // asked) and its observation, each approval with its answer. Events arrive from the history and from the live stream, possibly
-// twice around a reconnect: the id decides, an event already seen is dropped.
+// twice around a reconnect: the id decides, an event already seen is dropped. The stream can bring
+// a run's newest events before the history brings the older ones: the rows are then laid out again
+// in id order, so an approval that came first still joins the call the history brought after it.
 
 import type { AgentEvent } from "./api-types.js";
 
@@ -26,6 +28,8 @@ export class Timeline {
   readonly rows: TimelineRow[] = [];
   #lastId = 0;
   readonly #seen = new Set<number>();
+  /** Every event taken in, in the order placed (id order after a lay-out). */
+  readonly #events: AgentEvent[] = [];
   readonly #callRows = new Map<string, number>();
   readonly #approvalRows = new Map<string, number>();
 
@@ -38,14 +42,27 @@ export class Timeline {
 
   add(events: readonly AgentEvent[]): boolean {
     let changed = false;
+    let older = false;
     for (const event of events) {
       if (event.run !== this.run || this.#seen.has(event.id)) continue;
       this.#seen.add(event.id);
+      this.#events.push(event);
+      if (event.id < this.#lastId) older = true;
+      else if (!older) this.#place(event);
       this.#lastId = Math.max(this.#lastId, event.id);
-      this.#place(event);
       changed = true;
     }
+    if (older) this.#layOut();
     return changed;
+  }
+
+  /** Places every event again in id order: an older one arrived after newer ones. */
+  #layOut(): void {
+    this.#events.sort((left, right) => left.id - right.id);
+    this.rows.length = 0;
+    this.#callRows.clear();
+    this.#approvalRows.clear();
+    for (const event of this.#events) this.#place(event);
   }
 
   #place(event: AgentEvent): void {

@@ -37,6 +37,22 @@ describe("a run's timeline", () => {
     expect(timeline.lastId).toBe(second.id);
   });
 
+  it("lays the rows out in id order when the live stream brings the newest events before the history", () => {
+    const timeline = new Timeline("r_1");
+    const queued = event("status", { status: "queued" });
+    const action = event("action", { call_id: "c3", tool: "write_file", arguments: { path: "a" } });
+    const waiting = event("status", { status: "waiting" });
+    const requested = event("approval", { id: "a_3", state: "requested", tool: "write_file" });
+    timeline.add([waiting]);
+    timeline.add([requested]);
+    expect(timeline.add([queued, action, waiting, requested])).toBe(true);
+    expect(timeline.rows.map((row) => row.kind)).toEqual(["event", "call", "event"]);
+    expect(timeline.rows[0]).toMatchObject({ event: queued });
+    expect(timeline.rows[1]).toMatchObject({ action, approval: { requested, answer: undefined } });
+    expect(timeline.rows[2]).toMatchObject({ event: waiting });
+    expect(timeline.lastId).toBe(requested.id);
+  });
+
   it("keeps an approval whose call it never saw on a row of its own", () => {
     const timeline = new Timeline("r_1");
     const requested = event("approval", { id: "a_2", state: "requested", tool: "shell" });
