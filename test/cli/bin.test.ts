@@ -3,9 +3,10 @@ import { once } from "node:events";
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
-import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
-import { createTempProject, type TempProject } from "../support/temp-project.js";
+import { describe, expect, it } from "vitest";
+import { textReply } from "../support/scripted-llm-server.js";
+import type { TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
 
 /** The bin as package.json names it (`npm run build` first, as `npm test` does). */
 const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
@@ -28,28 +29,19 @@ async function run(command: string, args: string[], cwd: string): Promise<Finish
 }
 
 describe("the agentd bin", () => {
-  let server: ScriptedLlmServer | undefined;
-  let project: TempProject | undefined;
-  afterEach(async () => {
-    await server?.close();
-    project?.remove();
-  });
+  const kit = useTestKit("test");
 
-  async function startProject(): Promise<TempProject> {
-    server = await startScriptedLlmServer();
-    project = createTempProject({
-      config: {
-        llm: { base_url: server.url, api_key: "test-key", model: "scripted", retries: { max_attempts: 1 } },
-        log: { level: "silent" },
-      },
+  /** A project with one agent on a scripted model answering `answer`. */
+  async function startProject(answer = "hi"): Promise<TempProject> {
+    const { project } = await kit.scriptedProject(textReply(answer), {
+      config: { log: { level: "silent" } },
     });
     project.writeAgent("writer", { task: "Say hi" });
     return project;
   }
 
   it("runs an agent through a symlink as npm links it, with the root options before `run`", async () => {
-    const { root } = await startProject();
-    server?.enqueue(textReply("hi from the bin"));
+    const { root } = await startProject("hi from the bin");
     const linked = path.join(root, "node_modules", ".bin", "agentd");
     mkdirSync(path.dirname(linked), { recursive: true });
     symlinkSync(BIN, linked);
