@@ -83,22 +83,13 @@ describe("the agentd bin", () => {
         path.join(root, "dist", "cli", "main.js"),
         'console.log("main.js", process.argv.slice(2).join(" "));',
       );
-      const withoutLauncher = await run(
-        process.execPath,
-        [path.join(root, "bin", "agentd.js"), "run", "a"],
-        root,
-      );
-      expect(withoutLauncher).toMatchObject({ code: 0, stdout: "main.js run a\n" });
+      const runA = () => run(process.execPath, [path.join(root, "bin", "agentd.js"), "run", "a"], root);
+      expect(await runA()).toMatchObject({ code: 0, stdout: "main.js run a\n" });
       writeFileSync(
         path.join(root, "dist", "cli", "launch.cjs"),
         'exports.launch = async () => console.log("launcher", process.argv.slice(2).join(" "));',
       );
-      const withLauncher = await run(
-        process.execPath,
-        [path.join(root, "bin", "agentd.js"), "run", "a"],
-        root,
-      );
-      expect(withLauncher).toMatchObject({ code: 0, stdout: "launcher run a\n" });
+      expect(await runA()).toMatchObject({ code: 0, stdout: "launcher run a\n" });
     } finally {
       rmSync(root, { recursive: true, force: true });
     }
