@@ -90,6 +90,8 @@ export class SandboxHost {
       alwaysHidden,
       read,
       write: [...settings.write, ...(request.write ?? [])],
+      protected: [],
+      protectedHidden: [],
       searchPath: this.#searchPath,
       owner: request.owner,
     };

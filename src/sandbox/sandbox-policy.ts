@@ -22,6 +22,13 @@ export interface SandboxPolicy {
   hidden: string[];
   /** Hidden again after every bind (a `read` path over data_dir must not reveal the vault). */
   alwaysHidden: string[];
+  /**
+   * Read-only over every bind, the workdir's included: what defines what the daemon runs (agents
+   * folders, presets, hook and MCP commands). A sandboxed process must never change them.
+   */
+  protected: string[];
+  /** Hidden over every bind, the workdir's included: the config file, `.env`, the vault. */
+  protectedHidden: string[];
   /** Visible read-only even inside a hidden folder (extra `read`, a CLI's own executable). */
   read: string[];
   /** Writable even inside a hidden folder (extra `write`, a CLI's config folder). */
