@@ -240,7 +240,12 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const redactValue = <Value>(value: Value): Value => redactor.redactValue(value);
   const approvals = new ApprovalBroker({ now, redact: redactValue });
   const questions = new QuestionBroker({ now, redact: redactValue });
-  const sandbox = new SandboxHost({ config, configFile: options.configFile });
+  const sandbox = new SandboxHost({
+    config,
+    configFile: options.configFile,
+    // Every agent's workdir (explicit or default) is hidden from the others.
+    workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
+  });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,

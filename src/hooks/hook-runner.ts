@@ -117,6 +117,7 @@ export class HookRunner {
           settings: definition.sandbox,
           workdir: definition.workdir,
           owner: `agent "${definition.id}"`,
+          hookCommands: definition.hooks.map((hook) => hook.command),
         }),
         maxOutputBytes: HOOK_MESSAGE_BYTES,
         // The hook's one deadline: the run's signal (when it has one) and the hook's own timeout.

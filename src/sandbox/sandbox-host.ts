@@ -7,6 +7,7 @@ import { isInside } from "./bubblewrap-arguments.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
+import { commandFiles, definitionFolders, environmentFiles } from "./definition-paths.js";
 
 /** Unix sockets that hand out the host (a container engine): hidden even though no rule names them. */
 const HOST_CONTROL_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock"];
@@ -18,6 +19,8 @@ export interface SandboxHostOptions {
   configFile?: string | undefined;
   /** Where HOME and PATH come from; default the daemon's environment. */
   environment?: NodeJS.ProcessEnv;
+  /** The working directories of every agent: each is hidden from the others. */
+  workdirs?: () => Iterable<string>;
 }
 
 /** What one child needs from the sandbox beyond its settings. */
@@ -32,6 +35,8 @@ export interface ChildSandboxRequest {
   write?: readonly string[];
   /** Hosts reachable whatever `network` says, unless it is `all` (a CLI's API host). */
   hosts?: readonly string[];
+  /** The agent's hook command lines (config's and its own): the files they name stay read-only. */
+  hookCommands?: readonly string[];
 }
 
 /**
@@ -45,6 +50,11 @@ export class SandboxHost {
   readonly #configFolder: string | undefined;
   readonly #homes: string[];
   readonly #searchPath: string;
+  /** Read-only in every sandbox: agents and presets folders, MCP and CLI command files. */
+  readonly #definitions: string[];
+  /** Hidden in every sandbox, even inside a writable workdir: the config file, `.env` files. */
+  readonly #configFiles: string[];
+  readonly #workdirs: () => Iterable<string>;
   /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
   readonly workspacesRoot: string;
 
@@ -57,12 +67,29 @@ export class SandboxHost {
       config.vault.key_file ?? path.join(config.data_dir, "vault.key"),
     ];
     this.#configFolder = options.configFile === undefined ? undefined : path.dirname(options.configFile);
-    // $HOME and the account's home folder, when they differ; never "/".
-    this.#homes = [...new Set([environment["HOME"] || os.homedir(), os.homedir()])].filter(
-      (home) => home !== "/",
+    // $HOME, os.homedir() (which reads $HOME) and the account's passwd home, which differs under
+    // systemd or in a container; never "/".
+    this.#homes = [...new Set([environment["HOME"] || os.homedir(), os.homedir(), passwdHome()])].filter(
+      (home): home is string => home !== undefined && home !== "" && home !== "/",
     );
     this.#searchPath = environment["PATH"] ?? "";
     this.workspacesRoot = defaultWorkspacesRoot(config);
+    const project = path.dirname(config.agents_dir);
+    const base = this.#configFolder ?? process.cwd();
+    this.#definitions = [
+      ...definitionFolders(config),
+      ...Object.values(config.mcp_servers).flatMap((server) =>
+        "command" in server ? commandFiles([server.command, ...server.args], base) : [],
+      ),
+      ...Object.values(config.cli_tools).flatMap((tool) =>
+        tool.command === undefined ? [] : commandFiles([tool.command], base),
+      ),
+    ];
+    this.#configFiles = [
+      ...(options.configFile === undefined ? [] : [options.configFile]),
+      ...environmentFiles([base, project, process.cwd()]),
+    ];
+    this.#workdirs = options.workdirs ?? (() => []);
   }
 
   /** Whether bubblewrap works here (probed once); for `agentd validate` and the start-up summary. */
@@ -73,7 +100,12 @@ export class SandboxHost {
   /** The policy of one child: its settings applied to what this daemon must hide. */
   policyFor(request: ChildSandboxRequest): SandboxPolicy {
     const { settings, workdir } = request;
-    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot];
+    const mcpFolders = path.join(path.dirname(this.workspacesRoot), "mcp");
+    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot, mcpFolders];
+    // Every other agent's workdir, unless it holds this one (then only its own files are shown).
+    for (const other of this.#workdirs()) {
+      if (!isInside(workdir, other)) alwaysHidden.push(other);
+    }
     const hidden = [...alwaysHidden, ...HOST_CONTROL_SOCKETS];
     hidden.push(...this.#homes);
     if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
@@ -90,8 +122,11 @@ export class SandboxHost {
       alwaysHidden,
       read,
       write: [...settings.write, ...(request.write ?? [])],
-      protected: [],
-      protectedHidden: [],
+      protected: [
+        ...this.#definitions,
+        ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
+      ],
+      protectedHidden: [...this.#configFiles, ...this.#secretFiles],
       searchPath: this.#searchPath,
       owner: request.owner,
     };
@@ -132,6 +167,15 @@ function networkOf(setting: SandboxSettings["network"], hosts: readonly string[]
     return rule === undefined ? [] : [rule];
   });
   return { kind: "hosts", rules };
+}
+
+/** The account's home folder as the passwd database has it, whatever $HOME says. */
+function passwdHome(): string | undefined {
+  try {
+    return os.userInfo().homedir;
+  } catch {
+    return undefined;
+  }
 }
 
 function findProgram(program: string, searchPath: string): string | undefined {

@@ -44,7 +44,7 @@ export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTR
   ];
   // A path inside another hidden one (or in /tmp) is gone already: hiding it again would only leave
   // an empty mount point that shows its name.
-  const hidden = real(policy.hidden);
+  const hidden = real(policy.hidden).filter((entry) => entry !== "/");
   const outermost = hidden.filter(
     (entry, index) =>
       !isInside(entry, "/tmp") &&
@@ -67,7 +67,46 @@ export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTR
   for (const entry of real(policy.protectedHidden)) {
     if (accessOf(mounts, entry) !== "hidden") mounts.push({ path: entry, access: "hidden" });
   }
-  return mounts;
+  return pinAncestors(mounts);
+}
+
+/**
+ * A mount point cannot be renamed or removed (EBUSY), but the folders above it can: a process that
+ * renames `.claude` away and makes a new `.claude/agents` has replaced a read-only agents folder
+ * on the host. So every folder between a writable layer and a hidden or read-only layer inside it
+ * is bound onto itself, still writable, right after that writable layer (before anything inside
+ * it, which a later bind would cover): its content is unchanged, its name is pinned.
+ */
+function pinAncestors(mounts: readonly SandboxMount[]): SandboxMount[] {
+  const pins = new Map<number, Set<string>>();
+  mounts.forEach((mount, index) => {
+    if (mount.access === "writable" || index < 2) return;
+    const holder = lastHolder(mounts, index);
+    if (holder === undefined) return;
+    const outer = mounts[holder] as SandboxMount;
+    if (outer.access !== "writable" || outer.private) return;
+    const pinned = pins.get(holder) ?? new Set<string>();
+    for (let folder = path.dirname(mount.path); folder !== outer.path && isInside(folder, outer.path);) {
+      pinned.add(folder);
+      const parent = path.dirname(folder);
+      if (parent === folder) break;
+      folder = parent;
+    }
+    pins.set(holder, pinned);
+  });
+  return mounts.flatMap((mount, index) => {
+    const pinned = [...(pins.get(index) ?? [])].sort((first, second) => first.length - second.length);
+    return [mount, ...pinned.map((folder): SandboxMount => ({ path: folder, access: "writable" }))];
+  });
+}
+
+/** The index of the last layer before `index` that holds that layer's path, or undefined. */
+function lastHolder(mounts: readonly SandboxMount[], index: number): number | undefined {
+  const target = (mounts[index] as SandboxMount).path;
+  for (let earlier = index - 1; earlier >= 0; earlier -= 1) {
+    if (isInside(target, (mounts[earlier] as SandboxMount).path)) return earlier;
+  }
+  return undefined;
 }
 
 /**

@@ -149,6 +149,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         settings: definition.sandbox,
         workdir: definition.workdir,
         owner: `agent "${definition.id}"`,
+        hookCommands: definition.hooks.map((hook) => hook.command),
       }),
       signal: control.signal,
       settings: this.#options.settings,

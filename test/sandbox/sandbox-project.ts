@@ -14,6 +14,15 @@ import type { ToolResult } from "../../src/tools/tool-executor.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
 import { makeDefinition } from "../support/make-definition.js";
 
+/** How one call is made: the agent's `sandbox:` and `hooks:`, the daemon's sandbox, the workdir. */
+export interface CallOptions {
+  sandbox?: unknown;
+  hooks?: unknown;
+  host?: SandboxHost;
+  /** Default: the agent's default workspace, `.agentd/workspaces/me`. */
+  workdir?: string;
+}
+
 /** What each planted file holds: a test asserts none of it reaches a sandboxed command. */
 export const MARKERS = {
   vaultKey: "vault-key-marker-4f1c",
@@ -77,11 +86,7 @@ export class SandboxProject {
   }
 
   /** One call of a built-in tool through the real executor, as agent `me` with this `sandbox:`. */
-  async call(
-    tool: string,
-    input: Record<string, unknown>,
-    options: { sandbox?: unknown; host?: SandboxHost } = {},
-  ): Promise<ToolResult> {
+  async call(tool: string, input: Record<string, unknown>, options: CallOptions = {}): Promise<ToolResult> {
     const executor = new DefaultToolExecutor({
       catalog: new CompositeToolCatalog(builtinTools()),
       approvals: { request: async () => ({ approved: false, state: "denied", scope: "once" }) },
@@ -93,8 +98,9 @@ export class SandboxProject {
     });
     const definition = makeDefinition({
       id: "me",
-      workdir: this.workdir,
+      workdir: options.workdir ?? this.workdir,
       frontmatter: {
+        ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
         tools: [tool],
         permissions: { allow: [tool] },
         ...(options.sandbox === undefined ? {} : { sandbox: options.sandbox }),
@@ -112,7 +118,7 @@ export class SandboxProject {
   }
 
   /** `shell` with this command line. */
-  shell(command: string, options: { sandbox?: unknown; host?: SandboxHost } = {}): Promise<ToolResult> {
+  shell(command: string, options: CallOptions = {}): Promise<ToolResult> {
     return this.call("shell", { command }, options);
   }
 

@@ -123,6 +123,7 @@ export class CliWorker implements Worker {
       workdir: definition.workdir,
       owner: `agent "${definition.id}" (CLI ${adapter.tool})`,
       executables: [adapter.command],
+      hookCommands: definition.hooks.map((hook) => hook.command),
       // The run's own folder (its TMPDIR and agentd's files for it) lies in data_dir, hidden else.
       write: [...needs.write, runDirectory.path],
       hosts: needs.hosts,

@@ -1,0 +1,166 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
+import { SandboxProject } from "./sandbox-project.js";
+
+let project: SandboxProject;
+afterEach(() => project.dispose());
+
+const ORIGINAL = "original-definition-0c4e";
+const SECRET = "dotenv-secret-6b1d";
+
+/**
+ * The README's layout with the agent working on the project itself (`workdir: .`): config, `.env`,
+ * agents, presets, a hook script and an MCP server script in the project; a foreign agents folder
+ * in the home's `.claude/agents`, loaded through `agents_dirs`.
+ */
+function projectLayout(project: SandboxProject) {
+  const root = project.root;
+  const files: Record<string, string> = {
+    "config.yaml": `# ${ORIGINAL}\n`,
+    ".env": `OPENAI_API_KEY=${SECRET}\n`,
+    ".env.local": `OTHER=${SECRET}\n`,
+    "agents/me.md": `---\ndescription: ${ORIGINAL}\n---\nHi\n`,
+    "presets/reviewer.yaml": `name: reviewer\n# ${ORIGINAL}\n`,
+    "tools/hooks/gate.sh": `#!/bin/sh\n# ${ORIGINAL}\nexit 0\n`,
+    "tools/mcp/server.js": `// ${ORIGINAL}\n`,
+    "home/.claude/agents/helper.md": `---\ndescription: ${ORIGINAL}\n---\nHi\n`,
+  };
+  for (const [file, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, file)), { recursive: true });
+    writeFileSync(path.join(root, file), content);
+  }
+  const defaults = ConfigSchema.parse({});
+  const config = {
+    ...defaults,
+    data_dir: project.dataDirectory,
+    agents_dir: path.join(root, "agents"),
+    agents_dirs: [path.join(project.home, ".claude", "agents")],
+    presets_dir: path.join(root, "presets"),
+    mcp_servers: {
+      local: { command: "node", args: [path.join(root, "tools/mcp/server.js")], env: {} },
+    },
+  };
+  const host = new SandboxHost({
+    config,
+    configFile: path.join(root, "config.yaml"),
+    environment: { ...process.env, HOME: project.home },
+  });
+  return { host, root };
+}
+
+/** Every file under `folder`, relative, with its content: a snapshot to compare before and after. */
+function snapshot(folder: string): Record<string, string> {
+  const found: Record<string, string> = {};
+  const walk = (current: string) => {
+    for (const entry of readdirSync(current, { withFileTypes: true })) {
+      const full = path.join(current, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else found[path.relative(folder, full)] = entry.isFile() ? readFileSync(full, "utf8") : "(other)";
+    }
+  };
+  if (existsSync(folder)) walk(folder);
+  return found;
+}
+
+describe("definitions belong to the operator", () => {
+  it("an agent working on the project changes no agent, preset, config, .env, hook or MCP file", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    const claudeAgents = path.join(project.home, ".claude", "agents");
+    // A CLI worker may write its config folder (~/.claude): the agents folder in it stays read-only.
+    const sandbox = { write: [path.join(project.home, ".claude")] };
+    const hooks = { before_tool: [{ command: "sh tools/hooks/gate.sh" }] };
+    const before = {
+      agents: snapshot(path.join(root, "agents")),
+      presets: snapshot(path.join(root, "presets")),
+      tools: snapshot(path.join(root, "tools")),
+      claude: snapshot(claudeAgents),
+      config: readFileSync(path.join(root, "config.yaml"), "utf8"),
+    };
+    const plant = '---\\ndescription: planted\\nsandbox: off\\nschedule: \\"* * * * * *\\"\\n---\\nx\\n';
+    const attempts = [
+      `printf '${plant}' > agents/x.md`,
+      `printf '${plant}' > ${claudeAgents}/x.md`,
+      `echo 'llm: {}' > config.yaml; echo 'A=1' >> .env; echo 'name: evil' > presets/evil.yaml`,
+      `echo 'exit 1' > tools/hooks/gate.sh; echo 'evil()' > tools/mcp/server.js`,
+      // Around a read-only mount: rename it, or a folder above it, and make a new one in its place.
+      `mv agents agents.old; mkdir -p agents; printf '${plant}' > agents/x.md`,
+      `mv tools tools.old; mkdir -p tools/hooks; echo 'exit 1' > tools/hooks/gate.sh`,
+      `mv ${project.home}/.claude ${project.home}/.claude.old; mkdir -p ${claudeAgents}; printf '${plant}' > ${claudeAgents}/x.md`,
+      `mv tools/hooks tools/hooks.old; mkdir tools/hooks; echo 'exit 1' > tools/hooks/gate.sh`,
+      `rm -rf agents presets tools ${claudeAgents}; ln -sf /tmp agents/x.md`,
+      `mv config.yaml config.old; echo 'llm: {}' > config.yaml; rm -f config.yaml; ln -s agents config.yaml`,
+    ];
+    for (const command of attempts) {
+      const result = await project.shell(command, { host, workdir: root, sandbox, hooks });
+      expect(result.code, result.output).not.toBe("SANDBOX_UNAVAILABLE");
+    }
+    expect(snapshot(path.join(root, "agents"))).toEqual(before.agents);
+    expect(snapshot(path.join(root, "presets"))).toEqual(before.presets);
+    expect(snapshot(path.join(root, "tools"))).toEqual(before.tools);
+    expect(snapshot(claudeAgents)).toEqual(before.claude);
+    expect(readFileSync(path.join(root, "config.yaml"), "utf8")).toBe(before.config);
+    expect(readFileSync(path.join(root, ".env"), "utf8")).toBe(`OPENAI_API_KEY=${SECRET}\n`);
+    for (const moved of ["agents.old", "tools.old", "config.old", path.join("home", ".claude.old")]) {
+      expect(existsSync(path.join(root, moved)), moved).toBe(false);
+    }
+  });
+
+  it("hides the config file and .env files even inside the workdir, and keeps the rest writable", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    const result = await project.shell(
+      `cat config.yaml .env .env.local; grep -r ${SECRET} . 2>/dev/null; echo made > made.txt && cat made.txt`,
+      { host, workdir: root },
+    );
+    expect(result.output).not.toContain(SECRET);
+    expect(result.output).toContain("made");
+    expect(readFileSync(path.join(root, "made.txt"), "utf8")).toBe("made\n");
+    const config = await project.shell("cat config.yaml", { host, workdir: root });
+    expect(config.output).not.toContain(ORIGINAL);
+  });
+
+  it("reads the agents and presets it may see, but cannot plant through a symlink it made earlier", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    symlinkSync(path.join(root, "agents"), path.join(project.workdir, "agents-link"));
+    const result = await project.shell(
+      `cat ${root}/agents/me.md; echo x > agents-link/y.md; echo x > ${root}/agents/y.md`,
+      { host },
+    );
+    expect(result.output).toContain(ORIGINAL);
+    expect(existsSync(path.join(root, "agents", "y.md"))).toBe(false);
+  });
+});
+
+describe("hidden means hidden", () => {
+  it("hides the account's passwd home when $HOME points elsewhere, and another agent's explicit workdir", async () => {
+    project = new SandboxProject();
+    const other = path.join(project.root, "elsewhere", "other-agent");
+    mkdirSync(other, { recursive: true });
+    writeFileSync(path.join(other, "notes.txt"), "other-explicit-workdir-marker");
+    const defaults = ConfigSchema.parse({});
+    const host = new SandboxHost({
+      config: {
+        ...defaults,
+        data_dir: project.dataDirectory,
+        agents_dir: path.join(project.root, "agents"),
+        presets_dir: path.join(project.root, "presets"),
+      },
+      configFile: project.configFile,
+      // $HOME is the project's home: the real account's home must be hidden as well.
+      environment: { ...process.env, HOME: project.home },
+      workdirs: () => [project.workdir, other],
+    });
+    const passwdHome = (await import("node:os")).userInfo().homedir;
+    const result = await project.shell(
+      `cat ${other}/notes.txt; ls -A ${passwdHome} | wc -l; ls -A ${path.dirname(other)}`,
+      { host },
+    );
+    expect(result.output).not.toContain("other-explicit-workdir-marker");
+    expect(result.output).toMatch(/^exit code 0\nstdout:\n0\nother-agent\n/);
+  });
+});
