@@ -1,5 +1,5 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import { isLoopbackHost, matchHostRule, normalHost } from "./host-rules.js";
+import { type HostRule, isLoopbackHost, matchHostRule, normalHost } from "./host-rules.js";
 import { guardedLookup } from "./network-proxy.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
@@ -7,10 +7,12 @@ import type { SandboxPolicy } from "./sandbox-policy.js";
  * The in-process side of the sandbox's network rule, for `http_request`: resolves when the policy
  * lets `url` through, else throws HOST_NOT_ALLOWED saying what to add. `mode: off` and `network:
  * all` let everything through; `none` nothing; a host list what it names — and an allowed name
- * that resolves to loopback only when the entry itself names a loopback host.
+ * that resolves to loopback only when the entry itself names a loopback host. Returns the host-list
+ * rule that let it through (undefined under `off` or `all`): the request must connect with
+ * `guardedLookup(rule)`, or a name resolving elsewhere the second time would reach loopback.
  */
-export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promise<void> {
-  if (policy.mode === "off" || policy.network.kind === "all") return;
+export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promise<HostRule | undefined> {
+  if (policy.mode === "off" || policy.network.kind === "all") return undefined;
   const host = normalHost(url.hostname);
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
   const where = `${host}:${port}`;
@@ -30,7 +32,7 @@ export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promis
       },
     );
   }
-  if (isLoopbackHost(host)) return;
+  if (isLoopbackHost(host)) return rule;
   await new Promise<void>((resolve, reject) => {
     guardedLookup(rule)(host, {}, (error) => {
       if (error && (error as NodeJS.ErrnoException).code === "EACCES") {
@@ -42,4 +44,5 @@ export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promis
       } else resolve();
     });
   });
+  return rule;
 }

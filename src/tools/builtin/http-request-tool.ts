@@ -1,6 +1,8 @@
+import { Agent, type Response, fetch } from "undici";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { assertHostAllowed } from "../../sandbox/network-access.js";
+import { guardedLookup } from "../../sandbox/network-proxy.js";
 import { defineTool } from "../tool-definition.js";
 import { type CappedBody, readCappedBody } from "./read-capped-body.js";
 import { timeoutSignal } from "../../util/timeout-signal.js";
@@ -39,7 +41,11 @@ export const httpRequestTool = defineTool({
     // The path as the model wrote it, not percent-encoded the way fetch sends it: a secret in it is
     // then the plain value, which the redactor masks in every message, event and log line.
     const where = `${value.method} ${url.origin}${decodedPath(url.pathname)}`;
-    await assertHostAllowed(context.sandbox, url);
+    const rule = await assertHostAllowed(context.sandbox, url);
+    // The connection resolves the name through the same guard that checked it: a name that
+    // answers a public address to the check and 127.0.0.1 to the connection reaches nothing.
+    const dispatcher =
+      rule === undefined ? undefined : new Agent({ connect: { lookup: guardedLookup(rule) } });
     const timeout = timeoutSignal(context.settings.http_timeout);
     let response: Response;
     let body: CappedBody;
@@ -50,6 +56,7 @@ export const httpRequestTool = defineTool({
         ...(value.body === undefined ? {} : { body: value.body }),
         redirect: "manual",
         signal: AbortSignal.any([context.signal, timeout]),
+        ...(dispatcher === undefined ? {} : { dispatcher }),
       });
       body = await readCappedBody(response, context.settings.http_max_bytes);
     } catch (error) {
@@ -64,6 +71,8 @@ export const httpRequestTool = defineTool({
       const cause =
         error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
       throw new AgentdError("TOOL_FAILED", `${where} failed: ${cause}`, { cause: error });
+    } finally {
+      void dispatcher?.destroy().catch(() => undefined);
     }
     const headers = SHOWN_HEADERS.flatMap((name) => {
       const header = response.headers.get(name);
