@@ -8,6 +8,7 @@ import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
 import { commandFiles, definitionFolders, environmentFiles } from "./definition-paths.js";
+import { hostExecutedPaths } from "./host-executed-paths.js";
 
 /** Unix sockets that hand out the host (a container engine): hidden even though no rule names them. */
 const HOST_CONTROL_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock"];
@@ -114,6 +115,8 @@ export class SandboxHost {
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
+    const write = [...settings.write, ...(request.write ?? [])];
+    const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     return {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? []),
@@ -121,9 +124,10 @@ export class SandboxHost {
       hidden,
       alwaysHidden,
       read,
-      write: [...settings.write, ...(request.write ?? [])],
+      write,
       protected: [
         ...this.#definitions,
+        ...hostExecutedPaths(writable),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ],
       protectedHidden: [...this.#configFiles, ...this.#secretFiles],

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
@@ -133,6 +134,33 @@ describe("definitions belong to the operator", () => {
     );
     expect(result.output).toContain(ORIGINAL);
     expect(existsSync(path.join(root, "agents", "y.md"))).toBe(false);
+  });
+});
+
+describe("files the host runs later", () => {
+  it("keeps git's hooks and config and a CLI's settings read-only, and git still commits", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    const git = (command: string) =>
+      `git -c user.email=a@b -c user.name=a -c init.defaultBranch=main ${command}`;
+    execFileSync("git", ["init", "-q", root]);
+    const settings = path.join(project.home, ".claude", "settings.json");
+    writeFileSync(settings, "{}\n");
+    const configBefore = readFileSync(path.join(root, ".git", "config"), "utf8");
+    const sandbox = { write: [path.join(project.home, ".claude")] };
+    const result = await project.shell(
+      `printf '#!/bin/sh\\ntouch /var/tmp/pwned\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; ` +
+        `git config core.hooksPath /var/tmp; echo '{"hooks":{}}' > ${settings}; ` +
+        `mv .git/hooks .git/hooks.old; mkdir -p .git/hooks; echo x > .git/hooks/post-commit; ` +
+        `${git("add made.txt")} 2>&1; echo made > made.txt && ${git("add made.txt")} && ${git("commit -qm made")} && echo COMMITTED`,
+      { host, workdir: root, sandbox },
+    );
+    expect(result.output).toContain("COMMITTED");
+    expect(existsSync(path.join(root, ".git", "hooks", "pre-commit"))).toBe(false);
+    expect(existsSync(path.join(root, ".git", "hooks", "post-commit"))).toBe(false);
+    expect(existsSync(path.join(root, ".git", "hooks.old"))).toBe(false);
+    expect(readFileSync(path.join(root, ".git", "config"), "utf8")).toBe(configBefore);
+    expect(readFileSync(settings, "utf8")).toBe("{}\n");
   });
 });
 
