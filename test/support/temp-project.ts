@@ -10,6 +10,11 @@ export interface TempProjectOptions {
   llmUrl?: string;
   /** Top-level config values over the project's defaults; a key given replaces the default's whole value. */
   config?: Record<string, unknown>;
+  /**
+   * Where the project folder is made (default the system's temp folder). A sandbox test needs one
+   * outside /tmp: a sandbox's /tmp is private, which would hide the whole project by accident.
+   */
+  parent?: string;
 }
 
 /**
@@ -36,7 +41,7 @@ export interface TempProject {
 }
 
 export function createTempProject(options: TempProjectOptions = {}): TempProject {
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-project-"));
+  const root = mkdtempSync(path.join(options.parent ?? tmpdir(), "agentd-project-"));
   const agentsDirectory = path.join(root, "agents");
   const presetsDirectory = path.join(root, "presets");
   const dataDirectory = path.join(root, "data");
