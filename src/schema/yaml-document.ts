@@ -1,5 +1,12 @@
 import { isAlias, isMap, isScalar, isSeq, LineCounter, type Node, parseDocument, visit } from "yaml";
-import { MAX_YAML_ALIASES, MAX_YAML_DEPTH, findExcessiveNesting } from "./yaml-limits.js";
+import { findDuplicateKey } from "./duplicate-yaml-key.js";
+import {
+  MAX_YAML_ALIASES,
+  MAX_YAML_DEPTH,
+  MAX_YAML_ENTRIES,
+  findExcessiveEntries,
+  findExcessiveNesting,
+} from "./yaml-limits.js";
 
 /** A parsed YAML document that can say on which line a value sits. */
 export interface LocatedYaml {
@@ -28,8 +35,20 @@ export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
       },
     };
   }
+  const crowded = findExcessiveEntries(text);
+  if (crowded !== undefined) {
+    return {
+      value: undefined,
+      lineOf: () => undefined,
+      syntaxError: {
+        message: `the YAML holds more than ${MAX_YAML_ENTRIES} entries (keys and list items); split it or trim it`,
+        line: crowded + lineOffset,
+      },
+    };
+  }
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
+  // Unique keys are checked below in one pass: the library's check is quadratic in the key count.
+  const document = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: false });
   const lineAt = (offset: number) => lineCounter.linePos(offset).line + lineOffset;
   const firstError = document.errors[0];
   let syntaxError = firstError
@@ -38,6 +57,8 @@ export function parseLocatedYaml(text: string, lineOffset = 0): LocatedYaml {
         line: lineAt(firstError.pos[0]),
       }
     : undefined;
+  const duplicate = syntaxError === undefined ? findDuplicateKey(document) : undefined;
+  if (duplicate !== undefined) syntaxError = { message: "Map keys must be unique", line: lineAt(duplicate) };
   let value: unknown;
   if (!syntaxError) {
     try {

@@ -42,4 +42,21 @@ describe("YAML limits", () => {
     expect(bomb.syntaxError?.message).toMatch(/alias/);
     expect(bomb.syntaxError?.line).toBe(2);
   });
+
+  it("refuses a file of too many keys before parsing it, with the line, and still finds a repeated key", () => {
+    const keys = (count: number) =>
+      Array.from({ length: count }, (_, index) => `k${index}: ${index}`).join("\n");
+    expect(parseLocatedYaml(keys(9_000)).syntaxError).toBeUndefined();
+    const crowded = parseLocatedYaml(keys(60_000), 1);
+    expect(crowded.syntaxError?.message).toMatch(/more than 10000 entries/);
+    expect(crowded.syntaxError?.line).toBe(10_002);
+    const flow = parseLocatedYaml(
+      `a: {${Array.from({ length: 20_000 }, (_, index) => `k${index}: 1`).join(", ")}}`,
+    );
+    expect(flow.syntaxError?.message).toMatch(/entries/);
+    const repeated = parseLocatedYaml(`${keys(5_000)}\nk17: again\n`);
+    expect(repeated.syntaxError).toEqual({ message: "Map keys must be unique", line: 5_001 });
+    const nested = parseLocatedYaml("a:\n  b: 1\n  c: 2\n  b: 3\nd: 4\n");
+    expect(nested.syntaxError).toEqual({ message: "Map keys must be unique", line: 4 });
+  });
 });
