@@ -115,7 +115,13 @@ export class SandboxHost {
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
-    const write = [...settings.write, ...(request.write ?? [])];
+    // The daemon's own binds inside data_dir (a CLI run's folder, a default workspace when data_dir
+    // holds the workspaces) open again after data_dir is hidden; nothing the agent names does.
+    const inDataDirectory = (entry: string) => isInside(path.resolve(entry), this.#dataDirectory);
+    const internal = (request.write ?? []).filter(inDataDirectory);
+    if (inDataDirectory(workdir) && isInside(path.resolve(workdir), this.workspacesRoot))
+      internal.push(workdir);
+    const write = [...settings.write, ...(request.write ?? []).filter((entry) => !inDataDirectory(entry))];
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     return {
       mode: settings.mode,
@@ -130,7 +136,8 @@ export class SandboxHost {
         ...hostExecutedPaths(writable),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ],
-      protectedHidden: [...this.#configFiles, ...this.#secretFiles],
+      protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
+      internal,
       searchPath: this.#searchPath,
       owner: request.owner,
     };

@@ -60,12 +60,18 @@ export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTR
     if (opened.some((bound) => isInside(bound, entry))) continue;
     if (opened.some((bound) => isInside(entry, bound))) mounts.push({ path: entry, access: "hidden" });
   }
-  // Definitions: read-only wherever they are, whatever was bound over them; secret ones hidden.
+  // Definitions: read-only wherever they are, whatever was bound over or inside them; secret paths
+  // (data_dir, the vault, the config and .env files) hidden, whatever the agent's own read, write
+  // or workdir named. Only the daemon's own binds inside them (a CLI run's folder) open again.
   for (const entry of real(policy.protected)) {
-    if (accessOf(mounts, entry) === "writable") mounts.push({ path: entry, access: "read-only" });
+    if (opensPast(mounts, entry, "read-only")) mounts.push({ path: entry, access: "read-only" });
   }
   for (const entry of real(policy.protectedHidden)) {
-    if (accessOf(mounts, entry) !== "hidden") mounts.push({ path: entry, access: "hidden" });
+    if (opensPast(mounts, entry, "hidden")) mounts.push({ path: entry, access: "hidden" });
+  }
+  const workdirAccess = policy.mode === "workspace-write" ? "writable" : "read-only";
+  for (const entry of real(policy.internal)) {
+    mounts.push({ path: entry, access: entry === workdir ? workdirAccess : "writable" });
   }
   return pinAncestors(mounts);
 }
@@ -107,6 +113,25 @@ function lastHolder(mounts: readonly SandboxMount[], index: number): number | un
     if (isInside(target, (mounts[earlier] as SandboxMount).path)) return earlier;
   }
   return undefined;
+}
+
+const OPENNESS: Record<MountAccess, number> = { hidden: 0, "read-only": 1, writable: 2 };
+
+/**
+ * Whether the layers so far show `entry`, or anything inside it, more openly than `wanted`: then a
+ * layer of `wanted` must go over it. (Nothing is added over a path that is already as closed: an
+ * extra mount inside a hidden folder would only show the name of its mount point.)
+ */
+function opensPast(mounts: readonly SandboxMount[], entry: string, wanted: MountAccess): boolean {
+  const limit = OPENNESS[wanted];
+  if (OPENNESS[accessOf(mounts, entry)] > limit) return true;
+  return mounts.some(
+    (mount) =>
+      mount.path !== entry &&
+      !mount.private &&
+      isInside(mount.path, entry) &&
+      OPENNESS[accessOf(mounts, mount.path)] > limit,
+  );
 }
 
 /**

@@ -27,8 +27,16 @@ export interface SandboxPolicy {
    * folders, presets, hook and MCP commands). A sandboxed process must never change them.
    */
   protected: string[];
-  /** Hidden over every bind, the workdir's included: the config file, `.env`, the vault. */
+  /**
+   * Hidden over every bind, the workdir's and the agent's own `read`/`write` included: data_dir,
+   * the vault, the config file, `.env`.
+   */
   protectedHidden: string[];
+  /**
+   * The daemon's own writable binds inside a `protectedHidden` path, opened again after it: a CLI
+   * run's folder in data_dir, a default workspace when data_dir holds the workspaces.
+   */
+  internal: string[];
   /** Visible read-only even inside a hidden folder (extra `read`, a CLI's own executable). */
   read: string[];
   /** Writable even inside a hidden folder (extra `write`, a CLI's config folder). */

@@ -165,6 +165,26 @@ describe("files the host runs later", () => {
 });
 
 describe("hidden means hidden", () => {
+  it("keeps data_dir, the vault and the config hidden against the agent's own read, write and symlinks", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    writeFileSync(path.join(project.dataDirectory, "api.token"), "api-token-marker-2b7e");
+    const sandbox = {
+      read: [path.join(project.dataDirectory, "vault.key"), project.dataDirectory, root],
+      write: [path.join(project.dataDirectory, "runs"), path.join(root, "config.yaml")],
+    };
+    const result = await project.shell(
+      `cat ${project.dataDirectory}/vault.key ${project.dataDirectory}/api.token ${project.dataDirectory}/runs/*; ` +
+        `cat ${root}/config.yaml ${root}/.env; ln -s ${project.dataDirectory} link; cat link/vault.key; ` +
+        `echo x > ${project.dataDirectory}/runs/planted; ls -A ${project.dataDirectory}`,
+      { host, sandbox },
+    );
+    for (const marker of ["vault-key-marker", "api-token-marker", "run-record-marker", ORIGINAL, SECRET]) {
+      expect(result.output).not.toContain(marker);
+    }
+    expect(existsSync(path.join(project.dataDirectory, "runs", "planted"))).toBe(false);
+  });
+
   it("hides the account's passwd home when $HOME points elsewhere, and another agent's explicit workdir", async () => {
     project = new SandboxProject();
     const other = path.join(project.root, "elsewhere", "other-agent");
