@@ -116,4 +116,46 @@ describe("an agent file that switches its own sandbox off", () => {
     const reviewer = statusOf(snapshot.agents, "reviewer");
     expect(reviewer.errors[0]).toMatchObject({ code: "SANDBOX_OFF_NOT_ALLOWED", line: 5 });
   });
+
+  it("keeps a sandboxed agent from handing work to an unsandboxed one, at any depth, unless config names it", async () => {
+    project = createTempProject({ config: { sandbox: { allow_unsandboxed: ["open", "trusted-caller"] } } });
+    project.writeAgent("open.md", agentText("open", "sandbox: off\n"));
+    project.writeAgent("caller.md", agentText("caller", "agents: [open]\n"));
+    project.writeAgent("relay.md", agentText("relay", "agents: [helper]\n"));
+    project.writeAgent("helper.md", agentText("helper", "sandbox: { network: all }\n"));
+    project.writeAgent("trusted-caller.md", agentText("trusted", "agents: [open]\n"));
+    project.writeAgent("reader.md", agentText("reader", "capabilities: read-only\nagents: [open]\n"));
+    project.writeAgent("plain.md", agentText("plain", "agents: [other]\n"));
+    project.writeAgent("other.md", agentText("other"));
+    const snapshot = await loadDefinitions(project.config);
+
+    expect(statusOf(snapshot.agents, "caller").errors[0]?.toJSON()).toMatchObject({
+      code: "SANDBOX_OFF_NOT_ALLOWED",
+      line: 3,
+      field: "agents[0]",
+      details: { agent: "caller", sub_agent: "open" },
+    });
+    expect(statusOf(snapshot.agents, "caller").errors[0]?.hint).toContain(
+      'allow_unsandboxed: ["open", "trusted-caller", "caller"]',
+    );
+    // helper asks for network: all without consent: it never runs so, and relay may call it.
+    expect(statusOf(snapshot.agents, "helper").errors[0]?.code).toBe("SANDBOX_OFF_NOT_ALLOWED");
+    expect(statusOf(snapshot.agents, "relay").valid).toBe(true);
+    for (const id of ["open", "trusted-caller", "reader", "plain", "other"]) {
+      expect(statusOf(snapshot.agents, id).valid, id).toBe(true);
+    }
+  });
+
+  it("follows a chain: a sandboxed agent may not reach an unsandboxed one through a consented relay", async () => {
+    project = createTempProject({ config: { sandbox: { allow_unsandboxed: ["open", "relay"] } } });
+    project.writeAgent("open.md", agentText("open", "sandbox: off\n"));
+    project.writeAgent("relay.md", agentText("relay", "agents: [open]\n"));
+    project.writeAgent("front.md", agentText("front", "agents: [relay]\n"));
+    const snapshot = await loadDefinitions(project.config);
+    expect(statusOf(snapshot.agents, "relay").valid).toBe(true);
+    expect(statusOf(snapshot.agents, "front").errors[0]).toMatchObject({
+      code: "SANDBOX_OFF_NOT_ALLOWED",
+      field: "agents[0]",
+    });
+  });
 });
