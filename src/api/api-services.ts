@@ -1,4 +1,5 @@
 import type { EventFeed } from "../events/event-bus.js";
+import type { SandboxView } from "../sandbox/sandbox-view.js";
 import type { StoreHealth } from "../store/durable-store.js";
 import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
@@ -23,6 +24,11 @@ export interface AgentSummary {
   /** Next scheduled fire (ISO time), or null. */
   next_fire: string | null;
   enabled: boolean;
+  /**
+   * true when the serving definition runs with its fence off: `sandbox: off` (config, or an agent
+   * file the config allows) or `network: all`. Every run of it starts with an UNSANDBOXED warning.
+   */
+  unsandboxed: boolean;
   last_run: {
     id: string;
     status: RunStatus;
@@ -46,6 +52,8 @@ export interface ResolvedHookView {
 /** `GET /agents/:id`: the summary plus the resolved definition (secret names only, never values). */
 export interface AgentDetail extends AgentSummary {
   file: string;
+  /** What its sandboxed children see (paths by access); null for `mode: off` or no valid definition. */
+  sandbox_view: SandboxView | null;
   definition: {
     system_prompt: string;
     model: string;
@@ -148,6 +156,8 @@ export interface ApiServices {
     store?: () => StoreHealth;
     /** This node's id, on a cluster. */
     node?: string;
+    /** The ids of the serving agents whose sandbox is off or shares the host's network. */
+    unsandboxedAgents?: () => string[];
   };
   /** For the live stream and the metrics. */
   bus: EventFeed;

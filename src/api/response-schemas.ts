@@ -37,6 +37,12 @@ export const HealthSchema = z.looseObject({
     .optional(),
   /** This daemon's node id in a cluster (postgres store). */
   node: z.string().optional(),
+  unsandboxed_agents: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "ids of the serving agents whose sandbox is off or that share the host's network (network: all)",
+    ),
 });
 
 export const AgentSummarySchema = z.looseObject({
@@ -63,6 +69,11 @@ export const AgentSummarySchema = z.looseObject({
   schedule: z.looseObject({ cron: z.string(), timezone: z.string().nullable() }).nullable(),
   next_fire: z.string().nullable().describe("next scheduled fire, ISO time"),
   enabled: z.boolean(),
+  unsandboxed: z
+    .boolean()
+    .describe(
+      "its sandbox is off or shares the host's network: every run starts with an UNSANDBOXED warning",
+    ),
   last_run: z
     .looseObject({
       id: z.string(),
@@ -81,8 +92,24 @@ export const AgentListSchema = z.looseObject({
   agents_dir: z.string().optional(),
 });
 
+/** What an agent's sandboxed children see of the filesystem: `src/sandbox/sandbox-view.ts`. */
+export const SandboxViewSchema = z.looseObject({
+  writable: z.array(z.string()),
+  read_only: z.array(z.string()),
+  hidden: z.array(z.string()).describe("empty, or not there at all"),
+  private: z
+    .array(z.string())
+    .describe("writable paths that are a fresh empty folder per child, not the host's (/tmp)"),
+  network: z
+    .union([z.enum(["none", "all"]), z.array(z.string())])
+    .describe("none, all, or the hosts reachable through agentd's proxy"),
+});
+
 export const AgentDetailSchema = AgentSummarySchema.extend({
   file: z.string(),
+  sandbox_view: SandboxViewSchema.nullable().describe(
+    "paths by what the agent's shell commands and hooks see there (the deepest listed path decides); null with sandbox mode off or without a valid definition",
+  ),
   definition: z
     .looseObject({
       system_prompt: z.string(),

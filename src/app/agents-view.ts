@@ -3,6 +3,8 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { AgentStatus, DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import { HOOK_POINTS, type HookPoint } from "../hooks/hook-settings.js";
 import type { RunRecord } from "../runs/run-record.js";
+import type { SandboxView } from "../sandbox/sandbox-view.js";
+import { isUnsandboxed } from "../sandbox/unsandboxed-warnings.js";
 
 export interface AgentsViewSources {
   /** The absolute agents folder. */
@@ -10,6 +12,8 @@ export interface AgentsViewSources {
   snapshot: () => DefinitionSnapshot;
   nextFire: (agentId: string) => Date | undefined;
   lastRun: (agentId: string) => RunRecord | undefined;
+  /** What a definition's sandboxed children see; absent: no view (null). */
+  sandboxView?: (definition: AgentDefinition) => SandboxView | null;
 }
 
 /** `GET /agents` and `GET /agents/:id`: the registry's snapshot with next fire times and last runs. */
@@ -39,7 +43,12 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
         definition,
         sources,
       );
-      return { ...summary, file: first.file, definition: definition ? resolvedDefinition(definition) : null };
+      return {
+        ...summary,
+        file: first.file,
+        sandbox_view: definition ? (sources.sandboxView?.(definition) ?? null) : null,
+        definition: definition ? resolvedDefinition(definition) : null,
+      };
     },
   };
 }
@@ -64,6 +73,7 @@ function summaryOf(
     schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? null } : null,
     next_fire: sources.nextFire(status.id)?.toISOString() ?? null,
     enabled: frontmatter?.enabled ?? false,
+    unsandboxed: definition !== undefined && isUnsandboxed(definition.sandbox),
     last_run: lastRun
       ? {
           id: lastRun.id,

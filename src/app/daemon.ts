@@ -15,7 +15,8 @@ import { Scheduler } from "../scheduler/scheduler.js";
 import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
-import { unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
+import { agentSandboxView } from "../sandbox/sandbox-view.js";
+import { unsandboxedAgentIds, unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import type { ClusterNodeInfo } from "../store/cluster-membership.js";
@@ -206,6 +207,7 @@ async function serveDaemon(
       snapshot: () => definitions.snapshot(),
       nextFire: (agentId) => scheduler.nextFire(agentId),
       lastRun: (agentId) => runs.lastRun(agentId),
+      sandboxView: (definition) => agentSandboxView(sandbox, definition),
     }),
     runs: store.cluster
       ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue, () =>
@@ -226,6 +228,7 @@ async function serveDaemon(
       version: options.version,
       startedAt,
       store: () => store.health(),
+      unsandboxedAgents: () => unsandboxedAgentIds(servingDefinitions()),
       ...(store.cluster ? { node: store.cluster.node } : {}),
     },
     bus,

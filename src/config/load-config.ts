@@ -92,11 +92,10 @@ function resolveFolders(loaded: LoadedConfig): LoadedConfig {
       presets_dir: resolve(config.presets_dir),
       data_dir: resolve(config.data_dir),
       llm: withLocalDefault,
-      sandbox: mergeSandboxSettings(
-        { ...config.sandbox, read: [], write: [] },
-        config.sandbox,
-        baseDirectory,
-      ),
+      sandbox: {
+        ...mergeSandboxSettings({ ...config.sandbox, read: [], write: [] }, config.sandbox, baseDirectory),
+        allow_unsandboxed: config.sandbox.allow_unsandboxed,
+      },
       vault: {
         ...config.vault,
         ...(config.vault.file === undefined ? {} : { file: resolve(config.vault.file) }),

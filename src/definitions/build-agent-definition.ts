@@ -6,10 +6,12 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { ParsedPresetFile } from "../presets/parse-preset-file.js";
 import { defaultWorkspacesRoot } from "../sandbox/sandbox-host.js";
 import { mergeSandboxSettings } from "../sandbox/sandbox-settings.js";
+import { unsandboxedDescription } from "../sandbox/unsandboxed-warnings.js";
 import { assembleSystemPrompt } from "../prompt/assemble-system-prompt.js";
 import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import { applyCapabilities } from "./apply-capabilities.js";
+import { checkSandboxConsent } from "./check-sandbox-consent.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { BUILTIN_TOOL_NAMES, RUN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
@@ -34,6 +36,8 @@ export function buildAgentDefinition(
   const warnings = [...agent.warnings];
   const frontmatter = withConfiguredTools(agent, config, warnings);
   const errors = checkConfigReferences({ ...agent, frontmatter }, config);
+  const consentError = checkSandboxConsent({ ...agent, frontmatter }, config);
+  if (consentError) errors.unshift(consentError);
   if (errors.length > 0) return errors;
   const model = resolveModel(frontmatter.model, agent.dialect, config);
   if (model.warning) warnings.push(`${whereIs(agent, ["model"])} model: ${model.warning}`);
@@ -56,12 +60,8 @@ export function buildAgentDefinition(
     );
   }
   const { sandbox } = capabilities;
-  if (sandbox.mode === "off") {
-    warnings.push(
-      `${agent.file} sandbox: off — this agent's shell commands, CLI worker and hooks run without the OS sandbox ` +
-        "and can read every secret the daemon can",
-    );
-  }
+  const unsandboxed = unsandboxedDescription(sandbox);
+  if (unsandboxed !== undefined) warnings.push(`${whereIs(agent, ["sandbox"])} ${unsandboxed}`);
   const name = frontmatter.name ?? agent.id;
   const definedLimits = Object.entries(frontmatter.limits ?? {}).filter(([, value]) => value !== undefined);
   const definedApprovals = Object.entries(frontmatter.approvals ?? {}).filter(

@@ -6,6 +6,7 @@ import { type PresetLookup, resolvePresetChain } from "../presets/resolve-preset
 import type { AgentDefinition } from "./agent-definition.js";
 import { buildAgentDefinition } from "./build-agent-definition.js";
 import { type AgentReferences, checkAgentReferences } from "./check-agent-references.js";
+import { checkUnfencedSubAgents, unfencedReach } from "./check-sandbox-consent.js";
 import {
   type AgentStatus,
   createSnapshot,
@@ -74,7 +75,8 @@ export class DefinitionCatalog {
     for (const [file, parsed] of update.presets ?? []) this.replacePresetFile(file, parsed);
     if (touchedPresets.size > 0) this.recomputePresets();
     const references = this.agentReferences();
-    for (const id of touchedIds) this.recomputeAgent(id, references);
+    const unfenced = unfencedReach(this.agentFrontmatters(), this.config);
+    for (const id of touchedIds) this.recomputeAgent(id, references, unfenced);
     return [...touchedIds].filter((id) => before.get(id) !== this.signature(id)).sort();
   }
 
@@ -154,7 +156,15 @@ export class DefinitionCatalog {
     return references;
   }
 
-  private recomputeAgent(id: string, references: AgentReferences): void {
+  /** Every agent id with the frontmatter of its (first) file, undefined for a file with errors. */
+  private agentFrontmatters(): Map<string, ParsedAgentFile["frontmatter"]> {
+    const frontmatters = new Map<string, ParsedAgentFile["frontmatter"]>();
+    for (const parsed of this.agentFiles.values())
+      if (!frontmatters.has(parsed.id)) frontmatters.set(parsed.id, parsed.frontmatter);
+    return frontmatters;
+  }
+
+  private recomputeAgent(id: string, references: AgentReferences, unfenced: ReadonlySet<string>): void {
     const files = this.agentFilesById.get(id);
     let valid: AgentDefinition | undefined;
     for (const file of files) {
@@ -164,6 +174,11 @@ export class DefinitionCatalog {
       const twins = files.filter((other) => other !== file);
       if (twins.length > 0) errors.push(this.duplicateError(parsed, twins));
       if (errors.length === 0) errors.push(...checkAgentReferences(parsed, references));
+      if (errors.length === 0 && parsed.frontmatter) {
+        errors.push(
+          ...checkUnfencedSubAgents({ ...parsed, frontmatter: parsed.frontmatter }, unfenced, this.config),
+        );
+      }
       const definition = errors.length === 0 ? this.define(parsed, errors) : undefined;
       if (definition) valid = definition;
       this.agentStatuses.set(file, {

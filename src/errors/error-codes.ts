@@ -52,6 +52,7 @@ export const ERROR_CODES = [
   "HOOK_FAILED",
   // sandbox
   "SANDBOX_UNAVAILABLE",
+  "SANDBOX_OFF_NOT_ALLOWED",
   "HOST_NOT_ALLOWED",
   // cli workers
   "CLI_NOT_INSTALLED",

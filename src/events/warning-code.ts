@@ -7,6 +7,7 @@ export const WARNING_ONLY_CODES = [
   "CLI_OUTPUT_IGNORED",
   "CLI_TOOL_DENIED",
   "CLI_TOOL_WARNING",
+  "UNSANDBOXED",
 ] as const;
 
 /** The code of a `warning` event: one of its own, or an error code for a failure the run survived. */

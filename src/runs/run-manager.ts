@@ -15,6 +15,7 @@ import { executeRun } from "./execute-run.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { InFlightCounts } from "./in-flight-counts.js";
 import { recordPatchOf, statusForReason } from "./run-outcome.js";
+import { unsandboxedRunWarning } from "../sandbox/unsandboxed-warnings.js";
 import type { RunRecord, RunTrigger } from "./run-record.js";
 import {
   EMPTY_USAGE,
@@ -877,6 +878,16 @@ export class RunManager implements ChildRuns {
         ? { checkpoints: this.#options.checkpoints.forRun(run.record.id, run.resumeFrom) }
         : {}),
     };
+    // Loud before anything runs: the first event after `running` says the fence is off.
+    const unsandboxed = unsandboxedRunWarning(definition);
+    if (unsandboxed) {
+      context.events.publish({
+        agent: run.record.agent,
+        run: run.record.id,
+        type: "warning",
+        data: unsandboxed,
+      });
+    }
     // The worker starts once `running` is on disk (a crash before that finds the run queued, and
     // nothing of it has run yet), a few per tick however many records land together.
     void this.#publications.published(run.record.id).then(() =>

@@ -22,6 +22,8 @@ const SandboxObjectSchema = z.strictObject({
   read: z.array(z.string().min(1)).default([]),
   /** Extra writable paths. */
   write: z.array(z.string().min(1)).default([]),
+  /** Agent ids or globs whose own file may say `mode: off` or `network: all`; config only. */
+  allow_unsandboxed: z.array(z.string().min(1)).default([]),
 });
 
 /** The daemon-wide `sandbox:` of config.yaml; `sandbox: off` is short for `{ mode: off }`. */
@@ -29,7 +31,10 @@ export const SandboxSettingsSchema = z.union([
   z.literal("off").transform(() => SandboxObjectSchema.parse({ mode: "off" })),
   SandboxObjectSchema,
 ]);
-export type SandboxSettings = z.infer<typeof SandboxObjectSchema>;
+/** Config `sandbox:` as parsed, the operator-only lists (`allow_unsandboxed`) included. */
+export type SandboxConfig = z.infer<typeof SandboxObjectSchema>;
+/** The sandbox of one agent or server: config `sandbox:` without what only the operator decides. */
+export type SandboxSettings = Omit<SandboxConfig, "allow_unsandboxed">;
 
 /**
  * An agent's (or an MCP server's) `sandbox:`: what it sets overrides the daemon's setting; `read`

@@ -32,8 +32,10 @@ export function agentDetail(id: string, valid = true): AgentDetail {
     schedule: null,
     next_fire: null,
     enabled: true,
+    unsandboxed: false,
     last_run: null,
     file: `/agents/${id}.md`,
+    sandbox_view: null,
     definition: null,
   };
 }
@@ -45,7 +47,9 @@ export class FixedAgents implements AgentsService {
     for (const agent of agents) this.agents.set(agent.id, agent);
   }
   list() {
-    return [...this.agents.values()].map(({ file: _file, definition: _definition, ...summary }) => summary);
+    return [...this.agents.values()].map(
+      ({ file: _file, definition: _definition, sandbox_view: _view, ...summary }) => summary,
+    );
   }
   get(id: string) {
     return this.agents.get(id);

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { getRun, listRuns } from "../daemon/api-shapes.js";
@@ -19,7 +19,7 @@ let browser: TestBrowser;
 const kit = useTestKit("file");
 beforeAll(async () => {
   llm = await kit.scriptedLlm();
-  workspace = kit.project({ llmUrl: llm.url });
+  workspace = kit.project({ llmUrl: llm.url, config: { sandbox: { allow_unsandboxed: ["loose"] } } });
   mkdirSync(path.join(workspace.root, "work"));
   workspace.writeAgent("writer", {
     name: "Report Writer",
@@ -29,6 +29,7 @@ beforeAll(async () => {
     schedule: "0 9 * * 1-5",
   });
   workspace.writeAgent("waiter", { tools: [] });
+  workspace.writeAgent("loose", { tools: [], sandbox: "off" });
   writeFileSync(
     path.join(workspace.root, "agents", "broken.md"),
     "---\ndescription: an agent with a bad limit\nlimits:\n  timeout: forever\n---\nNothing.\n",
@@ -148,6 +149,39 @@ describe("the dashboard in a real browser", () => {
     await browser.screenshot("activity");
     expect((await listRuns(daemon)).length).toBe(2);
     expect(existsSync(path.join(workspace.root, "work", "report.md"))).toBe(true);
+    expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it("marks an agent without its sandbox, and its runs, as unsandboxed", async () => {
+    const { page } = browser;
+    await page.goto("/");
+    const badge = page.locator('tr[data-agent="loose"] .pill-unsandboxed');
+    await badge.waitFor();
+    await expect(badge.textContent()).resolves.toBe("unsandboxed");
+    await expect(page.locator('tr[data-agent="writer"] .pill-unsandboxed').count()).resolves.toBe(0);
+
+    await page.goto("/#/agents/writer");
+    await page.locator(".panel-sandbox .sandbox-view").waitFor();
+    await expect(page.locator(".panel-sandbox").textContent()).resolves.toContain(
+      path.join(realpathSync(workspace.root), "work"),
+    );
+    await expect(page.locator(".view-header .pill-unsandboxed").count()).resolves.toBe(0);
+
+    llm.enqueue(textReply("Done without a fence."));
+    await page.goto("/#/agents/loose");
+    await page.locator(".view-header .pill-unsandboxed").waitFor();
+    await expect(page.locator(".panel-sandbox").textContent()).resolves.toContain("No sandbox");
+    await page.getByLabel("Task").fill("run loose");
+    await page.getByRole("button", { name: "Run now" }).click();
+    await page.waitForURL(/#\/runs\/r_/);
+    await page.locator(".view-header .pill-unsandboxed").waitFor();
+    await page.locator('li[data-type="warning"]').first().waitFor();
+    await expect(page.locator('li[data-type="warning"]').first().textContent()).resolves.toContain(
+      "UNSANDBOXED",
+    );
+    await browser.screenshot("run-unsandboxed");
+    await page.goto("/#/agents/loose");
+    await page.locator("table.runs-table .pill-unsandboxed").first().waitFor();
     expect(browser.consoleErrors).toEqual([]);
   });
 });

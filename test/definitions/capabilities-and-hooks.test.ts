@@ -8,7 +8,7 @@ describe("capabilities and hooks in agent definitions", () => {
   afterEach(() => project.remove());
 
   it("narrows tools, sub-agents and the sandbox to the capability mode, warning about what it removes", async () => {
-    project = createTempProject();
+    project = createTempProject({ config: { sandbox: { allow_unsandboxed: ["open"] } } });
     project.writeAgent(
       "reader.md",
       agentText(

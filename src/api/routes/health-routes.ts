@@ -26,6 +26,9 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
         uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
         ...(store ? { store } : {}),
         ...(services.health.node === undefined ? {} : { node: services.health.node }),
+        ...(services.health.unsandboxedAgents === undefined
+          ? {}
+          : { unsandboxed_agents: services.health.unsandboxedAgents() }),
       };
     },
   );

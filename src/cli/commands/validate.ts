@@ -1,10 +1,13 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
-import type { AgentStatus, PresetStatus } from "../../definitions/definition-snapshot.js";
+import type { AgentStatus, DefinitionSnapshot, PresetStatus } from "../../definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { toAgentdError } from "../../errors/agentd-error.js";
 import { SandboxHost } from "../../sandbox/sandbox-host.js";
+import { agentSandboxView } from "../../sandbox/sandbox-view.js";
+import { didYouMean } from "../../schema/known-keys.js";
+import { type AgentSandboxReport, formatSandboxView } from "./sandbox-view-text.js";
 import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
 
@@ -18,11 +21,15 @@ export interface ValidationReport {
   config: { file: string | null; valid: boolean; errors: ErrorJson[] };
   /** Whether the OS sandbox works on this machine (absent when the config is invalid). */
   sandbox?: SandboxStatus;
+  /** With `--sandbox <agent>`: what that agent's sandboxed children see. */
+  sandbox_view?: AgentSandboxReport;
 }
 
 export interface ValidateOptions {
   config?: string | undefined;
   json?: boolean | undefined;
+  /** An agent id: also report what its sandbox shows, hides and lets it write. */
+  sandbox?: string | undefined;
   cwd?: string;
   environment?: NodeJS.ProcessEnv;
 }
@@ -71,6 +78,9 @@ export async function validateProject(
       presets,
       config: { file: loaded.file ?? null, valid: true, errors: [] },
       sandbox: sandboxStatus(sandbox.availability(), loaded.config.sandbox.mode),
+      ...(options.sandbox === undefined
+        ? {}
+        : { sandbox_view: agentSandboxReport(options.sandbox, snapshot, sandbox) }),
     },
     configWarnings: loaded.warnings,
   };
@@ -81,18 +91,41 @@ export async function runValidate(options: ValidateOptions, write: (text: string
   const cwd = options.cwd ?? process.cwd();
   const { report, configWarnings } = await validateProject(options);
   if (options.json) write(`${JSON.stringify(report)}\n`);
-  else write(formatReport(report, configWarnings, cwd));
-  return report.ok && report.config.valid ? EXIT_OK : EXIT_FAILURE;
+  else {
+    write(formatReport(report, configWarnings, cwd));
+    if (report.sandbox_view) write(`\n${formatSandboxView(report.sandbox_view)}`);
+  }
+  const viewFailed = report.sandbox_view?.problem !== undefined;
+  return report.ok && report.config.valid && !viewFailed ? EXIT_OK : EXIT_FAILURE;
 }
 
 export function registerValidateCommand(program: Command): void {
   program
     .command("validate")
     .description("check the config, every preset and every agent; exit 1 when anything is invalid")
+    .option("--sandbox <agent>", "also print what that agent's sandbox lets it write, only read, and not see")
     .action(async (_options: unknown, command: Command) => {
-      const globals = command.optsWithGlobals<GlobalOptions>();
+      const globals = command.optsWithGlobals<GlobalOptions & { sandbox?: string }>();
       process.exitCode = await runValidate(globals, (text) => process.stdout.write(text));
     });
+}
+
+/** `--sandbox <agent>`: the view of the definition the daemon would serve for that id. */
+function agentSandboxReport(id: string, snapshot: DefinitionSnapshot, host: SandboxHost): AgentSandboxReport {
+  const definition = snapshot.get(id);
+  if (definition === undefined) {
+    const known = [...new Set(snapshot.agents.map((status) => status.id))];
+    if (!known.includes(id)) {
+      const suggestion = didYouMean(id, known);
+      return {
+        agent: id,
+        view: null,
+        problem: `no agent "${id}"${suggestion ? ` — did you mean "${suggestion}"?` : ""}`,
+      };
+    }
+    return { agent: id, view: null, problem: "the agent is invalid (see above): it has no sandbox to show" };
+  }
+  return { agent: id, mode: definition.sandbox.mode, view: agentSandboxView(host, definition) };
 }
 
 function agentEntry(status: AgentStatus): ValidationReport["agents"][number] {

@@ -35,11 +35,24 @@ export interface AgentSummary {
   schedule: { cron: string; timezone: string | null } | null;
   next_fire: string | null;
   enabled: boolean;
+  /** Its sandbox is off or shares the host's network (absent from an older daemon). */
+  unsandboxed?: boolean;
   last_run: LastRun | null;
+}
+
+/** What an agent's sandboxed commands see: `GET /agents/:id`'s `sandbox_view`. */
+export interface SandboxView {
+  writable: string[];
+  read_only: string[];
+  hidden: string[];
+  private: string[];
+  network: "none" | "all" | string[];
 }
 
 export interface AgentDetail extends AgentSummary {
   file: string;
+  /** Null with `mode: off` or without a valid definition; absent from an older daemon. */
+  sandbox_view?: SandboxView | null;
   definition: (Record<string, unknown> & { system_prompt: string; hash: string }) | null;
 }
 

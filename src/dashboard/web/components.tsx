@@ -27,6 +27,18 @@ export function StatusPill({ status, reason }: { status: string; reason?: string
   );
 }
 
+/** The "unsandboxed" mark of an agent, or of a run, whose sandbox is off or shares the host's network. */
+export function UnsandboxedBadge() {
+  return (
+    <span
+      class="pill pill-unsandboxed"
+      title="its sandbox is off or shares the host's network: its commands can reach what the daemon can"
+    >
+      unsandboxed
+    </span>
+  );
+}
+
 /** An error of a definition with where it is: file, line, field, then what to do. */
 export function ErrorLine({ detail, text }: { detail: ErrorDetail | undefined; text: string }) {
   if (detail === undefined) return <li class="error-line">{text}</li>;

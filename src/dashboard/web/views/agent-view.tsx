@@ -3,8 +3,16 @@
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
 import { describeError, getJson, postJson } from "../api-client.js";
-import type { AgentDetail, RunRecord } from "../api-types.js";
-import { ErrorBanner, ErrorLine, JsonBlock, Panel, RelativeTime, StatusPill } from "../components.js";
+import type { AgentDetail, RunRecord, SandboxView } from "../api-types.js";
+import {
+  ErrorBanner,
+  ErrorLine,
+  JsonBlock,
+  Panel,
+  RelativeTime,
+  StatusPill,
+  UnsandboxedBadge,
+} from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { formatCost, formatCount, formatDuration } from "../time-format.js";
@@ -40,7 +48,15 @@ export function AgentView({ agentId }: { agentId: string }) {
         <p class="breadcrumb">
           <a href={routeHref({ view: "agents" })}>Agents</a> /
         </p>
-        <h1>{detail?.name ?? agentId}</h1>
+        <h1>
+          {detail?.name ?? agentId}
+          {detail?.unsandboxed ? (
+            <>
+              {" "}
+              <UnsandboxedBadge />
+            </>
+          ) : null}
+        </h1>
         {detail ? <p class="muted">{detail.description}</p> : null}
       </header>
       <ErrorBanner message={agent.error} />
@@ -57,8 +73,13 @@ export function AgentView({ agentId }: { agentId: string }) {
           ) : null}
           <RunNow agent={detail} />
           <Panel title="Runs">
-            <RunsTable runs={runs.value?.runs} now={now} />
+            <RunsTable
+              runs={runs.value?.runs}
+              now={now}
+              unsandboxedHash={detail.unsandboxed ? detail.definition?.hash : undefined}
+            />
           </Panel>
+          <Sandbox agent={detail} />
           <Definition agent={detail} />
         </>
       ) : null}
@@ -106,7 +127,19 @@ function RunNow({ agent }: { agent: AgentDetail }) {
   );
 }
 
-export function RunsTable({ runs, now }: { runs: RunRecord[] | undefined; now: Date }) {
+/**
+ * `unsandboxedHash`: the runs of this definition version are marked "unsandboxed" (the agent's
+ * serving version has its sandbox off).
+ */
+export function RunsTable({
+  runs,
+  now,
+  unsandboxedHash,
+}: {
+  runs: RunRecord[] | undefined;
+  now: Date;
+  unsandboxedHash?: string | undefined;
+}) {
   if (runs === undefined) return <p class="muted">loading…</p>;
   if (runs.length === 0) return <p class="empty">No runs yet.</p>;
   return (
@@ -136,6 +169,12 @@ export function RunsTable({ runs, now }: { runs: RunRecord[] | undefined; now: D
               </td>
               <td>
                 <StatusPill status={run.status} reason={run.reason} />
+                {unsandboxedHash !== undefined && run.definition_hash === unsandboxedHash ? (
+                  <>
+                    {" "}
+                    <UnsandboxedBadge />
+                  </>
+                ) : null}
               </td>
               <td class="task-cell">{run.task}</td>
               <td>
@@ -148,6 +187,56 @@ export function RunsTable({ runs, now }: { runs: RunRecord[] | undefined; now: D
         </tbody>
       </table>
     </div>
+  );
+}
+
+/** What the agent's commands may write, only read, and not see; or that nothing is fenced. */
+function Sandbox({ agent }: { agent: AgentDetail }) {
+  if (agent.definition === null || agent.sandbox_view === undefined) return null;
+  const view = agent.sandbox_view;
+  return (
+    <Panel title="Sandbox" class="panel-sandbox">
+      {view === null ? (
+        <p class="banner banner-error">
+          No sandbox: its shell commands, CLI worker and hooks run with the daemon's own access and can read
+          every secret the daemon can.
+        </p>
+      ) : (
+        <SandboxLists view={view} />
+      )}
+    </Panel>
+  );
+}
+
+function SandboxLists({ view }: { view: SandboxView }) {
+  const network =
+    typeof view.network === "string"
+      ? view.network
+      : `only through agentd's proxy: ${view.network.join(", ")}`;
+  return (
+    <dl class="definition sandbox-view">
+      <dt>Writable</dt>
+      <dd>
+        <ul class="plain">
+          {view.writable.map((entry) => (
+            <li key={entry}>
+              <code>{entry}</code>
+              {view.private.includes(entry) ? (
+                <span class="muted"> private, empty for each command</span>
+              ) : null}
+            </li>
+          ))}
+        </ul>
+      </dd>
+      <dt>Read-only</dt>
+      <dd>{listOf(view.read_only)}</dd>
+      <dt>Hidden</dt>
+      <dd>{listOf(view.hidden)}</dd>
+      <dt>Network</dt>
+      <dd>
+        <code>{network}</code>
+      </dd>
+    </dl>
   );
 }
 

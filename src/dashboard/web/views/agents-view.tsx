@@ -3,7 +3,15 @@
 import { useMemo, useRef, useState } from "preact/hooks";
 import { getJsonIfChanged } from "../api-client.js";
 import type { AgentSummary } from "../api-types.js";
-import { ErrorBanner, ErrorLine, Pager, Panel, RelativeTime, StatusPill } from "../components.js";
+import {
+  ErrorBanner,
+  ErrorLine,
+  Pager,
+  Panel,
+  RelativeTime,
+  StatusPill,
+  UnsandboxedBadge,
+} from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { exactTime, formatCost } from "../time-format.js";
@@ -114,6 +122,12 @@ function AgentRow({ agent, now }: { agent: AgentSummary; now: Date }) {
         </a>
         {agent.name !== agent.id ? <span class="agent-name"> {agent.name}</span> : null}
         {agent.valid ? null : <span class="pill pill-failed">invalid</span>}
+        {agent.unsandboxed ? (
+          <>
+            {" "}
+            <UnsandboxedBadge />
+          </>
+        ) : null}
         <div class="description">{agent.description}</div>
       </td>
       <td data-label="Worker">
@@ -162,5 +176,6 @@ function AgentRow({ agent, now }: { agent: AgentSummary; now: Date }) {
 }
 
 function searchText(agent: AgentSummary): string {
-  return `${agent.id} ${agent.name} ${agent.description} ${agent.worker}`.toLowerCase();
+  const marks = agent.unsandboxed ? " unsandboxed" : "";
+  return `${agent.id} ${agent.name} ${agent.description} ${agent.worker}${marks}`.toLowerCase();
 }

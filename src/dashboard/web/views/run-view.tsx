@@ -5,7 +5,7 @@
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { describeError, getJson, postJson } from "../api-client.js";
 import { FINISHED_STATUSES, type AgentEvent, type RunRecord } from "../api-types.js";
-import { ErrorBanner, JsonBlock, RelativeTime, StatusPill } from "../components.js";
+import { ErrorBanner, JsonBlock, RelativeTime, StatusPill, UnsandboxedBadge } from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { followRun, type StreamState } from "../run-stream.js";
@@ -50,6 +50,8 @@ export function RunView({ runId }: { runId: string }) {
 
   const follow = useFollowBottom(version);
   const rows = timeline.rows;
+  // Every run of an agent without its sandbox starts with this warning.
+  const unsandboxed = useMemo(() => rows.some(isUnsandboxedWarning), [version, rows]);
   const hidden = Math.max(0, rows.length - visibleRows);
   return (
     <div class="view">
@@ -60,6 +62,12 @@ export function RunView({ runId }: { runId: string }) {
         </p>
         <h1>
           Run <code>{runId}</code>
+          {unsandboxed ? (
+            <>
+              {" "}
+              <UnsandboxedBadge />
+            </>
+          ) : null}
         </h1>
       </header>
       <ErrorBanner message={record.error} />
@@ -438,4 +446,8 @@ function useFollowBottom(version: number): { enabled: boolean; set: (enabled: bo
     if (enabled && atBottom.current && version > 0) scrollTo({ top: document.documentElement.scrollHeight });
   }, [version, enabled]);
   return { enabled, set: setEnabled };
+}
+
+function isUnsandboxedWarning(row: TimelineRow): boolean {
+  return row.kind === "event" && row.event.type === "warning" && row.event.data["code"] === "UNSANDBOXED";
 }
