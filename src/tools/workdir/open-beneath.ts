@@ -1,0 +1,230 @@
+import { type Stats, constants } from "node:fs";
+import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { AgentdError } from "../../errors/agentd-error.js";
+import { isInside, relativeTo } from "./confine-path.js";
+import { requireAccess } from "./file-access.js";
+import { type HeldDirectory, linkTargetOf, openFolderIn, realPathOf } from "./held-directory.js";
+import type { HeldWorkdir } from "./held-workdir.js";
+import { componentsOf, linkComponents } from "./workdir-components.js";
+
+/** Symlinks followed before a chain counts as a loop (the kernel's limit, ELOOP). */
+const MAX_SYMLINK_HOPS = 40;
+/** Opens retried when a name appears or vanishes between two steps of creating it. */
+const MAX_CREATE_ATTEMPTS = 3;
+
+/** Read: anything (the caller refuses what it cannot use). Write: a regular file, created if missing. */
+export type OpenIntent = { kind: "read" } | { kind: "write"; append: boolean };
+
+/** A file or folder opened inside the workdir and checked after opening. */
+export interface OpenedEntry {
+  handle: FileHandle;
+  /** fstat of the open descriptor. */
+  info: Stats;
+  /** Where it really is, read back from the descriptor. */
+  realPath: string;
+  /** Relative to the workdir's real location, `/`-separated; `.` for the workdir itself. */
+  relative: string;
+  /** True when this call created the file. */
+  created: boolean;
+}
+
+type Step = { opened: OpenedEntry } | { link: string; folder: string[]; rest: string[] };
+
+/**
+ * Opens `requested` inside the held workdir, the way openat2(RESOLVE_IN_ROOT) would: each name is
+ * looked up inside the folder already held (`/proc/self/fd/<fd>/<name>`), never followed when it is
+ * a symlink; a symlink met is read and resolved here, from the workdir again, and refused with
+ * PATH_ESCAPE when it leads outside. The opened descriptor is then checked (fstat, its real path
+ * inside the workdir, the agent's sandbox) before a byte is read or written. A write never
+ * truncates: the caller does, once the entry is known to be a regular file. Filesystem failures
+ * (ENOENT, ENOTDIR, EISDIR, ENXIO) are thrown as they come, for the tool to word.
+ */
+export async function openBeneath(
+  workdir: HeldWorkdir,
+  requested: string,
+  intent: OpenIntent,
+): Promise<OpenedEntry> {
+  let components = componentsOf(workdir, requested);
+  for (let hops = 0; ; hops++) {
+    const step = await descend(workdir, components, intent, requested);
+    if ("opened" in step) return step.opened;
+    if (hops >= MAX_SYMLINK_HOPS) {
+      throw new AgentdError("PATH_ESCAPE", `too many symlinks while resolving "${requested}"`, {
+        hint: "use a path without a symlink loop",
+      });
+    }
+    components = [...linkComponents(workdir, step.folder, step.link, requested), ...step.rest];
+  }
+}
+
+/**
+ * Opens the file `name` of a folder met by a walk, for reading, without following a symlink.
+ * Undefined when it is no longer a regular file inside the workdir (swapped or removed meanwhile),
+ * or the sandbox hides it.
+ */
+export async function openWalkedFile(
+  workdir: HeldWorkdir,
+  folder: HeldDirectory,
+  name: string,
+): Promise<OpenedEntry | undefined> {
+  try {
+    const handle = await open(folder.entryPath(name), READ_FLAGS);
+    const opened = await checked(workdir, handle, { kind: "read" }, false);
+    if (opened.info.isFile()) return opened;
+    await opened.handle.close();
+  } catch {
+    // Gone, a symlink now (ELOOP), or refused: a walk skips it.
+  }
+  return undefined;
+}
+
+const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
+
+/** One pass from the workdir down `components`: the entry opened, or the first symlink met. */
+async function descend(
+  workdir: HeldWorkdir,
+  components: readonly string[],
+  intent: OpenIntent,
+  requested: string,
+): Promise<Step> {
+  const held: HeldDirectory[] = [];
+  let folder = workdir.directory;
+  try {
+    for (let index = 0; index < components.length - 1; index++) {
+      const name = components[index] as string;
+      const next = await openFolder(workdir, folder, name, intent);
+      if ("link" in next)
+        return { link: next.link, folder: components.slice(0, index), rest: components.slice(index + 1) };
+      held.push(next.folder);
+      folder = next.folder;
+    }
+    // No name at all: the workdir itself, opened again through its own descriptor.
+    const name = components.at(-1) ?? ".";
+    const last =
+      intent.kind === "read"
+        ? await openForRead(folder, name)
+        : await openForWrite(workdir, folder, name, intent.append);
+    if ("link" in last) return { link: last.link, folder: components.slice(0, -1), rest: [] };
+    return { opened: await checked(workdir, last.handle, intent, last.created, requested) };
+  } finally {
+    for (const directory of held) await directory.release();
+  }
+}
+
+/** A folder on the way; for a write, created when missing if the sandbox lets the agent. */
+async function openFolder(
+  workdir: HeldWorkdir,
+  parent: HeldDirectory,
+  name: string,
+  intent: OpenIntent,
+): ReturnType<typeof openFolderIn> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await openFolderIn(parent, name);
+    } catch (error) {
+      const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
+      if (!missing || intent.kind !== "write" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+    }
+    requireAccess(workdir.access, parent.realPath, "write", parent.relative);
+    await mkdir(parent.entryPath(name)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code !== "EEXIST") throw error;
+    });
+  }
+}
+
+type LastOpening = { handle: FileHandle; created: boolean } | { link: string };
+
+async function openForRead(folder: HeldDirectory, name: string): Promise<LastOpening> {
+  const entry = folder.entryPath(name);
+  try {
+    return { handle: await open(entry, READ_FLAGS), created: false };
+  } catch (error) {
+    const link = (error as NodeJS.ErrnoException).code === "ELOOP" ? await linkTargetOf(entry) : undefined;
+    if (link === undefined) throw error;
+    return { link };
+  }
+}
+
+/**
+ * Opens an existing file for writing, or creates it (O_EXCL: never through a symlink put in its
+ * place) when the sandbox lets the agent add to the folder. Non-blocking: a FIFO fails at once
+ * (ENXIO) or is refused by the fstat that follows, instead of blocking until a reader comes.
+ */
+async function openForWrite(
+  workdir: HeldWorkdir,
+  folder: HeldDirectory,
+  name: string,
+  append: boolean,
+): Promise<LastOpening> {
+  const entry = folder.entryPath(name);
+  const flags =
+    constants.O_WRONLY |
+    constants.O_NOFOLLOW |
+    constants.O_NONBLOCK |
+    constants.O_NOCTTY |
+    (append ? constants.O_APPEND : 0);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { handle: await open(entry, flags), created: false };
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      const link = code === "ELOOP" ? await linkTargetOf(entry) : undefined;
+      if (link !== undefined) return { link };
+      if (code !== "ENOENT" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
+    }
+    requireAccess(workdir.access, folder.realPath, "write", folder.relative);
+    try {
+      return {
+        handle: await open(entry, flags | constants.O_CREAT | constants.O_EXCL, 0o666),
+        created: true,
+      };
+    } catch (error) {
+      // Something took the name meanwhile (a dangling symlink counts): look again.
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
+  }
+}
+
+/**
+ * The checks on the open descriptor, which no later swap can change: it is still linked, really
+ * inside the workdir, and the sandbox lets the agent read (write) it. A file with other hard links
+ * is not written: another of its names may lie outside the workdir. Closes it when refused.
+ */
+async function checked(
+  workdir: HeldWorkdir,
+  handle: FileHandle,
+  intent: OpenIntent,
+  created: boolean,
+  requested?: string,
+): Promise<OpenedEntry> {
+  try {
+    const info = await handle.stat();
+    const realPath = await realPathOf(handle);
+    if (info.nlink === 0) {
+      throw new AgentdError("TOOL_FAILED", `"${requested}" was removed while it was opened`, {
+        hint: "try again",
+      });
+    }
+    if (!isInside(workdir.realPath, realPath)) {
+      throw new AgentdError("PATH_ESCAPE", `path "${requested}" leads outside the working directory`, {
+        hint: `use a path inside ${workdir.realPath}`,
+        details: { path: requested },
+      });
+    }
+    const relative = relativeTo(workdir.realPath, realPath);
+    requireAccess(workdir.access, realPath, intent.kind, relative);
+    if (intent.kind === "write" && info.isFile() && info.nlink > 1 && !created) {
+      throw new AgentdError(
+        "TOOL_DENIED",
+        `"${relative}" has other hard links; write_file does not write it`,
+        {
+          hint: "another name of the same file may lie outside the working directory; write a new file instead",
+        },
+      );
+    }
+    return { handle, info, realPath, relative, created };
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
+}
