@@ -34,7 +34,7 @@ export const listDirTool = defineTool({
   subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
   run: async (value, context) => {
     const requested = value.path ?? ".";
-    const workdir = await holdWorkdir(context, { create: true });
+    const workdir = holdWorkdir(context, { create: true });
     try {
       const opened = await openBeneath(workdir, requested, { kind: "read" }).catch((error: unknown) => {
         if (error instanceof AgentdError) throw error;
@@ -44,7 +44,7 @@ export const listDirTool = defineTool({
         await opened.handle.close();
         throw notFolder(requested, true);
       }
-      const folder = new HeldDirectory(opened.handle, opened.realPath, opened.relative);
+      const folder = HeldDirectory.ofHandle(opened.handle, opened.realPath, opened.relative);
       try {
         return await listFolder(workdir, folder, value, context);
       } finally {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { type ToolContext, type ToolOutput, defineTool } from "../tool-definition.js";
-import { holdWorkdir } from "../workdir/held-workdir.js";
+import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
 import { type OpenedEntry, openBeneath } from "../workdir/open-beneath.js";
 import { looksBinary } from "./looks-binary.js";
 import { pathSubject } from "./path-subject.js";
@@ -34,9 +34,12 @@ export const readFileTool = defineTool({
   schema: ReadFileArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path),
   run: async (value, context) => {
-    const workdir = await holdWorkdir(context, { create: false }).catch((error: unknown) => {
+    let workdir: HeldWorkdir;
+    try {
+      workdir = holdWorkdir(context, { create: false });
+    } catch (error) {
       throw cannotRead(value.path, error);
-    });
+    }
     try {
       const opened = await openBeneath(workdir, value.path, { kind: "read" }).catch((error: unknown) => {
         throw cannotRead(value.path, error);

@@ -50,14 +50,14 @@ export const searchFilesTool = defineTool({
   subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
   run: async (value, context) => {
     const requested = value.path ?? ".";
-    const workdir = await holdWorkdir(context, { create: true });
+    const workdir = holdWorkdir(context, { create: true });
     try {
       const opened = await openBeneath(workdir, requested, { kind: "read" }).catch((error: unknown) => {
         if (error instanceof AgentdError) throw error;
         throw new AgentdError("TOOL_FAILED", `"${value.path}" does not exist`, { cause: error });
       });
       if (opened.info.isDirectory()) {
-        const folder = new HeldDirectory(opened.handle, opened.realPath, opened.relative);
+        const folder = HeldDirectory.ofHandle(opened.handle, opened.realPath, opened.relative);
         try {
           return await search(value, context, walkedFiles(workdir, folder, context));
         } finally {

@@ -52,10 +52,11 @@ async function* chunks(file: FileHandle, signal: AbortSignal): AsyncGenerator<st
   for (let position = 0; ;) {
     signal.throwIfAborted();
     const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, position);
-    if (bytesRead === 0) break;
     position += bytesRead;
     const text = decoder.write(buffer.subarray(0, bytesRead));
     if (text !== "") yield text;
+    // A regular file reads short only at its end: no read is spent on learning that.
+    if (bytesRead < CHUNK_BYTES) break;
   }
   const rest = decoder.end();
   if (rest !== "") yield rest;

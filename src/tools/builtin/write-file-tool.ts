@@ -28,7 +28,7 @@ export const writeFileTool = defineTool({
   schema: WriteFileArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path),
   run: async (value, context) => {
-    const workdir = await holdWorkdir(context, { create: true });
+    const workdir = holdWorkdir(context, { create: true });
     try {
       const opened = await openBeneath(workdir, value.path, {
         kind: "write",

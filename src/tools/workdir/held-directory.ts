@@ -1,6 +1,10 @@
-import { constants } from "node:fs";
-import { type FileHandle, open, readlink } from "node:fs/promises";
+import { closeSync, constants, openSync, readlinkSync } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
+
+// The lookups and checks here are synchronous, as confinePath's realpath is: single metadata
+// system calls that cannot block on a FIFO or a device (nothing is opened for reading here), at a
+// tenth of the cost of a round trip through libuv's thread pool. File content moves asynchronously.
 
 /** Where the kernel shows this process's open descriptors (Linux). */
 const DESCRIPTORS = "/proc/self/fd";
@@ -12,22 +16,29 @@ const DESCRIPTORS = "/proc/self/fd";
  * Counted: a walk keeps a folder open while children of it still wait to be opened.
  */
 export class HeldDirectory {
-  readonly handle: FileHandle;
+  readonly fd: number;
   /** Where the folder really is, read back from its descriptor. */
   readonly realPath: string;
   /** Relative to the workdir, `/`-separated; `.` for the workdir itself. */
   readonly relative: string;
+  readonly #close: () => unknown;
   #holders = 1;
 
-  constructor(handle: FileHandle, realPath: string, relative: string) {
-    this.handle = handle;
+  constructor(fd: number, realPath: string, relative: string, close: () => unknown = () => closeSync(fd)) {
+    this.fd = fd;
     this.realPath = realPath;
     this.relative = relative;
+    this.#close = close;
+  }
+
+  /** A folder opened as a FileHandle (by openBeneath), closed through it. */
+  static ofHandle(handle: FileHandle, realPath: string, relative: string): HeldDirectory {
+    return new HeldDirectory(handle.fd, realPath, relative, () => handle.close());
   }
 
   /** The path that names `name` inside this folder (and only there); `name` has no `/`. */
   entryPath(name: string): string {
-    return `${DESCRIPTORS}/${this.handle.fd}/${name}`;
+    return `${DESCRIPTORS}/${this.fd}/${name}`;
   }
 
   /** The relative path of `name` inside this folder. */
@@ -43,7 +54,7 @@ export class HeldDirectory {
 
   async release(): Promise<void> {
     this.#holders -= 1;
-    if (this.#holders === 0) await this.handle.close();
+    if (this.#holders === 0) await this.#close();
   }
 }
 
@@ -55,32 +66,32 @@ export type FolderOpening = { folder: HeldDirectory } | { link: string };
  * comes back as its target, for the caller to resolve inside the workdir. Fails as open(2) does
  * (ENOENT, ENOTDIR for a file).
  */
-export async function openFolderIn(parent: HeldDirectory, name: string): Promise<FolderOpening> {
+export function openFolderIn(parent: HeldDirectory, name: string): FolderOpening {
   const entry = parent.entryPath(name);
-  let handle: FileHandle;
+  let fd: number;
   try {
-    handle = await open(entry, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
+    fd = openSync(entry, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     // O_NOFOLLOW | O_DIRECTORY on a symlink fails with ENOTDIR (or ELOOP): tell it from a file.
     if (code === "ENOTDIR" || code === "ELOOP") {
-      const link = await linkTargetOf(entry);
+      const link = linkTargetOf(entry);
       if (link !== undefined) return { link };
     }
     throw error;
   }
   try {
-    return { folder: new HeldDirectory(handle, await realPathOf(handle), parent.relativeOf(name)) };
+    return { folder: new HeldDirectory(fd, realPathOf(fd), parent.relativeOf(name)) };
   } catch (error) {
-    await handle.close();
+    closeSync(fd);
     throw error;
   }
 }
 
 /** The target of the symlink at `entry` (a path whose last name is not followed); undefined if none. */
-export async function linkTargetOf(entry: string): Promise<string | undefined> {
+export function linkTargetOf(entry: string): string | undefined {
   try {
-    return await readlink(entry);
+    return readlinkSync(entry);
   } catch {
     // Not a symlink (EINVAL), or gone meanwhile.
     return undefined;
@@ -90,10 +101,12 @@ export async function linkTargetOf(entry: string): Promise<string | undefined> {
 /**
  * Where an open descriptor's file really is, as the kernel names it. A file removed meanwhile reads
  * back with " (deleted)" appended: callers refuse it by its link count (fstat), not by its name.
+ * Refuses, rather than fall back to opening by name, where /proc/self/fd is missing (not Linux,
+ * /proc not mounted): then names cannot be resolved inside a held folder either.
  */
-export async function realPathOf(handle: FileHandle): Promise<string> {
+export function realPathOf(fd: number): string {
   try {
-    return await readlink(`${DESCRIPTORS}/${handle.fd}`);
+    return readlinkSync(`${DESCRIPTORS}/${fd}`);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     throw new AgentdError("TOOL_FAILED", "the file tools need /proc/self/fd, which this system lacks", {

@@ -1,5 +1,4 @@
-import { constants } from "node:fs";
-import { open } from "node:fs/promises";
+import { closeSync, constants, openSync } from "node:fs";
 import path from "node:path";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { ensureWorkdir } from "./confine-path.js";
@@ -19,23 +18,23 @@ export interface HeldWorkdir extends WorkdirLocation {
  * path is the daemon's setting and is followed as configured; everything below it is looked up
  * through the held descriptor only. Release `directory` when the call ends.
  */
-export async function holdWorkdir(
+export function holdWorkdir(
   context: { workdir: string; sandbox: SandboxPolicy },
   options: { create: boolean },
-): Promise<HeldWorkdir> {
+): HeldWorkdir {
   const spelling = path.resolve(context.workdir);
   if (options.create) ensureWorkdir(spelling);
-  const handle = await open(spelling, constants.O_RDONLY | constants.O_DIRECTORY);
+  const fd = openSync(spelling, constants.O_RDONLY | constants.O_DIRECTORY);
   try {
-    const realPath = await realPathOf(handle);
+    const realPath = realPathOf(fd);
     return {
-      directory: new HeldDirectory(handle, realPath, "."),
+      directory: new HeldDirectory(fd, realPath, "."),
       realPath,
       spelling,
       access: fileAccessOf(context.sandbox),
     };
   } catch (error) {
-    await handle.close();
+    closeSync(fd);
     throw error;
   }
 }

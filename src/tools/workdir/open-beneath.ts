@@ -1,5 +1,5 @@
-import { type Stats, constants } from "node:fs";
-import { type FileHandle, mkdir, open } from "node:fs/promises";
+import { type Stats, constants, fstatSync, mkdirSync } from "node:fs";
+import { type FileHandle, open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { isInside, relativeTo } from "./confine-path.js";
 import { requireAccess } from "./file-access.js";
@@ -69,7 +69,7 @@ export async function openWalkedFile(
 ): Promise<OpenedEntry | undefined> {
   try {
     const handle = await open(folder.entryPath(name), READ_FLAGS);
-    const opened = await checked(workdir, handle, { kind: "read" }, false);
+    const opened = await checked(workdir, handle, { kind: "read" }, false, folder.relativeOf(name));
     if (opened.info.isFile()) return opened;
     await opened.handle.close();
   } catch {
@@ -92,7 +92,7 @@ async function descend(
   try {
     for (let index = 0; index < components.length - 1; index++) {
       const name = components[index] as string;
-      const next = await openFolder(workdir, folder, name, intent);
+      const next = openFolder(workdir, folder, name, intent);
       if ("link" in next)
         return { link: next.link, folder: components.slice(0, index), rest: components.slice(index + 1) };
       held.push(next.folder);
@@ -112,7 +112,7 @@ async function descend(
 }
 
 /** A folder on the way; for a write, created when missing if the sandbox lets the agent. */
-async function openFolder(
+function openFolder(
   workdir: HeldWorkdir,
   parent: HeldDirectory,
   name: string,
@@ -120,15 +120,17 @@ async function openFolder(
 ): ReturnType<typeof openFolderIn> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await openFolderIn(parent, name);
+      return openFolderIn(parent, name);
     } catch (error) {
       const missing = (error as NodeJS.ErrnoException).code === "ENOENT";
       if (!missing || intent.kind !== "write" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
     }
     requireAccess(workdir.access, parent.realPath, "write", parent.relative);
-    await mkdir(parent.entryPath(name)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
+    try {
+      mkdirSync(parent.entryPath(name));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    }
   }
 }
 
@@ -139,7 +141,7 @@ async function openForRead(folder: HeldDirectory, name: string): Promise<LastOpe
   try {
     return { handle: await open(entry, READ_FLAGS), created: false };
   } catch (error) {
-    const link = (error as NodeJS.ErrnoException).code === "ELOOP" ? await linkTargetOf(entry) : undefined;
+    const link = (error as NodeJS.ErrnoException).code === "ELOOP" ? linkTargetOf(entry) : undefined;
     if (link === undefined) throw error;
     return { link };
   }
@@ -168,7 +170,7 @@ async function openForWrite(
       return { handle: await open(entry, flags), created: false };
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      const link = code === "ELOOP" ? await linkTargetOf(entry) : undefined;
+      const link = code === "ELOOP" ? linkTargetOf(entry) : undefined;
       if (link !== undefined) return { link };
       if (code !== "ENOENT" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
     }
@@ -195,11 +197,11 @@ async function checked(
   handle: FileHandle,
   intent: OpenIntent,
   created: boolean,
-  requested?: string,
+  requested: string,
 ): Promise<OpenedEntry> {
   try {
-    const info = await handle.stat();
-    const realPath = await realPathOf(handle);
+    const info = fstatSync(handle.fd);
+    const realPath = realPathOf(handle.fd);
     if (info.nlink === 0) {
       throw new AgentdError("TOOL_FAILED", `"${requested}" was removed while it was opened`, {
         hint: "try again",

@@ -87,9 +87,9 @@ async function enter(
   item: HeldDirectory | PendingFolder,
 ): Promise<HeldDirectory | undefined> {
   if (item instanceof HeldDirectory) return item;
-  let opened: Awaited<ReturnType<typeof openFolderIn>> | undefined;
+  let opened: ReturnType<typeof openFolderIn> | undefined;
   try {
-    opened = await openFolderIn(item.parent, item.name);
+    opened = openFolderIn(item.parent, item.name);
   } catch {
     // Removed or unreadable meanwhile: list what can be read.
   } finally {
