@@ -1,32 +1,16 @@
-import { type Stats, constants, fstatSync, mkdirSync } from "node:fs";
+import { constants, mkdirSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { isInside, relativeTo } from "./confine-path.js";
 import { requireAccess } from "./file-access.js";
-import { type HeldDirectory, linkTargetOf, openFolderIn, realPathOf } from "./held-directory.js";
+import { type HeldDirectory, linkTargetOf, openFolderIn } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
+import { type OpenIntent, type OpenedEntry, READ_FLAGS, checkedEntry } from "./opened-entry.js";
 import { componentsOf, linkComponents } from "./workdir-components.js";
 
 /** Symlinks followed before a chain counts as a loop (the kernel's limit, ELOOP). */
 const MAX_SYMLINK_HOPS = 40;
 /** Opens retried when a name appears or vanishes between two steps of creating it. */
 const MAX_CREATE_ATTEMPTS = 3;
-
-/** Read: anything (the caller refuses what it cannot use). Write: a regular file, created if missing. */
-export type OpenIntent = { kind: "read" } | { kind: "write"; append: boolean };
-
-/** A file or folder opened inside the workdir and checked after opening. */
-export interface OpenedEntry {
-  handle: FileHandle;
-  /** fstat of the open descriptor. */
-  info: Stats;
-  /** Where it really is, read back from the descriptor. */
-  realPath: string;
-  /** Relative to the workdir's real location, `/`-separated; `.` for the workdir itself. */
-  relative: string;
-  /** True when this call created the file. */
-  created: boolean;
-}
 
 type Step = { opened: OpenedEntry } | { link: string; folder: string[]; rest: string[] };
 
@@ -57,29 +41,6 @@ export async function openBeneath(
   }
 }
 
-/**
- * Opens the file `name` of a folder met by a walk, for reading, without following a symlink.
- * Undefined when it is no longer a regular file inside the workdir (swapped or removed meanwhile),
- * or the sandbox hides it.
- */
-export async function openWalkedFile(
-  workdir: HeldWorkdir,
-  folder: HeldDirectory,
-  name: string,
-): Promise<OpenedEntry | undefined> {
-  try {
-    const handle = await open(folder.entryPath(name), READ_FLAGS);
-    const opened = await checked(workdir, handle, { kind: "read" }, false, folder.relativeOf(name));
-    if (opened.info.isFile()) return opened;
-    await opened.handle.close();
-  } catch {
-    // Gone, a symlink now (ELOOP), or refused: a walk skips it.
-  }
-  return undefined;
-}
-
-const READ_FLAGS = constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY;
-
 /** One pass from the workdir down `components`: the entry opened, or the first symlink met. */
 async function descend(
   workdir: HeldWorkdir,
@@ -105,7 +66,7 @@ async function descend(
         ? await openForRead(folder, name)
         : await openForWrite(workdir, folder, name, intent.append);
     if ("link" in last) return { link: last.link, folder: components.slice(0, -1), rest: [] };
-    return { opened: await checked(workdir, last.handle, intent, last.created, requested) };
+    return { opened: await checkedEntry(workdir, last.handle, intent, last.created, requested) };
   } finally {
     for (const directory of held) await directory.release();
   }
@@ -184,49 +145,5 @@ async function openForWrite(
       // Something took the name meanwhile (a dangling symlink counts): look again.
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
     }
-  }
-}
-
-/**
- * The checks on the open descriptor, which no later swap can change: it is still linked, really
- * inside the workdir, and the sandbox lets the agent read (write) it. A file with other hard links
- * is not written: another of its names may lie outside the workdir. Closes it when refused.
- */
-async function checked(
-  workdir: HeldWorkdir,
-  handle: FileHandle,
-  intent: OpenIntent,
-  created: boolean,
-  requested: string,
-): Promise<OpenedEntry> {
-  try {
-    const info = fstatSync(handle.fd);
-    const realPath = realPathOf(handle.fd);
-    if (info.nlink === 0) {
-      throw new AgentdError("TOOL_FAILED", `"${requested}" was removed while it was opened`, {
-        hint: "try again",
-      });
-    }
-    if (!isInside(workdir.realPath, realPath)) {
-      throw new AgentdError("PATH_ESCAPE", `path "${requested}" leads outside the working directory`, {
-        hint: `use a path inside ${workdir.realPath}`,
-        details: { path: requested },
-      });
-    }
-    const relative = relativeTo(workdir.realPath, realPath);
-    requireAccess(workdir.access, realPath, intent.kind, relative);
-    if (intent.kind === "write" && info.isFile() && info.nlink > 1 && !created) {
-      throw new AgentdError(
-        "TOOL_DENIED",
-        `"${relative}" has other hard links; write_file does not write it`,
-        {
-          hint: "another name of the same file may lie outside the working directory; write a new file instead",
-        },
-      );
-    }
-    return { handle, info, realPath, relative, created };
-  } catch (error) {
-    await handle.close();
-    throw error;
   }
 }
