@@ -1,8 +1,9 @@
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { defineTool } from "../tool-definition.js";
-import { confinePath, ensureWorkdir } from "../workdir/confine-path.js";
+import { type ToolContext, type ToolOutput, defineTool } from "../tool-definition.js";
+import { HeldDirectory } from "../workdir/held-directory.js";
+import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
+import { openBeneath } from "../workdir/open-beneath.js";
 import { SKIPPED_FOLDERS, type WalkEntry, walkWorkdir } from "../workdir/walk-workdir.js";
 import { pathSubject } from "./path-subject.js";
 
@@ -32,40 +33,63 @@ export const listDirTool = defineTool({
   schema: ListDirArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
   run: async (value, context) => {
-    ensureWorkdir(context.workdir);
-    const target = confinePath(context.workdir, value.path ?? ".");
-    const info = await stat(target.absolute).catch(() => undefined);
-    if (!info?.isDirectory()) {
-      throw new AgentdError("TOOL_FAILED", `"${value.path ?? "."}" is not a folder`, {
-        hint: info ? "use read_file for a file" : "check the name with list_dir on its parent",
+    const requested = value.path ?? ".";
+    const workdir = holdWorkdir(context, { create: true });
+    try {
+      const opened = await openBeneath(workdir, requested, { kind: "read" }).catch((error: unknown) => {
+        if (error instanceof AgentdError) throw error;
+        throw notFolder(requested, false);
       });
-    }
-    const maxEntries = value.max_entries ?? DEFAULT_MAX_ENTRIES;
-    const budget = context.settings.max_output_bytes;
-    const lines: string[] = [];
-    let size = 0;
-    let cut = false;
-    for await (const entry of walkWorkdir(target.absolute, {
-      root: target.root,
-      recursive: value.recursive === true,
-      signal: context.signal,
-      allowed: (relativePath) => context.pathAllowed(relativePath),
-    })) {
-      const line = describeEntry(entry);
-      if (lines.length >= maxEntries || size + line.length > budget) {
-        cut = true;
-        break;
+      if (!opened.info.isDirectory()) {
+        await opened.handle.close();
+        throw notFolder(requested, true);
       }
-      lines.push(line);
-      size += line.length + 1;
+      const folder = HeldDirectory.ofHandle(opened.handle, opened.realPath, opened.relative);
+      try {
+        return await listFolder(workdir, folder, value, context);
+      } finally {
+        await folder.release();
+      }
+    } finally {
+      await workdir.directory.release();
     }
-    if (lines.length === 0) return { ok: true, output: `${target.relative} is empty` };
-    const note = cut
-      ? `\n[stopped after ${lines.length} entries; list a sub-folder or raise max_entries]`
-      : "";
-    return { ok: true, output: lines.join("\n") + note };
   },
 });
+
+async function listFolder(
+  workdir: HeldWorkdir,
+  folder: HeldDirectory,
+  value: { recursive?: boolean | undefined; max_entries?: number | undefined },
+  context: ToolContext,
+): Promise<ToolOutput> {
+  const maxEntries = value.max_entries ?? DEFAULT_MAX_ENTRIES;
+  const budget = context.settings.max_output_bytes;
+  const lines: string[] = [];
+  let size = 0;
+  let cut = false;
+  for await (const entry of walkWorkdir(workdir, folder, {
+    recursive: value.recursive === true,
+    signal: context.signal,
+    allowed: (relativePath) => context.pathAllowed(relativePath),
+  })) {
+    const line = describeEntry(entry);
+    if (lines.length >= maxEntries || size + line.length > budget) {
+      cut = true;
+      break;
+    }
+    lines.push(line);
+    size += line.length + 1;
+  }
+  if (lines.length === 0) return { ok: true, output: `${folder.relative} is empty` };
+  const note = cut ? `\n[stopped after ${lines.length} entries; list a sub-folder or raise max_entries]` : "";
+  return { ok: true, output: lines.join("\n") + note };
+}
+
+function notFolder(requested: string, exists: boolean): AgentdError {
+  return new AgentdError("TOOL_FAILED", `"${requested}" is not a folder`, {
+    hint: exists ? "use read_file for a file" : "check the name with list_dir on its parent",
+  });
+}
 
 function describeEntry(entry: WalkEntry): string {
   if (entry.kind === "directory") return `${entry.relative}/`;

@@ -1,8 +1,9 @@
-import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { defineTool } from "../tool-definition.js";
-import { confinePath } from "../workdir/confine-path.js";
+import { type ToolContext, type ToolOutput, defineTool } from "../tool-definition.js";
+import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
+import { openBeneath } from "../workdir/open-beneath.js";
+import type { OpenedEntry } from "../workdir/opened-entry.js";
 import { looksBinary } from "./looks-binary.js";
 import { pathSubject } from "./path-subject.js";
 import { readLines } from "./read-lines.js";
@@ -34,46 +35,82 @@ export const readFileTool = defineTool({
   schema: ReadFileArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path),
   run: async (value, context) => {
-    const target = confinePath(context.workdir, value.path);
-    const info = await stat(target.absolute).catch((error: NodeJS.ErrnoException) => {
-      throw new AgentdError("TOOL_FAILED", `cannot read "${value.path}": ${error.code ?? error.message}`, {
-        hint: error.code === "ENOENT" ? "check the name with list_dir or search_files" : undefined,
+    let workdir: HeldWorkdir;
+    try {
+      workdir = holdWorkdir(context, { create: false });
+    } catch (error) {
+      throw cannotRead(value.path, error);
+    }
+    try {
+      const opened = await openBeneath(workdir, value.path, { kind: "read" }).catch((error: unknown) => {
+        throw cannotRead(value.path, error);
       });
-    });
-    if (info.isDirectory()) {
-      throw new AgentdError("TOOL_FAILED", `"${value.path}" is a directory`, {
-        hint: "use list_dir to see it",
-      });
+      try {
+        return await readOpened(opened, value, context);
+      } finally {
+        await opened.handle.close();
+      }
+    } finally {
+      await workdir.directory.release();
     }
-    // A FIFO or device would block the read (or never end): only regular files are read.
-    if (!info.isFile()) throw new AgentdError("TOOL_FAILED", `"${value.path}" is not a regular file`);
-    if (await looksBinary(target.absolute)) {
-      return {
-        ok: true,
-        output: `"${target.relative}" is a binary file (${info.size} bytes); its content is not shown`,
-      };
-    }
-    const offset = value.offset ?? 1;
-    const read = await readLines(target.absolute, {
-      offset,
-      limit: value.limit ?? DEFAULT_LINE_LIMIT,
-      maxCharacters: textBudget(context.settings.max_output_bytes),
-      signal: context.signal,
-      redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
-    });
-    if (read.lines.length === 0 && offset > 1) {
-      return { ok: true, output: `"${target.relative}" has fewer than ${offset} lines` };
-    }
-    if (read.lines.length === 0) return { ok: true, output: `"${target.relative}" is empty` };
-    const text = read.lines.join("\n");
-    if (!read.more && !read.cut) return { ok: true, output: text };
-    const last = offset + read.lines.length - 1;
-    const note = read.more
-      ? `[showing lines ${offset}-${last}; the file continues: call read_file with offset=${last + 1}]`
-      : `[showing lines ${offset}-${last}; a long line was cut]`;
-    return { ok: true, output: `${text}\n${note}`, ...(read.cut ? { truncated: true } : {}) };
   },
 });
+
+async function readOpened(
+  opened: OpenedEntry,
+  value: { path: string; offset?: number | undefined; limit?: number | undefined },
+  context: ToolContext,
+): Promise<ToolOutput> {
+  const { info, relative, handle } = opened;
+  if (info.isDirectory()) {
+    throw new AgentdError("TOOL_FAILED", `"${value.path}" is a directory`, {
+      hint: "use list_dir to see it",
+    });
+  }
+  // A FIFO or device would block the read (or never end): only regular files are read.
+  if (!info.isFile()) throw notRegular(value.path);
+  if (await looksBinary(handle)) {
+    return {
+      ok: true,
+      output: `"${relative}" is a binary file (${info.size} bytes); its content is not shown`,
+    };
+  }
+  const offset = value.offset ?? 1;
+  const read = await readLines(handle, {
+    offset,
+    limit: value.limit ?? DEFAULT_LINE_LIMIT,
+    maxCharacters: textBudget(context.settings.max_output_bytes),
+    signal: context.signal,
+    redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
+  });
+  if (read.lines.length === 0 && offset > 1) {
+    return { ok: true, output: `"${relative}" has fewer than ${offset} lines` };
+  }
+  if (read.lines.length === 0) return { ok: true, output: `"${relative}" is empty` };
+  const text = read.lines.join("\n");
+  if (!read.more && !read.cut) return { ok: true, output: text };
+  const last = offset + read.lines.length - 1;
+  const note = read.more
+    ? `[showing lines ${offset}-${last}; the file continues: call read_file with offset=${last + 1}]`
+    : `[showing lines ${offset}-${last}; a long line was cut]`;
+  return { ok: true, output: `${text}\n${note}`, ...(read.cut ? { truncated: true } : {}) };
+}
+
+/** A failure to open, worded for the model; refusals (PATH_ESCAPE, TOOL_DENIED) pass as they are. */
+function cannotRead(requested: string, error: unknown): unknown {
+  if (error instanceof AgentdError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "ENXIO") return notRegular(requested);
+  const missing = code === "ENOENT" || code === "ENOTDIR";
+  return new AgentdError("TOOL_FAILED", `cannot read "${requested}": ${code ?? String(error)}`, {
+    hint: missing ? "check the name with list_dir or search_files" : undefined,
+    cause: error,
+  });
+}
+
+function notRegular(requested: string): AgentdError {
+  return new AgentdError("TOOL_FAILED", `"${requested}" is not a regular file`);
+}
 
 /** Characters of file text to read: the output cap less room for the note (half of a tiny cap). */
 function textBudget(maxOutputBytes: number): number {

@@ -1,3 +1,4 @@
+import type { FileHandle } from "node:fs/promises";
 import type { ToolContext } from "../tool-definition.js";
 import { textLines } from "./text-lines.js";
 
@@ -22,8 +23,8 @@ export interface ReadLinesOptions {
   redactPiece: ToolContext["redactPiece"];
 }
 
-/** The lines asked for of a text file, within a character budget; the file is streamed, never loaded whole. */
-export async function readLines(file: string, options: ReadLinesOptions): Promise<LinesRead> {
+/** The lines asked for of an open text file, within a character budget; the file is streamed, never loaded whole. */
+export async function readLines(file: FileHandle, options: ReadLinesOptions): Promise<LinesRead> {
   const lines: string[] = [];
   let number = 0;
   let collected = 0;

@@ -1,6 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { ToolContext } from "../tool-definition.js";
-import type { WalkEntry } from "../workdir/walk-workdir.js";
+import type { FileHandle } from "node:fs/promises";
 import type { LineMatcher } from "./line-matcher.js";
 import { textLines } from "./text-lines.js";
 
@@ -28,11 +28,11 @@ interface NumberedLine {
 }
 
 /**
- * Adds `path:line: text` for each matching line of one file; true once a limit is reached.
+ * Adds `path:line: text` for each matching line of one open file; true once a limit is reached.
  * A matcher failure (TOOL_TIMEOUT) or an abort is thrown, with the results found so far kept.
  */
 export async function searchFile(
-  file: Pick<WalkEntry, "absolute" | "relative">,
+  file: { relative: string; handle: FileHandle },
   matcher: LineMatcher,
   state: SearchState,
 ): Promise<boolean> {
@@ -50,7 +50,7 @@ export async function searchFile(
   };
   let number = 0;
   try {
-    const lines = textLines(file.absolute, { maxLineCharacters: MAX_LINE_CHARACTERS, signal: state.signal });
+    const lines = textLines(file.handle, { maxLineCharacters: MAX_LINE_CHARACTERS, signal: state.signal });
     for await (const { text, cut } of lines) {
       number++;
       if (cut) continue;

@@ -1,8 +1,11 @@
-import { stat } from "node:fs/promises";
+import type { FileHandle } from "node:fs/promises";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { defineTool } from "../tool-definition.js";
-import { confinePath, ensureWorkdir } from "../workdir/confine-path.js";
+import { type ToolContext, type ToolOutput, defineTool } from "../tool-definition.js";
+import { HeldDirectory } from "../workdir/held-directory.js";
+import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
+import { openBeneath } from "../workdir/open-beneath.js";
+import { type OpenedEntry, openWalkedFile } from "../workdir/opened-entry.js";
 import { SKIPPED_FOLDERS, walkWorkdir } from "../workdir/walk-workdir.js";
 import { createLineMatcher } from "./line-matcher.js";
 import { looksBinary } from "./looks-binary.js";
@@ -47,58 +50,103 @@ export const searchFilesTool = defineTool({
   schema: SearchFilesArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
   run: async (value, context) => {
-    ensureWorkdir(context.workdir);
-    const target = confinePath(context.workdir, value.path ?? ".");
-    const info = await stat(target.absolute).catch(() => undefined);
-    if (!info) throw new AgentdError("TOOL_FAILED", `"${value.path}" does not exist`);
-    if (!info.isDirectory() && !info.isFile()) {
-      throw new AgentdError("TOOL_FAILED", `"${value.path}" is neither a folder nor a regular file`);
-    }
-    const matcher = createLineMatcher(value.pattern, {
-      signal: context.signal,
-      budgetMilliseconds: Math.min(context.settings.shell_timeout, MAX_MATCHING_MILLISECONDS),
-    });
-    const wanted = value.glob === undefined ? () => true : nameGlob(value.glob);
-    const maxResults = value.max_results ?? DEFAULT_MAX_RESULTS;
-    const results: string[] = [];
-    const budget = { characters: context.settings.max_output_bytes };
-    const files = info.isDirectory()
-      ? walkWorkdir(target.absolute, {
-          root: target.root,
-          recursive: true,
-          signal: context.signal,
-          allowed: (relativePath) => context.pathAllowed(relativePath),
-        })
-      : single(target.absolute, target.relative);
-    let cut = false;
+    const requested = value.path ?? ".";
+    const workdir = holdWorkdir(context, { create: true });
     try {
-      for await (const file of files) {
-        if (file.kind !== "file" || !wanted(file.relative)) continue;
-        if (await looksBinary(file.absolute).catch(() => true)) continue;
-        cut = await searchFile(file, matcher, {
-          results,
-          maxResults,
-          budget,
-          signal: context.signal,
-          redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
-        });
-        if (cut) break;
+      const opened = await openBeneath(workdir, requested, { kind: "read" }).catch((error: unknown) => {
+        if (error instanceof AgentdError) throw error;
+        throw new AgentdError("TOOL_FAILED", `"${value.path}" does not exist`, { cause: error });
+      });
+      if (opened.info.isDirectory()) {
+        const folder = HeldDirectory.ofHandle(opened.handle, opened.realPath, opened.relative);
+        try {
+          return await search(value, context, walkedFiles(workdir, folder, context));
+        } finally {
+          await folder.release();
+        }
       }
-    } catch (error) {
-      if (!(error instanceof AgentdError && error.code === "TOOL_TIMEOUT")) throw error;
-      const found = results.length > 0 ? `\nmatches found before it stopped:\n${results.join("\n")}` : "";
-      return { ok: false, code: error.code, output: `${error.describe()}${found}` };
+      try {
+        if (!opened.info.isFile()) {
+          throw new AgentdError("TOOL_FAILED", `"${value.path}" is neither a folder nor a regular file`);
+        }
+        return await search(value, context, single(opened));
+      } finally {
+        await opened.handle.close();
+      }
     } finally {
-      await matcher.close();
+      await workdir.directory.release();
     }
-    if (results.length === 0) return { ok: true, output: `no match for ${JSON.stringify(value.pattern)}` };
-    const note = cut
-      ? `\n[stopped after ${results.length} matches; narrow path or glob, or raise max_results]`
-      : "";
-    return { ok: true, output: results.join("\n") + note };
   },
 });
 
-async function* single(absolute: string, relative: string) {
-  yield { absolute, relative, kind: "file" as const };
+/** An open file to search; closed by the search once searched. */
+interface SearchedFile {
+  relative: string;
+  handle: FileHandle;
+}
+
+async function search(
+  value: z.infer<typeof SearchFilesArguments>,
+  context: ToolContext,
+  files: AsyncIterable<SearchedFile>,
+): Promise<ToolOutput> {
+  const matcher = createLineMatcher(value.pattern, {
+    signal: context.signal,
+    budgetMilliseconds: Math.min(context.settings.shell_timeout, MAX_MATCHING_MILLISECONDS),
+  });
+  const wanted = value.glob === undefined ? () => true : nameGlob(value.glob);
+  const maxResults = value.max_results ?? DEFAULT_MAX_RESULTS;
+  const results: string[] = [];
+  const budget = { characters: context.settings.max_output_bytes };
+  let cut = false;
+  try {
+    for await (const file of files) {
+      if (!wanted(file.relative) || (await looksBinary(file.handle).catch(() => true))) continue;
+      cut = await searchFile(file, matcher, {
+        results,
+        maxResults,
+        budget,
+        signal: context.signal,
+        redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
+      });
+      if (cut) break;
+    }
+  } catch (error) {
+    if (!(error instanceof AgentdError && error.code === "TOOL_TIMEOUT")) throw error;
+    const found = results.length > 0 ? `\nmatches found before it stopped:\n${results.join("\n")}` : "";
+    return { ok: false, code: error.code, output: `${error.describe()}${found}` };
+  } finally {
+    await matcher.close();
+  }
+  if (results.length === 0) return { ok: true, output: `no match for ${JSON.stringify(value.pattern)}` };
+  const note = cut
+    ? `\n[stopped after ${results.length} matches; narrow path or glob, or raise max_results]`
+    : "";
+  return { ok: true, output: results.join("\n") + note };
+}
+
+/** The regular files under `folder`, each opened through the folder that lists it, closed after use. */
+async function* walkedFiles(
+  workdir: HeldWorkdir,
+  folder: HeldDirectory,
+  context: ToolContext,
+): AsyncGenerator<SearchedFile> {
+  for await (const entry of walkWorkdir(workdir, folder, {
+    recursive: true,
+    signal: context.signal,
+    allowed: (relativePath) => context.pathAllowed(relativePath),
+  })) {
+    if (entry.kind !== "file") continue;
+    const opened = await openWalkedFile(workdir, entry.folder, entry.name);
+    if (opened === undefined) continue;
+    try {
+      yield { relative: entry.relative, handle: opened.handle };
+    } finally {
+      await opened.handle.close();
+    }
+  }
+}
+
+async function* single(opened: OpenedEntry): AsyncGenerator<SearchedFile> {
+  yield { relative: opened.relative, handle: opened.handle };
 }

@@ -1,4 +1,8 @@
-import { createReadStream } from "node:fs";
+import type { FileHandle } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
+
+/** Bytes read at a time (what a read stream would read). */
+const CHUNK_BYTES = 65_536;
 
 /** One line of a text file, possibly cut. */
 export interface TextLine {
@@ -9,14 +13,13 @@ export interface TextLine {
 }
 
 /**
- * Streams a UTF-8 file line by line. Lines are split by hand rather than with readline so that
+ * Streams an open UTF-8 file line by line, from its start; the handle stays open. Lines are split by hand rather than with readline so that
  * even one enormous line never sits in memory: only its first `maxLineCharacters` are kept.
  */
 export async function* textLines(
-  file: string,
+  file: FileHandle,
   options: { maxLineCharacters: number; signal: AbortSignal },
 ): AsyncGenerator<TextLine> {
-  const stream = createReadStream(file, { encoding: "utf8", signal: options.signal });
   let current = "";
   let cut = false;
   const add = (text: string) => {
@@ -30,18 +33,31 @@ export async function* textLines(
     cut = false;
     return line;
   };
-  try {
-    for await (const chunk of stream as AsyncIterable<string>) {
-      let start = 0;
-      for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
-        add(chunk.slice(start, newline));
-        start = newline + 1;
-        yield take();
-      }
-      add(chunk.slice(start));
+  for await (const chunk of chunks(file, options.signal)) {
+    let start = 0;
+    for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
+      add(chunk.slice(start, newline));
+      start = newline + 1;
+      yield take();
     }
-    if (current !== "" || cut) yield take();
-  } finally {
-    stream.destroy();
+    add(chunk.slice(start));
   }
+  if (current !== "" || cut) yield take();
+}
+
+/** The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept whole). */
+async function* chunks(file: FileHandle, signal: AbortSignal): AsyncGenerator<string> {
+  const decoder = new StringDecoder("utf8");
+  const buffer = Buffer.alloc(CHUNK_BYTES);
+  for (let position = 0; ;) {
+    signal.throwIfAborted();
+    const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, position);
+    position += bytesRead;
+    const text = decoder.write(buffer.subarray(0, bytesRead));
+    if (text !== "") yield text;
+    // A regular file reads short only at its end: no read is spent on learning that.
+    if (bytesRead < CHUNK_BYTES) break;
+  }
+  const rest = decoder.end();
+  if (rest !== "") yield rest;
 }

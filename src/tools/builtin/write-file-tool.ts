@@ -1,10 +1,8 @@
-import { constants } from "node:fs";
-import { mkdir, open, stat } from "node:fs/promises";
-import path from "node:path";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { defineTool } from "../tool-definition.js";
-import { confinePath, ensureWorkdir } from "../workdir/confine-path.js";
+import { holdWorkdir } from "../workdir/held-workdir.js";
+import { openBeneath } from "../workdir/open-beneath.js";
 import { pathSubject } from "./path-subject.js";
 
 const WriteFileArguments = z.strictObject({
@@ -30,37 +28,48 @@ export const writeFileTool = defineTool({
   schema: WriteFileArguments,
   subject: (value, context) => pathSubject(context.workdir, value.path),
   run: async (value, context) => {
-    ensureWorkdir(context.workdir);
-    const target = confinePath(context.workdir, value.path);
-    const existing = await stat(target.absolute).catch(() => undefined);
-    if (existing?.isDirectory()) {
-      throw new AgentdError("TOOL_FAILED", `"${value.path}" is a directory`, {
-        hint: "write to a file inside it",
-      });
-    }
-    if (existing && !existing.isFile()) throw notRegular(value.path);
-    await mkdir(path.dirname(target.absolute), { recursive: true });
-    // Non-blocking open: a FIFO put in place after the check fails at once (ENXIO) or is caught
-    // by the fstat below, instead of blocking the call until a reader shows up.
-    const mode = value.append ? constants.O_APPEND : constants.O_TRUNC;
-    const handle = await open(
-      target.absolute,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_NONBLOCK | mode,
-    ).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === "ENXIO") throw notRegular(value.path);
-      throw error;
-    });
+    const workdir = holdWorkdir(context, { create: true });
     try {
-      if (!(await handle.stat()).isFile()) throw notRegular(value.path);
-      await handle.writeFile(value.content, { encoding: "utf8", signal: context.signal });
+      const opened = await openBeneath(workdir, value.path, {
+        kind: "write",
+        append: value.append === true,
+      }).catch((error: unknown) => {
+        throw cannotWrite(value.path, error);
+      });
+      try {
+        if (!opened.info.isFile()) throw notRegular(value.path);
+        // Truncated only now: the descriptor is known to be a regular file inside the workdir.
+        if (value.append !== true) await opened.handle.truncate(0);
+        await opened.handle.writeFile(value.content, { encoding: "utf8", signal: context.signal });
+      } finally {
+        await opened.handle.close();
+      }
+      const bytes = Buffer.byteLength(value.content, "utf8");
+      const verb = value.append ? "appended to" : opened.created ? "created" : "replaced the content of";
+      return { ok: true, output: `${verb} ${opened.relative} (${bytes} bytes written)` };
     } finally {
-      await handle.close();
+      await workdir.directory.release();
     }
-    const bytes = Buffer.byteLength(value.content, "utf8");
-    const verb = value.append ? "appended to" : existing ? "replaced the content of" : "created";
-    return { ok: true, output: `${verb} ${target.relative} (${bytes} bytes written)` };
   },
 });
+
+/** A failure to open, worded for the model; refusals (PATH_ESCAPE, TOOL_DENIED) pass as they are. */
+function cannotWrite(requested: string, error: unknown): unknown {
+  if (error instanceof AgentdError) return error;
+  const code = (error as NodeJS.ErrnoException).code;
+  if (code === "EISDIR") {
+    return new AgentdError("TOOL_FAILED", `"${requested}" is a directory`, {
+      hint: "write to a file inside it",
+    });
+  }
+  if (code === "ENXIO") return notRegular(requested);
+  if (code === "ENOTDIR") {
+    return new AgentdError("TOOL_FAILED", `cannot write "${requested}": a folder on the way is a file`, {
+      cause: error,
+    });
+  }
+  return error;
+}
 
 /** A FIFO, socket or device: writing would block or reach something other than a file. */
 function notRegular(requested: string): AgentdError {

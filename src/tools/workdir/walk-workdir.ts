@@ -1,23 +1,26 @@
 import type { Dirent } from "node:fs";
-import { readdir, realpath } from "node:fs/promises";
+import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { isInside, relativeTo } from "./confine-path.js";
+import { isInside } from "./confine-path.js";
+import { HeldDirectory, openFolderIn } from "./held-directory.js";
+import type { HeldWorkdir } from "./held-workdir.js";
+import { openBeneath } from "./open-beneath.js";
 
 /** One entry met while walking a folder inside the workdir. */
 export interface WalkEntry {
-  /** Where it is (a symlink's own location, not its target). */
-  absolute: string;
   /** Relative to the workdir, `/`-separated. */
   relative: string;
   kind: "file" | "directory" | "symlink" | "other";
+  /** Its name in `folder`. */
+  name: string;
+  /** The folder it was listed from, held open while the entry is handed out (open through it). */
+  folder: HeldDirectory;
 }
 
 /** Folders listed but never entered by a recursive walk: large, and rarely what a task is about. */
 export const SKIPPED_FOLDERS = new Set([".git", "node_modules"]);
 
 export interface WalkOptions {
-  /** The workdir's real location. */
-  root: string;
   recursive: boolean;
   signal: AbortSignal;
   /**
@@ -27,38 +30,86 @@ export interface WalkOptions {
   allowed(relativePath: string): boolean;
 }
 
+/** A sub-folder waiting to be entered: opened through its parent, held until then. */
+interface PendingFolder {
+  parent: HeldDirectory;
+  name: string;
+}
+
 /**
- * Yields the entries under `start` (a real folder inside the workdir), sorted by name, folders
- * before their content. Symlinks are never followed: one whose target stays inside the workdir is
- * yielded as a symlink, one that leaves it (or dangles outside) is skipped. Entries `allowed`
- * refuses are skipped, folders with all their content.
+ * Yields the entries under `start` (a folder of the workdir, held; the caller releases it), sorted
+ * by name, folders before their content. Folders are listed and entered through held descriptors,
+ * never by path, so a name swapped for a symlink meanwhile leads nowhere. Symlinks are never
+ * followed: one whose target stays inside the workdir is yielded as a symlink, one that leaves it
+ * (or dangles) is skipped. Entries the agent's sandbox hides, and those `allowed` refuses, are
+ * skipped, folders with all their content.
  */
-export async function* walkWorkdir(start: string, options: WalkOptions): AsyncGenerator<WalkEntry> {
-  const pending = [start];
-  while (pending.length > 0) {
-    options.signal.throwIfAborted();
-    const folder = pending.shift() as string;
-    let entries: Dirent[];
-    try {
-      entries = await readdir(folder, { withFileTypes: true });
-    } catch {
-      // Unreadable (permissions, removed meanwhile): list what can be read.
-      continue;
-    }
-    entries.sort((first, second) => first.name.localeCompare(second.name));
-    const subfolders: string[] = [];
-    for (const entry of entries) {
-      const absolute = path.join(folder, entry.name);
-      const kind = kindOf(entry);
-      if (kind === "symlink" && !(await staysInside(options.root, absolute))) continue;
-      const relative = relativeTo(options.root, absolute);
-      if (!isAllowed(relative, kind, options)) continue;
-      yield { absolute, relative, kind };
-      if (kind === "directory" && options.recursive && !SKIPPED_FOLDERS.has(entry.name)) {
-        subfolders.push(absolute);
+export async function* walkWorkdir(
+  workdir: HeldWorkdir,
+  start: HeldDirectory,
+  options: WalkOptions,
+): AsyncGenerator<WalkEntry> {
+  const pending: (HeldDirectory | PendingFolder)[] = [start.retain()];
+  try {
+    while (pending.length > 0) {
+      options.signal.throwIfAborted();
+      const folder = await enter(workdir, pending.shift() as HeldDirectory | PendingFolder);
+      if (folder === undefined) continue;
+      const subfolders: PendingFolder[] = [];
+      try {
+        for (const entry of await listed(folder)) {
+          const relative = folder.relativeOf(entry.name);
+          const kind = kindOf(entry);
+          if (workdir.access(path.join(folder.realPath, entry.name)) === "hidden") continue;
+          if (kind === "symlink" && !(await staysInside(workdir, relative))) continue;
+          if (!isAllowed(relative, kind, options)) continue;
+          yield { relative, kind, name: entry.name, folder };
+          if (kind === "directory" && options.recursive && !SKIPPED_FOLDERS.has(entry.name)) {
+            subfolders.push({ parent: folder.retain(), name: entry.name });
+          }
+        }
+      } finally {
+        pending.unshift(...subfolders);
+        await folder.release();
       }
     }
-    pending.unshift(...subfolders);
+  } finally {
+    for (const item of pending) await (item instanceof HeldDirectory ? item : item.parent).release();
+  }
+}
+
+/**
+ * Opens a pending sub-folder through its parent, without following a symlink put in its place;
+ * undefined (skipped) when it is no longer a folder inside the workdir the sandbox shows.
+ */
+async function enter(
+  workdir: HeldWorkdir,
+  item: HeldDirectory | PendingFolder,
+): Promise<HeldDirectory | undefined> {
+  if (item instanceof HeldDirectory) return item;
+  let opened: ReturnType<typeof openFolderIn> | undefined;
+  try {
+    opened = openFolderIn(item.parent, item.name);
+  } catch {
+    // Removed or unreadable meanwhile: list what can be read.
+  } finally {
+    await item.parent.release();
+  }
+  if (opened === undefined || "link" in opened) return undefined;
+  const { folder } = opened;
+  if (isInside(workdir.realPath, folder.realPath) && workdir.access(folder.realPath) !== "hidden")
+    return folder;
+  await folder.release();
+  return undefined;
+}
+
+async function listed(folder: HeldDirectory): Promise<Dirent[]> {
+  try {
+    const entries = await readdir(folder.entryPath("."), { withFileTypes: true });
+    return entries.sort((first, second) => first.name.localeCompare(second.name));
+  } catch {
+    // Unreadable (permissions, removed meanwhile): list what can be read.
+    return [];
   }
 }
 
@@ -75,11 +126,14 @@ function kindOf(entry: Dirent): WalkEntry["kind"] {
   return "other";
 }
 
-async function staysInside(root: string, link: string): Promise<boolean> {
+/** Whether the symlink at `relative` resolves, inside the workdir, to something the sandbox shows. */
+async function staysInside(workdir: HeldWorkdir, relative: string): Promise<boolean> {
   try {
-    return isInside(root, await realpath(link));
+    const opened = await openBeneath(workdir, relative, { kind: "read" });
+    await opened.handle.close();
+    return true;
   } catch {
-    // Dangling or looping: nothing to show, and nothing to follow.
+    // Dangling, looping, leaving the workdir or hidden: nothing to show, and nothing to follow.
     return false;
   }
 }

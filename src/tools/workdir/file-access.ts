@@ -1,0 +1,50 @@
+import { AgentdError } from "../../errors/agentd-error.js";
+import { type MountAccess, accessOf, sandboxMounts } from "../../sandbox/sandbox-mounts.js";
+import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
+
+/** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
+export type FileAccess = (realPath: string) => MountAccess;
+
+/** Unsandboxed (`mode: off`): only the workdir fence applies. */
+const UNSANDBOXED: FileAccess = () => "writable";
+
+/** One policy's layers, computed on the first check it needs (a policy is made per call). */
+const accessByPolicy = new WeakMap<SandboxPolicy, FileAccess>();
+
+/**
+ * The file tools' view of the agent's sandbox: what a sandboxed command of the same agent could do
+ * to a path. A hidden path (the vault, a protected config file) cannot be read; one that is not
+ * writable (the workdir in `mode: read-only`, a protected agents folder) cannot be written.
+ */
+export function fileAccessOf(policy: SandboxPolicy): FileAccess {
+  if (policy.mode === "off") return UNSANDBOXED;
+  let access = accessByPolicy.get(policy);
+  if (access === undefined) {
+    let mounts: ReturnType<typeof sandboxMounts> | undefined;
+    access = (realPath) => accessOf((mounts ??= sandboxMounts(policy)), realPath);
+    accessByPolicy.set(policy, access);
+  }
+  return access;
+}
+
+/**
+ * Refuses with TOOL_DENIED unless the sandbox lets the agent `need` `realPath`: reading needs it
+ * not hidden, writing (a file, or a new entry in a folder) needs it writable. `shown` names it.
+ */
+export function requireAccess(
+  access: FileAccess,
+  realPath: string,
+  need: "read" | "write",
+  shown: string,
+): void {
+  const granted = access(realPath);
+  if (granted === "writable" || (need === "read" && granted === "read-only")) return;
+  const what = granted === "hidden" ? "hidden from" : "read-only for";
+  throw new AgentdError("TOOL_DENIED", `"${shown}" is ${what} this agent by its sandbox`, {
+    hint:
+      granted === "hidden"
+        ? "the agent's commands cannot see it either; do not retry"
+        : "the agent may not change it (sandbox mode read-only, or a protected definition); do not retry",
+    details: { path: shown, access: granted },
+  });
+}
