@@ -48,6 +48,39 @@ function hostOf(daemon: DaemonProcess): string {
   return new URL(daemon.url).host;
 }
 
+/**
+ * `agentd start` on a pseudo-terminal (script(1)) as its stdout and stderr, and as its stdin too
+ * unless `stdinTerminal` is false: what it printed up to its listening line, and its token.
+ */
+async function startOnTerminal(options: {
+  stdinTerminal: boolean;
+}): Promise<{ output: string; token: string }> {
+  const workspace = kit.project({ llmUrl: NO_LLM });
+  const command = [process.execPath, AGENTD_MAIN, "start", "--config", workspace.configFile]
+    .map((word) => `'${word}'`)
+    .join(" ");
+  const child = spawn(
+    "script",
+    ["-qfec", options.stdinTerminal ? command : `${command} < /dev/null`, "/dev/null"],
+    {
+      env: environmentWithoutAgentd(),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  const exited = once(child, "exit");
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  try {
+    await waitFor(() => output.includes('"event":"listening"'), "the daemon's listening line", 40_000);
+    const token = readFileSync(path.join(workspace.dataDirectory, "api.token"), "utf8").trim();
+    return { output, token };
+  } finally {
+    killGroup(child.pid ?? 0);
+    await exited;
+  }
+}
+
 describe("the default API token", { timeout: 90_000 }, () => {
   it("is generated into data_dir/api.token (0600), kept off a piped stderr, and required", async () => {
     const { daemon, workspace } = shared;
@@ -81,32 +114,18 @@ describe("the default API token", { timeout: 90_000 }, () => {
     expect(runs.exitCode).toBe(0);
   });
 
-  it("is shown once, in the login URL, when stderr is an interactive terminal", async () => {
-    const workspace = kit.project({ llmUrl: NO_LLM });
-    // script(1) gives the daemon a pseudo-terminal as its stdin, stdout and stderr: a person's shell.
-    const command = [process.execPath, AGENTD_MAIN, "start", "--config", workspace.configFile]
-      .map((word) => `'${word}'`)
-      .join(" ");
-    const child = spawn("script", ["-qfec", command, "/dev/null"], {
-      env: environmentWithoutAgentd(),
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    const exited = once(child, "exit");
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    try {
-      await waitFor(() => output.includes('"event":"listening"'), "the daemon's listening line", 40_000);
-      const token = readFileSync(path.join(workspace.dataDirectory, "api.token"), "utf8").trim();
-      expect(output).toMatch(
-        new RegExp(`log a browser in: http://127\\.0\\.0\\.1:\\d+/auth/login\\?token=${token}`),
-      );
-      expect(output.split(token).length - 1).toBe(1);
-      expect(output).not.toContain("agentd token --url");
-    } finally {
-      killGroup(child.pid ?? 0);
-      await exited;
-    }
+  it("is shown once, in the login URL, on an interactive terminal only", async () => {
+    const interactive = await startOnTerminal({ stdinTerminal: true });
+    expect(interactive.output).toMatch(
+      new RegExp(`log a browser in: http://127\\.0\\.0\\.1:\\d+/auth/login\\?token=${interactive.token}`),
+    );
+    expect(interactive.output.split(interactive.token).length - 1).toBe(1);
+    expect(interactive.output).not.toContain("agentd token --url");
+
+    // A terminal nobody types in (docker run -t, whose output docker logs keeps): the hint only.
+    const unattended = await startOnTerminal({ stdinTerminal: false });
+    expect(unattended.output).not.toContain(unattended.token);
+    expect(unattended.output).toContain("agentd token --url");
   });
 
   it("is kept across restarts, and server.auth: none is refused on a non-loopback host", async () => {

@@ -71,12 +71,15 @@ async function listenEarly(
 }
 
 /**
- * The summary's login line. The URL carries the API token, so it is printed only when stderr is an
- * interactive terminal; a journal, `docker logs` or a log file gets the command that prints it.
+ * The summary's login line. The URL carries the API token, so it is printed only to an interactive
+ * terminal (stdin and stderr both one: a person typed the command); a journal, `docker logs`, a
+ * log file or a terminal nobody types in (`docker run -t`) gets the command that prints it.
  */
 function loginLine(daemon: Daemon, configFile: string | undefined): LoginLine {
   if (daemon.token === undefined) return { kind: "auth-off" };
-  if (process.stderr.isTTY) return { kind: "url", url: loginUrl(daemon.url, daemon.token) };
+  if (process.stderr.isTTY && process.stdin.isTTY) {
+    return { kind: "url", url: loginUrl(daemon.url, daemon.token) };
+  }
   // The file's absolute path: the command works from any folder.
   const config = configFile === undefined ? "" : ` --config ${shellWord(configFile)}`;
   return { kind: "hint", command: `agentd token --url${config}` };
