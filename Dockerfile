@@ -1,4 +1,12 @@
-# agentd in a container: docker build -t agentd . && docker run -p 7070:7070 -v agentd-data:/data agentd
+# agentd in a container. Build: docker build -t agentd .
+# Run (compose.yaml has the same settings; docs/deployment.md says why each flag is there):
+#   docker run -d --name agentd -p 127.0.0.1:7070:7070 \
+#     -v agentd-data:/data -v agentd-workspaces:/app/.agentd \
+#     --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined --security-opt no-new-privileges \
+#     --cap-drop ALL --init agentd
+# Without the three "unconfined" options bubblewrap cannot make its sandbox, and every shell, CLI
+# and MCP call fails with SANDBOX_UNAVAILABLE (the health check says so).
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
@@ -24,14 +32,20 @@ COPY bin ./bin
 COPY agents ./agents
 COPY presets ./presets
 COPY docs ./docs
-# Listen on every interface inside the container; runs, events and the vault go to the volume.
+# Listen on every interface inside the container; runs, events and the vault go to /data. Agents
+# without a workdir work in /app/.agentd/workspaces (the project is /app, which holds agents/):
+# the node user must be able to write there, and a volume keeps that work across containers.
+# `agentd` on PATH: `docker exec agentd agentd run <agent>` finds the daemon through
+# /app/config.yaml (its data_dir's lock and token file) and sends the run to it.
 ENV NODE_ENV=production
-RUN mkdir -p /data && chown node:node /data \
-    && printf 'data_dir: /data\nserver:\n  host: 0.0.0.0\n  port: 7070\n' > /app/config.yaml
+RUN mkdir -p /data /app/.agentd && chown node:node /data /app/.agentd \
+    && printf 'data_dir: /data\nserver:\n  host: 0.0.0.0\n  port: 7070\n' > /app/config.yaml \
+    && ln -s /app/bin/agentd.js /usr/local/bin/agentd
 USER node
-VOLUME ["/data"]
+VOLUME ["/data", "/app/.agentd"]
 EXPOSE 7070
-HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
-    CMD ["node", "-e", "fetch('http://127.0.0.1:7070/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Healthy when /health answers ok and a shell call runs in the sandbox, in the default workspaces.
+HEALTHCHECK --interval=30s --timeout=20s --start-period=30s --retries=3 \
+    CMD ["node", "/app/bin/agentd.js", "health", "--config", "/app/config.yaml"]
 STOPSIGNAL SIGTERM
 CMD ["node", "bin/agentd.js", "start", "--config", "/app/config.yaml"]

@@ -33,7 +33,7 @@ export function createAuthentication(
       "UNAUTHORIZED",
       session === undefined ? "missing bearer token" : "the browser session has ended",
       {
-        hint: "send Authorization: Bearer <token> (agentd token prints it), or open the login URL the daemon printed at start",
+        hint: "send Authorization: Bearer <token> (agentd token prints it), or open the login URL agentd token --url prints",
       },
     );
   };

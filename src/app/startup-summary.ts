@@ -48,18 +48,24 @@ export function summarizeStartup(daemon: Daemon): StartupSummary {
 }
 
 /**
- * The summary as a few lines for a person at a terminal. `loginUrl` carries the API token: it is
- * shown here once, never in the JSON line or the logs.
+ * How the summary tells a person to log a browser in: authentication is off; the login URL itself
+ * (it carries the API token: only for an interactive terminal); or the command that prints it
+ * (anywhere else — a journal, `docker logs`, a file — where the token must not land).
  */
-export function formatStartupSummary(summary: StartupSummary, loginUrl?: string): string {
+export type LoginLine =
+  { kind: "auth-off" } | { kind: "url"; url: string } | { kind: "hint"; command: string };
+
+/**
+ * The summary as a few lines for a person at a terminal. A `url` login line carries the API token:
+ * it is shown here once, never in the JSON line or the logs.
+ */
+export function formatStartupSummary(summary: StartupSummary, login: LoginLine): string {
   const valid = summary.agents.filter((agent) => agent.valid);
   const invalid = summary.agents.filter((agent) => !agent.valid);
   const lines = [
     `agentd listening on ${summary.url}`,
     `LLM: model ${summary.llm.model} at ${summary.llm.endpoint}`,
-    loginUrl === undefined
-      ? "authentication is off (server.auth: none)"
-      : `log a browser in: ${loginUrl}  (agentd token prints the token)`,
+    loginLineText(login),
     `${valid.length} agent(s) loaded, ${invalid.length} invalid`,
     describeSandboxStatus(summary.sandbox),
   ];
@@ -82,4 +88,15 @@ export function formatStartupSummary(summary: StartupSummary, loginUrl?: string)
     lines.push(`${summary.recovered_runs} run(s) interrupted by a crash were marked failed (crashed)`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+function loginLineText(login: LoginLine): string {
+  switch (login.kind) {
+    case "auth-off":
+      return "authentication is off (server.auth: none)";
+    case "url":
+      return `log a browser in: ${login.url}  (agentd token prints the token)`;
+    case "hint":
+      return `log a browser in: run \`${login.command}\` for the URL (the token is shown only on a terminal)`;
+  }
 }

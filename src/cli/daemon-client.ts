@@ -8,6 +8,18 @@ import { ERROR_CODES, type ErrorCode } from "../errors/error-codes.js";
 import type { GlobalOptions } from "./output.js";
 import { wantsColor } from "./terminal/terminal-style.js";
 
+/**
+ * A daemon's URL as a client on this machine reaches it: a wildcard address it listens on
+ * (`0.0.0.0`, `::`) becomes `127.0.0.1`, a host the daemon answers to (its Host check refuses
+ * `0.0.0.0`). Any other URL is returned as it is.
+ */
+export function localDaemonUrl(daemonUrl: string): string {
+  const url = new URL(daemonUrl);
+  if (url.hostname !== "0.0.0.0" && url.hostname !== "[::]") return daemonUrl;
+  url.hostname = "127.0.0.1";
+  return url.toString().replace(/\/$/, "");
+}
+
 /** Where the client commands write and what they read: the process by default, arrays in tests. */
 export interface ClientCommandIo {
   out(line: string): void;

@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { AgentdError } from "../errors/agentd-error.js";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { childEnvironment } from "../secrets/child-environment.js";
+import { mcpServerEnvironment } from "../secrets/child-environment.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -68,7 +68,7 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
     command: config.command,
     arguments: config.args,
     workdir: options.sandbox.workdir,
-    environment: { ...childEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
+    environment: { ...mcpServerEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
   });
   const transport = new StdioClientTransport({
     command: prepared.command,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import os from "node:os";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { childEnvironment, shellEnvironment } from "../secrets/child-environment.js";
+import { shellEnvironment } from "../secrets/child-environment.js";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
 
 export interface TrackedProcessOptions {
@@ -10,11 +10,11 @@ export interface TrackedProcessOptions {
   arguments: string[];
   workdir: string;
   /**
-   * Where the child's environment starts from: `shell` — an allow-list (PATH, HOME, LANG, LC_*,
-   * TERM, TZ, TMPDIR) for the shell tool; `daemon` — the daemon's environment without `AGENTD_*`
-   * and secret values, for programs that need their own variables (CLI workers, hooks).
+   * Where the child's environment starts from: `shell` — the shell tool's allow-list (PATH, HOME,
+   * LANG, LC_*, TERM, TZ, TMPDIR), for shell calls and hooks; or the variables given (a CLI
+   * worker's, from `cliEnvironment`). Never the daemon's whole environment.
    */
-  baseEnvironment: "shell" | "daemon";
+  baseEnvironment: "shell" | Record<string, string>;
   /** Added over the base environment (a call's secret variables, a CLI's configured env). */
   environment: Record<string, string>;
   /** The sandbox the child runs in; `mode: off` in it is the only way to run unsandboxed. */
@@ -43,7 +43,7 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
   const base =
     options.baseEnvironment === "shell"
       ? shellEnvironment(sandboxed ? "/tmp" : (process.env["TMPDIR"] ?? os.tmpdir()))
-      : childEnvironment();
+      : options.baseEnvironment;
   const prepared = await prepareSandboxedChild(options.sandbox, {
     command: options.command,
     arguments: options.arguments,

@@ -69,7 +69,9 @@ function probeBubblewrap(bubblewrap: string): SandboxAvailability {
     reason: `bubblewrap cannot create namespaces here (${said})`,
     hint:
       "allow unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, or on Ubuntu 24.04 " +
-      `an AppArmor profile for bwrap), run in a container started with --privileged or without seccomp limits, ${OPT_OUT}`,
+      "an AppArmor profile for bwrap); in a container, start it with --security-opt seccomp=unconfined, " +
+      "apparmor=unconfined and systempaths=unconfined; under systemd, drop ProtectKernelTunables= and " +
+      `ProtectKernelLogs= (docs/deployment.md), ${OPT_OUT}`,
   };
 }
 

@@ -1,6 +1,8 @@
+import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
+
 /**
- * Variables of the daemon no child process may inherit: everything named `AGENTD_*` (the vault
- * key, the API token, `AGENTD_SECRET_*`, the shell tool's own secret references).
+ * Variables of the daemon no child process may inherit, whatever an allow-list says: everything
+ * named `AGENTD_*` (the vault key, the API token, `AGENTD_SECRET_*`).
  */
 const HIDDEN_VARIABLE = /^AGENTD_/;
 
@@ -16,32 +18,47 @@ export function hideValueFromChildren(value: string): void {
 }
 
 /**
- * The daemon's environment for a CLI worker or an MCP server: every set variable but those that
- * carry secrets, by name or by value. Pass it with execa's `extendEnv: false`, or the child gets
- * the whole environment back.
+ * The daemon's variables whose name `allowed` matches, less those holding a config credential's
+ * value and exported shell functions (`()…`, a way to run code in a child's shell). Every child
+ * environment starts from one of these allow-lists, never from the daemon's whole environment:
+ * an `AWS_SECRET_ACCESS_KEY` or a `DATABASE_URL` of the daemon's reaches no child. Pass the result
+ * with execa's `extendEnv: false`, or the child gets the whole environment back.
  */
-export function childEnvironment(environment: NodeJS.ProcessEnv = process.env): Record<string, string> {
+export function allowedVariables(
+  allowed: RegExp,
+  environment: NodeJS.ProcessEnv = process.env,
+): Record<string, string> {
   const inherited: Record<string, string> = {};
   for (const [name, value] of Object.entries(environment)) {
-    if (value !== undefined && !HIDDEN_VARIABLE.test(name) && !hiddenValues.has(value))
-      inherited[name] = value;
+    if (value === undefined || !allowed.test(name) || HIDDEN_VARIABLE.test(name)) continue;
+    if (hiddenValues.has(value) || value.startsWith("()")) continue;
+    inherited[name] = value;
   }
   return inherited;
 }
 
 /**
- * The environment of a shell tool command, built from an allow-list: PATH, HOME, LANG, LANGUAGE,
- * TERM, TZ and LC_* of the daemon, and TMPDIR (`temporaryFolder`). The call's own secret variables
- * are added by the caller.
+ * The environment of a shell tool command (and of a hook, which runs as one), built from an
+ * allow-list: PATH, HOME, LANG, LANGUAGE, TERM, TZ and LC_* of the daemon, and TMPDIR
+ * (`temporaryFolder`). The call's own secret variables are added by the caller.
  */
 export function shellEnvironment(
   temporaryFolder: string,
   environment: NodeJS.ProcessEnv = process.env,
 ): Record<string, string> {
-  const allowed: Record<string, string> = { TMPDIR: temporaryFolder };
-  for (const [name, value] of Object.entries(environment)) {
-    if (value !== undefined && SHELL_VARIABLE.test(name) && !hiddenValues.has(value)) allowed[name] = value;
-  }
+  const allowed: Record<string, string> = {
+    TMPDIR: temporaryFolder,
+    ...allowedVariables(SHELL_VARIABLE, environment),
+  };
   allowed["TERM"] ??= "dumb";
   return allowed;
+}
+
+/**
+ * The environment a stdio MCP server starts from: the MCP SDK's default safe set (HOME, LOGNAME,
+ * PATH, SHELL, TERM, USER), which the SDK's stdio transport adds under whatever it is given anyway.
+ * The server's configured `env` goes over it.
+ */
+export function mcpServerEnvironment(): Record<string, string> {
+  return getDefaultEnvironment();
 }

@@ -126,6 +126,19 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
     expect(all.map((event) => event.id)).toEqual(all.map((_, index) => index + 1));
   });
 
+  it("reaches a daemon that listens on every interface (as in the container) on loopback", async () => {
+    const llm = await llmServer();
+    const workspace = kit.project({ llmUrl: llm.url, config: { server: { host: "0.0.0.0", port: 0 } } });
+    workspace.writeAgent("hello", { task: "Say hello" });
+    const daemon = await kit.daemon(workspace.configFile);
+    expect(new URL(daemon.url).hostname).toBe("0.0.0.0");
+
+    const completed = await agentdRun(workspace.configFile, "hello");
+    expect(completed.stderr).toContain("owns this data folder");
+    expect(completed.exitCode).toBe(0);
+    expect(completed.stdout).toBe("Hello!\n");
+  });
+
   it("refuses a second agentd run while one holds the folder, naming it, and releases it on exit", async () => {
     const llm = await llmServer();
     const workspace = kit.project({ llmUrl: llm.url });

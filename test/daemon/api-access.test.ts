@@ -1,12 +1,15 @@
-import { statSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { agentd } from "../support/agentd-cli.js";
-import { type DaemonProcess } from "../support/daemon-process.js";
+import { AGENTD_MAIN, agentd, environmentWithoutAgentd } from "../support/agentd-cli.js";
+import { type DaemonProcess, killGroup } from "../support/daemon-process.js";
 import { rawRequest } from "../support/raw-http.js";
 import { listRuns } from "./api-shapes.js";
 import { type TestKit, useTestKit } from "../support/test-kit.js";
 import { type TempProject } from "../support/temp-project.js";
+import { waitFor } from "../support/wait-for.js";
 
 /** Nothing listens there: runs started here fail, which these tests do not look at. */
 const NO_LLM = "http://127.0.0.1:9/v1";
@@ -45,19 +48,56 @@ function hostOf(daemon: DaemonProcess): string {
   return new URL(daemon.url).host;
 }
 
+/**
+ * `agentd start` on a pseudo-terminal (script(1)) as its stdout and stderr, and as its stdin too
+ * unless `stdinTerminal` is false: what it printed up to its listening line, and its token.
+ */
+async function startOnTerminal(options: {
+  stdinTerminal: boolean;
+}): Promise<{ output: string; token: string }> {
+  const workspace = kit.project({ llmUrl: NO_LLM });
+  const command = [process.execPath, AGENTD_MAIN, "start", "--config", workspace.configFile]
+    .map((word) => `'${word}'`)
+    .join(" ");
+  const child = spawn(
+    "script",
+    ["-qfec", options.stdinTerminal ? command : `${command} < /dev/null`, "/dev/null"],
+    {
+      env: environmentWithoutAgentd(),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
+  const exited = once(child, "exit");
+  let output = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
+  try {
+    await waitFor(() => output.includes('"event":"listening"'), "the daemon's listening line", 40_000);
+    const token = readFileSync(path.join(workspace.dataDirectory, "api.token"), "utf8").trim();
+    return { output, token };
+  } finally {
+    killGroup(child.pid ?? 0);
+    await exited;
+  }
+}
+
 describe("the default API token", { timeout: 90_000 }, () => {
-  it("is generated into data_dir/api.token (0600), printed once as a login URL, and required", async () => {
+  it("is generated into data_dir/api.token (0600), kept off a piped stderr, and required", async () => {
     const { daemon, workspace } = shared;
     const file = path.join(workspace.dataDirectory, "api.token");
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(daemon.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    const output = daemon.stderr();
-    expect(output.split(daemon.token ?? "?").length - 1).toBe(1);
-    expect(output).toContain(`${daemon.url}/auth/login?token=${daemon.token}`);
-    // The JSON log lines never carry it.
-    for (const line of output.split("\n").filter((text) => text.startsWith("{"))) {
-      expect(line).not.toContain(daemon.token);
-    }
+    // stderr is a pipe here, as under systemd's journal or `docker logs`: the token (and so the
+    // login URL) appears nowhere in the output, the summary says how to get it.
+    expect(`${daemon.stderr()}${daemon.stdout()}`).not.toContain(daemon.token);
+    expect(daemon.stderr()).toContain(
+      `run \`agentd token --url --config ${workspace.configFile}\` for the URL`,
+    );
+    // (port 0 in this config: AGENTD_URL names the port the daemon took.)
+    const url = await agentd(["token", "--url", "--config", workspace.configFile], {
+      environment: { AGENTD_URL: daemon.url },
+    });
+    expect(url.stdout.trim()).toBe(`${daemon.url}/auth/login?token=${daemon.token}`);
 
     expect((await fetch(`${daemon.url}/health`)).status).toBe(200);
     const anonymous = await fetch(`${daemon.url}/agents`);
@@ -72,6 +112,20 @@ describe("the default API token", { timeout: 90_000 }, () => {
       environment: { AGENTD_URL: daemon.url },
     });
     expect(runs.exitCode).toBe(0);
+  });
+
+  it("is shown once, in the login URL, on an interactive terminal only", async () => {
+    const interactive = await startOnTerminal({ stdinTerminal: true });
+    expect(interactive.output).toMatch(
+      new RegExp(`log a browser in: http://127\\.0\\.0\\.1:\\d+/auth/login\\?token=${interactive.token}`),
+    );
+    expect(interactive.output.split(interactive.token).length - 1).toBe(1);
+    expect(interactive.output).not.toContain("agentd token --url");
+
+    // A terminal nobody types in (docker run -t, whose output docker logs keeps): the hint only.
+    const unattended = await startOnTerminal({ stdinTerminal: false });
+    expect(unattended.output).not.toContain(unattended.token);
+    expect(unattended.output).toContain("agentd token --url");
   });
 
   it("is kept across restarts, and server.auth: none is refused on a non-loopback host", async () => {

@@ -4,25 +4,11 @@ import { execa } from "execa";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { parseDuration } from "../../src/util/duration.js";
+import { parse as parseYaml } from "yaml";
+import { unitSettings } from "./systemd-emulation.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 const UNIT = path.join(ROOT, "packaging", "agentd.service");
-
-/** `Key=value` lines of a systemd unit, by section (the last value of a repeated key wins). */
-function unitSettings(text: string): Record<string, Record<string, string>> {
-  const sections: Record<string, Record<string, string>> = {};
-  let current = "";
-  for (const line of text.split("\n").map((raw) => raw.trim())) {
-    if (line === "" || line.startsWith("#")) continue;
-    const section = /^\[(.+)\]$/.exec(line)?.[1];
-    if (section) sections[(current = section)] ??= {};
-    else {
-      const [key, ...value] = line.split("=");
-      (sections[current] ??= {})[key ?? ""] = value.join("=");
-    }
-  }
-  return sections;
-}
 
 /** Dockerfile instructions, continuation lines joined: [instruction, arguments]. */
 function dockerInstructions(text: string): Array<[string, string]> {
@@ -47,9 +33,7 @@ describe("packaging/agentd.service", () => {
     expect(service.KillSignal).toBe("SIGTERM");
     const grace = ConfigSchema.parse({}).shutdown.grace;
     expect(parseDuration(`${service.TimeoutStopSec ?? "0"}s`)).toBeGreaterThan(grace);
-    // bubblewrap needs user namespaces: these would break the sandbox.
-    expect(service.RestrictNamespaces).toBeUndefined();
-    expect(service.PrivateUsers).toBeUndefined();
+    // What breaks bubblewrap is checked in systemd-sandbox.test.ts.
     expect(unit.Install?.WantedBy).toBe("multi-user.target");
   });
 
@@ -74,8 +58,18 @@ describe("Dockerfile", () => {
     expect(all("RUN").join(" ")).toMatch(/apt-get install[^&]*bubblewrap/);
     expect(all("USER").at(-1)).toMatch(/^(?!root$)\w+/);
     expect(all("VOLUME").join(" ")).toContain("/data");
-    expect(all("HEALTHCHECK").join(" ")).toContain("/health");
     expect(all("STOPSIGNAL")).toEqual(["SIGTERM"]);
+  });
+
+  it("checks the daemon and a sandboxed call, and gives the node user the default workspaces", () => {
+    // agentd health: /health answers ok and a shell call runs in the sandbox, in the workspaces root.
+    expect(all("HEALTHCHECK").join(" ")).toMatch(/agentd\.js", "health"/);
+    const setup = all("RUN").join(" ");
+    expect(setup).toMatch(/chown node:node [^&]*\/app\/\.agentd/);
+    expect(all("VOLUME").join(" ")).toContain("/app/.agentd");
+    // `docker exec … agentd run` finds the daemon through /app/config.yaml in the working folder.
+    expect(setup).toContain("ln -s /app/bin/agentd.js /usr/local/bin/agentd");
+    expect(all("WORKDIR").at(-1)).toBe("/app");
   });
 
   it("uses only known instructions, each with arguments", () => {
@@ -95,5 +89,51 @@ describe("Dockerfile", () => {
     expect(
       instructions.filter(([instruction, value]) => !known.includes(instruction) || value === ""),
     ).toEqual([]);
+  });
+});
+
+describe("compose.yaml", () => {
+  const compose = parseYaml(readFileSync(path.join(ROOT, "compose.yaml"), "utf8")) as {
+    services: Record<string, Record<string, unknown>>;
+    volumes: Record<string, unknown>;
+  };
+  const agentd = compose.services["agentd"] ?? {};
+  const dockerfile = readFileSync(path.join(ROOT, "Dockerfile"), "utf8");
+  const deployment = readFileSync(path.join(ROOT, "docs", "deployment.md"), "utf8");
+
+  it("lifts exactly the confinements bubblewrap cannot work under, and no more", () => {
+    expect(new Set(agentd["security_opt"] as string[])).toEqual(
+      new Set([
+        "seccomp=unconfined",
+        "apparmor=unconfined",
+        "systempaths=unconfined",
+        "no-new-privileges:true",
+      ]),
+    );
+    expect(agentd["cap_drop"]).toEqual(["ALL"]);
+    expect(agentd["cap_add"]).toBeUndefined();
+    expect(agentd["privileged"]).toBeUndefined();
+    expect(agentd["init"]).toBe(true);
+    expect(agentd["volumes"]).toEqual(["agentd-data:/data", "agentd-workspaces:/app/.agentd"]);
+    expect(parseDuration(String(agentd["stop_grace_period"]))).toBeGreaterThan(
+      ConfigSchema.parse({}).shutdown.grace,
+    );
+  });
+
+  it("has the same flags as the docker run line of the Dockerfile and of docs/deployment.md", () => {
+    const flags = [
+      "--security-opt seccomp=unconfined",
+      "--security-opt apparmor=unconfined",
+      "--security-opt systempaths=unconfined",
+      "--security-opt no-new-privileges",
+      "--cap-drop ALL",
+      "--init",
+      "-v agentd-data:/data",
+      "-v agentd-workspaces:/app/.agentd",
+    ];
+    for (const text of [dockerfile, deployment]) {
+      const run = /docker run [^`]*?agentd\n/.exec(text.replace(/\\\n#?\s*/g, " "))?.[0] ?? "";
+      for (const flag of flags) expect({ flag, run: run.includes(flag) }).toEqual({ flag, run: true });
+    }
   });
 });

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
-import { childEnvironment } from "../../src/secrets/child-environment.js";
 import { protectConfigSecrets } from "../../src/secrets/protect-config-secrets.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { cliEnvironment } from "../../src/workers/cli/cli-environment.js";
 
 describe("config credentials", () => {
   it("masks credentials and hides them from children, and leaves placeholders and plain headers alone", () => {
@@ -30,7 +30,12 @@ describe("config credentials", () => {
     expect(redactor.redact("run ollama with application/json at warning-level")).toBe(
       "run ollama with application/json at warning-level",
     );
-    const inherited = childEnvironment({ GH: githubToken, PROVIDER: "ollama", HOME: "/home/agent" });
-    expect(inherited).toEqual({ PROVIDER: "ollama", HOME: "/home/agent" });
+    // A credential's value stays out even under a name a CLI may otherwise inherit.
+    const inherited = cliEnvironment("codex", {
+      OPENAI_API_KEY: githubToken,
+      OPENAI_BASE_URL: "ollama",
+      HOME: "/home/agent",
+    });
+    expect(inherited).toEqual({ OPENAI_BASE_URL: "ollama", HOME: "/home/agent" });
   });
 });

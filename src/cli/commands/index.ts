@@ -23,6 +23,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: "run the daemon: schedules, runs, and the HTTP API, until SIGTERM or SIGINT",
     load: async () => (await import("./start.js")).registerStartCommand,
   },
+  health: {
+    usage: "health",
+    description: "check that the daemon of this config answers and that a sandboxed shell call runs",
+    load: async () => (await import("./health.js")).registerHealthCommand,
+  },
   events: {
     usage: "events <agent>",
     description: "print an agent's events from the running daemon; --follow keeps printing new ones",

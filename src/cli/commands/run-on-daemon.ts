@@ -10,6 +10,7 @@ import { isTerminal, RunStatusSchema } from "../../runs/run-status.js";
 import {
   clientToken,
   DaemonClient,
+  localDaemonUrl,
   PollResponseSchema,
   type ServedEvent,
   ServedEventSchema,
@@ -48,7 +49,8 @@ export interface DaemonRunOptions {
  * answer them.
  */
 export async function runOnDaemon(options: DaemonRunOptions): Promise<RunRecord> {
-  const url = options.holder.url ?? (await waitForUrl(options.config.data_dir));
+  // A daemon listening on every interface (in a container) records 0.0.0.0: reach it on loopback.
+  const url = localDaemonUrl(options.holder.url ?? (await waitForUrl(options.config.data_dir)));
   const client = new DaemonClient({ baseUrl: url, token: clientToken(options.config, options.environment) });
   const agentPath = `/agents/${encodeURIComponent(options.agent)}`;
   // Listening before the run is sent: a Ctrl-C while it is being created stops it once it exists.

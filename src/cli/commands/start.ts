@@ -6,7 +6,7 @@ import { listenWhileStarting } from "../../api/starting-server.js";
 import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
 import { packageVersion } from "../../app/package-version.js";
 import { holdSignalsWhileStarting, shutdownOnSignals } from "../../app/shutdown-signals.js";
-import { formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
+import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
 
@@ -71,8 +71,28 @@ async function listenEarly(
 }
 
 /**
+ * The summary's login line. The URL carries the API token, so it is printed only to an interactive
+ * terminal (stdin and stderr both one: a person typed the command); a journal, `docker logs`, a
+ * log file or a terminal nobody types in (`docker run -t`) gets the command that prints it.
+ */
+function loginLine(daemon: Daemon, configFile: string | undefined): LoginLine {
+  if (daemon.token === undefined) return { kind: "auth-off" };
+  if (process.stderr.isTTY && process.stdin.isTTY) {
+    return { kind: "url", url: loginUrl(daemon.url, daemon.token) };
+  }
+  // The file's absolute path: the command works from any folder.
+  const config = configFile === undefined ? "" : ` --config ${shellWord(configFile)}`;
+  return { kind: "hint", command: `agentd token --url${config}` };
+}
+
+/** `text` as one shell word: as it is when it is plain, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
  * `agentd start`: runs the daemon until SIGTERM/SIGINT. When it is ready it prints a summary on
- * stderr (with the browser login URL) and one JSON line on stdout,
+ * stderr (with the browser login URL on a terminal, else how to get it) and one JSON line on stdout,
  * `{"event":"listening","url":…,"pid":…,"token_file":…}`, which scripts wait for; `token_file` is
  * there when the token came from `<data_dir>/api.token`.
  */
@@ -113,8 +133,7 @@ export function registerStartCommand(program: Command): void {
         return;
       }
       const summary = summarizeStartup(daemon);
-      const login = daemon.token === undefined ? undefined : loginUrl(daemon.url, daemon.token);
-      if (!globals.json) process.stderr.write(formatStartupSummary(summary, login));
+      if (!globals.json) process.stderr.write(formatStartupSummary(summary, loginLine(daemon, loaded.file)));
       printJson({
         event: "listening",
         url: daemon.url,

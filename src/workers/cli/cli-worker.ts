@@ -19,6 +19,7 @@ import { budgetCrossed, cliCost } from "./cli-budget.js";
 import { type CliRules, cliRulesOf } from "./cli-rules.js";
 import { CliRunDirectory } from "./cli-run-directory.js";
 import { cliSandboxNeeds } from "../../sandbox/cli-sandbox-defaults.js";
+import { cliEnvironment } from "./cli-environment.js";
 import type { SandboxHost } from "../../sandbox/sandbox-host.js";
 
 /** The LLM worker as the CLI worker falls back to it: same task and system prompt, plus a note. */
@@ -117,7 +118,9 @@ export class CliWorker implements Worker {
     const runDirectory = await CliRunDirectory.create(this.#options.runsDirectory, context.runId);
     const budgetStop = new AbortController();
     let budgetCut: string | undefined;
-    const needs = cliSandboxNeeds(adapter.tool, { ...process.env, ...adapter.environment });
+    const inherited = cliEnvironment(adapter.tool);
+    // Hosts and folders come from what the child will see, not from the daemon's environment.
+    const needs = cliSandboxNeeds(adapter.tool, { ...inherited, ...adapter.environment });
     const sandbox = this.#options.sandbox.policyFor({
       settings: definition.sandbox,
       workdir: definition.workdir,
@@ -151,6 +154,7 @@ export class CliWorker implements Worker {
         command: adapter.command,
         arguments: launch.arguments,
         workdir: definition.workdir,
+        inheritedEnvironment: inherited,
         // The user's variables (config folders, accounts) are honoured as given, over agentd's.
         environment: { ...runDirectory.environment(), ...launch.environment, ...adapter.environment },
         sandbox,

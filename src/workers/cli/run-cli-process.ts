@@ -18,7 +18,9 @@ export interface CliProcessOptions {
   command: string;
   arguments: string[];
   workdir: string;
-  /** Added to the daemon's environment (without its `AGENTD_*` variables). */
+  /** The daemon's variables the CLI may have: `cliEnvironment(tool)`, never the whole environment. */
+  inheritedEnvironment: Record<string, string>;
+  /** Added over the inherited variables: agentd's for the run, then the tool's configured `env`. */
   environment: Record<string, string>;
   /** The agent's sandbox with the CLI's needs; the child runs inside it. */
   sandbox: SandboxPolicy;
@@ -76,7 +78,7 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     command: options.command,
     arguments: options.arguments,
     workdir: options.workdir,
-    baseEnvironment: "daemon",
+    baseEnvironment: options.inheritedEnvironment,
     environment: options.environment,
     sandbox: options.sandbox,
     cancelSignal,

@@ -247,6 +247,8 @@ export interface RecordedStart {
   cwd: string;
   /** Its CLI-related variables (TMPDIR, CLAUDE_*, CODEX_*, GEMINI_*…). */
   env: Record<string, string>;
+  /** Its whole environment. */
+  environment: Record<string, string>;
   /** Files agentd wrote for the run, by path: they are removed after it. */
   files: Record<string, string>;
   /** The permission bits of its TMPDIR. */
