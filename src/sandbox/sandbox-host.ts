@@ -7,9 +7,8 @@ import { isInside } from "./bubblewrap-arguments.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
-
-/** Unix sockets that hand out the host (a container engine): hidden even though no rule names them. */
-const HOST_CONTROL_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock"];
+import { seccompShortfall } from "./seccomp-requirement.js";
+import { hostSocketPlaces, neededInsideSocketPlaces } from "./socket-places.js";
 
 export interface SandboxHostOptions {
   /** The daemon's config: data_dir, vault paths and agents_dir. */
@@ -45,6 +44,10 @@ export class SandboxHost {
   readonly #configFolder: string | undefined;
   readonly #homes: string[];
   readonly #searchPath: string;
+  /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
+  readonly #socketPlaces: string[];
+  /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
+  readonly #unixSockets: string[];
   /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
   readonly workspacesRoot: string;
 
@@ -62,23 +65,35 @@ export class SandboxHost {
       (home) => home !== "/",
     );
     this.#searchPath = environment["PATH"] ?? "";
+    this.#socketPlaces = hostSocketPlaces(environment);
+    this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
     this.workspacesRoot = defaultWorkspacesRoot(config);
   }
 
-  /** Whether bubblewrap works here (probed once); for `agentd validate` and the start-up summary. */
+  /**
+   * Whether bubblewrap works here (probed once), and the seccomp filter exists for this machine
+   * unless config lists unix sockets; for `agentd validate` and the start-up summary.
+   */
   availability(): SandboxAvailability {
-    return sandboxAvailability(this.#searchPath);
+    const availability = sandboxAvailability(this.#searchPath);
+    if (!availability.available) return availability;
+    return seccompShortfall(this.#unixSockets) === undefined
+      ? availability
+      : { available: false, ...(seccompShortfall(this.#unixSockets) as { reason: string; hint: string }) };
   }
 
   /** The policy of one child: its settings applied to what this daemon must hide. */
   policyFor(request: ChildSandboxRequest): SandboxPolicy {
     const { settings, workdir } = request;
-    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot];
-    const hidden = [...alwaysHidden, ...HOST_CONTROL_SOCKETS];
+    // Socket places are hidden again after the binds, as the daemon's state is: a `read` of `/run`
+    // must not show the buses. A listed socket is bound after them; a place holding the workdir is left.
+    const socketPlaces = this.#socketPlaces.filter((place) => !isInside(workdir, place));
+    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot, ...socketPlaces];
+    const hidden = [...alwaysHidden];
     hidden.push(...this.#homes);
     if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
       hidden.push(this.#configFolder);
-    const read = [...settings.read];
+    const read = [...settings.read, ...neededInsideSocketPlaces(socketPlaces)];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -89,7 +104,8 @@ export class SandboxHost {
       hidden,
       alwaysHidden,
       read,
-      write: [...settings.write, ...(request.write ?? [])],
+      write: [...settings.write, ...(request.write ?? []), ...this.#unixSockets],
+      unixSockets: [...this.#unixSockets],
       protected: [],
       protectedHidden: [],
       searchPath: this.#searchPath,
