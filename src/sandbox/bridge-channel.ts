@@ -66,6 +66,8 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     /** Data read from the socket, waiting for credit. */
     queue: Buffer[];
     localEnded: boolean;
+    /** The socket is closed: CLOSE goes once what it sent before is through. */
+    localClosed: boolean;
     endSent: boolean;
     remoteEnded: boolean;
   }
@@ -81,7 +83,14 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     header.writeUInt8(type, 0);
     header.writeUInt32BE(id, 1);
     header.writeUInt32BE(payload === undefined ? 0 : payload.length, 5);
-    channel.write(payload === undefined ? header : Buffer.concat([header, payload]));
+    if (payload === undefined || payload.length === 0) channel.write(header);
+    else {
+      // One writev of both, without copying the payload.
+      channel.cork();
+      channel.write(header);
+      channel.write(payload);
+      channel.uncork();
+    }
     // The far side does not read what we send: stop reading what it sends until it does.
     if (channel.writableLength > MAX_UNREAD) channel.pause();
   }
@@ -104,7 +113,10 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     }
   }
 
-  /** Sends what the stream's credit allows; pauses its socket while data waits for credit. */
+  /**
+   * Sends what the stream's credit allows, pausing its socket while data waits for credit; then
+   * END once the socket ended, and CLOSE once it closed, each after the data read before it.
+   */
   function flush(stream: Stream): void {
     while (stream.queue.length > 0 && stream.credit > 0) {
       const head = stream.queue[0] as Buffer;
@@ -115,12 +127,16 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
       else stream.queue[0] = head.subarray(size);
     }
     if (stream.queue.length > 0) {
-      stream.socket.pause();
+      if (!stream.localClosed) stream.socket.pause();
       return;
     }
     if (stream.localEnded && !stream.endSent) {
       stream.endSent = true;
       send(END, stream.id);
+    }
+    if (stream.localClosed) {
+      streams.delete(stream.id);
+      send(CLOSE, stream.id);
     } else if (!stream.localEnded) stream.socket.resume();
   }
 
@@ -133,6 +149,7 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
       consumed: 0,
       queue: [],
       localEnded: false,
+      localClosed: false,
       endSent: false,
       remoteEnded: false,
     };
@@ -147,10 +164,15 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
       if (streams.get(id) === stream) flush(stream);
     });
     socket.on("error", () => socket.destroy());
-    socket.on("close", () => {
+    socket.on("close", (hadError: boolean) => {
       if (streams.get(id) !== stream) return;
-      streams.delete(id);
-      send(CLOSE, id);
+      stream.localClosed = true;
+      // A socket that failed is aborted: what it left unsent goes, and no END before the CLOSE.
+      if (hadError) {
+        stream.queue = [];
+        stream.endSent = true;
+      }
+      flush(stream);
     });
   }
 

@@ -7,6 +7,7 @@ import { isInside } from "./bubblewrap-arguments.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
+import { proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { seccompShortfall } from "./seccomp-requirement.js";
 import { hostSocketPlaces, neededInsideSocketPlaces } from "./socket-places.js";
 
@@ -65,7 +66,7 @@ export class SandboxHost {
       (home) => home !== "/",
     );
     this.#searchPath = environment["PATH"] ?? "";
-    this.#socketPlaces = hostSocketPlaces(environment);
+    this.#socketPlaces = [...hostSocketPlaces(environment), proxySocketsFolder()];
     this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
     this.workspacesRoot = defaultWorkspacesRoot(config);
   }

@@ -1,6 +1,5 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
-import os from "node:os";
 import path from "node:path";
 import { Duplex } from "node:stream";
 import { requireBubblewrap } from "./bubblewrap.js";
@@ -8,6 +7,7 @@ import { bubblewrapArguments } from "./bubblewrap-arguments.js";
 import { type BridgeChannel, startBridgeChannel } from "./bridge-channel.js";
 import { type NetworkProxy, startNetworkProxy } from "./network-proxy.js";
 import { BRIDGE_CHANNEL_DESCRIPTOR, BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bridge.js";
+import { proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -75,9 +75,9 @@ export async function prepareSandboxedChild(
       release: async () => closeDescriptor(),
     };
   }
-  // The proxy's socket lives in a folder of its own, outside the sandbox: only the daemon's end of
-  // the bridge's channel connects to it.
-  const folder = await mkdtemp(path.join(os.tmpdir(), "agentd-net-"));
+  // The proxy's socket lives in a folder of its own, hidden from every sandbox: only the daemon's
+  // end of the bridge's channel connects to it.
+  const folder = await mkdtemp(path.join(proxySocketsFolder(), "net-"));
   const socketPath = path.join(folder, "proxy.sock");
   let proxy: NetworkProxy;
   try {
