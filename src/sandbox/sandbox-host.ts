@@ -4,6 +4,7 @@ import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bubblewrap.js";
 import { isInside } from "./bubblewrap-arguments.js";
+import { existingRealPath } from "./sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
@@ -94,7 +95,15 @@ export class SandboxHost {
     hidden.push(...this.#homes);
     if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
       hidden.push(this.#configFolder);
-    const read = [...settings.read, ...neededInsideSocketPlaces(socketPlaces)];
+    // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
+    // (an agent file's, say) would show a socket, and with the filter off, open it.
+    // Compared as real paths, as they are bound: a link to /run/user/1000 is that folder.
+    const realPlaces = socketPlaces.map((place) => existingRealPath(place) ?? place);
+    const outsidePlaces = (entry: string) => {
+      const real = existingRealPath(entry) ?? path.resolve(entry);
+      return !realPlaces.some((place) => isInside(real, place));
+    };
+    const read = [...settings.read.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces)];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -105,7 +114,7 @@ export class SandboxHost {
       hidden,
       alwaysHidden,
       read,
-      write: [...settings.write, ...(request.write ?? []), ...this.#unixSockets],
+      write: [...[...settings.write, ...(request.write ?? [])].filter(outsidePlaces), ...this.#unixSockets],
       unixSockets: [...this.#unixSockets],
       protected: [],
       protectedHidden: [],

@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { once } from "node:events";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { type Server, createServer as createHttpServer } from "node:http";
 import net from "node:net";
 import path from "node:path";
@@ -201,6 +201,18 @@ describe("host unix sockets, from a sandboxed shell", () => {
     expect(result.output).toContain(`${path.join(runtime, "bus")} refused ENOENT`);
     expect(result.output).toContain(`${path.join(agentFolder, "agent.sock")} refused ENOENT`);
     expect(result.output).toMatch(/^Seccomp:\s+0$/m);
+
+    // Nor through a read/write path into a socket place, even by a link in the workdir.
+    symlinkSync(runtime, path.join(project.workdir, "runtime-link"));
+    const widened = await project.shell(
+      probe(listed, path.join(runtime, "bus"), path.join(project.workdir, "runtime-link", "bus")),
+      {
+        host,
+        sandbox: { read: [runtime], write: [path.join(project.workdir, "runtime-link"), agentFolder] },
+      },
+    );
+    expect(widened.output).toContain(`${listed} reached`);
+    expect(widened.output).not.toMatch(/bus reached/);
 
     const filtered = await project.shell("grep '^Seccomp:' /proc/self/status", {
       host: project.host(environment),
