@@ -75,7 +75,9 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
   const streams = new Map<number, Stream>();
   let lastId = 0;
   let closed = false;
-  let unparsed: Buffer = Buffer.alloc(0);
+  /** Bytes read from the channel and not yet taken as frames, in the order they came. */
+  const pieces: Buffer[] = [];
+  let buffered = 0;
 
   function send(type: number, id: number, payload?: Buffer): void {
     if (closed || channel.destroyed) return;
@@ -238,20 +240,27 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     flush(stream);
   }
 
+  /**
+   * Reads the frames in what arrived. Pieces are joined once a frame is whole, not on every
+   * chunk: a far side that trickles a frame byte by byte costs its length once, not its square.
+   */
   function receive(chunk: Buffer): void {
-    unparsed = unparsed.length === 0 ? chunk : Buffer.concat([unparsed, chunk]);
-    let offset = 0;
-    while (!closed && unparsed.length - offset >= HEADER_BYTES) {
-      const length = unparsed.readUInt32BE(offset + 5);
+    pieces.push(chunk);
+    buffered += chunk.length;
+    while (!closed && buffered >= HEADER_BYTES) {
+      if ((pieces[0] as Buffer).length < HEADER_BYTES) pieces.splice(0, pieces.length, Buffer.concat(pieces));
+      const head = pieces[0] as Buffer;
+      const length = head.readUInt32BE(5);
       if (length > MAX_PAYLOAD) return fault(`a frame of ${length} bytes`);
-      if (unparsed.length - offset < HEADER_BYTES + length) break;
-      const type = unparsed.readUInt8(offset);
-      const id = unparsed.readUInt32BE(offset + 1);
-      const payload = unparsed.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + length);
-      offset += HEADER_BYTES + length;
-      receiveFrame(type, id, payload);
+      const size = HEADER_BYTES + length;
+      if (buffered < size) return;
+      const joined = head.length >= size ? head : Buffer.concat(pieces);
+      const rest = joined.subarray(size);
+      pieces.splice(0, pieces.length === 1 || head.length < size ? pieces.length : 1);
+      if (rest.length > 0) pieces.unshift(rest);
+      buffered -= size;
+      receiveFrame(joined.readUInt8(0), joined.readUInt32BE(1), joined.subarray(HEADER_BYTES, size));
     }
-    unparsed = unparsed.subarray(offset);
   }
 
   channel.on("data", (chunk: Buffer) => {

@@ -19,6 +19,8 @@ export interface SandboxHostOptions {
   configFile?: string | undefined;
   /** Where HOME and PATH come from; default the daemon's environment. */
   environment?: NodeJS.ProcessEnv;
+  /** The machine, as `process.arch` names it (the default): whether the seccomp filter exists. */
+  architecture?: string;
 }
 
 /** What one child needs from the sandbox beyond its settings. */
@@ -50,6 +52,7 @@ export class SandboxHost {
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
   readonly #unixSockets: string[];
+  readonly #architecture: string;
   /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
   readonly workspacesRoot: string;
 
@@ -69,6 +72,7 @@ export class SandboxHost {
     this.#searchPath = environment["PATH"] ?? "";
     this.#socketPlaces = [...hostSocketPlaces(environment), proxySocketsFolder()];
     this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
+    this.#architecture = options.architecture ?? process.arch;
     this.workspacesRoot = defaultWorkspacesRoot(config);
   }
 
@@ -79,9 +83,8 @@ export class SandboxHost {
   availability(): SandboxAvailability {
     const availability = sandboxAvailability(this.#searchPath);
     if (!availability.available) return availability;
-    return seccompShortfall(this.#unixSockets) === undefined
-      ? availability
-      : { available: false, ...(seccompShortfall(this.#unixSockets) as { reason: string; hint: string }) };
+    const shortfall = seccompShortfall(this.#unixSockets, this.#architecture);
+    return shortfall === undefined ? availability : { available: false, ...shortfall };
   }
 
   /** The policy of one child: its settings applied to what this daemon must hide. */

@@ -228,6 +228,25 @@ describe("the daemon's end of a bridge channel, fed by a hostile sandbox", () =>
     expect(faults).toHaveLength(1);
   });
 
+  it("reads frames however they are cut", async () => {
+    const target = await tcpServer(echo);
+    const [inside, outside] = await socketPair();
+    const faults: string[] = [];
+    startBridgeChannel(outside, {
+      accept: () => net.connect({ port: target, host: "127.0.0.1", allowHalfOpen: true }),
+      onFault: (reason) => faults.push(reason),
+    });
+    const bytes = Buffer.concat([frame(1, 1), frame(2, 1, Buffer.from("hello")), frame(3, 1)]);
+    for (let index = 0; index < bytes.length; index++) {
+      inside.write(bytes.subarray(index, index + 1));
+      if (index % 3 === 0) await new Promise((resolve) => setImmediate(resolve));
+    }
+    const received: Buffer[] = [];
+    inside.on("data", (chunk: Buffer) => received.push(chunk));
+    await expect.poll(() => Buffer.concat(received).includes("hello")).toBe(true);
+    expect(faults).toEqual([]);
+  });
+
   it("refuses a stream it cannot accept with CLOSE, not a fault", async () => {
     const [inside, outside] = await socketPair();
     const faults: string[] = [];

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
+import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
+import { describeSandboxStatus, sandboxStatus } from "../../src/sandbox/sandbox-status.js";
 import { seccompProgram } from "../../src/sandbox/seccomp-filter.js";
 import { requireSeccompProgram, seccompShortfall } from "../../src/sandbox/seccomp-requirement.js";
 
@@ -128,6 +131,21 @@ describe("on a machine the filter does not know", () => {
     expect(error.message).toContain("riscv64");
     expect(error.hint).toContain("sandbox.unix_sockets");
     expect(error.hint).toContain("x86_64 or aarch64");
+  });
+
+  it("is reported by agentd validate and the start-up summary as no sandbox, unless sockets are listed", () => {
+    const config = ConfigSchema.parse({ data_dir: "/nonexistent/data" });
+    if (!new SandboxHost({ config }).availability().available) return; // no bubblewrap here at all
+    const riscv = new SandboxHost({ config, architecture: "riscv64" });
+    const status = sandboxStatus(riscv.availability(), "workspace-write");
+    expect(status.works).toBe(false);
+    expect(describeSandboxStatus(status)).toContain("riscv64");
+    expect(describeSandboxStatus(status)).toContain("sandbox.unix_sockets");
+    const listed = ConfigSchema.parse({
+      data_dir: "/nonexistent/data",
+      sandbox: { unix_sockets: ["/a.sock"] },
+    });
+    expect(new SandboxHost({ config: listed, architecture: "riscv64" }).availability().available).toBe(true);
   });
 
   it("needs no filter when config lists unix sockets (they turn it off)", () => {
