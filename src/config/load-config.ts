@@ -3,7 +3,7 @@ import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 import { describeIssues, problemToError } from "../schema/schema-issues.js";
 import { parseLocatedYaml } from "../schema/yaml-document.js";
-import { mergeSandboxSettings } from "../sandbox/sandbox-settings.js";
+import { mergeSandboxSettings, resolveSandboxPath } from "../sandbox/sandbox-settings.js";
 import { type Config, ConfigSchema } from "./config-schema.js";
 import { expandEnvironment } from "./expand-env.js";
 
@@ -93,7 +93,18 @@ function resolveFolders(loaded: LoadedConfig): LoadedConfig {
       data_dir: resolve(config.data_dir),
       llm: withLocalDefault,
       sandbox: {
-        ...mergeSandboxSettings({ ...config.sandbox, read: [], write: [] }, config.sandbox, baseDirectory),
+        ...mergeSandboxSettings(
+          {
+            ...config.sandbox,
+            read: [],
+            write: [],
+            unix_sockets: config.sandbox.unix_sockets.map((entry) =>
+              resolveSandboxPath(entry, baseDirectory),
+            ),
+          },
+          config.sandbox,
+          baseDirectory,
+        ),
         allow_unsandboxed: config.sandbox.allow_unsandboxed,
       },
       vault: {

@@ -4,12 +4,12 @@ import { AgentdError } from "../errors/agentd-error.js";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { mcpServerEnvironment } from "../secrets/child-environment.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../processes/process-tree.js";
+import { SandboxedStdioTransport } from "./sandboxed-stdio-transport.js";
 
 /** Last part of a stdio server's stderr kept for the message when it fails to start. */
 const STDERR_TAIL_CHARACTERS = 2_000;
@@ -70,15 +70,9 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
     workdir: options.sandbox.workdir,
     environment: { ...mcpServerEnvironment(), ...config.env, [PROCESS_MARKER_VARIABLE]: marker },
   });
-  const transport = new StdioClientTransport({
-    command: prepared.command,
-    args: prepared.arguments,
-    env: prepared.environment,
-    cwd: prepared.workdir,
-    stderr: "pipe",
-  });
+  const transport = new SandboxedStdioTransport(prepared);
   let tail = "";
-  transport.stderr?.on("data", (chunk: Buffer) => {
+  transport.stderr.on("data", (chunk: Buffer) => {
     const text = chunk.toString("utf8");
     options.logger.debug({ server: name, stderr: text.trimEnd() }, "MCP server stderr");
     tail = (tail + text).slice(-STDERR_TAIL_CHARACTERS);

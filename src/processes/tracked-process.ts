@@ -57,13 +57,22 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     env: prepared.environment,
     // Without this execa adds the daemon's whole environment back, secrets included.
     extendEnv: false,
-    ...(options.input === undefined ? { stdin: "ignore" as const } : { input: options.input }),
+    // From descriptor 3 on: what the sandbox passes to bubblewrap (its seccomp filter, the bridge's
+    // channel). execa's types list descriptor numbers up to 9 only; any open one works (Node's spawn).
+    stdio: [
+      options.input === undefined ? "ignore" : "pipe",
+      "pipe",
+      "pipe",
+      ...(prepared.extraStdio as ("pipe" | "ignore")[]),
+    ],
+    ...(options.input === undefined ? {} : { input: options.input }),
     buffer: false,
     detached: true,
     reject: false,
     cancelSignal: options.cancelSignal,
     forceKillAfterDelay: options.killGraceMilliseconds,
   });
+  prepared.started(subprocess.stdio);
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> =>

@@ -1,24 +1,36 @@
+import { startBridgeChannel } from "./bridge-channel.js";
+
 /** The port the bridge listens on inside the sandbox's own network namespace (nothing else is there). */
 export const BRIDGE_PORT = 3128;
 
 /**
- * Code run by node inside the sandbox (`node -e BRIDGE_CODE <socket> <port> <command> <args…>`):
- * listens on 127.0.0.1:<port>, forwards each connection to the proxy's unix socket, then runs the
- * command with the same stdio, passes on SIGTERM/SIGINT/SIGHUP, and ends as it ended.
+ * The descriptor the bridge's channel has in the sandbox (and in bubblewrap): the child's fourth
+ * extra stdio entry, a socketpair Node makes for a `pipe` entry. Inherited, so the bridge never
+ * calls socket(AF_UNIX), which the seccomp filter refuses.
+ */
+export const BRIDGE_CHANNEL_DESCRIPTOR = 4;
+
+/**
+ * Code run by node inside the sandbox (`node -e BRIDGE_CODE <port> <command> <args…>`, the
+ * channel on descriptor 4): listens on 127.0.0.1:<port>, carries each connection as a stream of
+ * the channel (bridge-channel.ts, its source inlined) to the daemon, which connects it to the
+ * child's proxy; then runs the command with the same stdio, passes on SIGTERM/SIGINT/SIGHUP, and
+ * ends as it ended. The command gets /dev/null on descriptor 4, not the channel.
  */
 export const BRIDGE_CODE = `
+"use strict";
 const net = require("node:net");
+const fs = require("node:fs");
 const { spawn } = require("node:child_process");
-const [socketPath, port, command, ...args] = process.argv.slice(1);
-const server = net.createServer((client) => {
-  const upstream = net.connect(socketPath);
-  client.pipe(upstream);
-  upstream.pipe(client);
-  client.on("error", () => upstream.destroy());
-  upstream.on("error", () => client.destroy());
-});
+const startBridgeChannel = ${startBridgeChannel.toString()};
+const [port, command, ...args] = process.argv.slice(1);
+const channel = new net.Socket({ fd: ${BRIDGE_CHANNEL_DESCRIPTOR}, readable: true, writable: true });
+const bridge = startBridgeChannel(channel, {});
+const server = net.createServer({ allowHalfOpen: true }, (client) => bridge.open(client));
 server.listen(Number(port), "127.0.0.1", () => {
-  const child = spawn(command, args, { stdio: "inherit" });
+  const nothing = fs.openSync("/dev/null", "r+");
+  const child = spawn(command, args, { stdio: ["inherit", "inherit", "inherit", "ignore", nothing] });
+  fs.closeSync(nothing);
   for (const signal of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(signal, () => child.kill(signal));
   child.on("error", (error) => {
     const reason = error.code === "ENOENT" ? "No such file or directory" : "Permission denied";

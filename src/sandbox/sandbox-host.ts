@@ -4,14 +4,15 @@ import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bubblewrap.js";
 import { isInside } from "./bubblewrap-arguments.js";
+import { existingRealPath } from "./sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
 import { commandFiles, definitionFolders, environmentFiles } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
-
-/** Unix sockets that hand out the host (a container engine): hidden even though no rule names them. */
-const HOST_CONTROL_SOCKETS = ["/var/run/docker.sock", "/run/docker.sock", "/run/podman/podman.sock"];
+import { proxySocketsFolder } from "./proxy-sockets-folder.js";
+import { seccompShortfall } from "./seccomp-requirement.js";
+import { hostSocketPlaces, neededInsideSocketPlaces } from "./socket-places.js";
 
 export interface SandboxHostOptions {
   /** The daemon's config: data_dir, vault paths and agents_dir. */
@@ -22,6 +23,8 @@ export interface SandboxHostOptions {
   environment?: NodeJS.ProcessEnv;
   /** The working directories of every agent: each is hidden from the others. */
   workdirs?: () => Iterable<string>;
+  /** The machine, as `process.arch` names it (the default): whether the seccomp filter exists. */
+  architecture?: string;
 }
 
 /** What one child needs from the sandbox beyond its settings. */
@@ -56,6 +59,11 @@ export class SandboxHost {
   /** Hidden in every sandbox, even inside a writable workdir: the config file, `.env` files. */
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
+  /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
+  readonly #socketPlaces: string[];
+  /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
+  readonly #unixSockets: string[];
+  readonly #architecture: string;
   /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
   readonly workspacesRoot: string;
 
@@ -74,6 +82,9 @@ export class SandboxHost {
       (home): home is string => home !== undefined && home !== "" && home !== "/",
     );
     this.#searchPath = environment["PATH"] ?? "";
+    this.#socketPlaces = [...hostSocketPlaces(environment), proxySocketsFolder()];
+    this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
+    this.#architecture = options.architecture ?? process.arch;
     this.workspacesRoot = defaultWorkspacesRoot(config);
     const project = path.dirname(config.agents_dir);
     const base = this.#configFolder ?? process.cwd();
@@ -93,25 +104,48 @@ export class SandboxHost {
     this.#workdirs = options.workdirs ?? (() => []);
   }
 
-  /** Whether bubblewrap works here (probed once); for `agentd validate` and the start-up summary. */
+  /**
+   * Whether bubblewrap works here (probed once), and the seccomp filter exists for this machine
+   * unless config lists unix sockets; for `agentd validate` and the start-up summary.
+   */
   availability(): SandboxAvailability {
-    return sandboxAvailability(this.#searchPath);
+    const availability = sandboxAvailability(this.#searchPath);
+    if (!availability.available) return availability;
+    const shortfall = seccompShortfall(this.#unixSockets, this.#architecture);
+    return shortfall === undefined ? availability : { available: false, ...shortfall };
   }
 
   /** The policy of one child: its settings applied to what this daemon must hide. */
   policyFor(request: ChildSandboxRequest): SandboxPolicy {
     const { settings, workdir } = request;
+    // Socket places are hidden again after the binds, as the daemon's state is: a `read` of `/run`
+    // must not show the buses. A listed socket is bound after them; a place holding the workdir is left.
+    const socketPlaces = this.#socketPlaces.filter((place) => !isInside(workdir, place));
     const mcpFolders = path.join(path.dirname(this.workspacesRoot), "mcp");
-    const alwaysHidden = [this.#dataDirectory, ...this.#secretFiles, this.workspacesRoot, mcpFolders];
+    const alwaysHidden = [
+      this.#dataDirectory,
+      ...this.#secretFiles,
+      this.workspacesRoot,
+      mcpFolders,
+      ...socketPlaces,
+    ];
     // Every other agent's workdir, unless it holds this one (then only its own files are shown).
     for (const other of this.#workdirs()) {
       if (!isInside(workdir, other)) alwaysHidden.push(other);
     }
-    const hidden = [...alwaysHidden, ...HOST_CONTROL_SOCKETS];
+    const hidden = [...alwaysHidden];
     hidden.push(...this.#homes);
     if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
       hidden.push(this.#configFolder);
-    const read = [...settings.read];
+    // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
+    // (an agent file's, say) would show a socket, and with the filter off, open it.
+    // Compared as real paths, as they are bound: a link to /run/user/1000 is that folder.
+    const realPlaces = socketPlaces.map((place) => existingRealPath(place) ?? place);
+    const outsidePlaces = (entry: string) => {
+      const real = existingRealPath(entry) ?? path.resolve(entry);
+      return !realPlaces.some((place) => isInside(real, place));
+    };
+    const read = [...settings.read.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces)];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -121,7 +155,10 @@ export class SandboxHost {
     const internal = (request.write ?? []).filter(inDataDirectory);
     if (inDataDirectory(workdir) && isInside(path.resolve(workdir), this.workspacesRoot))
       internal.push(workdir);
-    const write = [...settings.write, ...(request.write ?? []).filter((entry) => !inDataDirectory(entry))];
+    const write = [
+      ...settings.write,
+      ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
+    ].filter(outsidePlaces);
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     return {
       mode: settings.mode,
@@ -130,7 +167,8 @@ export class SandboxHost {
       hidden,
       alwaysHidden,
       read,
-      write,
+      write: [...write, ...this.#unixSockets],
+      unixSockets: [...this.#unixSockets],
       protected: [
         ...this.#definitions,
         ...hostExecutedPaths(writable),

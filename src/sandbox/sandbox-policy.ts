@@ -41,6 +41,11 @@ export interface SandboxPolicy {
   read: string[];
   /** Writable even inside a hidden folder (extra `write`, a CLI's config folder). */
   write: string[];
+  /**
+   * Host unix sockets config lists (`sandbox.unix_sockets`): bound writable. A non-empty list runs
+   * the child without the seccomp filter that otherwise refuses every unix socket.
+   */
+  unixSockets: string[];
   /** The PATH bubblewrap is looked up in. */
   searchPath: string;
   /** Who the sandbox is for, in messages: `agent "notes"`, `MCP server "github"`. */

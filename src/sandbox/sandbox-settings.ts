@@ -24,6 +24,11 @@ const SandboxObjectSchema = z.strictObject({
   write: z.array(z.string().min(1)).default([]),
   /** Agent ids or globs whose own file may say `mode: off` or `network: all`; config only. */
   allow_unsandboxed: z.array(z.string().min(1)).default([]),
+  /**
+   * Host unix sockets sandboxed children may connect to (config only: an agent file may not widen
+   * its sandbox). Listing any runs every child of the daemon without the seccomp filter.
+   */
+  unix_sockets: z.array(z.string().min(1)).default([]),
 });
 
 /** The daemon-wide `sandbox:` of config.yaml; `sandbox: off` is short for `{ mode: off }`. */
@@ -38,7 +43,8 @@ export type SandboxSettings = Omit<SandboxConfig, "allow_unsandboxed">;
 
 /**
  * An agent's (or an MCP server's) `sandbox:`: what it sets overrides the daemon's setting; `read`
- * and `write` add to the daemon's lists. `sandbox: off` is short for `{ mode: off }`.
+ * and `write` add to the daemon's lists. `sandbox: off` is short for `{ mode: off }`. It has no
+ * `unix_sockets`: only config may open a host socket.
  */
 export const SandboxOverrideSchema = z.union([
   z.literal("off").transform((): SandboxOverrideObject => ({ mode: "off" })),
@@ -74,6 +80,7 @@ export function mergeSandboxSettings(
     network: override?.network ?? base.network,
     read: [...base.read, ...resolve(override?.read ?? [])],
     write: [...base.write, ...resolve(override?.write ?? [])],
+    unix_sockets: base.unix_sockets,
   };
 }
 

@@ -1,10 +1,15 @@
 import { mkdtemp, rm } from "node:fs/promises";
-import os from "node:os";
+import net from "node:net";
 import path from "node:path";
+import { Duplex } from "node:stream";
 import { requireBubblewrap } from "./bubblewrap.js";
 import { bubblewrapArguments } from "./bubblewrap-arguments.js";
+import { type BridgeChannel, startBridgeChannel } from "./bridge-channel.js";
 import { type NetworkProxy, startNetworkProxy } from "./network-proxy.js";
-import { BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bridge.js";
+import { BRIDGE_CHANNEL_DESCRIPTOR, BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bridge.js";
+import { proxySocketsFolder } from "./proxy-sockets-folder.js";
+import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
+import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** A child as its caller describes it. */
@@ -15,37 +20,64 @@ export interface ChildCommand {
   environment: Record<string, string>;
 }
 
+/** One extra stdio entry of the spawned child (descriptor 3 on): a descriptor, a socketpair, or none. */
+export type ExtraStdio = number | "pipe" | "ignore";
+
 /** The same child as it is really started (inside bubblewrap), and what to release once it ended. */
 export interface PreparedChild extends ChildCommand {
-  /** Stops the child's network proxy, if it has one. Idempotent. */
+  /**
+   * The child's stdio from descriptor 3 on, after stdin, stdout and stderr: the seccomp filter's
+   * descriptor for bubblewrap (3), the network bridge's channel (4). Spawn with exactly these.
+   */
+  extraStdio: ExtraStdio[];
+  /**
+   * Call right after spawning, with the child's stdio streams (`subprocess.stdio`): closes the
+   * daemon's copy of the filter's descriptor and connects the bridge's channel to the proxy.
+   */
+  started(stdio: readonly unknown[]): void;
+  /** Stops the child's network proxy, if it has one, and closes what `started` did not. Idempotent. */
   release(): Promise<void>;
 }
 
+/** The filter's descriptor in bubblewrap. */
+const SECCOMP_DESCRIPTOR = 3;
 const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
 
 /**
- * Wraps a child in the sandbox its policy describes: `bwrap … -- command args`, or for a host list
- * `bwrap … -- node -e <bridge> <socket> <port> command args` with the proxy variables set. `mode:
- * off` returns the child as it is. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used.
+ * Wraps a child in the sandbox its policy describes: `bwrap --seccomp 3 … -- command args`, or for
+ * a host list `bwrap … -- node -e <bridge> <port> command args` with the proxy variables set and
+ * the bridge's channel on descriptor 4. The seccomp filter (seccomp-filter.ts) keeps the child
+ * from making unix sockets, unless config lists some (`policy.unixSockets`). `mode: off` returns
+ * the child as it is. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used, or when the
+ * filter is needed and this machine's architecture has none.
  */
 export async function prepareSandboxedChild(
   policy: SandboxPolicy,
   child: ChildCommand,
 ): Promise<PreparedChild> {
-  if (policy.mode === "off") return { ...child, release: async () => undefined };
+  if (policy.mode === "off") {
+    return { ...child, extraStdio: [], started: () => undefined, release: async () => undefined };
+  }
   const bubblewrap = requireBubblewrap(policy.searchPath, policy.owner);
+  const program = policy.unixSockets.length === 0 ? requireSeccompProgram(policy.owner) : undefined;
+  const filterArguments = program === undefined ? [] : ["--seccomp", String(SECCOMP_DESCRIPTOR)];
   if (policy.network.kind !== "hosts") {
+    const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
+    const closeDescriptor = closeOnce(descriptor);
     const args = bubblewrapArguments(policy, { read: [], write: [] });
     return {
       command: bubblewrap,
-      arguments: [...args, "--", child.command, ...child.arguments],
+      arguments: [...filterArguments, ...args, "--", child.command, ...child.arguments],
       workdir: child.workdir,
       environment: child.environment,
-      release: async () => undefined,
+      extraStdio: descriptor === undefined ? [] : [descriptor],
+      started: closeDescriptor,
+      release: async () => closeDescriptor(),
     };
   }
-  // The socket lives in a folder of its own, bound alone into the sandbox (/tmp is private there).
-  const folder = await mkdtemp(path.join(os.tmpdir(), "agentd-net-"));
+  // The proxy's socket lives in a folder of its own, hidden from every sandbox: only the daemon's
+  // end of the bridge's channel connects to it.
+  const folder = await mkdtemp(path.join(proxySocketsFolder(), "net-"));
   const socketPath = path.join(folder, "proxy.sock");
   let proxy: NetworkProxy;
   try {
@@ -60,23 +92,41 @@ export async function prepareSandboxedChild(
     proxyEnvironment[name] = proxyUrl;
     proxyEnvironment[name.toLowerCase()] = proxyUrl;
   }
-  const args = bubblewrapArguments(policy, { read: [process.execPath], write: [folder] });
+  const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
+  const closeDescriptor = closeOnce(descriptor);
+  let channel: BridgeChannel | undefined;
+  const args = bubblewrapArguments(policy, { read: [process.execPath], write: [] });
   let released: Promise<void> | undefined;
   return {
     command: bubblewrap,
     arguments: [
+      ...filterArguments,
       ...args,
       "--",
       process.execPath,
       "-e",
       BRIDGE_CODE,
-      socketPath,
       String(BRIDGE_PORT),
       child.command,
       ...child.arguments,
     ],
     workdir: child.workdir,
     environment: { ...child.environment, ...proxyEnvironment },
-    release: () => (released ??= proxy.close().finally(() => rm(folder, { recursive: true, force: true }))),
+    extraStdio: [descriptor ?? "ignore", "pipe"],
+    started: (stdio) => {
+      closeDescriptor();
+      const end = stdio[BRIDGE_CHANNEL_DESCRIPTOR];
+      if (channel !== undefined || !(end instanceof Duplex)) return;
+      channel = startBridgeChannel(end, {
+        accept: () => net.connect({ path: socketPath, allowHalfOpen: true }),
+      });
+    },
+    release: () =>
+      (released ??= (async () => {
+        closeDescriptor();
+        channel?.close();
+        await proxy.close();
+        await rm(folder, { recursive: true, force: true });
+      })()),
   };
 }

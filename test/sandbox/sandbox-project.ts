@@ -70,9 +70,15 @@ export class SandboxProject {
     this.#bus.subscribe((event) => this.events.push(event));
   }
 
-  /** The daemon's sandbox for this project; `environment` defaults to the test's, HOME = the project's home. */
-  host(environment: NodeJS.ProcessEnv = { ...process.env, HOME: this.home }): SandboxHost {
-    const defaults = ConfigSchema.parse({});
+  /**
+   * The daemon's sandbox for this project; `environment` defaults to the test's, HOME = the
+   * project's home; `sandbox` is config's `sandbox:` (`unix_sockets`).
+   */
+  host(
+    environment: NodeJS.ProcessEnv = { ...process.env, HOME: this.home },
+    sandbox: Record<string, unknown> = {},
+  ): SandboxHost {
+    const defaults = ConfigSchema.parse({ sandbox });
     return new SandboxHost({
       config: {
         ...defaults,

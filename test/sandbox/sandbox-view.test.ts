@@ -68,7 +68,7 @@ describe("sandboxView", () => {
     project = new SandboxProject();
     expect(viewOf("off")).toBeNull();
     const policy = project.host().policyFor({
-      settings: { mode: "off", network: "all", read: [], write: [] },
+      settings: { mode: "off", network: "all", read: [], write: [], unix_sockets: [] },
       workdir: project.workdir,
       owner: 'agent "me"',
     });

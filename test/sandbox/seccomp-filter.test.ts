@@ -1,0 +1,156 @@
+import { describe, expect, it } from "vitest";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { AgentdError } from "../../src/errors/agentd-error.js";
+import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
+import { describeSandboxStatus, sandboxStatus } from "../../src/sandbox/sandbox-status.js";
+import { seccompProgram } from "../../src/sandbox/seccomp-filter.js";
+import { requireSeccompProgram, seccompShortfall } from "../../src/sandbox/seccomp-requirement.js";
+
+const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 };
+const ALLOW = 0x7fff0000;
+const EPERM = 0x00050001;
+const KILL_PROCESS = 0x80000000;
+
+/**
+ * Runs a classic-BPF seccomp program the way the kernel does, on one system call: `arguments`
+ * are 64-bit, as in `struct seccomp_data`. Only the instructions a seccomp filter may use.
+ */
+function evaluate(program: Buffer, arch: number, nr: number, args: bigint[] = []): number {
+  const data = Buffer.alloc(64);
+  data.writeInt32LE(nr | 0, 0);
+  data.writeUInt32LE(arch, 4);
+  args.forEach((value, index) => data.writeBigUInt64LE(value, 16 + index * 8));
+  let accumulator = 0;
+  for (let pc = 0; pc < program.length / 8;) {
+    const code = program.readUInt16LE(pc * 8);
+    const whenTrue = program.readUInt8(pc * 8 + 2);
+    const whenFalse = program.readUInt8(pc * 8 + 3);
+    const k = program.readUInt32LE(pc * 8 + 4);
+    pc += 1;
+    switch (code) {
+      case 0x20: // ld [k]
+        accumulator = data.readUInt32LE(k);
+        break;
+      case 0x54: // and #k
+        accumulator = (accumulator & k) >>> 0;
+        break;
+      case 0x15: // jeq #k
+        pc += accumulator === k ? whenTrue : whenFalse;
+        break;
+      case 0x45: // jset #k
+        pc += (accumulator & k) !== 0 ? whenTrue : whenFalse;
+        break;
+      case 0x06: // ret #k
+        return k;
+      default:
+        throw new Error(`instruction ${code.toString(16)} at ${pc - 1}`);
+    }
+  }
+  throw new Error("the program ran off its end");
+}
+
+const program = seccompProgram("x64") as Buffer;
+const call = (arch: number, nr: number, ...args: bigint[]) => evaluate(program, arch, nr, args);
+
+describe("the seccomp filter's program", () => {
+  it("is a whole number of instructions, the same for x86_64 and aarch64, none for other machines", () => {
+    expect(program.length % 8).toBe(0);
+    expect(program.length / 8).toBeLessThan(100);
+    expect(seccompProgram("arm64")).toEqual(program);
+    expect(seccompProgram("riscv64")).toBeUndefined();
+    expect(seccompProgram("ppc64")).toBeUndefined();
+  });
+
+  it("on x86_64 refuses socket(AF_UNIX) whatever the upper bits say, and allows other families", () => {
+    expect(call(ARCH.x86_64, 41, 1n, 1n)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 41, 0xffffffff_00000001n, 1n)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 41, 2n, 1n)).toBe(ALLOW); // AF_INET
+    expect(call(ARCH.x86_64, 41, 10n, 2n)).toBe(ALLOW); // AF_INET6
+    expect(call(ARCH.x86_64, 41, 16n, 3n)).toBe(ALLOW); // AF_NETLINK
+    expect(call(ARCH.x86_64, 0)).toBe(ALLOW); // read
+    expect(call(ARCH.x86_64, 42, 3n)).toBe(ALLOW); // connect: the socket never exists
+  });
+
+  it("allows stream and seqpacket socketpairs (with their flags) and refuses datagram ones", () => {
+    const nonblockCloexec = 0o4000n | 0o2000000n;
+    expect(call(ARCH.x86_64, 53, 1n, 1n)).toBe(ALLOW);
+    expect(call(ARCH.x86_64, 53, 1n, 1n | nonblockCloexec)).toBe(ALLOW);
+    expect(call(ARCH.x86_64, 53, 1n, 5n)).toBe(ALLOW);
+    expect(call(ARCH.x86_64, 53, 1n, 2n)).toBe(EPERM); // SOCK_DGRAM
+    expect(call(ARCH.x86_64, 53, 1n, 2n | nonblockCloexec)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 53, 1n, 3n)).toBe(EPERM); // SOCK_RAW, a datagram socket for AF_UNIX
+  });
+
+  it("refuses io_uring and every x32 system call", () => {
+    expect(call(ARCH.x86_64, 425)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 0x40000000 + 41, 1n)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 0x40000000 + 0)).toBe(EPERM);
+  });
+
+  it("for i386 programs refuses socketcall and socket(AF_UNIX), allows the rest", () => {
+    expect(call(ARCH.i386, 102, 1n)).toBe(EPERM); // socketcall(SYS_SOCKET, …)
+    expect(call(ARCH.i386, 102, 8n)).toBe(EPERM); // socketcall(SYS_SOCKETPAIR, …)
+    expect(call(ARCH.i386, 359, 1n)).toBe(EPERM);
+    expect(call(ARCH.i386, 359, 2n)).toBe(ALLOW);
+    expect(call(ARCH.i386, 360, 1n, 2n)).toBe(EPERM);
+    expect(call(ARCH.i386, 360, 1n, 1n)).toBe(ALLOW);
+    expect(call(ARCH.i386, 425)).toBe(EPERM);
+    expect(call(ARCH.i386, 41, 1n)).toBe(ALLOW); // i386's 41 is dup
+  });
+
+  it("on aarch64 and its arm compat refuses the same calls by their numbers", () => {
+    expect(call(ARCH.aarch64, 198, 1n)).toBe(EPERM);
+    expect(call(ARCH.aarch64, 198, 2n)).toBe(ALLOW);
+    expect(call(ARCH.aarch64, 199, 1n, 2n)).toBe(EPERM);
+    expect(call(ARCH.aarch64, 199, 1n, 1n)).toBe(ALLOW);
+    expect(call(ARCH.aarch64, 425)).toBe(EPERM);
+    expect(call(ARCH.aarch64, 41, 1n)).toBe(ALLOW);
+    expect(call(ARCH.arm, 281, 1n)).toBe(EPERM);
+    expect(call(ARCH.arm, 288, 1n, 2n)).toBe(EPERM);
+    expect(call(ARCH.arm, 102)).toBe(EPERM);
+    expect(call(ARCH.arm, 281, 2n)).toBe(ALLOW);
+  });
+
+  it("kills a process that calls in through an architecture it does not know", () => {
+    expect(call(0xc00000f3, 198, 1n)).toBe(KILL_PROCESS); // riscv64
+    expect(call(0, 0)).toBe(KILL_PROCESS);
+  });
+});
+
+describe("on a machine the filter does not know", () => {
+  it("refuses to sandbox with SANDBOX_UNAVAILABLE, saying what to do", () => {
+    let thrown: unknown;
+    try {
+      requireSeccompProgram('agent "notes"', "riscv64");
+    } catch (error) {
+      thrown = error;
+    }
+    expect(AgentdError.is(thrown, "SANDBOX_UNAVAILABLE")).toBe(true);
+    const error = thrown as AgentdError;
+    expect(error.message).toContain('cannot sandbox agent "notes"');
+    expect(error.message).toContain("riscv64");
+    expect(error.hint).toContain("sandbox.unix_sockets");
+    expect(error.hint).toContain("x86_64 or aarch64");
+  });
+
+  it("is reported by agentd validate and the start-up summary as no sandbox, unless sockets are listed", () => {
+    const config = ConfigSchema.parse({ data_dir: "/nonexistent/data" });
+    if (!new SandboxHost({ config }).availability().available) return; // no bubblewrap here at all
+    const riscv = new SandboxHost({ config, architecture: "riscv64" });
+    const status = sandboxStatus(riscv.availability(), "workspace-write");
+    expect(status.works).toBe(false);
+    expect(describeSandboxStatus(status)).toContain("riscv64");
+    expect(describeSandboxStatus(status)).toContain("sandbox.unix_sockets");
+    const listed = ConfigSchema.parse({
+      data_dir: "/nonexistent/data",
+      sandbox: { unix_sockets: ["/a.sock"] },
+    });
+    expect(new SandboxHost({ config: listed, architecture: "riscv64" }).availability().available).toBe(true);
+  });
+
+  it("needs no filter when config lists unix sockets (they turn it off)", () => {
+    expect(seccompShortfall([], "riscv64")).toBeDefined();
+    expect(seccompShortfall(["/run/user/1000/bus"], "riscv64")).toBeUndefined();
+    expect(seccompShortfall([], "x64")).toBeUndefined();
+  });
+});
