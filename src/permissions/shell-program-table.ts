@@ -221,6 +221,42 @@ export const RUNNERS: ReadonlySet<string> = new Set([
   "swift",
   "pdb",
   "pydoc",
+  // Programs whose operands are a command to run: `ssh-agent cmd`, `dbus-launch cmd`, `nix-shell --run`.
+  "ssh-agent",
+  "gpg-agent",
+  "dbus-launch",
+  "nix",
+  "nix-shell",
+  "direnv",
+  "asdf",
+  "mise",
+  "rtx",
+  "pipenv",
+  "conda",
+  "mamba",
+  "pnpx",
+  "corepack",
+  "dotenv",
+  "foreman",
+  "honcho",
+  "watchexec",
+  "nodemon",
+  "xdg-open",
+  "sensible-editor",
+  "sensible-pager",
+  "sensible-browser",
+  "editor",
+  "pager",
+  "x-terminal-emulator",
+  "xterm",
+  "sem",
+  "flatpak",
+  "snap",
+  "machinectl",
+  "toolbox",
+  "distrobox",
+  "ssh-add",
+  "tsp",
 ]);
 
 /** Interpreters: whatever they run (inline code, a script file, stdin) is code the check cannot read. */
@@ -269,49 +305,6 @@ export const INTERPRETERS: ReadonlySet<string> = new Set([
   "m4",
   "let",
 ]);
-
-/**
- * Text tools whose program can run commands: awk's `system()`, pipes and `getline`, sed's `e`
- * command and `s///e` flag. Their program is checked by these patterns; a program read from a file
- * (`-f`) is code the check cannot read.
- */
-export const TEXT_CODE_RUNNERS: Readonly<Record<string, { code: RegExp; fileOptions: RegExp }>> = {
-  awk: { code: /system|getline|\||>|@load|@include/, fileOptions: /^(-[fEil]|--(file|exec|include|load))/ },
-  sed: {
-    // `e` after an optional address (`1e cmd`, `$e`, `/x/e`), or as the flag of an `s` command.
-    code: /(^|[;{}\n])\s*(?:[0-9$,~!+\s]*|\/(?:[^/\\]|\\.)*\/[IM]*[\s!]*)e|s(.)(?:(?!\2)[^\\]|\\.)*\2(?:(?!\2)[^\\]|\\.)*\2[gpiImM0-9w]*e/,
-    fileOptions: /^(-f|--file)/,
-  },
-};
-
-/**
- * Programs that run a command named by one of their options (or an old-style bundled flag letter):
- * `git -c alias.x='!…'`, `tar --checkpoint-action=exec=…`, `sort --compress-program=…`. The
- * patterns match one argument; `letters` are checked in tar's bundled first argument (`tar xIf`).
- */
-export const COMMAND_OPTIONS: Readonly<Record<string, { options: RegExp; letters?: RegExp }>> = {
-  git: {
-    options:
-      /^(-c|--config-env|--exec-path|--upload-pack|--receive-pack|-u|--extcmd|-x|--exec|--tool|-t|--template|--ext-diff|--textconv)$|^(--config-env|--exec-path|--upload-pack|--receive-pack|--extcmd|--exec|--tool|--template)=|^-c.|^(config|submodule|bisect|filter-branch|filter-repo|mergetool|difftool|daemon|instaweb|credential|archimport|cvsimport|svn|p4|send-email|rebase|hook)$/,
-  },
-  tar: {
-    options:
-      /^--(checkpoint-action|to-command|use-compress-program|info-script|new-volume-script|rsh-command|rmt-command|index-file)|^-(I|F)|^-[A-Za-z]*[IF]/,
-    letters: /^[A-Za-z]*[IF]/,
-  },
-  zip: { options: /^(-TT|--unzip-command)|^-[A-Za-z]*TT/ },
-  sort: { options: /^--compress-program/ },
-  rsync: { options: /^(-e|--rsh|--rsync-path)|^-[A-Za-z]*e/ },
-  scp: { options: /^-[A-Za-z]*[oSF]|^-J/ },
-  sftp: { options: /^-[A-Za-z]*[oSFD]|^-J/ },
-  less: { options: /^(-?\+|--lesskey|-k)/ },
-  man: { options: /^(-P|--pager|-H|--html)/ },
-  find: { options: /^-(exec|execdir|ok|okdir)$/ },
-  ip: { options: /^exec$/ },
-  dpkg: { options: /^--(pre-invoke|post-invoke)|^-i$/ },
-  rpm: { options: /^--(eval|define|pipe)/ },
-  openssl: { options: /^-engine/ },
-};
 
 /** Builtins that change what later names mean or run code later: never allowed without asking. */
 export const SHELL_STATE_CHANGERS: ReadonlySet<string> = new Set([
@@ -362,6 +355,33 @@ export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   "TAR_OPTIONS",
   "ZIPOPT",
   "XDG_CONFIG_HOME",
+  // Read by programs the tables list: each names a program, a script of commands or code to load.
+  "PS0",
+  "PS3",
+  "EXECIGNORE",
+  "FCEDIT",
+  "ZDOTDIR",
+  "TAPE",
+  "RSH",
+  "RSYNC_RSH",
+  "RSYNC_CONNECT_PROG",
+  "CVS_RSH",
+  "SVN_SSH",
+  "WGETRC",
+  "CURL_HOME",
+  "SYSTEMD_PAGER",
+  "MANOPT",
+  "LESS",
+  "LESSKEY",
+  "LESSKEYIN",
+  "LESSKEY_CONTENT",
+  "GCONV_PATH",
+  "OPENSSL_CONF",
+  "OPENSSL_ENGINES",
+  "OPENSSL_MODULES",
+  "GNUPGHOME",
+  "AWKPATH",
+  "AWKLIBPATH",
 ]);
 
 /** Variable-name prefixes of the same kind (dynamic loaders, git, interpreters' startup options). */
