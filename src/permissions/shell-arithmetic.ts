@@ -26,7 +26,9 @@ export function arithmeticDoubts(words: ShellWord[]): string[] {
   const reasons: string[] = [];
   const subscripted = (word: ShellWord, what: string, name = word.text.split("=")[0] ?? "") => {
     if (name.includes("[")) {
-      reasons.push(`${program} ${what} ${word.text}, whose index bash evaluates as arithmetic, which can run code`);
+      reasons.push(
+        `${program} ${what} ${word.text}, whose index bash evaluates as arithmetic, which can run code`,
+      );
     }
   };
   if (DECLARATIONS.has(program)) {

@@ -47,7 +47,10 @@ function unknownOption(
   return {
     kind: "runner",
     reason: `${label} ${unknown.option} is not an option known to be harmless (${why})`,
-    construct: [(words[0]?.text ?? "").split("/").pop() ?? label, ...words.slice(1, unknown.index + 1).map((word) => word.text)].join(" "),
+    construct: [
+      (words[0]?.text ?? "").split("/").pop() ?? label,
+      ...words.slice(1, unknown.index + 1).map((word) => word.text),
+    ].join(" "),
     inner: undefined,
   };
 }
@@ -72,14 +75,18 @@ function gitKind(words: ShellWord[]): CommandKind {
 }
 
 /** sed and awk: the script (the `-e` values, else the first operand) is checked for what runs commands. */
-function textCodeKind(words: ShellWord[], program: string, base: string, reading: OptionReading): CommandKind {
+function textCodeKind(
+  words: ShellWord[],
+  program: string,
+  base: string,
+  reading: OptionReading,
+): CommandKind {
   const scriptOptions = base === "sed" ? ["-e", "--expression"] : ["-e", "--source"];
   const given = reading.options.filter((option) => scriptOptions.includes(option.name));
-  const scripts = given.length > 0 ? given.map((option) => option.value ?? "") : [reading.operands[0]?.text ?? ""];
+  const scripts =
+    given.length > 0 ? given.map((option) => option.value ?? "") : [reading.operands[0]?.text ?? ""];
   const runs =
-    base === "sed"
-      ? sedScriptRuns(scripts.join("\n"))
-      : scripts.some((script) => AWK_CODE.test(script));
+    base === "sed" ? sedScriptRuns(scripts.join("\n")) : scripts.some((script) => AWK_CODE.test(script));
   return {
     kind: "text-code",
     program: words.slice(1),

@@ -63,9 +63,9 @@ export interface OptionReading {
 /** How an option takes its value, or undefined when the table does not list it as harmless. */
 export function optionArity(table: OptionTable, name: string): Arity | undefined {
   const compiled = compile(table);
-  return (name.startsWith("--") || (table.singleDashLong && name.length > 2) ? compiled.long : compiled.short).get(
-    name,
-  );
+  return (
+    name.startsWith("--") || (table.singleDashLong && name.length > 2) ? compiled.long : compiled.short
+  ).get(name);
 }
 
 export type Arity = "flag" | "value" | "attached";

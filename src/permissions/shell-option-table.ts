@@ -47,7 +47,10 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
   awk: {
     risk: "a program read from a file or an extension library cannot be checked",
     harmless: [
-      { reason: "field separator and variables: data", values: ["-F", "--field-separator", "-v", "--assign"] },
+      {
+        reason: "field separator and variables: data",
+        values: ["-F", "--field-separator", "-v", "--assign"],
+      },
       { reason: "program text, checked like the program operand", values: ["-e", "--source"] },
       {
         reason: "dialect, diagnostics and number handling",
@@ -766,7 +769,8 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
     risk: "sftp passes ssh options that run commands (`-o`, `-S`, `-F`, `-J`, `-D`)",
     harmless: [
       {
-        reason: "transfer behaviour, identity file, port, batch file of sftp commands (no shell escapes in batch mode)",
+        reason:
+          "transfer behaviour, identity file, port, batch file of sftp commands (no shell escapes in batch mode)",
         flags: ["-r", "-p", "-q", "-v", "-C", "-a", "-f", "-N", "-4", "-6", "-A"],
         values: ["-i", "-P", "-l", "-B", "-R", "-c"],
       },
@@ -823,7 +827,18 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
           "-V",
           "--version",
         ],
-        values: ["-x", "--tabs", "-j", "--jump-target", "-p", "--pattern", "-z", "--window", "-y", "--max-forw-scroll"],
+        values: [
+          "-x",
+          "--tabs",
+          "-j",
+          "--jump-target",
+          "-p",
+          "--pattern",
+          "-z",
+          "--window",
+          "-y",
+          "--max-forw-scroll",
+        ],
       },
     ],
     runs: {
@@ -838,7 +853,9 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
   more: {
     risk: "more runs `+` commands and shell escapes",
     plusOptions: true,
-    harmless: [{ reason: "display", flags: ["-d", "-f", "-l", "-c", "-p", "-s", "-u", "-e"], values: ["-n"] }],
+    harmless: [
+      { reason: "display", flags: ["-d", "-f", "-l", "-c", "-p", "-s", "-u", "-e"], values: ["-n"] },
+    ],
   },
   man: {
     risk: "man runs the pager, browser or configuration its options name",
@@ -1295,7 +1312,11 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
         ],
       },
     ],
-    runs: { "--eval": "expands macros, which can run commands", "--define": "defines macros", "--pipe": "runs a command" },
+    runs: {
+      "--eval": "expands macros, which can run commands",
+      "--define": "defines macros",
+      "--pipe": "runs a command",
+    },
   },
   openssl: {
     risk: "openssl loads engines, providers and configuration its options name",
@@ -1458,7 +1479,18 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
           "--help",
           "--version",
         ],
-        values: ["-g", "--group", "-m", "--mode", "-o", "--owner", "-S", "--suffix", "-t", "--target-directory"],
+        values: [
+          "-g",
+          "--group",
+          "-m",
+          "--mode",
+          "-o",
+          "--owner",
+          "-S",
+          "--suffix",
+          "-t",
+          "--target-directory",
+        ],
         attached: ["--backup"],
       },
     ],
@@ -1580,7 +1612,10 @@ export const OPTION_TABLES: Readonly<Record<string, OptionTable>> = {
         values: ["-t", "--target-release", "--default-release"],
       },
     ],
-    runs: { "--option": "sets any apt option, hooks included", "--config-file": "a configuration can name hooks" },
+    runs: {
+      "--option": "sets any apt option, hooks included",
+      "--config-file": "a configuration can name hooks",
+    },
   },
   gpg: {
     risk: "gpg runs helper programs its options name (photo viewers, exec paths, keyserver helpers)",
