@@ -11,6 +11,24 @@ import type { ShellWord } from "./shell-reading.js";
  * code. Each was run through bash 5.2 (test/tools/shell-code-classes.test.ts).
  */
 
+/**
+ * Variables bash itself keeps as integers: a value given to one is evaluated as arithmetic
+ * (`RANDOM='a[$(cmd)]'` runs cmd), whichever builtin or assignment sets it.
+ */
+export const INTEGER_VARIABLES: ReadonlySet<string> = new Set([
+  "RANDOM",
+  "SRANDOM",
+  "OPTIND",
+  "OPTERR",
+  "HISTCMD",
+  "SECONDS",
+  "LINENO",
+  "EPOCHSECONDS",
+  "EPOCHREALTIME",
+  "BASHPID",
+  "BASH_SUBSHELL",
+]);
+
 /** Builtins whose arguments are variable names or `name=value` (bash re-parses them). */
 const DECLARATIONS = new Set(["declare", "typeset", "local", "export", "readonly"]);
 /** Attribute letters of `declare` that leave values as text: print, functions, global, read-only, export, case, trace. */
@@ -25,9 +43,14 @@ export function arithmeticDoubts(words: ShellWord[]): string[] {
   const program = programBaseName(first.text).toLowerCase();
   const reasons: string[] = [];
   const subscripted = (word: ShellWord, what: string, name = word.text.split("=")[0] ?? "") => {
+    const bare = name.replace(/\+$/, "");
     if (name.includes("[")) {
       reasons.push(
         `${program} ${what} ${word.text}, whose index bash evaluates as arithmetic, which can run code`,
+      );
+    } else if (INTEGER_VARIABLES.has(bare)) {
+      reasons.push(
+        `${program} ${what} ${bare}, whose values bash evaluates as arithmetic, which can run code`,
       );
     }
   };

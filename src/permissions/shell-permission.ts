@@ -1,6 +1,6 @@
 import { SECRET_TEMPLATE } from "../secrets/secret-template.js";
 import { type PermissionRule, type RuleSet, ruleMatches } from "./permission-rule.js";
-import { arithmeticDoubts } from "./shell-arithmetic.js";
+import { INTEGER_VARIABLES, arithmeticDoubts } from "./shell-arithmetic.js";
 import { commandKind, isSensitiveVariable, isUnknownPath, programBaseName } from "./shell-command-kind.js";
 import { GLOB_SAFE_PROGRAMS } from "./shell-program-table.js";
 import { type ShellAssignment, type ShellWord, readShell } from "./shell-reading.js";
@@ -203,6 +203,14 @@ export class ShellPermissionCheck {
     if (isSensitiveVariable(assignment.name)) {
       findings.push(
         this.#doubt(`it sets ${assignment.name}, which decides what programs run`, assignment.word.text),
+      );
+    }
+    if (INTEGER_VARIABLES.has(assignment.name)) {
+      findings.push(
+        this.#doubt(
+          `it sets ${assignment.name}, whose values bash evaluates as arithmetic, which can run code`,
+          assignment.word.text,
+        ),
       );
     }
     if (assignment.subscripted) {

@@ -191,6 +191,8 @@ const EVERYDAY: string[] = [
   "less -R f",
   "man ls",
   "split -l 100 big.txt part-",
+  "wget -nv -np -r https://example.com/docs/",
+  "pandoc -s README.md -o README.html",
 ];
 
 const decide = (command: string, permissions = TYPICAL) =>
@@ -232,6 +234,8 @@ describe("an option not known harmless asks, named in the reason", () => {
     ["apt-get -o APT::Update::Pre-Invoke::=x update", "-o"],
     ["sed -f script.sed f", "-f"],
     ["awk -f prog.awk f", "-f"],
+    ["pandoc --lua-f=x.lua a.md", "--lua-filter"],
+    ["pandoc -F x a.md", "-F"],
   ])("%j", (command, option) => {
     const verdict = decide(command);
     expect(verdict.decision).toBe("ask");
@@ -275,6 +279,8 @@ describe("names bash evaluates as arithmetic", () => {
     "local -n ref=x",
     "typeset -A map",
     "command declare -i n=1",
+    "RANDOM=42",
+    "read OPTIND < f",
   ])("%j asks", (command) => {
     expect(decide(command).decision).toBe("ask");
   });

@@ -64,6 +64,13 @@ const DISGUISES: Array<[command: string, needs: string[]]> = [
   ["declare -i v=1; export v='b[$(forbidden)]'", []],
   ["declare -ai v; v=('b[$(forbidden)]')", []],
   ["declare -i v; : ${v:='b[$(forbidden)]'}", []],
+  // Variables bash itself keeps as integers.
+  ["RANDOM='a[$(forbidden)]'", []],
+  ["OPTIND='a[$(forbidden)]'", []],
+  ["read SRANDOM <<< 'a[$(forbidden)]'", []],
+  ["printf -v OPTIND %s 'a[$(forbidden)]'", []],
+  ["export RANDOM='a[$(forbidden)]'", []],
+  ["declare HISTCMD='a[$(forbidden)]'", []],
   // A name reference, and an array value that declare parses again.
   ["declare -n r='a[$(forbidden)]'; r=1", []],
   ["declare -n r; r='a[$(forbidden)]'; r=1", []],
