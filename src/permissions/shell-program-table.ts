@@ -306,6 +306,9 @@ export const RUNNERS: ReadonlySet<string> = new Set([
   "neomutt",
   "mail",
   "mailx",
+  "cpio",
+  "dump",
+  "restore",
 ]);
 
 /** Interpreters: whatever they run (inline code, a script file, stdin) is code the check cannot read. */
@@ -357,6 +360,23 @@ export const INTERPRETERS: ReadonlySet<string> = new Set([
   "erb",
   "gnuplot",
   "octave",
+  "mongosh",
+  "mongo",
+  "qjs",
+  "jrunscript",
+  "kotlin",
+  "kotlinc",
+  "elixir",
+  "iex",
+  "erl",
+  "escript",
+  "clojure",
+  "clj",
+  "bb",
+  "nim",
+  "zig",
+  "crystal",
+  "dart",
 ]);
 
 /** Builtins that change what later names mean or run code later: never allowed without asking. */
