@@ -108,19 +108,28 @@ function percentile(sorted, fraction) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 }
 
-function measure(check) {
-  const samples = [];
+/**
+ * Times every check on the same commands, taking turns call by call (the order rotates), so a
+ * busy machine slows each of them alike.
+ */
+function measureTogether(checks) {
+  const samples = checks.map(() => []);
   let unique = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const command of CORPUS) {
       const text = `${command} # ${unique++}`;
-      const started = performance.now();
-      check(text);
-      samples.push(performance.now() - started);
+      for (let turn = 0; turn < checks.length; turn++) {
+        const index = (turn + unique) % checks.length;
+        const started = performance.now();
+        checks[index](text);
+        samples[index].push(performance.now() - started);
+      }
     }
   }
-  samples.sort((left, right) => left - right);
-  return { median: percentile(samples, 0.5), p99: percentile(samples, 0.99), calls: samples.length };
+  return samples.map((list) => {
+    list.sort((left, right) => left - right);
+    return { median: percentile(list, 0.5), p99: percentile(list, 0.99), calls: list.length };
+  });
 }
 
 function gitShow(commit, file) {
@@ -196,13 +205,18 @@ try {
     if (oldCheck) judge(oldCheck)(command);
     if (beforeClasses) judge(beforeClasses)(command);
   }
-  const current = measure(judge(checkPermission));
-  console.log(`\npermission check per shell command, ${CORPUS.length} realistic commands x ${ROUNDS} rounds`);
+  const checks = [checkPermission, beforeClasses, oldCheck].filter(Boolean);
+  const measured = measureTogether(checks.map(judge));
+  const timing = (implementation) => measured[checks.indexOf(implementation)];
+  const current = timing(checkPermission);
+  console.log(
+    `\npermission check per shell command, ${CORPUS.length} realistic commands x ${ROUNDS} rounds, the checks taking turns`,
+  );
   console.log(
     `  current check: median ${(current.median * 1000).toFixed(1)} µs, p99 ${(current.p99 * 1000).toFixed(1)} µs`,
   );
   if (beforeClasses) {
-    const before = measure(judge(beforeClasses));
+    const before = timing(beforeClasses);
     console.log(
       `  before the code classes (git ${CLASSES_BASE}): median ${(before.median * 1000).toFixed(1)} µs, p99 ${(before.p99 * 1000).toFixed(1)} µs`,
     );
@@ -221,7 +235,7 @@ try {
     }
   }
   if (oldCheck) {
-    const baseline = measure(judge(oldCheck));
+    const baseline = timing(oldCheck);
     console.log(
       `  hand-written scanners (baseline): median ${(baseline.median * 1000).toFixed(1)} µs, p99 ${(baseline.p99 * 1000).toFixed(1)} µs`,
     );
