@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { ShellWord } from "./shell-reading.js";
 import { isListedProgram, listedProgramKind } from "./shell-listed-options.js";
+import { ownEntry } from "./shell-option-reading.js";
 import {
   INTERPRETERS,
   RUNNERS,
@@ -48,7 +49,7 @@ function isKnownProgram(name: string): boolean {
     SHELLS.has(name) ||
     INTERPRETERS.has(name) ||
     RUNNERS.has(name) ||
-    name in WRAPPERS ||
+    ownEntry(WRAPPERS, name) !== undefined ||
     isListedProgram(name) ||
     SHELL_STATE_CHANGERS.has(name)
   );
@@ -84,7 +85,7 @@ export function commandKind(words: ShellWord[]): CommandKind {
   if (!first) return { kind: "plain" };
   const program = programKey(first.text);
   if (SHELLS.has(program)) return shellKind(words, program);
-  const wrapper = WRAPPERS[program];
+  const wrapper = ownEntry(WRAPPERS, program);
   if (wrapper) {
     const unwrapped = unwrap(words, program);
     if (unwrapped) return unwrapped;
@@ -185,7 +186,7 @@ function interpreterKind(words: ShellWord[], program: string): CommandKind {
 }
 
 function unwrap(words: ShellWord[], program: string): CommandKind | undefined {
-  const grammar = WRAPPERS[program];
+  const grammar = ownEntry(WRAPPERS, program);
   if (!grammar) return undefined;
   const assignments: ShellWord[] = [];
   let index = 1;

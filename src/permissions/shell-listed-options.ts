@@ -1,7 +1,13 @@
 import { GIT_GLOBAL_OPTIONS, GIT_SUBCOMMANDS } from "./git-option-table.js";
 import { sedScriptRuns } from "./sed-script.js";
 import type { CommandKind } from "./shell-command-kind.js";
-import { type OptionReading, type OptionTable, optionArity, readOptions } from "./shell-option-reading.js";
+import {
+  type OptionReading,
+  type OptionTable,
+  optionArity,
+  ownEntry,
+  readOptions,
+} from "./shell-option-reading.js";
 import { OPTION_TABLES, OPTION_TABLE_ALIASES } from "./shell-option-table.js";
 import type { ShellWord } from "./shell-reading.js";
 
@@ -11,7 +17,9 @@ const FIND_EXEC = /^-(exec|execdir|ok|okdir)$/;
 
 /** The option table of a program, by its key or an alias (`gawk` reads as `awk`). */
 export function optionTableFor(program: string): OptionTable | undefined {
-  return OPTION_TABLES[program] ?? OPTION_TABLES[OPTION_TABLE_ALIASES[program] ?? ""];
+  return (
+    ownEntry(OPTION_TABLES, program) ?? ownEntry(OPTION_TABLES, ownEntry(OPTION_TABLE_ALIASES, program) ?? "")
+  );
 }
 
 /** Whether the option tables list this program (git included). */
@@ -28,7 +36,7 @@ export function listedProgramKind(words: ShellWord[], program: string): CommandK
   if (program === "git") return gitKind(words);
   const table = optionTableFor(program);
   if (!table) return undefined;
-  const base = OPTION_TABLE_ALIASES[program] ?? program;
+  const base = ownEntry(OPTION_TABLE_ALIASES, program) ?? program;
   if (base === "find") return findKind(words, table);
   const reading = readOptions(words, table);
   if (reading.unknown) return unknownOption(words, program, table, reading.unknown);
@@ -43,7 +51,7 @@ function unknownOption(
   table: OptionTable,
   unknown: { index: number; option: string },
 ): CommandKind {
-  const why = table.runs?.[unknown.option] ?? table.risk;
+  const why = ownEntry(table.runs, unknown.option) ?? table.risk;
   return {
     kind: "runner",
     reason: `${label} ${unknown.option} is not an option known to be harmless (${why})`,
@@ -60,7 +68,7 @@ function gitKind(words: ShellWord[]): CommandKind {
   if (global.unknown) return unknownOption(words, "git", GIT_GLOBAL_OPTIONS, global.unknown);
   if (global.firstOperand === undefined) return { kind: "plain" };
   const name = (words[global.firstOperand] as ShellWord).text;
-  const table = Object.hasOwn(GIT_SUBCOMMANDS, name) ? GIT_SUBCOMMANDS[name] : undefined;
+  const table = ownEntry(GIT_SUBCOMMANDS, name);
   if (!table) {
     return {
       kind: "runner",

@@ -60,6 +60,14 @@ export interface OptionReading {
   firstOperand?: number;
 }
 
+/**
+ * The entry of a data table under `key`, only when the table itself holds it: a program named
+ * `constructor` or `toString` must not find what every object inherits.
+ */
+export function ownEntry<T>(record: Readonly<Record<string, T>> | undefined, key: string): T | undefined {
+  return record !== undefined && Object.hasOwn(record, key) ? record[key] : undefined;
+}
+
 /** How an option takes its value, or undefined when the table does not list it as harmless. */
 export function optionArity(table: OptionTable, name: string): Arity | undefined {
   const compiled = compile(table);
@@ -132,7 +140,7 @@ export function readOptions(words: ShellWord[], table: OptionTable, start = 1): 
     const bundle = table.oldStyleBundle && index === start && /^[A-Za-z]+$/.test(text);
     if (table.plusOptions && text.startsWith("+")) return stop(index, text);
     if (!bundle && (!text.startsWith("-") || text === "-")) {
-      const running = table.runningOperands?.[text];
+      const running = ownEntry(table.runningOperands, text);
       if (running !== undefined) return stop(index, text);
       if (table.stopAtOperand) {
         operands.push(...words.slice(index));
@@ -169,7 +177,7 @@ export function readOptions(words: ShellWord[], table: OptionTable, start = 1): 
       let name = `-${letters[at] as string}`;
       const pair = `${name}${letters[at + 1] ?? ""}`;
       if (table.multiLetterShorts && pair.length === 3) {
-        if (table.runs?.[pair] !== undefined) return stop(index, pair);
+        if (ownEntry(table.runs, pair) !== undefined) return stop(index, pair);
         if (compiled.short.has(pair)) {
           name = pair;
           at++;

@@ -292,3 +292,12 @@ describe("names bash evaluates as arithmetic", () => {
     },
   );
 });
+
+describe("program names that are also names of object properties", () => {
+  it.each(["constructor -x y", "toString", "__proto__ -a", "hasOwnProperty --x", "git constructor"])(
+    "%j is judged, not a crash",
+    (command) => {
+      expect(["allow", "ask"]).toContain(decide(command).decision);
+    },
+  );
+});
