@@ -1,9 +1,12 @@
 // Permission check benchmark: time to judge one shell command against an agent's rules, per call
-// (median and p99 over a corpus of realistic commands), for the tree-sitter check in dist/ and, as
-// the baseline measured in the same run, the hand-written scanners it replaced, rebuilt from git.
+// (median and p99 over a corpus of realistic commands), for the check in dist/ and, as baselines
+// measured in the same run: the check before the code classes of issue 25 (option allow-lists,
+// arithmetic names, the sed reader), and the hand-written scanners the tree-sitter check replaced.
+// Both baselines are the old commit's TypeScript, taken with `git show` and transpiled into a temp
+// folder (with a node_modules link, so the old parser loads the same grammar).
 // Every call gets a unique trailing comment, so no cached parse is reused.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -20,6 +23,8 @@ const OLD_FILES = [
   "shell-programs",
   "ansi-c-quote",
 ];
+/** The last commit before the code classes of issue 25: its whole src/permissions folder. */
+const CLASSES_BASE = "debab58";
 const ROUNDS = 60;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
@@ -103,43 +108,76 @@ function percentile(sorted, fraction) {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
 }
 
-function measure(check) {
-  const samples = [];
+/**
+ * Times every check on the same commands, taking turns call by call (the order rotates), so a
+ * busy machine slows each of them alike.
+ */
+function measureTogether(checks) {
+  const samples = checks.map(() => []);
   let unique = 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const command of CORPUS) {
       const text = `${command} # ${unique++}`;
-      const started = performance.now();
-      check(text);
-      samples.push(performance.now() - started);
+      for (let turn = 0; turn < checks.length; turn++) {
+        const index = (turn + unique) % checks.length;
+        const started = performance.now();
+        checks[index](text);
+        samples[index].push(performance.now() - started);
+      }
     }
   }
-  samples.sort((left, right) => left - right);
-  return { median: percentile(samples, 0.5), p99: percentile(samples, 0.99), calls: samples.length };
+  return samples.map((list) => {
+    list.sort((left, right) => left - right);
+    return { median: percentile(list, 0.5), p99: percentile(list, 0.99), calls: list.length };
+  });
 }
 
-/** The old check, transpiled from git into a temporary folder; undefined when git cannot give it. */
-async function loadOldCheck(folder) {
+function gitShow(commit, file) {
+  return execFileSync("git", ["show", `${commit}:${file}`], {
+    cwd: root,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+}
+
+function transpileInto(folder, commit, files) {
+  for (const file of files) {
+    const output = ts.transpileModule(gitShow(commit, `src/${file}.ts`), {
+      compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
+    }).outputText;
+    mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
+    writeFileSync(path.join(folder, `${file}.js`), output);
+  }
+}
+
+/** An old check, transpiled from git into a temporary folder; undefined when git cannot give it. */
+async function loadCheckFrom(folder, commit, files) {
   try {
-    for (const name of OLD_FILES) {
-      const source = execFileSync("git", ["show", `${OLD_COMMIT}:src/permissions/${name}.ts`], {
-        cwd: root,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "ignore"],
-      });
-      const output = ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-      }).outputText;
-      writeFileSync(path.join(folder, `${name}.js`), output);
+    transpileInto(folder, commit, files);
+    const module = await import(pathToFileURL(path.join(folder, "permissions/permission-check.js")).href);
+    if (module.checkPermission && files.includes("permissions/shell-parser")) {
+      await (
+        await import(pathToFileURL(path.join(folder, "permissions/shell-parser.js")).href)
+      ).loadBashParser();
     }
-    const module = await import(pathToFileURL(path.join(folder, "permission-check.js")).href);
     return module.checkPermission;
   } catch (error) {
-    console.log(
-      `(the old check could not be rebuilt from git ${OLD_COMMIT}: ${error.message.split("\n")[0]})`,
-    );
+    console.log(`(the check of git ${commit} could not be rebuilt: ${error.message.split("\n")[0]})`);
     return undefined;
   }
+}
+
+/** Every file of src/permissions at `commit`, and what they import from outside it. */
+function permissionFilesAt(commit) {
+  const listing = execFileSync("git", ["ls-tree", "--name-only", `${commit}`, "src/permissions/"], {
+    cwd: root,
+    encoding: "utf8",
+  });
+  const files = listing
+    .split("\n")
+    .filter((file) => file.endsWith(".ts"))
+    .map((file) => file.slice("src/".length, -".ts".length));
+  return [...files, "secrets/secret-template"];
 }
 
 const folder = mkdtempSync(path.join(tmpdir(), "agentd-bench-permissions-"));
@@ -148,27 +186,61 @@ try {
   console.log(`machine: ${os.cpus().length} cores, load average ${loadAverage?.toFixed(1)}`);
   const loadStarted = performance.now();
   const { checkPermission } = await import("../../dist/permissions/permission-check.js");
+  await (await import("../../dist/permissions/shell-parser.js")).loadBashParser();
   console.log(`parser load (once, at start): ${(performance.now() - loadStarted).toFixed(1)} ms`);
-  const oldCheck = await loadOldCheck(folder);
+  const oldCheck = await loadCheckFrom(
+    path.join(folder, "scanners"),
+    OLD_COMMIT,
+    OLD_FILES.map((name) => `permissions/${name}`),
+  );
+  const classesFolder = path.join(folder, "before-classes");
+  mkdirSync(classesFolder);
+  symlinkSync(path.join(root, "node_modules"), path.join(classesFolder, "node_modules"));
+  const beforeClasses = await loadCheckFrom(classesFolder, CLASSES_BASE, permissionFilesAt(CLASSES_BASE));
   const judge = (implementation) => (command) => implementation(RULES, "shell", { kind: "shell", command });
 
   // Warm both up before measuring.
   for (const command of CORPUS) {
     judge(checkPermission)(command);
     if (oldCheck) judge(oldCheck)(command);
+    if (beforeClasses) judge(beforeClasses)(command);
   }
-  const current = measure(judge(checkPermission));
-  console.log(`\npermission check per shell command, ${CORPUS.length} realistic commands x ${ROUNDS} rounds`);
+  const checks = [checkPermission, beforeClasses, oldCheck].filter(Boolean);
+  const measured = measureTogether(checks.map(judge));
+  const timing = (implementation) => measured[checks.indexOf(implementation)];
+  const current = timing(checkPermission);
   console.log(
-    `  tree-sitter check: median ${(current.median * 1000).toFixed(1)} µs, p99 ${(current.p99 * 1000).toFixed(1)} µs`,
+    `\npermission check per shell command, ${CORPUS.length} realistic commands x ${ROUNDS} rounds, the checks taking turns`,
   );
+  console.log(
+    `  current check: median ${(current.median * 1000).toFixed(1)} µs, p99 ${(current.p99 * 1000).toFixed(1)} µs`,
+  );
+  if (beforeClasses) {
+    const before = timing(beforeClasses);
+    console.log(
+      `  before the code classes (git ${CLASSES_BASE}): median ${(before.median * 1000).toFixed(1)} µs, p99 ${(before.p99 * 1000).toFixed(1)} µs`,
+    );
+    console.log(
+      `  rules' cost per check, ratio current/before-classes: median ${(current.median / before.median).toFixed(2)}x, p99 ${(current.p99 / before.p99).toFixed(2)}x`,
+    );
+    const changed = CORPUS.filter(
+      (command) => judge(checkPermission)(command).decision !== judge(beforeClasses)(command).decision,
+    );
+    console.log(`  decisions changed by the classes: ${changed.length} of ${CORPUS.length}`);
+    for (const command of changed) {
+      const after = judge(checkPermission)(command);
+      console.log(
+        `    ${JSON.stringify(command)}: ${judge(beforeClasses)(command).decision} -> ${after.decision} (${after.reason})`,
+      );
+    }
+  }
   if (oldCheck) {
-    const baseline = measure(judge(oldCheck));
+    const baseline = timing(oldCheck);
     console.log(
       `  hand-written scanners (baseline): median ${(baseline.median * 1000).toFixed(1)} µs, p99 ${(baseline.p99 * 1000).toFixed(1)} µs`,
     );
     console.log(
-      `  ratio new/old: median ${(current.median / baseline.median).toFixed(2)}x, p99 ${(current.p99 / baseline.p99).toFixed(2)}x`,
+      `  ratio current/scanners: median ${(current.median / baseline.median).toFixed(2)}x, p99 ${(current.p99 / baseline.p99).toFixed(2)}x`,
     );
     const differing = CORPUS.filter(
       (command) => judge(checkPermission)(command).decision !== judge(oldCheck)(command).decision,

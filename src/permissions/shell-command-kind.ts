@@ -1,7 +1,8 @@
 import path from "node:path";
 import type { ShellWord } from "./shell-reading.js";
+import { isListedProgram, listedProgramKind } from "./shell-listed-options.js";
+import { ownEntry } from "./shell-option-reading.js";
 import {
-  COMMAND_OPTIONS,
   INTERPRETERS,
   RUNNERS,
   SENSITIVE_VARIABLES,
@@ -9,7 +10,6 @@ import {
   SHELLS,
   SHELL_STATE_CHANGERS,
   SYSTEM_PROGRAM_FOLDERS,
-  TEXT_CODE_RUNNERS,
   WRAPPERS,
 } from "./shell-program-table.js";
 
@@ -49,9 +49,8 @@ function isKnownProgram(name: string): boolean {
     SHELLS.has(name) ||
     INTERPRETERS.has(name) ||
     RUNNERS.has(name) ||
-    name in WRAPPERS ||
-    name in TEXT_CODE_RUNNERS ||
-    name in COMMAND_OPTIONS ||
+    ownEntry(WRAPPERS, name) !== undefined ||
+    isListedProgram(name) ||
     SHELL_STATE_CHANGERS.has(name)
   );
 }
@@ -85,9 +84,8 @@ export function commandKind(words: ShellWord[]): CommandKind {
   const first = words[0];
   if (!first) return { kind: "plain" };
   const program = programKey(first.text);
-  const texts = words.map((word) => word.text);
   if (SHELLS.has(program)) return shellKind(words, program);
-  const wrapper = WRAPPERS[program];
+  const wrapper = ownEntry(WRAPPERS, program);
   if (wrapper) {
     const unwrapped = unwrap(words, program);
     if (unwrapped) return unwrapped;
@@ -110,11 +108,6 @@ export function commandKind(words: ShellWord[]): CommandKind {
       inner: inner ? [inner] : undefined,
     };
   }
-  if (program === "find") {
-    const inner = findExecCommands(words);
-    if (inner?.length === 0) return { kind: "plain" };
-    return { kind: "runner", reason: "find runs a command for each file it finds", construct: "find", inner };
-  }
   if (RUNNERS.has(program)) {
     return {
       kind: "runner",
@@ -124,21 +117,6 @@ export function commandKind(words: ShellWord[]): CommandKind {
     };
   }
   if (INTERPRETERS.has(program)) return interpreterKind(words, program);
-  const textCode = TEXT_CODE_RUNNERS[program.replace(/^[gmn](?=awk$)|^g(?=sed$)/, "")];
-  if (textCode) {
-    const rest = words.slice(1);
-    const runs = rest.some((word) => textCode.fileOptions.test(word.text))
-      ? `${program} reads its program from a file`
-      : rest.some((word) => textCode.code.test(word.text))
-        ? `${program}'s program can run commands`
-        : undefined;
-    return {
-      kind: "text-code",
-      program: rest.filter((word) => !word.text.startsWith("-")),
-      runs,
-      construct: program,
-    };
-  }
   if (SHELL_STATE_CHANGERS.has(program)) {
     const rest = words.slice(1);
     const fed =
@@ -148,22 +126,7 @@ export function commandKind(words: ShellWord[]): CommandKind {
           rest.some((word) => word.dynamic || STDIN_PATH.test(word.text));
     return { kind: "state", fed, construct: program };
   }
-  const options = COMMAND_OPTIONS[program];
-  if (options) {
-    const trigger = texts.findIndex(
-      (text, index) =>
-        index > 0 && (options.options.test(text) || (index === 1 && options.letters?.test(text) === true)),
-    );
-    if (trigger !== -1) {
-      return {
-        kind: "runner",
-        reason: `${program} ${texts[trigger]} can run a command`,
-        construct: [program, ...texts.slice(1, trigger + 1)].join(" "),
-        inner: undefined,
-      };
-    }
-  }
-  return { kind: "plain" };
+  return listedProgramKind(words, program) ?? { kind: "plain" };
 }
 
 function shellKind(words: ShellWord[], program: string): CommandKind {
@@ -223,7 +186,7 @@ function interpreterKind(words: ShellWord[], program: string): CommandKind {
 }
 
 function unwrap(words: ShellWord[], program: string): CommandKind | undefined {
-  const grammar = WRAPPERS[program];
+  const grammar = ownEntry(WRAPPERS, program);
   if (!grammar) return undefined;
   const assignments: ShellWord[] = [];
   let index = 1;
@@ -316,19 +279,6 @@ function commandAfterOptions(words: ShellWord[], program: string): ShellWord[] |
     }
   }
   return undefined;
-}
-
-/** The commands of `find … -exec cmd … ;` (and -execdir, -ok, -okdir, ended by `+`); undefined when one is not ended. */
-function findExecCommands(words: ShellWord[]): ShellWord[][] | undefined {
-  const commands: ShellWord[][] = [];
-  for (let index = 1; index < words.length; index++) {
-    if (!/^-(exec|execdir|ok|okdir)$/.test((words[index] as ShellWord).text)) continue;
-    const end = words.findIndex((word, at) => at > index && (word.text === ";" || word.text === "+"));
-    if (end === -1 || end === index + 1) return undefined;
-    commands.push(words.slice(index + 1, end));
-    index = end;
-  }
-  return commands;
 }
 
 function nonEmpty(words: ShellWord[]): ShellWord[] | undefined {

@@ -1,5 +1,6 @@
 import { SECRET_TEMPLATE } from "../secrets/secret-template.js";
 import { type PermissionRule, type RuleSet, ruleMatches } from "./permission-rule.js";
+import { INTEGER_VARIABLES, arithmeticDoubts } from "./shell-arithmetic.js";
 import { commandKind, isSensitiveVariable, isUnknownPath, programBaseName } from "./shell-command-kind.js";
 import { GLOB_SAFE_PROGRAMS } from "./shell-program-table.js";
 import { type ShellAssignment, type ShellWord, readShell } from "./shell-reading.js";
@@ -135,6 +136,9 @@ export class ShellPermissionCheck {
         );
       }
     });
+    for (const reason of arithmeticDoubts(words)) {
+      findings.push(this.#doubt(reason, construct(words.length - 1)));
+    }
     const outerAllowed = this.#matching(this.#rules.allow, candidates, false) !== undefined;
     findings.push(this.#byKind(words, outerAllowed, depth, speculative));
     const concluded = this.#conclude(
@@ -199,6 +203,14 @@ export class ShellPermissionCheck {
     if (isSensitiveVariable(assignment.name)) {
       findings.push(
         this.#doubt(`it sets ${assignment.name}, which decides what programs run`, assignment.word.text),
+      );
+    }
+    if (INTEGER_VARIABLES.has(assignment.name)) {
+      findings.push(
+        this.#doubt(
+          `it sets ${assignment.name}, whose values bash evaluates as arithmetic, which can run code`,
+          assignment.word.text,
+        ),
       );
     }
     if (assignment.subscripted) {

@@ -145,6 +145,7 @@ class ShellReader {
         break;
       case "test_command":
         if (node.text.startsWith("[[")) this.#doubt("a [[ … ]] test, which may evaluate variables as code");
+        else this.#testNames(node);
         break;
       case "file_redirect":
         this.#fileRedirect(node);
@@ -220,6 +221,19 @@ class ShellReader {
         end: node.endIndex,
       },
     };
+  }
+
+  /** `[ -v 'a[i]' ]`: bash evaluates the index of a variable name a test reads, as arithmetic. */
+  #testNames(node: SyntaxNode): void {
+    for (const child of node.namedChildren) {
+      if (!child) continue;
+      const operator = child.type === "unary_expression" ? child.childForFieldName("operator") : null;
+      const operand = child.lastNamedChild;
+      if (operator && /^-[vR]$/.test(operator.text) && operand && /[[$`]/.test(this.#slice(operand))) {
+        this.#doubt(`a test of the variable name ${this.#slice(operand)}, whose index is evaluated as code`);
+      }
+      this.#testNames(child);
+    }
   }
 
   #fileRedirect(node: SyntaxNode): void {
