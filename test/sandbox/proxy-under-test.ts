@@ -17,6 +17,18 @@ export interface Exchange {
   closed: boolean;
 }
 
+/** A connection to the proxy that a test keeps open and drives step by step. */
+export interface HeldConnection {
+  write(text: string): void;
+  /** Everything received so far, as latin1 text. */
+  received(): string;
+  /** Resolves with what was received once it matches `pattern`, or rejects when the proxy closes first. */
+  receive(pattern: RegExp): Promise<string>;
+  /** Resolves once the proxy (or the test) closed the connection. */
+  readonly closed: Promise<void>;
+  destroy(): void;
+}
+
 /** The built proxy (`dist/`) running alone in a node child process, as the daemon would run it. */
 export interface ProxyUnderTest {
   socketPath: string;
@@ -32,6 +44,8 @@ export interface ProxyUnderTest {
     chunks: readonly Buffer[],
     options?: { keepOpen?: boolean; waitMilliseconds?: number },
   ): Promise<Exchange>;
+  /** Opens a connection and resolves once it is connected. */
+  connect(): Promise<HeldConnection>;
   /** Open connections of the child (file descriptors that are sockets). */
   openSockets(): number;
   stop(): Promise<void>;
@@ -67,6 +81,7 @@ export async function startProxyUnderTest(
     alive: () => child.exitCode === null && child.signalCode === null,
     stderr: () => stderr,
     exchange: (chunks, options = {}) => exchange(socketPath, chunks, options),
+    connect: () => holdConnection(socketPath),
     openSockets: () =>
       readdirSync(`/proc/${pid}/fd`).filter((fd) => {
         try {
@@ -111,4 +126,45 @@ async function exchange(
   clearTimeout(timer);
   socket.destroy();
   return { reply: Buffer.concat(received).toString("latin1"), closed: wasClosed };
+}
+
+async function holdConnection(socketPath: string): Promise<HeldConnection> {
+  const socket = net.connect(socketPath);
+  let text = "";
+  const waiters = new Set<() => void>();
+  socket.on("data", (chunk: Buffer) => {
+    text += chunk.toString("latin1");
+    for (const waiter of waiters) waiter();
+  });
+  socket.on("error", () => undefined);
+  const closed = new Promise<void>((resolve) => socket.once("close", () => resolve()));
+  void closed.then(() => {
+    for (const waiter of waiters) waiter();
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once("connect", () => resolve());
+    void closed.then(() => reject(new Error("the proxy closed the connection at once")));
+  });
+  return {
+    write: (data) => void socket.write(Buffer.from(data, "latin1")),
+    received: () => text,
+    receive: (pattern) =>
+      new Promise<string>((resolve, reject) => {
+        const check = () => {
+          if (pattern.test(text)) {
+            waiters.delete(check);
+            resolve(text);
+          } else if (socket.destroyed) {
+            waiters.delete(check);
+            reject(
+              new Error(`the connection closed before ${String(pattern)}; received ${JSON.stringify(text)}`),
+            );
+          }
+        };
+        waiters.add(check);
+        check();
+      }),
+    closed,
+    destroy: () => socket.destroy(),
+  };
 }
