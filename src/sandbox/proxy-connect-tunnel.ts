@@ -40,7 +40,7 @@ export function openTunnel(
     upstream = net.connect({
       host: target.host,
       port: target.port,
-      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port)),
+      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.lookups),
       timeout: limits.connectTimeoutMilliseconds,
     });
   } catch (error) {

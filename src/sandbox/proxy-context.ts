@@ -1,9 +1,12 @@
 import type { Duplex } from "node:stream";
+import { DnsLookupQueue } from "./dns-lookup-queue.js";
 import type { HostRule } from "./host-rules.js";
 import type { ProxyLimits } from "./proxy-limits.js";
 
 /** What the handlers of one proxy share: its rules, its limits, and the sockets it holds. */
 export class ProxyContext {
+  /** This proxy's host name lookups (see {@link DnsLookupQueue}). */
+  readonly lookups = new DnsLookupQueue();
   readonly #sockets = new Set<Duplex>();
   #upstreams = 0;
 

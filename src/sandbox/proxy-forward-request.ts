@@ -47,7 +47,7 @@ export function forwardRequest(
       headers: upstreamRequestHeaders(request, target.authority),
       setHost: false,
       agent: false,
-      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port)),
+      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.lookups),
       maxHeaderSize: limits.maxHeaderBytes,
       insecureHTTPParser: false,
     });

@@ -1,5 +1,6 @@
-import dns from "node:dns";
+import type dns from "node:dns";
 import type net from "node:net";
+import { type DnsLookupQueue, lookupAll } from "./dns-lookup-queue.js";
 import { type HostRule, isLoopbackHost, matchHostRule } from "./host-rules.js";
 import { isPort } from "./proxy-target.js";
 
@@ -14,8 +15,9 @@ export function hostRefusal(rules: readonly HostRule[], host: string, port: numb
 /**
  * Resolves like dns.lookup, but refuses a name that resolves to loopback unless the rule that let
  * it through names a loopback host itself: an allowed name must not lead to the daemon's API.
+ * A proxy passes its `queue`, which bounds how many lookups run at once.
  */
-export function guardedLookup(rule: HostRule | undefined): net.LookupFunction {
+export function guardedLookup(rule: HostRule | undefined, queue?: DnsLookupQueue): net.LookupFunction {
   const loopbackAllowed = rule !== undefined && isLoopbackHost(rule.host);
   return (hostname, options, callback) => {
     const answer = (error: NodeJS.ErrnoException | null, addresses: dns.LookupAddress[]) => {
@@ -34,12 +36,7 @@ export function guardedLookup(rule: HostRule | undefined): net.LookupFunction {
         return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
       callback(null, first.address, first.family);
     };
-    try {
-      dns.lookup(hostname, { ...options, all: true }, answer);
-    } catch (error) {
-      // dns.lookup throws on a name or an option it refuses: the connection fails, not the daemon.
-      const failure = error instanceof Error ? error : new Error(String(error));
-      process.nextTick(() => answer(Object.assign(failure, { code: "ENOTFOUND" }), []));
-    }
+    if (queue) queue.lookup(hostname, options, answer);
+    else lookupAll(hostname, options, answer);
   };
 }

@@ -7,7 +7,8 @@ import type { Duplex } from "node:stream";
  * reason may quote what the client sent.
  */
 export function endWithRawReply(socket: Duplex, status: number, reason: string): void {
-  if (socket.destroyed) return;
+  // Answered already (a timeout and an error may both try): the first answer stands.
+  if (socket.destroyed || socket.writableEnded) return;
   if (!socket.writable) {
     socket.destroy();
     return;
