@@ -100,10 +100,13 @@ function createProxyServer(context: ProxyContext): http.Server {
       socket.destroy();
     }
   });
-  // An idle client socket is closed, unless a request of it waits on its upstream: the upstream's
-  // own idle timeout governs that wait (and cuts the client when it fires).
+  // An idle client socket is closed, unless an answer is still coming from its upstream: the
+  // upstream's own idle timeout governs that wait (and cuts the client when it fires). An answer
+  // fully handed over that the client does not read is no reason to wait.
   server.on("timeout", (socket: Duplex) => {
-    if ((answering.get(socket) ?? 0) === 0) socket.destroy();
+    const response = lastExchange.get(socket)?.[1];
+    const waiting = (answering.get(socket) ?? 0) > 0 && response !== undefined && !response.writableEnded;
+    if (!waiting) socket.destroy();
   });
   // A request node cannot parse (or that timed out) gets its 400/408/431 and the connection ends.
   // When it follows pipelined requests still being answered, the reply waits for their answers;

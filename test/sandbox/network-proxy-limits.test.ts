@@ -1,3 +1,4 @@
+import net from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitFor } from "../support/wait-for.js";
 import { type HeldConnection, type ProxyUnderTest, startProxyUnderTest } from "./proxy-under-test.js";
@@ -11,8 +12,15 @@ let small: ProxyUnderTest;
 let authority: string;
 
 beforeAll(async () => {
-  // `/case/0`: an upstream that reads the request and never answers.
-  upstream = await startRawUpstream([{ bytes: Buffer.alloc(0), then: "stall" }]);
+  // `/case/0`: an upstream that reads the request and never answers; `/case/1`: 2 MiB at once.
+  const large = 2 * 1024 * 1024;
+  upstream = await startRawUpstream([
+    { bytes: Buffer.alloc(0), then: "stall" },
+    {
+      bytes: Buffer.from(`HTTP/1.1 200 OK\r\ncontent-length: ${large}\r\n\r\n${"x".repeat(large)}`),
+      then: "end",
+    },
+  ]);
   authority = `127.0.0.1:${upstream.port}`;
   [quick, small] = await Promise.all([
     startProxyUnderTest(["127.0.0.1"], {
@@ -96,6 +104,23 @@ describe("the network proxy's timeouts", () => {
     upstream.dropConnections();
     await expectServing(quick);
   });
+});
+
+it("closes the connection of a client that does not read its answer", async () => {
+  const baseline = quick.openSockets();
+  const socket = net.connect(quick.socketPath);
+  socket.on("error", () => undefined);
+  // Paused, the client reads nothing, and would not notice the close either: the proxy's own
+  // sockets tell.
+  socket.pause();
+  socket.write(`GET http://${authority}/case/1 HTTP/1.1\r\nHost: ${authority}\r\n\r\n`);
+  try {
+    await waitFor(() => quick.openSockets() >= baseline + 2, "the proxy to reach the upstream");
+    await waitFor(() => quick.openSockets() <= baseline, "the proxy to close both sockets", 5_000);
+  } finally {
+    socket.destroy();
+  }
+  await expectServing(quick);
 });
 
 describe("the network proxy's caps", () => {
