@@ -1,146 +1,136 @@
-import dns from "node:dns";
 import http from "node:http";
-import net from "node:net";
+import type net from "node:net";
 import type { Duplex } from "node:stream";
-import { type HostRule, isLoopbackHost, matchHostRule } from "./host-rules.js";
+import type { HostRule } from "./host-rules.js";
+import { openTunnel } from "./proxy-connect-tunnel.js";
+import { ProxyContext } from "./proxy-context.js";
+import { forwardRequest } from "./proxy-forward-request.js";
+import { DEFAULT_PROXY_LIMITS, type ProxyLimits } from "./proxy-limits.js";
+import { endAfterWrites, endWithRawReply } from "./proxy-raw-reply.js";
+
+export { guardedLookup, hostRefusal } from "./proxy-host-check.js";
 
 /** A running proxy: close it when the child is gone. */
 export interface NetworkProxy {
   close(): Promise<void>;
 }
 
-/** Why a host:port is refused, or undefined when `rules` let it through. */
-export function hostRefusal(rules: readonly HostRule[], host: string, port: number): string | undefined {
-  const rule = matchHostRule(rules, host, port);
-  if (rule === undefined) return `${host}:${port} is not in the sandbox's network list`;
-  return undefined;
-}
-
-/**
- * Resolves like dns.lookup, but refuses a name that resolves to loopback unless the rule that let
- * it through names a loopback host itself: an allowed name must not lead to the daemon's API.
- */
-export function guardedLookup(rule: HostRule | undefined): net.LookupFunction {
-  const loopbackAllowed = rule !== undefined && isLoopbackHost(rule.host);
-  return (hostname, options, callback) => {
-    dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, "", 0);
-      const refused = !loopbackAllowed && addresses.some((entry) => isLoopbackHost(entry.address));
-      if (refused) {
-        const failure = Object.assign(new Error(`${hostname} resolves to a loopback address`), {
-          code: "EACCES",
-        });
-        return callback(failure, "", 0);
-      }
-      if (options.all)
-        return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
-      const first = addresses[0];
-      if (!first)
-        return callback(Object.assign(new Error(`${hostname} has no address`), { code: "ENOTFOUND" }), "", 0);
-      callback(null, first.address, first.family);
-    });
-  };
-}
-
 /**
  * An HTTP proxy (absolute-URI requests and CONNECT tunnels) listening on a unix socket that is
  * bound into one sandbox, whose network namespace has no other way out. Every request's host and
  * port are checked against `rules`; a refusal is a 403 whose body says why.
+ *
+ * It runs in the daemon's process and its client may be hostile, so nothing a client or an
+ * upstream sends may throw out of it or hold it: each connection's failure ends that connection
+ * (with a 4xx/5xx where one can still be sent), and `limits` (default {@link DEFAULT_PROXY_LIMITS};
+ * tests shorten them) bound its sockets, heads and idle time.
  */
 export async function startNetworkProxy(
   socketPath: string,
   rules: readonly HostRule[],
+  limits: Partial<ProxyLimits> = {},
 ): Promise<NetworkProxy> {
-  const sockets = new Set<Duplex>();
-  const server = http.createServer((request, response) => {
-    let target: URL;
-    try {
-      target = new URL(request.url ?? "");
-    } catch {
-      response
-        .writeHead(400, { "content-type": "text/plain" })
-        .end("this proxy takes absolute http:// URLs\n");
-      return;
-    }
-    if (target.protocol !== "http:") {
-      response.writeHead(400, { "content-type": "text/plain" }).end("use CONNECT for https\n");
-      return;
-    }
-    const port = Number(target.port || 80);
-    const refusal = hostRefusal(rules, target.hostname, port);
-    if (refusal !== undefined) {
-      response.writeHead(403, { "content-type": "text/plain" }).end(`agentd sandbox: ${refusal}\n`);
-      return;
-    }
-    const headers = { ...request.headers };
-    delete headers["proxy-authorization"];
-    delete headers["proxy-connection"];
-    const upstream = http.request(
-      {
-        host: target.hostname,
-        port,
-        path: `${target.pathname}${target.search}`,
-        method: request.method,
-        headers,
-        lookup: guardedLookup(matchHostRule(rules, target.hostname, port)),
-      },
-      (answer) => {
-        response.writeHead(answer.statusCode ?? 502, answer.statusMessage, answer.headers);
-        answer.pipe(response);
-      },
-    );
-    upstream.on("error", (error) => {
-      if (!response.headersSent) response.writeHead(502, { "content-type": "text/plain" });
-      response.end(`agentd sandbox proxy: ${error.message}\n`);
-    });
-    request.pipe(upstream);
-  });
-  server.on("connect", (request: http.IncomingMessage, client: Duplex, head: Buffer) => {
-    sockets.add(client);
-    client.on("close", () => sockets.delete(client));
-    client.on("error", () => client.destroy());
-    const { host, port } = splitAuthority(request.url ?? "");
-    const refusal = host === undefined ? "a CONNECT needs host:port" : hostRefusal(rules, host, port);
-    if (host === undefined || refusal !== undefined) {
-      client.end(`HTTP/1.1 403 Forbidden\r\ncontent-type: text/plain\r\n\r\nagentd sandbox: ${refusal}\n`);
-      return;
-    }
-    const upstream = net.connect({ host, port, lookup: guardedLookup(matchHostRule(rules, host, port)) });
-    sockets.add(upstream);
-    upstream.on("close", () => sockets.delete(upstream));
-    upstream.once("connect", () => {
-      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
-      if (head.length > 0) upstream.write(head);
-      upstream.pipe(client);
-      client.pipe(upstream);
-    });
-    upstream.on("error", (error) => {
-      if (client.writable && upstream.connecting) {
-        client.end(
-          `HTTP/1.1 502 Bad Gateway\r\ncontent-type: text/plain\r\n\r\nagentd sandbox proxy: ${error.message}\n`,
-        );
-      } else client.destroy();
-    });
-    client.on("close", () => upstream.destroy());
-  });
-  server.on("clientError", (_error, socket) => socket.destroy());
+  const context = new ProxyContext(rules, { ...DEFAULT_PROXY_LIMITS, ...limits });
+  const server = createProxyServer(context);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(socketPath, () => resolve());
+    server.listen(socketPath, () => {
+      server.off("error", reject);
+      resolve();
+    });
   });
+  // After listening, an error (accept failing for lack of descriptors) is no reason to stop.
+  server.on("error", () => undefined);
+  let closed: Promise<void> | undefined;
   return {
     close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.closeAllConnections();
+      (closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
-      }),
+        context.destroyAll();
+        server.closeAllConnections();
+      })),
   };
 }
 
-/** `host:port` or `[v6]:port` of a CONNECT request. */
-function splitAuthority(authority: string): { host: string | undefined; port: number } {
-  const match = /^(\[[^\]]+\]|[^:]+):(\d{1,5})$/.exec(authority);
-  if (!match?.[1]) return { host: undefined, port: 0 };
-  return { host: match[1].replace(/^\[(.*)\]$/, "$1"), port: Number(match[2]) };
+function createProxyServer(context: ProxyContext): http.Server {
+  const { limits } = context;
+  const server = http.createServer({
+    maxHeaderSize: limits.maxHeaderBytes,
+    headersTimeout: limits.headersTimeoutMilliseconds,
+    requestTimeout: limits.requestTimeoutMilliseconds,
+    keepAliveTimeout: limits.keepAliveTimeoutMilliseconds,
+    connectionsCheckingInterval: limits.timeoutCheckMilliseconds,
+    insecureHTTPParser: false,
+  });
+  // A client that half-closes after its request (`printf … | nc`) still gets the answer; node's
+  // default aborts the request instead. The timeouts bound how long a half-open socket stays.
+  // (node's own switch for this, a property its http server has always had but does not type.)
+  (server as http.Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
+  server.maxHeadersCount = limits.maxHeadersCount;
+  server.maxConnections = limits.maxConnections;
+  server.setTimeout(limits.idleTimeoutMilliseconds);
+  // Per socket, the responses under way and the last request: a parse error must not write a 400
+  // into the middle of a response (see the clientError handler).
+  const answering = new WeakMap<Duplex, number>();
+  const lastExchange = new WeakMap<Duplex, [http.IncomingMessage, http.ServerResponse]>();
+  const afterAnswers = new WeakMap<Duplex, () => void>();
+  server.on("connection", (socket: net.Socket) => {
+    context.track(socket);
+    socket.on("error", () => socket.destroy());
+  });
+  server.on("request", (request: http.IncomingMessage, response: http.ServerResponse) => {
+    const socket = request.socket;
+    answering.set(socket, (answering.get(socket) ?? 0) + 1);
+    lastExchange.set(socket, [request, response]);
+    response.once("close", () => {
+      const left = (answering.get(socket) ?? 1) - 1;
+      answering.set(socket, left);
+      if (left === 0) afterAnswers.get(socket)?.();
+    });
+    try {
+      forwardRequest(context, request, response);
+    } catch {
+      socket.destroy();
+    }
+  });
+  server.on("connect", (request: http.IncomingMessage, socket: net.Socket, head: Buffer) => {
+    try {
+      openTunnel(context, request, socket, head);
+    } catch {
+      socket.destroy();
+    }
+  });
+  // An idle client socket is closed, unless an answer is still coming from its upstream: the
+  // upstream's own idle timeout governs that wait (and cuts the client when it fires). An answer
+  // fully handed over that the client does not read is no reason to wait.
+  server.on("timeout", (socket: Duplex) => {
+    const response = lastExchange.get(socket)?.[1];
+    const waiting = (answering.get(socket) ?? 0) > 0 && response !== undefined && !response.writableEnded;
+    if (!waiting) socket.destroy();
+  });
+  // A request node cannot parse (or that timed out) gets its 400/408/431 and the connection ends.
+  // When it follows pipelined requests still being answered, the reply waits for their answers;
+  // when the request being answered is itself broken (its body), the connection is cut at once.
+  server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+    const [status, reason] = clientErrorReply(error.code);
+    if (error.code === "ECONNRESET") return socket.destroy();
+    if ((answering.get(socket) ?? 0) === 0) return endWithRawReply(socket, status, reason);
+    const [request, response] = lastExchange.get(socket) ?? [];
+    if (request?.complete !== true) {
+      // The request under way is itself broken: its answer, if already written (a refusal that
+      // did not wait for the body), goes out; nothing more does.
+      if (response?.writableEnded === true) return endAfterWrites(socket);
+      return socket.destroy();
+    }
+    socket.pause();
+    afterAnswers.set(socket, () => endWithRawReply(socket, status, reason));
+  });
+  return server;
+}
+
+/** The status and reason for a request node's parser refused or timed out. */
+function clientErrorReply(code: string | undefined): [number, string] {
+  if (code === "HPE_HEADER_OVERFLOW") return [431, "the request's head is too large"];
+  if (code === "ERR_HTTP_REQUEST_TIMEOUT") return [408, "the request took too long to arrive"];
+  return [400, `malformed request (${code ?? "unknown error"})`];
 }

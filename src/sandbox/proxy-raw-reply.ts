@@ -1,0 +1,32 @@
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
+
+/**
+ * Answers on a bare socket (a CONNECT, a request node could not parse) and closes it: the status,
+ * and a plain-text body saying why. The body is printable ASCII whatever `reason` held, since a
+ * reason may quote what the client sent.
+ */
+export function endWithRawReply(socket: Duplex, status: number, reason: string): void {
+  // Answered already (a timeout and an error may both try): the first answer stands.
+  if (socket.destroyed || socket.writableEnded) return;
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = `agentd sandbox: ${reason.replace(/[^\x20-\x7e]/g, "?")}\n`;
+  const head =
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    `content-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
+  endAfterWrites(socket, head + body);
+}
+
+/**
+ * Ends a socket once what is queued on it (and `last`, if given) is written, and closes it then,
+ * even if the other side keeps its half open. A client that never reads is left to the socket's
+ * idle timeout.
+ */
+export function endAfterWrites(socket: Duplex, last?: string): void {
+  if (last === undefined) socket.end();
+  else socket.end(last);
+  socket.once("finish", () => socket.destroy());
+}
