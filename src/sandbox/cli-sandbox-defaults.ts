@@ -1,5 +1,6 @@
 import os from "node:os";
 import path from "node:path";
+import { CLI_EXECUTED_NAMES } from "./host-executed-paths.js";
 
 /** What a CLI worker needs from its sandbox beyond the agent's own settings. */
 export interface CliSandboxNeeds {
@@ -7,6 +8,8 @@ export interface CliSandboxNeeds {
   hosts: string[];
   /** Its config and credentials folders and files: writable (when they exist). */
   write: string[];
+  /** What in those folders the CLI runs as code (settings with hooks, commands): read-only. */
+  protect: string[];
 }
 
 /** The API hosts of the built-in CLIs (their logins and model calls). */
@@ -34,19 +37,24 @@ export function cliSandboxNeeds(
 ): CliSandboxNeeds {
   const home = environment["HOME"] || os.homedir();
   const write: string[] = [];
+  let configFolder: string | undefined;
   if (tool === "claude") {
-    const configured = environment["CLAUDE_CONFIG_DIR"];
-    write.push(configured || path.join(home, ".claude"), path.join(home, ".claude.json"));
+    configFolder = environment["CLAUDE_CONFIG_DIR"] || path.join(home, ".claude");
+    write.push(configFolder, path.join(home, ".claude.json"));
   }
-  if (tool === "codex") write.push(environment["CODEX_HOME"] || path.join(home, ".codex"));
-  if (tool === "gemini") write.push(path.join(home, ".gemini"));
+  if (tool === "codex") write.push((configFolder = environment["CODEX_HOME"] || path.join(home, ".codex")));
+  if (tool === "gemini") write.push((configFolder = path.join(home, ".gemini")));
+  const protect =
+    configFolder === undefined
+      ? []
+      : (CLI_EXECUTED_NAMES[tool] ?? []).map((name) => path.join(configFolder, name));
   const hosts = [...(BUILT_IN_HOSTS[tool] ?? [])];
   for (const [name, value] of Object.entries(environment)) {
     if (!/_BASE_URL$/.test(name) || value === undefined) continue;
     const host = hostOfUrl(value);
     if (host !== undefined) hosts.push(host);
   }
-  return { hosts, write };
+  return { hosts, write, protect };
 }
 
 /** `host:port` of an http(s) URL (the scheme's port when none is written), or undefined. */

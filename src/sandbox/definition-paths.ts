@@ -44,23 +44,62 @@ export function environmentFiles(folders: readonly string[]): string[] {
 }
 
 /**
- * The files a command line names by path (`./hooks/check.sh`, `node /opt/mcp/server.js`),
- * resolved against `baseDirectory`: a hook or MCP server command the agent could rewrite would
- * run its code with the hook's say over tool calls, or in another fence. Words without a `/` are
- * programs on PATH, which no sandbox can write.
+ * The files a command line names (`./hooks/check.sh`, `bash gate.sh`, `node /opt/mcp/server.js`),
+ * resolved against `baseDirectory`, and the folders that hold them: a hook or MCP server command
+ * the agent could rewrite would run its code with the hook's say over tool calls, or in another
+ * fence. Every word naming an existing file counts (a bare `gate.sh` too); a script that `cd`s
+ * somewhere first is followed for a literal `cd <folder>`; keep hook scripts outside any workdir.
  */
 export function commandFiles(commandLine: readonly string[] | string, baseDirectory: string): string[] {
-  const words = typeof commandLine === "string" ? commandLine.split(/\s+/) : commandLine;
+  const words = typeof commandLine === "string" ? commandLine.split(/[\s;&|()]+/) : commandLine;
   const files: string[] = [];
+  let folderNow = baseDirectory;
+  let changingFolder = false;
   for (const word of words) {
-    const unquoted = word.replace(/^['"]|['"]$/g, "").replace(/^[^=]*=(?=.*\/)/, "");
-    if (!unquoted.includes("/")) continue;
-    const candidate = path.resolve(baseDirectory, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~"));
-    try {
-      if (statSync(candidate).isFile()) files.push(candidate);
-    } catch {
-      // Not a file: an argument that only looks like a path.
+    const unquoted = word.replace(/^['"]|['"]$/g, "").replace(/^[^=/]*=/, "");
+    if (unquoted === "" || unquoted.startsWith("-")) continue;
+    // `cd tools/hooks && sh gate.sh`: later words are read from the folder it moves to.
+    if (changingFolder) {
+      folderNow = path.resolve(folderNow, unquoted);
+      changingFolder = false;
+      continue;
     }
+    if (unquoted === "cd" || unquoted === "pushd") {
+      changingFolder = true;
+      continue;
+    }
+    const candidate = path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~"));
+    try {
+      if (!statSync(candidate).isFile()) continue;
+    } catch {
+      continue; // Not a file: an argument that only looks like a path.
+    }
+    files.push(candidate);
+    // The script's own folder too (what it imports or sources), unless that folder holds the
+    // base (a script at the root of the workdir would make the whole workdir read-only).
+    const folder = path.dirname(candidate);
+    if (path.relative(folder, baseDirectory).startsWith("..")) files.push(folder);
   }
   return files;
+}
+
+/**
+ * agentd's own code, where it is installed: what the daemon loads on its next start (`npm start`
+ * runs `scripts/` and builds `src/` into `dist/`). In the README's layout the project is the
+ * checkout, so an agent with `workdir: .` would otherwise rewrite the daemon itself.
+ */
+export function daemonCodePaths(): string[] {
+  // src/sandbox and dist/sandbox (and the bundles in dist/cli) sit two levels below the package.
+  const root = path.resolve(import.meta.dirname, "../..");
+  const names = [
+    "package.json",
+    "package-lock.json",
+    "bin",
+    "dist",
+    "src",
+    "scripts",
+    "node_modules",
+    ".npmrc",
+  ];
+  return names.map((name) => path.join(root, name)).filter((entry) => existsSync(entry));
 }

@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -11,6 +11,19 @@ import path from "node:path";
 const EXECUTED_IN_ANY_FOLDER = [
   ".git/hooks",
   ".git/config",
+  ".git/commondir",
+  ".git/config.worktree",
+  ".git/info",
+  ".git/worktrees",
+  ".git/modules",
+  ".npmrc",
+  ".yarnrc",
+  ".yarnrc.yml",
+  ".pnpmfile.cjs",
+  "mise.toml",
+  ".mise.toml",
+  ".tool-versions",
+  ".pre-commit-config.yaml",
   ".gitmodules",
   ".mcp.json",
   ".envrc",
@@ -50,10 +63,29 @@ const EXECUTED_IN_CLI_FOLDER: Record<string, string[]> = {
   ".codex": ["config.toml"],
 };
 
-/** The existing host-executed paths inside each writable folder. */
+/** What a built-in CLI runs from its config folder, wherever `CLAUDE_CONFIG_DIR` or `CODEX_HOME` puts it. */
+export const CLI_EXECUTED_NAMES: Readonly<Record<string, readonly string[]>> = {
+  claude: EXECUTED_IN_CLI_FOLDER[".claude"] ?? [],
+  gemini: EXECUTED_IN_CLI_FOLDER[".gemini"] ?? [],
+  codex: EXECUTED_IN_CLI_FOLDER[".codex"] ?? [],
+};
+
+/**
+ * The existing host-executed paths inside each writable folder. A missing one cannot be bound
+ * read-only (bubblewrap would create it on the host), so a sandboxed process can still create a
+ * name that does not exist yet; git's hooks folder is created when `.git` exists without one.
+ */
 export function hostExecutedPaths(writableFolders: readonly string[]): string[] {
   const found: string[] = [];
   for (const folder of new Set(writableFolders)) {
+    const hooks = path.join(folder, ".git", "hooks");
+    if (existsSync(path.join(folder, ".git", "HEAD")) && !existsSync(hooks)) {
+      try {
+        mkdirSync(hooks);
+      } catch {
+        // Not creatable here: then nothing sandboxed can create it either.
+      }
+    }
     const names = [...EXECUTED_IN_ANY_FOLDER, ...(EXECUTED_IN_CLI_FOLDER[path.basename(folder)] ?? [])];
     for (const name of names) {
       const candidate = path.join(folder, name);

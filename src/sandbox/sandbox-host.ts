@@ -1,4 +1,5 @@
-import { realpathSync } from "node:fs";
+import { mkdirSync, realpathSync } from "node:fs";
+import { AgentdError } from "../errors/agentd-error.js";
 import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
@@ -8,7 +9,7 @@ import { existingRealPath } from "./sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "./host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "./sandbox-settings.js";
-import { commandFiles, definitionFolders, environmentFiles } from "./definition-paths.js";
+import { commandFiles, daemonCodePaths, definitionFolders, environmentFiles } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { seccompShortfall } from "./seccomp-requirement.js";
@@ -39,6 +40,8 @@ export interface ChildSandboxRequest {
   write?: readonly string[];
   /** Hosts reachable whatever `network` says, unless it is `all` (a CLI's API host). */
   hosts?: readonly string[];
+  /** Paths that stay read-only even inside `write` (a CLI's settings in its config folder). */
+  protect?: readonly string[];
   /** The agent's hook command lines (config's and its own): the files they name stay read-only. */
   hookCommands?: readonly string[];
 }
@@ -90,6 +93,7 @@ export class SandboxHost {
     const base = this.#configFolder ?? process.cwd();
     this.#definitions = [
       ...definitionFolders(config),
+      ...daemonCodePaths(),
       ...Object.values(config.mcp_servers).flatMap((server) =>
         "command" in server ? commandFiles([server.command, ...server.args], base) : [],
       ),
@@ -122,6 +126,11 @@ export class SandboxHost {
     // must not show the buses. A listed socket is bound after them; a place holding the workdir is left.
     const socketPlaces = this.#socketPlaces.filter((place) => !isInside(workdir, place));
     const mcpFolders = path.join(path.dirname(this.workspacesRoot), "mcp");
+    // Folders another child could otherwise make first, as a link to $HOME, and so choose what an
+    // agent's workdir is: each exists as a real folder before any sandboxed process runs.
+    const otherWorkdirs = [...this.#workdirs()].filter((other) => !isInside(workdir, other));
+    for (const folder of [this.workspacesRoot, mcpFolders, ...otherWorkdirs]) ensureFolder(folder);
+    assertRealWorkspace(workdir, this.workspacesRoot, request.owner);
     const alwaysHidden = [
       this.#dataDirectory,
       ...this.#secretFiles,
@@ -129,14 +138,16 @@ export class SandboxHost {
       mcpFolders,
       ...socketPlaces,
     ];
-    // Every other agent's workdir, unless it holds this one (then only its own files are shown).
-    for (const other of this.#workdirs()) {
-      if (!isInside(workdir, other)) alwaysHidden.push(other);
+    // Every other agent's workdir, unless it holds this one (then only its own files are shown);
+    // the homes and the config folder, even where the workdir holds them, unless they hold it.
+    alwaysHidden.push(...otherWorkdirs);
+    for (const folder of [
+      ...this.#homes,
+      ...(this.#configFolder === undefined ? [] : [this.#configFolder]),
+    ]) {
+      if (!isInside(workdir, folder)) alwaysHidden.push(folder);
     }
-    const hidden = [...alwaysHidden];
-    hidden.push(...this.#homes);
-    if (this.#configFolder !== undefined && !isInside(workdir, this.#configFolder))
-      hidden.push(this.#configFolder);
+    const hidden = [...alwaysHidden, ...this.#homes];
     // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
     // (an agent file's, say) would show a socket, and with the filter off, open it.
     // Compared as real paths, as they are bound: a link to /run/user/1000 is that folder.
@@ -172,6 +183,7 @@ export class SandboxHost {
       protected: [
         ...this.#definitions,
         ...hostExecutedPaths(writable),
+        ...(request.protect ?? []),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ],
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
@@ -216,6 +228,29 @@ function networkOf(setting: SandboxSettings["network"], hosts: readonly string[]
     return rule === undefined ? [] : [rule];
   });
   return { kind: "hosts", rules };
+}
+
+/** Creates a missing folder; never throws (a place nothing can create stays missing for all). */
+function ensureFolder(folder: string): void {
+  try {
+    mkdirSync(folder, { recursive: true });
+  } catch {
+    // Read-only or not permitted: a sandboxed process cannot create it either.
+  }
+}
+
+/**
+ * A default workspace must really be inside the workspaces root: one that resolves elsewhere (a
+ * link planted while the root was missing) would hand the agent whatever it points to.
+ */
+function assertRealWorkspace(workdir: string, workspacesRoot: string, owner: string): void {
+  if (!isInside(path.resolve(workdir), workspacesRoot)) return;
+  const real = existingRealPath(workdir);
+  const realRoot = existingRealPath(workspacesRoot) ?? workspacesRoot;
+  if (real === undefined || isInside(real, realRoot)) return;
+  throw new AgentdError("SANDBOX_UNAVAILABLE", `the workspace of ${owner} leads outside ${workspacesRoot}`, {
+    hint: `${workdir} resolves to ${real}; remove that link (the daemon makes the folder again)`,
+  });
 }
 
 /** The account's home folder as the passwd database has it, whatever $HOME says. */

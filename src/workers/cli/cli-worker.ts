@@ -130,6 +130,7 @@ export class CliWorker implements Worker {
       // The run's own folder (its TMPDIR and agentd's files for it) lies in data_dir, hidden else.
       write: [...needs.write, runDirectory.path],
       hosts: needs.hosts,
+      protect: needs.protect,
     });
     let exit: CliExit;
     try {

@@ -1,0 +1,196 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { cliSandboxNeeds } from "../../src/sandbox/cli-sandbox-defaults.js";
+import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
+import { SandboxSettingsSchema } from "../../src/sandbox/sandbox-settings.js";
+import { runShellCommand } from "../../src/tools/builtin/run-shell-command.js";
+import { MARKERS, SandboxProject } from "./sandbox-project.js";
+import { ORIGINAL, projectLayout } from "./project-layout.js";
+
+// Ways out a red-team review found, each closed: the sandbox holds against them.
+
+let project: SandboxProject;
+afterEach(() => project.dispose());
+
+describe("files the host runs later", () => {
+  it("a CLI worker's config folder under CLAUDE_CONFIG_DIR / CODEX_HOME keeps its settings read-only", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    const claudeDirectory = path.join(project.home, ".config", "claude");
+    const codexDirectory = path.join(project.home, "codex-home");
+    const claudeJson = path.join(project.home, ".claude.json");
+    for (const [file, content] of [
+      [path.join(claudeDirectory, "settings.json"), "{}\n"],
+      [path.join(codexDirectory, "config.toml"), "# original\n"],
+      [claudeJson, "{}\n"],
+    ] as const) {
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, content);
+    }
+    const environment = {
+      HOME: project.home,
+      CLAUDE_CONFIG_DIR: claudeDirectory,
+      CODEX_HOME: codexDirectory,
+    };
+    const claude = cliSandboxNeeds("claude", environment);
+    const codex = cliSandboxNeeds("codex", environment);
+    const write = [...claude.write, ...codex.write];
+    // As cli-worker.ts builds a CLI run's policy (the run folder left out).
+    const policy = host.policyFor({
+      settings: SandboxSettingsSchema.parse({}),
+      workdir: project.workdir,
+      owner: "agent me (CLI claude)",
+      write,
+      protect: [...claude.protect, ...codex.protect],
+    });
+    await runShellCommand({
+      command:
+        `echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /var/tmp/p"}]}]}}' > ${claudeDirectory}/settings.json; ` +
+        `echo 'notify = ["sh","-c","touch /var/tmp/p"]' > ${codexDirectory}/config.toml; ` +
+        `echo '{"mcpServers":{"x":{"command":"sh","args":["-c","touch /var/tmp/p"]}}}' > ${claudeJson}`,
+      workdir: project.workdir,
+      environment: {},
+      sandbox: policy,
+      maxOutputBytes: 10_000,
+      signal: AbortSignal.timeout(30_000),
+    });
+    const changed = [
+      path.join(claudeDirectory, "settings.json"),
+      path.join(codexDirectory, "config.toml"),
+    ].filter((file) => !/^(\{\}|# original)\n$/.test(readFileSync(file, "utf8")));
+    expect(changed.map((file) => path.relative(root, file))).toEqual([]);
+  });
+});
+
+describe("change what the daemon runs", () => {
+  it("keeps the files an MCP server or hook uses read-only (imports, bare names, cd)", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project, {
+      "gate.sh": `# ${ORIGINAL}\nexit 0\n`,
+      "tools/hooks/common.sh": `# ${ORIGINAL}\n`,
+    });
+    // Hooks as an operator writes them: a bare file name (relative to the workdir), and a `cd`.
+    const hooks = {
+      before_tool: [{ command: "bash gate.sh" }, { command: "cd tools/hooks && sh gate.sh" }],
+    };
+    await project.shell(
+      `echo 'evil()' > tools/mcp/lib.js; echo 'exit 0 # evil' > gate.sh; echo 'evil' > tools/hooks/common.sh; ` +
+        `echo 'exit 0 # evil' > tools/hooks/gate.sh`,
+      { host, workdir: root, hooks },
+    );
+    const changed = ["tools/mcp/lib.js", "gate.sh", "tools/hooks/common.sh", "tools/hooks/gate.sh"].filter(
+      (file) => !readFileSync(path.join(root, file), "utf8").includes(ORIGINAL),
+    );
+    expect(changed).toEqual([]);
+  });
+});
+
+describe("another agent's workdir", () => {
+  it("an agent on the project cannot plant a sibling's missing explicit workdir as a link to $HOME", async () => {
+    project = new SandboxProject();
+    const { config, root } = projectLayout(project);
+    // pr-reviewer ships with `workdir: ./workspace/repo`; it has not run yet, so the folder is missing.
+    const sibling = path.join(root, "workspace", "repo");
+    const host = new SandboxHost({
+      config,
+      configFile: path.join(root, "config.yaml"),
+      environment: { ...process.env, HOME: project.home },
+      workdirs: () => [root, sibling, project.workdir],
+    });
+    await project.shell(`mkdir -p workspace && ln -s ${project.home} workspace/repo`, {
+      host,
+      workdir: root,
+    });
+    const shell = await project.shell(
+      `cat .ssh/id_ed25519; mkdir -p .local/bin && echo evil > .local/bin/git`,
+      {
+        host,
+        workdir: sibling,
+      },
+    );
+    const file = await project.call("read_file", { path: ".ssh/id_ed25519" }, { host, workdir: sibling });
+    expect(shell.output + file.output).not.toContain(MARKERS.home);
+    expect(existsSync(path.join(project.home, ".local", "bin", "git"))).toBe(false);
+  });
+
+  it("before .agentd/workspaces exists, an agent on the project cannot plant another agent's default workspace", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    rmSync(path.join(root, ".agentd"), { recursive: true, force: true }); // a fresh project
+    await project.shell(`mkdir -p .agentd/workspaces && ln -s ${project.home} .agentd/workspaces/me`, {
+      host,
+      workdir: root,
+    });
+    const shell = await project.shell(`cat .ssh/id_ed25519`, { host }); // agent me, default workspace
+    expect(shell.output).not.toContain(MARKERS.home);
+  });
+});
+
+describe("hidden folders inside the workdir", () => {
+  it("hides $HOME and the config folder even where the workdir holds them", async () => {
+    project = new SandboxProject();
+    // SandboxProject: config in <project>/etc, HOME = <project>/home; the agent works on the project.
+    writeFileSync(path.join(project.root, "etc", "tls.key"), "config-folder-marker-5e0a");
+    const host = project.host();
+    const shell = await project.shell(`cat home/.ssh/id_ed25519 etc/tls.key`, {
+      host,
+      workdir: project.root,
+    });
+    const file = await project.call(
+      "read_file",
+      { path: "home/.ssh/id_ed25519" },
+      { host, workdir: project.root },
+    );
+    expect(shell.output + file.output).not.toContain(MARKERS.home);
+    expect(shell.output).not.toContain("config-folder-marker-5e0a");
+  });
+});
+
+describe("the file tools (probes that held, kept as a regression net)", () => {
+  it("read_file, list_dir and search_files reach no secret by .., absolute, /proc, /dev/fd or symlink", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    // $HOME and etc/ inside the workdir are the finding above; here they are gone.
+    for (const folder of ["home", "etc"]) rmSync(path.join(root, folder), { recursive: true, force: true });
+    writeFileSync(path.join(project.dataDirectory, "api.token"), "api-token-marker-2b7e");
+    await project.shell(
+      `ln -s data/vault.key k1; ln -s /proc/self/root${root}/data/vault.key k2; ln -s config.yaml k3; ` +
+        `ln -s .agentd/workspaces/other k4; ln -s /proc/1/cwd k6`,
+      { host, workdir: root },
+    );
+    const reads = [
+      "data/vault.key",
+      "./data/../data/vault.key",
+      "data/api.token",
+      `${root}/data/vault.key`,
+      `/proc/self/root${root}/data/vault.key`,
+      `/proc/self/cwd/data/vault.key`,
+      "/dev/fd/0",
+      "config.yaml",
+      ".env",
+      ".agentd/workspaces/other/notes.txt",
+      "data/runs/r_1.json",
+      "k1",
+      "k2",
+      "k3",
+      "k4/notes.txt",
+      "k6/data/vault.key",
+    ];
+    const outputs: string[] = [];
+    for (const file of reads)
+      outputs.push((await project.call("read_file", { path: file }, { host, workdir: root })).output);
+    for (const folder of ["data", "k4", ".agentd/workspaces/other"]) {
+      outputs.push((await project.call("list_dir", { path: folder }, { host, workdir: root })).output);
+    }
+    for (const pattern of ["marker", "SECRET|secret|marker"]) {
+      outputs.push(
+        (await project.call("search_files", { pattern, path: "." }, { host, workdir: root })).output,
+      );
+    }
+    const joined = outputs.join("\n");
+    for (const marker of [...Object.values(MARKERS), "api-token-marker-2b7e", "dotenv-secret-6b1d"]) {
+      expect(joined, marker).not.toContain(marker);
+    }
+  });
+});
