@@ -7,7 +7,9 @@ import type { TextView } from "./text-view.js";
  * a backspace (`man` bold), C0/C1 control characters other than tab and newline, and the default
  * ignorable code points (zero-width spaces and joiners, soft hyphens, bidi marks, BOM).
  */
+// Control characters are what this removes.
 const INVISIBLE =
+  // eslint-disable-next-line no-control-regex
   /\x1b\[[0-?]*[ -/]*[@-~]?|\x9b[0-?]*[ -/]*[@-~]?|\x1b[\]PX^_][^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[ -/]*[0-~]?|[^\n\x08]\x08|[\x00-\x08\x0b-\x1f\x7f-\x9f]+|\p{Default_Ignorable_Code_Point}+/gu;
 
 /** HTML character references: decimal, hexadecimal and named, with or without the `;`. */
@@ -32,6 +34,7 @@ const CARET = /(?:M-\^?[ -~]|\^[@-_?])+/g;
 const QUOTED_PRINTABLE = /(?:=[0-9A-F]{2})+|=\r?\n/g;
 
 /** The characters without which none of the decoders can change a text. */
+// eslint-disable-next-line no-control-regex -- control characters trigger the removal
 const TRIGGER = /[\x00-\x08\x0b-\x1f\x7f-\x9f&%\\^\p{Default_Ignorable_Code_Point}]|M-/u;
 
 /** Rounds of decoding: `%2540` needs two, a JSON string of a `printf %q` output three. */

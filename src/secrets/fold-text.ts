@@ -5,6 +5,7 @@ import { type TextView, ViewBuilder } from "./text-view.js";
  * Python's `repr`, PowerShell's backtick and typographic quotes all insert or double them around
  * and inside a value. Non-ASCII runs are matched here too, to be folded.
  */
+// eslint-disable-next-line no-control-regex -- the range is ASCII's, NUL included
 const QUOTES_OR_NON_ASCII = /['"`]+|[^\x00-\x7f]+/g;
 
 /** Quotes a non-ASCII character folds to (full-width `＂`) and typographic ones, dropped like ASCII ones. */
