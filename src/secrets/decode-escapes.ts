@@ -31,7 +31,13 @@ const BACKSLASH =
 const CARET = /(?:M-\^?[ -~]|\^[@-_?])+/g;
 
 /** Quoted-printable (`=C3=B6`, uppercase hex as the standard writes it) and its soft line breaks. */
-const QUOTED_PRINTABLE = /(?:=[0-9A-F]{2})+|=\r?\n/g;
+const QUOTED_PRINTABLE = /=(?:[0-9A-F]{2}(?:=[0-9A-F]{2})*|\r?\n)/g;
+
+/**
+ * What only quoted-printable text holds: an escaped byte above 127, an escaped `=`, two escapes in
+ * a row, or a soft line break. `page=12` alone is left as it is.
+ */
+const LIKELY_QUOTED_PRINTABLE = /=(?:[89A-F][0-9A-F]|3D|[0-9A-F]{2}=[0-9A-F]{2}|\r?\n)/;
 
 /** The characters without which none of the decoders can change a text. */
 // eslint-disable-next-line no-control-regex -- control characters trigger the removal
@@ -46,6 +52,7 @@ const MAX_ROUNDS = 4;
  * the trigger characters is returned as it is.
  */
 export function decodeEscapes(view: TextView): TextView {
+  if (!TRIGGER.test(view.text)) return view;
   let current = view;
   for (let round = 0; round < MAX_ROUNDS && TRIGGER.test(current.text); round++) {
     const next = current
@@ -62,7 +69,7 @@ export function decodeEscapes(view: TextView): TextView {
 
 /** Quoted-printable decoded; kept apart from decodeEscapes, since `=AB` also shows in base64 text. */
 export function decodeQuotedPrintable(view: TextView): TextView {
-  if (!view.text.includes("=")) return view;
+  if (!view.text.includes("=") || !LIKELY_QUOTED_PRINTABLE.test(view.text)) return view;
   return view.replace(QUOTED_PRINTABLE, (match) =>
     match[0].startsWith("=\n") || match[0].startsWith("=\r") ? "" : bytesToText(hexBytes(match[0], 1, 3)),
   );

@@ -11,8 +11,8 @@ const QUOTES_OR_NON_ASCII = /['"`]+|[^\x00-\x7f]+/g;
 /** Quotes a non-ASCII character folds to (full-width `＂`) and typographic ones, dropped like ASCII ones. */
 const FOLDED_QUOTES = /['"`\u2018-\u201f\u00ab\u00bb\u2039\u203a]/g;
 
-/** Whitespace and `+` (a space in a form body or Python's `quote_plus`) are one character. */
-const SPACES = /[\t\n\v\f\r +]/g;
+/** Whitespace and `+` (a space in a form body or Python's `quote_plus`) become a space. */
+const SPACES = /[\t\n\v\f\r+]/g;
 
 const foldedCharacters = new Map<string, string>();
 
@@ -52,24 +52,32 @@ function foldNonAscii(run: string): string {
 }
 
 /**
- * Lines of base64, base32 or hex as `base64`, `base32`, PEM, MIME and `xxd -p` wrap them: the line
- * breaks (and indentation) inside such a block are dropped, so a value's encoding that straddles a
- * break is found whole.
+ * A line of base64, base32, hex or binary as `base64`, `base32`, PEM, MIME and `xxd -p` wrap them
+ * (8 characters or more, indentation allowed), up to its line break; matched where a line starts.
  */
-const WRAPPED_BLOCK = /(?:[A-Za-z0-9+/_=-]{8,}[ \t]*\r?\n[ \t]*)+[A-Za-z0-9+/_=-]+/g;
-const LINE_BREAK = /[ \t]*\r?\n[ \t]*/g;
+const ENCODED_LINE = /[ \t]*[A-Za-z0-9+/_=-]{8,}[ \t]*\r?\n[ \t]*(?=[A-Za-z0-9+/_=-])/y;
+const LINE_END = /[ \t]*\r?\n[ \t]*$/;
 
-/** The view with the line breaks inside wrapped encoded blocks removed. */
+/**
+ * The view with the line breaks (and indentation) between the lines of wrapped encoded blocks
+ * removed, so a value's encoding that straddles a break is found whole. Linear: each line is
+ * tried once, where it starts.
+ */
 export function joinWrappedLines(view: TextView): TextView {
   const text = view.text;
   if (!text.includes("\n")) return view;
   const builder = new ViewBuilder(view);
-  WRAPPED_BLOCK.lastIndex = 0;
-  for (let block = WRAPPED_BLOCK.exec(text); block !== null; block = WRAPPED_BLOCK.exec(text)) {
-    for (const lineBreak of block[0].matchAll(LINE_BREAK)) {
-      const start = block.index + lineBreak.index;
-      builder.replace(start, start + lineBreak[0].length, "");
+  for (let lineStart = 0; lineStart < text.length;) {
+    ENCODED_LINE.lastIndex = lineStart;
+    const line = ENCODED_LINE.exec(text);
+    const newline = text.indexOf("\n", lineStart);
+    if (newline === -1) break;
+    if (line !== null) {
+      const end = lineStart + line[0].length;
+      const breakLength = (LINE_END.exec(line[0]) as RegExpExecArray)[0].length;
+      builder.replace(end - breakLength, end, "");
     }
+    lineStart = newline + 1;
   }
   return builder.finish();
 }

@@ -1,27 +1,24 @@
 /**
  * The forms a secret value takes when a tool or a program encodes it by itself, each of which the
- * redactor masks: `written` are the value as text (as written, JSON-escaped, percent-encoded), each
+ * redactor masks: `written` are the value as text (as written, JSON-escaped, percent-encoded),
  * matched exactly as well as through the normalised view of the output (SecretRedactor);
- * `encoded` are binary-to-text encodings of its bytes (base64, base64url, base32, base32hex, hex,
- * binary), whose case matters, matched in the decoded output with wrapped lines joined. A
+ * `encoded` are binary-to-text encodings of its bytes whose case matters (base64, base64url,
+ * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase; both
+ * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased. A
  * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
  * was never given out of its reach is the sandbox's job.
  */
-export function secretForms(value: string): { written: string[]; encoded: string[] } {
+export function secretForms(value: string): { written: string[]; encoded: string[]; caseless: string[] } {
   const bytes = Buffer.from(value, "utf8");
-  const hex = bytes.toString("hex");
   return {
     written: [value, ...jsonForms(value), ...percentForms(value)],
     encoded: [
       ...base64Forms(bytes, "base64"),
       ...base64Forms(bytes, "base64url"),
-      ...base32Forms(bytes, BASE32),
-      ...base32Forms(bytes, BASE32_HEX),
-      hex,
-      hex.toUpperCase(),
       binary(bytes, false),
       binary(bytes, true),
     ],
+    caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
   };
 }
 
@@ -107,8 +104,8 @@ function base64Forms(bytes: Buffer, encoding: "base64" | "base64url"): string[] 
 
 /**
  * base32 of the value alone (padded and not) and, at each of the five byte alignments a value can
- * start at inside a longer encoded text, the characters that stand for it alone; each in upper-
- * and lowercase (both are written, and decoders accept both).
+ * start at inside a longer encoded text, the characters that stand for it alone; in lowercase
+ * (both cases are written, and decoders accept both: the redactor matches them lowercased).
  */
 function base32Forms(bytes: Buffer, alphabet: string): string[] {
   const alone = base32(bytes, alphabet);
@@ -118,7 +115,7 @@ function base32Forms(bytes: Buffer, alphabet: string): string[] {
     const core = shifted.slice(Math.ceil((shift * 8) / 5), Math.floor(((shift + bytes.length) * 8) / 5));
     if (core.length >= MIN_ALIGNED_BASE32_LENGTH) forms.push(core);
   }
-  return [...forms, ...forms.map((form) => form.toLowerCase())];
+  return forms.map((form) => form.toLowerCase());
 }
 
 function base32(bytes: Buffer, alphabet: string): string {

@@ -83,22 +83,24 @@ function canonicalView(view: TextView): TextView {
  * event bus (`redactEvent`), the checkpoints and the logger (`redactText`).
  */
 export class SecretRedactor {
+  /** Written forms, matched exactly (pass 1). */
+  readonly #written = new FormSet();
+  /** Canonical forms, matched in the canonical view (pass 2). */
   readonly #canonical = new FormSet();
+  /** Encodings whose case matters, and lowercase ones whose case does not (pass 3). */
   readonly #encoded = new FormSet();
-  /** Every exact form (pass 1 and the cut checks). */
+  readonly #caseless = new FormSet();
+  /** Every form, for the cut checks and `knows`. */
   readonly #exact = new FormSet();
 
   /** Learns a secret value; later output containing it is masked as `[secret:name]`. */
   add(name: string, value: string): void {
-    const { written, encoded } = secretForms(value);
-    for (const form of written) this.#exact.add(form, name);
-    for (const form of encoded) {
-      this.#encoded.add(form, name);
-      this.#exact.add(form, name);
-    }
+    const { written, encoded, caseless } = secretForms(value);
+    for (const form of written) this.#written.add(form, name);
+    for (const form of encoded) this.#encoded.add(form, name);
+    for (const form of caseless) this.#caseless.add(form, name);
+    for (const form of [...written, ...encoded, ...caseless]) this.#exact.add(form, name);
     this.#canonical.add(canonicalView(decodeEscapes(TextView.of(value))).text, name);
-    // Hex in any mix of cases (the canonical view is lowercase).
-    this.#canonical.add(Buffer.from(value, "utf8").toString("hex"), name);
   }
 
   /** Whether this value is already masked (under whatever name it was learned). */
@@ -114,19 +116,22 @@ export class SecretRedactor {
   /** The text with every known secret value, in any of the forms above, replaced by `[secret:name]`. */
   redact(text: string): string {
     if (this.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
-    const exact = this.#exact;
+    const written = this.#written;
     let masked = text;
-    if (text.length >= exact.shortest) {
-      const pattern = exact.pattern;
+    if (text.length >= written.shortest) {
+      const pattern = written.pattern;
       pattern.lastIndex = 0;
-      masked = text.replace(pattern, (found) => `[secret:${exact.names.get(found) ?? "unknown"}]`);
+      masked = text.replace(pattern, (found) => `[secret:${written.names.get(found) ?? "unknown"}]`);
     }
-    if (masked.length < Math.min(this.#canonical.shortest, this.#encoded.shortest)) return masked;
-    const original = TextView.of(masked);
-    const decoded = decodeEscapes(original);
+    const shortest = Math.min(this.#canonical.shortest, this.#encoded.shortest, this.#caseless.shortest);
+    if (masked.length < shortest) return masked;
+    const decoded = decodeEscapes(TextView.of(masked));
     const found: Found[] = [];
     this.#canonical.find(canonicalView(decoded), found);
-    this.#encoded.find(joinWrappedLines(decoded), found);
+    const joined = joinWrappedLines(decoded);
+    this.#encoded.find(joined, found);
+    // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.
+    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
     return found.length === 0 ? masked : maskSpans(masked, found);
   }
 
@@ -175,6 +180,12 @@ export class SecretRedactor {
 
   /** Fits the logger's `redact` hook (pino `streamWrite`). */
   readonly redactText = (text: string): string => this.redact(text);
+}
+
+/** ASCII letters lowercased, every other character kept (the same length, always). */
+function lowerCase(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.length === text.length ? lower : text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
 }
 
 /** `text` with each span replaced by `[secret:name]` (overlapping spans merged). */
