@@ -93,8 +93,12 @@ export class SecretRedactor {
   /** Every form, for the cut checks and `knows`. */
   readonly #exact = new FormSet();
 
-  /** Learns a secret value; later output containing it is masked as `[secret:name]`. */
+  /**
+   * Learns a secret value; later output containing it is masked as `[secret:name]`. A value shorter
+   * than MIN_REDACTED_LENGTH is not learned at all, nor are its encodings (`agentd secrets set` warns).
+   */
   add(name: string, value: string): void {
+    if (value.length < MIN_REDACTED_LENGTH) return;
     const { written, encoded, caseless } = secretForms(value);
     for (const form of written) this.#written.add(form, name);
     for (const form of encoded) this.#encoded.add(form, name);
