@@ -81,3 +81,16 @@ export function joinWrappedLines(view: TextView): TextView {
   }
   return builder.finish();
 }
+
+/**
+ * Hex bytes written one by one, as `od -An -tx1`, `hexdump -C` within a line, `xxd -i` (`0x70,
+ * 0x40`) and MAC-style `70:40` write them: four or more in a row, in lowercase text.
+ */
+const SPACED_HEX =
+  /(?<![0-9a-z])(?:(?:0x)?[0-9a-f]{2}(?:,?[ \t]{0,2}(?:\r?\n[ \t]*)?|:)){3,}(?:0x)?[0-9a-f]{2}(?![0-9a-z])/g;
+const HEX_SEPARATORS = /0x|[^0-9a-f]/g;
+
+/** The (lowercase) view with each run of spaced hex bytes written as one hex string. */
+export function joinSpacedHex(view: TextView): TextView {
+  return view.replace(SPACED_HEX, (match) => match[0].replace(HEX_SEPARATORS, ""));
+}

@@ -1,6 +1,6 @@
 import type { EventDraft } from "../events/agent-event.js";
 import { decodeEscapes, decodeQuotedPrintable } from "./decode-escapes.js";
-import { foldText, joinWrappedLines } from "./fold-text.js";
+import { foldText, joinSpacedHex, joinWrappedLines } from "./fold-text.js";
 import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
@@ -135,7 +135,10 @@ export class SecretRedactor {
     const joined = joinWrappedLines(decoded);
     this.#encoded.find(joined, found);
     // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.
-    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
+    const lower = joined.withSameLength(lowerCase(joined.text));
+    this.#caseless.find(lower, found);
+    const spacedHex = joinSpacedHex(lower);
+    if (spacedHex !== lower) this.#caseless.find(spacedHex, found);
     return found.length === 0 ? masked : maskSpans(masked, found);
   }
 

@@ -73,6 +73,8 @@ describe("a secret printed by real programs in a disguise of their own", () => {
     ["base32 after three bytes, wrapped", "printf 'abc%s' {{secret:k}} | base32 -w 16"],
     ["base32hex", "printf %s {{secret:k}} | basenc --base32hex"],
     ["binary", "printf %s {{secret:k}} | basenc --base2msbf"],
+    ["hex bytes one by one over two lines (od -An -tx1)", "printf %s {{secret:k}} | od -An -tx1"],
+    ["a C array (xxd -i)", "printf %s {{secret:k}} | xxd -i"],
     ["Unicode NFD", python('unicodedata.normalize("NFD", s)', ", unicodedata")],
     ["upper case", python("s.upper()")],
     ["lower case", python("s.lower()")],
