@@ -14,11 +14,15 @@ const FOLDED_QUOTES = /['"`\u2018-\u201f\u00ab\u00bb\u2039\u203a]/g;
 /** Whitespace and `+` (a space in a form body or Python's `quote_plus`) become a space. */
 const SPACES = /[\t\n\v\f\r+]/g;
 
+/** Accents and other combining marks, dropped: `iconv //TRANSLIT` and slugifiers write ö as o. */
+const COMBINING_MARKS = /\p{M}/gu;
+
 const foldedCharacters = new Map<string, string>();
 
 /**
  * The canonical form of a (decoded) text that secrets are matched in: compatibility-decomposed
- * (NFKD: NFC, NFD and NFKC spellings, full-width letters and ligatures become one), case-folded,
+ * (NFKD: NFC, NFD and NFKC spellings, full-width letters and ligatures become one) with combining
+ * marks dropped (accents: ö, o + U+0308 and a transliterated o meet), case-folded,
  * quotes dropped, whitespace and `+` made one space. A value is found in it whatever its case,
  * Unicode normalisation or quoting in the output.
  */
@@ -43,6 +47,7 @@ function foldNonAscii(run: string): string {
         .toUpperCase()
         .toLowerCase()
         .normalize("NFKD")
+        .replace(COMBINING_MARKS, "")
         .replace(FOLDED_QUOTES, "");
       if (foldedCharacters.size < 10_000) foldedCharacters.set(character, known);
     }
@@ -93,4 +98,23 @@ const HEX_SEPARATORS = /0x|[^0-9a-f]/g;
 /** The (lowercase) view with each run of spaced hex bytes written as one hex string. */
 export function joinSpacedHex(view: TextView): TextView {
   return view.replace(SPACED_HEX, (match) => match[0].replace(HEX_SEPARATORS, ""));
+}
+
+/** A byte in decimal (0 to 255). */
+const DECIMAL_BYTE = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+const DECIMAL_SEPARATOR = "(?:,[ \\t]*(?:\\r?\\n[ \\t]*)?|[ \\t]+(?:\\r?\\n[ \\t]*)?|\\r?\\n[ \\t]*)";
+
+/**
+ * Bytes written as decimal numbers, as Python's `list(s.encode())`, Node's `Uint8Array` and
+ * `Buffer.toJSON()`, and `od -An -tu1` write them: four or more in a row.
+ */
+const DECIMAL_BYTES = new RegExp(
+  `(?<![0-9.])(?:${DECIMAL_BYTE}${DECIMAL_SEPARATOR}){3,}${DECIMAL_BYTE}(?![0-9.])`,
+  "g",
+);
+const DECIMAL_SEPARATORS = new RegExp(DECIMAL_SEPARATOR, "g");
+
+/** The view with each run of decimal bytes written as `112,64,115`. */
+export function joinDecimalBytes(view: TextView): TextView {
+  return view.replace(DECIMAL_BYTES, (match) => match[0].replace(DECIMAL_SEPARATORS, ","));
 }

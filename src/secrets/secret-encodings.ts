@@ -4,11 +4,17 @@
  * matched exactly as well as through the normalised view of the output (SecretRedactor);
  * `encoded` are binary-to-text encodings of its bytes whose case matters (base64, base64url,
  * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase; both
- * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased. A
+ * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
+ * `decimal` is its bytes as decimal numbers (`112,64,115`), matched where output lists bytes. A
  * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
  * was never given out of its reach is the sandbox's job.
  */
-export function secretForms(value: string): { written: string[]; encoded: string[]; caseless: string[] } {
+export function secretForms(value: string): {
+  written: string[];
+  encoded: string[];
+  caseless: string[];
+  decimal: string;
+} {
   const bytes = Buffer.from(value, "utf8");
   return {
     written: [value, ...jsonForms(value), ...percentForms(value)],
@@ -19,6 +25,7 @@ export function secretForms(value: string): { written: string[]; encoded: string
       binary(bytes, true),
     ],
     caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
+    decimal: [...bytes].join(","),
   };
 }
 

@@ -75,6 +75,12 @@ describe("a secret printed by real programs in a disguise of their own", () => {
     ["binary", "printf %s {{secret:k}} | basenc --base2msbf"],
     ["hex bytes one by one over two lines (od -An -tx1)", "printf %s {{secret:k}} | od -An -tx1"],
     ["a C array (xxd -i)", "printf %s {{secret:k}} | xxd -i"],
+    ["a list of decimal bytes", python("list(s.encode())")],
+    ["a Node Uint8Array", `node -e 'console.log(new TextEncoder().encode(process.argv[1]))' {{secret:k}}`],
+    [
+      "accents transliterated away (iconv //TRANSLIT)",
+      "printf %s {{secret:k}} | iconv -f utf-8 -t ascii//TRANSLIT",
+    ],
     ["Unicode NFD", python('unicodedata.normalize("NFD", s)', ", unicodedata")],
     ["upper case", python("s.upper()")],
     ["lower case", python("s.lower()")],
