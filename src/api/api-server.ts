@@ -204,9 +204,10 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
     }),
   );
   app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_request, body, done) => {
+  // As bytes: decoding them here refuses invalid UTF-8 rather than reading it as U+FFFD.
+  app.addContentTypeParser("application/json", { parseAs: "buffer" }, (_request, body, done) => {
     try {
-      done(null, parseJsonBody(body.toString()));
+      done(null, parseJsonBody(body));
     } catch (error) {
       done(error as Error, undefined);
     }

@@ -29,6 +29,7 @@ import {
 import { agentLookupFrom } from "./agent-lookup.js";
 import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
+import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -288,7 +289,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
-    checkpoints: store.checkpoints,
+    checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
     recover: store.cluster === undefined,

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
+import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "../hooks/hook-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "../sandbox/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
-import { isLoopbackHost } from "../util/loopback-host.js";
 
 /** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */
 export const LimitsSchema = z.strictObject({
@@ -118,20 +118,12 @@ export const ConfigSchema = z.strictObject({
       token: z.string().optional(),
       /** `token` (default: server.token, else a token generated into `<data_dir>/api.token`) or `none`, loopback only. */
       auth: z.enum(["token", "none"]).default("token"),
-      /** Host names besides the bind address, localhost and loopback addresses (`*.example.com` allowed). */
+      /** Host names besides the bind address, localhost and loopback addresses (`*.example.com` allowed; `*` not with auth: none). */
       allowed_hosts: z.array(z.string().min(1)).default([]),
-      /** Web origins (`https://tools.example.com`) allowed to send state-changing requests. */
+      /** Web origins (`https://tools.example.com`) allowed to send state-changing requests; no `*`, no `null`. */
       allowed_origins: z.array(z.string().min(1)).default([]),
     })
-    .superRefine((server, context) => {
-      if (server.auth === "none" && !isLoopbackHost(server.host)) {
-        context.addIssue({
-          code: "custom",
-          path: ["auth"],
-          message: `auth: none is allowed only on a loopback host, not on ${server.host}`,
-        });
-      }
-    })
+    .superRefine(checkServerSettings)
     .prefault({}),
   llm: LlmSchema.prefault({}),
   cli_tools: z

@@ -1,20 +1,40 @@
 /**
  * The forms a secret value takes when a tool or a program encodes it by itself, each of which the
- * redactor masks. A deliberate transformation (reversed, split, encrypted) is not here: keeping a
- * value the agent was never given out of its reach is the sandbox's job.
+ * redactor masks: `written` are the value as text (as written, JSON-escaped, percent-encoded),
+ * matched exactly as well as through the normalised view of the output (SecretRedactor);
+ * `encoded` are binary-to-text encodings of its bytes whose case matters (base64, base64url,
+ * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase; both
+ * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
+ * `decimal` is its bytes as decimal numbers (`112,64,115`), matched where output lists bytes. A
+ * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
+ * was never given out of its reach is the sandbox's job.
  */
-export function secretForms(value: string): string[] {
+export function secretForms(value: string): {
+  written: string[];
+  encoded: string[];
+  caseless: string[];
+  decimal: string;
+} {
   const bytes = Buffer.from(value, "utf8");
-  return [
-    value,
-    ...jsonForms(value),
-    ...percentForms(value),
-    ...base64Forms(bytes, "base64"),
-    ...base64Forms(bytes, "base64url"),
-    bytes.toString("hex"),
-    bytes.toString("hex").toUpperCase(),
-  ];
+  return {
+    written: [value, ...jsonForms(value), ...percentForms(value)],
+    encoded: [
+      ...base64Forms(bytes, "base64"),
+      ...base64Forms(bytes, "base64url"),
+      binary(bytes, false),
+      binary(bytes, true),
+    ],
+    caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
+    decimal: [...bytes].join(","),
+  };
 }
+
+/** RFC 4648 base32 (`base32`, Python's `b32encode`, TOTP keys) and its extended-hex alphabet. */
+const BASE32 = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+const BASE32_HEX = "0123456789ABCDEFGHIJKLMNOPQRSTUV";
+
+/** Shortest run of base32 characters, from a value at a shifted byte alignment, worth masking. */
+const MIN_ALIGNED_BASE32_LENGTH = 8;
 
 /** Shortest run of base64 characters, from a value at a shifted byte alignment, worth masking. */
 const MIN_ALIGNED_BASE64_LENGTH = 6;
@@ -87,4 +107,46 @@ function base64Forms(bytes: Buffer, encoding: "base64" | "base64url"): string[] 
     if (core.length >= MIN_ALIGNED_BASE64_LENGTH) forms.push(core);
   }
   return forms;
+}
+
+/**
+ * base32 of the value alone (padded and not) and, at each of the five byte alignments a value can
+ * start at inside a longer encoded text, the characters that stand for it alone; in lowercase
+ * (both cases are written, and decoders accept both: the redactor matches them lowercased).
+ */
+function base32Forms(bytes: Buffer, alphabet: string): string[] {
+  const alone = base32(bytes, alphabet);
+  const forms = [alone, alone.replace(/=+$/, "")];
+  for (const shift of [0, 1, 2, 3, 4]) {
+    const shifted = base32(Buffer.concat([Buffer.alloc(shift), bytes]), alphabet);
+    const core = shifted.slice(Math.ceil((shift * 8) / 5), Math.floor(((shift + bytes.length) * 8) / 5));
+    if (core.length >= MIN_ALIGNED_BASE32_LENGTH) forms.push(core);
+  }
+  return forms.map((form) => form.toLowerCase());
+}
+
+function base32(bytes: Buffer, alphabet: string): string {
+  let encoded = "";
+  let value = 0;
+  let bits = 0;
+  for (const byte of bytes) {
+    value = ((value << 8) | byte) & 0xfff;
+    bits += 8;
+    while (bits >= 5) {
+      encoded += alphabet[(value >>> (bits - 5)) & 31];
+      bits -= 5;
+    }
+  }
+  if (bits > 0) encoded += alphabet[(value << (5 - bits)) & 31];
+  return encoded.padEnd(Math.ceil(encoded.length / 8) * 8, "=");
+}
+
+/** The bits of each byte as `0` and `1` (`basenc --base2msbf`, `--base2lsbf`). */
+function binary(bytes: Buffer, leastSignificantFirst: boolean): string {
+  let encoded = "";
+  for (const byte of bytes) {
+    const bits = byte.toString(2).padStart(8, "0");
+    encoded += leastSignificantFirst ? [...bits].reverse().join("") : bits;
+  }
+  return encoded;
 }

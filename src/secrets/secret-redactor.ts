@@ -1,112 +1,189 @@
 import type { EventDraft } from "../events/agent-event.js";
+import { decodeEscapes, decodeQuotedPrintable } from "./decode-escapes.js";
+import { foldText, joinDecimalBytes, joinSpacedHex, joinWrappedLines } from "./fold-text.js";
 import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
+import { TextView } from "./text-view.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
 
-/**
- * Lines of base64 as `base64`, MIME and PEM wrap them (76 or 64 columns): a value's encoding may
- * straddle a line break, so the lines are also looked at joined.
- */
-const WRAPPED_BASE64 = /(?:[A-Za-z0-9+/]{16,}={0,2}\r?\n)+[A-Za-z0-9+/]*={0,2}/g;
+/** A span of the text to mask, and the secret it holds. */
+interface Found {
+  start: number;
+  end: number;
+  name: string;
+}
+
+/** Forms of the known values, each with its secret's name, and the pattern that finds them. */
+class FormSet {
+  readonly names = new Map<string, string>();
+  #pattern: RegExp | undefined;
+  #shortest = Number.POSITIVE_INFINITY;
+
+  /** Adds a form; whether it was new. */
+  add(form: string, name: string): boolean {
+    if (form.length < MIN_REDACTED_LENGTH || this.names.get(form) === name) return false;
+    this.names.set(form, name);
+    this.#shortest = Math.min(this.#shortest, form.length);
+    this.#pattern = undefined;
+    return true;
+  }
+
+  /** The length of the shortest form (infinite when empty): shorter texts cannot hold one. */
+  get shortest(): number {
+    return this.#shortest;
+  }
+
+  /** One alternation of every form, longest first, so a value that contains another is found whole. */
+  get pattern(): RegExp {
+    if (!this.#pattern) {
+      const forms = [...this.names.keys()].sort((left, right) => right.length - left.length);
+      const escaped = forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+      this.#pattern = new RegExp(escaped.join("|"), "g");
+    }
+    return this.#pattern;
+  }
+
+  /** Adds to `found` every form in `view`, as spans of the original text. */
+  find(view: TextView, found: Found[]): void {
+    if (this.names.size === 0 || view.text.length < this.#shortest) return;
+    const pattern = this.pattern;
+    pattern.lastIndex = 0;
+    for (let match = pattern.exec(view.text); match !== null; match = pattern.exec(view.text)) {
+      const [start, end] = view.originalSpan(match.index, match.index + match[0].length);
+      found.push({ start, end, name: this.names.get(match[0]) ?? "unknown" });
+    }
+  }
+}
 
 /**
- * Knows every secret value loaded so far and replaces each occurrence (in any of the encodings
- * of {@link secretForms}, base64 also across wrapped lines) with `[secret:name]`. One instance serves the tool executor, the event bus
- * (`redactEvent`) and the logger (`redactText`), so a value cannot leak through any of them.
+ * The canonical form a value is matched in: escapes decoded (decodeEscapes, quoted-printable) and
+ * folded (foldText). The output goes through the same steps, so a value is found whatever quoting,
+ * escaping, case or Unicode normalisation a tool wrote it in.
+ */
+function canonicalView(view: TextView): TextView {
+  return foldText(decodeQuotedPrintable(view));
+}
+
+/**
+ * Knows every secret value loaded so far and replaces each occurrence with `[secret:name]`, in
+ * three passes over a text:
+ *
+ * 1. the value's written forms (as written, JSON-escaped, percent-encoded) and encodings, exactly;
+ * 2. the value's canonical form (canonicalView) in the canonical view of the text: ANSI escapes and
+ *    invisible characters removed; HTML entities, percent, backslash (C, Python, JSON, shell),
+ *    `cat -v` and quoted-printable escapes decoded, repeatedly; NFKD, case folded, quotes dropped,
+ *    whitespace and `+` made one;
+ * 3. the value's encodings (base64, base64url, base32 at every byte alignment, hex, binary) in the
+ *    decoded text with wrapped lines joined.
+ *
+ * A match in a view is masked where it came from in the text (TextView keeps the map), so the
+ * colour codes, quotes or escapes inside it go with it. One instance serves the tool executor, the
+ * event bus (`redactEvent`), the checkpoints and the logger (`redactText`).
  */
 export class SecretRedactor {
-  readonly #names = new Map<string, string>();
-  #pattern: RegExp | undefined;
+  /** Written forms, matched exactly (pass 1). */
+  readonly #written = new FormSet();
+  /** Canonical forms, matched in the canonical view (pass 2). */
+  readonly #canonical = new FormSet();
+  /** Encodings whose case matters, and lowercase ones whose case does not (pass 3). */
+  readonly #encoded = new FormSet();
+  readonly #caseless = new FormSet();
+  /** The bytes in decimal, matched where output lists bytes as numbers. */
+  readonly #decimal = new FormSet();
+  /** Every form, for the cut checks and `knows`. */
+  readonly #exact = new FormSet();
 
-  /** Learns a secret value; later output containing it is masked as `[secret:name]`. */
+  /**
+   * Learns a secret value; later output containing it is masked as `[secret:name]`. A value shorter
+   * than MIN_REDACTED_LENGTH is not learned at all, nor are its encodings (`agentd secrets set` warns).
+   */
   add(name: string, value: string): void {
-    let changed = false;
-    for (const form of secretForms(value)) {
-      if (form.length < MIN_REDACTED_LENGTH || this.#names.get(form) === name) continue;
-      this.#names.set(form, name);
-      changed = true;
-    }
-    if (changed) this.#pattern = undefined;
+    if (value.length < MIN_REDACTED_LENGTH) return;
+    const { written, encoded, caseless, decimal } = secretForms(value);
+    this.#decimal.add(decimal, name);
+    for (const form of written) this.#written.add(form, name);
+    for (const form of encoded) this.#encoded.add(form, name);
+    for (const form of caseless) this.#caseless.add(form, name);
+    for (const form of [...written, ...encoded, ...caseless]) this.#exact.add(form, name);
+    this.#canonical.add(canonicalView(decodeEscapes(TextView.of(value))).text, name);
   }
 
   /** Whether this value is already masked (under whatever name it was learned). */
   knows(value: string): boolean {
-    return this.#names.has(value);
+    return this.#exact.names.has(value);
   }
 
-  /** Whether any value is known (an empty redactor passes text through untouched). */
+  /** How many forms are known (an empty redactor passes text through untouched). */
   get size(): number {
-    return this.#names.size;
+    return this.#exact.names.size + this.#canonical.names.size;
   }
 
-  /** The text with every known secret value replaced by `[secret:name]`. */
+  /** The text with every known secret value, in any of the forms above, replaced by `[secret:name]`. */
   redact(text: string): string {
-    if (this.#names.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
-    const masked = this.#mask(text);
-    // Wrapped base64 needs a line break: most texts (ids, times, one-line tasks) have none, and
-    // the pattern's scan costs more than all the rest of a record's redaction.
-    if (!masked.includes("\n")) return masked;
-    return masked.replace(WRAPPED_BASE64, (block) => {
-      const joined = block.replace(/\r?\n/g, "");
-      const redacted = this.#mask(joined);
-      return redacted === joined ? block : `${redacted}${/\n$/.test(block) ? "\n" : ""}`;
-    });
-  }
-
-  #mask(text: string): string {
-    const pattern = this.#compile();
-    pattern.lastIndex = 0;
-    return text.replace(pattern, (found) => `[secret:${this.#names.get(found) ?? "unknown"}]`);
+    if (this.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
+    const written = this.#written;
+    let masked = text;
+    if (text.length >= written.shortest) {
+      const pattern = written.pattern;
+      pattern.lastIndex = 0;
+      masked = text.replace(pattern, (found) => `[secret:${written.names.get(found) ?? "unknown"}]`);
+    }
+    const shortest = Math.min(this.#canonical.shortest, this.#encoded.shortest, this.#caseless.shortest);
+    if (masked.length < shortest) return masked;
+    const decoded = decodeEscapes(TextView.of(masked));
+    const found: Found[] = [];
+    this.#canonical.find(canonicalView(decoded), found);
+    const joined = joinWrappedLines(decoded);
+    this.#encoded.find(joined, found);
+    // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.
+    const lower = joined.withSameLength(lowerCase(joined.text));
+    this.#caseless.find(lower, found);
+    const spacedHex = joinSpacedHex(lower);
+    if (spacedHex !== lower) this.#caseless.find(spacedHex, found);
+    this.#decimal.find(joinDecimalBytes(decoded), found);
+    return found.length === 0 ? masked : maskSpans(masked, found);
   }
 
   /**
    * For output cut in two by a size cap: masks the end of `text` when it is the beginning of a known
-   * value (at least MIN_REDACTED_LENGTH characters of it), which plain redaction cannot recognise.
-   * The longest such piece of any value wins, so no part of another value is left beside the mask.
+   * value (at least MIN_REDACTED_LENGTH characters of it, in any exact form or in the canonical
+   * view), which plain redaction cannot recognise. The longest such piece wins, so no part of
+   * another value is left beside the mask.
    */
   redactCutEnd(text: string): string {
-    let best = { length: 0, name: "" };
-    for (const [form, name] of this.#names) {
-      const tail = text.slice(Math.max(0, text.length - (form.length - 1)));
-      const opening = form.slice(0, MIN_REDACTED_LENGTH);
-      // The first place the value's opening shows in the tail gives the longest candidate.
-      for (let at = tail.indexOf(opening); at !== -1; at = tail.indexOf(opening, at + 1)) {
-        const piece = tail.slice(at);
-        if (form.startsWith(piece)) {
-          if (piece.length > best.length) best = { length: piece.length, name };
-          break;
-        }
-      }
+    const candidates: Found[] = [];
+    const exact = longestCutEnd(text, this.#exact.names);
+    if (exact) candidates.push({ start: text.length - exact.length, end: text.length, name: exact.name });
+    const view = canonicalView(decodeEscapes(TextView.of(text)));
+    const canonical = longestCutEnd(view.text, this.#canonical.names);
+    if (canonical) {
+      const [start] = view.originalSpan(view.text.length - canonical.length, view.text.length);
+      candidates.push({ start, end: text.length, name: canonical.name });
     }
-    return best.length === 0 ? text : `${text.slice(0, -best.length)}[secret:${best.name}…]`;
+    const earliest = candidates.sort((left, right) => left.start - right.start)[0];
+    return earliest ? `${text.slice(0, earliest.start)}[secret:${earliest.name}…]` : text;
   }
 
   /** The other side of a cut: masks the start of `text` when it is the end of a known value. */
   redactCutStart(text: string): string {
-    let best = { length: 0, name: "" };
-    for (const [form, name] of this.#names) {
-      const head = text.slice(0, form.length - 1);
-      const closing = form.slice(-MIN_REDACTED_LENGTH);
-      for (
-        let at = head.lastIndexOf(closing);
-        at !== -1;
-        at = at === 0 ? -1 : head.lastIndexOf(closing, at - 1)
-      ) {
-        const piece = head.slice(0, at + MIN_REDACTED_LENGTH);
-        if (form.endsWith(piece)) {
-          if (piece.length > best.length) best = { length: piece.length, name };
-          break;
-        }
-      }
+    const candidates: Found[] = [];
+    const exact = longestCutStart(text, this.#exact.names);
+    if (exact) candidates.push({ start: 0, end: exact.length, name: exact.name });
+    const view = canonicalView(decodeEscapes(TextView.of(text)));
+    const canonical = longestCutStart(view.text, this.#canonical.names);
+    if (canonical) {
+      const [, end] = view.originalSpan(0, canonical.length);
+      candidates.push({ start: 0, end, name: canonical.name });
     }
-    return best.length === 0 ? text : `[secret:${best.name}…]${text.slice(best.length)}`;
+    const latest = candidates.sort((left, right) => right.end - left.end)[0];
+    return latest ? `[secret:${latest.name}…]${text.slice(latest.end)}` : text;
   }
 
   /** A copy of a JSON-like value with every string redacted. */
   redactValue<Value>(value: Value): Value {
-    return this.#names.size === 0 ? value : visitStrings(value, (text) => this.redact(text));
+    return this.size === 0 ? value : visitStrings(value, (text) => this.redact(text));
   }
 
   /** Fits EventBus's `redact` option. */
@@ -114,14 +191,72 @@ export class SecretRedactor {
 
   /** Fits the logger's `redact` hook (pino `streamWrite`). */
   readonly redactText = (text: string): string => this.redact(text);
+}
 
-  #compile(): RegExp {
-    if (!this.#pattern) {
-      // Longest first, so a secret that contains another is masked whole.
-      const forms = [...this.#names.keys()].sort((left, right) => right.length - left.length);
-      const escaped = forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-      this.#pattern = new RegExp(escaped.join("|"), "g");
+/** ASCII letters lowercased, every other character kept (the same length, always). */
+function lowerCase(text: string): string {
+  const lower = text.toLowerCase();
+  return lower.length === text.length ? lower : text.replace(/[A-Z]+/g, (run) => run.toLowerCase());
+}
+
+/** `text` with each span replaced by `[secret:name]` (overlapping spans merged). */
+function maskSpans(text: string, found: Found[]): string {
+  found.sort((left, right) => left.start - right.start || right.end - left.end);
+  let masked = "";
+  let position = 0;
+  for (let index = 0; index < found.length;) {
+    const first = found[index] as Found;
+    let end = first.end;
+    for (index++; index < found.length && (found[index] as Found).start < end; index++) {
+      end = Math.max(end, (found[index] as Found).end);
     }
-    return this.#pattern;
+    masked += `${text.slice(position, first.start)}[secret:${first.name}]`;
+    position = end;
   }
+  return masked + text.slice(position);
+}
+
+/** The longest end of `text` that begins one of `forms` (at least MIN_REDACTED_LENGTH long). */
+function longestCutEnd(
+  text: string,
+  forms: Map<string, string>,
+): { length: number; name: string } | undefined {
+  let best: { length: number; name: string } | undefined;
+  for (const [form, name] of forms) {
+    const tail = text.slice(Math.max(0, text.length - (form.length - 1)));
+    const opening = form.slice(0, MIN_REDACTED_LENGTH);
+    // The first place the value's opening shows in the tail gives the longest candidate.
+    for (let at = tail.indexOf(opening); at !== -1; at = tail.indexOf(opening, at + 1)) {
+      const piece = tail.slice(at);
+      if (form.startsWith(piece)) {
+        if (piece.length > (best?.length ?? 0)) best = { length: piece.length, name };
+        break;
+      }
+    }
+  }
+  return best;
+}
+
+/** The longest start of `text` that ends one of `forms` (at least MIN_REDACTED_LENGTH long). */
+function longestCutStart(
+  text: string,
+  forms: Map<string, string>,
+): { length: number; name: string } | undefined {
+  let best: { length: number; name: string } | undefined;
+  for (const [form, name] of forms) {
+    const head = text.slice(0, form.length - 1);
+    const closing = form.slice(-MIN_REDACTED_LENGTH);
+    for (
+      let at = head.lastIndexOf(closing);
+      at !== -1;
+      at = at === 0 ? -1 : head.lastIndexOf(closing, at - 1)
+    ) {
+      const piece = head.slice(0, at + MIN_REDACTED_LENGTH);
+      if (form.endsWith(piece)) {
+        if (piece.length > (best?.length ?? 0)) best = { length: piece.length, name };
+        break;
+      }
+    }
+  }
+  return best;
 }

@@ -40,6 +40,45 @@ describe("SecretRedactor", () => {
   });
 });
 
+describe("SecretRedactor on normalised output", () => {
+  const secret = 'p@ss wörd/+"x:Z9-long';
+  const redactor = new SecretRedactor();
+  redactor.add("k", secret);
+
+  it("masks the span the value came from, escapes inside it included, and keeps the rest as it was", () => {
+    const colour = `found: p@ss w\x1b[01;31m\x1b[Körd\x1b[m\x1b[K/+"x:Z9-long (line 3)`;
+    expect(redactor.redact(colour)).toBe("found: [secret:k] (line 3)");
+    const csv = `id,"p@ss wörd/+""x:Z9-long",42`;
+    expect(redactor.redact(csv)).toBe('id,"[secret:k]",42');
+    const percent = `GET /?q=${[...Buffer.from(secret)].map((byte) => `%${byte.toString(16)}`).join("")}&x=1`;
+    expect(redactor.redact(percent)).toBe("GET /?q=[secret:k]&x=1");
+    expect(redactor.redact(`A ${secret.toUpperCase()} B`)).toBe("A [secret:k] B");
+  });
+
+  it("masks a value base64-encoded inside a JSON string with \\/ escapes", () => {
+    const encoded = Buffer.from(`xx${secret}`).toString("base64").replaceAll("/", "\\/");
+    const masked = redactor.redact(`{"blob":"${encoded}"}`);
+    expect(masked).toContain("[secret:k]");
+    expect(masked).not.toContain(encoded.slice(4, 20));
+  });
+
+  it("masks the beginning of a value cut by a cap, in another case", () => {
+    expect(redactor.redactCutEnd("output: P@SS WÖR")).toBe("output: [secret:k…]");
+    expect(redactor.redactCutStart('D/+"X:Z9-LONG and more')).toBe("[secret:k…] and more");
+  });
+
+  it("does not learn values shorter than 4 characters, in any form", () => {
+    const short = new SecretRedactor();
+    short.add("pin", "a1");
+    expect(short.redact("A1 a1 %61%31 YTE=")).toBe("A1 a1 %61%31 YTE=");
+  });
+
+  it("leaves ordinary text with escapes, quotes and colours as it was", () => {
+    const text = `it's "100% done" \x1b[1mbold\x1b[0m C:\\new &amp; 0x41 page=12`;
+    expect(redactor.redact(text)).toBe(text);
+  });
+});
+
 describe("secret templates", () => {
   it("finds and substitutes {{secret:name}} deeply", () => {
     const value = { headers: { authorization: "Bearer {{secret:gh}}" }, list: ["{{ secret:db }}", 3] };

@@ -13,7 +13,8 @@ export interface RawRequest {
   path: string;
   /** Sent exactly as given, `host` included (fetch would not let a test forge it). */
   headers?: Record<string, string>;
-  body?: string;
+  /** Sent as given: a string as UTF-8, bytes as they are (invalid UTF-8 included). */
+  body?: string | Uint8Array;
 }
 
 /** One HTTP/1.1 request with exactly these headers: what a browser or an attacker's page sends. */
