@@ -3,7 +3,7 @@ import { mkdir } from "node:fs/promises";
 import { AgentdError } from "../errors/agentd-error.js";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { mcpServerEnvironment } from "../secrets/child-environment.js";
+import { mcpServerEnvironment } from "./mcp-server-environment.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/config-schema.js";

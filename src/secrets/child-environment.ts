@@ -1,5 +1,3 @@
-import { getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
-
 /**
  * Variables of the daemon no child process may inherit, whatever an allow-list says: everything
  * named `AGENTD_*` (the vault key, the API token, `AGENTD_SECRET_*`).
@@ -52,13 +50,4 @@ export function shellEnvironment(
   };
   allowed["TERM"] ??= "dumb";
   return allowed;
-}
-
-/**
- * The environment a stdio MCP server starts from: the MCP SDK's default safe set (HOME, LOGNAME,
- * PATH, SHELL, TERM, USER), which the SDK's stdio transport adds under whatever it is given anyway.
- * The server's configured `env` goes over it.
- */
-export function mcpServerEnvironment(): Record<string, string> {
-  return getDefaultEnvironment();
 }

@@ -41,15 +41,24 @@ async function shellCallUnder(settings: Record<string, string>) {
     environment: { PATH: process.env["PATH"] ?? "/usr/bin:/bin" },
   });
   const emulation = serviceEmulation(settings, base);
-  const result = await execa(
+  // The daemon's seccomp filter reaches the inner bubblewrap on descriptor 3, through the outer one.
+  const subprocess = execa(
     prepared.command,
     [
       ...["--unshare-user", "--uid", "1000", "--gid", "1000", "--dev-bind", "/", "/"],
       ...emulation.arguments,
       ...["--chdir", workdir, "--", prepared.command, ...prepared.arguments],
     ],
-    { env: prepared.environment, extendEnv: false, reject: false, timeout: 30_000 },
+    {
+      env: prepared.environment,
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+      stdio: ["ignore", "pipe", "pipe", ...(prepared.extraStdio as ("pipe" | "ignore")[])],
+    },
   );
+  prepared.started(subprocess.stdio);
+  const result = await subprocess;
   await prepared.release();
   return { result, emulation, workdir };
 }

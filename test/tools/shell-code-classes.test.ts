@@ -182,7 +182,16 @@ describe("words bash or a program turns into code, with allow: [shell] and deny:
 // Each case has its own harness and workdir, and mostly waits on its sandboxed shell: they run side by side.
 describe.concurrent("the disguises themselves", () => {
   it.each(DISGUISES)("%j does run forbidden when every command is allowed", async (command, needs) => {
-    const open = new ToolHarness({ permissions: { allow: ["shell"] }, sandbox: { read: [binFolder] } });
+    // ssh-agent makes a unix socket, which the sandbox's seccomp filter refuses: its proof runs with
+    // the filter off, as it is for a daemon whose config lists `sandbox.unix_sockets`.
+    const filterOff = needs.includes("ssh-agent");
+    const open = new ToolHarness({
+      permissions: { allow: ["shell"] },
+      sandbox: { read: [binFolder] },
+      ...(filterOff
+        ? { adjustPolicy: (policy) => ({ ...policy, unixSockets: [path.join(binFolder, "listed.sock")] }) }
+        : {}),
+    });
     try {
       if (!needs.every(installed)) return;
       await open.call("shell", { command, timeout_seconds: 10 });
