@@ -64,8 +64,26 @@ export const AgentEventsQuerySchema = z.object({
   wait: WaitSeconds.default(0),
 });
 
-/** GET /runs/:run/events */
-export const RunEventsQuerySchema = z.object({ after: WholeNumber.default(0) });
+/** Most events one page of a run's log holds (`limit`), and the default. */
+export const MAX_RUN_EVENTS_LIMIT = 10_000;
+export const DEFAULT_RUN_EVENTS_LIMIT = 1_000;
+
+const RunEventsLimit = z
+  .string()
+  .regex(/^\d{1,15}$/, `must be a whole number from 1 to ${MAX_RUN_EVENTS_LIMIT}`)
+  .transform(Number)
+  .pipe(
+    z
+      .number()
+      .min(1, `must be a whole number from 1 to ${MAX_RUN_EVENTS_LIMIT}`)
+      .max(MAX_RUN_EVENTS_LIMIT, `must be at most ${MAX_RUN_EVENTS_LIMIT}`),
+  );
+
+/** GET /runs/:run/events: one page of the run's log after `after`. */
+export const RunEventsQuerySchema = z.object({
+  after: WholeNumber.default(0),
+  limit: RunEventsLimit.default(DEFAULT_RUN_EVENTS_LIMIT),
+});
 
 /** GET /events: `after` is the opaque cursor of the previous response. */
 export const MergedEventsQuerySchema = z.object({

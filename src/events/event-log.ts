@@ -29,8 +29,11 @@ export interface EventLog {
   openRun?(run: string): Promise<void>;
   /** The run ended: its log may be flushed to the device and closed. */
   runEnded(run: string, agent: string): void;
-  /** A run's events with id > after, oldest first (`agent`: the run's, where a log may look too). */
-  runEvents(run: string, after: number, agent?: string): Promise<PersistedLine[]>;
+  /**
+   * A run's events with id > after, oldest first, at most `limit` (`agent`: the run's, where a log
+   * may look too).
+   */
+  runEvents(run: string, after: number, agent?: string, limit?: number): Promise<PersistedLine[]>;
   /** An agent's events with id > after, oldest first, at most `limit`. */
   history(agent: string, after: number, limit: number): Promise<PersistedLine[]>;
   close(): void;

@@ -161,8 +161,8 @@ export class EventStore {
   }
 
   /** A run's whole persisted log (events with id > after), `agent` its agent. Empty when there is none. */
-  async runEvents(run: string, after = 0, agent?: string): Promise<AgentEvent[]> {
-    const logged = await this.#log.runEvents(run, after, agent);
+  async runEvents(run: string, after = 0, agent?: string, limit?: number): Promise<AgentEvent[]> {
+    const logged = await this.#log.runEvents(run, after, agent, limit);
     return logged.map(({ line }) => parseLine(line));
   }
 

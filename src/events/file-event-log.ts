@@ -148,14 +148,20 @@ export class FileEventLog implements EventLog {
    * A run's lines with id > after: held in memory while its log is not created yet, else its log,
    * or, for a log a crash left missing or empty, its lines in the agent's log (`agent` known).
    */
-  async runEvents(run: string, after: number, agent?: string): Promise<PersistedLine[]> {
+  async runEvents(
+    run: string,
+    after: number,
+    agent?: string,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<PersistedLine[]> {
     const held = this.#held.get(run);
-    if (held) return held.lines.filter((line) => line.id > after);
+    if (held) return held.lines.filter((line) => line.id > after).slice(0, limit);
     const file = runEventsFile(this.#dataDirectory, run);
     if (agent !== undefined && isMissingOrEmpty(file)) {
-      return readRunLinesOfAgentLog(agentEventsFile(this.#dataDirectory, agent), run, after);
+      const lines = await readRunLinesOfAgentLog(agentEventsFile(this.#dataDirectory, agent), run, after);
+      return lines.slice(0, limit);
     }
-    const logged = await readEventLog(file, after);
+    const logged = await readEventLog(file, after, limit);
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 

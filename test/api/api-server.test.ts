@@ -87,6 +87,22 @@ describe("HTTP API", () => {
     expect(log.events.map((event) => event.type)).toEqual(["thought", "result", "status"]);
     expect(log.next).toBe(4);
 
+    // Paged: `limit` events at most, and `next` carries on where the page stopped.
+    const page = async (after: number, limit: number) =>
+      (await (await fixture.request(`/runs/${run}/events?after=${after}&limit=${limit}`)).json()) as {
+        events: Array<{ id: number }>;
+        next: number;
+      };
+    const first = await page(0, 2);
+    expect(first.events.map((event) => event.id)).toEqual([1, 2]);
+    const second = await page(first.next, 2);
+    expect(second.events.map((event) => event.id)).toEqual([3, 4]);
+    expect((await page(second.next, 2)).events).toEqual([]);
+    for (const limit of ["0", "10001", "x"]) {
+      const refused = await fixture.request(`/runs/${run}/events?limit=${limit}`);
+      expect(refused.status, `limit=${limit}`).toBe(400);
+    }
+
     const withoutBody = await fixture.request("/agents/writer/runs", {
       method: "POST",
       headers: { "content-type": "application/json" },

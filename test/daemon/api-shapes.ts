@@ -40,6 +40,14 @@ export async function agentEvents(daemon: DaemonProcess, agent: string, after = 
   return (reply.body as { events: AgentEvent[] }).events;
 }
 
+/** A run's whole log, read page by page as a client does. */
 export async function runEvents(daemon: DaemonProcess, run: string): Promise<AgentEvent[]> {
-  return ((await daemon.request("GET", `/runs/${run}/events`)).body as { events: AgentEvent[] }).events;
+  const events: AgentEvent[] = [];
+  for (let after = 0; ;) {
+    const reply = await daemon.request("GET", `/runs/${run}/events?after=${after}&limit=10000`);
+    const page = reply.body as { events: AgentEvent[]; next: number };
+    events.push(...page.events);
+    if (page.events.length < 10_000) return events;
+    after = page.next;
+  }
 }

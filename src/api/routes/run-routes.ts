@@ -76,7 +76,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
     "/runs/:run/events",
     {
       schema: {
-        summary: "A run's whole persisted log",
+        summary: "A page of a run's persisted log: `limit` events after `after` (pass `next` on)",
         params: routeSchema(RunParamsSchema),
         querystring: routeSchema(RunEventsQuerySchema),
         ...documented({
@@ -88,8 +88,9 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
     },
     async (request) => {
       const record = requireRun(request.params.run);
-      const events = await services.events.runEvents(record.id, request.query.after, record.agent);
-      return { events, next: events.at(-1)?.id ?? request.query.after };
+      const { after, limit } = request.query;
+      const events = await services.events.runEvents(record.id, after, record.agent, limit);
+      return { events, next: events.at(-1)?.id ?? after };
     },
   );
 }

@@ -20,6 +20,8 @@ import {
 const LISTEN_WAIT_MILLISECONDS = 30_000;
 const FOLLOW_WAIT_SECONDS = 30;
 const PAGE_SIZE = 1_000;
+/** Events a page of a run's log holds (GET /runs/:run/events allows up to 10,000). */
+const RUN_LOG_PAGE = 5_000;
 
 const RunStartedSchema = z.object({ run: z.string() });
 const RunEventsSchema = z.object({ events: z.array(ServedEventSchema), next: z.number().int() });
@@ -101,21 +103,27 @@ async function follow(
     const status = RunStatusSchema.safeParse(event.data["status"]);
     return event.type === "status" && status.success && isTerminal(status.data);
   };
-  const log = await client.get(`/runs/${run}/events?after=0`, RunEventsSchema);
-  if (log.events.map(show).some(Boolean)) return;
+  // The run's own log first, a page at a time: a long run's log is never one answer.
+  const logAfter = async (from: number): Promise<ServedEvent[]> => {
+    const events: ServedEvent[] = [];
+    for (let cursor = from; ;) {
+      const page = await client.get(
+        `/runs/${run}/events?after=${cursor}&limit=${RUN_LOG_PAGE}`,
+        RunEventsSchema,
+      );
+      events.push(...page.events);
+      if (page.events.length < RUN_LOG_PAGE) return events;
+      cursor = page.next;
+    }
+  };
+  if ((await logAfter(0)).map(show).some(Boolean)) return;
   for (;;) {
     const page = await client.get(
       `${agentPath}/events?after=${after}&limit=${PAGE_SIZE}&wait=${FOLLOW_WAIT_SECONDS}`,
       PollResponseSchema,
     );
     // Events that left the daemon's memory before this poll are still in the run's own log.
-    const events =
-      page.missed > 0
-        ? [
-            ...(await client.get(`/runs/${run}/events?after=${after}`, RunEventsSchema)).events,
-            ...page.events,
-          ]
-        : page.events;
+    const events = page.missed > 0 ? [...(await logAfter(after)), ...page.events] : page.events;
     if (events.map(show).some(Boolean)) return;
   }
 }

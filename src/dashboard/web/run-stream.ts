@@ -22,6 +22,9 @@ export interface RunStreamOptions {
 const RECONNECT_MILLISECONDS = 2_000;
 
 /** Starts reading; returns the function that stops. */
+/** Events a page of the run's history holds. */
+const HISTORY_PAGE = 2_000;
+
 export function followRun(options: RunStreamOptions): () => void {
   let stopped = false;
   let source: EventSource | undefined;
@@ -33,11 +36,16 @@ export function followRun(options: RunStreamOptions): () => void {
     if (historyLoaded) return;
     historyLoaded = true;
     try {
-      const page = await getJson<{ events: AgentEvent[] }>(
-        `/runs/${encodeURIComponent(options.run)}/events`,
-        controller.signal,
-      );
-      if (!stopped) options.onEvents(page.events);
+      // A page at a time: a long run's log is never one answer (nor one render).
+      for (let after = 0; !stopped;) {
+        const page = await getJson<{ events: AgentEvent[]; next: number }>(
+          `/runs/${encodeURIComponent(options.run)}/events?after=${after}&limit=${HISTORY_PAGE}`,
+          controller.signal,
+        );
+        if (!stopped) options.onEvents(page.events);
+        if (page.events.length < HISTORY_PAGE) break;
+        after = page.next;
+      }
     } catch (error) {
       historyLoaded = false;
       if (!stopped) options.onError(error);

@@ -33,10 +33,17 @@ export class PostgresEventLog implements EventLog {
     // Nothing to flush: PostgreSQL made it durable at commit.
   }
 
-  async runEvents(run: string, after: number): Promise<PersistedLine[]> {
+  async runEvents(
+    run: string,
+    after: number,
+    _agent?: string,
+    limit = Number.POSITIVE_INFINITY,
+  ): Promise<PersistedLine[]> {
     const result = await this.#pool.query<{ id: string; line: string }>(
-      "SELECT id, line FROM agentd_events WHERE run = $1 AND id > $2 ORDER BY change, position",
-      [run, after],
+      // Ids come from a per-agent counter bumped in the inserting transaction: id order is commit order,
+      // so `id > after` pages without a gap.
+      "SELECT id, line FROM agentd_events WHERE run = $1 AND id > $2 ORDER BY id LIMIT $3",
+      [run, after, Number.isFinite(limit) ? limit : null],
     );
     return result.rows.map((row) => ({ id: Number(row.id), line: row.line }));
   }
