@@ -11,6 +11,7 @@ import { assembleSystemPrompt } from "../prompt/assemble-system-prompt.js";
 import { didYouMean } from "../schema/known-keys.js";
 import type { AgentDefinition } from "./agent-definition.js";
 import { applyCapabilities } from "./apply-capabilities.js";
+import { checkSandboxBinds } from "./check-sandbox-binds.js";
 import { checkSandboxConsent } from "./check-sandbox-consent.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
@@ -36,7 +37,9 @@ export function buildAgentDefinition(
   const warnings = [...agent.warnings];
   const frontmatter = withConfiguredTools(agent, config, warnings);
   const errors = checkConfigReferences({ ...agent, frontmatter }, config);
-  const consentError = checkSandboxConsent({ ...agent, frontmatter }, config);
+  const consentError =
+    checkSandboxConsent({ ...agent, frontmatter }, config) ??
+    checkSandboxBinds({ ...agent, frontmatter }, config);
   if (consentError) errors.unshift(consentError);
   if (errors.length > 0) return errors;
   const model = resolveModel(frontmatter.model, agent.dialect, config);

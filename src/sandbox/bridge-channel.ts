@@ -65,6 +65,18 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     consumed: number;
     /** Data read from the socket, waiting for credit. */
     queue: Buffer[];
+    /** A write to the socket is under way: frames that come meanwhile are copied into `pending`. */
+    writing: boolean;
+    /**
+     * Received bytes waiting for the write under way, in one buffer of a window's size (the window
+     * bounds them): never one queued write per frame, which a flood of tiny frames would pile up.
+     */
+    pending: Buffer | undefined;
+    pendingLength: number;
+    /** The far side ended while a write was under way: end the socket once the writes are out. */
+    endAfterWrites: boolean;
+    /** The far side closed while a write was under way: destroy the socket once the writes are out. */
+    closeAfterWrites: boolean;
     localEnded: boolean;
     /** The socket is closed: CLOSE goes once what it sent before is through. */
     localClosed: boolean;
@@ -122,6 +134,10 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
   function flush(stream: Stream): void {
     while (stream.queue.length > 0 && stream.credit > 0) {
       const head = stream.queue[0] as Buffer;
+      if (head.length === 0) {
+        stream.queue.shift();
+        continue;
+      }
       const size = Math.min(head.length, stream.credit, MAX_PAYLOAD);
       send(DATA, stream.id, head.subarray(0, size));
       stream.credit -= size;
@@ -150,6 +166,11 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
       received: 0,
       consumed: 0,
       queue: [],
+      writing: false,
+      pending: undefined,
+      pendingLength: 0,
+      endAfterWrites: false,
+      closeAfterWrites: false,
       localEnded: false,
       localClosed: false,
       endSent: false,
@@ -180,21 +201,46 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
 
   function receiveData(stream: Stream, payload: Buffer): void {
     if (stream.remoteEnded) return fault(`data after the end of stream ${stream.id}`);
+    // An empty frame moves nothing and costs a write: only a flood would send one.
+    if (payload.length === 0) return fault(`an empty DATA frame on stream ${stream.id}`);
     stream.received += payload.length;
     if (stream.received > WINDOW) return fault(`stream ${stream.id} sent beyond its window`);
     if (stream.socket.destroyed) return;
-    const size = payload.length;
-    stream.socket.write(payload, (error) => {
-      if (error || streams.get(stream.id) !== stream) return;
+    if (stream.writing) {
+      stream.pending ??= Buffer.allocUnsafe(WINDOW);
+      payload.copy(stream.pending, stream.pendingLength);
+      stream.pendingLength += payload.length;
+      return;
+    }
+    writeOut(stream, payload);
+  }
+
+  /** One write to the socket at a time per stream; what came meanwhile follows as one chunk. */
+  function writeOut(stream: Stream, chunk: Buffer): void {
+    stream.writing = true;
+    const size = chunk.length;
+    stream.socket.write(chunk, (error) => {
+      stream.writing = false;
+      if (error) return;
       stream.received -= size;
       stream.consumed += size;
       // Credit in steps of a quarter window: one small frame per 32 KiB, never a stall (a sender
       // out of credit means a full window is received, so its credit comes back once written).
-      if (stream.consumed >= WINDOW / 4) {
+      if (stream.consumed >= WINDOW / 4 && streams.get(stream.id) === stream) {
         const credit = Buffer.allocUnsafe(4);
         credit.writeUInt32BE(stream.consumed, 0);
         stream.consumed = 0;
         send(CREDIT, stream.id, credit);
+      }
+      if (stream.pendingLength > 0 && stream.pending !== undefined && !stream.socket.destroyed) {
+        const next = Buffer.from(stream.pending.subarray(0, stream.pendingLength));
+        stream.pendingLength = 0;
+        writeOut(stream, next);
+      } else if (stream.closeAfterWrites) {
+        stream.socket.destroy();
+      } else if (stream.endAfterWrites) {
+        stream.endAfterWrites = false;
+        stream.socket.end();
       }
     });
   }
@@ -227,12 +273,14 @@ export function startBridgeChannel(channel: Duplex, options: BridgeChannelOption
     if (type === END) {
       if (stream.remoteEnded) return fault(`stream ${id} ended twice`);
       stream.remoteEnded = true;
-      stream.socket.end();
+      if (stream.writing) stream.endAfterWrites = true;
+      else stream.socket.end();
       return;
     }
     if (type === CLOSE) {
       streams.delete(id);
-      stream.socket.destroy();
+      if (stream.writing) stream.closeAfterWrites = true;
+      else stream.socket.destroy();
       return;
     }
     stream.credit += payload.readUInt32BE(0);

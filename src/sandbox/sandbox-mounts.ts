@@ -54,11 +54,15 @@ export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTR
   for (const entry of read) mounts.push({ path: entry, access: "read-only" });
   mounts.push({ path: workdir, access: policy.mode === "workspace-write" ? "writable" : "read-only" });
   for (const entry of write) mounts.push({ path: entry, access: "writable" });
-  // A secret path inside a bind is hidden again, unless the workdir or a bind lies inside it.
-  const opened = [workdir, ...read, ...write];
+  // A secret path a bind covers whole (the bind is it, or holds it) is hidden again; a bind of a
+  // part inside it (`read: [~/.gitconfig]`, a CLI's ~/.claude) shows that part, over the hiding.
+  const opened: SandboxMount[] = mounts.slice(mounts.length - read.length - 1 - write.length);
   for (const entry of real(policy.alwaysHidden)) {
-    if (opened.some((bound) => isInside(bound, entry))) continue;
-    if (opened.some((bound) => isInside(entry, bound))) mounts.push({ path: entry, access: "hidden" });
+    if (!opened.some((bound) => isInside(entry, bound.path))) continue;
+    mounts.push({ path: entry, access: "hidden" });
+    for (const bound of opened) {
+      if (bound.path !== entry && isInside(bound.path, entry)) mounts.push({ ...bound });
+    }
   }
   // Definitions: read-only wherever they are, whatever was bound over or inside them; secret paths
   // (data_dir, the vault, the config and .env files) hidden, whatever the agent's own read, write
