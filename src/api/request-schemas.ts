@@ -48,6 +48,11 @@ export const RunListQuerySchema = z.object({
     .datetime({ offset: true, error: "must be an ISO time such as 2026-01-31T09:00:00Z" })
     .transform((time) => new Date(time))
     .optional(),
+  /** A run id: only runs created before it (the next page after a page that ended with it). */
+  before: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "is not a run id (r_…)")
+    .optional(),
   /** At most this many runs, the newest. */
   limit: z
     .string()

@@ -104,6 +104,8 @@ export interface RunFilter {
   parent?: string | undefined;
   /** Only runs created at or after this time. */
   since?: Date | undefined;
+  /** Only runs created before this run (a page's cursor: the last run of the page before). */
+  before?: string | undefined;
   /** At most this many, the newest. */
   limit?: number | undefined;
 }
@@ -467,8 +469,17 @@ export class RunManager implements ChildRuns {
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
   list(filter: RunFilter = {}): RunRecord[] {
     const since = filter.since?.toISOString();
-    const runs = this.#options.store
-      .all()
+    const all = this.#options.store.all();
+    // The store keeps creation order: a page goes on from where the page before ended.
+    const end = filter.before === undefined ? all.length : all.findIndex((run) => run.id === filter.before);
+    if (end < 0) {
+      throw new AgentdError("NOT_FOUND", `no run "${String(filter.before)}" to list the runs before`, {
+        field: "before",
+        hint: "pass the id of the last run of the page before, as GET /runs returned it",
+      });
+    }
+    const runs = all
+      .slice(0, end)
       .filter(
         (run) =>
           (filter.agent === undefined || run.agent === filter.agent) &&
