@@ -11,16 +11,17 @@ const WholeNumber = z
   .regex(/^\d{1,15}$/, "must be a whole number, 0 or more")
   .transform(Number);
 
-const Limit = z
-  .string()
-  .regex(/^\d{1,15}$/, `must be a whole number from 1 to ${MAX_POLL_LIMIT}`)
-  .transform(Number)
-  .pipe(
-    z
-      .number()
-      .min(1, `must be a whole number from 1 to ${MAX_POLL_LIMIT}`)
-      .max(MAX_POLL_LIMIT, `must be at most ${MAX_POLL_LIMIT}`),
-  );
+/** A query's `limit`: a whole number from 1 to `max`. */
+function limitUpTo(max: number) {
+  const message = `must be a whole number from 1 to ${max}`;
+  return z
+    .string()
+    .regex(/^\d{1,15}$/, message)
+    .transform(Number)
+    .pipe(z.number().min(1, message).max(max, `must be at most ${max}`));
+}
+
+const Limit = limitUpTo(MAX_POLL_LIMIT);
 
 const WaitSeconds = z
   .string()
@@ -73,16 +74,7 @@ export const AgentEventsQuerySchema = z.object({
 export const MAX_RUN_EVENTS_LIMIT = 10_000;
 export const DEFAULT_RUN_EVENTS_LIMIT = 1_000;
 
-const RunEventsLimit = z
-  .string()
-  .regex(/^\d{1,15}$/, `must be a whole number from 1 to ${MAX_RUN_EVENTS_LIMIT}`)
-  .transform(Number)
-  .pipe(
-    z
-      .number()
-      .min(1, `must be a whole number from 1 to ${MAX_RUN_EVENTS_LIMIT}`)
-      .max(MAX_RUN_EVENTS_LIMIT, `must be at most ${MAX_RUN_EVENTS_LIMIT}`),
-  );
+const RunEventsLimit = limitUpTo(MAX_RUN_EVENTS_LIMIT);
 
 /** GET /runs/:run/events: one page of the run's log after `after`. */
 export const RunEventsQuerySchema = z.object({
