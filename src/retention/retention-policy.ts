@@ -1,0 +1,25 @@
+/**
+ * How much run history is kept: runs older than `days`, and beyond the newest `runsPerAgent` of
+ * each agent, are pruned with their logs and checkpoints. `null` keeps without that bound. Config
+ * `retention: { days, runs_per_agent }` sets the default; an agent file's `retention:` overrides it
+ * key by key. Unfinished runs are never pruned.
+ */
+export interface RetentionPolicy {
+  days: number | null;
+  runsPerAgent: number | null;
+}
+
+/** Generous but finite: a quarter of a year, and ten thousand runs of each agent. */
+export const DEFAULT_RETENTION: RetentionPolicy = { days: 90, runsPerAgent: 10_000 };
+
+/** The policy of one agent: its own keys where it sets them, else the configured default. */
+export function retentionOf(
+  configured: RetentionPolicy,
+  agentOverride: Partial<RetentionPolicy> | undefined,
+): RetentionPolicy {
+  return {
+    days: agentOverride?.days !== undefined ? agentOverride.days : configured.days,
+    runsPerAgent:
+      agentOverride?.runsPerAgent !== undefined ? agentOverride.runsPerAgent : configured.runsPerAgent,
+  };
+}
