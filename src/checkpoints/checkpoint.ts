@@ -46,11 +46,10 @@ export type Checkpoint = z.infer<typeof CheckpointSchema> & { usage: Usage };
 /** Where a run's checkpoints go, and the one it continues from when resumed. */
 export interface RunCheckpoints {
   /**
-   * Keeps the state to resume from. The files store writes it off the event loop and resolves once
-   * it is on disk (the worker waits for it before running the round's tools); a store that queues
-   * the write in order returns nothing.
+   * Keeps the state to resume from, and resolves once it is durable: on disk (files) or committed
+   * (PostgreSQL). The worker waits for it before running the round's tools.
    */
-  save(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void> | void;
+  save(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void>;
   /** Set when the run is resumed: the state to continue from. */
   readonly resumeFrom?: Checkpoint | undefined;
 }

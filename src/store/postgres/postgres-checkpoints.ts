@@ -25,7 +25,8 @@ export class PostgresCheckpoints implements CheckpointRecords {
       save: (state) => {
         const checkpoint: Checkpoint = { run, ...state, saved_at: this.#now().toISOString() };
         this.#checkpoints.set(run, checkpoint);
-        this.#writer.enqueue({ kind: "checkpoint", run, checkpoint });
+        // Committed before the worker runs the round's tools: a call is never run again on resume.
+        return this.#writer.durable({ kind: "checkpoint", run, checkpoint });
       },
     };
   }

@@ -76,6 +76,18 @@ export class PostgresWriter {
   }
 
   /**
+   * Queues the operation and resolves once it is committed, however long the database is away:
+   * for a change the caller must not act before (a checkpoint before its tool calls run), where
+   * waiting is right and refusing would fail the run.
+   */
+  durable(operation: WriteOperation): Promise<void> {
+    return new Promise((resolve) => {
+      this.#committed.set(operation, resolve);
+      this.enqueue(operation);
+    });
+  }
+
+  /**
    * Resolves once every change queued so far is committed (later ones are not waited for);
    * rejects at once with STORE_UNAVAILABLE while the database cannot be reached.
    */

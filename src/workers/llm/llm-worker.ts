@@ -141,7 +141,8 @@ export class LlmWorker implements Worker {
       messages.push(assistantMessage(response));
       // On disk before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
       const saved = save(messages);
-      if (response.toolCalls.length > 0) await saved;
+      // A stop does not wait for a store that is away; the tools then do not run.
+      if (saved && response.toolCalls.length > 0) await settleOrAbandon(saved, control.signal, 0);
 
       if (response.toolCalls.length === 0) {
         answerParts.push(response.text);
