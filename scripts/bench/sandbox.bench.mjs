@@ -1,7 +1,8 @@
-// The sandbox's added cost per shell call: the same `bash -c true` through runShellCommand (the
-// shell tool's path) unsandboxed (`mode: off`), in bubblewrap with `network: none`, and with a host
-// list (proxy + in-sandbox bridge). Calls alternate between the variants so load on the machine
-// hits each alike; figures are medians, printed as ms added and as a ratio to the unsandboxed call.
+// What a shell call costs against its floor: the same `bash -c true` through runShellCommand (the
+// shell tool's path) unsandboxed (`mode: off`) against a plain spawn of bash, in bubblewrap with
+// `network: none` against a hand-written bwrap call with the same isolation, and with a host list
+// (proxy + in-sandbox bridge). Calls alternate between the variants so load on the machine hits each
+// alike; figures are medians, printed as ratios to the floors measured in the same run.
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -43,6 +44,29 @@ const variants = {
 const { mkdirSync } = await import("node:fs");
 mkdirSync(workdir, { recursive: true });
 
+/** The floors: what the same command costs spawned by hand, without agentd's path. */
+const { spawn } = await import("node:child_process");
+function spawned(command, argv) {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, argv, { stdio: "ignore", cwd: workdir });
+    child.on("error", reject);
+    child.on("exit", (code) =>
+      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`)),
+    );
+  });
+}
+const bareBwrap = [
+  ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
+  ...["--bind", workdir, workdir, "--chdir", workdir],
+  ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
+  ...["bash", "-c", "true"],
+];
+const floors = {
+  "plain spawn": () => spawned("bash", ["-c", "true"]),
+  "bare bwrap": () => spawned("bwrap", bareBwrap),
+};
+
 async function call(sandbox) {
   const started = performance.now();
   const result = await runShellCommand({
@@ -58,27 +82,33 @@ async function call(sandbox) {
   return performance.now() - started;
 }
 
-const samples = Object.fromEntries(Object.keys(variants).map((name) => [name, []]));
+const samples = Object.fromEntries(
+  [...Object.keys(variants), ...Object.keys(floors)].map((name) => [name, []]),
+);
 for (const sandbox of Object.values(variants)) await call(sandbox); // warm-up
+for (const floor of Object.values(floors)) await floor();
 for (let index = 0; index < CALLS; index++) {
   for (const [name, sandbox] of Object.entries(variants)) samples[name].push(await call(sandbox));
+  for (const [name, floor] of Object.entries(floors)) samples[name].push(await floor());
 }
 const median = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.floor(sorted.length / 2)];
 };
-const baseline = median(samples.unsandboxed);
 console.log(
   `${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`,
 );
-for (const [name, values] of Object.entries(samples)) {
-  const value = median(values);
-  const added = value - baseline;
+const against = {
+  unsandboxed: "plain spawn",
+  "network none": "bare bwrap",
+  "host list (proxy)": "bare bwrap",
+};
+for (const name of Object.keys(floors))
+  console.log(`${name.padEnd(18)} median ${median(samples[name]).toFixed(1)} ms  (floor)`);
+for (const [name, floor] of Object.entries(against)) {
+  const value = median(samples[name]);
   console.log(
-    `${name.padEnd(18)} median ${value.toFixed(1)} ms` +
-      (name === "unsandboxed"
-        ? "  (baseline)"
-        : `  added ${added.toFixed(1)} ms  ratio ${(value / baseline).toFixed(2)}x`),
+    `${name.padEnd(18)} median ${value.toFixed(1)} ms  ${(value / median(samples[floor])).toFixed(2)}x ${floor}`,
   );
 }
 rmSync(project, { recursive: true, force: true });

@@ -8,7 +8,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
-import { PROCESS_MARKER_VARIABLE, ProcessTree } from "../processes/process-tree.js";
+import { PROCESS_MARKER_VARIABLE } from "../processes/find-tree-members.js";
+import { ProcessTree } from "../processes/process-tree.js";
 import { SandboxedStdioTransport } from "./sandboxed-stdio-transport.js";
 
 /** Last part of a stdio server's stderr kept for the message when it fails to start. */

@@ -1,22 +1,19 @@
 import { readFileSync } from "node:fs";
-import { readFile, readdir } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
-import pidtree from "pidtree";
 import { timeoutSignal } from "../util/timeout-signal.js";
+import { PROCESS_MARKER_VARIABLE, findTreeMembers } from "./find-tree-members.js";
 
 /** How often a terminating tree is looked at. */
 const POLL_MILLISECONDS = 50;
 /** How long SIGKILL is sent again to what a fresh scan still finds running. */
 const KILL_MILLISECONDS = 5_000;
 
-/** The variable every tracked child is started with; its descendants inherit it (not secret, not `AGENTD_*`). */
-export const PROCESS_MARKER_VARIABLE = "PROCESS_TREE_MARKER";
-
 /**
  * The processes of one CLI run: the child (leader of its own process group), its group, and every
  * descendant seen so far — also those that left the group (setsid) or were orphaned. Descendants
- * are found with pidtree while the child lives and, on Linux, by the marker variable in
- * `/proc/<pid>/environ`, which survives reparenting.
+ * are found by parent pid while their parent lives and, on Linux, by the marker variable in
+ * `/proc/<pid>/environ`, which survives reparenting (see find-tree-members.ts).
  */
 export class ProcessTree {
   readonly #rootPid: number;
@@ -31,11 +28,7 @@ export class ProcessTree {
 
   /** Adds the current descendants to the known set. Never throws. */
   async collect(): Promise<void> {
-    const [descendants, marked] = await Promise.all([
-      pidtree(this.#rootPid).catch(() => [] as number[]),
-      findMarkedProcesses(this.#marker),
-    ]);
-    for (const pid of [...descendants, ...marked]) this.#known.add(pid);
+    for (const pid of await findTreeMembers(this.#rootPid, this.#marker, this.#known)) this.#known.add(pid);
   }
 
   /** Sends `signal` to the process group and to every known process still running. */
@@ -131,24 +124,9 @@ async function carriesMarker(pid: number, marker: string): Promise<boolean> {
     // one of ours; a live process that took a freed pid has an environment). Still running.
     return environment === "" || environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
   } catch {
-    // Unreadable (exited meanwhile, or another user's): trust what pidtree found.
+    // Unreadable (exited meanwhile, or another user's): trust what the scan found.
     return true;
   }
-}
-
-async function findMarkedProcesses(marker: string): Promise<number[]> {
-  if (process.platform !== "linux") return [];
-  const entries = await readdir("/proc").catch(() => [] as string[]);
-  const pids = entries.filter((entry) => /^\d+$/.test(entry)).map(Number);
-  const found: number[] = [];
-  await Promise.all(
-    pids.map(async (pid) => {
-      if (pid === process.pid) return;
-      const environment = await readFile(`/proc/${pid}/environ`, "latin1").catch(() => "");
-      if (environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`)) found.push(pid);
-    }),
-  );
-  return found;
 }
 
 /** Waits `milliseconds`, or less when `signal` aborts first. */

@@ -3,7 +3,8 @@ import os from "node:os";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { shellEnvironment } from "../secrets/child-environment.js";
-import { PROCESS_MARKER_VARIABLE, ProcessTree } from "./process-tree.js";
+import { PROCESS_MARKER_VARIABLE } from "./find-tree-members.js";
+import { ProcessTree } from "./process-tree.js";
 
 export interface TrackedProcessOptions {
   command: string;

@@ -1,0 +1,62 @@
+import { readFile, readdir } from "node:fs/promises";
+import pidtree from "pidtree";
+
+/** The variable every tracked child is started with; its descendants inherit it (not secret, not `AGENTD_*`). */
+export const PROCESS_MARKER_VARIABLE = "PROCESS_TREE_MARKER";
+
+/**
+ * The processes of a tree rooted at `rootPid`: descendants of the known ones (by parent pid) and
+ * processes carrying the tree's marker in their environment (which survives reparenting, so a
+ * process that left the group and lost its parent is still found).
+ *
+ * On Linux this reads `/proc` without scanning the machine: pids are handed out in increasing
+ * order, so only processes with a pid at or above the root's can belong to the tree, unless the pid
+ * counter wrapped since (then every process is looked at). Elsewhere pidtree finds the descendants.
+ */
+export async function findTreeMembers(
+  rootPid: number,
+  marker: string,
+  known: ReadonlySet<number>,
+): Promise<number[]> {
+  if (process.platform !== "linux") return pidtree(rootPid).catch(() => [] as number[]);
+  const entries = await readdir("/proc").catch(() => [] as string[]);
+  const wrapped = (await lastAllocatedPid()) < rootPid;
+  const candidates = entries
+    .filter((entry) => /^\d+$/.test(entry))
+    .map(Number)
+    .filter((pid) => pid !== process.pid && (wrapped || pid >= rootPid))
+    .sort((left, right) => left - right);
+  const parents = new Map<number, number>();
+  const members = new Set<number>(known);
+  await Promise.all(
+    candidates.map(async (pid) => {
+      const [stat, environment] = await Promise.all([
+        readFile(`/proc/${pid}/stat`, "latin1").catch(() => ""),
+        readFile(`/proc/${pid}/environ`, "latin1").catch(() => ""),
+      ]);
+      if (environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`)) members.add(pid);
+      const parent = parentOf(stat);
+      if (parent !== undefined) parents.set(pid, parent);
+    }),
+  );
+  // A child that cleared its environment is found through its parent; a parent's pid is lower.
+  for (const pid of candidates) {
+    const parent = parents.get(pid);
+    if (parent !== undefined && members.has(parent)) members.add(pid);
+  }
+  return [...members].filter((pid) => !known.has(pid));
+}
+
+/** The parent pid in a `/proc/<pid>/stat` line: the second field after the parenthesised name. */
+function parentOf(stat: string): number | undefined {
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const parent = Number(fields[1]);
+  return Number.isInteger(parent) && parent > 0 ? parent : undefined;
+}
+
+/** The last pid the kernel handed out in this pid namespace; 0 (every process looked at) when unknown. */
+async function lastAllocatedPid(): Promise<number> {
+  const text = await readFile("/proc/sys/kernel/ns_last_pid", "latin1").catch(() => "");
+  const pid = Number(text.trim());
+  return Number.isInteger(pid) && pid > 0 ? pid : 0;
+}
