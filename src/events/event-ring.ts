@@ -41,6 +41,11 @@ export class EventRing {
     return this.#count === 0 ? undefined : this.#ids[this.#start];
   }
 
+  /** Newest id held, or 0 when empty. */
+  get newestId(): number {
+    return this.#count === 0 ? 0 : (this.#ids[this.#physical(this.#count - 1)] ?? 0);
+  }
+
   /** Newest sequence held, or 0 when empty. */
   get newestSequence(): number {
     return this.#count === 0 ? 0 : (this.#sequences[this.#physical(this.#count - 1)] ?? 0);

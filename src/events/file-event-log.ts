@@ -1,12 +1,14 @@
-import { appendFileSync, closeSync, mkdirSync, open, statSync } from "node:fs";
+import { closeSync, mkdirSync, open } from "node:fs";
 import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
+import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
-import { type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
+import { errorReason, inspectLogFile, moveAsideDamaged } from "./damaged-log-file.js";
+import { type LoadedAgentLog, loadAgentLogs, type RunToCheck } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
@@ -36,6 +38,12 @@ interface HeldRunLog {
  * it durable. The log is created off the event loop when the run launches (`openRun`, before its
  * `running` event) or ends, and the held lines go into it in one write. A log that a crash left
  * missing is rebuilt from the agent's log before the run's next line, and read from there meanwhile.
+ *
+ * An event lands whole in both its logs or in neither: an append the disk cut short is cut back,
+ * and when the run log's append fails the agent log's line is taken back too, before
+ * STORE_WRITE_FAILED is thrown (its `cause` the file system's error). The start repairs what a
+ * crash or a full disk left (see loadAgentLogs); a folder or other non-regular file where a log
+ * should be is moved aside, or, when it cannot be, named in an error and never written to.
  */
 export class FileEventLog implements EventLog {
   readonly #dataDirectory: string;
@@ -46,33 +54,58 @@ export class FileEventLog implements EventLog {
   readonly #held = new Map<string, HeldRunLog>();
   /** Agent logs read by run for the rebuilds of one turn of the event loop (a restart's recovery). */
   readonly #rebuildSources = new Map<string, Map<string, string[]>>();
+  /** Log paths holding something that could be neither used nor moved aside: never written. */
+  readonly #blocked = new Set<string>();
+  readonly #runsToCheck: () => RunToCheck[];
 
-  constructor(options: { dataDirectory: string; logger: Logger }) {
+  constructor(options: {
+    dataDirectory: string;
+    logger: Logger;
+    /** Runs whose logs may hold ids their agent's log lost: the unfinished ones, each agent's newest. */
+    runsToCheck?: () => RunToCheck[];
+  }) {
     this.#dataDirectory = options.dataDirectory;
     this.#logger = options.logger;
+    this.#runsToCheck = options.runsToCheck ?? (() => []);
   }
 
   load(count: number): Promise<LoadedAgentLog[]> {
     mkdirSync(agentEventsDirectory(this.#dataDirectory), { recursive: true });
     mkdirSync(runsDirectory(this.#dataDirectory), { recursive: true });
-    return Promise.resolve(loadAgentLogs(this.#dataDirectory, count, this.#logger));
+    const logs = loadAgentLogs({
+      dataDirectory: this.#dataDirectory,
+      count,
+      logger: this.#logger,
+      runsToCheck: this.#runsToCheck(),
+      append: (file, text) => this.#files.append(file, text),
+      blocked: this.#blocked,
+    });
+    // Logs repaired at the start are not kept open: each opens again at its next line.
+    this.#files.closeAll();
+    return Promise.resolve(logs);
   }
 
   append(event: AgentEvent, line: string): void {
+    const agentFile = agentEventsFile(this.#dataDirectory, event.agent);
     try {
-      this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
+      this.#checkNotBlocked(agentFile);
+      const sizeBefore = this.#files.append(agentFile, `${line}\n`);
       if (event.run === null) return;
       const held = this.#held.get(event.run);
       if (held) held.lines.push({ id: event.id, line });
-      else this.#appendToRunLog(event.run, event.agent, line);
+      else {
+        try {
+          this.#appendToRunLog(event.run, event.agent, line);
+        } catch (error) {
+          // Whole in both logs or in neither: the agent log's line is taken back.
+          this.#files.cutBack(agentFile, sizeBefore);
+          throw error;
+        }
+      }
     } catch (error) {
-      if (AgentdError.is(error)) throw error;
       this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
-      throw new AgentdError("STORE_WRITE_FAILED", `could not write event ${event.id} of ${event.agent}`, {
-        file: agentEventsFile(this.#dataDirectory, event.agent),
-        hint: "check that data_dir is writable and the disk is not full",
-        cause: error,
-      });
+      if (AgentdError.is(error)) throw error;
+      throw storeWriteFailed(agentFile, error, `could not write event ${event.id} of ${event.agent}`);
     }
   }
 
@@ -106,11 +139,12 @@ export class FileEventLog implements EventLog {
       return;
     }
     this.#held.delete(run);
-    this.#checkedRunLogs.add(run);
     try {
       if (descriptor !== undefined) this.#files.adopt(file, descriptor);
       if (held.lines.length > 0) this.#files.append(file, joinLines(held.lines));
+      this.#checkedRunLogs.add(run);
     } catch (error) {
+      // Not marked checked: the run's next line writes the log from the agent's log first.
       this.#logger.error(
         { err: error, file },
         "could not write a run log (its events are in the agent's log)",
@@ -157,7 +191,9 @@ export class FileEventLog implements EventLog {
     const held = this.#held.get(run);
     if (held) return held.lines.filter((line) => line.id > after).slice(0, limit);
     const file = runEventsFile(this.#dataDirectory, run);
-    if (agent !== undefined && isMissingOrEmpty(file)) {
+    const state = inspectLogFile(file);
+    if (state.kind !== "regular" || state.size === 0) {
+      if (agent === undefined) return [];
       const lines = await readRunLinesOfAgentLog(agentEventsFile(this.#dataDirectory, agent), run, after);
       return lines.slice(0, limit);
     }
@@ -166,7 +202,10 @@ export class FileEventLog implements EventLog {
   }
 
   async history(agent: string, after: number, limit: number): Promise<PersistedLine[]> {
-    const logged = await readEventLog(agentEventsFile(this.#dataDirectory, agent), after, limit);
+    const file = agentEventsFile(this.#dataDirectory, agent);
+    // A FIFO or a folder in the log's place (not moved aside) is not read: it could block a thread.
+    if (inspectLogFile(file).kind === "damaged") return [];
+    const logged = await readEventLog(file, after, limit);
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
@@ -176,7 +215,7 @@ export class FileEventLog implements EventLog {
       this.#held.delete(run);
       if (held.lines.length === 0) continue;
       try {
-        appendFileSync(runEventsFile(this.#dataDirectory, run), joinLines(held.lines), { mode: 0o600 });
+        this.#files.append(runEventsFile(this.#dataDirectory, run), joinLines(held.lines));
       } catch (error) {
         this.#logger.error(
           { err: error, run },
@@ -190,15 +229,45 @@ export class FileEventLog implements EventLog {
   #appendToRunLog(run: string, agent: string, line: string): void {
     const file = runEventsFile(this.#dataDirectory, run);
     if (!this.#checkedRunLogs.has(run)) {
+      this.#checkRunLog(run, agent, file, line);
       this.#checkedRunLogs.add(run);
-      // Queued when a crash came, its log was never created: the agent's log has its lines.
-      if (isMissingOrEmpty(file)) this.#rebuild(run, agent, line);
-      // A run resumed after a crash may have a torn last line: cut it before appending.
-      else if (repairTornTail(file) > 0) {
-        this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
+    }
+    this.#checkNotBlocked(file);
+    this.#files.append(file, `${line}\n`);
+  }
+
+  /** Before a run's first line in this process: its log repaired, or rebuilt when missing. */
+  #checkRunLog(run: string, agent: string, file: string, line: string): void {
+    let state = inspectLogFile(file);
+    if (state.kind === "regular" && state.size > 0) {
+      try {
+        // A run resumed after a crash may have a torn last line: cut it before appending.
+        if (repairTornTail(file) > 0) {
+          this.#logger.warn({ file }, "cut a torn last line off a run log (crash mid-write)");
+        }
+        return;
+      } catch (error) {
+        state = { kind: "damaged", reason: errorReason(error) };
       }
     }
-    this.#files.append(file, `${line}\n`);
+    if (state.kind === "damaged" && !this.#blocked.has(file)) {
+      if (!moveAsideDamaged(file, state.reason, this.#logger)) this.#blocked.add(file);
+    }
+    this.#checkNotBlocked(file);
+    // Queued when a crash came, its log was never created (or it was lost): the agent's log has its lines.
+    this.#rebuild(run, agent, line);
+  }
+
+  #checkNotBlocked(file: string): void {
+    if (!this.#blocked.has(file)) return;
+    throw new AgentdError(
+      "STORE_WRITE_FAILED",
+      `${file} is not a file agentd can write (see the start's log)`,
+      {
+        file,
+        hint: `stop the daemon, move ${file} aside and start it again`,
+      },
+    );
   }
 
   /** Writes a missing run log from the run's earlier lines in its agent's log (`line` comes next). */
@@ -213,15 +282,14 @@ export class FileEventLog implements EventLog {
     }
     const earlier = (byRun.get(run) ?? []).filter((earlierLine) => earlierLine !== line);
     if (earlier.length === 0) return;
-    this.#logger.info({ run, lines: earlier.length }, "wrote a run log from its agent's log");
+    this.#logger.warn(
+      { run, lines: earlier.length },
+      "rebuilt a missing or empty run log from its agent's log",
+    );
     this.#files.append(runEventsFile(this.#dataDirectory, run), `${earlier.join("\n")}\n`);
   }
 }
 
 function joinLines(lines: PersistedLine[]): string {
   return lines.map(({ line }) => `${line}\n`).join("");
-}
-
-function isMissingOrEmpty(file: string): boolean {
-  return (statSync(file, { throwIfNoEntry: false })?.size ?? 0) === 0;
 }

@@ -1,4 +1,5 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
+import { storeWriteFailed, WholeAppends } from "../util/whole-append.js";
 
 /** Open agent logs kept at most: a daemon with thousands of agents stays well under the fd limit. */
 const DEFAULT_MAX_OPEN = 128;
@@ -7,21 +8,30 @@ const DEFAULT_MAX_OPEN = 128;
  * Append-only log files kept open between writes. Opening a file for every event cost more than
  * the write itself (open, write, close per line); with the descriptor kept, an event is one
  * `write` — still synchronous, so the line is in the kernel (safe from kill -9) when `append`
- * returns. The least recently used descriptor is closed beyond `maxOpen`.
+ * returns. The least recently used descriptor is closed beyond `maxOpen`. An append lands whole or
+ * not at all (see WholeAppends): a write the disk cut short is cut back before `append` throws.
  */
 export class OpenLogFiles {
   readonly #descriptors = new Map<string, number>();
   readonly #maxOpen: number;
+  readonly #whole = new WholeAppends();
 
   constructor(maxOpen = DEFAULT_MAX_OPEN) {
     this.#maxOpen = maxOpen;
   }
 
-  /** Appends `text` to `file`, creating it (0600) when missing. Throws what the file system throws. */
-  append(file: string, text: string): void {
+  /**
+   * Appends `text` to `file`, creating it (0600) when missing, and returns the file's size before
+   * it (for `cutBack`). Throws STORE_WRITE_FAILED, the file left as it was.
+   */
+  append(file: string, text: string): number {
     let descriptor = this.#descriptors.get(file);
     if (descriptor === undefined) {
-      descriptor = openSync(file, "a", 0o600);
+      try {
+        descriptor = openSync(file, "a", 0o600);
+      } catch (error) {
+        throw storeWriteFailed(file, error);
+      }
       if (this.#descriptors.size >= this.#maxOpen) this.#closeOldest();
     } else {
       // Most recently used last: re-insert.
@@ -29,11 +39,27 @@ export class OpenLogFiles {
     }
     this.#descriptors.set(file, descriptor);
     try {
-      writeSync(descriptor, text);
+      return this.#whole.append(file, descriptor, Buffer.from(text));
     } catch (error) {
       this.close(file);
       throw error;
     }
+  }
+
+  /**
+   * Takes back what was appended to `file` since it was `size` bytes long (the other half of an
+   * event whose second write failed). Never throws: a cut that fails is made before the next append.
+   */
+  cutBack(file: string, size: number): void {
+    let descriptor = this.#descriptors.get(file);
+    try {
+      descriptor ??= openSync(file, "a", 0o600);
+    } catch {
+      // Remembered: the next append opens the file and cuts it first.
+    }
+    if (descriptor === undefined) return this.#whole.markTorn(file, size);
+    this.#whole.cutBack(file, descriptor, size);
+    if (!this.#descriptors.has(file)) closeSync(descriptor);
   }
 
   /**

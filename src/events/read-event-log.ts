@@ -1,16 +1,13 @@
 import { createReadStream } from "node:fs";
 import { createInterface } from "node:readline";
-import { parseStoredEvent, type StoredEvent } from "./stored-event-schema.js";
+import { type LoggedEvent, salvageLine } from "./salvage-line.js";
 
-/** One event read back from a log, with the exact line it was stored as. */
-export interface LoggedEvent {
-  event: StoredEvent;
-  line: string;
-}
+export type { LoggedEvent } from "./salvage-line.js";
 
 /**
  * Reads a JSONL event log from the start: events with id > `after`, oldest first, at most `limit`.
- * A missing file is an empty log; damaged lines (a torn last line) are skipped.
+ * A missing file is an empty log; damaged lines (a torn last line) are skipped, and events glued
+ * together on one line are read apart (see salvageLine).
  */
 export async function readEventLog(
   file: string,
@@ -24,9 +21,10 @@ export async function readEventLog(
   try {
     for await (const line of lines) {
       if (line.length === 0) continue;
-      const event = parseStoredEvent(line);
-      if (!event || event.id <= after) continue;
-      found.push({ event, line });
+      for (const logged of salvageLine(line).events) {
+        if (logged.event.id <= after || found.length >= limit) continue;
+        found.push(logged);
+      }
       if (found.length >= limit) break;
     }
   } catch (error) {

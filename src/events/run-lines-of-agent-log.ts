@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { PersistedLine } from "./event-log.js";
 import { readEventLog } from "./read-event-log.js";
-import { parseStoredEvent } from "./stored-event-schema.js";
+import { salvageLine } from "./salvage-line.js";
 
 /**
  * Every run's lines in an agent's log, oldest first, read at once: every event of a run is in its
@@ -20,11 +20,12 @@ export function runLinesOfAgentLog(agentFile: string): Map<string, string[]> {
   }
   for (const line of text.split("\n")) {
     if (!line.includes('"run":"')) continue;
-    const run = parseStoredEvent(line)?.run;
-    if (!run) continue;
-    let lines = byRun.get(run);
-    if (!lines) byRun.set(run, (lines = []));
-    lines.push(line);
+    for (const { event, line: text } of salvageLine(line).events) {
+      if (!event.run) continue;
+      let lines = byRun.get(event.run);
+      if (!lines) byRun.set(event.run, (lines = []));
+      lines.push(text);
+    }
   }
   return byRun;
 }

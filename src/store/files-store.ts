@@ -1,8 +1,10 @@
 import path from "node:path";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
 import { FileEventLog } from "../events/file-event-log.js";
+import type { RunToCheck } from "../events/load-agent-logs.js";
 import type { Logger } from "../logging/logger.js";
 import { RunStore } from "../runs/run-store.js";
+import { isTerminal } from "../runs/run-status.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";
@@ -37,7 +39,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
   return {
     backend: "files",
     runs,
-    events: new FileEventLog({ dataDirectory, logger: logger.child({ module: "events" }) }),
+    events: new FileEventLog({
+      dataDirectory,
+      logger: logger.child({ module: "events" }),
+      runsToCheck: () => runsToCheckOf(runs),
+    }),
     schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares),
     checkpoints,
     cooldowns: new CliCooldowns({
@@ -58,4 +64,23 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       await Promise.all([spares.close(), flushesSettled()]);
     },
   };
+}
+
+/**
+ * The runs whose logs the event logs' start reads the ends of, for ids an agent's log lost: the
+ * unfinished ones and each agent's newest (the only ones that may have written after their agent's
+ * log was last flushed to the device).
+ */
+function runsToCheckOf(runs: RunStore): RunToCheck[] {
+  const checked = new Map<string, RunToCheck>();
+  const agents = new Set<string>();
+  for (const record of runs.all()) {
+    agents.add(record.agent);
+    if (!isTerminal(record.status)) checked.set(record.id, { run: record.id, agent: record.agent });
+  }
+  for (const agent of agents) {
+    const newest = runs.lastOf(agent);
+    if (newest) checked.set(newest.id, { run: newest.id, agent });
+  }
+  return [...checked.values()];
 }

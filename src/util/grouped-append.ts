@@ -1,4 +1,5 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, openSync } from "node:fs";
+import { storeWriteFailed, WholeAppends } from "./whole-append.js";
 
 /** Callers released per tick once their lines are written. */
 const RELEASE_SLICE = 16;
@@ -16,15 +17,16 @@ interface PendingLine {
  * the event loop: a kept descriptor's append into the page cache takes microseconds, where a round
  * trip through libuv's threads (queued behind whatever else they do) made each caller wait
  * milliseconds. Lines land in the order they were appended. Each `append` resolves once its line is
- * in the kernel (safe from kill -9), or rejects with the write's error.
+ * in the kernel (safe from kill -9), or rejects with STORE_WRITE_FAILED: a write that failed (the
+ * disk full mid-line) is cut back to where it started, so its lines are absent, never half there,
+ * and the next write starts on a clean line (see WholeAppends).
  */
 export class GroupedAppend {
   readonly #file: string;
   #pending: PendingLine[] = [];
   #scheduled = false;
   #descriptor: number | undefined;
-  /** A write failed: it may have left part of a line, which the next write ends first. */
-  #mayBeTorn = false;
+  readonly #whole = new WholeAppends();
 
   constructor(file: string) {
     this.#file = file;
@@ -68,14 +70,14 @@ export class GroupedAppend {
   }
 
   #write(text: string): void {
-    this.#descriptor ??= openSync(this.#file, "a", 0o600);
-    const data = Buffer.from(this.#mayBeTorn ? `\n${text}` : text);
     try {
-      // A regular file takes the whole buffer at once but on a full disk; the loop covers the rest.
-      for (let written = 0; written < data.length;) written += writeSync(this.#descriptor, data, written);
-      this.#mayBeTorn = false;
+      this.#descriptor ??= openSync(this.#file, "a", 0o600);
     } catch (error) {
-      this.#mayBeTorn = true;
+      throw storeWriteFailed(this.#file, error);
+    }
+    try {
+      this.#whole.append(this.#file, this.#descriptor, Buffer.from(text));
+    } catch (error) {
       closeSync(this.#descriptor);
       this.#descriptor = undefined;
       throw error;

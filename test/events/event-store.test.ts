@@ -60,7 +60,7 @@ describe("EventStore", () => {
     expect(store.poll("nobody", { after: 0 })).toEqual({ events: [], next: 0, oldest: null, missed: 0 });
   });
 
-  it("continues ids after reopening and cuts a torn last line", async () => {
+  it("continues ids after reopening, above the id of a torn last line it cuts", async () => {
     const first = await openStore(3);
     for (let index = 1; index <= 5; index++) first.bus.publish(thought("keeper", `event ${index}`));
     first.store.close();
@@ -68,11 +68,12 @@ describe("EventStore", () => {
     appendFileSync(agentLog, '{"id":6,"agent":"keeper","run":"r_1","ty');
 
     const second = await openStore(3);
-    expect(second.bus.lastId("keeper")).toBe(5);
+    // Event 6 may have been reported before its end was lost: its id is not given again.
+    expect(second.bus.lastId("keeper")).toBe(6);
     expect(second.store.poll("keeper").events.map((event) => event.id)).toEqual([3, 4, 5]);
-    expect(second.bus.publish(thought("keeper", "after restart")).id).toBe(6);
+    expect(second.bus.publish(thought("keeper", "after restart")).id).toBe(7);
     const lines = readFileSync(agentLog, "utf8").trim().split("\n");
-    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(lines.map((line) => (JSON.parse(line) as { id: number }).id)).toEqual([1, 2, 3, 4, 5, 7]);
   });
 
   it("tolerates a run log torn by a crash and appends after it cleanly", async () => {

@@ -33,7 +33,10 @@ describe("GroupedAppend", () => {
   it("rejects the lines of a write that failed, and writes the next ones once it can", async () => {
     const file = path.join(directory, "missing", "index.jsonl");
     const index = new GroupedAppend(file);
-    await expect(index.append("lost")).rejects.toMatchObject({ code: "ENOENT" });
+    await expect(index.append("lost")).rejects.toMatchObject({
+      code: "STORE_WRITE_FAILED",
+      cause: { code: "ENOENT" },
+    });
     mkdirSync(path.dirname(file));
     await index.append("kept");
     index.close();
