@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
+import { spaceFailureOf } from "../util/storage-gate.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
@@ -44,6 +45,11 @@ export class FileEventLog implements EventLog {
   readonly #checkedRunLogs = new Set<string>();
   readonly #files = new OpenLogFiles();
   readonly #held = new Map<string, HeldRunLog>();
+  /**
+   * The event whose agent line was written but whose run line failed (a full disk): the bus tries
+   * it again, and its agent line is not written twice.
+   */
+  #agentLineWritten: { agent: string; id: number } | undefined;
   /** Agent logs read by run for the rebuilds of one turn of the event loop (a restart's recovery). */
   readonly #rebuildSources = new Map<string, Map<string, string[]>>();
 
@@ -60,14 +66,23 @@ export class FileEventLog implements EventLog {
 
   append(event: AgentEvent, line: string): void {
     try {
-      this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
-      if (event.run === null) return;
-      const held = this.#held.get(event.run);
-      if (held) held.lines.push({ id: event.id, line });
-      else this.#appendToRunLog(event.run, event.agent, line);
+      const written = this.#agentLineWritten;
+      if (written?.agent !== event.agent || written.id !== event.id) {
+        this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
+      }
+      this.#agentLineWritten = { agent: event.agent, id: event.id };
+      if (event.run !== null) {
+        const held = this.#held.get(event.run);
+        if (held) held.lines.push({ id: event.id, line });
+        else this.#appendToRunLog(event.run, event.agent, line);
+      }
+      this.#agentLineWritten = undefined;
     } catch (error) {
       if (AgentdError.is(error)) throw error;
-      this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
+      // A full disk is a state, logged once by the store's StorageState: the event waits for room.
+      if (!spaceFailureOf(error)) {
+        this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
+      }
       throw new AgentdError("STORE_WRITE_FAILED", `could not write event ${event.id} of ${event.agent}`, {
         file: agentEventsFile(this.#dataDirectory, event.agent),
         hint: "check that data_dir is writable and the disk is not full",

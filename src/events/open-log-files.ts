@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 
 /** Open agent logs kept at most: a daemon with thousands of agents stays well under the fd limit. */
 const DEFAULT_MAX_OPEN = 128;
@@ -28,9 +28,14 @@ export class OpenLogFiles {
       this.#descriptors.delete(file);
     }
     this.#descriptors.set(file, descriptor);
+    const data = Buffer.from(text);
+    let written = 0;
     try {
-      writeSync(descriptor, text);
+      // A full disk takes part of a line and refuses the rest: the rest's write throws why.
+      while (written < data.length) written += writeSync(descriptor, data, written);
     } catch (error) {
+      // The part written is cut off again: a line is whole on disk or absent.
+      if (written > 0) ftruncateSync(descriptor, fstatSync(descriptor).size - written);
       this.close(file);
       throw error;
     }

@@ -1,4 +1,4 @@
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from "node:fs";
 
 /** Callers released per tick once their lines are written. */
 const RELEASE_SLICE = 16;
@@ -70,12 +70,13 @@ export class GroupedAppend {
   #write(text: string): void {
     this.#descriptor ??= openSync(this.#file, "a", 0o600);
     const data = Buffer.from(this.#mayBeTorn ? `\n${text}` : text);
+    let written = 0;
     try {
       // A regular file takes the whole buffer at once but on a full disk; the loop covers the rest.
-      for (let written = 0; written < data.length;) written += writeSync(this.#descriptor, data, written);
+      while (written < data.length) written += writeSync(this.#descriptor, data, written);
       this.#mayBeTorn = false;
     } catch (error) {
-      this.#mayBeTorn = true;
+      this.#mayBeTorn = written > 0 && !cutBack(this.#descriptor, written);
       closeSync(this.#descriptor);
       this.#descriptor = undefined;
       throw error;
@@ -91,5 +92,15 @@ export class GroupedAppend {
     const rest = batch.slice(RELEASE_SLICE);
     if (rest.length === 0) return;
     setImmediate(() => this.#release(rest));
+  }
+}
+
+/** Cuts the last `written` bytes (part of a batch) off again; false when that failed too. */
+function cutBack(descriptor: number, written: number): boolean {
+  try {
+    ftruncateSync(descriptor, fstatSync(descriptor).size - written);
+    return true;
+  } catch {
+    return false;
   }
 }
