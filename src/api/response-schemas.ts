@@ -31,7 +31,10 @@ export const HealthSchema = z.looseObject({
       z.looseObject({
         code: z.string().describe("STORAGE_FULL"),
         message: z.string(),
-        error: z.string().optional().describe("the errno or SQLSTATE the write failed with: ENOSPC, EDQUOT, EROFS, 53100"),
+        error: z
+          .string()
+          .optional()
+          .describe("the errno or SQLSTATE the write failed with: ENOSPC, EDQUOT, EROFS, 53100"),
         file: z.string().optional().describe("the file the write failed on, relative to data_dir"),
         since: z.string().optional(),
       }),

@@ -23,9 +23,13 @@ function storageFullError(storage: StorageStatus, cause?: unknown): AgentdError 
   const [reason] = storage.healthReasons();
   const failure = spaceFailureOf(cause);
   const code = reason?.error ?? failure?.code ?? "ENOSPC";
-  return new AgentdError("STORAGE_FULL", `the store is full (${code}): new runs are refused until space returns`, {
-    hint: "free space in data_dir (or the database's disk); GET /health says why, and the daemon takes runs again by itself",
-    details: { error: code, ...(reason?.file === undefined ? {} : { file: reason.file }) },
-    ...(cause === undefined ? {} : { cause }),
-  });
+  return new AgentdError(
+    "STORAGE_FULL",
+    `the store is full (${code}): new runs are refused until space returns`,
+    {
+      hint: "free space in data_dir (or the database's disk); GET /health says why, and the daemon takes runs again by itself",
+      details: { error: code, ...(reason?.file === undefined ? {} : { file: reason.file }) },
+      ...(cause === undefined ? {} : { cause }),
+    },
+  );
 }

@@ -215,10 +215,14 @@ export class EventStore {
       this.#log.append(event, line);
     } catch (error) {
       if (!this.#storage?.failed(error)) throw error;
-      throw new AgentdError("STORAGE_FULL", `event ${event.id} of ${event.agent} waits for room in the store`, {
-        hint: "free space in data_dir: held events are written, in order, as soon as it has room",
-        cause: error,
-      });
+      throw new AgentdError(
+        "STORAGE_FULL",
+        `event ${event.id} of ${event.agent} waits for room in the store`,
+        {
+          hint: "free space in data_dir: held events are written, in order, as soon as it has room",
+          cause: error,
+        },
+      );
     }
     this.#storage?.succeeded();
     this.#lastSequence++;

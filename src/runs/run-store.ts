@@ -45,7 +45,10 @@ export class RunStore implements RunRecords {
     this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
     this.#storage = options.storage;
-    this.#writes = new LatestFileWrites({ merge: false, ...(options.storage ? { storage: options.storage } : {}) });
+    this.#writes = new LatestFileWrites({
+      merge: false,
+      ...(options.storage ? { storage: options.storage } : {}),
+    });
   }
 
   /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */

@@ -70,7 +70,8 @@ export class StorageState implements StorageGate, StorageStatus {
   constructor(options: StorageStateOptions) {
     this.#probe = options.probe;
     this.#root = options.root;
-    this.#probeIntervalMilliseconds = options.probeIntervalMilliseconds ?? DEFAULT_PROBE_INTERVAL_MILLISECONDS;
+    this.#probeIntervalMilliseconds =
+      options.probeIntervalMilliseconds ?? DEFAULT_PROBE_INTERVAL_MILLISECONDS;
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());
   }
@@ -187,9 +188,13 @@ export class StorageState implements StorageGate, StorageStatus {
   }
 
   #closedError(): AgentdError {
-    return new AgentdError("STORAGE_FULL", "the store closed while full: a write waiting for room was given up", {
-      hint: "free space in data_dir before starting the daemon again",
-    });
+    return new AgentdError(
+      "STORAGE_FULL",
+      "the store closed while full: a write waiting for room was given up",
+      {
+        hint: "free space in data_dir before starting the daemon again",
+      },
+    );
   }
 
   #scheduleProbe(): void {

@@ -21,7 +21,7 @@ export interface SpaceFailure {
 export function spaceFailureOf(error: unknown): SpaceFailure | undefined {
   let file: string | undefined;
   const seen = new Set<unknown>();
-  for (let current = error; current !== null && typeof current === "object"; ) {
+  for (let current = error; current !== null && typeof current === "object";) {
     if (seen.has(current)) return undefined;
     seen.add(current);
     const fields = current as { code?: unknown; file?: unknown; path?: unknown; message?: unknown };
