@@ -16,7 +16,9 @@ export interface ApiMetrics {
  * Metrics derived from the event bus (so no other module knows about them) plus gauges read from
  * the run manager at scrape time.
  */
-export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs" | "llm">): ApiMetrics {
+export function createApiMetrics(
+  services: Pick<ApiServices, "bus" | "runs" | "llm" | "storage">,
+): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentd_" });
   const events = new Counter({
@@ -77,6 +79,26 @@ export function createApiMetrics(services: Pick<ApiServices, "bus" | "runs" | "l
       this.set(services.runs.queueDepth());
     },
   });
+  const { storage } = services;
+  if (storage) {
+    new Gauge({
+      name: "agentd_storage_full",
+      help: "1 while the store cannot write for lack of space (new runs refused with 507 STORAGE_FULL), else 0",
+      registers: [registry],
+      collect() {
+        this.set(storage.full ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: "agentd_storage_full_episodes_total",
+      help: "Times the store filled up (a write failed with ENOSPC, EDQUOT or EROFS) since the daemon started",
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(storage.episodes);
+      },
+    });
+  }
   new Gauge({
     name: "agentd_runs_active",
     help: "Runs not finished, by status",

@@ -1,6 +1,7 @@
 import type { EventFeed } from "../events/event-bus.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import type { StoreHealth } from "../store/durable-store.js";
+import type { StorageStatus } from "../store/storage-state.js";
 import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../runs/run-status.js";
@@ -159,6 +160,8 @@ export interface ApiServices {
     /** The ids of the serving agents whose sandbox is off or shares the host's network. */
     unsandboxedAgents?: () => string[];
   };
+  /** Whether the store can write; while it cannot, new runs are refused with 507 STORAGE_FULL. */
+  storage?: StorageStatus;
   /** For the live stream and the metrics. */
   bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */

@@ -21,9 +21,25 @@ export const ErrorBodySchema = z.looseObject({
 export const HealthSchema = z.looseObject({
   /**
    * starting: the daemon listens but is still reading its agents (other requests wait for it);
-   * store_unavailable: the daemon answers, but its store (PostgreSQL) cannot be reached.
+   * store_unavailable: the daemon answers, but its store (PostgreSQL) cannot be reached;
+   * degraded: the daemon works but refuses new runs, `reasons` says why (its store is full).
    */
-  status: z.enum(["ok", "starting", "shutting_down", "store_unavailable"]),
+  status: z.enum(["ok", "starting", "shutting_down", "store_unavailable", "degraded"]),
+  /** What keeps the daemon from working fully (empty when `ok`): `{ code, message, … }` each. */
+  reasons: z
+    .array(
+      z.looseObject({
+        code: z.string().describe("STORAGE_FULL"),
+        message: z.string(),
+        error: z
+          .string()
+          .optional()
+          .describe("the errno or SQLSTATE the write failed with: ENOSPC, EDQUOT, EROFS, 53100"),
+        file: z.string().optional().describe("the file the write failed on, relative to data_dir"),
+        since: z.string().optional(),
+      }),
+    )
+    .optional(),
   version: z.string(),
   uptime_seconds: z.number().int(),
   /** Where durable state lives, and whether it can be reached (writes wait and retry when not). */

@@ -11,6 +11,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   421: "The Host header names another server",
   500: "Internal error: the details are in the daemon log",
   503: "The daemon is shutting down",
+  507: "STORAGE_FULL: the store has no room to record a new run (GET /health says why); it takes runs again once space returns",
 };
 
 /** Statuses every route can answer: an authentication failure, a foreign Host, an internal error. */

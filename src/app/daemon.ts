@@ -233,6 +233,7 @@ async function serveDaemon(
     },
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
+    ...(store.storage ? { storage: store.storage } : {}),
   };
   const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({

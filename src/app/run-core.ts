@@ -30,6 +30,7 @@ import { agentLookupFrom } from "./agent-lookup.js";
 import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
+import { haltingWhileStorageFull } from "./storage-halted-workers.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -188,6 +189,8 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           // The MCP servers end with the core: nothing it started outlives it.
           await core.closeTools();
           await definitions.close?.();
+          // A store still full gives up its waiting writes: the stop does not wait for space.
+          opened.storage?.close();
           // Status changes still being written go out before the logs close.
           await core.runs.published();
           core.events.close();
@@ -235,7 +238,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     bus,
     logger: logger.child({ module: "events" }),
     log: store.events,
+    ...(store.storage ? { storage: store.storage } : {}),
   });
+  // Events held while the store was full go out first, in order, once it has room (then the runs go on).
+  if (bus instanceof EventBus) store.storage?.onChange((full) => full || bus.releaseHeld());
   // Every listener of the bus is subscribed: the store may start following the other nodes.
   await store.start();
   const redactValue = <Value>(value: Value): Value => redactor.redactValue(value);
@@ -267,24 +273,26 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
+  const workerFor = learningSecretsFirst(
+    options.workerFor ??
+      defaultWorkerFor({
+        config,
+        model,
+        tools,
+        sandbox,
+        logger,
+        now,
+        cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
+        hooks: defaultTools.hooks,
+      }),
+    secretLearner,
+  );
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
     agents,
-    workerFor: learningSecretsFirst(
-      options.workerFor ??
-        defaultWorkerFor({
-          config,
-          model,
-          tools,
-          sandbox,
-          logger,
-          now,
-          cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
-          hooks: defaultTools.hooks,
-        }),
-      secretLearner,
-    ),
+    workerFor: store.storage ? haltingWhileStorageFull(workerFor, store.storage) : workerFor,
+    ...(store.storage ? { storage: store.storage } : {}),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
 
@@ -15,9 +16,11 @@ export class CheckpointStore implements CheckpointRecords {
   readonly #directory: string;
   readonly #logger: Logger;
   readonly #now: () => Date;
-  readonly #writes = new LatestFileWrites();
+  readonly #writes: LatestFileWrites;
 
-  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date }) {
+  /** `storage`: a save that fails for lack of space waits for room (the run waits with it). */
+  constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date; storage?: StorageGate }) {
+    this.#writes = new LatestFileWrites(options.storage ? { storage: options.storage } : {});
     this.#directory = path.join(options.dataDirectory, "checkpoints");
     this.#logger = options.logger;
     this.#now = options.now ?? (() => new Date());

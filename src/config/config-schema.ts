@@ -190,6 +190,8 @@ export const ConfigSchema = z.strictObject({
       url: z.string().optional(),
       /** How soon another node ends the runs of a node that stopped renewing its lease. */
       lease: DurationSchema.default(30_000),
+      /** While the store is full, how often a small write checks whether space has returned. */
+      probe_interval: DurationSchema.default(5_000),
     })
     .superRefine((store, context) => {
       if (store.backend === "postgres" && !store.url) {

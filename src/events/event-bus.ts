@@ -1,3 +1,4 @@
+import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentEvent, EventDraft } from "./agent-event.js";
 
 export type EventListener = (event: AgentEvent) => void;
@@ -21,6 +22,13 @@ export interface EventHub extends EventPublisher, EventFeed {
   lastId(agent: string): number;
 }
 
+/**
+ * Events born and not yet stored (the store is full) kept at most: past it, a new event is refused
+ * before it gets an id (STORAGE_FULL thrown to its publisher). Runs halt while the store is full,
+ * so only what was under way when it filled up comes here.
+ */
+const MAX_HELD_EVENTS = 50_000;
+
 export interface EventBusOptions {
   /** Masks secret values in a draft before it gets an id (the vault's redactor). */
   redact?: (draft: EventDraft) => EventDraft;
@@ -31,12 +39,18 @@ export interface EventBusOptions {
  * The one place events are born: assigns the next per-agent id and the time, then hands the event
  * to every listener in subscription order (the persistent store subscribes first, so an event is on
  * disk before any reader can see it).
+ *
+ * When the store cannot take an event for lack of space (its listener throws STORAGE_FULL), the
+ * event is held here, and every event after it too, in order, seen by no other listener;
+ * `releaseHeld()` (the store has room again) hands them on in that order. Nothing is reported
+ * before it is stored, and no id is skipped.
  */
 export class EventBus implements EventHub {
   readonly #lastIds = new Map<string, number>();
   readonly #listeners = new Set<EventListener>();
   readonly #redact: (draft: EventDraft) => EventDraft;
   readonly #now: () => Date;
+  #held: AgentEvent[] = [];
 
   constructor(options: EventBusOptions = {}) {
     this.#redact = options.redact ?? ((draft) => draft);
@@ -53,6 +67,11 @@ export class EventBus implements EventHub {
   }
 
   publish(draft: EventDraft): AgentEvent {
+    if (this.#held.length >= MAX_HELD_EVENTS) {
+      throw new AgentdError("STORAGE_FULL", `the store is full and ${MAX_HELD_EVENTS} events wait for it`, {
+        hint: "free space in data_dir: the events held are written as soon as it has room",
+      });
+    }
     const safe = this.#redact(draft);
     const id = (this.#lastIds.get(safe.agent) ?? 0) + 1;
     this.#lastIds.set(safe.agent, id);
@@ -64,8 +83,49 @@ export class EventBus implements EventHub {
       time: this.#now().toISOString(),
       data: safe.data,
     } as AgentEvent;
-    for (const listener of this.#listeners) listener(event);
+    if (this.#held.length > 0 || !this.#deliver(event)) this.#held.push(event);
     return event;
+  }
+
+  /** Events waiting for the store to have room (0 normally). */
+  get held(): number {
+    return this.#held.length;
+  }
+
+  /**
+   * Hands the held events on, oldest first, until the store refuses one again (it is still full):
+   * that one and the rest stay held. A listener's other failure is not the publisher's any more
+   * (it went on long ago): that event goes on to the next listeners.
+   */
+  releaseHeld(): void {
+    const held = this.#held;
+    let next = 0;
+    // Events a listener publishes meanwhile join the same list, behind the held ones.
+    for (; next < held.length; next++) {
+      let delivered: boolean;
+      try {
+        delivered = this.#deliver(held[next] as AgentEvent);
+      } catch {
+        delivered = true;
+      }
+      if (!delivered) break;
+    }
+    this.#held = held.slice(next);
+  }
+
+  /** Hands the event to every listener; false when the first (the store) has no room for it. */
+  #deliver(event: AgentEvent): boolean {
+    let first = true;
+    for (const listener of this.#listeners) {
+      try {
+        listener(event);
+      } catch (error) {
+        if (first && AgentdError.is(error, "STORAGE_FULL")) return false;
+        throw error;
+      }
+      first = false;
+    }
+    return true;
   }
 
   /** Returns the function that unsubscribes. */

@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventFeed } from "./event-bus.js";
@@ -17,6 +19,11 @@ export interface EventStoreOptions {
   logger: Logger;
   /** Where events are persisted; default: the JSONL files in `dataDirectory`. */
   log?: EventLog;
+  /**
+   * Told of each append that failed for lack of space: the event is refused with STORAGE_FULL,
+   * which the bus holds it for (see EventBus), and of each that succeeded.
+   */
+  storage?: StorageGate;
 }
 
 /** Which events a poll asks for. */
@@ -63,6 +70,7 @@ const ANY_AGENT = "*";
 export class EventStore {
   readonly #bufferSize: number;
   readonly #log: EventLog;
+  readonly #storage: StorageGate | undefined;
   readonly #rings = new Map<string, EventRing>();
   readonly #lastIds = new Map<string, number>();
   readonly #waiters = new EventWaiters();
@@ -72,6 +80,7 @@ export class EventStore {
 
   private constructor(options: EventStoreOptions) {
     this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+    this.#storage = options.storage;
     this.#log =
       options.log ?? new FileEventLog({ dataDirectory: options.dataDirectory, logger: options.logger });
   }
@@ -203,7 +212,20 @@ export class EventStore {
 
   #append(event: AgentEvent): void {
     const line = JSON.stringify(event);
-    this.#log.append(event, line);
+    try {
+      this.#log.append(event, line);
+    } catch (error) {
+      if (!this.#storage?.failed(error)) throw error;
+      throw new AgentdError(
+        "STORAGE_FULL",
+        `event ${event.id} of ${event.agent} waits for room in the store`,
+        {
+          hint: "free space in data_dir: held events are written, in order, as soon as it has room",
+          cause: error,
+        },
+      );
+    }
+    this.#storage?.succeeded();
     this.#lastSequence++;
     this.#lastIds.set(event.agent, event.id);
     this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);

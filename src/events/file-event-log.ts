@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
+import { spaceFailureOf } from "../util/storage-gate.js";
 import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
@@ -103,7 +104,10 @@ export class FileEventLog implements EventLog {
         }
       }
     } catch (error) {
-      this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
+      // A full disk is a state, logged once by the store's StorageState: the event waits for room.
+      if (!spaceFailureOf(error)) {
+        this.#logger.error({ err: error, agent: event.agent, id: event.id }, "could not persist an event");
+      }
       if (AgentdError.is(error)) throw error;
       throw storeWriteFailed(agentFile, error, `could not write event ${event.id} of ${event.agent}`);
     }

@@ -12,8 +12,11 @@ export class RunAbort extends AgentdError {
 
 type PauseListener = (paused: boolean) => void;
 
-/** Why the run's timeout clock is stopped: time paused or waiting for an approval is not working time. */
-export type ClockHold = "paused" | "waiting";
+/**
+ * Why the run's timeout clock is stopped: time paused, waiting for an approval or waiting for the
+ * store to have room again is not working time.
+ */
+export type ClockHold = "paused" | "waiting" | "storage";
 
 /**
  * One run's node in the AbortSignal tree, plus pause. Its signal is aborted by stop(), by the
@@ -21,13 +24,16 @@ export type ClockHold = "paused" | "waiting";
  * The timeout counts working time only: its clock stops while the run is paused or waiting for an
  * approval (which the approval's own timeout bounds) and goes on with what was left.
  * Pause does not abort: workers call `waitWhilePaused()` before each model or tool call (the LLM
- * loop) or listen to `onPauseChange` (CLI workers send SIGSTOP/SIGCONT).
+ * loop) or listen to `onPauseChange` (CLI workers send SIGSTOP/SIGCONT). A full store halts the
+ * run the same way (`holdForStorage`), apart from a user's pause: each is lifted on its own, and
+ * the run goes on once neither holds it.
  */
 export class RunControl {
   readonly signal: AbortSignal;
   readonly #controller = new AbortController();
   readonly #pauseListeners = new Set<PauseListener>();
   #paused = false;
+  #heldForStorage = false;
   #resumeWaiters: Array<() => void> = [];
   #timer: NodeJS.Timeout | undefined;
   readonly #timeoutMilliseconds: number | undefined;
@@ -81,8 +87,14 @@ export class RunControl {
     if (this.#clockHolds.size === 0 && !this.signal.aborted) this.#startClock();
   }
 
+  /** Paused by a user (pause/resume). */
   get paused(): boolean {
     return this.#paused;
+  }
+
+  /** Not to go on now: paused by a user, or held while the store is full. */
+  get halted(): boolean {
+    return this.#paused || this.#heldForStorage;
   }
 
   /** Aborts the run's signal with `reason`. The first reason wins. */
@@ -95,9 +107,10 @@ export class RunControl {
 
   pause(): boolean {
     if (this.#paused || this.signal.aborted) return false;
+    const wasHalted = this.halted;
     this.#paused = true;
     this.holdClock("paused");
-    for (const listener of this.#pauseListeners) listener(true);
+    if (!wasHalted) this.#tellPause(true);
     return true;
   }
 
@@ -105,15 +118,34 @@ export class RunControl {
     if (!this.#paused) return false;
     this.#paused = false;
     this.releaseClock("paused");
-    this.#releaseWaiters();
-    for (const listener of this.#pauseListeners) listener(false);
+    if (!this.halted) this.#goOn();
     return true;
   }
 
-  /** Resolves at once when running; while paused, when resumed. Throws the RunAbort when stopped. */
+  /** The store is full: the run halts at its next step (as if paused) until `releaseStorage`. */
+  holdForStorage(): void {
+    if (this.#heldForStorage || this.signal.aborted) return;
+    const wasHalted = this.halted;
+    this.#heldForStorage = true;
+    this.holdClock("storage");
+    if (!wasHalted) this.#tellPause(true);
+  }
+
+  /** The store has room again: the run goes on, unless a user paused it. */
+  releaseStorage(): void {
+    if (!this.#heldForStorage) return;
+    this.#heldForStorage = false;
+    this.releaseClock("storage");
+    if (!this.halted) this.#goOn();
+  }
+
+  /**
+   * Resolves at once when running; while paused or held for storage, once neither holds the run.
+   * Throws the RunAbort when stopped.
+   */
   async waitWhilePaused(): Promise<void> {
     this.signal.throwIfAborted();
-    if (!this.#paused) return;
+    if (!this.halted) return;
     await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
     this.signal.throwIfAborted();
   }
@@ -147,6 +179,15 @@ export class RunControl {
     this.#remainingMilliseconds = this.remainingMilliseconds();
     clearTimeout(this.#timer);
     this.#timer = undefined;
+  }
+
+  #goOn(): void {
+    this.#releaseWaiters();
+    this.#tellPause(false);
+  }
+
+  #tellPause(paused: boolean): void {
+    for (const listener of this.#pauseListeners) listener(paused);
   }
 
   #releaseWaiters(): void {

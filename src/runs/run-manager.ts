@@ -94,6 +94,8 @@ export interface RunManagerOptions {
   sharedQueue?: SharedRunQueue | undefined;
   /** This node's id in the cluster, recorded in each run it executes. */
   node?: string | undefined;
+  /** While the store is full, queued runs wait (not launched); they launch once it has room. */
+  storage?: { readonly full: boolean; onChange(listener: (full: boolean) => void): () => void };
 }
 
 /** Filters of `GET /runs`. */
@@ -179,6 +181,7 @@ export class RunManager implements ChildRuns {
     this.recovered = recovered.crashed;
     if (options.requeueQueuedRuns ?? true) for (const record of recovered.queued) this.#requeue(record);
     this.#stopClaiming = options.sharedQueue?.onWork(() => this.#claim()) ?? (() => undefined);
+    options.storage?.onChange((full) => full || this.#dispatchSoon());
     this.#dispatch();
   }
 
@@ -810,7 +813,7 @@ export class RunManager implements ChildRuns {
    * wait (LAUNCH_HOLD_MILLISECONDS at most): a burst of requests is answered before its runs start.
    */
   #dispatch(): void {
-    if (!this.#accepting) return;
+    if (!this.#accepting || this.#options.storage?.full) return;
     const now = performance.now();
     const inBurst = this.#burstRuns >= BURST_RUNS && now - this.#lastCreated < BURST_GAP_MILLISECONDS;
     if (this.#creating > 0 || inBurst) {

@@ -4,6 +4,7 @@ import type { Logger } from "../logging/logger.js";
 import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import type { RunRecord } from "./run-record.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "./run-status.js";
@@ -13,6 +14,11 @@ import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-
 export interface RunStoreOptions {
   dataDirectory: string;
   logger: Logger;
+  /**
+   * Told of writes that fail for lack of space: a record's save then waits for room and is tried
+   * again (its status event waits with it); a new run's line fails, and its caller is refused.
+   */
+  storage?: StorageGate;
 }
 
 /**
@@ -30,13 +36,19 @@ export class RunStore implements RunRecords {
   readonly #index: GroupedAppend;
   readonly #logger: Logger;
   /** Every state is written in turn: each status event finds its own state on disk. */
-  readonly #writes = new LatestFileWrites({ merge: false });
+  readonly #writes: LatestFileWrites;
+  readonly #storage: StorageGate | undefined;
 
   private constructor(options: RunStoreOptions) {
     this.directory = path.join(options.dataDirectory, "runs");
     this.#indexFile = path.join(this.directory, "index.jsonl");
     this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
+    this.#storage = options.storage;
+    this.#writes = new LatestFileWrites({
+      merge: false,
+      ...(options.storage ? { storage: options.storage } : {}),
+    });
   }
 
   /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
@@ -86,7 +98,12 @@ export class RunStore implements RunRecords {
       created_at: record.created_at,
       record,
     };
-    await this.#index.append(JSON.stringify(entry));
+    try {
+      await this.#index.append(JSON.stringify(entry));
+    } catch (error) {
+      this.#storage?.failed(error, this.#indexFile);
+      throw error;
+    }
     this.#records.put(record);
   }
 

@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
 import { writeFileAtomically } from "../runs/atomic-write.js";
 import type { SpareFiles } from "../util/spare-files.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import type { ScheduleStates } from "./schedule-states.js";
 
 const AgentScheduleStateSchema = z.object({
@@ -38,6 +39,7 @@ export class ScheduleState implements ScheduleStates {
   readonly #agents: Map<string, AgentScheduleState>;
   #dirty = false;
   #spares: SpareFiles | undefined;
+  #storage: StorageGate | undefined;
 
   private constructor(file: string, agents: Map<string, AgentScheduleState>) {
     this.#file = file;
@@ -47,10 +49,13 @@ export class ScheduleState implements ScheduleStates {
   /**
    * Reads the file; a missing or unreadable file starts empty (unreadable is logged). With
    * `spares`, its rewrites take their temp file from them (no file created when a fire is recorded).
+   * With `storage`, a rewrite that fails for lack of space is kept for the next flush instead of
+   * throwing.
    */
-  static load(file: string, logger: Logger, spares?: SpareFiles): ScheduleState {
+  static load(file: string, logger: Logger, spares?: SpareFiles, storage?: StorageGate): ScheduleState {
     const state = ScheduleState.#read(file, logger);
     state.#spares = spares;
+    state.#storage = storage;
     return state;
   }
 
@@ -92,16 +97,25 @@ export class ScheduleState implements ScheduleStates {
     if (this.#agents.delete(agentId)) this.#dirty = true;
   }
 
-  /** Writes the file when something changed since the last flush. */
+  /**
+   * Writes the file when something changed since the last flush. On a full store the change stays
+   * unwritten, and the next flush (the next fire) tries again.
+   */
   flush(): void {
     if (!this.#dirty) return;
-    this.#dirty = false;
     const agents = Object.fromEntries(this.#agents);
-    // Rewritten on every fire: kill -9 safe without an fsync each time.
-    writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
-      sync: false,
-      spares: this.#spares,
-    });
+    try {
+      // Rewritten on every fire: kill -9 safe without an fsync each time.
+      writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
+        sync: false,
+        spares: this.#spares,
+      });
+    } catch (error) {
+      if (!this.#storage?.failed(error, this.#file)) throw error;
+      return;
+    }
+    this.#dirty = false;
+    this.#storage?.succeeded();
   }
 
   /** One daemon owns its `data_dir` (the lock): every fire is its own. */

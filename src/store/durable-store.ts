@@ -7,6 +7,7 @@ import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
+import type { StorageState } from "./storage-state.js";
 
 /** What `GET /health` says about the store. */
 export interface StoreHealth {
@@ -41,6 +42,11 @@ export interface DurableStore {
   readonly checkpoints: CheckpointRecords;
   readonly cooldowns: CliCooldownRecords;
   health(): StoreHealth;
+  /**
+   * Whether the store can write: full after a write failed for lack of space (or quota, or a
+   * read-only remount) until a probe finds room again.
+   */
+  readonly storage?: StorageState;
   /**
    * Resolves once every write accepted so far is in the store: an answer that reports a change
    * waits for it. Absent where writes are done before they return (files).

@@ -8,6 +8,8 @@ import { isTerminal } from "../runs/run-status.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";
+import { probeFolder } from "./storage-probe.js";
+import { StorageState } from "./storage-state.js";
 import { COOLDOWNS_FILE_NAME, CliCooldowns } from "../workers/cli/cli-cooldowns.js";
 import type { DurableStore } from "./durable-store.js";
 
@@ -15,22 +17,35 @@ export interface FilesStoreOptions {
   dataDirectory: string;
   logger: Logger;
   now?: () => Date;
+  /** Time between two probes of a full data_dir (config `store.probe_interval`). */
+  probeIntervalMilliseconds?: number;
 }
 
 /**
  * The default store: files in `data_dir` (`runs/`, `events/`, `schedules.json`, `checkpoints/`,
  * `cli-cooldowns.json`). Events are appended before they are published; run records and
  * checkpoints are rewritten off the event loop and served once on disk. One daemon per folder
- * (the data_dir lock).
+ * (the data_dir lock). A write that fails for lack of space makes `storage` full: what could not
+ * be written waits for room (see StorageState), probed in data_dir.
  */
 export function openFilesStore(options: FilesStoreOptions): DurableStore {
   const { dataDirectory, logger } = options;
   // schedules.json is rewritten on the event loop: no file is created there.
   const spares = new SpareFiles(path.join(dataDirectory, "spare"));
-  const runs = RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }) });
+  const storage = new StorageState({
+    probe: () => probeFolder(dataDirectory),
+    root: dataDirectory,
+    logger: logger.child({ module: "store" }),
+    ...(options.probeIntervalMilliseconds === undefined
+      ? {}
+      : { probeIntervalMilliseconds: options.probeIntervalMilliseconds }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const runs = RunStore.open({ dataDirectory, logger: logger.child({ module: "runs" }), storage });
   const checkpoints = new CheckpointStore({
     dataDirectory,
     logger: logger.child({ module: "checkpoints" }),
+    storage,
     ...(options.now ? { now: options.now } : {}),
   });
   const committed = async () => {
@@ -44,7 +59,8 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       logger: logger.child({ module: "events" }),
       runsToCheck: () => runsToCheckOf(runs),
     }),
-    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares),
+    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares, storage),
+    storage,
     checkpoints,
     cooldowns: new CliCooldowns({
       file: path.join(dataDirectory, COOLDOWNS_FILE_NAME),
@@ -59,6 +75,8 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     committed,
     start: () => Promise.resolve(),
     close: async () => {
+      // Writes waiting for room give up now: a stop while full does not wait for space.
+      storage.close();
       await committed();
       runs.close();
       await Promise.all([spares.close(), flushesSettled()]);

@@ -26,6 +26,7 @@ export async function openStore(options: OpenStoreOptions): Promise<DurableStore
   return openFilesStore({
     dataDirectory: config.data_dir,
     logger: options.logger,
+    probeIntervalMilliseconds: config.store.probe_interval,
     ...(options.now ? { now: options.now } : {}),
   });
 }

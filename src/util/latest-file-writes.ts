@@ -1,5 +1,6 @@
 import { rm } from "node:fs/promises";
 import { replaceFile } from "./replace-file.js";
+import type { StorageGate } from "./storage-gate.js";
 
 export interface LatestWriteOptions {
   /** Flush the temp file to the device before the rename (power-loss safe); default true. */
@@ -34,6 +35,11 @@ export interface LatestFileWritesOptions {
    * before it is reported.
    */
   merge?: boolean;
+  /**
+   * Told of every write; a write that fails for lack of space waits for room and is tried again
+   * (its callers wait too: nothing is reported before it is on disk) instead of failing.
+   */
+  storage?: StorageGate;
 }
 
 /**
@@ -48,9 +54,11 @@ export class LatestFileWrites {
   readonly #queues = new Map<string, FileQueue>();
   readonly #settledWaiters = new Set<() => void>();
   readonly #merge: boolean;
+  readonly #storage: StorageGate | undefined;
 
   constructor(options: LatestFileWritesOptions = {}) {
     this.#merge = options.merge ?? true;
+    this.#storage = options.storage;
   }
 
   /** Replaces `file` with `text`; resolves once it (or a newer content) is in place. */
@@ -105,7 +113,7 @@ export class LatestFileWrites {
   async #drain(file: string, first: QueuedChange): Promise<void> {
     for (let queued: QueuedChange | undefined = first; queued;) {
       try {
-        await apply(file, queued.change);
+        await this.#applyWhenRoom(file, queued.change);
         for (const waiter of queued.waiters) waiter.resolve();
       } catch (error) {
         for (const waiter of queued.waiters) waiter.reject(error);
@@ -118,6 +126,21 @@ export class LatestFileWrites {
     if (this.#queues.size === 0) {
       for (const resolve of [...this.#settledWaiters]) resolve();
       this.#settledWaiters.clear();
+    }
+  }
+
+  /** Applies the change; one that fails for lack of space is tried again once the store has room. */
+  async #applyWhenRoom(file: string, change: Change): Promise<void> {
+    for (;;) {
+      try {
+        await apply(file, change);
+        this.#storage?.succeeded();
+        return;
+      } catch (error) {
+        if (!this.#storage?.failed(error, file)) throw error;
+        // Rejects when the store closes while still full: the write is given up then.
+        await this.#storage.whenWritable().catch(() => Promise.reject(error));
+      }
     }
   }
 }

@@ -7,6 +7,7 @@ import { AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
+import { createWhileStorageHasRoom } from "../storage-admission.js";
 import { AgentDetailSchema, AgentListSchema, RunStartedSchema } from "../response-schemas.js";
 
 /** GET /agents, GET /agents/:id, POST /agents/:id/runs. */
@@ -75,12 +76,14 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         ...documented({
           operationId: "startRun",
           success: { status: 202, description: "The run is queued", schema: RunStartedSchema },
-          errors: [400, 404, 409, 415],
+          errors: [400, 404, 409, 415, 507],
         }),
       },
     },
     async (request, reply) => {
-      const record = await services.runs.start(request.params.id, request.body?.task);
+      const record = await createWhileStorageHasRoom(services.storage, () =>
+        services.runs.start(request.params.id, request.body?.task),
+      );
       return reply.status(202).send({ run: record.id, status: record.status });
     },
   );

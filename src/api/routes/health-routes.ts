@@ -10,7 +10,7 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
     {
       config: { public: true },
       schema: {
-        summary: "Liveness, version and uptime (no token needed)",
+        summary: "Liveness, version and uptime, degraded with its reasons (no token needed)",
         ...documented({
           operationId: "getHealth",
           success: { status: 200, description: "The daemon is up", schema: HealthSchema },
@@ -19,9 +19,12 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
     },
     async () => {
       const store = services.health.store?.();
-      const storeStatus = store?.connected === false ? "store_unavailable" : "ok";
+      const reasons = services.storage?.healthReasons() ?? [];
+      const storeStatus =
+        store?.connected === false ? "store_unavailable" : reasons.length > 0 ? "degraded" : "ok";
       return {
         status: shutdownSignal.aborted ? "shutting_down" : storeStatus,
+        reasons,
         version: services.health.version,
         uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
         ...(store ? { store } : {}),

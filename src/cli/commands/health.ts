@@ -14,7 +14,11 @@ const DAEMON_TIMEOUT_MILLISECONDS = 5_000;
 /** How long the sandboxed `true` may take (bubblewrap starts in well under a second). */
 const SANDBOX_TIMEOUT_MILLISECONDS = 15_000;
 
-const HealthReplySchema = z.object({ status: z.string(), version: z.string() });
+const HealthReplySchema = z.object({
+  status: z.string(),
+  version: z.string(),
+  reasons: z.array(z.object({ message: z.string() })).optional(),
+});
 
 /** One check's outcome, as printed and as `--json` gives it. */
 interface CheckResult {
@@ -57,7 +61,8 @@ async function checkDaemon(
       HealthReplySchema,
       AbortSignal.timeout(DAEMON_TIMEOUT_MILLISECONDS),
     );
-    const detail = `${client.baseUrl}/health: ${health.status} (version ${health.version})`;
+    const why = (health.reasons ?? []).map((reason) => `: ${reason.message}`).join("");
+    const detail = `${client.baseUrl}/health: ${health.status} (version ${health.version})${why}`;
     return { ok: health.status === "ok", detail };
   } catch (error) {
     return { ok: false, detail: toAgentdError(error).describe() };

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
 import { isConnectionError } from "./connection-error.js";
+import { spaceFailureOf } from "../../util/storage-gate.js";
 import { type RefusedRunWrite, writeBatch } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
 
@@ -182,7 +183,9 @@ export class PostgresWriter {
       } catch (error) {
         attempts += 1;
         const message = error instanceof Error ? error.message : String(error);
-        if (!isConnectionError(error) && attempts >= ATTEMPTS_FOR_REJECTED_BATCH) {
+        // A full disk or a read-only database (53100, 25006) is waited out like a lost connection.
+        const waitable = isConnectionError(error) || spaceFailureOf(error) !== undefined;
+        if (!waitable && attempts >= ATTEMPTS_FOR_REJECTED_BATCH) {
           this.#options.logger.error(
             { err: error, operations: batch.length },
             "PostgreSQL rejected a batch of changes; dropped",

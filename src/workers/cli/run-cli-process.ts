@@ -109,7 +109,7 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
     pauseSignals = pauseSignals.then(() => tree?.signal(paused ? "SIGSTOP" : "SIGCONT"));
   };
   const stopListening = control.onPauseChange(onPauseChange);
-  if (control.paused) onPauseChange(true);
+  if (control.halted) onPauseChange(true);
   subprocess.on("exit", () => void endTree());
 
   const stdout = new LineSplitter((line) => {
