@@ -4,7 +4,7 @@ import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { RunRecord } from "../runs/run-record.js";
 import { isTerminal } from "../runs/run-status.js";
-import type { SharedRunQueue } from "../runs/shared-run-queue.js";
+import type { SharedRunQueue } from "../runs/queue/shared-run-queue.js";
 import type { ClusterMembership } from "../store/cluster-membership.js";
 
 /**

@@ -21,7 +21,7 @@ import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import type { ClusterNodeInfo } from "../store/cluster-membership.js";
 import type { DurableStore } from "../store/durable-store.js";
-import { takeOverRuns } from "../runs/take-over-runs.js";
+import { takeOverRuns } from "../runs/takeover/take-over-runs.js";
 import { applyControl, clusterRuns } from "./cluster-runs.js";
 import { ClusterPending, applyAnswer, clusterApprovals, clusterQuestions } from "./cluster-answers.js";
 import { agentLookupFrom } from "./agent-lookup.js";

@@ -7,7 +7,7 @@ import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
 import type { Checkpoint } from "../checkpoints/checkpoint.js";
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
-import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
+import type { ChildRunRequest, ChildRuns } from "./children/child-runs.js";
 import { runReasonOf } from "./abort-ending.js";
 import { RunControl } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
@@ -27,10 +27,10 @@ import {
 } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunRecords } from "./run-records.js";
-import { crashedRecord, recoverInterruptedRuns } from "./recover-runs.js";
+import { crashedRecord, recoverInterruptedRuns } from "./resume/recover-runs.js";
 import { OrderedPublications } from "./ordered-publications.js";
 import { PacedJobs } from "../util/paced-jobs.js";
-import type { ClaimedRun, SharedRunQueue } from "./shared-run-queue.js";
+import type { ClaimedRun, SharedRunQueue } from "./queue/shared-run-queue.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;

@@ -3,7 +3,7 @@ import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
 import type { RunRecords } from "../runs/run-records.js";
-import type { SharedRunQueue } from "../runs/shared-run-queue.js";
+import type { SharedRunQueue } from "../runs/queue/shared-run-queue.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
