@@ -10,6 +10,7 @@ import { DataDirectoryLock, type LockHolder } from "../locks/data-directory-lock
 import { createLogger, type Logger } from "../logging/logger.js";
 import { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
+import { ClusterRunQueue } from "../runs/queue/cluster-run-queue.js";
 import { RunManager } from "../runs/run-manager.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { DurableStore } from "../store/durable-store.js";
@@ -267,6 +268,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
+  const sharedQueue = options.shareQueue === true ? store.queue : undefined;
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
@@ -293,7 +295,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
     recover: store.cluster === undefined,
-    sharedQueue: options.shareQueue === true ? store.queue : undefined,
+    runQueue: sharedQueue ? (life) => new ClusterRunQueue(sharedQueue, life) : undefined,
     node: store.cluster?.node,
     logger: logger.child({ module: "runs" }),
     now,
