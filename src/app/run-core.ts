@@ -3,14 +3,13 @@ import { ApprovalBroker } from "../approvals/approval-broker.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
-import { EventBus, type EventHub } from "../events/event-bus.js";
+import type { EventHub } from "../events/event-bus.js";
 import { EventStore } from "../events/event-store.js";
 import { ModelClient, type ModelProvider } from "../llm/model-client.js";
 import { DataDirectoryLock, type LockHolder } from "../locks/data-directory-lock.js";
 import { createLogger, type Logger } from "../logging/logger.js";
 import { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
-import { ClusterRunQueue } from "../runs/queue/cluster-run-queue.js";
 import { RunManager } from "../runs/run-manager.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { DurableStore } from "../store/durable-store.js";
@@ -51,8 +50,8 @@ export interface RunCoreOptions {
    */
   requeueQueuedRuns: boolean;
   /**
-   * Runs started here go through the cluster's queue when the store has one (the daemon); without
-   * it (`agentd run`) the run stays in this process.
+   * Runs started here go through the store's run queue (the daemon: on PostgreSQL the cluster's);
+   * without it (`agentd run`) the run stays in this process.
    */
   shareQueue?: boolean | undefined;
   /** Swapped in by tests and benchmarks: the LLM endpoint, every tool call, the worker per definition. */
@@ -118,7 +117,7 @@ export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
   /** Which agents runs may be started for; default: the valid, enabled ones of the definitions. */
   agents?: ((definitions: Definitions) => AgentLookup) | undefined;
   requeueQueuedRuns: boolean;
-  /** Runs go through the cluster's queue when the store has one (the daemon; see RunCoreOptions). */
+  /** Runs go through the store's run queue (the daemon; see RunCoreOptions). */
   shareQueue?: boolean | undefined;
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
@@ -227,9 +226,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
   const { store } = options;
-  const bus: EventHub =
-    store.createBus?.({ now, redact: redactor.redactEvent }) ??
-    new EventBus({ now, redact: redactor.redactEvent });
+  const bus: EventHub = store.createBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({
     dataDirectory: config.data_dir,
     bufferSize: config.events.buffer_size,
@@ -268,7 +265,6 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
-  const sharedQueue = options.shareQueue === true ? store.queue : undefined;
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
@@ -294,9 +290,9 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
-    recover: store.cluster === undefined,
-    runQueue: sharedQueue ? (life) => new ClusterRunQueue(sharedQueue, life) : undefined,
-    node: store.cluster?.node,
+    recover: store.cluster.ownsEveryRun,
+    runQueue: options.shareQueue === true ? (life) => store.runQueue(life) : undefined,
+    node: store.cluster.node,
     logger: logger.child({ module: "runs" }),
     now,
   });

@@ -1,13 +1,16 @@
 import path from "node:path";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
+import { EventBus } from "../events/event-bus.js";
 import { FileEventLog } from "../events/file-event-log.js";
 import type { Logger } from "../logging/logger.js";
+import { localRunQueue } from "../runs/queue/local-run-queue.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";
 import { COOLDOWNS_FILE_NAME, CliCooldowns } from "../workers/cli/cli-cooldowns.js";
 import type { DurableStore } from "./durable-store.js";
+import { singleNodeMembership } from "./single-node-membership.js";
 
 export interface FilesStoreOptions {
   dataDirectory: string;
@@ -51,6 +54,9 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       pending_writes: runs.pendingWrites + checkpoints.pendingWrites,
     }),
     committed,
+    createBus: (busOptions) => new EventBus(busOptions),
+    cluster: singleNodeMembership(),
+    runQueue: localRunQueue,
     start: () => Promise.resolve(),
     close: async () => {
       await committed();

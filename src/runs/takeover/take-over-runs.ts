@@ -43,3 +43,18 @@ export async function takeOverRuns(node: string, records: RunRecord[], parts: Ta
     }
   }
 }
+
+/**
+ * Everything this node does when runs change hands in a cluster, as the membership's handlers:
+ * a dead node's runs come here (takeOverRuns); runs this node lost (its lease expired, or another
+ * node holds them now) are let go without a record (RunManager.relinquish: relinquish-runs.ts).
+ */
+export function takeOverHandlers(parts: TakeOverParts): {
+  deadNodeRuns: (node: string, records: RunRecord[]) => void;
+  runsLost: (ids: string[] | "all", why: string) => void;
+} {
+  return {
+    deadNodeRuns: (node, records) => void takeOverRuns(node, records, parts),
+    runsLost: (ids, why) => void parts.runs.relinquish(ids, why),
+  };
+}
