@@ -167,8 +167,13 @@ function answeredOtherwise(event: AgentEvent, id: string): AgentdError {
   });
 }
 
-function nodeOfRun(cluster: ClusterMembership, run: string, what: string, id: string): string {
+/**
+ * The node another node's pending request is to be answered on; undefined when it is this node's
+ * (always, for a daemon alone on its store). NOT_FOUND when no node holds its run.
+ */
+function remoteNodeOf(cluster: ClusterMembership, run: string, what: string, id: string): string | undefined {
   const node = cluster.nodeOf(run);
+  if (node === cluster.node) return undefined;
   if (node === undefined)
     throw new AgentdError(
       what === "approval" ? "APPROVAL_NOT_FOUND" : "QUESTION_NOT_FOUND",
@@ -198,8 +203,8 @@ export function clusterApprovals(
     },
     decide: (id, decision, options = {}) => {
       const remote = pending.approval(id);
-      const node = remote === undefined ? cluster.node : nodeOfRun(cluster, remote.run, "approval", id);
-      if (remote === undefined || node === cluster.node) return local.decide(id, decision, options);
+      const node = remote === undefined ? undefined : remoteNodeOf(cluster, remote.run, "approval", id);
+      if (remote === undefined || node === undefined) return local.decide(id, decision, options);
       const scope = options.scope ?? "once";
       return deliver(cluster, pending, {
         node,
@@ -235,8 +240,8 @@ export function clusterQuestions(
     },
     answer: (id, answer, options = {}) => {
       const remote = pending.question(id);
-      const node = remote === undefined ? cluster.node : nodeOfRun(cluster, remote.run, "question", id);
-      if (remote === undefined || node === cluster.node) return local.answer(id, answer, options);
+      const node = remote === undefined ? undefined : remoteNodeOf(cluster, remote.run, "question", id);
+      if (remote === undefined || node === undefined) return local.answer(id, answer, options);
       const text = canonicalAnswer(answer, remote.choices);
       return deliver(cluster, pending, {
         node,

@@ -4,26 +4,19 @@ import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { RunRecord } from "../runs/run-record.js";
 import { isTerminal } from "../runs/run-status.js";
-import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ClusterMembership } from "../store/cluster-membership.js";
 
 /**
  * The runs as the API serves them on a node of a cluster: stop, pause and resume of a run in
  * flight on another node are sent to that node, and a stop of a run still in the cluster's queue
  * takes it out of the queue (the answer is the record as this node knows it; the `status` event
- * follows); everything else is this node's run manager.
+ * follows); everything else is this node's run manager (all of it, on a cluster of one).
  */
-export function clusterRuns(
-  runs: RunManager,
-  cluster: ClusterMembership,
-  logger: Logger,
-  queue?: SharedRunQueue,
-  committed: () => Promise<void> = () => Promise.resolve(),
-): RunsService {
+export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger: Logger): RunsService {
   /** A run still in the cluster's queue: taken out before a node claims it, or stopped where it went. */
   const stopQueued = (record: RunRecord): RunRecord => {
-    queue
-      ?.withdraw(record.id)
+    cluster
+      .withdraw(record.id)
       .then(async (withdrawal) => {
         if (withdrawal.withdrawn) runs.stopWithdrawn(record);
         else if (withdrawal.node === cluster.node) await runs.stop(record.id);
@@ -36,12 +29,12 @@ export function clusterRuns(
   };
   const reported = async (acted: RunRecord | Promise<RunRecord>): Promise<RunRecord> => {
     const record = await acted;
-    await committed();
+    await cluster.synced();
     return record;
   };
   const act = (id: string, action: RunAction): RunRecord | Promise<RunRecord> => {
     const record = runs.get(id);
-    if (queue && record?.status === "queued" && !runs.isHere(id)) {
+    if (record?.status === "queued" && !runs.isHere(id)) {
       if (action === "stop") return stopQueued(record);
       throw new AgentdError("CONFLICT", `cannot ${action} run ${id}: it is queued`, {
         hint: "a queued run has not started; stop it instead",

@@ -19,9 +19,9 @@ import { agentSandboxView } from "../sandbox/sandbox-view.js";
 import { unsandboxedAgentIds, unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
-import type { ClusterNodeInfo } from "../store/cluster-membership.js";
+import type { ClusterMembership, ClusterNodeInfo } from "../store/cluster-membership.js";
 import type { DurableStore } from "../store/durable-store.js";
-import { takeOverRuns } from "../runs/take-over-runs.js";
+import { takeOverHandlers } from "../runs/takeover/take-over-runs.js";
 import { applyControl, clusterRuns } from "./cluster-runs.js";
 import { ClusterPending, applyAnswer, clusterApprovals, clusterQuestions } from "./cluster-answers.js";
 import { agentLookupFrom } from "./agent-lookup.js";
@@ -149,25 +149,16 @@ async function serveDaemon(
   const { overrides = {}, startedAt, token } = options;
   const { config, logger, store, lock, definitions } = core;
   const { bus, events, runs, approvals, questions, sandbox, model, secretLearner, shutdownController } = core;
-  if (store.cluster) {
-    const cluster = store.cluster;
-    const runsLogger = logger.child({ module: "runs" });
-    const agents = agentLookupFrom(() => definitions.snapshot());
-    cluster.handle({
-      control: (message) =>
-        message.action === "decide" || message.action === "answer"
-          ? applyAnswer(message, { approvals, questions }, runsLogger)
-          : applyControl(runs, message, runsLogger),
-      deadNodeRuns: (node, records) =>
-        void takeOverRuns(node, records, {
-          runs,
-          agents,
-          logger: runsLogger,
-        }),
-      runsLost: (ids, why) => void runs.relinquish(ids, why),
-    });
-  }
-  const stopRunLog = logRunLifecycle(bus, runs, logger.child({ module: "runs" }));
+  const runsLogger = logger.child({ module: "runs" });
+  // What the other nodes send, and runs changing hands (a cluster of one sends and hands nothing).
+  store.cluster.handle({
+    control: (message) =>
+      message.action === "decide" || message.action === "answer"
+        ? applyAnswer(message, { approvals, questions }, runsLogger)
+        : applyControl(runs, message, runsLogger),
+    ...takeOverHandlers({ runs, agents: agentLookupFrom(() => definitions.snapshot()), logger: runsLogger }),
+  });
+  const stopRunLog = logRunLifecycle(bus, runs, runsLogger);
   if (runs.requeued.length > 0) {
     logger.info({ runs: runs.requeued.length }, "runs still queued before the restart were queued again");
   }
@@ -199,8 +190,8 @@ async function serveDaemon(
     warnUnsandboxed(servingDefinitions());
   });
 
-  // On a cluster: the other nodes' approvals and questions too, answered where their run is.
-  const clusterPending = store.cluster ? new ClusterPending(bus) : undefined;
+  // The other nodes' approvals and questions too, answered where their run is.
+  const clusterPending = new ClusterPending(bus);
   const services: ApiServices = {
     agents: createAgentsView({
       directory: config.agents_dir,
@@ -209,27 +200,16 @@ async function serveDaemon(
       lastRun: (agentId) => runs.lastRun(agentId),
       sandboxView: (definition) => agentSandboxView(sandbox, definition),
     }),
-    runs: store.cluster
-      ? clusterRuns(runs, store.cluster, logger.child({ module: "runs" }), store.queue, () =>
-          store.committed ? store.committed() : Promise.resolve(),
-        )
-      : runs,
+    runs: clusterRuns(runs, store.cluster, runsLogger),
     events,
-    approvals:
-      overrides.approvals ??
-      (store.cluster && clusterPending
-        ? clusterApprovals(approvals, clusterPending, store.cluster)
-        : approvals),
-    questions:
-      store.cluster && clusterPending
-        ? clusterQuestions(questions, clusterPending, store.cluster)
-        : questions,
+    approvals: overrides.approvals ?? clusterApprovals(approvals, clusterPending, store.cluster),
+    questions: clusterQuestions(questions, clusterPending, store.cluster),
     health: {
       version: options.version,
       startedAt,
       store: () => store.health(),
       unsandboxedAgents: () => unsandboxedAgentIds(servingDefinitions()),
-      ...(store.cluster ? { node: store.cluster.node } : {}),
+      node: store.cluster.node,
     },
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
@@ -246,7 +226,7 @@ async function serveDaemon(
     });
     stopFollowing();
     stopRunLog();
-    clusterPending?.close();
+    clusterPending.close();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
   let server: RunningApiServer;
@@ -266,9 +246,7 @@ async function serveDaemon(
     throw error;
   }
   lock.update({ url: server.url });
-  const cluster = store.cluster
-    ? { node: store.cluster.node, nodes: await announceNode(store, server.url, logger) }
-    : undefined;
+  const cluster = await announceNode(store.cluster, server.url, logger);
 
   let shuttingDown: Promise<void> | undefined;
   const shutdown = async () => {
@@ -296,13 +274,22 @@ async function serveDaemon(
   };
 }
 
-/** Publishes this node's URL in the cluster's node list; returns the nodes (empty if the query fails). */
-async function announceNode(store: DurableStore, url: string, logger: Logger): Promise<ClusterNodeInfo[]> {
+/**
+ * Publishes this node's URL in the cluster's node list; returns this node and the nodes (none if
+ * the query fails), or undefined for a daemon alone on its store.
+ */
+async function announceNode(
+  cluster: ClusterMembership,
+  url: string,
+  logger: Logger,
+): Promise<Daemon["cluster"]> {
+  const { node } = cluster;
+  if (node === undefined) return undefined;
   try {
-    await store.cluster?.announce(url);
-    return (await store.cluster?.nodes()) ?? [];
+    await cluster.announce(url);
+    return { node, nodes: await cluster.nodes() };
   } catch (error) {
     logger.warn({ err: error }, "could not list the cluster's nodes");
-    return [];
+    return { node, nodes: [] };
   }
 }

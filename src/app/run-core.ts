@@ -51,8 +51,8 @@ export interface RunCoreOptions {
    */
   requeueQueuedRuns: boolean;
   /**
-   * Runs started here go through the cluster's queue when the store has one (the daemon); without
-   * it (`agentd run`) the run stays in this process.
+   * Runs started here go through the store's run queue (the daemon: on PostgreSQL the cluster's);
+   * without it (`agentd run`) the run stays in this process.
    */
   shareQueue?: boolean | undefined;
   /** Swapped in by tests and benchmarks: the LLM endpoint, every tool call, the worker per definition. */
@@ -118,7 +118,7 @@ export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
   /** Which agents runs may be started for; default: the valid, enabled ones of the definitions. */
   agents?: ((definitions: Definitions) => AgentLookup) | undefined;
   requeueQueuedRuns: boolean;
-  /** Runs go through the cluster's queue when the store has one (the daemon; see RunCoreOptions). */
+  /** Runs go through the store's run queue (the daemon; see RunCoreOptions). */
   shareQueue?: boolean | undefined;
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
@@ -229,9 +229,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
   const { store } = options;
-  const bus: EventHub =
-    store.createBus?.({ now, redact: redactor.redactEvent }) ??
-    new EventBus({ now, redact: redactor.redactEvent });
+  const bus: EventHub = store.createBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({
     dataDirectory: config.data_dir,
     bufferSize: config.events.buffer_size,
@@ -300,9 +298,9 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
-    recover: store.cluster === undefined,
-    sharedQueue: options.shareQueue === true ? store.queue : undefined,
-    node: store.cluster?.node,
+    recover: store.cluster.ownsEveryRun,
+    runQueue: options.shareQueue === true ? (life) => store.runQueue(life) : undefined,
+    node: store.cluster.node,
     logger: logger.child({ module: "runs" }),
     now,
   });

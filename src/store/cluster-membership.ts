@@ -1,3 +1,4 @@
+import type { Withdrawal } from "../runs/queue/shared-run-queue.js";
 import type { RunRecord } from "../runs/run-record.js";
 
 /** One daemon of a cluster sharing a PostgreSQL store. */
@@ -36,9 +37,19 @@ export interface ClusterHandlers {
   runsLost: (runs: string[] | "all", why: string) => void;
 }
 
-/** This daemon as a node of the cluster: who it is, who else is there, and messages between them. */
+/**
+ * This daemon as a node of the cluster: who it is, who else is there, and messages between them.
+ * A daemon alone on its store (files) is a cluster of one (single-node-membership.ts): nobody else
+ * to tell, to ask or to take runs from.
+ */
 export interface ClusterMembership {
-  readonly node: string;
+  /** This node's id; undefined for a daemon alone on its store (its runs and /health name no node). */
+  readonly node: string | undefined;
+  /**
+   * Whether every unfinished run found at start is this node's to recover (a daemon alone on its
+   * store); in a cluster they are the other nodes', which the lease watch hands over if they die.
+   */
+  readonly ownsEveryRun: boolean;
   nodes(): Promise<ClusterNodeInfo[]>;
   /** Publishes this node's API URL in the node list. */
   announce(url: string): Promise<void>;
@@ -49,6 +60,10 @@ export interface ClusterMembership {
    * node reads it from its change feed); rejects with STORE_UNAVAILABLE while the store is away.
    */
   sendControl(message: RunControlMessage): Promise<void>;
+  /** Takes a run still in the cluster's queue out before any node claims it (a stop). */
+  withdraw(run: string): Promise<Withdrawal>;
+  /** Resolves once every change this node made so far is where the other nodes read it. */
+  synced(): Promise<void>;
   /** Who handles actions sent to this node, runs taken over from dead nodes, and runs this node lost. */
   handle(handlers: ClusterHandlers): void;
 }

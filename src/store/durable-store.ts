@@ -3,7 +3,8 @@ import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
 import type { RunRecords } from "../runs/run-records.js";
-import type { SharedRunQueue } from "../runs/shared-run-queue.js";
+import type { RunQueue } from "../runs/queue/run-queue.js";
+import type { RunLife } from "../runs/run-life.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
@@ -42,25 +43,25 @@ export interface DurableStore {
   readonly checkpoints: CheckpointRecords;
   readonly cooldowns: CliCooldownRecords;
   health(): StoreHealth;
+  /** Resolves once every write accepted so far is in the store. */
+  committed(): Promise<void>;
   /**
    * Whether the store can write: full after a write failed for lack of space (or quota, or a
    * read-only remount) until a probe finds room again.
    */
   readonly storage?: StorageState;
   /**
-   * Resolves once every write accepted so far is in the store: an answer that reports a change
-   * waits for it. Absent where writes are done before they return (files).
+   * The event bus this store needs: the in-process bus (files), or with PostgreSQL one whose ids
+   * the database gives, so the cluster's events share one sequence per agent.
    */
-  committed?(): Promise<void>;
+  createBus(options: BusOptions): EventHub;
+  /** The cluster this daemon joined: with files, a cluster of one (single-node-membership.ts). */
+  readonly cluster: ClusterMembership;
   /**
-   * The event bus this store needs, or undefined for the in-process bus. With PostgreSQL the
-   * database gives the ids, so the cluster's events share one sequence per agent.
+   * Where the daemon's runs wait for a slot (RunManagerOptions.runQueue): in this process (files),
+   * or the cluster's queue, claimed by any node with a free slot (PostgreSQL).
    */
-  createBus?(options: BusOptions): EventHub;
-  /** The cluster this daemon joined (PostgreSQL only). */
-  readonly cluster?: ClusterMembership;
-  /** The cluster's queue: runs posted to any node, claimed by a node with a free slot (PostgreSQL only). */
-  readonly queue?: SharedRunQueue;
+  runQueue(life: RunLife): RunQueue;
   /** Starts following the other nodes; called once every listener of the bus is subscribed. */
   start(): Promise<void>;
   /** Waits for accepted writes to land (bounded), then lets go of the store. */

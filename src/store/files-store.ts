@@ -1,8 +1,10 @@
 import path from "node:path";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
+import { EventBus } from "../events/event-bus.js";
 import { FileEventLog } from "../events/file-event-log.js";
 import type { RunToCheck } from "../events/load-agent-logs.js";
 import type { Logger } from "../logging/logger.js";
+import { localRunQueue } from "../runs/queue/local-run-queue.js";
 import { RunStore } from "../runs/run-store.js";
 import { isTerminal } from "../runs/run-status.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
@@ -12,6 +14,7 @@ import { probeFolder } from "./storage-probe.js";
 import { StorageState } from "./storage-state.js";
 import { COOLDOWNS_FILE_NAME, CliCooldowns } from "../workers/cli/cli-cooldowns.js";
 import type { DurableStore } from "./durable-store.js";
+import { singleNodeMembership } from "./single-node-membership.js";
 
 export interface FilesStoreOptions {
   dataDirectory: string;
@@ -73,6 +76,9 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       pending_writes: runs.pendingWrites + checkpoints.pendingWrites,
     }),
     committed,
+    createBus: (busOptions) => new EventBus(busOptions),
+    cluster: singleNodeMembership(),
+    runQueue: localRunQueue,
     start: () => Promise.resolve(),
     close: async () => {
       // Writes waiting for room give up now: a stop while full does not wait for space.

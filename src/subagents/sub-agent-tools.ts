@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
-import type { ChildRuns } from "../runs/child-runs.js";
+import type { ChildRuns } from "../runs/children/child-runs.js";
 import type { RunRecord } from "../runs/run-record.js";
 import { defineTool } from "../tools/tool-definition.js";
 import type { ToolDefinition, ToolOutput } from "../tools/tool-definition.js";

@@ -1,6 +1,7 @@
 import pg from "pg";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { ClusterRunQueue } from "../../runs/queue/cluster-run-queue.js";
 import type { Logger } from "../../logging/logger.js";
 import type { ClusterHandlers, ClusterMembership, RunControlMessage } from "../cluster-membership.js";
 import type { DurableStore } from "../durable-store.js";
@@ -128,7 +129,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     node: node.id,
     nodes: () => node.nodes(),
     announce: (url) => node.announce(url),
+    ownsEveryRun: false,
     nodeOf: (run) => runs.nodeOf(run),
+    withdraw: (run) => queue.withdraw(run),
+    synced: () => writer.committed(),
     sendControl: (message: RunControlMessage) =>
       writer.write({ kind: "control", node: message.node, message: JSON.stringify(message) }),
     handle: (given) => {
@@ -143,7 +147,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     checkpoints,
     cooldowns,
     cluster,
-    queue,
+    runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {
       bus = new PostgresEventBus({ writer, ...busOptions });
       return bus;

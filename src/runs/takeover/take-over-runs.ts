@@ -1,7 +1,7 @@
-import type { Logger } from "../logging/logger.js";
-import type { AgentLookup } from "./agent-availability.js";
-import type { RunManager } from "./run-manager.js";
-import type { RunRecord } from "./run-record.js";
+import type { Logger } from "../../logging/logger.js";
+import type { AgentLookup } from "../agent-availability.js";
+import type { RunManager } from "../run-manager.js";
+import type { RunRecord } from "../run-record.js";
 
 export interface TakeOverParts {
   runs: RunManager;
@@ -42,4 +42,19 @@ export async function takeOverRuns(node: string, records: RunRecord[], parts: Ta
       parts.logger.warn({ err: error, run: crashed.id }, "could not resume a run of a dead node");
     }
   }
+}
+
+/**
+ * Everything this node does when runs change hands in a cluster, as the membership's handlers:
+ * a dead node's runs come here (takeOverRuns); runs this node lost (its lease expired, or another
+ * node holds them now) are let go without a record (RunManager.relinquish: relinquish-runs.ts).
+ */
+export function takeOverHandlers(parts: TakeOverParts): {
+  deadNodeRuns: (node: string, records: RunRecord[]) => void;
+  runsLost: (ids: string[] | "all", why: string) => void;
+} {
+  return {
+    deadNodeRuns: (node, records) => void takeOverRuns(node, records, parts),
+    runsLost: (ids, why) => void parts.runs.relinquish(ids, why),
+  };
 }

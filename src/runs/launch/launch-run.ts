@@ -1,0 +1,127 @@
+import type { RunContext, RunOutcome } from "../../workers/worker.js";
+import { unsandboxedRunWarning } from "../../sandbox/unsandboxed-warnings.js";
+import { PacedJobs } from "../../util/paced-jobs.js";
+import { executeRun } from "../execute-run.js";
+import type { LiveRun } from "../live-runs.js";
+import { RunControl } from "../run-control.js";
+import { recordPatchOf } from "../run-outcome.js";
+import type { RunLife } from "../run-life.js";
+import { type Usage, addUsage } from "../run-status.js";
+import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
+
+/**
+ * Starts runs given a slot: each gets its RunControl (stop, pause, timeout, shutdown), its
+ * `running` record, its event log, and then its worker, a few per tick; the worker's outcome ends
+ * the run. While it runs, the worker's status and spending land in its record.
+ */
+export class RunLauncher {
+  readonly #life: RunLife;
+  readonly #workerStarts = new PacedJobs(LAUNCHES_PER_TICK);
+
+  constructor(life: RunLife) {
+    this.#life = life;
+  }
+
+  launch(run: LiveRun): void {
+    const life = this.#life;
+    const { options, recorder } = life;
+    const { definition } = run;
+    const control = new RunControl({
+      parent: run.parentControl?.signal ?? options.shutdownSignal,
+      timeoutMilliseconds: definition.limits.timeout,
+    });
+    run.control = control;
+    life.live.inFlight.add(run.record.agent, 1);
+    // The run's log is created while `running` is written: the worker's events go straight to it.
+    const logOpened = options.runLogs?.open(run.record.id);
+    recorder.transition(
+      run,
+      {
+        status: "running",
+        started_at: life.now().toISOString(),
+        ...(options.node === undefined ? {} : { node: options.node }),
+      },
+      undefined,
+      logOpened,
+    );
+    const context: RunContext = {
+      runId: run.record.id,
+      definition,
+      task: run.record.task,
+      control,
+      // The run's own events keep their place behind a status change still being written.
+      // A run let go (relinquish) publishes nothing more here.
+      events: {
+        publish: (draft) => {
+          if (!life.live.has(run.record.id)) return;
+          recorder.publications.publish(run.record.id, () => options.events.publish(draft));
+        },
+      },
+      setStatus: (status) => {
+        this.#onWorkerStatus(run, status);
+        return recorder.publications.published(run.record.id);
+      },
+      recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
+      ...(options.checkpoints
+        ? { checkpoints: options.checkpoints.forRun(run.record.id, run.resumeFrom) }
+        : {}),
+    };
+    // Loud before anything runs: the first event after `running` says the fence is off.
+    const unsandboxed = unsandboxedRunWarning(definition);
+    if (unsandboxed) {
+      context.events.publish({
+        agent: run.record.agent,
+        run: run.record.id,
+        type: "warning",
+        data: unsandboxed,
+      });
+    }
+    // The worker starts once `running` is on disk (a crash before that finds the run queued, and
+    // nothing of it has run yet), a few per tick however many records land together.
+    void recorder.publications.published(run.record.id).then(() =>
+      this.#workerStarts.add(() =>
+        executeRun(options.workerFor(definition), context, options.logger)
+          .then((outcome) => this.#finish(run, outcome))
+          .catch((error: unknown) =>
+            options.logger.error({ err: error, run: run.record.id }, "could not record the end of a run"),
+          ),
+      ),
+    );
+  }
+
+  #finish(run: LiveRun, outcome: RunOutcome): void {
+    if (!this.#life.live.has(run.record.id)) return;
+    const patch = recordPatchOf(outcome);
+    // A worker that threw reports nothing spent: what the record accrued call by call stays.
+    if (run.record.usage.total_tokens > outcome.usage.total_tokens) {
+      patch.usage = run.record.usage;
+      patch.cost_usd = Math.max(run.record.cost_usd, outcome.cost_usd);
+    }
+    this.#life.end(run, patch, outcome.error?.message);
+  }
+
+  #onWorkerStatus(run: LiveRun, status: "running" | "waiting"): void {
+    run.workerStatus = status;
+    // Waiting for an approval is bounded by the approval's own timeout, not the run's.
+    if (status === "waiting") run.control?.holdClock("waiting");
+    else run.control?.releaseClock("waiting");
+    if (!this.#life.live.has(run.record.id) || run.record.status === "paused" || run.record.status === status)
+      return;
+    this.#life.recorder.transition(run, { status });
+  }
+
+  /** Keeps the usage and cost in the record as they accrue: a crash later does not lose them. */
+  #recordSpending(run: LiveRun, usage: Usage, costUsd: number): void {
+    const { live, options, redact } = this.#life;
+    if (!live.has(run.record.id)) return;
+    const record = redact({
+      ...run.record,
+      usage: addUsage(run.record.usage, usage),
+      cost_usd: run.record.cost_usd + costUsd,
+    });
+    run.record = record;
+    Promise.resolve(options.store.save(record)).catch((error: unknown) =>
+      options.logger.error({ err: error, run: record.id }, "could not write a run's spending"),
+    );
+  }
+}

@@ -1,0 +1,47 @@
+import type { AgentDefinition } from "../../definitions/agent-definition.js";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { RunLife } from "../run-life.js";
+import type { RunRecord, RunTrigger } from "../run-record.js";
+import { EMPTY_USAGE } from "../run-status.js";
+
+/** What a new run is made of: who runs what, why, and under which definition. */
+export interface NewRun {
+  id: string;
+  agent: string;
+  task: string;
+  trigger: RunTrigger;
+  definition: AgentDefinition;
+  createdAt: Date;
+  /** A sub-agent's run: the run that started it. */
+  parentRun?: string;
+}
+
+/** The first record of a run: `queued`, nothing spent (not yet masked: the caller redacts it). */
+export function newRunRecord(run: NewRun): RunRecord {
+  return {
+    id: run.id,
+    agent: run.agent,
+    task: run.task,
+    status: "queued",
+    trigger: run.trigger,
+    ...(run.parentRun === undefined ? {} : { parent_run: run.parentRun }),
+    definition_hash: run.definition.hash,
+    created_at: run.createdAt.toISOString(),
+    usage: EMPTY_USAGE,
+    cost_usd: 0,
+  };
+}
+
+/** A new run's first record, with this node's id source and clock, masked. */
+export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
+  return life.redact(newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() }));
+}
+
+/** A run's record could not be written: nothing was started, and the caller is told why. */
+export function storeFailure(record: RunRecord, error: unknown): AgentdError {
+  if (error instanceof AgentdError) return error;
+  return new AgentdError("STORE_WRITE_FAILED", `could not record the new run of ${record.agent}`, {
+    hint: "check that data_dir is writable and the disk is not full",
+    cause: error,
+  });
+}

@@ -1,0 +1,21 @@
+import { AgentdError } from "../errors/agentd-error.js";
+import type { RunRecord } from "./run-record.js";
+import type { LiveRun } from "./live-runs.js";
+import type { RunLife } from "./run-life.js";
+
+/** An action the run's state does not allow (pause a queued run, resume a completed one…). */
+export function conflict(record: RunRecord, action: string, why: string): AgentdError {
+  return new AgentdError("CONFLICT", `cannot ${action} run ${record.id}: it is ${record.status}`, {
+    hint: why,
+    details: { status: record.status },
+  });
+}
+
+/** The run held here an action is for; NOT_FOUND, or CONFLICT when it has already ended. */
+export function liveRunFor(life: RunLife, id: string, action: string): LiveRun {
+  const live = life.live.get(id);
+  if (live) return live;
+  const record = life.recorder.newest(id);
+  if (!record) throw new AgentdError("NOT_FOUND", `no run "${id}"`, { hint: "GET /runs lists the runs" });
+  throw conflict(record, action, "the run has already ended");
+}
