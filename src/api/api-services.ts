@@ -3,8 +3,8 @@ import type { SandboxView } from "../sandbox/sandbox-view.js";
 import type { StoreHealth } from "../store/durable-store.js";
 import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
-import type { RunReason, RunStatus } from "../runs/run-status.js";
-import type { RunRecord } from "../runs/run-record.js";
+import type { RunReason, RunStatus } from "../run-vocabulary/run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */

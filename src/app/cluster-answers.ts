@@ -3,7 +3,7 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { isTerminal } from "../runs/run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import {
   type AnsweredQuestion,
   type PendingQuestion,

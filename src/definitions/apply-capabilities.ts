@@ -1,4 +1,4 @@
-import type { SandboxSettings } from "../sandbox/sandbox-settings.js";
+import type { SandboxSettings } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter, CapabilityMode } from "./agent-schema.js";
 
 /** Built-in tools that write files or run commands: a `read-only` agent is not offered them. */

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../logging/logger.js";
-import { isTerminal } from "../runs/run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventFeed } from "./event-bus.js";
 import type { EventLog } from "./event-log.js";

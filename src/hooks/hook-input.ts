@@ -1,6 +1,6 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { RunOutcome } from "../workers/worker.js";
-import type { HookPoint } from "./hook-settings.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
+import type { HookPoint } from "../config/hook-settings.js";
 
 /**
  * The JSON document a hook reads on stdin, in the shape of Claude Code's hook input where it fits

@@ -4,13 +4,13 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
-import { withDeadline } from "../runs/abort-ending.js";
+import { withDeadline } from "../run-vocabulary/abort-ending.js";
 import { runShellCommand } from "../tools/builtin/run-shell-command.js";
 import { ensureWorkdir } from "../tools/workdir/confine-path.js";
-import type { RunOutcome } from "../workers/worker.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
 import type { HookInput } from "./hook-input.js";
 import { hookInputBase } from "./hook-input.js";
-import type { HookPoint } from "./hook-settings.js";
+import type { HookPoint } from "../config/hook-settings.js";
 import { HOOK_MESSAGE_BYTES, type HookVerdict, hookVerdict } from "./hook-verdict.js";
 import { type ResolvedHook, hookAppliesTo } from "./resolved-hook.js";
 

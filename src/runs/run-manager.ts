@@ -3,20 +3,21 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
+import type { RunContext, Worker } from "../workers/worker.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
 import type { Checkpoint } from "../checkpoints/checkpoint.js";
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
-import { runReasonOf } from "./abort-ending.js";
-import { RunControl } from "./run-control.js";
+import { runReasonOf } from "../run-vocabulary/abort-ending.js";
+import { RunControl } from "../run-vocabulary/run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
 import { IdleWaiters } from "./idle-waiters.js";
 import { InFlightCounts } from "./in-flight-counts.js";
-import { recordPatchOf, statusForReason } from "./run-outcome.js";
+import { recordPatchOf, statusForReason } from "../run-vocabulary/run-outcome.js";
 import { unsandboxedRunWarning } from "../sandbox/unsandboxed-warnings.js";
-import type { RunRecord, RunTrigger } from "./run-record.js";
+import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import {
   EMPTY_USAGE,
   type RunReason,
@@ -24,7 +25,7 @@ import {
   type Usage,
   addUsage,
   isTerminal,
-} from "./run-status.js";
+} from "../run-vocabulary/run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 import type { RunRecords } from "./run-records.js";
 import { crashedRecord, recoverInterruptedRuns } from "./recover-runs.js";

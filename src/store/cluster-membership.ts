@@ -1,4 +1,4 @@
-import type { RunRecord } from "../runs/run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 
 /** One daemon of a cluster sharing a PostgreSQL store. */
 export interface ClusterNodeInfo {

@@ -8,7 +8,7 @@ import type { HookRunner } from "../hooks/hook-runner.js";
 import { capabilityRefusal } from "./capability-refusal.js";
 import type { Logger } from "../logging/logger.js";
 import { checkPermission, restrictedByPattern } from "../permissions/permission-check.js";
-import type { RunControl } from "../runs/run-control.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";

@@ -15,8 +15,8 @@ import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
 import { createLogger } from "../../src/logging/logger.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
-import { isTerminal } from "../../src/runs/run-status.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
+import { isTerminal } from "../../src/run-vocabulary/run-status.js";
 
 export const logger = createLogger({ level: "silent", pretty: false });
 
