@@ -6,6 +6,7 @@ import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../run-vocabulary/run-status.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
+import type { PendingApproval } from "../approvals/approval-broker.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -105,22 +106,6 @@ export interface RunsService {
   stop(runId: string): RunRecord | Promise<RunRecord>;
   /** Runs waiting for a free slot. */
   queueDepth(): number;
-}
-
-/** A tool call waiting for a user's answer (snake_case on the wire). */
-export interface PendingApproval {
-  id: string;
-  agent: string;
-  run: string;
-  tool: string;
-  /** Arguments with secrets masked. */
-  arguments?: unknown;
-  requested_at?: string;
-  expires_at?: string;
-  /** Why the permission check asked (the matching `ask` rule, or "not listed"). */
-  reason?: string;
-  /** What happens at `expires_at` if no one answers. */
-  on_timeout?: "deny" | "approve";
 }
 
 /** The approval broker: pending `ask` calls and their answers. `decide` throws APPROVAL_NOT_FOUND. */

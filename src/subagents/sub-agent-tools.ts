@@ -6,7 +6,7 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { defineTool } from "../tools/tool-definition.js";
 import type { ToolDefinition, ToolOutput } from "../tools/tool-definition.js";
 import type { ToolSource } from "../tools/tool-catalog.js";
-import { agentIdOfTool, agentToolName } from "./agent-tool-name.js";
+import { agentIdOfTool, agentToolName } from "../tools/agent-tool-name.js";
 
 export interface SubAgentToolsOptions {
   agents: AgentLookup;

@@ -5,10 +5,10 @@ import type {
   AgentDetail,
   AgentsService,
   ApprovalsService,
-  PendingApproval,
   RunListFilter,
   RunsService,
 } from "../../src/api/api-services.js";
+import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
 import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";

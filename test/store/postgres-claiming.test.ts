@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../src/api/api-services.js";
+import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
