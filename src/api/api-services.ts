@@ -5,6 +5,7 @@ import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../run-vocabulary/run-status.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
 
@@ -81,24 +82,13 @@ export interface AgentsService {
   get(id: string): AgentDetail | undefined;
 }
 
-/** Filters of `GET /runs`. */
-export interface RunListFilter {
-  agent?: string | undefined;
-  status?: RunStatus | undefined;
-  parent?: string | undefined;
-  /** Only runs created at or after this time. */
-  since?: Date | undefined;
-  /** At most this many (the newest). */
-  limit?: number | undefined;
-}
-
 /**
  * Runs (the run manager). Failures are AgentdErrors: NOT_FOUND (no such agent or run), CONFLICT
  * (invalid or disabled agent, pause of a finished run), SHUTTING_DOWN.
  */
 export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
-  list(filter: RunListFilter): RunRecord[];
+  list(filter: RunFilter): RunRecord[];
   get(runId: string): RunRecord | undefined;
   /** The record after the action; a promise where the store writes it first (PostgreSQL). */
   pause(runId: string): RunRecord | Promise<RunRecord>;

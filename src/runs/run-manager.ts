@@ -21,7 +21,6 @@ import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import {
   EMPTY_USAGE,
   type RunReason,
-  type RunStatus,
   type Usage,
   addUsage,
   isTerminal,
@@ -32,6 +31,7 @@ import { crashedRecord, recoverInterruptedRuns } from "./recover-runs.js";
 import { OrderedPublications } from "./ordered-publications.js";
 import { PacedJobs } from "../util/paced-jobs.js";
 import type { ClaimedRun, SharedRunQueue } from "./shared-run-queue.js";
+import type { RunFilter } from "./run-filter.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
@@ -95,20 +95,6 @@ export interface RunManagerOptions {
   sharedQueue?: SharedRunQueue | undefined;
   /** This node's id in the cluster, recorded in each run it executes. */
   node?: string | undefined;
-}
-
-/** Filters of `GET /runs`. */
-export interface RunFilter {
-  agent?: string | undefined;
-  status?: RunStatus | undefined;
-  /** Only the sub-agent runs this run started. */
-  parent?: string | undefined;
-  /** Only runs created at or after this time. */
-  since?: Date | undefined;
-  /** Only runs created before this run (a page's cursor: the last run of the page before). */
-  before?: string | undefined;
-  /** At most this many, the newest. */
-  limit?: number | undefined;
 }
 
 /** A run not finished yet: queued, or in flight with its control. */

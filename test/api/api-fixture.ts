@@ -5,10 +5,10 @@ import type {
   AgentDetail,
   AgentsService,
   ApprovalsService,
-  RunListFilter,
   RunsService,
 } from "../../src/api/api-services.js";
 import type { PendingApproval } from "../../src/approvals/approval-broker.js";
+import type { RunFilter } from "../../src/runs/run-filter.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
 import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
@@ -107,7 +107,7 @@ export class InstantRuns implements RunsService {
     Object.assign(record, { status: "completed", usage, cost_usd: 0.25, result: "done", ended_at: now });
     return { ...record, status: "running" };
   }
-  list(filter: RunListFilter) {
+  list(filter: RunFilter) {
     return [...this.records.values()].filter(
       (record) =>
         (filter.agent === undefined || record.agent === filter.agent) &&
