@@ -7,7 +7,7 @@ import { z } from "zod";
 import { packageVersion } from "../util/package-version.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
-import type { DefinitionFileContent } from "./read-definition-file.js";
+import type { DefinitionFileContent } from "../schema/read-definition-file.js";
 import { frontmatterLines } from "./split-frontmatter.js";
 
 const CachedAgentSchema = z.object({
