@@ -51,11 +51,7 @@ export class HookRunner implements ToolHooks {
   }
 
   /** Runs the `after_tool` hooks with the call's result (already masked and capped). */
-  async afterTool(
-    call: HookToolCall,
-    response: HookToolResponse,
-    scope: HookRunScope,
-  ): Promise<void> {
+  async afterTool(call: HookToolCall, response: HookToolResponse, scope: HookRunScope): Promise<void> {
     for (const hook of hooksAt(scope.definition, "after_tool", call.tool)) {
       await this.#run(hook, scope, call, {
         ...hookInputBase("after_tool", scope.runId, scope.definition),
