@@ -27,6 +27,11 @@ export default typescript.config(
     languageOptions: { globals: { process: "readonly", console: "readonly", AbortController: "readonly" } },
   },
   {
+    // dependency-cruiser reads its config as CommonJS.
+    files: [".dependency-cruiser.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { module: "writable" } },
+  },
+  {
     // The bin is CommonJS (bin/package.json), so `agentd run` starts without the ES module loader.
     files: ["bin/**/*.js"],
     languageOptions: { sourceType: "commonjs", globals: { require: "readonly", __dirname: "readonly" } },

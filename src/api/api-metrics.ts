@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import type { AgentEvent } from "../events/agent-event.js";
-import { isTerminal, type RunStatus } from "../runs/run-status.js";
+import { isTerminal, type RunStatus } from "../run-vocabulary/run-status.js";
 import type { ApiServices } from "./api-services.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 

@@ -4,9 +4,11 @@ import type { StoreHealth } from "../store/durable-store.js";
 import type { StorageStatus } from "../store/storage-state.js";
 import type { EventStore } from "../events/event-store.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
-import type { RunReason, RunStatus } from "../runs/run-status.js";
-import type { RunRecord } from "../runs/run-record.js";
+import type { RunReason, RunStatus } from "../run-vocabulary/run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
+import type { PendingApproval } from "../approvals/approval-broker.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -81,24 +83,13 @@ export interface AgentsService {
   get(id: string): AgentDetail | undefined;
 }
 
-/** Filters of `GET /runs`. */
-export interface RunListFilter {
-  agent?: string | undefined;
-  status?: RunStatus | undefined;
-  parent?: string | undefined;
-  /** Only runs created at or after this time. */
-  since?: Date | undefined;
-  /** At most this many (the newest). */
-  limit?: number | undefined;
-}
-
 /**
  * Runs (the run manager). Failures are AgentdErrors: NOT_FOUND (no such agent or run), CONFLICT
  * (invalid or disabled agent, pause of a finished run), SHUTTING_DOWN.
  */
 export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
-  list(filter: RunListFilter): RunRecord[];
+  list(filter: RunFilter): RunRecord[];
   get(runId: string): RunRecord | undefined;
   /** The record after the action; a promise where the store writes it first (PostgreSQL). */
   pause(runId: string): RunRecord | Promise<RunRecord>;
@@ -106,22 +97,6 @@ export interface RunsService {
   stop(runId: string): RunRecord | Promise<RunRecord>;
   /** Runs waiting for a free slot. */
   queueDepth(): number;
-}
-
-/** A tool call waiting for a user's answer (snake_case on the wire). */
-export interface PendingApproval {
-  id: string;
-  agent: string;
-  run: string;
-  tool: string;
-  /** Arguments with secrets masked. */
-  arguments?: unknown;
-  requested_at?: string;
-  expires_at?: string;
-  /** Why the permission check asked (the matching `ask` rule, or "not listed"). */
-  reason?: string;
-  /** What happens at `expires_at` if no one answers. */
-  on_timeout?: "deny" | "approve";
 }
 
 /** The approval broker: pending `ask` calls and their answers. `decide` throws APPROVAL_NOT_FOUND. */

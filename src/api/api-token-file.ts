@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
-import { writeFileAtomically } from "../runs/atomic-write.js";
+import { replaceFileSync } from "../util/replace-file.js";
 
 /** `<data_dir>/api.token`: the API token generated when `server.token` is not set. */
 export function apiTokenFile(dataDirectory: string): string {
@@ -54,7 +54,7 @@ export function resolveApiToken(config: Config): ApiTokenSource | undefined {
     return { token: existing, file };
   }
   const token = randomBytes(32).toString("base64url");
-  writeFileAtomically(file, `${token}\n`);
+  replaceFileSync(file, `${token}\n`);
   return { token, file };
 }
 

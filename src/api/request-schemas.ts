@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RunStatusSchema } from "../runs/run-status.js";
+import { RunStatusSchema } from "../run-vocabulary/run-status.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
 export const LONG_POLL_CAP_SECONDS = 60;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { RunRecordObjectSchema } from "../runs/run-record-schema.js";
-import { RunReasonSchema, RunStatusSchema } from "../runs/run-status.js";
+import { RunReasonSchema, RunStatusSchema } from "../run-vocabulary/run-status.js";
 
 /**
  * What the API answers, as zod schemas: the OpenAPI document's response schemas are made from

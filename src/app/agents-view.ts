@@ -1,8 +1,8 @@
 import type { AgentDetail, AgentSummary, AgentsService, ResolvedHookView } from "../api/api-services.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { AgentStatus, DefinitionSnapshot } from "../definitions/definition-snapshot.js";
-import { HOOK_POINTS, type HookPoint } from "../hooks/hook-settings.js";
-import type { RunRecord } from "../runs/run-record.js";
+import { HOOK_POINTS, type HookPoint } from "../config/hook-settings.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import { isUnsandboxed } from "../sandbox/unsandboxed-warnings.js";
 

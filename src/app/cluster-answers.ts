@@ -1,9 +1,10 @@
-import type { ApprovalsService, PendingApproval, QuestionsService } from "../api/api-services.js";
+import type { ApprovalsService, QuestionsService } from "../api/api-services.js";
+import type { PendingApproval } from "../approvals/approval-broker.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import { isTerminal } from "../runs/run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import {
   type AnsweredQuestion,
   type PendingQuestion,

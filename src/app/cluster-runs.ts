@@ -2,8 +2,8 @@ import type { RunsService } from "../api/api-services.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
-import type { RunRecord } from "../runs/run-record.js";
-import { isTerminal } from "../runs/run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { ClusterMembership } from "../store/cluster-membership.js";
 
 /**

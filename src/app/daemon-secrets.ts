@@ -6,7 +6,7 @@ import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import type { Worker } from "../workers/worker.js";
 import type { Logger } from "../logging/logger.js";
-import { learnVaultSecrets } from "../secrets/learn-vault-secrets.js";
+import { learnVaultSecrets } from "../vault/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
 import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";

@@ -1,5 +1,5 @@
 import type { Logger } from "../logging/logger.js";
-import { RunAbort } from "../runs/run-control.js";
+import { RunAbort } from "../run-vocabulary/run-control.js";
 import type { RunManager } from "../runs/run-manager.js";
 import type { Scheduler } from "../scheduler/scheduler.js";
 

@@ -15,7 +15,7 @@ import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { DurableStore } from "../store/durable-store.js";
 import { openStore } from "../store/open-store.js";
 import { SubAgentTools } from "../subagents/sub-agent-tools.js";
-import { createToolExecutor } from "../tools/create-tool-executor.js";
+import { createToolExecutor } from "./create-tool-executor.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";

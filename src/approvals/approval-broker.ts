@@ -1,5 +1,4 @@
 import { randomBytes } from "node:crypto";
-import type { ApprovalsService, PendingApproval } from "../api/api-services.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventDataByType } from "../events/agent-event.js";
 import type { ApprovalAnswer, ApprovalGate, ApprovalRequest } from "./approval-gate.js";
@@ -11,6 +10,22 @@ export interface DecideOptions {
   scope?: "once" | "run";
   /** Who answered, the event's `by`: "api" (default), "tty". The broker itself uses "timeout", "stop". */
   by?: string;
+}
+
+/** A tool call waiting for a user's answer (snake_case on the wire). */
+export interface PendingApproval {
+  id: string;
+  agent: string;
+  run: string;
+  tool: string;
+  /** Arguments with secrets masked. */
+  arguments?: unknown;
+  requested_at?: string;
+  expires_at?: string;
+  /** Why the permission check asked (the matching `ask` rule, or "not listed"). */
+  reason?: string;
+  /** What happens at `expires_at` if no one answers. */
+  on_timeout?: "deny" | "approve";
 }
 
 /** A pending approval as the broker hands it to a listener (a TTY prompt): with the reason. */
@@ -48,7 +63,7 @@ interface Pending {
  *   with the run's abort reason.
  * Timers never keep the process alive and are cleared as soon as a request is answered.
  */
-export class ApprovalBroker implements ApprovalGate, ApprovalsService {
+export class ApprovalBroker implements ApprovalGate {
   readonly #pending = new PendingAnswers<Pending, ApprovalAnswer>();
   readonly #listeners = new Set<(approval: RequestedApproval) => void>();
   readonly #now: () => Date;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ChatMessage } from "../llm/chat-message.js";
-import type { Usage } from "../runs/run-status.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 
 const ToolCallSchema = z.object({
   id: z.string(),

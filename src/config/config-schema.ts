@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { checkCliFlags } from "../workers/cli/cli-flags.js";
+import { checkCliFlags } from "./cli-flags.js";
 import { checkServerSettings } from "./check-server-settings.js";
-import { ConfigHooksSchema } from "../hooks/hook-settings.js";
-import { SandboxOverrideSchema, SandboxSettingsSchema } from "../sandbox/sandbox-settings.js";
+import { ConfigHooksSchema } from "./hook-settings.js";
+import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
 /** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */

@@ -3,7 +3,7 @@ import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 import { describeIssues, problemToError } from "../schema/schema-issues.js";
 import { parseLocatedYaml } from "../schema/yaml-document.js";
-import { mergeSandboxSettings, resolveSandboxPath } from "../sandbox/sandbox-settings.js";
+import { mergeSandboxSettings, resolveSandboxPath } from "./sandbox-settings.js";
 import { type Config, ConfigSchema } from "./config-schema.js";
 import { expandEnvironment } from "./expand-env.js";
 

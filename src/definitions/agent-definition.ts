@@ -1,6 +1,6 @@
 import type { ApprovalPolicy, Limits, PermissionRules } from "../config/config-schema.js";
 import type { ResolvedHook } from "../hooks/resolved-hook.js";
-import type { SandboxSettings } from "../sandbox/sandbox-settings.js";
+import type { SandboxSettings } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter, CapabilityMode } from "./agent-schema.js";
 
 /**

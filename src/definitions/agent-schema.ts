@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
-import { AgentHooksSchema } from "../hooks/hook-settings.js";
-import { SandboxOverrideSchema } from "../sandbox/sandbox-settings.js";
+import { AgentHooksSchema } from "../config/hook-settings.js";
+import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
 

@@ -1,11 +1,8 @@
-import type { SandboxSettings } from "../sandbox/sandbox-settings.js";
+import type { SandboxSettings } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter, CapabilityMode } from "./agent-schema.js";
 
 /** Built-in tools that write files or run commands: a `read-only` agent is not offered them. */
 const WRITING_TOOLS: readonly string[] = ["write_file", "shell"];
-
-/** http_request methods a `read-only` agent may send. */
-export const READ_ONLY_HTTP_METHODS: readonly string[] = ["GET", "HEAD", "OPTIONS"];
 
 /** An agent's tools, sub-agents and sandbox narrowed to its capability mode. */
 export interface CapabilityNarrowing {

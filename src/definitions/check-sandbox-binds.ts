@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import { existingRealPath, isInside } from "../sandbox/sandbox-mounts.js";
-import { resolveSandboxPath } from "../sandbox/sandbox-settings.js";
+import { resolveSandboxPath } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import { unsandboxedAllowed } from "./check-sandbox-consent.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";

@@ -5,8 +5,8 @@ import { agentIdOf, checkAgentId } from "./agent-id.js";
 import { type AgentFrontmatter, AgentFrontmatterSchema } from "./agent-schema.js";
 import type { AgentDialect } from "./foreign/foreign-translation.js";
 import { translateForeignFrontmatter } from "./foreign/translate-foreign-frontmatter.js";
-import { issuesToErrors } from "./issues-to-errors.js";
-import type { DefinitionFileContent } from "./read-definition-file.js";
+import { issuesToErrors } from "../schema/issues-to-errors.js";
+import type { DefinitionFileContent } from "../schema/read-definition-file.js";
 import { splitFrontmatter } from "./split-frontmatter.js";
 
 /** One agent file as read and checked on its own, before presets, duplicates and config apply. */

@@ -4,10 +4,10 @@ import { writeFile, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { z } from "zod";
-import { packageVersion } from "../app/package-version.js";
+import { packageVersion } from "../util/package-version.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
-import type { DefinitionFileContent } from "./read-definition-file.js";
+import type { DefinitionFileContent } from "../schema/read-definition-file.js";
 import { frontmatterLines } from "./split-frontmatter.js";
 
 const CachedAgentSchema = z.object({

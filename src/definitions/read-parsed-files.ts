@@ -5,7 +5,7 @@ import {
 } from "../presets/parse-preset-file.js";
 import type { ParsedAgentCache } from "./parsed-agent-cache.js";
 import { type ParsedAgentFile, parseAgentFile, unreadableAgentFile } from "./parse-agent-file.js";
-import { readDefinitionFile } from "./read-definition-file.js";
+import { readDefinitionFile } from "../schema/read-definition-file.js";
 
 /**
  * Reads and parses an agent file; undefined when it no longer exists. Never throws. With a cache,

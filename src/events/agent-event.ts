@@ -1,5 +1,5 @@
 import type { ErrorCode } from "../errors/error-codes.js";
-import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
+import type { RunReason, RunStatus, Usage } from "../run-vocabulary/run-status.js";
 import type { CliFailureKind } from "../workers/cli/classify-failure.js";
 import type { WarningCode } from "./warning-code.js";
 

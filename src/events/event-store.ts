@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { StorageGate } from "../util/storage-gate.js";
-import { isTerminal } from "../runs/run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventFeed } from "./event-bus.js";
 import type { EventLog } from "./event-log.js";

@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { RunOutcome } from "../workers/worker.js";
-import type { HookPoint } from "./hook-settings.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
+import type { HookPoint } from "../config/hook-settings.js";
+import type { HookToolResponse } from "../tools/tool-hooks.js";
 
 /**
  * The JSON document a hook reads on stdin, in the shape of Claude Code's hook input where it fits
@@ -23,7 +24,7 @@ export type HookInput = {
       tool_name: string;
       tool_use_id: string;
       tool_input: unknown;
-      tool_response: { ok: boolean; output: string; code?: string; truncated?: boolean };
+      tool_response: HookToolResponse;
     }
   | {
       hook_event_name: "on_run_end";

@@ -1,16 +1,16 @@
 import { performance } from "node:perf_hooks";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
-import { withDeadline } from "../runs/abort-ending.js";
+import { withDeadline } from "../run-vocabulary/abort-ending.js";
 import { runShellCommand } from "../tools/builtin/run-shell-command.js";
 import { ensureWorkdir } from "../tools/workdir/confine-path.js";
-import type { RunOutcome } from "../workers/worker.js";
+import type { HookRunScope, HookToolCall, HookToolResponse, ToolHooks } from "../tools/tool-hooks.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
 import type { HookInput } from "./hook-input.js";
 import { hookInputBase } from "./hook-input.js";
-import type { HookPoint } from "./hook-settings.js";
+import type { HookPoint } from "../config/hook-settings.js";
 import { HOOK_MESSAGE_BYTES, type HookVerdict, hookVerdict } from "./hook-verdict.js";
 import { type ResolvedHook, hookAppliesTo } from "./resolved-hook.js";
 
@@ -22,29 +22,13 @@ export interface HookRunnerOptions {
   logger: Logger;
 }
 
-/** The run a hook belongs to. */
-export interface HookRunScope {
-  runId: string;
-  definition: AgentDefinition;
-  events: EventPublisher;
-  /** Stops the hook with its run (tool hooks); `on_run_end` hooks have only their timeout. */
-  signal?: AbortSignal;
-}
-
-/** A tool call as its hooks see it: the name as the agent file writes it, the parsed arguments. */
-export interface HookToolCall {
-  callId: string;
-  tool: string;
-  input: unknown;
-}
-
 /**
  * Runs an agent's hooks (config `hooks:` first, then its own) at `before_tool`, `after_tool` and
  * `on_run_end`: each as `bash -c <command>` in the agent's workdir and sandbox, with its JSON
  * document on stdin and its timeout. Every hook that runs leaves a `hook` event; a failing one is
  * also logged. Nothing a hook does throws: a run never fails because of a hook.
  */
-export class HookRunner {
+export class HookRunner implements ToolHooks {
   readonly #options: HookRunnerOptions;
 
   constructor(options: HookRunnerOptions) {
@@ -67,11 +51,7 @@ export class HookRunner {
   }
 
   /** Runs the `after_tool` hooks with the call's result (already masked and capped). */
-  async afterTool(
-    call: HookToolCall,
-    response: Extract<HookInput, { hook_event_name: "after_tool" }>["tool_response"],
-    scope: HookRunScope,
-  ): Promise<void> {
+  async afterTool(call: HookToolCall, response: HookToolResponse, scope: HookRunScope): Promise<void> {
     for (const hook of hooksAt(scope.definition, "after_tool", call.tool)) {
       await this.#run(hook, scope, call, {
         ...hookInputBase("after_tool", scope.runId, scope.definition),

@@ -1,5 +1,5 @@
 import type { ShellCommandResult } from "../tools/builtin/run-shell-command.js";
-import type { HookPoint } from "./hook-settings.js";
+import type { HookPoint } from "../config/hook-settings.js";
 
 /** Bytes of a hook's stderr kept for a denial's reason or a failure's message. */
 export const HOOK_MESSAGE_BYTES = 2_048;

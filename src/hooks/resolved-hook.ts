@@ -1,5 +1,5 @@
-import type { AgentHooks, ConfigHooks, HookEntry, HookPoint } from "./hook-settings.js";
-import { HOOK_POINTS } from "./hook-settings.js";
+import type { AgentHooks, ConfigHooks, HookEntry, HookPoint } from "../config/hook-settings.js";
+import { HOOK_POINTS } from "../config/hook-settings.js";
 
 /** One hook of an agent as its runs use it: config hooks first, then the agent's own. */
 export interface ResolvedHook {

@@ -1,5 +1,6 @@
-import { outcomeOfThrow, settleOutcome } from "../runs/run-outcome.js";
-import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
+import { outcomeOfThrow, settleOutcome } from "../run-vocabulary/run-outcome.js";
+import type { RunContext, Worker } from "../workers/worker.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
 import type { HookRunner } from "./hook-runner.js";
 
 /**

@@ -1,4 +1,4 @@
-import type { Usage } from "../runs/run-status.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 
 /** A tool call as the model wrote it, in the OpenAI wire shape. */
 export interface ChatToolCall {

@@ -1,5 +1,5 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import type { Usage } from "../runs/run-status.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 
 /** What a model call cut off mid-stream had spent: the provider bills it, so the run counts it. */
 export interface CutOffSpending {

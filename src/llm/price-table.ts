@@ -1,5 +1,5 @@
 import type { Config } from "../config/config-schema.js";
-import type { Usage } from "../runs/run-status.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 
 export type PriceTable = Config["llm"]["prices"];
 

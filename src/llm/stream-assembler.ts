@@ -1,4 +1,4 @@
-import type { Usage } from "../runs/run-status.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 import type { ChatChunk } from "./chat-chunk-schema.js";
 import type { ChatToolCall, FinishReason } from "./chat-message.js";
 import { type CallSite, llmError } from "./llm-error.js";

@@ -6,7 +6,7 @@ import type { ToolSource } from "../tools/tool-catalog.js";
 import type { ToolDefinition } from "../tools/tool-definition.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import { mergeSandboxSettings, type SandboxSettings } from "../sandbox/sandbox-settings.js";
+import { mergeSandboxSettings, type SandboxSettings } from "../config/sandbox-settings.js";
 import { McpServerSession } from "./mcp-server-session.js";
 import { mcpToolDefinition } from "./mcp-tool-definition.js";
 import { MCP_PREFIX, parseMcpToolName } from "./mcp-tool-name.js";

@@ -1,7 +1,7 @@
 import path from "node:path";
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
-import { issuesToErrors } from "../definitions/issues-to-errors.js";
-import type { DefinitionFileContent } from "../definitions/read-definition-file.js";
+import { issuesToErrors } from "../schema/issues-to-errors.js";
+import type { DefinitionFileContent } from "../schema/read-definition-file.js";
 import { parseLocatedYaml } from "../schema/yaml-document.js";
 import { type Preset, PresetSchema } from "./preset-schema.js";
 

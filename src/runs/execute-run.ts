@@ -1,6 +1,7 @@
 import type { Logger } from "../logging/logger.js";
-import type { RunContext, RunOutcome, Worker } from "../workers/worker.js";
-import { outcomeOfThrow, settleOutcome } from "./run-outcome.js";
+import type { RunContext, Worker } from "../workers/worker.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
+import { outcomeOfThrow, settleOutcome } from "../run-vocabulary/run-outcome.js";
 
 /**
  * Runs a worker and always comes back with a settled outcome: a worker that throws (or throws

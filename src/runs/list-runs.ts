@@ -1,7 +1,7 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { RunRecords } from "./run-records.js";
-import type { RunStatus } from "./run-status.js";
+import type { RunStatus } from "../run-vocabulary/run-status.js";
 
 /** Filters of `GET /runs`. */
 export interface RunFilter {

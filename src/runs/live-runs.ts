@@ -1,8 +1,8 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { Checkpoint } from "../checkpoints/checkpoint.js";
 import { InFlightCounts } from "./in-flight-counts.js";
-import type { RunControl } from "./run-control.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 
 /** A run not finished yet: queued, or in flight with its control. */
 export interface LiveRun {

@@ -1,5 +1,5 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { LiveRun } from "./live-runs.js";
 import type { RunLife } from "./run-life.js";
 

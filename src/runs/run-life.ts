@@ -4,7 +4,7 @@ import type { RunQueue } from "./queue/run-queue.js";
 import type { RunRecorder } from "./record/run-recorder.js";
 import type { RunIdSource } from "./run-id.js";
 import type { RunManagerOptions } from "./run-manager-options.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 
 /**
  * What every room of a run's life works on (queue, launch, children, resume, pause, take-over):

@@ -1,7 +1,7 @@
 import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import type { RunRecord } from "./run-record.js";
-import { isTerminal } from "./run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 
 /**
  * One daemon log line when a run starts and one when it ends (agent, run, status, reason,

@@ -5,7 +5,7 @@ import type { Worker } from "../workers/worker.js";
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { RunIdSource } from "./run-id.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { RunRecords } from "./run-records.js";
 import type { RunQueue } from "./queue/run-queue.js";
 import type { RunLife } from "./run-life.js";

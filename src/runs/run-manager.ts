@@ -20,8 +20,8 @@ import { liveRunFor } from "./run-conflict.js";
 import { createRunIdSource } from "./run-id.js";
 import type { RunLife } from "./run-life.js";
 import type { RunManagerOptions } from "./run-manager-options.js";
-import type { RunRecord, RunTrigger } from "./run-record.js";
-import type { RunReason } from "./run-status.js";
+import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
+import type { RunReason } from "../run-vocabulary/run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 
 export type { RunManagerOptions } from "./run-manager-options.js";

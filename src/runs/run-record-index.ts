@@ -1,5 +1,5 @@
-import type { RunRecord } from "./run-record.js";
-import { isTerminal } from "./run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 
 /** An agent's runs not finished yet (queued, running, paused or waiting), and how many are queued. */
 export interface UnfinishedRuns {

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { RunRecord } from "./run-record.js";
-import { RunReasonSchema, RunStatusSchema } from "./run-status.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { RunReasonSchema, RunStatusSchema } from "../run-vocabulary/run-status.js";
 
 const UsageSchema = z.object({
   prompt_tokens: z.number(),

@@ -1,5 +1,5 @@
 import type { UnfinishedRuns } from "./run-record-index.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 
 /**
  * Where run records are kept: the files in `data_dir` (RunStore) or PostgreSQL. Reads are served

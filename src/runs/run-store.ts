@@ -5,9 +5,9 @@ import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
-import type { RunRecord } from "./run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { RunRecords } from "./run-records.js";
-import { isTerminal } from "./run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import { RunRecordIndex, type UnfinishedRuns } from "./run-record-index.js";
 import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 

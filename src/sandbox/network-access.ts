@@ -1,5 +1,5 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import { type HostRule, isLoopbackHost, matchHostRule, normalHost } from "./host-rules.js";
+import { type HostRule, isLoopbackHost, matchHostRule, normalHost } from "../config/host-rules.js";
 import { guardedLookup } from "./network-proxy.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 

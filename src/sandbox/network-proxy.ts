@@ -1,7 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import type { Duplex } from "node:stream";
-import type { HostRule } from "./host-rules.js";
+import type { HostRule } from "../config/host-rules.js";
 import { openTunnel } from "./proxy-connect-tunnel.js";
 import { ProxyContext } from "./proxy-context.js";
 import { forwardRequest } from "./proxy-forward-request.js";

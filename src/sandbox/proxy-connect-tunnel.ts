@@ -1,7 +1,7 @@
 import type http from "node:http";
 import net from "node:net";
 import { pipeline } from "node:stream";
-import { matchHostRule } from "./host-rules.js";
+import { matchHostRule } from "../config/host-rules.js";
 import type { ProxyContext } from "./proxy-context.js";
 import { guardedLookup, hostRefusal } from "./proxy-host-check.js";
 import { endWithRawReply } from "./proxy-raw-reply.js";

@@ -1,6 +1,6 @@
 import type { Duplex } from "node:stream";
 import { DnsLookupQueue } from "./dns-lookup-queue.js";
-import type { HostRule } from "./host-rules.js";
+import type { HostRule } from "../config/host-rules.js";
 import type { ProxyLimits } from "./proxy-limits.js";
 
 /** What the handlers of one proxy share: its rules, its limits, and the sockets it holds. */

@@ -1,7 +1,7 @@
 import http from "node:http";
 import type net from "node:net";
 import { pipeline } from "node:stream";
-import { matchHostRule } from "./host-rules.js";
+import { matchHostRule } from "../config/host-rules.js";
 import type { ProxyContext } from "./proxy-context.js";
 import { clientResponseHeaders, safeStatusMessage, upstreamRequestHeaders } from "./proxy-headers.js";
 import { guardedLookup, hostRefusal } from "./proxy-host-check.js";

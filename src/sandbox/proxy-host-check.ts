@@ -1,7 +1,7 @@
 import type dns from "node:dns";
 import type net from "node:net";
 import { type DnsLookupQueue, lookupAll } from "./dns-lookup-queue.js";
-import { type HostRule, isLoopbackHost, matchHostRule } from "./host-rules.js";
+import { type HostRule, isLoopbackHost, matchHostRule } from "../config/host-rules.js";
 import { isPort } from "./proxy-target.js";
 
 /** Why a host:port is refused, or undefined when `rules` let it through. */

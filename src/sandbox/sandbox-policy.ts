@@ -1,5 +1,5 @@
-import type { HostRule } from "./host-rules.js";
-import type { SandboxMode } from "./sandbox-settings.js";
+import type { HostRule } from "../config/host-rules.js";
+import type { SandboxMode } from "../config/sandbox-settings.js";
 
 /** How a sandboxed child reaches the network. */
 export type SandboxNetwork =

@@ -1,5 +1,5 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { HostRule } from "./host-rules.js";
+import type { HostRule } from "../config/host-rules.js";
 import type { SandboxHost } from "./sandbox-host.js";
 import { type MountAccess, accessOf, isInside, sandboxMounts } from "./sandbox-mounts.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";

@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventDataByType } from "../events/agent-event.js";
 import type { Logger } from "../logging/logger.js";
-import type { SandboxSettings } from "./sandbox-settings.js";
+import type { SandboxSettings } from "../config/sandbox-settings.js";
 
 /** True when the settings switch a fence off: no OS sandbox (`mode: off`), or `network: all`. */
 export function isUnsandboxed(settings: Pick<SandboxSettings, "mode" | "network">): boolean {

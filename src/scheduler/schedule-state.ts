@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
-import { writeFileAtomically } from "../runs/atomic-write.js";
+import { replaceFileSync } from "../util/replace-file.js";
 import type { SpareFiles } from "../util/spare-files.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import type { ScheduleStates } from "./schedule-states.js";
@@ -106,7 +106,7 @@ export class ScheduleState implements ScheduleStates {
     const agents = Object.fromEntries(this.#agents);
     try {
       // Rewritten on every fire: kill -9 safe without an fsync each time.
-      writeFileAtomically(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
+      replaceFileSync(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
         sync: false,
         spares: this.#spares,
       });

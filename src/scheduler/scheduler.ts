@@ -3,7 +3,7 @@ import type { Schedule } from "../definitions/agent-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
-import type { RunRecord, RunTrigger } from "../runs/run-record.js";
+import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import { nextFireAfter, patternKey } from "./cron-patterns.js";
 import { type DueFire, FireTimer } from "./fire-timer.js";
 import { missedFires } from "./missed-fires.js";

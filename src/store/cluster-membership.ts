@@ -1,5 +1,5 @@
 import type { Withdrawal } from "../runs/queue/shared-run-queue.js";
-import type { RunRecord } from "../runs/run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 
 /** One daemon of a cluster sharing a PostgreSQL store. */
 export interface ClusterNodeInfo {

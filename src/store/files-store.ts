@@ -6,7 +6,7 @@ import type { RunToCheck } from "../events/load-agent-logs.js";
 import type { Logger } from "../logging/logger.js";
 import { localRunQueue } from "../runs/queue/local-run-queue.js";
 import { RunStore } from "../runs/run-store.js";
-import { isTerminal } from "../runs/run-status.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";

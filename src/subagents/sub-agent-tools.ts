@@ -2,11 +2,11 @@ import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
 import type { ChildRuns } from "../runs/children/child-runs.js";
-import type { RunRecord } from "../runs/run-record.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { defineTool } from "../tools/tool-definition.js";
 import type { ToolDefinition, ToolOutput } from "../tools/tool-definition.js";
 import type { ToolSource } from "../tools/tool-catalog.js";
-import { agentIdOfTool, agentToolName } from "./agent-tool-name.js";
+import { agentIdOfTool, agentToolName } from "../tools/agent-tool-name.js";
 
 export interface SubAgentToolsOptions {
   agents: AgentLookup;

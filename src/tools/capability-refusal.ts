@@ -1,5 +1,7 @@
-import { READ_ONLY_HTTP_METHODS } from "../definitions/apply-capabilities.js";
 import type { CapabilityMode } from "../definitions/agent-schema.js";
+
+/** http_request methods a `read-only` agent may send. */
+export const READ_ONLY_HTTP_METHODS: readonly string[] = ["GET", "HEAD", "OPTIONS"];
 
 /**
  * Why a call is refused under the agent's capability mode, or undefined. The definition already

@@ -4,18 +4,18 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { toAgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 import type { ApprovalGate } from "../approvals/approval-gate.js";
-import type { HookRunner } from "../hooks/hook-runner.js";
+import type { ToolHooks } from "./tool-hooks.js";
 import { capabilityRefusal } from "./capability-refusal.js";
 import type { Logger } from "../logging/logger.js";
 import { checkPermission, restrictedByPattern } from "../permissions/permission-check.js";
-import type { RunControl } from "../runs/run-control.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import { injectSecrets } from "./inject-secrets.js";
-import { agentToolName } from "../subagents/agent-tool-name.js";
+import { agentToolName } from "./agent-tool-name.js";
 import { type ListedTool, listedTool } from "./listed-tool-name.js";
 import { modelToolName } from "./model-tool-name.js";
 import type { ToolCatalog } from "./tool-catalog.js";
@@ -36,7 +36,7 @@ export interface DefaultToolExecutorOptions {
   /** How long a tool gets to end by itself once its run is stopped (default 5 s). */
   abandonAfterMilliseconds?: number;
   /** Runs the agents' `before_tool` and `after_tool` hooks; without it no hook runs. */
-  hooks?: HookRunner;
+  hooks?: ToolHooks;
 }
 
 /**

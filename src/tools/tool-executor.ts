@@ -1,8 +1,8 @@
 import type { ErrorCode } from "../errors/error-codes.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
-import type { RunControl } from "../runs/run-control.js";
-import type { Usage } from "../runs/run-status.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
+import type { Usage } from "../run-vocabulary/run-status.js";
 
 /** A tool as the model sees it: an OpenAI function schema. */
 export interface ToolSpec {

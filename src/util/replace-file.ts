@@ -1,6 +1,11 @@
+// One promise, kept by both writers here: whoever reads `file`, even after a crash or kill -9 at any
+// point, finds either its old content or the new one, never a torn mix. `replaceFile` keeps it off
+// the event loop; `replaceFileSync` keeps it where the caller must not yield (and can take a spare).
 import { randomBytes } from "node:crypto";
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import path from "node:path";
+import type { SpareFiles } from "./spare-files.js";
 
 export interface ReplaceFileOptions {
   /** Flush the new content to the device before the rename (power-loss safe); default true. */
@@ -58,4 +63,44 @@ async function syncFolder(folder: string): Promise<void> {
   } finally {
     await directory.close();
   }
+}
+
+export interface ReplaceFileSyncOptions {
+  /** Flush to the device too, so the write survives a power loss (default true). Without it the write survives kill -9 only. */
+  sync?: boolean;
+  /** Empty files made ahead: the temp file is one of them when one is ready (no file created here). */
+  spares?: SpareFiles;
+}
+
+/**
+ * Replaces `file` with `text` on the calling thread, with the same promise as `replaceFile`: write a
+ * temp file (a spare when one is ready, else one beside the target; fsynced unless `sync: false`),
+ * then rename it over the target. Once this returns, a kill -9 cannot lose the content: it sits in
+ * the kernel.
+ */
+export function replaceFileSync(file: string, text: string, options: ReplaceFileSyncOptions = {}): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const spare = options.spares?.take();
+  if (spare !== undefined) {
+    try {
+      replaceWith(spare, file, text, options);
+      return;
+    } catch (error) {
+      rmSync(spare, { force: true });
+      // Only a target on another file system than the spares is worth a second try beside it.
+      if ((error as NodeJS.ErrnoException).code !== "EXDEV") throw error;
+    }
+  }
+  replaceWith(`${file}.${process.pid}.tmp`, file, text, options);
+}
+
+function replaceWith(temporary: string, file: string, text: string, options: ReplaceFileSyncOptions): void {
+  const descriptor = openSync(temporary, "w", 0o600);
+  try {
+    writeSync(descriptor, text);
+    if (options.sync ?? true) fsyncSync(descriptor);
+  } finally {
+    closeSync(descriptor);
+  }
+  renameSync(temporary, file);
 }

@@ -1,9 +1,9 @@
-import type { ErrorCode } from "../errors/error-codes.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunCheckpoints } from "../checkpoints/checkpoint.js";
-import type { RunControl } from "../runs/run-control.js";
-import type { RunReason, RunStatus, Usage } from "../runs/run-status.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
+import type { RunOutcome } from "../run-vocabulary/run-outcome.js";
+import type { RunStatus, Usage } from "../run-vocabulary/run-status.js";
 
 /** Everything a worker needs for one run. */
 export interface RunContext {
@@ -24,19 +24,6 @@ export interface RunContext {
    * included), so a run that crashes later still shows what it spent. The outcome's totals are final.
    */
   recordSpending?(usage: Usage, costUsd: number): void;
-}
-
-/** How a run ended, as a worker reports it. */
-export interface RunOutcome {
-  status: Extract<RunStatus, "completed" | "failed" | "stopped">;
-  reason?: RunReason;
-  /** Final answer text when completed; what was produced so far otherwise. */
-  result?: string;
-  usage: Usage;
-  cost_usd: number;
-  /** Which worker produced the result: "llm", "cli:claude", ... */
-  worker: string;
-  error?: { code: ErrorCode; message: string };
 }
 
 /** A way of executing a run: the LLM loop, a CLI tool, or a CLI tool with LLM fallback. */

@@ -5,18 +5,18 @@ import type {
   AgentDetail,
   AgentsService,
   ApprovalsService,
-  PendingApproval,
-  RunListFilter,
   RunsService,
 } from "../../src/api/api-services.js";
+import type { PendingApproval } from "../../src/approvals/approval-broker.js";
+import type { RunFilter } from "../../src/runs/run-filter.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
 import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
 import { createLogger } from "../../src/logging/logger.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
-import { isTerminal } from "../../src/runs/run-status.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
+import { isTerminal } from "../../src/run-vocabulary/run-status.js";
 
 export const logger = createLogger({ level: "silent", pretty: false });
 
@@ -107,7 +107,7 @@ export class InstantRuns implements RunsService {
     Object.assign(record, { status: "completed", usage, cost_usd: 0.25, result: "done", ended_at: now });
     return { ...record, status: "running" };
   }
-  list(filter: RunListFilter) {
+  list(filter: RunFilter) {
     return [...this.records.values()].filter(
       (record) =>
         (filter.agent === undefined || record.agent === filter.agent) &&

@@ -4,7 +4,7 @@ import type { ApprovalPolicy } from "../../src/config/config-schema.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import type { AgentEvent, EventOf } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
-import { RunAbort, RunControl } from "../../src/runs/run-control.js";
+import { RunAbort, RunControl } from "../../src/run-vocabulary/run-control.js";
 
 const TEN_MINUTES = 600_000;
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { type DaemonProcess } from "../support/daemon-process.js";
 import {
   type RecordedRequest,

@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { agentd } from "../support/agentd-cli.js";
 import { agentEvents, getRun, listRuns, runEvents, startRun } from "../daemon/api-shapes.js";
 import { useTestKit } from "../support/test-kit.js";

@@ -1,5 +1,5 @@
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { waitFor } from "../support/wait-for.js";
 

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../src/api/api-services.js";
+import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import { agentd as agentdCli } from "../support/agentd-cli.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { agentEvents, getRun, runEvents, startRun, waitForRunEnd } from "./api-shapes.js";

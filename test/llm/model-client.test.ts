@@ -3,7 +3,7 @@ import { AgentdError } from "../../src/errors/agentd-error.js";
 import type { ChatMessage } from "../../src/llm/chat-message.js";
 import { LlmError } from "../../src/llm/llm-error.js";
 import type { RetryNotice } from "../../src/llm/model-client.js";
-import { RunAbort, RunControl } from "../../src/runs/run-control.js";
+import { RunAbort, RunControl } from "../../src/run-vocabulary/run-control.js";
 import { httpErrorReply, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { testClient } from "./client-settings.js";
 import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";

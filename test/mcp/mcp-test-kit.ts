@@ -7,7 +7,7 @@ import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { McpToolSource } from "../../src/mcp/mcp-tool-source.js";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { DefaultToolExecutor } from "../../src/tools/default-tool-executor.js";
 import { CompositeToolCatalog } from "../../src/tools/tool-catalog.js";

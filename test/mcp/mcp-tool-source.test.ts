@@ -2,7 +2,7 @@ import pidtree from "pidtree";
 import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
 import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";

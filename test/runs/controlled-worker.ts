@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
-import { EMPTY_USAGE } from "../../src/runs/run-status.js";
-import type { RunContext, RunOutcome, Worker } from "../../src/workers/worker.js";
+import { EMPTY_USAGE } from "../../src/run-vocabulary/run-status.js";
+import type { RunContext, Worker } from "../../src/workers/worker.js";
+import type { RunOutcome } from "../../src/run-vocabulary/run-outcome.js";
 
 interface PendingRun {
   context: RunContext;

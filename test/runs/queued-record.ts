@@ -1,5 +1,5 @@
-import type { RunRecord } from "../../src/runs/run-record.js";
-import { EMPTY_USAGE } from "../../src/runs/run-status.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
+import { EMPTY_USAGE } from "../../src/run-vocabulary/run-status.js";
 
 /** A run of `agent` just posted through the API: queued, created now unless `createdAt` says when. */
 export function queuedRecord(id: string, agent = "alpha", createdAt = new Date().toISOString()): RunRecord {

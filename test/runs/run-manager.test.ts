@@ -7,7 +7,7 @@ import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
 import type { AgentAvailability } from "../../src/runs/agent-availability.js";
-import { RunAbort } from "../../src/runs/run-control.js";
+import { RunAbort } from "../../src/run-vocabulary/run-control.js";
 import { RunManager } from "../../src/runs/run-manager.js";
 import { RunStore } from "../../src/runs/run-store.js";
 import type { Worker } from "../../src/workers/worker.js";

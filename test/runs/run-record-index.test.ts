@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { RunRecordIndex } from "../../src/runs/run-record-index.js";
 import { queuedRecord } from "./queued-record.js";
 

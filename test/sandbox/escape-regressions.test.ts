@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliSandboxNeeds } from "../../src/sandbox/cli-sandbox-defaults.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
-import { SandboxSettingsSchema } from "../../src/sandbox/sandbox-settings.js";
+import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
 import { runShellCommand } from "../../src/tools/builtin/run-shell-command.js";
 import { MARKERS, SandboxProject } from "./sandbox-project.js";
 import { ORIGINAL, projectLayout } from "./project-layout.js";

@@ -4,7 +4,7 @@ import pino from "pino";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { builtinTools } from "../../src/tools/builtin/builtin-tools.js";

@@ -4,7 +4,7 @@ import {
   SandboxOverrideSchema,
   SandboxSettingsSchema,
   mergeSandboxSettings,
-} from "../../src/sandbox/sandbox-settings.js";
+} from "../../src/config/sandbox-settings.js";
 import { agentSandboxView, sandboxView } from "../../src/sandbox/sandbox-view.js";
 import { SandboxProject } from "./sandbox-project.js";
 

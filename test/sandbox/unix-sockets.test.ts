@@ -6,7 +6,7 @@ import { type Server, createServer as createHttpServer } from "node:http";
 import net from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxOverrideSchema, SandboxSettingsSchema } from "../../src/sandbox/sandbox-settings.js";
+import { SandboxOverrideSchema, SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
 import { SandboxProject } from "./sandbox-project.js";
 
 /** Tries to connect to each target (`@name`: an abstract socket) and says what happened, one line each. */

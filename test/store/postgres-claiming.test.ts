@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import type { PendingApproval } from "../../src/api/api-services.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { PendingApproval } from "../../src/approvals/approval-broker.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { startPostgresCluster } from "../support/postgres-cluster.js";

@@ -1,7 +1,7 @@
 import pg from "pg";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { MIGRATIONS, migrate } from "../../src/store/postgres/migrations.js";
 import { agentEvents, getRun, listRuns, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";

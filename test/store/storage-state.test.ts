@@ -3,7 +3,7 @@ import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { StorageState } from "../../src/store/storage-state.js";
 import { spaceFailureOf } from "../../src/util/storage-gate.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import type { RunRecord } from "../../src/runs/run-record.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import {
   type RecordedRequest,
   type ScriptedReplyValue,

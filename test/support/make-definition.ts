@@ -3,9 +3,9 @@ import { LimitsSchema } from "../../src/config/config-schema.js";
 import type { Limits } from "../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
-import { ConfigHooksSchema } from "../../src/hooks/hook-settings.js";
+import { ConfigHooksSchema } from "../../src/config/hook-settings.js";
 import { resolveHooks } from "../../src/hooks/resolved-hook.js";
-import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/sandbox/sandbox-settings.js";
+import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/config/sandbox-settings.js";
 
 /** What a test may set on the definition it builds; everything else takes the defaults. */
 export interface MakeDefinitionOptions {

@@ -6,7 +6,7 @@ import { ConfigSchema } from "../../src/config/config-schema.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
-import { RunAbort, RunControl } from "../../src/runs/run-control.js";
+import { RunAbort, RunControl } from "../../src/run-vocabulary/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { DefaultToolExecutor } from "../../src/tools/default-tool-executor.js";
 import { CompositeToolCatalog } from "../../src/tools/tool-catalog.js";

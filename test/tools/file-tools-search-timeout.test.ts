@@ -1,7 +1,7 @@
 import { writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RunAbort, RunControl } from "../../src/runs/run-control.js";
+import { RunAbort, RunControl } from "../../src/run-vocabulary/run-control.js";
 import { ToolHarness } from "../support/tool-harness.js";
 import { waitFor } from "../support/wait-for.js";
 

@@ -1,7 +1,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { ToolHarness } from "../support/tool-harness.js";
 
 interface RecordedRequest {

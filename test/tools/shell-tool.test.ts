@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { RunControl } from "../../src/runs/run-control.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { isProcessRunning } from "../../src/processes/process-tree.js";
 import { ToolHarness } from "../support/tool-harness.js";
 import { waitFor } from "../support/wait-for.js";

@@ -10,7 +10,7 @@ import {
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { writeFileAtomically } from "../../src/runs/atomic-write.js";
+import { replaceFileSync } from "../../src/util/replace-file.js";
 import { SpareFiles } from "../../src/util/spare-files.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -63,9 +63,9 @@ describe("atomic writes with spares", () => {
   it("writes the content through a spare, which is renamed over the target", async () => {
     const spares = new SpareFiles(spareDirectory, 2);
     const target = path.join(directory, "runs", "r_1.json");
-    writeFileAtomically(target, "first\n", { sync: false, spares });
+    replaceFileSync(target, "first\n", { sync: false, spares });
     await waitFor(() => spares.ready === 2, "two spares ready");
-    writeFileAtomically(target, "second\n", { sync: false, spares });
+    replaceFileSync(target, "second\n", { sync: false, spares });
     expect(readFileSync(target, "utf8")).toBe("second\n");
     // The spare became the target: one is left until the refill lands.
     expect(spares.ready).toBe(1);
@@ -81,7 +81,7 @@ describe("atomic writes with spares", () => {
     spares.take();
     await waitFor(() => spares.ready === 1, "the leftover adopted");
     const target = path.join(directory, "state.json");
-    writeFileAtomically(target, "short\n", { sync: false, spares });
+    replaceFileSync(target, "short\n", { sync: false, spares });
     expect(readFileSync(target, "utf8")).toBe("short\n");
     await spares.close();
   });

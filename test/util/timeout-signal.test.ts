@@ -4,7 +4,7 @@ import { promisify } from "node:util";
 import { describe, expect, it } from "vitest";
 
 /** The built module (`npm run build` first, as `npm test` does): the check needs a child with --expose-gc. */
-const ABORT_ENDING = path.resolve(import.meta.dirname, "../../dist/runs/abort-ending.js");
+const ABORT_ENDING = path.resolve(import.meta.dirname, "../../dist/run-vocabulary/abort-ending.js");
 
 // A call's deadline merged with its run's signal, referenced by nothing but the listener on the
 // merged signal, while collections run: on Node 20 an AbortSignal.timeout there never fired.

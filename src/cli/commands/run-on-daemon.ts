@@ -4,9 +4,9 @@ import type { Config } from "../../config/config-schema.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { AgentEvent } from "../../events/agent-event.js";
 import { DataDirectoryLock, type LockHolder } from "../../locks/data-directory-lock.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
-import { isTerminal, RunStatusSchema } from "../../runs/run-status.js";
+import { isTerminal, RunStatusSchema } from "../../run-vocabulary/run-status.js";
 import {
   clientToken,
   DaemonClient,

@@ -7,7 +7,7 @@ import { loadAgentDefinitions } from "../../definitions/load-agent-definitions.j
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { AgentEvent } from "../../events/agent-event.js";
 import { type LockHolder, LockHolderSchema } from "../../locks/data-directory-lock.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { pickTask } from "../../runs/runnable-definition.js";
 import { didYouMean } from "../../schema/known-keys.js";
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type GlobalOptions } from "../output.js";

@@ -2,8 +2,8 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
-import type { RunRecord } from "../../runs/run-record.js";
-import { RunStatusSchema } from "../../runs/run-status.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
+import { RunStatusSchema } from "../../run-vocabulary/run-status.js";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
 
 const RunListSchema = z.object({ runs: z.array(RunRecordSchema) });

@@ -4,7 +4,7 @@ import { loadConfig } from "../../config/load-config.js";
 import type { Daemon, StartDaemonOptions } from "../../app/daemon.js";
 import { listenWhileStarting } from "../../api/starting-server.js";
 import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
-import { packageVersion } from "../../app/package-version.js";
+import { packageVersion } from "../../util/package-version.js";
 import { holdSignalsWhileStarting, shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { paint } from "./terminal-style.js";
 
 export interface RunSummaryOutput {

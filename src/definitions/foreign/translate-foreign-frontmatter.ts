@@ -1,6 +1,6 @@
 import { CLAUDE_CODE_KEYS, CLAUDE_CODE_MODELS, translateClaudeCode } from "./translate-claude-code.js";
 import type { AgentDialect } from "./foreign-translation.js";
-import { HOOK_POINTS } from "../../hooks/hook-settings.js";
+import { HOOK_POINTS } from "../../config/hook-settings.js";
 import { OPENCODE_KEYS, translateOpencode } from "./translate-opencode.js";
 
 export interface ForeignFrontmatter {

@@ -1,4 +1,4 @@
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
 /** A sub-agent's run asked for by its parent's model (an `agent__<id>` tool call). */
 export interface ChildRunRequest {

@@ -1,11 +1,11 @@
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { runReasonOf } from "../abort-ending.js";
+import { runReasonOf } from "../../run-vocabulary/abort-ending.js";
 import type { LiveRun } from "../live-runs.js";
 import { queuedRecord, storeFailure } from "../record/new-run-record.js";
 import type { RunLife } from "../run-life.js";
-import { statusForReason } from "../run-outcome.js";
-import type { RunRecord } from "../run-record.js";
+import { statusForReason } from "../../run-vocabulary/run-outcome.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
 import type { ChildRunRequest } from "./child-runs.js";
 

@@ -1,12 +1,13 @@
-import type { RunContext, RunOutcome } from "../../workers/worker.js";
+import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
+import type { RunContext } from "../../workers/worker.js";
 import { unsandboxedRunWarning } from "../../sandbox/unsandboxed-warnings.js";
 import { PacedJobs } from "../../util/paced-jobs.js";
 import { executeRun } from "../execute-run.js";
 import type { LiveRun } from "../live-runs.js";
-import { RunControl } from "../run-control.js";
-import { recordPatchOf } from "../run-outcome.js";
+import { RunControl } from "../../run-vocabulary/run-control.js";
+import { recordPatchOf } from "../../run-vocabulary/run-outcome.js";
 import type { RunLife } from "../run-life.js";
-import { type Usage, addUsage } from "../run-status.js";
+import { type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
 
 /**

@@ -1,6 +1,6 @@
 import { conflict, liveRunFor } from "../run-conflict.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { isResumable } from "../resume/resume-interrupted.js";
 
 /**

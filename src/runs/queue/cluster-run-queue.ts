@@ -5,7 +5,7 @@ import { storeFailure } from "../record/new-run-record.js";
 import { resumedMessage, resumedRecord } from "../resume/resume-interrupted.js";
 import { conflict } from "../run-conflict.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
 import type { RunQueue } from "./run-queue.js";
 import type { ClaimedRun, SharedRunQueue } from "./shared-run-queue.js";

@@ -2,7 +2,7 @@ import type { LiveRun } from "../live-runs.js";
 import { storeFailure } from "../record/new-run-record.js";
 import { resumeHere } from "../resume/resume-interrupted.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { RunQueue } from "./run-queue.js";
 
 /**

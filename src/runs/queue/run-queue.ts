@@ -1,5 +1,5 @@
 import type { LiveRun } from "../live-runs.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
 /**
  * Where a run started on this node waits until a node launches it: in this process

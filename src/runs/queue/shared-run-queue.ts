@@ -1,5 +1,5 @@
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
 /** A run a node claimed: a new one, or one cut off by a crash or a shutdown, with its checkpoint. */
 export interface ClaimedRun {

@@ -1,8 +1,8 @@
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord, RunTrigger } from "../run-record.js";
-import { EMPTY_USAGE } from "../run-status.js";
+import type { RunRecord, RunTrigger } from "../../run-vocabulary/run-record.js";
+import { EMPTY_USAGE } from "../../run-vocabulary/run-status.js";
 
 /** What a new run is made of: who runs what, why, and under which definition. */
 export interface NewRun {

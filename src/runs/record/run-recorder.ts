@@ -2,9 +2,9 @@ import type { EventPublisher } from "../../events/event-bus.js";
 import type { Logger } from "../../logging/logger.js";
 import type { LiveRun, LiveRuns } from "../live-runs.js";
 import { OrderedPublications } from "../ordered-publications.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { RunRecords } from "../run-records.js";
-import { isTerminal } from "../run-status.js";
+import { isTerminal } from "../../run-vocabulary/run-status.js";
 import { crashedRecord } from "../resume/recover-runs.js";
 
 export interface RunRecorderOptions {

@@ -1,5 +1,5 @@
-import type { RunRecord } from "../run-record.js";
-import { isTerminal } from "../run-status.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
+import { isTerminal } from "../../run-vocabulary/run-status.js";
 import type { RunRecords } from "../run-records.js";
 
 /** What crash recovery found: runs it marked crashed, and queued runs to queue again. */

@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
 import type { LiveRun } from "../live-runs.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
 
 /**

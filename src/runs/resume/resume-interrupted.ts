@@ -3,7 +3,7 @@ import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { conflict } from "../run-conflict.js";
 import type { RunLife } from "../run-life.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
 
 /** A run cut off by a crash or a shutdown, which a checkpoint can continue. */

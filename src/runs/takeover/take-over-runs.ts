@@ -1,7 +1,7 @@
 import type { Logger } from "../../logging/logger.js";
 import type { AgentLookup } from "../agent-availability.js";
 import type { RunManager } from "../run-manager.js";
-import type { RunRecord } from "../run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
 export interface TakeOverParts {
   runs: RunManager;

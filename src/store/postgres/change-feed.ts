@@ -2,7 +2,7 @@ import pg from "pg";
 import type { AgentEvent } from "../../events/agent-event.js";
 import type { Logger } from "../../logging/logger.js";
 import { parseRunRecord } from "./run-record-text.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import type pg from "pg";
 import type { Logger } from "../../logging/logger.js";
 import { parseRunRecord } from "./run-record-text.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
 /** One daemon of the cluster, as the `agentd_nodes` table lists it. */
 export interface NodeInfo {

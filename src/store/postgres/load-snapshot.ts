@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
 import { parseRunRecord } from "./run-record-text.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import { parseCheckpoint } from "./postgres-checkpoints.js";

@@ -2,7 +2,7 @@ import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { Logger } from "../../logging/logger.js";
 import { parseRunRecord } from "./run-record-text.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { ClaimedRun, SharedRunQueue, Withdrawal } from "../../runs/queue/shared-run-queue.js";
 import { parseCheckpoint } from "./postgres-checkpoints.js";
 import type { PostgresRunRecords } from "./postgres-run-records.js";

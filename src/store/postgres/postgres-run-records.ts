@@ -1,4 +1,4 @@
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
 import type { RunRecords } from "../../runs/run-records.js";
 import type { PostgresWriter } from "./postgres-writer.js";

@@ -1,5 +1,5 @@
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { parseJsonAs } from "../../schema/parse-json-as.js";
 
 /**

@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
-import type { RunRecord } from "../../runs/run-record.js";
-import { isTerminal } from "../../runs/run-status.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
+import { isTerminal } from "../../run-vocabulary/run-status.js";
 import { parseRunRecord } from "./run-record-text.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";

@@ -1,6 +1,6 @@
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { EventDraft } from "../../events/agent-event.js";
-import type { RunRecord } from "../../runs/run-record.js";
+import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 

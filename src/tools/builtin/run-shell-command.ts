@@ -2,7 +2,7 @@ import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { setTimeout as pause } from "node:timers/promises";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
-import { type AbortEnding, abortEndingOf } from "../../runs/abort-ending.js";
+import { type AbortEnding, abortEndingOf } from "../../run-vocabulary/abort-ending.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { CappedCollector } from "./capped-collector.js";
 

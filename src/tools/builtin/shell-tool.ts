@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ensureWorkdir } from "../workdir/confine-path.js";
-import { withDeadline } from "../../runs/abort-ending.js";
+import { withDeadline } from "../../run-vocabulary/abort-ending.js";
 import { type ToolOutput, defineTool } from "../tool-definition.js";
 import { type ShellCommandResult, runShellCommand } from "./run-shell-command.js";
 import { referenceSecrets } from "./shell-secret-references.js";

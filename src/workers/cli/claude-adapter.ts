@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 import type { BuiltInAdapterOptions } from "./built-in-adapter-options.js";
 import type { CliAdapter, CliInvocation, CliLaunch, LineVerdict } from "./cli-adapter.js";
 import type { CliLimit, CliTranscript } from "./cli-transcript.js";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../../logging/logger.js";
-import { writeFileAtomically } from "../../runs/atomic-write.js";
+import { replaceFileSync } from "../../util/replace-file.js";
 import type { CliCooldown, CliCooldownRecords } from "./cli-cooldown-records.js";
 
 export type { CliCooldown } from "./cli-cooldown-records.js";
@@ -94,7 +94,7 @@ export class CliCooldowns implements CliCooldownRecords {
       ]),
     );
     try {
-      writeFileAtomically(this.#file, `${JSON.stringify(data, null, 2)}\n`);
+      replaceFileSync(this.#file, `${JSON.stringify(data, null, 2)}\n`);
     } catch (error) {
       this.#logger.error(
         { err: error, file: this.#file },

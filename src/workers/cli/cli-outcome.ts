@@ -1,8 +1,9 @@
 import type { ErrorCode } from "../../errors/error-codes.js";
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
-import type { RunReason } from "../../runs/run-status.js";
-import { EMPTY_USAGE, addUsage } from "../../runs/run-status.js";
-import type { RunContext, RunOutcome } from "../worker.js";
+import type { RunReason } from "../../run-vocabulary/run-status.js";
+import { EMPTY_USAGE, addUsage } from "../../run-vocabulary/run-status.js";
+import type { RunContext } from "../worker.js";
+import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
 import type { CliTranscript } from "./cli-transcript.js";
 
 /** Publishes one event of this run. */

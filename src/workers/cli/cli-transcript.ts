@@ -1,6 +1,6 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
-import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 
 /** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
 const MAX_OBSERVATION_CHARACTERS = 16_384;

@@ -1,7 +1,7 @@
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { Logger } from "../../logging/logger.js";
-import { type AbortEnding, abortEndingOf } from "../../runs/abort-ending.js";
-import type { RunControl } from "../../runs/run-control.js";
+import { type AbortEnding, abortEndingOf } from "../../run-vocabulary/abort-ending.js";
+import type { RunControl } from "../../run-vocabulary/run-control.js";
 import type { LineVerdict } from "./cli-adapter.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
 import { LineSplitter } from "./line-splitter.js";

@@ -3,7 +3,8 @@ import type { ChatMessage, ChatTool, ModelResponse } from "../../llm/chat-messag
 import type { ModelProvider } from "../../llm/model-client.js";
 import type { ToolExecutor, ToolSpec } from "../../tools/tool-executor.js";
 import { settleOrAbandon } from "../../util/settle-or-abandon.js";
-import type { RunContext, RunOutcome, Worker } from "../worker.js";
+import type { RunContext, Worker } from "../worker.js";
+import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
 import { callModel } from "./call-model.js";
 import { CONTINUE_AFTER_LENGTH } from "./guard-messages.js";
 import { LoopDetector } from "./loop-detector.js";

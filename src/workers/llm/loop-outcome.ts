@@ -1,7 +1,8 @@
 import { toAgentdError } from "../../errors/agentd-error.js";
-import { runReasonOf } from "../../runs/abort-ending.js";
-import { reasonForErrorCode, statusForReason } from "../../runs/run-outcome.js";
-import type { RunContext, RunOutcome } from "../worker.js";
+import { runReasonOf } from "../../run-vocabulary/abort-ending.js";
+import { reasonForErrorCode, statusForReason } from "../../run-vocabulary/run-outcome.js";
+import type { RunContext } from "../worker.js";
+import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
 import type { RunBudget } from "./run-budget.js";
 
 /**

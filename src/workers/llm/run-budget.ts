@@ -2,7 +2,7 @@ import type { Limits } from "../../config/config-schema.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { CutOffCheck } from "../../llm/stream-completion.js";
 import { spentByCutOff } from "../../llm/cut-off-spending.js";
-import { EMPTY_USAGE, type Usage, addUsage } from "../../runs/run-status.js";
+import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 import type { RunSpending } from "../../tools/tool-executor.js";
 
 /**

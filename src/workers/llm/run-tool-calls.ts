@@ -1,6 +1,6 @@
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { ChatMessage, ChatToolCall } from "../../llm/chat-message.js";
-import { agentIdOfTool } from "../../subagents/agent-tool-name.js";
+import { agentIdOfTool } from "../../tools/agent-tool-name.js";
 import type { RunSpending, ToolExecutor, ToolResult } from "../../tools/tool-executor.js";
 import type { RunContext } from "../worker.js";
 import { disabledToolResult, loopWarning, toolDisabledNotice, toolResultText } from "./guard-messages.js";

@@ -42,7 +42,7 @@ describe("how the page writes times, costs and places", () => {
       trigger: { kind: "api" },
       definition_hash: "h",
       created_at: new Date(now.getTime() - hoursAgo * 3_600_000).toISOString(),
-      usage: { total_tokens: 100 },
+      usage: { prompt_tokens: 60, completion_tokens: 40, total_tokens: 100 },
       cost_usd: cost,
     });
     const summary = summarizeActivity(

@@ -9,10 +9,11 @@ import { ConfigSchema, type Config } from "../../../src/config/config-schema.js"
 import type { AgentEvent } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import { createLogger } from "../../../src/logging/logger.js";
-import { RunControl } from "../../../src/runs/run-control.js";
+import { RunControl } from "../../../src/run-vocabulary/run-control.js";
 import type { LlmFallback } from "../../../src/workers/cli/cli-worker.js";
 import { createCliWorker } from "../../../src/workers/cli/create-cli-worker.js";
-import type { RunContext, RunOutcome } from "../../../src/workers/worker.js";
+import type { RunContext } from "../../../src/workers/worker.js";
+import type { RunOutcome } from "../../../src/run-vocabulary/run-outcome.js";
 import { EventLog } from "../../runs/event-waiter.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { waitFor } from "../../support/wait-for.js";

@@ -1,6 +1,6 @@
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { RunControl } from "../../../src/runs/run-control.js";
+import { RunControl } from "../../../src/run-vocabulary/run-control.js";
 import { cliHarness, isRunning, processState } from "./cli-test-kit.js";
 import { waitFor } from "../../support/wait-for.js";
 

@@ -6,7 +6,7 @@ import type { AgentDefinition } from "../../../src/definitions/agent-definition.
 import type { AgentEvent, EventType } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import type { ModelClientSettings } from "../../../src/llm/model-client.js";
-import { RunControl } from "../../../src/runs/run-control.js";
+import { RunControl } from "../../../src/run-vocabulary/run-control.js";
 import type {
   ToolCall,
   ToolExecutor,
@@ -15,7 +15,8 @@ import type {
   ToolSpec,
 } from "../../../src/tools/tool-executor.js";
 import { LlmWorker, type LlmRunOptions } from "../../../src/workers/llm/llm-worker.js";
-import type { RunContext, RunOutcome } from "../../../src/workers/worker.js";
+import type { RunContext } from "../../../src/workers/worker.js";
+import type { RunOutcome } from "../../../src/run-vocabulary/run-outcome.js";
 import { testClient } from "../../llm/client-settings.js";
 import type { ScriptedLlmServer } from "../../support/scripted-llm-server.js";
 

@@ -1,9 +1,22 @@
 import { toAgentdError } from "../errors/agentd-error.js";
 import { runReasonOf } from "./abort-ending.js";
-import type { RunReason } from "./run-status.js";
+import type { ErrorCode } from "../errors/error-codes.js";
+import type { RunReason, RunStatus, Usage } from "./run-status.js";
 import { EMPTY_USAGE } from "./run-status.js";
-import type { RunOutcome } from "../workers/worker.js";
 import type { RunRecord } from "./run-record.js";
+
+/** How a run ended, as a worker reports it. */
+export interface RunOutcome {
+  status: Extract<RunStatus, "completed" | "failed" | "stopped">;
+  reason?: RunReason;
+  /** Final answer text when completed; what was produced so far otherwise. */
+  result?: string;
+  usage: Usage;
+  cost_usd: number;
+  /** Which worker produced the result: "llm", "cli:claude", ... */
+  worker: string;
+  error?: { code: ErrorCode; message: string };
+}
 
 const STOP_REASONS: ReadonlySet<RunReason> = new Set(["user_stop", "daemon_shutdown"]);
 

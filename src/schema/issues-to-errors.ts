@@ -1,8 +1,8 @@
 import type { z } from "zod";
 import type { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
-import { describeIssues, problemToError } from "../schema/schema-issues.js";
-import type { LocatedYaml } from "../schema/yaml-document.js";
+import { describeIssues, problemToError } from "./schema-issues.js";
+import type { LocatedYaml } from "./yaml-document.js";
 
 /** What to check a user's YAML (frontmatter or preset) against, and how to word the hints. */
 export interface IssueSource {

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { runReasonOf } from "../../src/runs/abort-ending.js";
-import { RunControl } from "../../src/runs/run-control.js";
+import { runReasonOf } from "../../src/run-vocabulary/abort-ending.js";
+import { RunControl } from "../../src/run-vocabulary/run-control.js";
 
 // A fake clock: the time that passes while a run is paused is the point of these tests.
 beforeEach(() => {

@@ -1,5 +1,5 @@
-import type { Vault } from "../vault/vault.js";
-import type { SecretRedactor } from "./secret-redactor.js";
+import type { Vault } from "./vault.js";
+import type { SecretRedactor } from "../secrets/secret-redactor.js";
 
 /**
  * Teaches the redactor every value in the vault, so logs and events are masked even for a secret

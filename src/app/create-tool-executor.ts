@@ -8,10 +8,10 @@ import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { askHumanTool } from "../questions/ask-human-tool.js";
 import type { QuestionBroker } from "../questions/question-broker.js";
-import { builtinTools } from "./builtin/builtin-tools.js";
-import { DefaultToolExecutor } from "./default-tool-executor.js";
-import { CompositeToolCatalog, type ToolSource } from "./tool-catalog.js";
-import type { ToolExecutor } from "./tool-executor.js";
+import { builtinTools } from "../tools/builtin/builtin-tools.js";
+import { DefaultToolExecutor } from "../tools/default-tool-executor.js";
+import { CompositeToolCatalog, type ToolSource } from "../tools/tool-catalog.js";
+import type { ToolExecutor } from "../tools/tool-executor.js";
 
 export interface ToolExecutorParts {
   /** Secrets already resolved: `mcp_servers` env and headers are used as they are. */
