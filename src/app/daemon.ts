@@ -12,7 +12,6 @@ import type { Logger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { Scheduler } from "../scheduler/scheduler.js";
-import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { agentSandboxView } from "../sandbox/sandbox-view.js";
@@ -26,6 +25,7 @@ import { applyControl, clusterRuns } from "./cluster-runs.js";
 import { ClusterPending, applyAnswer, clusterApprovals, clusterQuestions } from "./cluster-answers.js";
 import { agentLookupFrom } from "./agent-lookup.js";
 import { createAgentsView } from "./agents-view.js";
+import { type Clock, systemClock } from "../clock/clock.js";
 import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js";
 import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
@@ -34,7 +34,12 @@ import { type OpenRunCore, openRunCore } from "./run-core.js";
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
   logger?: Logger;
-  now?: () => Date;
+  /**
+   * The daemon's one time source: the scheduler, run timeouts, approval and question timeouts,
+   * long polls, sessions and the cluster lease run on it, and records are stamped by it; default:
+   * the system clock.
+   */
+  clock?: Clock;
   /** Where secrets live; default: the vault config `vault` names. */
   vault?: Vault;
   /** The LLM endpoint; default: the model client for config `llm`. */
@@ -47,8 +52,6 @@ export interface DaemonOverrides {
   definitions?: DefinitionSource;
   startApiServer?: ApiServerStarter;
   approvals?: ApprovalsService;
-  /** The scheduler's time and timer; default: the system clock. */
-  schedulerClock?: SchedulerClock;
 }
 
 export interface StartDaemonOptions {
@@ -104,7 +107,7 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
   const { overrides = {}, starting } = options;
-  const startedAt = starting?.startedAt ?? new Date();
+  const startedAt = starting?.startedAt ?? new Date((overrides.clock ?? systemClock).now());
   let tokenSource: ReturnType<typeof resolveApiToken>;
   const core = await openRunCore<DefinitionSource>({
     config: options.config,
@@ -119,7 +122,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     holder: { command: "start" },
     vault: overrides.vault,
     logger: overrides.logger,
-    now: overrides.now,
+    clock: overrides.clock,
     loadDefinitions: async ({ config, logger }) =>
       overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
     requeueQueuedRuns: true,
@@ -184,7 +187,7 @@ async function serveDaemon(
     state: store.schedules,
     logger: logger.child({ module: "scheduler" }),
     queueLimit: config.scheduler.queue_limit,
-    ...(overrides.schedulerClock ? { clock: overrides.schedulerClock } : {}),
+    clock: core.clock,
   });
   const servingDefinitions = () => {
     const snapshot = definitions.snapshot();
@@ -200,7 +203,7 @@ async function serveDaemon(
   });
 
   // On a cluster: the other nodes' approvals and questions too, answered where their run is.
-  const clusterPending = store.cluster ? new ClusterPending(bus) : undefined;
+  const clusterPending = store.cluster ? new ClusterPending(bus, core.clock) : undefined;
   const services: ApiServices = {
     agents: createAgentsView({
       directory: config.agents_dir,
@@ -257,6 +260,7 @@ async function serveDaemon(
       allowedHosts: config.server.allowed_hosts,
       allowedOrigins: config.server.allowed_origins,
       logger: logger.child({ module: "api" }),
+      clock: core.clock,
       listening: options.starting?.server,
     });
   } catch (error) {

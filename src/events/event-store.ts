@@ -1,3 +1,4 @@
+import type { Clock } from "../clock/clock.js";
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../logging/logger.js";
 import { isTerminal } from "../runs/run-status.js";
@@ -17,6 +18,8 @@ export interface EventStoreOptions {
   logger: Logger;
   /** Where events are persisted; default: the JSONL files in `dataDirectory`. */
   log?: EventLog;
+  /** Ends long polls at their `wait` (default: the system clock). */
+  clock?: Clock;
 }
 
 /** Which events a poll asks for. */
@@ -65,13 +68,14 @@ export class EventStore {
   readonly #log: EventLog;
   readonly #rings = new Map<string, EventRing>();
   readonly #lastIds = new Map<string, number>();
-  readonly #waiters = new EventWaiters();
+  readonly #waiters: EventWaiters;
   readonly #epoch = randomUUID();
   #lastSequence = 0;
   #unsubscribe: () => void = () => undefined;
 
   private constructor(options: EventStoreOptions) {
     this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+    this.#waiters = new EventWaiters(options.clock);
     this.#log =
       options.log ?? new FileEventLog({ dataDirectory: options.dataDirectory, logger: options.logger });
   }

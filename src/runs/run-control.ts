@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { RunReason } from "./run-status.js";
 
@@ -29,7 +30,9 @@ export class RunControl {
   readonly #pauseListeners = new Set<PauseListener>();
   #paused = false;
   #resumeWaiters: Array<() => void> = [];
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  /** Cancels the armed timeout; set while the timeout clock runs. */
+  #cancelTimer: (() => void) | undefined;
   readonly #timeoutMilliseconds: number | undefined;
   /** Working time left before the timeout, as of `#clockStartedAt`. */
   #remainingMilliseconds = Number.POSITIVE_INFINITY;
@@ -37,8 +40,10 @@ export class RunControl {
   readonly #clockHolds = new Set<ClockHold>();
   #detachFromParent: (() => void) | undefined;
 
-  constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
+  /** `clock` measures working time and runs the timeout (default: the system clock). */
+  constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number; clock?: Clock } = {}) {
     this.signal = this.#controller.signal;
+    this.#clock = options.clock ?? systemClock;
     const { parent, timeoutMilliseconds } = options;
     if (parent) {
       const fromParent = () =>
@@ -65,8 +70,8 @@ export class RunControl {
 
   /** Working time left before the timeout (Infinity without one): bounds a sub-agent's run too. */
   remainingMilliseconds(): number {
-    if (this.#timer === undefined) return this.#remainingMilliseconds;
-    return Math.max(0, this.#remainingMilliseconds - (performance.now() - this.#clockStartedAt));
+    if (this.#cancelTimer === undefined) return this.#remainingMilliseconds;
+    return Math.max(0, this.#remainingMilliseconds - (this.#clock.now() - this.#clockStartedAt));
   }
 
   /** Stops the timeout clock for `hold` (several holds may overlap); the clock runs when none is left. */
@@ -132,21 +137,21 @@ export class RunControl {
   }
 
   #startClock(): void {
-    if (this.#timer !== undefined || this.#timeoutMilliseconds === undefined) return;
+    if (this.#cancelTimer !== undefined || this.#timeoutMilliseconds === undefined) return;
     const limit = this.#timeoutMilliseconds;
-    this.#clockStartedAt = performance.now();
-    this.#timer = setTimeout(
+    this.#clockStartedAt = this.#clock.now();
+    this.#cancelTimer = this.#clock.setTimer(
       () => this.stop("timeout", `the run passed its timeout of ${limit} ms of working time`),
       this.#remainingMilliseconds,
     );
-    this.#timer.unref();
   }
 
   #stopClock(): void {
-    if (this.#timer === undefined) return;
+    const cancel = this.#cancelTimer;
+    if (cancel === undefined) return;
     this.#remainingMilliseconds = this.remainingMilliseconds();
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    cancel();
+    this.#cancelTimer = undefined;
   }
 
   #releaseWaiters(): void {

@@ -9,6 +9,7 @@ import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { AgentLookup } from "./agent-availability.js";
 import type { ChildRunRequest, ChildRuns } from "./child-runs.js";
 import { runReasonOf } from "./abort-ending.js";
+import type { Clock } from "../clock/clock.js";
 import { RunControl } from "./run-control.js";
 import { type RunIdSource, createRunIdSource } from "./run-id.js";
 import { executeRun } from "./execute-run.js";
@@ -67,6 +68,8 @@ export interface RunManagerOptions {
   shutdownSignal: AbortSignal;
   logger: Logger;
   now?: () => Date;
+  /** Runs each run's timeout (default: the system clock). */
+  clock?: Clock;
   createRunId?: RunIdSource;
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
@@ -852,6 +855,7 @@ export class RunManager implements ChildRuns {
     const control = new RunControl({
       parent: run.parentControl?.signal ?? this.#options.shutdownSignal,
       timeoutMilliseconds: definition.limits.timeout,
+      clock: this.#options.clock,
     });
     run.control = control;
     this.#inFlight.add(run.record.agent, 1);
