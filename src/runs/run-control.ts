@@ -30,7 +30,8 @@ export class RunControl {
   readonly #pauseListeners = new Set<PauseListener>();
   #paused = false;
   #resumeWaiters: Array<() => void> = [];
-  readonly #clock: Clock;
+  /** The run's time: its timeout, and the watchdogs of what it runs (a CLI child's idle timeout). */
+  readonly clock: Clock;
   /** Cancels the armed timeout; set while the timeout clock runs. */
   #cancelTimer: (() => void) | undefined;
   readonly #timeoutMilliseconds: number | undefined;
@@ -43,7 +44,7 @@ export class RunControl {
   /** `clock` measures working time and runs the timeout (default: the system clock). */
   constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number; clock?: Clock } = {}) {
     this.signal = this.#controller.signal;
-    this.#clock = options.clock ?? systemClock;
+    this.clock = options.clock ?? systemClock;
     const { parent, timeoutMilliseconds } = options;
     if (parent) {
       const fromParent = () =>
@@ -71,7 +72,7 @@ export class RunControl {
   /** Working time left before the timeout (Infinity without one): bounds a sub-agent's run too. */
   remainingMilliseconds(): number {
     if (this.#cancelTimer === undefined) return this.#remainingMilliseconds;
-    return Math.max(0, this.#remainingMilliseconds - (this.#clock.now() - this.#clockStartedAt));
+    return Math.max(0, this.#remainingMilliseconds - (this.clock.now() - this.#clockStartedAt));
   }
 
   /** Stops the timeout clock for `hold` (several holds may overlap); the clock runs when none is left. */
@@ -139,8 +140,8 @@ export class RunControl {
   #startClock(): void {
     if (this.#cancelTimer !== undefined || this.#timeoutMilliseconds === undefined) return;
     const limit = this.#timeoutMilliseconds;
-    this.#clockStartedAt = this.#clock.now();
-    this.#cancelTimer = this.#clock.setTimer(
+    this.#clockStartedAt = this.clock.now();
+    this.#cancelTimer = this.clock.setTimer(
       () => this.stop("timeout", `the run passed its timeout of ${limit} ms of working time`),
       this.#remainingMilliseconds,
     );
