@@ -4,7 +4,10 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../route-context.js";
 
 /** GET /health: liveness without authentication. */
-export function registerHealthRoutes(app: FastifyInstance, { services, shutdownSignal, clock }: RouteContext): void {
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  { services, shutdownSignal, clock }: RouteContext,
+): void {
   app.get(
     "/health",
     {
