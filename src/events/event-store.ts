@@ -1,5 +1,5 @@
-import type { Clock } from "../clock/clock.js";
 import { randomUUID } from "node:crypto";
+import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../logging/logger.js";
 import { isTerminal } from "../runs/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
