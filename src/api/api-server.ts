@@ -10,6 +10,7 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from "fastify";
+import { type Clock, systemClock } from "../clock/clock.js";
 import { loadDashboardAssets } from "../dashboard/dashboard-assets.js";
 import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -51,6 +52,8 @@ export interface ApiServerOptions {
   /** `server.allowed_origins`: other web origins that may send state-changing requests. */
   allowedOrigins?: readonly string[];
   logger: Logger;
+  /** Sessions and uptime are reckoned on it (default: the system clock). */
+  clock?: Clock | undefined;
   /** Interval of the event stream's heartbeat comments (default 15 s). */
   heartbeatMilliseconds?: number;
   /**
@@ -112,12 +115,14 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     schemaController: { compilersFactory: COMPILERS },
   });
   const metrics = createApiMetrics(services);
+  const clock = options.clock ?? systemClock;
   const token = options.token === "" ? undefined : options.token;
   const context: RouteContext = {
     services,
     shutdownSignal: shutdown.signal,
     heartbeatMilliseconds: options.heartbeatMilliseconds ?? 15_000,
-    access: { token, sessions: new SessionStore() },
+    access: { token, sessions: new SessionStore({ clock }) },
+    clock,
   };
   await configure(app, options, context.access);
   registerHealthRoutes(app, context);

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Clock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ApiServices } from "./api-services.js";
 import type { SessionStore } from "./session-store.js";
@@ -17,6 +18,8 @@ export interface RouteContext {
   /** Interval of the stream's heartbeat comments. */
   heartbeatMilliseconds: number;
   access: ApiAccess;
+  /** The daemon's clock: uptime. */
+  clock: Clock;
 }
 
 /**

@@ -1,11 +1,13 @@
 import { createHash, randomBytes } from "node:crypto";
+import { type Clock, systemClock } from "../clock/clock.js";
 
 export interface SessionStoreOptions {
   /** How long a browser login lasts (default 7 days). */
   lifetimeMilliseconds?: number;
   /** Sessions kept at most; the oldest goes first (default 1,000). */
   capacity?: number;
-  now?: () => number;
+  /** When a session ends is reckoned on it (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -17,12 +19,12 @@ export class SessionStore {
   readonly #expiresAt = new Map<string, number>();
   readonly #lifetime: number;
   readonly #capacity: number;
-  readonly #now: () => number;
+  readonly #clock: Clock;
 
   constructor(options: SessionStoreOptions = {}) {
     this.#lifetime = options.lifetimeMilliseconds ?? 7 * 24 * 60 * 60 * 1_000;
     this.#capacity = options.capacity ?? 1_000;
-    this.#now = options.now ?? Date.now;
+    this.#clock = options.clock ?? systemClock;
   }
 
   /** A new session id (43 characters of base64url, 256 bits). */
@@ -34,7 +36,7 @@ export class SessionStore {
       if (oldest === undefined) break;
       this.#expiresAt.delete(oldest);
     }
-    this.#expiresAt.set(digest(id), this.#now() + this.#lifetime);
+    this.#expiresAt.set(digest(id), this.#clock.now() + this.#lifetime);
     return id;
   }
 
@@ -43,7 +45,7 @@ export class SessionStore {
     const key = digest(id);
     const expiresAt = this.#expiresAt.get(key);
     if (expiresAt === undefined) return false;
-    if (expiresAt > this.#now()) return true;
+    if (expiresAt > this.#clock.now()) return true;
     this.#expiresAt.delete(key);
     return false;
   }

@@ -1,5 +1,6 @@
 import type { ApprovalsService, QuestionsService } from "../api/api-services.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
+import { type Clock, systemClock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
@@ -26,8 +27,11 @@ export class ClusterPending {
   /** Answers given here, each waiting for the event of its request's next state (or its run's end). */
   readonly #waiting = new Set<{ run: string; id: string; settle: (event: AgentEvent) => void }>();
   readonly #unsubscribe: () => void;
+  readonly #clock: Clock;
 
-  constructor(feed: EventFeed) {
+  /** `clock` bounds the wait for an answer's confirmation (default: the system clock). */
+  constructor(feed: EventFeed, clock: Clock = systemClock) {
+    this.#clock = clock;
     this.#unsubscribe = feed.subscribe((event) => this.#follow(event));
   }
 
@@ -58,12 +62,12 @@ export class ClusterPending {
         run,
         id,
         settle: (event: AgentEvent) => {
-          clearTimeout(timer);
+          cancelTimer();
           this.#waiting.delete(waiter);
           resolve(event);
         },
       };
-      const timer = setTimeout(() => {
+      const cancelTimer = this.#clock.setTimer(() => {
         this.#waiting.delete(waiter);
         reject(
           new AgentdError(

@@ -2,6 +2,7 @@ import { startApiServer } from "../api/api-server.js";
 import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
 import type { StartingServer } from "../api/starting-server.js";
+import { type Clock, systemClock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { DefinitionRegistry } from "../definitions/definition-registry.js";
@@ -12,7 +13,6 @@ import type { Logger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import type { RunManager } from "../runs/run-manager.js";
 import { Scheduler } from "../scheduler/scheduler.js";
-import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { agentSandboxView } from "../sandbox/sandbox-view.js";
@@ -34,7 +34,12 @@ import { type OpenRunCore, openRunCore } from "./run-core.js";
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
   logger?: Logger;
-  now?: () => Date;
+  /**
+   * The daemon's one time source: the scheduler, run timeouts, approval and question timeouts,
+   * long polls, sessions and the cluster lease run on it, and records are stamped by it; default:
+   * the system clock.
+   */
+  clock?: Clock;
   /** Where secrets live; default: the vault config `vault` names. */
   vault?: Vault;
   /** The LLM endpoint; default: the model client for config `llm`. */
@@ -47,8 +52,6 @@ export interface DaemonOverrides {
   definitions?: DefinitionSource;
   startApiServer?: ApiServerStarter;
   approvals?: ApprovalsService;
-  /** The scheduler's time and timer; default: the system clock. */
-  schedulerClock?: SchedulerClock;
 }
 
 export interface StartDaemonOptions {
@@ -104,7 +107,7 @@ const STOP_WAIT_MILLISECONDS = 10_000;
  */
 export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> {
   const { overrides = {}, starting } = options;
-  const startedAt = starting?.startedAt ?? new Date();
+  const startedAt = starting?.startedAt ?? new Date((overrides.clock ?? systemClock).now());
   let tokenSource: ReturnType<typeof resolveApiToken>;
   const core = await openRunCore<DefinitionSource>({
     config: options.config,
@@ -119,7 +122,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     holder: { command: "start" },
     vault: overrides.vault,
     logger: overrides.logger,
-    now: overrides.now,
+    clock: overrides.clock,
     loadDefinitions: async ({ config, logger }) =>
       overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
     requeueQueuedRuns: true,
@@ -175,7 +178,7 @@ async function serveDaemon(
     state: store.schedules,
     logger: logger.child({ module: "scheduler" }),
     queueLimit: config.scheduler.queue_limit,
-    ...(overrides.schedulerClock ? { clock: overrides.schedulerClock } : {}),
+    clock: core.clock,
   });
   const servingDefinitions = () => {
     const snapshot = definitions.snapshot();
@@ -191,7 +194,7 @@ async function serveDaemon(
   });
 
   // The other nodes' approvals and questions too, answered where their run is.
-  const clusterPending = new ClusterPending(bus);
+  const clusterPending = new ClusterPending(bus, core.clock);
   const services: ApiServices = {
     agents: createAgentsView({
       directory: config.agents_dir,
@@ -238,6 +241,7 @@ async function serveDaemon(
       allowedHosts: config.server.allowed_hosts,
       allowedOrigins: config.server.allowed_origins,
       logger: logger.child({ module: "api" }),
+      clock: core.clock,
       listening: options.starting?.server,
     });
   } catch (error) {

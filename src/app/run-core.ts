@@ -1,5 +1,6 @@
 import { setMaxListeners } from "node:events";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
+import { type Clock, dateSource, systemClock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
@@ -40,6 +41,9 @@ export interface RunCoreOptions {
   /** The config file read, if any: the sandbox hides its folder from agents working elsewhere. */
   configFile?: string | undefined;
   logger: Logger;
+  /** Everything that waits for time to pass runs on it. */
+  clock: Clock;
+  /** The clock's time as a Date: stamps records. */
   now: () => Date;
   /** The agents loaded: the daemon's registry, or what `agentd run` read. */
   definitions: () => DefinitionSnapshot;
@@ -109,7 +113,8 @@ export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
   logger?: Logger | undefined;
   /** Where the default logger writes instead of stderr (a file, so a terminal shows only progress). */
   logDestination?: NodeJS.WritableStream | undefined;
-  now?: (() => Date) | undefined;
+  /** The one time source of everything the core makes; default: the system clock. */
+  clock?: Clock | undefined;
   /**
    * The agents, loaded once the config's secrets are resolved and before the runs are: runs queued
    * before a restart start again on these definitions.
@@ -131,6 +136,7 @@ export interface OpenRunCore<Definitions extends CoreDefinitions> extends RunCor
   readonly config: Config;
   readonly secrets: DaemonSecrets;
   readonly logger: Logger;
+  readonly clock: Clock;
   readonly now: () => Date;
   readonly store: DurableStore;
   readonly lock: DataDirectoryLock;
@@ -163,17 +169,19 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
         : {};
       const logger =
         options.logger ?? createLogger({ ...config.log, ...destination, redact: redactor.redactText });
-      const now = options.now ?? (() => new Date());
+      const clock = options.clock ?? systemClock;
+      const now = dateSource(clock);
       const definitions = await options.loadDefinitions({ config, logger });
       let store: DurableStore | undefined;
       try {
-        store = await openStore({ config, logger, now });
+        store = await openStore({ config, logger, now, clock });
         const opened = store;
         const core = await composeRunCore({
           secrets,
           store,
           configFile: options.configFile,
           logger,
+          clock,
           now,
           definitions: () => definitions.snapshot(),
           agents: options.agents?.(definitions),
@@ -202,6 +210,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           config,
           secrets,
           logger,
+          clock,
           now,
           store,
           lock,
@@ -225,7 +234,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
  * API around it; `agentd run` starts one run on it. openRunCore holds the data folder's lock.
  */
 async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
-  const { secrets, logger, now } = options;
+  const { secrets, logger, clock, now } = options;
   const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
   const { store } = options;
@@ -237,14 +246,15 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     logger: logger.child({ module: "events" }),
     log: store.events,
     ...(store.storage ? { storage: store.storage } : {}),
+    clock,
   });
   // Events held while the store was full go out first, in order, once it has room (then the runs go on).
   if (bus instanceof EventBus) store.storage?.onChange((full) => full || bus.releaseHeld());
   // Every listener of the bus is subscribed: the store may start following the other nodes.
   await store.start();
   const redactValue = <Value>(value: Value): Value => redactor.redactValue(value);
-  const approvals = new ApprovalBroker({ now, redact: redactValue });
-  const questions = new QuestionBroker({ now, redact: redactValue });
+  const approvals = new ApprovalBroker({ clock, redact: redactValue });
+  const questions = new QuestionBroker({ clock, redact: redactValue });
   const sandbox = new SandboxHost({
     config,
     configFile: options.configFile,
@@ -303,6 +313,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     node: store.cluster.node,
     logger: logger.child({ module: "runs" }),
     now,
+    clock,
   });
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../clock/clock.js";
 import { randomBytes } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventDataByType } from "../events/agent-event.js";
@@ -40,7 +41,8 @@ export interface RequestedApproval extends PendingApproval {
 }
 
 export interface ApprovalBrokerOptions {
-  now?: () => Date;
+  /** Stamps the requests and runs their timeouts (default: the system clock). */
+  clock?: Clock;
   /** Default: `a_` and 10 random hex digits. */
   createId?: () => string;
   /** Masks secret values in the arguments `list()` returns (the events are masked by the bus). */
@@ -64,14 +66,15 @@ interface Pending {
  * Timers never keep the process alive and are cleared as soon as a request is answered.
  */
 export class ApprovalBroker implements ApprovalGate {
-  readonly #pending = new PendingAnswers<Pending, ApprovalAnswer>();
+  readonly #pending: PendingAnswers<Pending, ApprovalAnswer>;
   readonly #listeners = new Set<(approval: RequestedApproval) => void>();
-  readonly #now: () => Date;
+  readonly #clock: Clock;
   readonly #createId: () => string;
   readonly #redact: <Value>(value: Value) => Value;
 
   constructor(options: ApprovalBrokerOptions = {}) {
-    this.#now = options.now ?? (() => new Date());
+    this.#clock = options.clock ?? systemClock;
+    this.#pending = new PendingAnswers(this.#clock);
     this.#createId = options.createId ?? (() => `a_${randomBytes(5).toString("hex")}`);
     this.#redact = options.redact ?? ((value) => value);
   }
@@ -79,7 +82,7 @@ export class ApprovalBroker implements ApprovalGate {
   request(request: ApprovalRequest): Promise<ApprovalAnswer> {
     const { signal, policy } = request;
     if (signal.aborted) return Promise.reject(signal.reason as Error);
-    const requestedAt = this.#now();
+    const requestedAt = new Date(this.#clock.now());
     const approval: RequestedApproval = {
       id: this.#createId(),
       agent: request.agent,

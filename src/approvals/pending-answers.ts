@@ -1,4 +1,4 @@
-import { unrefTimer } from "./unref-timer.js";
+import { type Clock, systemClock } from "../clock/clock.js";
 
 /** How one wait for a human ends when nobody answers in time or the run stops. */
 export interface WaitEnding<Answer> {
@@ -24,6 +24,12 @@ interface Pending<Entry, Answer> {
  */
 export class PendingAnswers<Entry, Answer> {
   readonly #pending = new Map<string, Pending<Entry, Answer>>();
+  readonly #clock: Clock;
+
+  /** `clock` runs the timeouts (default: the system clock). */
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
 
   /** Parks `entry` under `id` until `answer(id, …)`, the timeout or a stop. */
   wait(id: string, entry: Entry, ending: WaitEnding<Answer>): Promise<Answer> {
@@ -35,10 +41,10 @@ export class PendingAnswers<Entry, Answer> {
         ending.onStop();
         settle({ error: signal.reason });
       };
-      const cancelTimer = unrefTimer(ending.timeoutMilliseconds, () => {
+      const cancelTimer = this.#clock.setTimer(() => {
         if (!this.#pending.delete(id)) return;
         settle({ answer: ending.onExpiry() });
-      });
+      }, ending.timeoutMilliseconds);
       const settle = (outcome: { answer: Answer } | { error: unknown }) => {
         cancelTimer();
         signal.removeEventListener("abort", onAbort);

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
+import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../logging/logger.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
@@ -24,6 +25,8 @@ export interface EventStoreOptions {
    * which the bus holds it for (see EventBus), and of each that succeeded.
    */
   storage?: StorageGate;
+  /** Ends long polls at their `wait` (default: the system clock). */
+  clock?: Clock;
 }
 
 /** Which events a poll asks for. */
@@ -73,7 +76,7 @@ export class EventStore {
   readonly #storage: StorageGate | undefined;
   readonly #rings = new Map<string, EventRing>();
   readonly #lastIds = new Map<string, number>();
-  readonly #waiters = new EventWaiters();
+  readonly #waiters: EventWaiters;
   readonly #epoch = randomUUID();
   #lastSequence = 0;
   #unsubscribe: () => void = () => undefined;
@@ -81,6 +84,7 @@ export class EventStore {
   private constructor(options: EventStoreOptions) {
     this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
     this.#storage = options.storage;
+    this.#waiters = new EventWaiters(options.clock);
     this.#log =
       options.log ?? new FileEventLog({ dataDirectory: options.dataDirectory, logger: options.logger });
   }

@@ -1,3 +1,5 @@
+import { type Clock, systemClock } from "../clock/clock.js";
+
 interface Waiter {
   after: number;
   release: () => void;
@@ -9,6 +11,12 @@ interface Waiter {
  */
 export class EventWaiters {
   readonly #byAgent = new Map<string, Set<Waiter>>();
+  readonly #clock: Clock;
+
+  /** `clock` runs the timeouts (default: the system clock). */
+  constructor(clock: Clock = systemClock) {
+    this.#clock = clock;
+  }
 
   /** Resolves when `notify(agent, id > after)` is called, after `milliseconds`, or on abort. */
   wait(agent: string, after: number, milliseconds: number, signal?: AbortSignal): Promise<void> {
@@ -19,11 +27,11 @@ export class EventWaiters {
         waiters = new Set();
         this.#byAgent.set(agent, waiters);
       }
-      const timer = setTimeout(() => waiter.release(), milliseconds);
+      const cancelTimer = this.#clock.setTimer(() => waiter.release(), milliseconds);
       const waiter: Waiter = {
         after,
         release: () => {
-          clearTimeout(timer);
+          cancelTimer();
           signal?.removeEventListener("abort", waiter.release);
           const set = this.#byAgent.get(agent);
           set?.delete(waiter);

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../clock/clock.js";
 import { randomBytes } from "node:crypto";
 import { PendingAnswers } from "../approvals/pending-answers.js";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -36,7 +37,8 @@ export interface QuestionRequest {
 export type QuestionAnswer = { state: "answered"; answer: string; by: string } | { state: "expired" };
 
 export interface QuestionBrokerOptions {
-  now?: () => Date;
+  /** Stamps the requests and runs their timeouts (default: the system clock). */
+  clock?: Clock;
   /** Default: `q_` and 10 random hex digits. */
   createId?: () => string;
   /** Masks secret values in what `list()` returns (the events are masked by the bus). */
@@ -55,20 +57,21 @@ interface Pending {
  * "cancelled" (`by: "stop"`).
  */
 export class QuestionBroker {
-  readonly #pending = new PendingAnswers<Pending, QuestionAnswer>();
+  readonly #pending: PendingAnswers<Pending, QuestionAnswer>;
   readonly #listeners = new Set<(question: PendingQuestion) => void>();
-  readonly #now: () => Date;
+  readonly #clock: Clock;
   readonly #createId: () => string;
   readonly #redact: <Value>(value: Value) => Value;
 
   constructor(options: QuestionBrokerOptions = {}) {
-    this.#now = options.now ?? (() => new Date());
+    this.#clock = options.clock ?? systemClock;
+    this.#pending = new PendingAnswers(this.#clock);
     this.#createId = options.createId ?? (() => `q_${randomBytes(5).toString("hex")}`);
     this.#redact = options.redact ?? ((value) => value);
   }
 
   ask(request: QuestionRequest): Promise<QuestionAnswer> {
-    const askedAt = this.#now();
+    const askedAt = new Date(this.#clock.now());
     const question: PendingQuestion = {
       id: this.#createId(),
       agent: request.agent,

@@ -1,3 +1,4 @@
+import { type Clock, systemClock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { RunReason } from "./run-status.js";
 
@@ -35,7 +36,10 @@ export class RunControl {
   #paused = false;
   #heldForStorage = false;
   #resumeWaiters: Array<() => void> = [];
-  #timer: NodeJS.Timeout | undefined;
+  /** The run's time: its timeout, and the watchdogs of what it runs (a CLI child's idle timeout). */
+  readonly clock: Clock;
+  /** Cancels the armed timeout; set while the timeout clock runs. */
+  #cancelTimer: (() => void) | undefined;
   readonly #timeoutMilliseconds: number | undefined;
   /** Working time left before the timeout, as of `#clockStartedAt`. */
   #remainingMilliseconds = Number.POSITIVE_INFINITY;
@@ -43,8 +47,10 @@ export class RunControl {
   readonly #clockHolds = new Set<ClockHold>();
   #detachFromParent: (() => void) | undefined;
 
-  constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number } = {}) {
+  /** `clock` measures working time and runs the timeout (default: the system clock). */
+  constructor(options: { parent?: AbortSignal; timeoutMilliseconds?: number; clock?: Clock } = {}) {
     this.signal = this.#controller.signal;
+    this.clock = options.clock ?? systemClock;
     const { parent, timeoutMilliseconds } = options;
     if (parent) {
       const fromParent = () =>
@@ -71,8 +77,8 @@ export class RunControl {
 
   /** Working time left before the timeout (Infinity without one): bounds a sub-agent's run too. */
   remainingMilliseconds(): number {
-    if (this.#timer === undefined) return this.#remainingMilliseconds;
-    return Math.max(0, this.#remainingMilliseconds - (performance.now() - this.#clockStartedAt));
+    if (this.#cancelTimer === undefined) return this.#remainingMilliseconds;
+    return Math.max(0, this.#remainingMilliseconds - (this.clock.now() - this.#clockStartedAt));
   }
 
   /** Stops the timeout clock for `hold` (several holds may overlap); the clock runs when none is left. */
@@ -164,21 +170,21 @@ export class RunControl {
   }
 
   #startClock(): void {
-    if (this.#timer !== undefined || this.#timeoutMilliseconds === undefined) return;
+    if (this.#cancelTimer !== undefined || this.#timeoutMilliseconds === undefined) return;
     const limit = this.#timeoutMilliseconds;
-    this.#clockStartedAt = performance.now();
-    this.#timer = setTimeout(
+    this.#clockStartedAt = this.clock.now();
+    this.#cancelTimer = this.clock.setTimer(
       () => this.stop("timeout", `the run passed its timeout of ${limit} ms of working time`),
       this.#remainingMilliseconds,
     );
-    this.#timer.unref();
   }
 
   #stopClock(): void {
-    if (this.#timer === undefined) return;
+    const cancel = this.#cancelTimer;
+    if (cancel === undefined) return;
     this.#remainingMilliseconds = this.remainingMilliseconds();
-    clearTimeout(this.#timer);
-    this.#timer = undefined;
+    cancel();
+    this.#cancelTimer = undefined;
   }
 
   #goOn(): void {

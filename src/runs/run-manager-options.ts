@@ -1,3 +1,4 @@
+import type { Clock } from "../clock/clock.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
@@ -51,6 +52,8 @@ export interface RunManagerOptions {
   runQueue?: ((life: RunLife) => RunQueue) | undefined;
   /** This node's id in the cluster, recorded in each run it executes. */
   node?: string | undefined;
+  /** Runs each run's timeout (default: the system clock). */
+  clock?: Clock;
   /** While the store is full, queued runs wait (not launched); they launch once it has room. */
   storage?: { readonly full: boolean; onChange(listener: (full: boolean) => void): () => void };
 }

@@ -1,4 +1,4 @@
-import type { SchedulerClock } from "./scheduler-clock.js";
+import type { Clock } from "../clock/clock.js";
 
 /** A fire that is due: the agent and the time it was due at. */
 export interface DueFire {
@@ -12,14 +12,14 @@ export interface DueFire {
  * is handed over at once (oldest first); the handler sets each agent's next fire.
  */
 export class FireTimer {
-  readonly #clock: SchedulerClock;
+  readonly #clock: Clock;
   readonly #onDue: (fires: DueFire[]) => void;
   readonly #next = new Map<string, number>();
   #cancel: (() => void) | undefined;
   #armedFor: number | undefined;
   #handling = false;
 
-  constructor(clock: SchedulerClock, onDue: (fires: DueFire[]) => void) {
+  constructor(clock: Clock, onDue: (fires: DueFire[]) => void) {
     this.#clock = clock;
     this.#onDue = onDue;
   }

@@ -8,7 +8,7 @@ import { nextFireAfter, patternKey } from "./cron-patterns.js";
 import { type DueFire, FireTimer } from "./fire-timer.js";
 import { missedFires } from "./missed-fires.js";
 import type { ScheduleStates } from "./schedule-states.js";
-import { type SchedulerClock, systemClock } from "./scheduler-clock.js";
+import { type Clock, systemClock } from "../clock/clock.js";
 
 /** The part of the run manager the scheduler drives. */
 export interface ScheduledRuns {
@@ -26,7 +26,7 @@ export interface SchedulerOptions {
   state: ScheduleStates;
   logger: Logger;
   /** Time and the one timer (default: the system clock). */
-  clock?: SchedulerClock;
+  clock?: Clock;
   /** Under `overlap: queue`, fires queued behind a running run at most (config `scheduler.queue_limit`). */
   queueLimit?: number;
 }
@@ -69,7 +69,7 @@ interface ScheduledAgent {
  */
 export class Scheduler {
   readonly #options: SchedulerOptions;
-  readonly #clock: SchedulerClock;
+  readonly #clock: Clock;
   readonly #queueLimit: number;
   readonly #scheduled = new Map<string, ScheduledAgent>();
   readonly #timer: FireTimer;

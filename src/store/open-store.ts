@@ -1,3 +1,4 @@
+import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
 import type { DurableStore } from "./durable-store.js";
@@ -7,6 +8,8 @@ export interface OpenStoreOptions {
   config: Config;
   logger: Logger;
   now?: () => Date;
+  /** Renews the cluster lease (PostgreSQL; default: the system clock). */
+  clock?: Clock;
 }
 
 /** The store config `store.backend` names, opened and ready. */
@@ -21,6 +24,7 @@ export async function openStore(options: OpenStoreOptions): Promise<DurableStore
       bufferSize: config.events.buffer_size,
       logger: options.logger,
       ...(options.now ? { now: options.now } : {}),
+      ...(options.clock ? { clock: options.clock } : {}),
     });
   }
   return openFilesStore({

@@ -10,6 +10,7 @@ import type {
 import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { RunFilter } from "../../src/runs/run-filter.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
+import type { Clock } from "../../src/clock/clock.js";
 import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
@@ -178,13 +179,21 @@ export interface ApiFixtureOptions {
   port?: number;
   /** A socket listening already (the daemon's start): the API takes it over. */
   listening?: StartingServer;
+  /** The long polls' and sessions' time (default: the system clock). */
+  clock?: Clock;
 }
 
 /** The real server on 127.0.0.1:0 with a real bus and store in a temp dir. */
 export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<ApiFixture> {
   const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-api-"));
   const bus = new EventBus();
-  const store = await EventStore.open({ dataDirectory, bufferSize: options.bufferSize ?? 200, bus, logger });
+  const store = await EventStore.open({
+    dataDirectory,
+    bufferSize: options.bufferSize ?? 200,
+    bus,
+    logger,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
   const agents = new FixedAgents(
     ...(options.agents ?? [agentDetail("writer"), agentDetail("broken", false)]),
   );
@@ -198,6 +207,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
       token: options.token,
       logger,
       listening: options.listening,
+      ...(options.clock ? { clock: options.clock } : {}),
       ...(options.heartbeatMilliseconds === undefined
         ? {}
         : { heartbeatMilliseconds: options.heartbeatMilliseconds }),

@@ -5,12 +5,16 @@ import { AgentdError } from "../../src/errors/agentd-error.js";
 import type { AgentEvent, EventOf } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { RunAbort, RunControl } from "../../src/run-vocabulary/run-control.js";
+import { ManualClock } from "../support/manual-clock.js";
 
 const TEN_MINUTES = 600_000;
+const START = Date.UTC(2026, 0, 5, 9);
 
 function harness(policy: ApprovalPolicy = { timeout: TEN_MINUTES, on_timeout: "deny" }) {
   let counter = 0;
-  const broker = new ApprovalBroker({ createId: () => `a_test${++counter}` });
+  // Expiry is the clock's: each test moves it by hand instead of waiting for a timeout.
+  const clock = new ManualClock(START);
+  const broker = new ApprovalBroker({ createId: () => `a_test${++counter}`, clock });
   const bus = new EventBus();
   const events: AgentEvent[] = [];
   bus.subscribe((event) => events.push(event));
@@ -30,13 +34,12 @@ function harness(policy: ApprovalPolicy = { timeout: TEN_MINUTES, on_timeout: "d
     events
       .filter((event): event is EventOf<"approval"> => event.type === "approval")
       .map((event) => event.data);
-  return { broker, ask, control, approvalEvents };
+  return { broker, ask, control, approvalEvents, clock };
 }
 
 describe("ApprovalBroker", () => {
   it("lists a request until it is approved, then answers it with the scope", async () => {
     const { broker, ask, approvalEvents } = harness();
-    const before = Date.now();
     const answer = ask();
     const [pending] = broker.list();
     expect(broker.list()).toHaveLength(1);
@@ -47,9 +50,8 @@ describe("ApprovalBroker", () => {
       tool: "write_file",
       arguments: { path: "notes.md", content: "{{secret:token}}" },
     });
-    const requestedAt = Date.parse(pending?.requested_at ?? "");
-    expect(requestedAt).toBeGreaterThanOrEqual(before - 1000);
-    expect(Date.parse(pending?.expires_at ?? "") - requestedAt).toBe(TEN_MINUTES);
+    expect(pending?.requested_at).toBe(new Date(START).toISOString());
+    expect(pending?.expires_at).toBe(new Date(START + TEN_MINUTES).toISOString());
 
     broker.decide("a_test1", "approve", { scope: "run" });
     await expect(answer).resolves.toEqual({ approved: true, state: "approved", scope: "run" });
@@ -109,8 +111,12 @@ describe("ApprovalBroker", () => {
   });
 
   it("expires with on_timeout deny: answer expired, not approved, nothing left pending", async () => {
-    const { broker, ask, approvalEvents } = harness({ timeout: 200, on_timeout: "deny" });
-    await expect(ask()).resolves.toEqual({ approved: false, state: "expired", scope: "once" });
+    const { broker, ask, approvalEvents, clock } = harness({ timeout: 200, on_timeout: "deny" });
+    const answer = ask();
+    clock.advanceBy(199);
+    expect(broker.list()).toHaveLength(1);
+    clock.advanceBy(1);
+    await expect(answer).resolves.toEqual({ approved: false, state: "expired", scope: "once" });
     expect(broker.list()).toEqual([]);
     expect(approvalEvents().map((event) => [event.state, event.by])).toEqual([
       ["requested", undefined],
@@ -120,8 +126,10 @@ describe("ApprovalBroker", () => {
   });
 
   it("expires with on_timeout approve: the call is approved once, by the timeout", async () => {
-    const { broker, ask, approvalEvents } = harness({ timeout: 200, on_timeout: "approve" });
-    await expect(ask()).resolves.toEqual({ approved: true, state: "approved", scope: "once" });
+    const { broker, ask, approvalEvents, clock } = harness({ timeout: 200, on_timeout: "approve" });
+    const answer = ask();
+    clock.advanceBy(200);
+    await expect(answer).resolves.toEqual({ approved: true, state: "approved", scope: "once" });
     expect(broker.list()).toEqual([]);
     expect(approvalEvents().map((event) => [event.state, event.by])).toEqual([
       ["requested", undefined],
@@ -130,12 +138,15 @@ describe("ApprovalBroker", () => {
   });
 
   it("does not expire a request that was answered first", async () => {
-    const { broker, ask, approvalEvents } = harness({ timeout: 200, on_timeout: "approve" });
+    const { broker, ask, approvalEvents, clock } = harness({ timeout: 200, on_timeout: "approve" });
     const answer = ask();
     broker.decide("a_test1", "deny");
     await expect(answer).resolves.toMatchObject({ approved: false, state: "denied" });
-    // A later request expires after the first one would have: by then its timer would have fired.
-    await expect(ask("shell")).resolves.toMatchObject({ approved: true, state: "approved" });
+    // The answered request's timer is gone; a later request expires by its own.
+    expect(clock.pending).toBe(0);
+    const later = ask("shell");
+    clock.advanceBy(200);
+    await expect(later).resolves.toMatchObject({ approved: true, state: "approved" });
     expect(approvalEvents().map((event) => [event.id, event.state])).toEqual([
       ["a_test1", "requested"],
       ["a_test1", "denied"],

@@ -97,9 +97,7 @@ describe("the dashboard in a real browser", () => {
     // The approval arrives live on the run's timeline and in the badge of every page.
     const approval = page.locator("li.row-call .approval-line");
     await approval.getByRole("button", { name: "Approve", exact: true }).waitFor();
-    await expect(page.locator("li.row-thought").first().textContent()).resolves.toContain(
-      "write the report now",
-    );
+    await page.locator("li.row-thought", { hasText: "write the report now" }).waitFor();
     await page.locator("header.top .badge-active").waitFor();
     await page.goto("/#/approvals");
     const card = page.locator("li.card[data-approval]");
@@ -111,8 +109,10 @@ describe("the dashboard in a real browser", () => {
 
     await page.goto(`/#/runs/${runId}`);
     await page.locator("li.row-result").waitFor();
-    await expect(page.locator("li.row-call summary .pill").first().textContent()).resolves.toBe("ok");
-    await expect(page.locator(".run-header .pill").first().textContent()).resolves.toContain("completed");
+    // The header is the run's record, fetched again once the stream shows the run ended: it comes
+    // after the timeline's result row, so each value is waited for, not read once.
+    await page.locator("li.row-call summary .pill", { hasText: /^ok$/ }).waitFor();
+    await page.locator(".run-header .pill", { hasText: "completed" }).first().waitFor();
     expect(readFileSync(path.join(workspace.root, "work", "report.md"), "utf8")).toBe("weekly report");
     await page.locator("li.row-call summary").first().click();
     await browser.screenshot("run");
@@ -161,24 +161,20 @@ describe("the dashboard in a real browser", () => {
     await expect(page.locator('tr[data-agent="writer"] .pill-unsandboxed').count()).resolves.toBe(0);
 
     await page.goto("/#/agents/writer");
-    await page.locator(".panel-sandbox .sandbox-view").waitFor();
-    await expect(page.locator(".panel-sandbox").textContent()).resolves.toContain(
-      path.join(realpathSync(workspace.root), "work"),
-    );
+    await page
+      .locator(".panel-sandbox .sandbox-view", { hasText: path.join(realpathSync(workspace.root), "work") })
+      .waitFor();
     await expect(page.locator(".view-header .pill-unsandboxed").count()).resolves.toBe(0);
 
     llm.enqueue(textReply("Done without a fence."));
     await page.goto("/#/agents/loose");
     await page.locator(".view-header .pill-unsandboxed").waitFor();
-    await expect(page.locator(".panel-sandbox").textContent()).resolves.toContain("No sandbox");
+    await page.locator(".panel-sandbox", { hasText: "No sandbox" }).waitFor();
     await page.getByLabel("Task").fill("run loose");
     await page.getByRole("button", { name: "Run now" }).click();
     await page.waitForURL(/#\/runs\/r_/);
     await page.locator(".view-header .pill-unsandboxed").waitFor();
-    await page.locator('li[data-type="warning"]').first().waitFor();
-    await expect(page.locator('li[data-type="warning"]').first().textContent()).resolves.toContain(
-      "UNSANDBOXED",
-    );
+    await page.locator('li[data-type="warning"]', { hasText: "UNSANDBOXED" }).first().waitFor();
     await browser.screenshot("run-unsandboxed");
     await page.goto("/#/agents/loose");
     await page.locator("table.runs-table .pill-unsandboxed").first().waitFor();

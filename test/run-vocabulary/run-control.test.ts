@@ -1,52 +1,59 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { runReasonOf } from "../../src/run-vocabulary/abort-ending.js";
 import { RunControl } from "../../src/run-vocabulary/run-control.js";
+import { ManualClock } from "../support/manual-clock.js";
 
-// A fake clock: the time that passes while a run is paused is the point of these tests.
+// A clock moved by hand: the time that passes while a run is paused is the point of these tests.
+let clock: ManualClock;
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
-});
-afterEach(() => {
-  vi.useRealTimers();
+  clock = new ManualClock(Date.UTC(2026, 0, 1));
 });
 
 describe("RunControl timeout", () => {
   it("counts working time only: time paused does not count", () => {
-    const control = new RunControl({ timeoutMilliseconds: 1_000 });
-    vi.advanceTimersByTime(600);
+    const control = new RunControl({ timeoutMilliseconds: 1_000, clock });
+    clock.advanceBy(600);
     control.pause();
-    vi.advanceTimersByTime(60_000);
+    clock.advanceBy(60_000);
     expect(control.signal.aborted).toBe(false);
     expect(control.remainingMilliseconds()).toBe(400);
     control.resume();
-    vi.advanceTimersByTime(399);
+    clock.advanceBy(399);
     expect(control.signal.aborted).toBe(false);
-    vi.advanceTimersByTime(1);
+    clock.advanceBy(1);
     expect(runReasonOf(control.signal)).toBe("timeout");
   });
 
   it("does not count time waiting for an approval, even when a pause overlaps it", () => {
-    const control = new RunControl({ timeoutMilliseconds: 1_000 });
-    vi.advanceTimersByTime(500);
+    const control = new RunControl({ timeoutMilliseconds: 1_000, clock });
+    clock.advanceBy(500);
     control.holdClock("waiting");
-    vi.advanceTimersByTime(10_000);
+    clock.advanceBy(10_000);
     control.pause();
     control.releaseClock("waiting");
-    vi.advanceTimersByTime(10_000);
+    clock.advanceBy(10_000);
     expect(control.signal.aborted).toBe(false);
     control.resume();
-    vi.advanceTimersByTime(499);
+    clock.advanceBy(499);
     expect(control.signal.aborted).toBe(false);
-    vi.advanceTimersByTime(1);
+    clock.advanceBy(1);
     expect(runReasonOf(control.signal)).toBe("timeout");
   });
 
   it("a stopped run's clock does not start again on resume", () => {
-    const control = new RunControl({ timeoutMilliseconds: 1_000 });
+    const control = new RunControl({ timeoutMilliseconds: 1_000, clock });
     control.holdClock("waiting");
     control.stop("user_stop");
     control.releaseClock("waiting");
-    vi.advanceTimersByTime(5_000);
+    clock.advanceBy(5_000);
     expect(runReasonOf(control.signal)).toBe("user_stop");
+  });
+
+  it("a stopped run's timer is cancelled: nothing is left waiting on the clock", () => {
+    const control = new RunControl({ timeoutMilliseconds: 1_000, clock });
+    expect(clock.pending).toBe(1);
+    control.stop("user_stop");
+    expect(clock.pending).toBe(0);
+    expect(control.remainingMilliseconds()).toBe(1_000);
   });
 });

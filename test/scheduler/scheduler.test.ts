@@ -11,7 +11,7 @@ import { RunStore } from "../../src/runs/run-store.js";
 import { ScheduleState } from "../../src/scheduler/schedule-state.js";
 import { Scheduler } from "../../src/scheduler/scheduler.js";
 import { ControlledWorker } from "../runs/controlled-worker.js";
-import { ManualClock } from "./manual-clock.js";
+import { ManualClock } from "../support/manual-clock.js";
 import { EventLog } from "../runs/event-waiter.js";
 import { makeDefinition } from "../support/make-definition.js";
 

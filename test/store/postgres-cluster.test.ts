@@ -191,7 +191,12 @@ describe.skipIf(missing !== undefined)("three daemons on one PostgreSQL", { time
       "the frozen node to let the run go",
       LEASE_MILLISECONDS * 10,
     );
-    expect(frozen.stderr()).toContain("this node's lease had expired");
+    // Its lease renewal and its refused write race on two connections: either may be logged first.
+    await waitFor(
+      () => frozen.stderr().includes("this node's lease had expired"),
+      "the frozen node to find its lease gone",
+      LEASE_MILLISECONDS * 10,
+    );
     // Past the moment the model answered the frozen node's request, nothing of the run changed.
     const answered = Date.parse(started.started_at ?? "") + LATE_ANSWER_MILLISECONDS;
     await waitFor(

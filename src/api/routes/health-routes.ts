@@ -4,7 +4,10 @@ import type { FastifyInstance } from "fastify";
 import type { RouteContext } from "../route-context.js";
 
 /** GET /health: liveness without authentication. */
-export function registerHealthRoutes(app: FastifyInstance, { services, shutdownSignal }: RouteContext): void {
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  { services, shutdownSignal, clock }: RouteContext,
+): void {
   app.get(
     "/health",
     {
@@ -26,7 +29,7 @@ export function registerHealthRoutes(app: FastifyInstance, { services, shutdownS
         status: shutdownSignal.aborted ? "shutting_down" : storeStatus,
         reasons,
         version: services.health.version,
-        uptime_seconds: Math.floor((Date.now() - services.health.startedAt.getTime()) / 1_000),
+        uptime_seconds: Math.floor((clock.now() - services.health.startedAt.getTime()) / 1_000),
         ...(store ? { store } : {}),
         ...(services.health.node === undefined ? {} : { node: services.health.node }),
         ...(services.health.unsandboxedAgents === undefined

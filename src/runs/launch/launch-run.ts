@@ -30,6 +30,7 @@ export class RunLauncher {
     const control = new RunControl({
       parent: run.parentControl?.signal ?? options.shutdownSignal,
       timeoutMilliseconds: definition.limits.timeout,
+      clock: options.clock,
     });
     run.control = control;
     life.live.inFlight.add(run.record.agent, 1);

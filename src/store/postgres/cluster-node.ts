@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import os from "node:os";
 import type pg from "pg";
+import { type Clock, systemClock } from "../../clock/clock.js";
 import type { Logger } from "../../logging/logger.js";
 import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
@@ -19,6 +20,12 @@ export interface ClusterNodeOptions {
   logger: Logger;
   /** config `store.lease`: a node silent this long is dead. */
   leaseMilliseconds: number;
+  /**
+   * When to renew and sweep (default: the system clock). The lease itself is reckoned in the
+   * database's time, the one clock every node shares: a node whose own clock is ahead must not take
+   * the others for dead.
+   */
+  clock?: Clock;
   /** The unfinished runs of a node found dead, handed over once (to one node only). */
   onDeadNodeRuns: (node: string, runs: RunRecord[]) => void;
   /**
@@ -29,7 +36,8 @@ export interface ClusterNodeOptions {
 }
 
 /**
- * This daemon's membership: a row in `agentd_nodes` whose lease it renews three times per lease;
+ * This daemon's membership: a row in `agentd_nodes` whose lease it renews three times per lease
+ * (each renewal on the clock, the lease's end in the database's time);
  * and the watch on the others: the node that deletes an expired row (only one can) gets that
  * node's unfinished runs to end or resume.
  */
@@ -37,12 +45,15 @@ export class ClusterNode {
   readonly id: string;
   readonly name = os.hostname();
   readonly #options: ClusterNodeOptions;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #clock: Clock;
+  /** Cancels the next renewal; undefined once the node left. */
+  #cancelRenewal: (() => void) | undefined;
   #renewing = false;
   #url: string | null = null;
 
   constructor(options: ClusterNodeOptions) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
     this.id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   }
 
@@ -51,9 +62,16 @@ export class ClusterNode {
       `INSERT INTO agentd_nodes (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
       [this.id, this.name, this.#options.leaseMilliseconds],
     );
+    this.#armRenewal();
+  }
+
+  /** Renews every third of the lease, counted from each renewal's start (one at a time: #tick). */
+  #armRenewal(): void {
     const every = Math.max(50, Math.floor(this.#options.leaseMilliseconds / 3));
-    this.#timer = setInterval(() => void this.#tick(), every);
-    this.#timer.unref();
+    this.#cancelRenewal = this.#clock.setTimer(() => {
+      this.#armRenewal();
+      void this.#tick();
+    }, every);
   }
 
   /** The URL other nodes and operators see for this node. */
@@ -79,7 +97,8 @@ export class ClusterNode {
 
   /** Leaves the cluster: the row goes, so nobody takes this node for dead. */
   async leave(): Promise<void> {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#cancelRenewal?.();
+    this.#cancelRenewal = undefined;
     await this.#options.pool
       .query("DELETE FROM agentd_nodes WHERE id = $1", [this.id])
       .catch(() => undefined);
@@ -96,6 +115,8 @@ export class ClusterNode {
         "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1",
         [this.id, this.#options.leaseMilliseconds],
       );
+      // Left meanwhile: the row is gone because this node deleted it.
+      if (renewed.rowCount === 0 && this.#cancelRenewal === undefined) return;
       if (renewed.rowCount === 0) {
         this.#options.logger.error(
           { node: this.id },

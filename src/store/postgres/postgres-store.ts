@@ -1,3 +1,4 @@
+import type { Clock } from "../../clock/clock.js";
 import pg from "pg";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -26,6 +27,8 @@ export interface PostgresStoreOptions {
   bufferSize: number;
   logger: Logger;
   now?: () => Date;
+  /** Renews the cluster lease and sweeps for dead nodes (default: the system clock). */
+  clock?: Clock;
 }
 
 /** How long `close()` waits for queued changes to reach the database. */
@@ -78,6 +81,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool: membershipPool,
     logger,
     leaseMilliseconds: options.leaseMilliseconds,
+    ...(options.clock ? { clock: options.clock } : {}),
     onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
     onLeaseLost: () =>
       handlers?.runsLost("all", "this node's lease expired: another node took its runs over"),

@@ -26,7 +26,7 @@ export interface CliProcessOptions {
   sandbox: SandboxPolicy;
   /** The run: its signal is the child's deadline (stop, shutdown, the run's working-time timeout). */
   control: RunControl;
-  /** No progress (see `onStdoutLine`) for this long = hung. */
+  /** No progress (see `onStdoutLine`) for this long, on the run's clock (`control.clock`) = hung. */
   idleTimeoutMilliseconds: number;
   /** True while the CLI runs a tool call of its own: the idle clock waits for it. */
   isWorking?: () => boolean;
@@ -97,6 +97,7 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
       );
     },
     options.isWorking,
+    options.control.clock,
   );
   const onCancel = () => void endTree();
   cancelSignal.addEventListener("abort", onCancel, { once: true });

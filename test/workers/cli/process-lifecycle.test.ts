@@ -1,6 +1,7 @@
 import { writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { RunControl } from "../../../src/run-vocabulary/run-control.js";
+import { ManualClock } from "../../support/manual-clock.js";
 import { cliHarness, isRunning, processState } from "./cli-test-kit.js";
 import { waitFor } from "../../support/wait-for.js";
 
@@ -61,21 +62,31 @@ describe("the CLI child's lifetime", () => {
 
   it("fails with timeout (no fallback) when the run's timeout passes, leaving no process behind", async () => {
     const harness = cliHarness({ scenario: "descendants" });
-    // Long enough for two node processes to start inside the sandbox on a loaded machine.
-    const control = new RunControl({ timeoutMilliseconds: 4_000 });
-    const outcome = await harness.run({ tool: "gemini" }, { control, timeout: 4_000 });
+    // The run's time passes on a clock moved by hand, once the whole tree is up: however long the
+    // sandbox takes to start it on a loaded machine, none of that is the run's time.
+    const clock = new ManualClock(0);
+    const control = new RunControl({ timeoutMilliseconds: 4_000, clock });
+    const running = harness.run({ tool: "gemini" }, { control, timeout: 4_000 });
+    const pids = await harness.waitForPids(3);
+    clock.advanceBy(4_000);
+    const outcome = await running;
 
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout", worker: "cli:gemini" });
-    expect(alive(await harness.waitForPids(3))).toEqual([]);
+    expect(alive(pids)).toEqual([]);
     expect(harness.eventsOf("fallback")).toEqual([]);
   });
 
   it("reports the run's timeout as CLI_TIMEOUT and kills the tree", async () => {
     const harness = cliHarness({ scenario: "hang" });
-    const outcome = await harness.run({ tool: "claude" }, { timeout: 3_000 });
+    const clock = new ManualClock(0);
+    const control = new RunControl({ timeoutMilliseconds: 3_000, clock });
+    const running = harness.run({ tool: "claude" }, { control, timeout: 3_000 });
+    const pids = await harness.waitForPids(1);
+    clock.advanceBy(3_000);
+    const outcome = await running;
 
     expect(outcome).toMatchObject({ status: "failed", reason: "timeout", error: { code: "CLI_TIMEOUT" } });
-    expect(alive(await harness.waitForPids(1))).toEqual([]);
+    expect(alive(pids)).toEqual([]);
   });
 
   it("ends what a finished child left running, even a grandchild holding its stdout", async () => {
@@ -89,7 +100,8 @@ describe("the CLI child's lifetime", () => {
   it("stops the tree while paused without counting the pause as idle or run time, and continues on resume", async () => {
     const harness = cliHarness({ scenario: "success", waitForGo: true });
     // The run's timeout is working time: a pause longer than what is left must not end the child.
-    const control = new RunControl({ timeoutMilliseconds: 8_000 });
+    const clock = new ManualClock(0);
+    const control = new RunControl({ timeoutMilliseconds: 8_000, clock });
     const running = harness.run({ tool: "claude", idle_timeout: "2s" }, { control });
     await harness.log.waitFor((event) => event.type === "observation", 15_000);
     const [pid] = await harness.waitForPids(1);
@@ -97,12 +109,11 @@ describe("the CLI child's lifetime", () => {
 
     control.pause();
     await waitFor(() => processState(pid) === "T", "the child is stopped");
-    // Stay paused past the idle timeout and the run's time left: the child stays stopped, alive.
-    const heldUntil = Date.now() + Math.max(3_000, control.remainingMilliseconds() + 500);
-    while (Date.now() < heldUntil) {
-      expect(processState(pid)).toBe("T");
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    // Paused past the run's time left and the idle timeout, both on the run's clock: the child
+    // stays stopped, alive.
+    clock.advanceBy(60_000);
+    expect(processState(pid)).toBe("T");
+    expect(control.signal.aborted).toBe(false);
     writeFileSync(harness.goFile, "go");
     control.resume();
     const outcome = await running;

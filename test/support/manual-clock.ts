@@ -1,10 +1,10 @@
-import type { SchedulerClock } from "../../src/scheduler/scheduler-clock.js";
+import type { Clock } from "../../src/clock/clock.js";
 
 /**
- * A scheduler clock moved by hand: `advanceTo` runs the timers due on the way, each at its own
+ * A clock moved by hand: `advanceTo` runs the timers due on the way, each at its own
  * time, so a test sees what a daemon would at those moments without waiting for them.
  */
-export class ManualClock implements SchedulerClock {
+export class ManualClock implements Clock {
   #now: number;
   #timers: Array<{ at: number; callback: () => void; sequence: number }> = [];
   #sequence = 0;
