@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../run-vocabulary/run-status.js";
+import { documentedAsNumber } from "./zod-route-schema.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
 export const LONG_POLL_CAP_SECONDS = 60;
@@ -11,22 +12,39 @@ const WholeNumber = z
   .regex(/^\d{1,15}$/, "must be a whole number, 0 or more")
   .transform(Number);
 
-/** A query's `limit`: a whole number from 1 to `max`. */
-function limitUpTo(max: number) {
+/** An event id in the query (`after`): a whole number, 0 or more; `fallback` when absent. */
+function eventIdAfter(fallback: number) {
+  return documentedAsNumber(WholeNumber.default(fallback), {
+    type: "integer",
+    minimum: 0,
+    default: fallback,
+  });
+}
+
+/** A query's `limit`: a whole number from 1 to `max`, `fallback` when absent. */
+function limitUpTo(max: number, fallback: number) {
   const message = `must be a whole number from 1 to ${max}`;
-  return z
+  const limit = z
     .string()
     .regex(/^\d{1,15}$/, message)
     .transform(Number)
     .pipe(z.number().min(1, message).max(max, `must be at most ${max}`));
+  return documentedAsNumber(limit.default(fallback), {
+    type: "integer",
+    minimum: 1,
+    maximum: max,
+    default: fallback,
+  });
 }
 
-const Limit = limitUpTo(MAX_POLL_LIMIT);
-
-const WaitSeconds = z
-  .string()
-  .regex(/^\d{1,9}(\.\d+)?$/, "must be a number of seconds, 0 or more")
-  .transform((seconds) => Math.min(Number(seconds), LONG_POLL_CAP_SECONDS));
+const WaitSeconds = documentedAsNumber(
+  z
+    .string()
+    .regex(/^\d{1,9}(\.\d+)?$/, "must be a number of seconds, 0 or more")
+    .transform((seconds) => Math.min(Number(seconds), LONG_POLL_CAP_SECONDS))
+    .default(0),
+  { type: "number", minimum: 0, default: 0 },
+);
 
 export const AgentParamsSchema = z.object({ id: z.string().min(1) });
 export const RunParamsSchema = z.object({
@@ -63,34 +81,62 @@ export const RunListQuerySchema = z.object({
     .optional(),
 });
 
+/** Events one poll returns when `limit` is not given. */
+export const DEFAULT_POLL_LIMIT = 100;
+
 /** GET /agents/:id/events */
 export const AgentEventsQuerySchema = z.object({
-  after: WholeNumber.default(0),
-  limit: Limit.default(100),
-  wait: WaitSeconds.default(0),
+  after: eventIdAfter(0),
+  limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
+  wait: WaitSeconds,
 });
 
 /** Most events one page of a run's log holds (`limit`), and the default. */
 export const MAX_RUN_EVENTS_LIMIT = 10_000;
 export const DEFAULT_RUN_EVENTS_LIMIT = 1_000;
 
-const RunEventsLimit = limitUpTo(MAX_RUN_EVENTS_LIMIT);
-
 /** GET /runs/:run/events: one page of the run's log after `after`. */
 export const RunEventsQuerySchema = z.object({
-  after: WholeNumber.default(0),
-  limit: RunEventsLimit.default(DEFAULT_RUN_EVENTS_LIMIT),
+  after: eventIdAfter(0),
+  limit: limitUpTo(MAX_RUN_EVENTS_LIMIT, DEFAULT_RUN_EVENTS_LIMIT),
 });
 
 /** GET /events: `after` is the opaque cursor of the previous response. */
 export const MergedEventsQuerySchema = z.object({
   after: z.string().optional(),
-  limit: Limit.default(100),
-  wait: WaitSeconds.default(0),
+  limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
+  wait: WaitSeconds,
 });
 
 /** GET /agents/:id/events/stream: `after` replays like a Last-Event-ID header. */
-export const StreamQuerySchema = z.object({ after: WholeNumber.optional() });
+export const StreamQuerySchema = z.object({
+  after: documentedAsNumber(WholeNumber.optional(), { type: "integer", minimum: 0 }),
+});
+
+/** Most items a page of a list (approvals, questions) holds, and the default. */
+export const MAX_LIST_LIMIT = 10_000;
+export const DEFAULT_LIST_LIMIT = 1_000;
+/**
+ * Agents a page of GET /agents holds, at most and by default: the registry holds every definition
+ * in memory anyway, and a page of 10,000 agents is ~3 MB of JSON (~300 KB gzipped), so one page
+ * is every agent of all but the largest folders, and the dashboard's ETag poll stays one request.
+ */
+export const MAX_AGENTS_LIMIT = 10_000;
+
+/** `after` of a list: the `next` of the previous page. */
+const ListCursor = z.string().min(1, "must be the `next` of the previous page").max(4_096).optional();
+
+/** GET /agents: agents by id, a page at a time; `after` is the last id of the previous page. */
+export const AgentListQuerySchema = z.object({
+  after: ListCursor,
+  limit: limitUpTo(MAX_AGENTS_LIMIT, MAX_AGENTS_LIMIT),
+});
+
+/** GET /approvals and GET /questions: oldest first, a page at a time. */
+export const PendingListQuerySchema = z.object({
+  after: ListCursor,
+  limit: limitUpTo(MAX_LIST_LIMIT, DEFAULT_LIST_LIMIT),
+});
 
 /** POST /approvals/:id */
 export const DecisionBodySchema = z.strictObject(

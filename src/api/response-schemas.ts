@@ -103,9 +103,16 @@ export const AgentSummarySchema = z.looseObject({
     .nullable(),
 });
 
+/** `next` of a list page: pass it as `after` for the next page; null on the last page. */
+const NextCursorSchema = z
+  .string()
+  .nullable()
+  .describe("pass as `after` for the next page; null: the last page");
+
 export const AgentListSchema = z.looseObject({
   agents: z.array(AgentSummarySchema),
   agents_dir: z.string().optional(),
+  next: NextCursorSchema,
 });
 
 /** What an agent's sandboxed children see of the filesystem: `src/sandbox/sandbox-view.ts`. */
@@ -206,7 +213,10 @@ export const PendingApprovalSchema = z.looseObject({
   on_timeout: z.enum(["deny", "approve"]).optional().describe("what happens at expires_at without an answer"),
 });
 
-export const ApprovalListSchema = z.looseObject({ approvals: z.array(PendingApprovalSchema) });
+export const ApprovalListSchema = z.looseObject({
+  approvals: z.array(PendingApprovalSchema),
+  next: NextCursorSchema,
+});
 
 export const DecisionSchema = z.looseObject({
   approval: z.string(),
@@ -224,6 +234,9 @@ export const PendingQuestionSchema = z.looseObject({
   expires_at: z.string(),
 });
 
-export const QuestionListSchema = z.looseObject({ questions: z.array(PendingQuestionSchema) });
+export const QuestionListSchema = z.looseObject({
+  questions: z.array(PendingQuestionSchema),
+  next: NextCursorSchema,
+});
 
 export const AnswerSchema = z.looseObject({ question: z.string(), run: z.string(), answer: z.string() });

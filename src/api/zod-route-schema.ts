@@ -14,6 +14,29 @@ const PART_LABELS: Record<string, { whole: string; field: string }> = {
   headers: { whole: "headers", field: "header" },
 };
 
+/** How a query parameter that is a number is documented: its type, bounds and default. */
+export interface NumericParameter {
+  type: "integer" | "number";
+  minimum: number;
+  maximum?: number;
+  default?: number;
+}
+
+/** Query-string schemas that read digits into a number, and how to document them. */
+const numericParameters = new WeakMap<object, NumericParameter>();
+
+/**
+ * Marks a query-string schema that reads a number (a string of digits, transformed): the OpenAPI
+ * document declares it an integer or a number with these bounds instead of a string with a pattern.
+ */
+export function documentedAsNumber<Schema extends z.ZodType>(
+  schema: Schema,
+  parameter: NumericParameter,
+): Schema {
+  numericParameters.set(schema, parameter);
+  return schema;
+}
+
 /**
  * A fastify route schema from a zod schema: its JSON Schema feeds @fastify/swagger (GET
  * /openapi.json), and `zodValidatorCompiler` validates the request with the zod schema itself.
@@ -23,6 +46,12 @@ export function routeSchema(schema: z.ZodType): Record<string, unknown> {
     io: "input",
     target: "openapi-3.0",
     unrepresentable: "any",
+    override: ({ zodSchema, jsonSchema }) => {
+      const numeric = numericParameters.get(zodSchema);
+      if (!numeric) return;
+      delete jsonSchema.pattern;
+      Object.assign(jsonSchema, numeric);
+    },
   }) as Record<string, unknown>;
   zodByJsonSchema.set(jsonSchema, schema);
   return jsonSchema;

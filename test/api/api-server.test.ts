@@ -47,9 +47,10 @@ describe("HTTP API", () => {
     const list = (await (await fixture.request("/agents")).json()) as {
       agents: Array<{ id: string; valid: boolean }>;
     };
+    // By id: the order the pages follow.
     expect(list.agents.map((agent) => [agent.id, agent.valid])).toEqual([
-      ["writer", true],
       ["broken", false],
+      ["writer", true],
     ]);
     expect(await (await fixture.request("/agents/writer")).json()).toMatchObject({
       id: "writer",

@@ -88,6 +88,48 @@ describe("GET /agents/:id/events/stream", () => {
     expect(events.map((event) => event.id)).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
+  it("replays a backlog of many pages and goes live without a gap or a repeat", async () => {
+    fixture = await startApiFixture({ bufferSize: 50 });
+    const backlog = 3_000;
+    for (let index = 1; index <= backlog; index++) fixture.bus.publish(thought("writer", `event ${index}`));
+    const response = await fixture.request("/agents/writer/events/stream", {
+      headers: { "last-event-id": "1" },
+      signal: AbortSignal.timeout(30_000),
+    });
+    const total = backlog + 1_000;
+    const reading = readStream(response, { count: total - 1 });
+    // Published while the backlog is replayed: from disk, then the ring, then live.
+    for (let index = backlog + 1; index <= total; index++) {
+      fixture.bus.publish(thought("writer", `event ${index}`));
+      if (index % 100 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    const { events } = await reading;
+    expect(events.map((event) => event.id)).toEqual(
+      Array.from({ length: total - 1 }, (_, index) => index + 2),
+    );
+  });
+
+  it("keeps a live client that stops reading, and catches it up from the store once it reads", async () => {
+    fixture = await startApiFixture({ bufferSize: 10 });
+    const response = await fixture.request("/agents/writer/events/stream", {
+      signal: AbortSignal.timeout(30_000),
+    });
+    const first = (response.body as ReadableStream<Uint8Array>).getReader();
+    await first.read(); // the opening comment; nothing more is read for now
+    first.releaseLock();
+    // 20 MB while the client reads nothing: more than the socket, the client and the high-water
+    // mark hold. The old stream cut such a client at 8 MB.
+    const large = "x".repeat(100_000);
+    for (let index = 0; index < 200; index++) {
+      fixture.bus.publish(thought("writer", large));
+      if (index % 10 === 0) await new Promise<void>((resolve) => setImmediate(resolve));
+    }
+    fixture.bus.publish(thought("writer", "last"));
+    const { events } = await readStream(response, { count: 201 });
+    expect(events.map((event) => event.id)).toEqual(Array.from({ length: 201 }, (_, index) => index + 1));
+    expect(events.at(-1)?.text).toBe("last");
+  });
+
   it("sends heartbeat comments on an idle stream", async () => {
     fixture = await startApiFixture({ heartbeatMilliseconds: 50 });
     const response = await fixture.request("/agents/writer/events/stream", {

@@ -62,6 +62,40 @@ describe("the OpenAPI document", () => {
     );
   });
 
+  it("declares every list route's limit and cursor, numbers as numbers", async () => {
+    fixture = await startApiFixture();
+    const document = JSON.parse((await openApiDocument(fixture)).text) as {
+      paths: Record<
+        string,
+        Record<string, { parameters?: Array<{ name: string; in: string; schema: Record<string, unknown> }> }>
+      >;
+    };
+    const query = (route: string, name: string) =>
+      document.paths[route]?.["get"]?.parameters?.find(
+        (parameter) => parameter.in === "query" && parameter.name === name,
+      )?.schema;
+    const limits: Array<[string, number, number]> = [
+      ["/agents", 10_000, 10_000],
+      ["/approvals", 1_000, 10_000],
+      ["/questions", 1_000, 10_000],
+      ["/runs/{run}/events", 1_000, 10_000],
+      ["/agents/{id}/events", 100, 1_000],
+      ["/events", 100, 1_000],
+    ];
+    for (const [route, fallback, maximum] of limits) {
+      expect(query(route, "limit"), route).toEqual({
+        type: "integer",
+        minimum: 1,
+        maximum,
+        default: fallback,
+      });
+      expect(query(route, "after"), route).toBeDefined();
+    }
+    expect(query("/runs/{run}/events", "after")).toEqual({ type: "integer", minimum: 0, default: 0 });
+    expect(query("/agents/{id}/events/stream", "after")).toEqual({ type: "integer", minimum: 0 });
+    expect(query("/events", "wait")).toEqual({ type: "number", minimum: 0, default: 0 });
+  });
+
   it("passes Redocly's recommended lint rules with no error", async () => {
     fixture = await startApiFixture();
     const { text } = await openApiDocument(fixture);

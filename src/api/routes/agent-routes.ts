@@ -3,7 +3,8 @@ import { gzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
+import { pageOf } from "../list-page.js";
+import { AgentListQuerySchema, AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
@@ -12,21 +13,27 @@ import { AgentDetailSchema, AgentListSchema, RunStartedSchema } from "../respons
 
 /** GET /agents, GET /agents/:id, POST /agents/:id/runs. */
 export function registerAgentRoutes(app: FastifyInstance, { services }: RouteContext): void {
-  app.get(
+  app.get<{ Querystring: z.output<typeof AgentListQuerySchema> }>(
     "/agents",
     {
       schema: {
-        summary: "Every agent, valid or not, with schedule and last run (ETag: If-None-Match answers 304)",
+        summary:
+          "Every agent, valid or not, with schedule and last run, by id a page at a time (ETag: If-None-Match answers 304)",
+        querystring: routeSchema(AgentListQuerySchema),
         ...documented({
           operationId: "listAgents",
-          success: { status: 200, description: "Every agent", schema: AgentListSchema },
+          success: { status: 200, description: "A page of agents, by id", schema: AgentListSchema },
+          errors: [400],
         }),
       },
     },
     async (request, reply) => {
+      const { after, limit } = request.query;
+      const page = pageOf(services.agents.list(), { keyOf: (agent) => agent.id }, after, limit);
       const body = JSON.stringify({
-        agents: services.agents.list(),
+        agents: page.items,
         ...(services.agents.directory === undefined ? {} : { agents_dir: services.agents.directory }),
+        next: page.next,
       });
       // Pollers (the dashboard, once a second) skip the transfer and the parse while nothing changed.
       const etag = `"${createHash("sha1").update(body).digest("base64url")}"`;

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
-import { ApprovalParamsSchema, DecisionBodySchema } from "../request-schemas.js";
+import { opaqueCursor, pageOf } from "../list-page.js";
+import { ApprovalParamsSchema, DecisionBodySchema, PendingListQuerySchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
@@ -8,20 +9,29 @@ import { ApprovalListSchema, DecisionSchema } from "../response-schemas.js";
 
 /** GET /approvals, POST /approvals/:id. */
 export function registerApprovalRoutes(app: FastifyInstance, { services }: RouteContext): void {
-  app.get(
+  app.get<{ Querystring: z.output<typeof PendingListQuerySchema> }>(
     "/approvals",
     {
       schema: {
-        summary: "Tool calls waiting for an answer",
+        summary: "Tool calls waiting for an answer, oldest first, a page at a time",
+        querystring: routeSchema(PendingListQuerySchema),
         ...documented({
           operationId: "listApprovals",
           success: { status: 200, description: "Pending approvals", schema: ApprovalListSchema },
+          errors: [400],
         }),
       },
     },
-    async () => ({
-      approvals: services.approvals.list(),
-    }),
+    async (request) => {
+      const { after, limit } = request.query;
+      const page = pageOf(
+        services.approvals.list(),
+        { keyOf: (approval) => `${approval.requested_at ?? ""} ${approval.id}`, ...opaqueCursor },
+        after,
+        limit,
+      );
+      return { approvals: page.items, next: page.next };
+    },
   );
 
   app.post<{ Params: z.output<typeof ApprovalParamsSchema>; Body: z.output<typeof DecisionBodySchema> }>(

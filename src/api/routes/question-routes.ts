@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
+import { opaqueCursor, pageOf } from "../list-page.js";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { AnswerBodySchema, QuestionParamsSchema } from "../request-schemas.js";
+import { AnswerBodySchema, PendingListQuerySchema, QuestionParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
@@ -9,18 +10,30 @@ import { AnswerSchema, QuestionListSchema } from "../response-schemas.js";
 
 /** GET /questions, POST /questions/:id: what `ask_human` is waiting on, and its answer. */
 export function registerQuestionRoutes(app: FastifyInstance, { services }: RouteContext): void {
-  app.get(
+  app.get<{ Querystring: z.output<typeof PendingListQuerySchema> }>(
     "/questions",
     {
       schema: {
-        summary: "Questions runs asked a human (ask_human) that wait for an answer",
+        summary:
+          "Questions runs asked a human (ask_human) that wait for an answer, oldest first, a page at a time",
+        querystring: routeSchema(PendingListQuerySchema),
         ...documented({
           operationId: "listQuestions",
           success: { status: 200, description: "Pending questions", schema: QuestionListSchema },
+          errors: [400],
         }),
       },
     },
-    async () => ({ questions: services.questions?.list() ?? [] }),
+    async (request) => {
+      const { after, limit } = request.query;
+      const page = pageOf(
+        services.questions?.list() ?? [],
+        { keyOf: (question) => `${question.asked_at} ${question.id}`, ...opaqueCursor },
+        after,
+        limit,
+      );
+      return { questions: page.items, next: page.next };
+    },
   );
 
   app.post<{ Params: z.output<typeof QuestionParamsSchema>; Body: z.output<typeof AnswerBodySchema> }>(

@@ -1,6 +1,7 @@
 // One run: its header (status, usage, cost, duration, definition hash, controls) and its live
-// timeline. Only the newest rows are rendered; earlier ones on request, so a run of 10,000 events
-// stays fast.
+// timeline. The run's log is read a page at a time, the next page on request, so a run of a
+// million events is never read whole; of what is read, only the newest rows are rendered, earlier
+// ones on request.
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
 import { describeError, getJson, postJson } from "../api-client.js";
@@ -8,7 +9,7 @@ import { FINISHED_STATUSES, type AgentEvent, type RunRecord } from "../api-types
 import { ErrorBanner, JsonBlock, RelativeTime, StatusPill, UnsandboxedBadge } from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
-import { followRun, type StreamState } from "../run-stream.js";
+import { type FollowedRun, followRun, type HistoryState, type StreamState } from "../run-stream.js";
 import { type ApprovalState, Timeline, type TimelineRow } from "../timeline.js";
 import { exactTime, formatCost, formatCount, formatDuration } from "../time-format.js";
 import { ApprovalButtons } from "./approval-buttons.js";
@@ -28,12 +29,14 @@ export function RunView({ runId }: { runId: string }) {
   const [streamState, setStreamState] = useState<StreamState>("connecting");
   const [streamError, setStreamError] = useState<string | undefined>(undefined);
   const [visibleRows, setVisibleRows] = useState(PAGE_ROWS);
+  const [history, setHistory] = useState<HistoryState>({ through: 0, more: false, loading: true });
+  const followed = useRef<FollowedRun | undefined>(undefined);
   const now = useNow(1_000);
 
   // Follow live while the run is in flight; a finished run only reads its log.
   useEffect(() => {
     if (run === undefined) return undefined;
-    return followRun({
+    const current = followRun({
       agent: run.agent,
       run: runId,
       live: !finished,
@@ -44,7 +47,10 @@ export function RunView({ runId }: { runId: string }) {
       },
       onState: setStreamState,
       onError: (error) => setStreamError(describeError(error)),
+      onHistory: setHistory,
     });
+    followed.current = current;
+    return () => current.stop();
     // Reconnects only when the run's agent is known or the run finishes.
   }, [run?.agent, runId, finished]);
 
@@ -53,6 +59,10 @@ export function RunView({ runId }: { runId: string }) {
   // Every run of an agent without its sandbox starts with this warning.
   const unsandboxed = useMemo(() => rows.some(isUnsandboxedWarning), [version, rows]);
   const hidden = Math.max(0, rows.length - visibleRows);
+  const shown = rows.slice(hidden);
+  // Rows the log's pages brought, then the gap the next page fills, then what came live.
+  const paged = history.more ? shown.filter((row) => firstIdOf(row) <= history.through) : shown;
+  const live = history.more ? shown.slice(paged.length) : [];
   return (
     <div class="view">
       <header class="view-header">
@@ -98,14 +108,38 @@ export function RunView({ runId }: { runId: string }) {
           </button>
         ) : null}
         <ol class="timeline">
-          {rows.slice(hidden).map((row) => (
+          {paged.map((row) => (
             <Row key={row.key} row={row} run={run} now={now} />
           ))}
         </ol>
+        {history.more ? (
+          <button
+            type="button"
+            class="load-more"
+            disabled={history.loading}
+            onClick={() => followed.current?.loadMore()}
+          >
+            {history.loading ? "Loading…" : `Load more events (after #${history.through})`}
+          </button>
+        ) : null}
+        {live.length > 0 ? (
+          <ol class="timeline">
+            {live.map((row) => (
+              <Row key={row.key} row={row} run={run} now={now} />
+            ))}
+          </ol>
+        ) : null}
         {rows.length === 0 ? <p class="empty">No events yet.</p> : null}
       </section>
     </div>
   );
+}
+
+/** The id of a row's first event: where it sits in the run's log. */
+function firstIdOf(row: TimelineRow): number {
+  if (row.kind === "event") return row.event.id;
+  if (row.kind === "call") return row.action.id;
+  return row.requested.id;
 }
 
 function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange: () => void }) {

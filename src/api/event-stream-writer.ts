@@ -1,0 +1,128 @@
+import type { ServerResponse } from "node:http";
+import type { AgentEvent } from "../events/agent-event.js";
+import type { EventStore } from "../events/event-store.js";
+
+/** Most events a replay holds in memory at once (one page, from the ring buffer or from disk). */
+export const REPLAY_PAGE_EVENTS = 500;
+/**
+ * Bytes waiting on the socket past which the writer stops and waits for `drain`: a replay pauses,
+ * a live stream falls back to replaying from the store. Memory per stream stays near this bound.
+ */
+export const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
+
+/** What the writer reads: the ring buffer (pollLines), the log on disk (history), the last id. */
+export type StreamEventSource = Pick<EventStore, "pollLines" | "history" | "lastId">;
+
+/**
+ * Writes one agent's events to a Server-Sent Events response, in id order, each exactly once.
+ *
+ * A resume (Last-Event-ID) replays the backlog a page at a time, from disk while it is older than
+ * the ring buffer and then from the ring, waiting for the socket to drain between pages; when a
+ * page comes back short it is the last one, and the writer goes live in the same tick (the event
+ * store appends each event before any stream sees it, so nothing falls between). A live client
+ * that falls behind by more than the high-water mark goes back to replaying from the store, so a
+ * slow reader costs bounded memory and is never cut off.
+ */
+export class EventStreamWriter {
+  readonly #agent: string;
+  readonly #source: StreamEventSource;
+  readonly #response: ServerResponse;
+  readonly #resume: boolean;
+  #lastSent: number;
+  #live = false;
+  #replaying = false;
+
+  constructor(options: {
+    agent: string;
+    source: StreamEventSource;
+    response: ServerResponse;
+    /** The last id the client has: replay what follows it; undefined: start with the next event. */
+    after: number | undefined;
+  }) {
+    this.#agent = options.agent;
+    this.#source = options.source;
+    this.#response = options.response;
+    this.#resume = options.after !== undefined;
+    this.#lastSent = options.after ?? options.source.lastId(options.agent);
+  }
+
+  /** Starts: live at once without a resume point, else after the replay. */
+  start(): Promise<void> {
+    if (!this.#resume) {
+      this.#live = true;
+      return Promise.resolve();
+    }
+    return this.#replay();
+  }
+
+  /** A bus event (any agent's): sent when live; otherwise the replay reads it from the store. */
+  offer(event: AgentEvent): void {
+    if (event.agent !== this.#agent || !this.#live) return;
+    this.#send(event.id, JSON.stringify(event));
+    if (this.#response.writableLength > STREAM_HIGH_WATER_BYTES) {
+      this.#live = false;
+      void this.#replay();
+    }
+  }
+
+  get #closed(): boolean {
+    return this.#response.destroyed || this.#response.writableEnded;
+  }
+
+  async #replay(): Promise<void> {
+    if (this.#replaying) return;
+    this.#replaying = true;
+    try {
+      while (!this.#closed) {
+        if (this.#response.writableLength > STREAM_HIGH_WATER_BYTES) {
+          await drained(this.#response);
+          continue;
+        }
+        let page = this.#ringPage();
+        if (page.missed > 0) {
+          // Older than the ring: a page from disk.
+          const before = this.#lastSent;
+          const lines = await this.#source.history(this.#agent, this.#lastSent, REPLAY_PAGE_EVENTS);
+          for (const { id, line } of lines) this.#send(id, line);
+          if (this.#lastSent > before) continue;
+          // Nothing there (a gap a failed write left, a pruned range): on with the ring, read
+          // again after the wait, unless it moved on meanwhile.
+          const oldest = page.oldest;
+          page = this.#ringPage();
+          if (page.oldest !== oldest) continue;
+        }
+        page.lines.forEach((line, index) => this.#send(page.ids[index] ?? 0, line));
+        // A short page is all the ring holds now: live from here, in this same tick.
+        if (page.lines.length < REPLAY_PAGE_EVENTS) {
+          this.#live = true;
+          return;
+        }
+      }
+    } finally {
+      this.#replaying = false;
+    }
+  }
+
+  #ringPage(): ReturnType<StreamEventSource["pollLines"]> {
+    return this.#source.pollLines(this.#agent, { after: this.#lastSent, limit: REPLAY_PAGE_EVENTS });
+  }
+
+  #send(id: number, line: string): void {
+    if (id <= this.#lastSent || this.#closed) return;
+    this.#lastSent = id;
+    this.#response.write(`id: ${id}\ndata: ${line}\n\n`);
+  }
+}
+
+/** Resolves when the response drained its buffer or closed. */
+function drained(response: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      response.off("drain", done);
+      response.off("close", done);
+      resolve();
+    };
+    response.once("drain", done);
+    response.once("close", done);
+  });
+}
