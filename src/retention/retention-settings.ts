@@ -19,8 +19,9 @@ export type RetentionSettings = z.infer<typeof RetentionSettingsSchema>;
 /** An agent file's `retention:` as the override `retentionOf` takes: only the keys it sets. */
 export function retentionOverrideOf(settings: RetentionSettings | undefined): Partial<RetentionPolicy> {
   const override: Partial<RetentionPolicy> = {};
-  if (settings?.days != null) override.days = settings.days;
-  if (settings?.runs_per_agent != null) override.runsPerAgent = settings.runs_per_agent;
+  if (settings?.days !== undefined && settings.days !== null) override.days = settings.days;
+  if (settings?.runs_per_agent !== undefined && settings.runs_per_agent !== null)
+    override.runsPerAgent = settings.runs_per_agent;
   return override;
 }
 

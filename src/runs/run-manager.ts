@@ -26,7 +26,7 @@ import {
   isTerminal,
 } from "./run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
-import type { RunRecords } from "./run-records.js";
+import { DEFAULT_RUN_LIST_LIMIT, type RunRecords } from "./run-records.js";
 import { crashedRecord, recoverInterruptedRuns } from "./recover-runs.js";
 import { OrderedPublications } from "./ordered-publications.js";
 import { PacedJobs } from "../util/paced-jobs.js";
@@ -468,27 +468,7 @@ export class RunManager implements ChildRuns {
 
   /** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
   list(filter: RunFilter = {}): RunRecord[] {
-    const since = filter.since?.toISOString();
-    const all = this.#options.store.all();
-    // The store keeps creation order: a page goes on from where the page before ended.
-    const end = filter.before === undefined ? all.length : all.findIndex((run) => run.id === filter.before);
-    if (end < 0) {
-      throw new AgentdError("NOT_FOUND", `no run "${String(filter.before)}" to list the runs before`, {
-        field: "before",
-        hint: "pass the id of the last run of the page before, as GET /runs returned it",
-      });
-    }
-    const runs = all
-      .slice(0, end)
-      .filter(
-        (run) =>
-          (filter.agent === undefined || run.agent === filter.agent) &&
-          (filter.status === undefined || run.status === filter.status) &&
-          (filter.parent === undefined || run.parent_run === filter.parent) &&
-          (since === undefined || run.created_at >= since),
-      )
-      .reverse();
-    return filter.limit === undefined ? runs : runs.slice(0, filter.limit);
+    return this.#options.store.list({ ...filter, limit: filter.limit ?? DEFAULT_RUN_LIST_LIMIT });
   }
 
   get(id: string): RunRecord | undefined {
@@ -594,7 +574,7 @@ export class RunManager implements ChildRuns {
    */
   async resumeInterruptedRuns(): Promise<RunRecord[]> {
     const resumed: RunRecord[] = [];
-    for (const stored of this.#options.store.all()) {
+    for (const stored of this.#options.store.interrupted()) {
       const record = this.#newest(stored.id) ?? stored;
       if (!isResumable(record) || record.parent_run !== undefined) continue;
       const availability = this.#options.agents(record.agent);

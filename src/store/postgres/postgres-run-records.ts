@@ -1,6 +1,9 @@
 import type { RunRecord } from "../../runs/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
-import type { RunRecords } from "../../runs/run-records.js";
+import { isInterrupted } from "../../runs/interrupted-run.js";
+import { listRunsInMemory } from "../../runs/list-runs.js";
+import type { RunListQuery, RunRecords } from "../../runs/run-records.js";
+import { isTerminal } from "../../runs/run-status.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 import type { RefusedRunWrite } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
@@ -34,8 +37,17 @@ export class PostgresRunRecords implements RunRecords {
     return this.#nodes.get(id);
   }
 
-  all(): RunRecord[] {
-    return this.#records.all();
+  /** A page of the runs held in memory (see RunRecords.list). */
+  list(query: RunListQuery): RunRecord[] {
+    return listRunsInMemory(this.#records.all(), query);
+  }
+
+  unfinished(): RunRecord[] {
+    return this.#records.all().filter((record) => !isTerminal(record.status));
+  }
+
+  interrupted(): RunRecord[] {
+    return this.#records.all().filter(isInterrupted);
   }
 
   get(id: string): RunRecord | undefined {
