@@ -11,8 +11,10 @@ import type { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import type { Logger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import type { RunManager } from "../runs/run-manager.js";
+import { RetentionPruner } from "../retention/retention-pruner.js";
+import { configuredRetention } from "../retention/retention-settings.js";
 import { Scheduler } from "../scheduler/scheduler.js";
-import type { SchedulerClock } from "../scheduler/scheduler-clock.js";
+import { type SchedulerClock, systemClock } from "../scheduler/scheduler-clock.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { agentSandboxView } from "../sandbox/sandbox-view.js";
@@ -86,6 +88,8 @@ export interface Daemon {
   readonly cluster: { node: string; nodes: ClusterNodeInfo[] } | undefined;
   /** What children are sandboxed with, and whether the sandbox works here. */
   readonly sandbox: SandboxHost;
+  /** Prunes history past retention at start and every hour; undefined where the store does not prune. */
+  readonly retention: RetentionPruner | undefined;
   /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
   shutdown(): Promise<void>;
 }
@@ -199,6 +203,18 @@ async function serveDaemon(
     warnUnsandboxed(servingDefinitions());
   });
 
+  // History past retention is pruned now and every hour, while the daemon runs.
+  const configuredPolicy = configuredRetention(config.retention);
+  const retention = store.prune
+    ? new RetentionPruner({
+        prune: store.prune.bind(store),
+        policyOf: (agent) => definitions.snapshot().get(agent)?.retention ?? configuredPolicy,
+        clock: overrides.schedulerClock ?? systemClock,
+        logger: logger.child({ module: "retention" }),
+      })
+    : undefined;
+  retention?.start();
+
   // On a cluster: the other nodes' approvals and questions too, answered where their run is.
   const clusterPending = store.cluster ? new ClusterPending(bus) : undefined;
   const services: ApiServices = {
@@ -245,6 +261,7 @@ async function serveDaemon(
     });
     stopFollowing();
     stopRunLog();
+    await retention?.stop();
     clusterPending?.close();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
@@ -291,6 +308,7 @@ async function serveDaemon(
     store,
     cluster,
     sandbox,
+    retention,
     shutdown: () => (shuttingDown ??= shutdown()),
   };
 }

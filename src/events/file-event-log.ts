@@ -6,7 +6,14 @@ import { flushToDeviceLater } from "../util/flush-to-device.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
-import { type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
+import {
+  addSegmentTails,
+  agentLogSegments,
+  closeAgentSegment,
+  DEFAULT_AGENT_SEGMENT_BYTES,
+  pruneAgentSegments,
+} from "./agent-log-segments.js";
+import { assignSequences, type LoadedAgentLog, loadAgentLogs } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
@@ -47,20 +54,35 @@ export class FileEventLog implements EventLog {
   /** Agent logs read by run for the rebuilds of one turn of the event loop (a restart's recovery). */
   readonly #rebuildSources = new Map<string, Map<string, string[]>>();
 
-  constructor(options: { dataDirectory: string; logger: Logger }) {
+  readonly #segmentBytes: number;
+  /** Size of each agent's current log segment, once appended to in this process. */
+  readonly #agentBytes = new Map<string, number>();
+
+  constructor(options: { dataDirectory: string; logger: Logger; segmentBytes?: number }) {
     this.#dataDirectory = options.dataDirectory;
     this.#logger = options.logger;
+    this.#segmentBytes = options.segmentBytes ?? DEFAULT_AGENT_SEGMENT_BYTES;
   }
 
   load(count: number): Promise<LoadedAgentLog[]> {
     mkdirSync(agentEventsDirectory(this.#dataDirectory), { recursive: true });
     mkdirSync(runsDirectory(this.#dataDirectory), { recursive: true });
-    return Promise.resolve(loadAgentLogs(this.#dataDirectory, count, this.#logger));
+    const logs = loadAgentLogs(this.#dataDirectory, count, this.#logger);
+    // A current segment just closed holds few events: the closed one has the rest of the tail.
+    if (addSegmentTails(this.#dataDirectory, logs, count, this.#logger)) assignSequences(logs);
+    return Promise.resolve(logs);
+  }
+
+  /** Deletes closed agent-log segments older than their agent's retention `days`; returns how many. */
+  pruneSegments(daysOf: (agent: string) => number | null, now: Date): number {
+    return pruneAgentSegments(this.#dataDirectory, daysOf, now);
   }
 
   append(event: AgentEvent, line: string): void {
     try {
-      this.#files.append(agentEventsFile(this.#dataDirectory, event.agent), `${line}\n`);
+      const agentFile = agentEventsFile(this.#dataDirectory, event.agent);
+      this.#files.append(agentFile, `${line}\n`);
+      this.#grew(event.agent, agentFile, event.id, Buffer.byteLength(line) + 1);
       if (event.run === null) return;
       const held = this.#held.get(event.run);
       if (held) held.lines.push({ id: event.id, line });
@@ -165,9 +187,44 @@ export class FileEventLog implements EventLog {
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
+  /**
+   * An agent's events with id > after, from its closed segments (those ending after `after`) on to
+   * its current one. Events of deleted segments (past retention) are not there: the answer starts
+   * at the oldest kept.
+   */
   async history(agent: string, after: number, limit: number): Promise<PersistedLine[]> {
-    const logged = await readEventLog(agentEventsFile(this.#dataDirectory, agent), after, limit);
-    return logged.map(({ event, line }) => ({ id: event.id, line }));
+    const files = [
+      ...agentLogSegments(this.#dataDirectory, agent)
+        .filter((segment) => segment.lastId > after)
+        .map((segment) => segment.file),
+      agentEventsFile(this.#dataDirectory, agent),
+    ];
+    const found: PersistedLine[] = [];
+    for (const file of files) {
+      if (found.length >= limit) break;
+      const logged = await readEventLog(file, found.at(-1)?.id ?? after, limit - found.length);
+      found.push(...logged.map(({ event, line }) => ({ id: event.id, line })));
+    }
+    return found;
+  }
+
+  /** Counts what an agent's current segment grew by; past its size, closes it (the next event starts a new one). */
+  #grew(agent: string, file: string, lastId: number, bytes: number): void {
+    const known = this.#agentBytes.get(agent);
+    // The first append of this process: the file's size already counts the line.
+    const size =
+      known === undefined ? (statSync(file, { throwIfNoEntry: false })?.size ?? bytes) : known + bytes;
+    if (size < this.#segmentBytes) {
+      this.#agentBytes.set(agent, size);
+      return;
+    }
+    this.#files.close(file);
+    this.#agentBytes.delete(agent);
+    try {
+      closeAgentSegment(this.#dataDirectory, agent, file, lastId);
+    } catch (error) {
+      this.#logger.warn({ err: error, file }, "could not close an agent-log segment; it goes on growing");
+    }
   }
 
   /** Writes the logs still held (runs queued or ending now), then closes every log. */

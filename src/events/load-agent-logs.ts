@@ -64,7 +64,7 @@ export function loadAgentLogs(dataDirectory: string, count: number, logger: Logg
  * Numbers the loaded events 1..M in time order (the merged feed's order), keeping each agent's
  * numbers increasing with its ids even if the clock once went backwards.
  */
-function assignSequences(logs: LoadedAgentLog[]): void {
+export function assignSequences(logs: LoadedAgentLog[]): void {
   const all = logs.flatMap((log) => log.events.map((event) => ({ agent: log.agent, event })));
   all.sort(
     (left, right) =>

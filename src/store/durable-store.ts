@@ -2,6 +2,7 @@ import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
+import type { RetentionPolicy } from "../retention/retention-policy.js";
 import type { RunRecords } from "../runs/run-records.js";
 import type { SharedRunQueue } from "../runs/shared-run-queue.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
@@ -21,6 +22,14 @@ export interface StoreHealth {
   pending_writes: number;
   /** The last error talking to the database, while it lasts. */
   error?: string;
+}
+
+/** What one prune deleted. */
+export interface PruneReport {
+  /** Runs deleted (record, run log, checkpoint, index line). */
+  runs: number;
+  /** Agent-log segments deleted. */
+  segments: number;
 }
 
 /** What the event bus of a store is built with: the vault's redactor and the clock. */
@@ -55,6 +64,12 @@ export interface DurableStore {
   readonly cluster?: ClusterMembership;
   /** The cluster's queue: runs posted to any node, claimed by a node with a free slot (PostgreSQL only). */
   readonly queue?: SharedRunQueue;
+  /**
+   * Deletes the history past retention (SPEC 10): finished runs older than their agent's `days` or
+   * beyond its newest `runsPerAgent`, with their logs and checkpoints, and agent-log segments all
+   * older than `days`. Never an unfinished run. Absent where a store does not prune.
+   */
+  prune?(policyOf: (agent: string) => RetentionPolicy, now: Date): Promise<PruneReport>;
   /** Starts following the other nodes; called once every listener of the bus is subscribed. */
   start(): Promise<void>;
   /** Waits for accepted writes to land (bounded), then lets go of the store. */

@@ -2,6 +2,7 @@ import path from "node:path";
 import { CheckpointStore } from "../checkpoints/checkpoint-store.js";
 import { FileEventLog } from "../events/file-event-log.js";
 import type { Logger } from "../logging/logger.js";
+import { isPastRetention } from "../retention/retention-policy.js";
 import { RunStore } from "../runs/run-store.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
@@ -31,13 +32,14 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     logger: logger.child({ module: "checkpoints" }),
     ...(options.now ? { now: options.now } : {}),
   });
+  const events = new FileEventLog({ dataDirectory, logger: logger.child({ module: "events" }) });
   const committed = async () => {
     await Promise.all([runs.settled(), checkpoints.settled()]);
   };
   return {
     backend: "files",
     runs,
-    events: new FileEventLog({ dataDirectory, logger: logger.child({ module: "events" }) }),
+    events,
     schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares),
     checkpoints,
     cooldowns: new CliCooldowns({
@@ -52,6 +54,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     }),
     committed,
     start: () => Promise.resolve(),
+    prune: async (policyOf, now) => {
+      const pruned = await runs.prune((line, rank) => isPastRetention(policyOf(line.agent), line, rank, now));
+      const segments = events.pruneSegments((agent) => policyOf(agent).days, now);
+      return { runs: pruned.length, segments };
+    },
     close: async () => {
       await committed();
       runs.close();
