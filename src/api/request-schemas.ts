@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from "../runs/run-records.js";
 import { RunStatusSchema } from "../runs/run-status.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
@@ -54,13 +55,8 @@ export const RunListQuerySchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "is not a run id (r_…)")
     .optional(),
-  /** At most this many runs, the newest. */
-  limit: z
-    .string()
-    .regex(/^\d{1,15}$/, "must be a whole number, 1 or more")
-    .transform(Number)
-    .pipe(z.number().min(1, "must be a whole number, 1 or more"))
-    .optional(),
+  /** At most this many runs, the newest: 100 unless given, 1,000 at most. */
+  limit: limitUpTo(MAX_RUN_LIST_LIMIT).default(DEFAULT_RUN_LIST_LIMIT),
 });
 
 /** GET /agents/:id/events */

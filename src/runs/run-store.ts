@@ -65,6 +65,8 @@ export class RunStore implements RunRecords {
   /** New runs whose journal line is not written yet: in any journal begun meanwhile. */
   readonly #creating = new Map<string, RunRecord>();
   #newest: NewestRuns = new Map();
+  /** The newest state of each run with a save under way (not served before it is on disk). */
+  readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
   /** Every state is written in turn: each status event finds its own state on disk. */
   readonly #writes = new LatestFileWrites({ merge: false });
@@ -162,8 +164,12 @@ export class RunStore implements RunRecords {
     return [...this.#open.values()].filter((record) => !isTerminal(record.status)).sort(byCreation);
   }
 
+  /** Judged by each run's newest state, also one being written (crash recovery's, at start). */
   interrupted(): RunRecord[] {
-    return [...this.#open.values()].filter(isInterrupted).sort(byCreation);
+    return [...this.#open.values()]
+      .map((record) => this.#saving.get(record.id) ?? record)
+      .filter(isInterrupted)
+      .sort(byCreation);
   }
 
   unfinishedOf(agentId: string): UnfinishedRuns {
@@ -217,7 +223,12 @@ export class RunStore implements RunRecords {
    */
   async save(record: RunRecord): Promise<void> {
     const file = this.#fileOf(record.id);
-    await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    this.#saving.set(record.id, record);
+    try {
+      await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    } finally {
+      if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
+    }
     if (isTerminal(record.status)) {
       flushToDeviceLater(file, (error) =>
         this.#logger.warn({ err: error, file }, "could not fsync a run record"),
