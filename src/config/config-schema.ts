@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { RetentionSettingsSchema } from "../retention/retention-settings.js";
+import { ConfigRetentionSchema } from "../retention/retention-settings.js";
 import { checkCliFlags } from "../workers/cli/cli-flags.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "../hooks/hook-settings.js";
@@ -184,7 +184,7 @@ export const ConfigSchema = z.strictObject({
   hooks: ConfigHooksSchema.prefault({}),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
   /** How much run history is kept (SPEC 10); agent files may override it key by key. */
-  retention: RetentionSettingsSchema.prefault({}),
+  retention: ConfigRetentionSchema.prefault({}),
   /** Where durable state lives: files in data_dir, or PostgreSQL shared by several daemons. */
   store: z
     .strictObject({

@@ -16,6 +16,12 @@ export const RetentionSettingsSchema = z.strictObject({
 });
 export type RetentionSettings = z.infer<typeof RetentionSettingsSchema>;
 
+/** Config `retention:`: the built-in default for a key left out or `null`. */
+export const ConfigRetentionSchema = z.strictObject({
+  days: Bound.transform((days) => days ?? DEFAULT_RETENTION.days),
+  runs_per_agent: Bound.transform((runs) => runs ?? DEFAULT_RETENTION.runsPerAgent),
+});
+
 /** An agent file's `retention:` as the override `retentionOf` takes: only the keys it sets. */
 export function retentionOverrideOf(settings: RetentionSettings | undefined): Partial<RetentionPolicy> {
   const override: Partial<RetentionPolicy> = {};
