@@ -8,7 +8,7 @@ import { type OpenRunsLine, OpenRunsLineSchema } from "./run-record-schema.js";
 import { parseJson } from "./run-index.js";
 
 /** A journal file is begun afresh (from the state in memory) once it grows past this. */
-export const DEFAULT_JOURNAL_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_JOURNAL_BYTES = 256 * 1024;
 const JOURNAL_NAME = /^(\d{8})\.jsonl$/;
 
 /** Each agent's newest run, by agent id. */
@@ -29,7 +29,7 @@ export interface OpenRunsState {
  * The open-runs journal, `<data_dir>/runs/open/<n>.jsonl`: what start-up reads instead of every run
  * record. A new run's whole record is appended here (after its index line) when it is created; a
  * run leaving the open set (finished for good, or pruned) gets a `closed` line. At every start, and
- * whenever it grows past a few MB, a fresh file is begun with the open runs alone (written whole,
+ * whenever it grows past 256 KB, a fresh file is begun with the open runs alone (written whole,
  * then the older files deleted; a crash in between leaves both, and the newer `start` line wins).
  */
 export class OpenRunsJournal {
