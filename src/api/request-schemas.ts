@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../run-vocabulary/run-status.js";
 import { documentedAsNumber } from "./zod-route-schema.js";
+import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from "../runs/run-records.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
 export const LONG_POLL_CAP_SECONDS = 60;
@@ -72,13 +73,8 @@ export const RunListQuerySchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "is not a run id (r_…)")
     .optional(),
-  /** At most this many runs, the newest. */
-  limit: z
-    .string()
-    .regex(/^\d{1,15}$/, "must be a whole number, 1 or more")
-    .transform(Number)
-    .pipe(z.number().min(1, "must be a whole number, 1 or more"))
-    .optional(),
+  /** At most this many runs, the newest: 100 unless given, 1,000 at most. */
+  limit: limitUpTo(MAX_RUN_LIST_LIMIT, DEFAULT_RUN_LIST_LIMIT),
 });
 
 /** Events one poll returns when `limit` is not given. */

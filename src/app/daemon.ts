@@ -12,6 +12,8 @@ import type { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import type { Logger } from "../logging/logger.js";
 import { logRunLifecycle } from "../runs/run-log.js";
 import type { RunManager } from "../runs/run-manager.js";
+import { RetentionPruner } from "../retention/retention-pruner.js";
+import { configuredRetention } from "../config/retention-settings.js";
 import { Scheduler } from "../scheduler/scheduler.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
@@ -89,6 +91,8 @@ export interface Daemon {
   readonly cluster: { node: string; nodes: ClusterNodeInfo[] } | undefined;
   /** What children are sandboxed with, and whether the sandbox works here. */
   readonly sandbox: SandboxHost;
+  /** Prunes history past retention at start and every hour; undefined where the store does not prune. */
+  readonly retention: RetentionPruner | undefined;
   /** Stops taking work, drains runs within `shutdown.grace`, closes everything. Idempotent. */
   shutdown(): Promise<void>;
 }
@@ -193,6 +197,18 @@ async function serveDaemon(
     warnUnsandboxed(servingDefinitions());
   });
 
+  // History past retention is pruned now and every hour, while the daemon runs.
+  const configuredPolicy = configuredRetention(config.retention);
+  const retention = store.prune
+    ? new RetentionPruner({
+        prune: store.prune.bind(store),
+        policyOf: (agent) => definitions.snapshot().get(agent)?.retention ?? configuredPolicy,
+        clock: core.clock,
+        logger: logger.child({ module: "retention" }),
+      })
+    : undefined;
+  retention?.start();
+
   // The other nodes' approvals and questions too, answered where their run is.
   const clusterPending = new ClusterPending(bus, core.clock);
   const services: ApiServices = {
@@ -229,6 +245,7 @@ async function serveDaemon(
     });
     stopFollowing();
     stopRunLog();
+    await retention?.stop();
     clusterPending.close();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
@@ -274,6 +291,7 @@ async function serveDaemon(
     store,
     cluster,
     sandbox,
+    retention,
     shutdown: () => (shuttingDown ??= shutdown()),
   };
 }

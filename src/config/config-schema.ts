@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { checkCliFlags } from "./cli-flags.js";
+import { ConfigRetentionSchema } from "./retention-settings.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "./hook-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
@@ -182,6 +183,8 @@ export const ConfigSchema = z.strictObject({
   /** Commands run at every agent's before_tool, after_tool and on_run_end, before the agent's own. */
   hooks: ConfigHooksSchema.prefault({}),
   events: z.strictObject({ buffer_size: z.number().int().positive().default(200) }).prefault({}),
+  /** How much run history is kept (SPEC 10); agent files may override it key by key. */
+  retention: ConfigRetentionSchema.prefault({}),
   /** Where durable state lives: files in data_dir, or PostgreSQL shared by several daemons. */
   store: z
     .strictObject({

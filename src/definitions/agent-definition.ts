@@ -1,4 +1,5 @@
 import type { ApprovalPolicy, Limits, PermissionRules } from "../config/config-schema.js";
+import type { RetentionPolicy } from "../config/retention-policy.js";
 import type { ResolvedHook } from "../hooks/resolved-hook.js";
 import type { SandboxSettings } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter, CapabilityMode } from "./agent-schema.js";
@@ -35,6 +36,8 @@ export interface AgentDefinition {
   warnings: string[];
   /** Agent `resume`, else config `resume`: resumed at start after a crash or shutdown. */
   resume: boolean;
+  /** Config `retention` with the agent's `retention:` keys over it. */
+  retention: RetentionPolicy;
   /** Config `hooks` for every point, then the agent's own. */
   hooks: ResolvedHook[];
   /** Frontmatter `capabilities`: the tools and the sandbox above are already narrowed to it. */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-schema.js";
 import { AgentHooksSchema } from "../config/hook-settings.js";
 import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
+import { RetentionSettingsSchema } from "../config/retention-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
 
@@ -166,6 +167,8 @@ export const AgentFrontmatterSchema = z
     resume: z.boolean().optional(),
     /** Commands run at before_tool, after_tool and on_run_end, after config `hooks`. */
     hooks: AgentHooksSchema.optional(),
+    /** How much of this agent's run history is kept, over config `retention`, key by key. */
+    retention: RetentionSettingsSchema.optional(),
     capabilities: CapabilityModeSchema.default("full"),
   })
   .superRefine((agent, context) => {

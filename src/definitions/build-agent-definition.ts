@@ -20,6 +20,8 @@ import { checkCliFlags } from "../config/cli-flags.js";
 import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
 import { resolveModel } from "./resolve-model.js";
+import { retentionOf } from "../config/retention-policy.js";
+import { configuredRetention, retentionOverrideOf } from "../config/retention-settings.js";
 
 /** CLI tools agentd knows without a `cli_tools` entry in the config. */
 export const BUILT_IN_CLI_TOOLS = ["claude", "gemini", "codex"] as const;
@@ -104,6 +106,7 @@ export function buildAgentDefinition(
     sandbox,
     model: model.model,
     resume: frontmatter.resume ?? config.resume,
+    retention: retentionOf(configuredRetention(config.retention), retentionOverrideOf(frontmatter.retention)),
     hooks: resolveHooks(config.hooks, frontmatter.hooks),
     capabilities: frontmatter.capabilities,
     warnings,

@@ -4,8 +4,13 @@ import { AgentdError } from "../errors/agentd-error.js";
 /*
  * On-disk layout of the event store, under `data_dir`:
  *
- *   events/<agent>.jsonl        every event of the agent, one JSON object per line, in id order,
- *                               append-only; the tail rebuilds the ring buffer and the next id
+ *   events/<agent>.jsonl        the agent's current log segment: its newest events, one JSON object
+ *                               per line, in id order, append-only; the tail rebuilds the ring
+ *                               buffer and the next id
+ *   events/segments/<agent>/<last id>.jsonl
+ *                               the agent's older events: the current segment, renamed here once it
+ *                               passed its size (8 MB), named by its last event id (12 digits);
+ *                               deleted whole once all its events are older than retention
  *   runs/<run>.events.jsonl     every event of one run (the run's whole log), same format;
  *                               fsync'd when the run reaches a terminal status
  *
@@ -48,4 +53,20 @@ export function agentOfEventsFile(fileName: string): string | undefined {
   if (!fileName.endsWith(".jsonl")) return undefined;
   const agent = fileName.slice(0, -".jsonl".length);
   return SAFE_NAME.test(agent) ? agent : undefined;
+}
+
+/** `<data_dir>/events/segments/<agent>/`: the closed segments of an agent's log. */
+export function agentSegmentsDirectory(dataDirectory: string, agent: string): string {
+  return path.join(agentEventsDirectory(dataDirectory), "segments", checkFileName("agent", agent));
+}
+
+/** `<data_dir>/events/segments/<agent>/<last id>.jsonl`, the id 12 digits wide so names sort by it. */
+export function agentSegmentFile(dataDirectory: string, agent: string, lastId: number): string {
+  return path.join(agentSegmentsDirectory(dataDirectory, agent), `${String(lastId).padStart(12, "0")}.jsonl`);
+}
+
+/** The last event id of a segment file name, or undefined for any other file. */
+export function lastIdOfSegmentFile(fileName: string): number | undefined {
+  const match = /^(\d{12})\.jsonl$/.exec(fileName);
+  return match?.[1] === undefined ? undefined : Number(match[1]);
 }

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, open } from "node:fs";
+import { closeSync, mkdirSync, open, statSync } from "node:fs";
 import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -9,7 +9,14 @@ import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
 import { errorReason, inspectLogFile, moveAsideDamaged } from "./damaged-log-file.js";
-import { type LoadedAgentLog, loadAgentLogs, type RunToCheck } from "./load-agent-logs.js";
+import {
+  addSegmentTails,
+  agentLogSegments,
+  closeAgentSegment,
+  DEFAULT_AGENT_SEGMENT_BYTES,
+  pruneAgentSegments,
+} from "./agent-log-segments.js";
+import { assignSequences, type LoadedAgentLog, loadAgentLogs, type RunToCheck } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
 import { readEventLog } from "./read-event-log.js";
@@ -59,15 +66,22 @@ export class FileEventLog implements EventLog {
   readonly #blocked = new Set<string>();
   readonly #runsToCheck: () => RunToCheck[];
 
+  readonly #segmentBytes: number;
+  /** Size of each agent's current log segment, once appended to in this process. */
+  readonly #agentBytes = new Map<string, number>();
+
   constructor(options: {
     dataDirectory: string;
     logger: Logger;
     /** Runs whose logs may hold ids their agent's log lost: the unfinished ones, each agent's newest. */
     runsToCheck?: () => RunToCheck[];
+    /** Size past which an agent's log segment is closed (default DEFAULT_AGENT_SEGMENT_BYTES). */
+    segmentBytes?: number;
   }) {
     this.#dataDirectory = options.dataDirectory;
     this.#logger = options.logger;
     this.#runsToCheck = options.runsToCheck ?? (() => []);
+    this.#segmentBytes = options.segmentBytes ?? DEFAULT_AGENT_SEGMENT_BYTES;
   }
 
   load(count: number): Promise<LoadedAgentLog[]> {
@@ -83,7 +97,14 @@ export class FileEventLog implements EventLog {
     });
     // Logs repaired at the start are not kept open: each opens again at its next line.
     this.#files.closeAll();
+    // A current segment just closed holds few events: the closed one has the rest of the tail.
+    if (addSegmentTails(this.#dataDirectory, logs, count, this.#logger)) assignSequences(logs);
     return Promise.resolve(logs);
+  }
+
+  /** Deletes closed agent-log segments older than their agent's retention `days`; returns how many. */
+  pruneSegments(daysOf: (agent: string) => number | null, now: Date): number {
+    return pruneAgentSegments(this.#dataDirectory, daysOf, now);
   }
 
   append(event: AgentEvent, line: string): void {
@@ -91,18 +112,21 @@ export class FileEventLog implements EventLog {
     try {
       this.#checkNotBlocked(agentFile);
       const sizeBefore = this.#files.append(agentFile, `${line}\n`);
-      if (event.run === null) return;
-      const held = this.#held.get(event.run);
-      if (held) held.lines.push({ id: event.id, line });
-      else {
-        try {
-          this.#appendToRunLog(event.run, event.agent, line);
-        } catch (error) {
-          // Whole in both logs or in neither: the agent log's line is taken back.
-          this.#files.cutBack(agentFile, sizeBefore);
-          throw error;
+      if (event.run !== null) {
+        const held = this.#held.get(event.run);
+        if (held) held.lines.push({ id: event.id, line });
+        else {
+          try {
+            this.#appendToRunLog(event.run, event.agent, line);
+          } catch (error) {
+            // Whole in both logs or in neither: the agent log's line is taken back.
+            this.#files.cutBack(agentFile, sizeBefore);
+            throw error;
+          }
         }
       }
+      // Counted once the event is whole in both logs: a segment closes only after a whole event.
+      this.#grew(event.agent, agentFile, event.id, Buffer.byteLength(line) + 1);
     } catch (error) {
       // A full disk is a state, logged once by the store's StorageState: the event waits for room.
       if (!spaceFailureOf(error)) {
@@ -205,12 +229,46 @@ export class FileEventLog implements EventLog {
     return logged.map(({ event, line }) => ({ id: event.id, line }));
   }
 
+  /**
+   * An agent's events with id > after, from its closed segments (those ending after `after`) on to
+   * its current one. Events of deleted segments (past retention) are not there: the answer starts
+   * at the oldest kept.
+   */
   async history(agent: string, after: number, limit: number): Promise<PersistedLine[]> {
-    const file = agentEventsFile(this.#dataDirectory, agent);
-    // A FIFO or a folder in the log's place (not moved aside) is not read: it could block a thread.
-    if (inspectLogFile(file).kind === "damaged") return [];
-    const logged = await readEventLog(file, after, limit);
-    return logged.map(({ event, line }) => ({ id: event.id, line }));
+    const current = agentEventsFile(this.#dataDirectory, agent);
+    const files = [
+      ...agentLogSegments(this.#dataDirectory, agent)
+        .filter((segment) => segment.lastId > after)
+        .map((segment) => segment.file),
+      // A FIFO or a folder in the log's place (not moved aside) is not read: it could block a thread.
+      ...(inspectLogFile(current).kind === "damaged" ? [] : [current]),
+    ];
+    const found: PersistedLine[] = [];
+    for (const file of files) {
+      if (found.length >= limit) break;
+      const logged = await readEventLog(file, found.at(-1)?.id ?? after, limit - found.length);
+      found.push(...logged.map(({ event, line }) => ({ id: event.id, line })));
+    }
+    return found;
+  }
+
+  /** Counts what an agent's current segment grew by; past its size, closes it (the next event starts a new one). */
+  #grew(agent: string, file: string, lastId: number, bytes: number): void {
+    const known = this.#agentBytes.get(agent);
+    // The first append of this process: the file's size already counts the line.
+    const size =
+      known === undefined ? (statSync(file, { throwIfNoEntry: false })?.size ?? bytes) : known + bytes;
+    if (size < this.#segmentBytes) {
+      this.#agentBytes.set(agent, size);
+      return;
+    }
+    this.#files.close(file);
+    this.#agentBytes.delete(agent);
+    try {
+      closeAgentSegment(this.#dataDirectory, agent, file, lastId);
+    } catch (error) {
+      this.#logger.warn({ err: error, file }, "could not close an agent-log segment; it goes on growing");
+    }
   }
 
   /** Writes the logs still held (runs queued or ending now), then closes every log. */

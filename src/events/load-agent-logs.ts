@@ -249,7 +249,7 @@ function isUsableName(dataDirectory: string, agent: string, run: string): boolea
  * Numbers the loaded events 1..M in time order (the merged feed's order), keeping each agent's
  * numbers increasing with its ids even if the clock once went backwards.
  */
-function assignSequences(logs: LoadedAgentLog[]): void {
+export function assignSequences(logs: LoadedAgentLog[]): void {
   const all = logs.flatMap((log) => log.events.map((event) => ({ agent: log.agent, event })));
   all.sort(
     (left, right) =>

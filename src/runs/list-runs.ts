@@ -1,43 +1,33 @@
 import { AgentdError } from "../errors/agentd-error.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
-import type { RunRecords } from "./run-records.js";
-import type { RunStatus } from "../run-vocabulary/run-status.js";
+import type { RunListQuery } from "./run-filter.js";
 
-/** Filters of `GET /runs`. */
-export interface RunFilter {
-  agent?: string | undefined;
-  status?: RunStatus | undefined;
-  /** Only the sub-agent runs this run started. */
-  parent?: string | undefined;
-  /** Only runs created at or after this time. */
-  since?: Date | undefined;
-  /** Only runs created before this run (a page's cursor: the last run of the page before). */
-  before?: string | undefined;
-  /** At most this many, the newest. */
-  limit?: number | undefined;
+/** Whether a run passes a listing's filters (`before` and `limit` aside). */
+export function matchesRunQuery(run: RunRecord, query: RunListQuery): boolean {
+  return (
+    (query.agent === undefined || run.agent === query.agent) &&
+    (query.status === undefined || run.status === query.status) &&
+    (query.parent === undefined || run.parent_run === query.parent) &&
+    (query.since === undefined || run.created_at >= query.since.toISOString())
+  );
 }
 
-/** Runs newest first, optionally of one agent, in one status, of one parent, since a time, at most `limit`. */
-export function listRuns(store: RunRecords, filter: RunFilter = {}): RunRecord[] {
-  const since = filter.since?.toISOString();
-  const all = store.all();
-  // The store keeps creation order: a page goes on from where the page before ended.
-  const end = filter.before === undefined ? all.length : all.findIndex((run) => run.id === filter.before);
-  if (end < 0) {
-    throw new AgentdError("NOT_FOUND", `no run "${String(filter.before)}" to list the runs before`, {
-      field: "before",
-      hint: "pass the id of the last run of the page before, as GET /runs returned it",
-    });
+/** The error of a `before` that names no listed run. */
+export function unknownCursor(before: string): AgentdError {
+  return new AgentdError("NOT_FOUND", `no run "${before}" to list the runs before`, {
+    field: "before",
+    hint: "pass the id of the last run of the page before, as GET /runs returned it",
+  });
+}
+
+/** A page of runs held in memory in creation order (`all`, oldest first): newest first. */
+export function listRunsInMemory(all: readonly RunRecord[], query: RunListQuery): RunRecord[] {
+  const end = query.before === undefined ? all.length : all.findIndex((run) => run.id === query.before);
+  if (end < 0) throw unknownCursor(String(query.before));
+  const page: RunRecord[] = [];
+  for (let index = end - 1; index >= 0 && page.length < query.limit; index--) {
+    const run = all[index];
+    if (run && matchesRunQuery(run, query)) page.push(run);
   }
-  const runs = all
-    .slice(0, end)
-    .filter(
-      (run) =>
-        (filter.agent === undefined || run.agent === filter.agent) &&
-        (filter.status === undefined || run.status === filter.status) &&
-        (filter.parent === undefined || run.parent_run === filter.parent) &&
-        (since === undefined || run.created_at >= since),
-    )
-    .reverse();
-  return filter.limit === undefined ? runs : runs.slice(0, filter.limit);
+  return page;
 }

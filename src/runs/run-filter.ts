@@ -13,3 +13,6 @@ export interface RunFilter {
   /** At most this many, the newest. */
   limit?: number | undefined;
 }
+
+/** A filter as a store pages it: `limit` decided (1 to MAX_RUN_LIST_LIMIT of run-records.ts). */
+export type RunListQuery = RunFilter & { limit: number };

@@ -4,7 +4,8 @@ import { runChild } from "./children/run-child.js";
 import { LaunchPacing } from "./launch/launch-pacing.js";
 import { RunLauncher } from "./launch/launch-run.js";
 import { launchWaiting } from "./launch/launch-waiting.js";
-import { type RunFilter, listRuns } from "./list-runs.js";
+import type { RunFilter } from "./run-filter.js";
+import { DEFAULT_RUN_LIST_LIMIT } from "./run-records.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { pauseRun, reported, resumeRun } from "./pause/pause-resume.js";
 import { localRunQueue } from "./queue/local-run-queue.js";
@@ -25,7 +26,7 @@ import type { RunReason } from "../run-vocabulary/run-status.js";
 import { pickTask, runnableDefinition } from "./runnable-definition.js";
 
 export type { RunManagerOptions } from "./run-manager-options.js";
-export type { RunFilter } from "./list-runs.js";
+export type { RunFilter } from "./run-filter.js";
 
 /**
  * A run's life on this node, top to bottom: recovered at construction (resume/), queued (queue/:
@@ -211,7 +212,7 @@ export class RunManager implements ChildRuns {
   }
 
   list(filter: RunFilter = {}): RunRecord[] {
-    return listRuns(this.#options.store, filter);
+    return this.#options.store.list({ ...filter, limit: filter.limit ?? DEFAULT_RUN_LIST_LIMIT });
   }
 
   get(id: string): RunRecord | undefined {

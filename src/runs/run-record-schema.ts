@@ -40,8 +40,8 @@ export const RunRecordObjectSchema = z.object({
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;
 
 /**
- * One line of `<data_dir>/runs/index.jsonl`: every run in creation order, with the record it was
- * created with (`queued`), so creating a run is one append; `<run>.json` holds its later states.
+ * One line of the old `<data_dir>/runs/index.jsonl` (before the index was segmented): every run in
+ * creation order, with the record it was created with. Read once, to migrate it (see run-index-files.ts).
  */
 export const RunIndexEntrySchema = z.object({
   run: z.string().regex(/^r_[0-9a-z]+$/),
@@ -51,3 +51,45 @@ export const RunIndexEntrySchema = z.object({
   record: RunRecordSchema.optional(),
 });
 export type RunIndexEntry = z.infer<typeof RunIndexEntrySchema>;
+
+const RunIdSchema = z.string().regex(/^r_[0-9a-z]+$/);
+
+/**
+ * One line of a segment of the run index, `<data_dir>/runs/index/<segment>.jsonl`: a run in
+ * creation order, with what listing filters on without reading its record (about 100 bytes).
+ */
+export const RunIndexLineSchema = z.object({
+  run: RunIdSchema,
+  agent: z.string(),
+  created_at: z.string(),
+  parent_run: z.string().optional(),
+});
+export type RunIndexLine = z.infer<typeof RunIndexLineSchema>;
+
+/** The size of each index segment, by segment name, as the store last wrote it. */
+export const SegmentSizesSchema = z.record(z.string(), z.number().int().min(0));
+
+/**
+ * One line of the open-runs journal `<data_dir>/runs/open/<n>.jsonl`, folded at start:
+ * - `start`: first line of every journal file: the index segments' sizes and each agent's newest run;
+ * - `record`: a run that is open (created, unfinished, or cut off by a crash or a shutdown), with
+ *   the record it was created with (and where its index line ended) or had when the journal began;
+ * - `closed`: the run is finished for good (or pruned): no longer open;
+ * - `segments`: the index segments' sizes after a prune rewrote them.
+ */
+export const OpenRunsLineSchema = z.union([
+  z.strictObject({
+    start: z.strictObject({
+      segments: SegmentSizesSchema,
+      newest: z.record(z.string(), z.strictObject({ run: RunIdSchema, created_at: z.string() })),
+    }),
+  }),
+  z.strictObject({
+    record: RunRecordSchema,
+    /** Where the index segment ended once the run's line was in it. */
+    index: z.strictObject({ segment: z.string(), bytes: z.number().int().min(0) }).optional(),
+  }),
+  z.strictObject({ closed: RunIdSchema }),
+  z.strictObject({ segments: SegmentSizesSchema }),
+]);
+export type OpenRunsLine = z.infer<typeof OpenRunsLineSchema>;

@@ -1,14 +1,34 @@
 import type { UnfinishedRuns } from "./run-record-index.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { RunListQuery } from "./run-filter.js";
+
+/** `GET /runs`'s `limit` when none is given, and the most one page holds. */
+export const DEFAULT_RUN_LIST_LIMIT = 100;
+export const MAX_RUN_LIST_LIMIT = 1_000;
 
 /**
- * Where run records are kept: the files in `data_dir` (RunStore) or PostgreSQL. Reads are served
- * from memory; `create` and `save` make a record durable before the caller publishes its status.
+ * Where run records are kept: files in `data_dir` (RunStore) or PostgreSQL. `create` and `save`
+ * make a record durable before the caller publishes its status; nothing is served before that.
+ *
+ * Start-up reads only what the running daemon needs: the unfinished runs (recovery), the runs a
+ * crash or shutdown cut off (resume), each agent's newest run and the counts. Any other run is
+ * read when asked for (`get`, `list`), so memory and start-up time do not grow with history.
  */
 export interface RunRecords {
-  /** Every run, oldest first. */
-  all(): RunRecord[];
+  /** One run, wherever it is kept; undefined for an unknown (or pruned) run. */
   get(id: string): RunRecord | undefined;
+  /**
+   * A page of runs, newest first (creation order), matching every filter given. Throws
+   * AgentdError NOT_FOUND when `before` names no listed run.
+   */
+  list(query: RunListQuery): RunRecord[];
+  /** Every run not finished yet (queued, running, paused, waiting), oldest first: crash recovery. */
+  unfinished(): RunRecord[];
+  /**
+   * Every run a crash or a shutdown cut off (`failed`/`crashed`, `stopped`/`daemon_shutdown`) and
+   * not resumed or pruned since, oldest first: what `resume: true` may continue at start.
+   */
+  interrupted(): RunRecord[];
   /** The newest run of an agent. */
   lastOf(agentId: string): RunRecord | undefined;
   /** An agent's runs not finished yet, from memory (of every node when the store is shared). */

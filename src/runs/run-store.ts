@@ -1,15 +1,28 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
-import { GroupedAppend } from "../util/grouped-append.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
+import { isInterrupted } from "./interrupted-run.js";
+import { matchesRunQuery, unknownCursor } from "./list-runs.js";
+import { type NewestRuns, OpenRunsJournal, type OpenRunsState, noteNewest } from "./open-runs-journal.js";
+import {
+  byCreation,
+  hasRecordFiles,
+  indexLineOf,
+  readAllRecordFiles,
+  readOldIndex,
+  readRecordFile,
+  writeIndex,
+} from "./rebuild-run-index.js";
+import { RecentRecords } from "./recent-records.js";
+import { RunIndex } from "./run-index.js";
+import type { UnfinishedRuns } from "./run-record-index.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { RunListQuery } from "./run-filter.js";
 import type { RunRecords } from "./run-records.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
-import { RunRecordIndex, type UnfinishedRuns } from "./run-record-index.js";
-import { type RunIndexEntry, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
 
 export interface RunStoreOptions {
   dataDirectory: string;
@@ -19,114 +32,292 @@ export interface RunStoreOptions {
    * again (its status event waits with it); a new run's line fails, and its caller is refused.
    */
   storage?: StorageGate;
+  /** Size past which an index segment is closed (default about 1 MB); tests make it small. */
+  segmentBytes?: number;
+  /** Size past which the open-runs journal is begun afresh (default 4 MB). */
+  journalBytes?: number;
+}
+
+const RUN_ID = /^r_[0-9a-z]+$/;
+
+/** Whether a run stays in the open set: unfinished, or cut off by a crash or a shutdown. */
+function isOpen(record: RunRecord): boolean {
+  return !isTerminal(record.status) || isInterrupted(record);
 }
 
 /**
- * The durable run records: one `<data_dir>/runs/<run>.json` per run, replaced atomically on every
- * change, plus an append-only `index.jsonl` naming every run in creation order with the record it
- * was created with. Everything is also held in memory, so reads never touch the disk. Nothing is
- * served before it is on disk: a run is listed once `create` resolved, and a changed record once
- * the promise of its `save` resolved, so a status event published afterwards never runs ahead of
- * it. Records are written off the event loop; the index is appended to on it, on a kept descriptor.
+ * The durable run records, laid out so that start-up reads only what the daemon needs (see
+ * docs/durability.md):
+ *
+ *   runs/<run>.json            a run's record, replaced atomically at every change
+ *   runs/index/<n>.jsonl       the run index: one small line per run, in creation order, in segments
+ *   runs/open/<n>.jsonl        the open-runs journal: the runs unfinished or cut off, and each
+ *                              agent's newest run; a new run's whole record is appended here
+ *
+ * Start-up folds the journal and reads the records of the open runs, nothing else; any other run
+ * is read from its file when asked for (a few hundred are kept in memory). Nothing is served before
+ * it is on disk: a run is listed once its index line and its journal line are in the kernel
+ * (`create` resolved), and a changed record once its `save` resolved. A restart repairs an index a
+ * crash or a hand emptied or removed (rebuilt from the record files), skips torn or garbled lines,
+ * and migrates the single-file `runs/index.jsonl` of earlier versions.
  */
 export class RunStore implements RunRecords {
   readonly directory: string;
-  readonly #records = new RunRecordIndex();
-  readonly #indexFile: string;
-  readonly #index: GroupedAppend;
+  readonly #dataDirectory: string;
   readonly #logger: Logger;
+  readonly #index: RunIndex;
+  readonly #journal: OpenRunsJournal;
+  /** Open runs (unfinished, or cut off and resumable), their records as on disk. */
+  readonly #open = new Map<string, RunRecord>();
+  /** New runs whose journal line is not written yet: in any journal begun meanwhile. */
+  readonly #creating = new Map<string, RunRecord>();
+  #newest: NewestRuns = new Map();
+  /** The newest state of each run with a save under way (not served before it is on disk). */
+  readonly #saving = new Map<string, RunRecord>();
+  readonly #recent = new RecentRecords(512);
   /** Every state is written in turn: each status event finds its own state on disk. */
   readonly #writes: LatestFileWrites;
   readonly #storage: StorageGate | undefined;
+  /** The index segments' sizes as last recorded in the journal (a shrunk one means damage). */
+  #recordedSegments: Record<string, number> = {};
 
   private constructor(options: RunStoreOptions) {
+    this.#dataDirectory = options.dataDirectory;
     this.directory = path.join(options.dataDirectory, "runs");
-    this.#indexFile = path.join(this.directory, "index.jsonl");
-    this.#index = new GroupedAppend(this.#indexFile);
     this.#logger = options.logger;
     this.#storage = options.storage;
     this.#writes = new LatestFileWrites({
       merge: false,
       ...(options.storage ? { storage: options.storage } : {}),
     });
+    this.#index = new RunIndex({
+      runsDirectory: this.directory,
+      logger: options.logger,
+      ...(options.segmentBytes !== undefined ? { segmentBytes: options.segmentBytes } : {}),
+    });
+    this.#journal = new OpenRunsJournal({
+      runsDirectory: this.directory,
+      logger: options.logger,
+      ...(options.journalBytes !== undefined ? { maxBytes: options.journalBytes } : {}),
+    });
   }
 
-  /** Reads the index and every record it names. Unreadable lines and files are logged and skipped. */
+  /**
+   * Reads the open-runs journal and the records of the open runs (not the history). Migrates the
+   * old single-file index, and rebuilds a damaged index or journal from the record files, with a
+   * warning saying what was repaired.
+   */
   static open(options: RunStoreOptions): RunStore {
     const store = new RunStore(options);
     mkdirSync(store.directory, { recursive: true });
-    for (const entry of store.#readIndex()) {
-      const record = store.#readRecord(entry.run) ?? entry.record;
-      if (!record) continue;
-      store.#records.put(record);
+    let state = store.#migrateOldIndex();
+    if (!state) {
+      store.#index.open();
+      state = store.#journal.read();
+      if (state.unreadable > 0) {
+        store.#logger.warn(
+          { directory: store.#journal.directory, lines: state.unreadable },
+          "skipped unreadable lines of the open-runs journal",
+        );
+      }
+      const damage = store.#damageOf(state);
+      if (damage) state = store.#rebuild(damage, state);
     }
+    for (const record of state.records.values()) {
+      const current = readRecordFile(store.#fileOf(record.id), store.#logger) ?? record;
+      if (isOpen(current)) store.#open.set(current.id, current);
+    }
+    store.#newest = state.newest;
+    store.#beginJournal();
     return store;
   }
 
-  /** Every run, oldest first. */
-  all(): RunRecord[] {
-    return this.#records.all();
+  get(id: string): RunRecord | undefined {
+    // Ids come from requests: only a run id can name a file.
+    if (!RUN_ID.test(id)) return undefined;
+    const held = this.#open.get(id) ?? this.#recent.get(id);
+    if (held) return held;
+    if (this.#creating.has(id)) return undefined;
+    const record = readRecordFile(this.#fileOf(id), this.#logger);
+    if (record) this.#recent.put(record);
+    return record;
   }
 
-  get(id: string): RunRecord | undefined {
-    return this.#records.get(id);
+  /**
+   * A page of runs, newest first: the index read backwards from `before` (or its end), each line
+   * filtered by agent, parent and time, then its record read for the status. Reading stops at
+   * `limit` runs, or at the first run older than `since` (the index is in creation order).
+   */
+  list(query: RunListQuery): RunRecord[] {
+    const segments = [...this.#index.segments];
+    let position = this.#positionOf(segments, query.before);
+    const since = query.since?.toISOString();
+    const page: RunRecord[] = [];
+    for (let segment = position.segment; segment >= 0 && page.length < query.limit; segment--) {
+      const number = segments[segment];
+      if (number === undefined) continue;
+      const lines = this.#index.linesOf(number);
+      const start =
+        segment === position.segment && position.line !== undefined ? position.line : lines.length;
+      for (let index = start - 1; index >= 0 && page.length < query.limit; index--) {
+        const line = lines[index];
+        if (!line) continue;
+        if (since !== undefined && line.created_at < since) return page;
+        if (query.agent !== undefined && line.agent !== query.agent) continue;
+        if (query.parent !== undefined && line.parent_run !== query.parent) continue;
+        const record = this.get(line.run);
+        if (record && matchesRunQuery(record, query)) page.push(record);
+      }
+      position = { segment: segment - 1 };
+    }
+    return page;
+  }
+
+  unfinished(): RunRecord[] {
+    return [...this.#open.values()].filter((record) => !isTerminal(record.status)).sort(byCreation);
+  }
+
+  /** Judged by each run's newest state, also one being written (crash recovery's, at start). */
+  interrupted(): RunRecord[] {
+    return [...this.#open.values()]
+      .map((record) => this.#saving.get(record.id) ?? record)
+      .filter(isInterrupted)
+      .sort(byCreation);
   }
 
   unfinishedOf(agentId: string): UnfinishedRuns {
-    return this.#records.unfinishedOf(agentId);
+    const counts = { unfinished: 0, queued: 0 };
+    for (const record of this.#open.values()) {
+      if (record.agent !== agentId || isTerminal(record.status)) continue;
+      counts.unfinished += 1;
+      if (record.status === "queued") counts.queued += 1;
+    }
+    return counts;
   }
 
   queuedCount(): number {
-    return this.#records.queued;
+    let queued = 0;
+    for (const record of this.#open.values()) if (record.status === "queued") queued += 1;
+    return queued;
+  }
+
+  /** Each agent's newest run (read from its file when not held): the start's check of the event logs. */
+  newestOfEveryAgent(): RunRecord[] {
+    return [...this.#newest.keys()].flatMap((agent) => this.lastOf(agent) ?? []);
   }
 
   /** The newest run of an agent. */
   lastOf(agentId: string): RunRecord | undefined {
-    return this.#records.lastOf(agentId);
+    const newest = this.#newest.get(agentId);
+    return newest === undefined ? undefined : this.get(newest.run);
   }
 
   /**
-   * Registers a new run with one append of its whole record to the index, grouped with the other
-   * runs created in the same turn of the event loop (200 runs started at once cost a few writes).
-   * Resolves once the line is in the kernel (safe from kill -9); only then is the run listed, so
-   * nothing reports a run that a crash could lose. `<run>.json` is written at its first change.
+   * Registers a new run: its index line, then its whole record in the open-runs journal, each
+   * grouped with the other runs created in the same turn of the event loop (200 runs started at
+   * once cost a few writes, no file created). Resolves once both are in the kernel (safe from
+   * kill -9); only then is the run listed. A crash between the two leaves an index line with no
+   * record, which nothing lists. `<run>.json` is written at the run's first change.
    */
   async create(record: RunRecord): Promise<void> {
-    const entry: RunIndexEntry = {
-      run: record.id,
-      agent: record.agent,
-      created_at: record.created_at,
-      record,
-    };
+    let position: Awaited<ReturnType<RunIndex["append"]>>;
     try {
-      await this.#index.append(JSON.stringify(entry));
+      position = await this.#index.append(indexLineOf(record));
     } catch (error) {
-      this.#storage?.failed(error, this.#indexFile);
+      this.#storage?.failed(error, this.#index.directory);
       throw error;
     }
-    this.#records.put(record);
+    this.#creating.set(record.id, record);
+    try {
+      if (this.#journal.full) this.#beginJournal();
+      await this.#journal.append({ record, index: position });
+    } catch (error) {
+      this.#storage?.failed(error, this.#journal.directory);
+      throw error;
+    } finally {
+      this.#creating.delete(record.id);
+    }
+    this.#open.set(record.id, record);
+    noteNewest(this.#newest, record);
   }
 
   /**
    * Writes the record to disk atomically, off the event loop, and resolves once it is there (safe
    * from kill -9); only then is it the one `get` serves. Saves of one run land in the order made
    * (a newer state is never overwritten by an older one). A finished run's record is also flushed
-   * to the device in the background, so its result survives a power loss too.
+   * to the device in the background, so its result survives a power loss too; it leaves the open
+   * runs (a `closed` line in the journal, not waited for: the record on disk says it anyway).
    */
   async save(record: RunRecord): Promise<void> {
     const file = this.#fileOf(record.id);
-    await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    this.#saving.set(record.id, record);
+    try {
+      await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    } finally {
+      if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
+    }
     if (isTerminal(record.status)) {
       flushToDeviceLater(file, (error) =>
         this.#logger.warn({ err: error, file }, "could not fsync a run record"),
       );
     }
-    this.#records.put(record);
+    if (isOpen(record)) {
+      this.#open.set(record.id, record);
+      return;
+    }
+    this.#recent.put(record);
+    if (this.#open.delete(record.id)) this.#close(record.id);
+  }
+
+  /**
+   * Deletes finished runs `shouldPrune` picks (with their index lines, records, run logs and
+   * checkpoints), going over the index newest first and yielding between segments. `shouldPrune`
+   * sees each run's index line and its rank among its agent's runs (1 = newest). An unfinished run
+   * is never pruned. Resolves with the runs pruned.
+   */
+  async prune(
+    shouldPrune: (line: { agent: string; created_at: string }, rank: number) => boolean,
+  ): Promise<string[]> {
+    const segments = [...this.#index.segments];
+    const current = segments.at(-1);
+    const ranks = new Map<string, number>();
+    const pruned: string[] = [];
+    for (const number of segments.toReversed()) {
+      const lines = await this.#index.readLines(number);
+      const kept = [];
+      let changed = false;
+      for (const line of lines.toReversed()) {
+        const rank = (ranks.get(line.agent) ?? 0) + 1;
+        ranks.set(line.agent, rank);
+        const open = this.#open.get(line.run);
+        const unfinished = this.#creating.has(line.run) || (open !== undefined && !isTerminal(open.status));
+        if (unfinished || !shouldPrune(line, rank)) {
+          kept.push(line);
+          continue;
+        }
+        changed = true;
+        if (existsSync(this.#fileOf(line.run)) || open) pruned.push(line.run);
+        this.#forget(line.run, line.agent);
+      }
+      if (changed && number !== current) {
+        kept.reverse();
+        const name = RunIndex.fileNameOf(number);
+        const sizes = { ...this.#recordedSegments };
+        if (kept.length > 0) sizes[name] = RunIndex.sizeOf(kept);
+        else delete sizes[name];
+        // Recorded before the rewrite: a crash between leaves a segment larger than recorded, not smaller.
+        this.#recordedSegments = sizes;
+        await this.#journal.append({ segments: sizes });
+        await this.#index.rewrite(number, kept);
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    return pruned;
   }
 
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
-    return this.#writes.size + this.#index.pending;
+    return this.#writes.size + this.#index.pending + this.#journal.pending;
   }
 
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
@@ -134,50 +325,130 @@ export class RunStore implements RunRecords {
     return this.#writes.settled();
   }
 
-  /** Closes the index (new runs appended meanwhile are written first). */
+  /** Closes the index and the journal (lines appended meanwhile are written first). */
   close(): void {
     this.#index.close();
+    this.#journal.close();
   }
 
   #fileOf(id: string): string {
     return path.join(this.directory, `${id}.json`);
   }
 
-  #readIndex(): RunIndexEntry[] {
-    if (!existsSync(this.#indexFile)) return [];
-    const entries: RunIndexEntry[] = [];
-    const text = readFileSync(this.#indexFile, "utf8");
-    // A line torn by a crash is ended, so the next run's line does not join it.
-    if (text !== "" && !text.endsWith("\n")) appendFileSync(this.#indexFile, "\n");
-    const lines = text.split("\n");
-    lines.forEach((line, index) => {
-      if (line.trim() === "") return;
-      const parsed = RunIndexEntrySchema.safeParse(parseJson(line));
-      if (parsed.success) entries.push(parsed.data);
-      else
-        this.#logger.warn(
-          { file: this.#indexFile, line: index + 1 },
-          "skipping an unreadable run index line",
-        );
-    });
-    return entries;
+  /** Deletes a pruned run's files and forgets it. */
+  #forget(run: string, agent: string): void {
+    for (const file of [
+      this.#fileOf(run),
+      path.join(this.directory, `${run}.events.jsonl`),
+      path.join(this.#dataDirectory, "checkpoints", `${run}.json`),
+    ]) {
+      rmSync(file, { force: true });
+    }
+    this.#recent.delete(run);
+    if (this.#open.delete(run)) this.#close(run);
+    if (this.#newest.get(agent)?.run === run) this.#newest.delete(agent);
   }
 
-  #readRecord(id: string): RunRecord | undefined {
-    const file = this.#fileOf(id);
-    // A run that never changed after it was created has only its index line.
-    if (!existsSync(file)) return undefined;
-    const parsed = RunRecordSchema.safeParse(parseJson(readFileSync(file, "utf8")));
-    if (parsed.success) return parsed.data;
-    this.#logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable run record");
+  #close(run: string): void {
+    this.#journal
+      .append({ closed: run })
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: error, run }, "could not note a finished run in the journal"),
+      );
+  }
+
+  /** Where a page starts: after the end, or at the line of `before` (NOT_FOUND when not listed). */
+  #positionOf(segments: number[], before: string | undefined): { segment: number; line?: number } {
+    if (before === undefined) return { segment: segments.length - 1 };
+    // Ids sort by creation time: look first in the segment whose first run is the last not after it.
+    const guess = segments.findLastIndex((number) => (this.#index.firstRunOf(number) ?? "") <= before);
+    const order = [
+      guess,
+      ...segments
+        .map((_, index) => index)
+        .filter((index) => index !== guess)
+        .reverse(),
+    ];
+    for (const segment of order) {
+      const number = segments[segment];
+      if (number === undefined) continue;
+      const line = this.#index.linesOf(number).findIndex((entry) => entry.run === before);
+      if (line >= 0) return { segment, line };
+    }
+    throw unknownCursor(before);
+  }
+
+  /** Begins a fresh journal file with the open runs (at start, and when it grew large). */
+  #beginJournal(): void {
+    this.#recordedSegments = this.#index.sizes();
+    this.#journal.begin({
+      records: [...this.#open.values(), ...this.#creating.values()],
+      newest: this.#newest,
+      segments: this.#recordedSegments,
+    });
+  }
+
+  /** Why the index or the journal cannot be trusted, or undefined when they can. */
+  #damageOf(state: OpenRunsState): string | undefined {
+    const sizes = this.#index.sizes();
+    if (state.segments === undefined) {
+      const indexed = Object.values(sizes).some((size) => size > 0);
+      if (indexed) return "the open-runs journal is missing or empty";
+      return hasRecordFiles(this.directory) ? "the run index is missing or empty" : undefined;
+    }
+    for (const [name, size] of Object.entries(state.segments)) {
+      if (size > 0 && (sizes[name] ?? 0) < size)
+        return `run index segment ${name} is missing or was cut short`;
+    }
     return undefined;
+  }
+
+  /** Rebuilds the index and the open runs from every record file (and the journal's records). */
+  #rebuild(reason: string, state: OpenRunsState): OpenRunsState {
+    const fromFiles = readAllRecordFiles(this.directory, this.#logger);
+    const known = new Set(fromFiles.map((record) => record.id));
+    // A queued run's record may live only in the journal.
+    const records = [...fromFiles, ...[...state.records.values()].filter((record) => !known.has(record.id))];
+    records.sort(byCreation);
+    this.#index.close();
+    writeIndex(this.#index.directory, records);
+    this.#index.open();
+    this.#logger.warn({ reason, runs: records.length }, "rebuilt the run index from the run records");
+    return stateOf(records);
+  }
+
+  /** Moves the runs of the old single-file `runs/index.jsonl` into the index and the journal. */
+  #migrateOldIndex(): OpenRunsState | undefined {
+    const oldIndex = path.join(this.directory, "index.jsonl");
+    if (!existsSync(oldIndex) || !statSync(oldIndex).isFile()) return undefined;
+    const records = readOldIndex(oldIndex, this.directory, this.#logger);
+    // An empty old index beside record files was emptied: the records say what existed.
+    if (records.length === 0 && hasRecordFiles(this.directory)) {
+      records.push(...readAllRecordFiles(this.directory, this.#logger).sort(byCreation));
+    }
+    writeIndex(this.#index.directory, records);
+    this.#index.open();
+    const state = stateOf(records);
+    // The journal holds the open runs (some only have the record the old index held) before the old index goes.
+    this.#newest = state.newest;
+    for (const record of state.records.values()) this.#open.set(record.id, record);
+    this.#beginJournal();
+    this.#open.clear();
+    rmSync(oldIndex, { force: true });
+    this.#logger.warn(
+      { file: oldIndex, runs: records.length },
+      "migrated the run index to runs/index/ and runs/open/",
+    );
+    return state;
   }
 }
 
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
+/** The open runs and each agent's newest run of a whole history. */
+function stateOf(records: RunRecord[]): OpenRunsState {
+  const state: OpenRunsState = { records: new Map(), newest: new Map(), segments: {}, unreadable: 0 };
+  for (const record of records) {
+    noteNewest(state.newest, record);
+    if (isOpen(record)) state.records.set(record.id, record);
   }
+  return state;
 }

@@ -2,6 +2,8 @@ import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { EventLog } from "../events/event-log.js";
+import type { PruneReport } from "../retention/retention-pruner.js";
+import type { RetentionPolicy } from "../config/retention-policy.js";
 import type { RunRecords } from "../runs/run-records.js";
 import type { RunQueue } from "../runs/queue/run-queue.js";
 import type { RunLife } from "../runs/run-life.js";
@@ -62,6 +64,12 @@ export interface DurableStore {
    * or the cluster's queue, claimed by any node with a free slot (PostgreSQL).
    */
   runQueue(life: RunLife): RunQueue;
+  /**
+   * Deletes the history past retention (SPEC 10): finished runs older than their agent's `days` or
+   * beyond its newest `runsPerAgent`, with their logs and checkpoints, and agent-log segments all
+   * older than `days`. Never an unfinished run. Absent where a store does not prune.
+   */
+  prune?(policyOf: (agent: string) => RetentionPolicy, now: Date): Promise<PruneReport>;
   /** Starts following the other nodes; called once every listener of the bus is subscribed. */
   start(): Promise<void>;
   /** Waits for accepted writes to land (bounded), then lets go of the store. */

@@ -5,8 +5,8 @@ import { FileEventLog } from "../events/file-event-log.js";
 import type { RunToCheck } from "../events/load-agent-logs.js";
 import type { Logger } from "../logging/logger.js";
 import { localRunQueue } from "../runs/queue/local-run-queue.js";
+import { isPastRetention } from "../config/retention-policy.js";
 import { RunStore } from "../runs/run-store.js";
-import { isTerminal } from "../run-vocabulary/run-status.js";
 import { ScheduleState } from "../scheduler/schedule-state.js";
 import { flushesSettled } from "../util/flush-to-device.js";
 import { SpareFiles } from "../util/spare-files.js";
@@ -51,17 +51,18 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     storage,
     ...(options.now ? { now: options.now } : {}),
   });
+  const events = new FileEventLog({
+    dataDirectory,
+    logger: logger.child({ module: "events" }),
+    runsToCheck: () => runsToCheckOf(runs),
+  });
   const committed = async () => {
     await Promise.all([runs.settled(), checkpoints.settled()]);
   };
   return {
     backend: "files",
     runs,
-    events: new FileEventLog({
-      dataDirectory,
-      logger: logger.child({ module: "events" }),
-      runsToCheck: () => runsToCheckOf(runs),
-    }),
+    events,
     schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares, storage),
     storage,
     checkpoints,
@@ -80,6 +81,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     cluster: singleNodeMembership(),
     runQueue: localRunQueue,
     start: () => Promise.resolve(),
+    prune: async (policyOf, now) => {
+      const pruned = await runs.prune((line, rank) => isPastRetention(policyOf(line.agent), line, rank, now));
+      const segments = events.pruneSegments((agent) => policyOf(agent).days, now);
+      return { runs: pruned.length, segments };
+    },
     close: async () => {
       // Writes waiting for room give up now: a stop while full does not wait for space.
       storage.close();
@@ -97,14 +103,8 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
  */
 function runsToCheckOf(runs: RunStore): RunToCheck[] {
   const checked = new Map<string, RunToCheck>();
-  const agents = new Set<string>();
-  for (const record of runs.all()) {
-    agents.add(record.agent);
-    if (!isTerminal(record.status)) checked.set(record.id, { run: record.id, agent: record.agent });
-  }
-  for (const agent of agents) {
-    const newest = runs.lastOf(agent);
-    if (newest) checked.set(newest.id, { run: newest.id, agent });
+  for (const record of [...runs.unfinished(), ...runs.newestOfEveryAgent()]) {
+    checked.set(record.id, { run: record.id, agent: record.agent });
   }
   return [...checked.values()];
 }

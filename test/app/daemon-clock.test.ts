@@ -31,6 +31,8 @@ async function clockedDaemon(): Promise<{ daemon: Daemon; worker: ControlledWork
     },
   });
   kit.defer(() => daemon.shutdown());
+  // The pruner's start prune done, its hourly timer is on the clock: the timers counted below are the runs'.
+  await daemon.retention?.pruneNow();
   return { daemon, worker, clock };
 }
 

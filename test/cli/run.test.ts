@@ -182,7 +182,9 @@ describe("agentd run", () => {
     expect(observation?.data).toMatchObject({ tool: "agent__helper", output: "two risks: rain, cost" });
     // The child's record sits in the data folder, linked to its parent.
     const runsDirectory = path.join(project.directory, "data", "runs");
-    const index = (await readFile(path.join(runsDirectory, "index.jsonl"), "utf8")).trim().split("\n");
+    const index = (await readFile(path.join(runsDirectory, "index", "00000001.jsonl"), "utf8"))
+      .trim()
+      .split("\n");
     const child = index
       .map((line) => JSON.parse(line) as { run: string; agent: string })
       .find((entry) => entry.agent === "helper");

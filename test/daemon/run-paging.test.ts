@@ -26,6 +26,9 @@ describe("paged lists", () => {
     const second = await runsPage(`limit=2&before=${first.at(-1)?.id ?? ""}`);
     expect(second.map((run) => run.id)).toEqual([started[0]]);
     expect((await daemon.request("GET", "/runs?before=r_missing")).status).toBe(404);
+    // 100 unless given, 1,000 at most.
+    expect((await daemon.request("GET", "/runs?limit=1000")).status).toBe(200);
+    expect((await daemon.request("GET", "/runs?limit=1001")).status).toBe(400);
 
     const run = started[0] ?? "";
     const whole = (await daemon.request("GET", `/runs/${run}/events?limit=10000`)).body as {

@@ -6,6 +6,8 @@ import { AgentFrontmatterSchema } from "../../src/definitions/agent-schema.js";
 import { ConfigHooksSchema } from "../../src/config/hook-settings.js";
 import { resolveHooks } from "../../src/hooks/resolved-hook.js";
 import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/config/sandbox-settings.js";
+import { DEFAULT_RETENTION, retentionOf } from "../../src/config/retention-policy.js";
+import { retentionOverrideOf } from "../../src/config/retention-settings.js";
 
 /** What a test may set on the definition it builds; everything else takes the defaults. */
 export interface MakeDefinitionOptions {
@@ -37,6 +39,7 @@ export function makeDefinition(options: MakeDefinitionOptions = {}): AgentDefini
     id,
     file: options.file ?? `/agents/${id}.md`,
     resume: frontmatter.resume ?? false,
+    retention: retentionOf(DEFAULT_RETENTION, retentionOverrideOf(frontmatter.retention)),
     // Like the loader's hash: two builds differ when their frontmatter or instructions differ.
     hash: `sha256-${createHash("sha256")
       .update(JSON.stringify([id, options.frontmatter, instructions]))

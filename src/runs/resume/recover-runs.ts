@@ -20,7 +20,7 @@ export function recoverInterruptedRuns(
   markCrashed: (record: RunRecord, message: string) => RunRecord,
 ): RecoveredRuns {
   const recovered: RecoveredRuns = { crashed: [], queued: [] };
-  for (const record of store.all()) {
+  for (const record of store.unfinished()) {
     if (isTerminal(record.status)) continue;
     if (record.status === "queued") {
       recovered.queued.push(record);

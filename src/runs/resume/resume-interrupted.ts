@@ -30,7 +30,7 @@ export async function resumeInterruptedRuns(
 ): Promise<RunRecord[]> {
   const { options, recorder } = life;
   const resumed: RunRecord[] = [];
-  for (const stored of options.store.all()) {
+  for (const stored of options.store.interrupted()) {
     const record = recorder.newest(stored.id) ?? stored;
     if (!isResumable(record) || record.parent_run !== undefined) continue;
     const availability = options.agents(record.agent);

@@ -1,6 +1,10 @@
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
+import { isInterrupted } from "../../runs/interrupted-run.js";
+import { listRunsInMemory } from "../../runs/list-runs.js";
+import type { RunListQuery } from "../../runs/run-filter.js";
 import type { RunRecords } from "../../runs/run-records.js";
+import { isTerminal } from "../../run-vocabulary/run-status.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 import type { RefusedRunWrite } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
@@ -34,8 +38,17 @@ export class PostgresRunRecords implements RunRecords {
     return this.#nodes.get(id);
   }
 
-  all(): RunRecord[] {
-    return this.#records.all();
+  /** A page of the runs held in memory (see RunRecords.list). */
+  list(query: RunListQuery): RunRecord[] {
+    return listRunsInMemory(this.#records.all(), query);
+  }
+
+  unfinished(): RunRecord[] {
+    return this.#records.all().filter((record) => !isTerminal(record.status));
+  }
+
+  interrupted(): RunRecord[] {
+    return this.#records.all().filter(isInterrupted);
   }
 
   get(id: string): RunRecord | undefined {

@@ -11,13 +11,27 @@ import { summarizeActivity } from "../activity.js";
 
 const STATUSES: RunStatus[] = ["running", "waiting", "paused", "queued", "completed", "failed", "stopped"];
 
+/** Pages of GET /runs asked for at most; past them the summary covers the newest runs. */
+const MAX_PAGES = 20;
+const PAGE_SIZE = 1_000;
+
+/** The runs created since `since`, newest first: GET /runs a page at a time. */
+async function runsSince(since: Date, signal: AbortSignal): Promise<{ runs: RunRecord[] }> {
+  const runs: RunRecord[] = [];
+  for (let page = 0; page < MAX_PAGES; page++) {
+    const before = runs.at(-1)?.id;
+    const query = `since=${encodeURIComponent(since.toISOString())}&limit=${PAGE_SIZE}${before ? `&before=${encodeURIComponent(before)}` : ""}`;
+    const answer = await getJson<{ runs: RunRecord[] }>(`/runs?${query}`, signal);
+    runs.push(...answer.runs);
+    if (answer.runs.length < PAGE_SIZE) break;
+  }
+  return { runs };
+}
+
 export function ActivityView() {
   const runs = usePolling(
     "activity",
-    (signal) => {
-      const since = new Date(Date.now() - 24 * 3_600_000).toISOString();
-      return getJson<{ runs: RunRecord[] }>(`/runs?since=${encodeURIComponent(since)}`, signal);
-    },
+    (signal) => runsSince(new Date(Date.now() - 24 * 3_600_000), signal),
     10_000,
   );
   const summary = useMemo(() => summarizeActivity(runs.value?.runs ?? [], new Date()), [runs.value]);

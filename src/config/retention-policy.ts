@@ -23,3 +23,18 @@ export function retentionOf(
       agentOverride?.runsPerAgent !== undefined ? agentOverride.runsPerAgent : configured.runsPerAgent,
   };
 }
+
+/**
+ * Whether a finished run is past its agent's policy: created more than `days` before `now`, or
+ * beyond the newest `runsPerAgent` of its agent (`rank` 1 is the agent's newest run).
+ */
+export function isPastRetention(
+  policy: RetentionPolicy,
+  run: { created_at: string },
+  rank: number,
+  now: Date,
+): boolean {
+  if (policy.runsPerAgent !== null && rank > policy.runsPerAgent) return true;
+  if (policy.days === null) return false;
+  return Date.parse(run.created_at) < now.getTime() - policy.days * 86_400_000;
+}

@@ -1,0 +1,108 @@
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import path from "node:path";
+import type { Logger } from "../logging/logger.js";
+import { replaceFileSync } from "../util/replace-file.js";
+import { DEFAULT_SEGMENT_BYTES, RunIndex, parseJson } from "./run-index.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { type RunIndexLine, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
+
+const RECORD_FILE = /^r_[0-9a-z]+\.json$/;
+
+/** A run's line in the index. */
+export function indexLineOf(record: RunRecord): RunIndexLine {
+  return {
+    run: record.id,
+    agent: record.agent,
+    created_at: record.created_at,
+    ...(record.parent_run !== undefined ? { parent_run: record.parent_run } : {}),
+  };
+}
+
+/** Reads one `runs/<run>.json`; undefined when missing, unreadable ones are logged. */
+export function readRecordFile(file: string, logger: Logger): RunRecord | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
+      logger.warn({ err: error, file }, "could not read a run record");
+    return undefined;
+  }
+  const parsed = RunRecordSchema.safeParse(parseJson(text));
+  if (parsed.success) return parsed.data;
+  logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable run record");
+  return undefined;
+}
+
+/** Whether `runs/` holds any run record file (a folder whose index went missing). */
+export function hasRecordFiles(runsDirectory: string): boolean {
+  if (!existsSync(runsDirectory)) return false;
+  return readdirSync(runsDirectory).some((name) => RECORD_FILE.test(name));
+}
+
+/** Every readable run record file in `runs/` (the repair path: it reads them all). */
+export function readAllRecordFiles(runsDirectory: string, logger: Logger): RunRecord[] {
+  if (!existsSync(runsDirectory)) return [];
+  return readdirSync(runsDirectory)
+    .filter((name) => RECORD_FILE.test(name))
+    .flatMap((name) => readRecordFile(path.join(runsDirectory, name), logger) ?? []);
+}
+
+/**
+ * The runs of the old single-file index, `runs/index.jsonl` (whole creation records), in its
+ * order: each run's record file where it has one, else the record its line holds.
+ */
+export function readOldIndex(file: string, runsDirectory: string, logger: Logger): RunRecord[] {
+  const records: RunRecord[] = [];
+  let unreadable = 0;
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    if (line.trim() === "") continue;
+    const parsed = RunIndexEntrySchema.safeParse(parseJson(line));
+    if (!parsed.success) {
+      unreadable += 1;
+      continue;
+    }
+    const record =
+      readRecordFile(path.join(runsDirectory, `${parsed.data.run}.json`), logger) ?? parsed.data.record;
+    if (record) records.push(record);
+  }
+  if (unreadable > 0)
+    logger.warn({ file, lines: unreadable }, "skipped unreadable lines of the old run index");
+  return records;
+}
+
+/** Creation order: by creation time, then by id (sortable within a millisecond). */
+export function byCreation(left: RunRecord, right: RunRecord): number {
+  if (left.created_at !== right.created_at) return left.created_at < right.created_at ? -1 : 1;
+  return left.id < right.id ? -1 : left.id > right.id ? 1 : 0;
+}
+
+/**
+ * Writes the index afresh from `records` (creation order): every segment replaced, each written
+ * whole then renamed into place. The repair of an emptied or missing index, and the migration.
+ */
+export function writeIndex(
+  indexDirectory: string,
+  records: RunRecord[],
+  segmentBytes = DEFAULT_SEGMENT_BYTES,
+): void {
+  mkdirSync(indexDirectory, { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(indexDirectory))
+    rmSync(path.join(indexDirectory, name), { force: true, recursive: true });
+  let segment = 1;
+  let text = "";
+  const seen = new Set<string>();
+  for (const record of records) {
+    if (seen.has(record.id)) continue;
+    seen.add(record.id);
+    const line = `${JSON.stringify(indexLineOf(record))}\n`;
+    if (text.length > 0 && text.length + line.length > segmentBytes) {
+      replaceFileSync(path.join(indexDirectory, RunIndex.fileNameOf(segment)), text, { sync: false });
+      segment += 1;
+      text = "";
+    }
+    text += line;
+  }
+  if (text.length > 0)
+    replaceFileSync(path.join(indexDirectory, RunIndex.fileNameOf(segment)), text, { sync: false });
+}
