@@ -1,5 +1,6 @@
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
+import type { RetentionPolicy } from "../retention/retention-policy.js";
 import type { DurableStore } from "./durable-store.js";
 import { openFilesStore } from "./files-store.js";
 
@@ -7,6 +8,8 @@ export interface OpenStoreOptions {
   config: Config;
   logger: Logger;
   now?: () => Date;
+  /** Each agent's retention policy (config `retention:` and its agent file); default DEFAULT_RETENTION. */
+  retention?: (agentId: string) => RetentionPolicy;
 }
 
 /** The store config `store.backend` names, opened and ready. */
@@ -21,6 +24,7 @@ export async function openStore(options: OpenStoreOptions): Promise<DurableStore
       bufferSize: config.events.buffer_size,
       logger: options.logger,
       ...(options.now ? { now: options.now } : {}),
+      ...(options.retention ? { retention: options.retention } : {}),
     });
   }
   return openFilesStore({

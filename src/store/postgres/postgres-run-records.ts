@@ -1,41 +1,101 @@
+import type pg from "pg";
 import type { RunRecord } from "../../runs/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
 import type { RunRecords } from "../../runs/run-records.js";
+import { isTerminal } from "../../runs/run-status.js";
 import type { PostgresWriter } from "./postgres-writer.js";
+import { parseRunRecord } from "./run-record-text.js";
+import { type RunPageQuery, readRunPage } from "./run-page-query.js";
 import type { RefusedRunWrite } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
 
+/** Finished runs held in memory besides each agent's newest: older ones are read back on demand. */
+export const FINISHED_RUNS_HELD = 2_000;
+
+export interface PostgresRunRecordsOptions {
+  writer: PostgresWriter;
+  /** Reads history that is not held: pages, a run by id. */
+  pool: Pick<pg.Pool, "query">;
+  /** This node's id. */
+  node: string;
+  /** Finished runs held beyond the unfinished ones and each agent's newest (default FINISHED_RUNS_HELD). */
+  finishedHeld?: number;
+}
+
 /**
- * The cluster's run records: every run of every node in memory (loaded at start, then followed
- * through the change feed), this node's changes written through the writer in order, before the
- * status event that reports them. A run can change hands (posted by one node, claimed by another),
- * so a record from the feed replaces the one held only when it is newer: never while this node's
- * own write of the run waits, nor when this node's last write of it committed with a later change.
+ * The cluster's run records. In memory: every unfinished run of every node, each agent's newest
+ * run, and the latest finished runs up to a bound (loaded at start, then followed through the
+ * change feed), so memory and start-up stay flat however long the history; older runs are read
+ * from the database (`page`, `find`). This node's changes are written through the writer in order,
+ * before the status event that reports them. A run can change hands (posted by one node, claimed
+ * by another), so a record from the feed replaces the one held only when it is newer: never while
+ * this node's own write of the run waits, nor when this node's last write of it committed with a
+ * later change.
  */
 export class PostgresRunRecords implements RunRecords {
   readonly #records = new RunRecordIndex();
-  /** Which node wrote each run last: the one running it while it is unfinished. */
+  /** Which node wrote each run held last: the one running it while it is unfinished. */
   readonly #nodes: Map<string, string>;
   readonly #writer: PostgresWriter;
+  readonly #pool: Pick<pg.Pool, "query">;
   readonly #node: string;
+  readonly #finishedHeld: number;
+  /** The finished runs held, the longest held first: the first to let go of. */
+  readonly #finished = new Set<string>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
   readonly #committedChanges = new Map<string, bigint>();
 
-  constructor(writer: PostgresWriter, loaded: RunRecord[], nodes: Map<string, string>, node: string) {
-    this.#writer = writer;
+  constructor(options: PostgresRunRecordsOptions, loaded: RunRecord[], nodes: Map<string, string>) {
+    this.#writer = options.writer;
+    this.#pool = options.pool;
+    this.#node = options.node;
+    this.#finishedHeld = options.finishedHeld ?? FINISHED_RUNS_HELD;
     this.#nodes = nodes;
-    this.#node = node;
-    for (const record of loaded) this.#records.put(record);
+    for (const record of loaded) this.#put(record);
   }
 
   nodeOf(id: string): string | undefined {
     return this.#nodes.get(id);
   }
 
+  /**
+   * The runs held in memory, in the order they were first held: every unfinished run, each
+   * agent's newest, the latest finished ones. Not the whole history: list that with `page`.
+   */
   all(): RunRecord[] {
     return this.#records.all();
+  }
+
+  /** Every unfinished run of the cluster (queued, running, paused, waiting), from memory. */
+  unfinished(): RunRecord[] {
+    return this.#records.all().filter((record) => !isTerminal(record.status));
+  }
+
+  /**
+   * One page of runs, newest first, read from the database through an index; a run held in
+   * memory is served as held (this node's latest change of it may not be committed yet).
+   */
+  async page(query: RunPageQuery): Promise<RunRecord[]> {
+    const stored = await readRunPage(this.#pool, query);
+    return stored.map(({ record }) => this.#records.get(record.id) ?? record);
+  }
+
+  /** A run by id: from memory when held, else from the database. */
+  async find(id: string): Promise<RunRecord | undefined> {
+    const held = this.#records.get(id);
+    if (held) return held;
+    const result = await this.#pool.query<{ record: unknown }>(
+      "SELECT record FROM agentd_runs WHERE id = $1",
+      [id],
+    );
+    return parseRunRecord(result.rows[0]?.record);
+  }
+
+  /** Runs pruned from the database: no longer held either. */
+  forget(ids: Iterable<string>): void {
+    for (const id of ids) this.#letGo(id);
   }
 
   get(id: string): RunRecord | undefined {
@@ -66,12 +126,12 @@ export class PostgresRunRecords implements RunRecords {
       this.#writeSettled(record.id, undefined);
       throw error;
     }
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
   }
 
   save(record: RunRecord): void {
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
     this.#writeStarted(record.id);
     this.#writer.enqueue({ kind: "run", record });
@@ -79,7 +139,7 @@ export class PostgresRunRecords implements RunRecords {
 
   /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
   written(record: RunRecord, change: string): void {
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
     this.#committedChanges.set(record.id, BigInt(change));
   }
@@ -95,7 +155,7 @@ export class PostgresRunRecords implements RunRecords {
         this.#writeSettled(operation.record.id, kept.has(operation.record.id) ? undefined : change);
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
-      this.#records.put(record);
+      this.#put(record);
       this.#nodes.set(record.id, node);
       // The feed's older changes of the run must not replace it.
       this.#committedChanges.set(record.id, BigInt(keptChange));
@@ -117,7 +177,45 @@ export class PostgresRunRecords implements RunRecords {
   applyRemote(record: RunRecord, node: string, change: string): void {
     if (this.#pendingWrites.has(record.id)) return;
     if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(change)) return;
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, node);
+  }
+
+  /**
+   * Holds a record; a finished one joins the finished runs held, and past their bound the longest
+   * held lets go (never an agent's newest run, nor one with a write of this node in flight).
+   */
+  #put(record: RunRecord): void {
+    this.#records.put(record);
+    if (!isTerminal(record.status)) {
+      this.#finished.delete(record.id);
+      return;
+    }
+    if (this.#finished.has(record.id)) return;
+    this.#finished.add(record.id);
+    let over = this.#finished.size - this.#finishedHeld;
+    // Each one kept goes to the back: the next pass does not walk over it again.
+    const kept: string[] = [];
+    for (const id of this.#finished) {
+      if (over <= 0) break;
+      const held = this.#records.get(id);
+      if ((held && this.#records.lastOf(held.agent)?.id === id) || this.#pendingWrites.has(id)) {
+        kept.push(id);
+        continue;
+      }
+      this.#letGo(id);
+      over -= 1;
+    }
+    for (const id of kept) {
+      this.#finished.delete(id);
+      this.#finished.add(id);
+    }
+  }
+
+  #letGo(id: string): void {
+    this.#records.forget(id);
+    this.#finished.delete(id);
+    this.#nodes.delete(id);
+    if (!this.#pendingWrites.has(id)) this.#committedChanges.delete(id);
   }
 }

@@ -1,0 +1,69 @@
+import type pg from "pg";
+import { AgentdError } from "../../errors/agentd-error.js";
+import type { RunRecord } from "../../runs/run-record.js";
+import type { RunStatus } from "../../runs/run-status.js";
+import { parseRunRecord } from "./run-record-text.js";
+
+/** One page of runs, newest first: at most `limit`, created before the run `before`, filtered. */
+export interface RunPageQuery {
+  limit: number;
+  /** The last run of the page before (its id): this page goes on from there. */
+  before?: string | undefined;
+  agent?: string | undefined;
+  status?: RunStatus | undefined;
+  /** Only the sub-agent runs this run started. */
+  parent?: string | undefined;
+  /** Only runs created at or after this time. */
+  since?: Date | undefined;
+}
+
+/** The largest page a query may ask for (SPEC section 10's list limit). */
+export const MAX_RUN_PAGE = 10_000;
+
+/** A row of `agentd_runs` read back: its record and the node that wrote it last. */
+export interface StoredRun {
+  record: RunRecord;
+  node: string;
+}
+
+/**
+ * Reads one page through the index that matches its filter (migration 7): the cost is the page,
+ * not the history. A cursor naming a run the table does not hold (never made, or pruned) is
+ * NOT_FOUND, as the in-memory listing answers.
+ */
+export async function readRunPage(pool: Pick<pg.Pool, "query">, query: RunPageQuery): Promise<StoredRun[]> {
+  const conditions: string[] = [];
+  const values: unknown[] = [];
+  const parameter = (value: unknown): string => {
+    values.push(value);
+    return `$${values.length}`;
+  };
+  if (query.before !== undefined) {
+    const cursor = await pool.query<{ created_at: string }>(
+      "SELECT created_at FROM agentd_runs WHERE id = $1",
+      [query.before],
+    );
+    const createdAt = cursor.rows[0]?.created_at;
+    if (createdAt === undefined) {
+      throw new AgentdError("NOT_FOUND", `no run "${query.before}" to list the runs before`, {
+        field: "before",
+        hint: "pass the id of the last run of the page before, as GET /runs returned it",
+      });
+    }
+    conditions.push(`(created_at, id) < (${parameter(createdAt)}, ${parameter(query.before)})`);
+  }
+  if (query.agent !== undefined) conditions.push(`agent = ${parameter(query.agent)}`);
+  if (query.status !== undefined) conditions.push(`status = ${parameter(query.status)}`);
+  if (query.parent !== undefined) conditions.push(`parent_run = ${parameter(query.parent)}`);
+  if (query.since !== undefined) conditions.push(`created_at >= ${parameter(query.since.toISOString())}`);
+  const limit = Math.max(0, Math.min(MAX_RUN_PAGE, Math.floor(query.limit)));
+  const where = conditions.length === 0 ? "" : `WHERE ${conditions.join(" AND ")}`;
+  const result = await pool.query<{ record: unknown; node: string }>(
+    `SELECT record, node FROM agentd_runs ${where} ORDER BY created_at DESC, id DESC LIMIT ${parameter(limit)}`,
+    values,
+  );
+  return result.rows.flatMap((row) => {
+    const record = parseRunRecord(row.record);
+    return record === undefined ? [] : [{ record, node: row.node }];
+  });
+}
