@@ -40,8 +40,14 @@ export class PostgresRunRecords implements RunRecords {
   readonly #pool: Pick<pg.Pool, "query">;
   readonly #node: string;
   readonly #finishedHeld: number;
-  /** The finished runs held, the longest held first: the first to let go of. */
+  /** The finished runs held (besides the unfinished ones, which are always held). */
   readonly #finished = new Set<string>();
+  /**
+   * The same ids, the longest held first, from `#finishedHead` on: a queue, since a Set emptied
+   * from its front is walked over its deleted slots. An id no longer in `#finished` is skipped.
+   */
+  #finishedOrder: string[] = [];
+  #finishedHead = 0;
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
@@ -183,7 +189,7 @@ export class PostgresRunRecords implements RunRecords {
 
   /**
    * Holds a record; a finished one joins the finished runs held, and past their bound the longest
-   * held lets go (never an agent's newest run, nor one with a write of this node in flight).
+   * held lets go (never an agent's newest run).
    */
   #put(record: RunRecord): void {
     this.#records.put(record);
@@ -193,22 +199,24 @@ export class PostgresRunRecords implements RunRecords {
     }
     if (this.#finished.has(record.id)) return;
     this.#finished.add(record.id);
-    let over = this.#finished.size - this.#finishedHeld;
-    // Each one kept goes to the back: the next pass does not walk over it again.
-    const kept: string[] = [];
-    for (const id of this.#finished) {
-      if (over <= 0) break;
+    this.#finishedOrder.push(record.id);
+    // Each one kept goes to the back; at most one walk over the queue per record held.
+    let visits = this.#finishedOrder.length - this.#finishedHead;
+    while (this.#finished.size > this.#finishedHeld && visits > 0) {
+      visits -= 1;
+      const id = this.#finishedOrder[this.#finishedHead] as string;
+      this.#finishedHead += 1;
+      if (!this.#finished.has(id)) continue;
       const held = this.#records.get(id);
-      if ((held && this.#records.lastOf(held.agent)?.id === id) || this.#pendingWrites.has(id)) {
-        kept.push(id);
+      if (held && this.#records.lastOf(held.agent)?.id === id) {
+        this.#finishedOrder.push(id);
         continue;
       }
       this.#letGo(id);
-      over -= 1;
     }
-    for (const id of kept) {
-      this.#finished.delete(id);
-      this.#finished.add(id);
+    if (this.#finishedHead > 1_024 && this.#finishedHead * 2 > this.#finishedOrder.length) {
+      this.#finishedOrder = this.#finishedOrder.slice(this.#finishedHead);
+      this.#finishedHead = 0;
     }
   }
 

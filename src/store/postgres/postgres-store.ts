@@ -5,7 +5,8 @@ import type { Logger } from "../../logging/logger.js";
 import { DEFAULT_RETENTION, type RetentionPolicy } from "../../retention/retention-policy.js";
 import type { SchedulerClock } from "../../scheduler/scheduler-clock.js";
 import type { ClusterHandlers, ClusterMembership, RunControlMessage } from "../cluster-membership.js";
-import type { DurableStore } from "../durable-store.js";
+import type { EventHub } from "../../events/event-bus.js";
+import type { BusOptions, DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
 import { loadSnapshot } from "./load-snapshot.js";
@@ -62,6 +63,8 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
 export interface PostgresStore extends DurableStore {
   readonly backend: "postgres";
   readonly runs: PostgresRunRecords;
+  committed(): Promise<void>;
+  createBus(options: BusOptions): EventHub;
   /** A pruning pass now (or the one under way); resolves with what it deleted. */
   prune(): Promise<PruneReport>;
 }
