@@ -176,7 +176,8 @@ export class PostgresRunRecords implements RunRecords {
     const left = (this.#pendingWrites.get(id) ?? 1) - 1;
     if (left <= 0) this.#pendingWrites.delete(id);
     else this.#pendingWrites.set(id, left);
-    if (change !== undefined) this.#committedChanges.set(id, BigInt(change));
+    // Only of a run still held: a run let go of would keep its entry forever.
+    if (change !== undefined && this.#records.get(id)) this.#committedChanges.set(id, BigInt(change));
   }
 
   /** A record another node wrote (from the change feed), unless this node wrote the run since. */
