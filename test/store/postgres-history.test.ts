@@ -201,6 +201,14 @@ describe.skipIf(skip !== undefined)("the PostgreSQL store's history", { timeout:
     await expect(store.runs.page({ limit: 10, before: "r_nosuchrun" })).rejects.toMatchObject({
       code: "NOT_FOUND",
     });
+    // A cursor run pruned since: the page goes on from the time its id carries.
+    const prunedCursor = `r_${(BASE_TIME + 10_500).toString(36).padStart(9, "0")}0000abcdefgh`;
+    expect((await store.runs.page({ limit: 100, before: prunedCursor })).map((record) => record.id)).toEqual(
+      history
+        .slice(0, 11)
+        .map((record) => record.id)
+        .reverse(),
+    );
     await store.close();
   });
 

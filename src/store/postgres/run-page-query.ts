@@ -28,8 +28,8 @@ export interface StoredRun {
 
 /**
  * Reads one page through the index that matches its filter (migration 7): the cost is the page,
- * not the history. A cursor naming a run the table does not hold (never made, or pruned) is
- * NOT_FOUND, as the in-memory listing answers.
+ * not the history. A cursor naming a run the table no longer holds (pruned) goes on from the time
+ * its id carries; one that is not a run id of agentd's making is NOT_FOUND.
  */
 export async function readRunPage(pool: Pick<pg.Pool, "query">, query: RunPageQuery): Promise<StoredRun[]> {
   const conditions: string[] = [];
@@ -43,7 +43,7 @@ export async function readRunPage(pool: Pick<pg.Pool, "query">, query: RunPageQu
       "SELECT created_at FROM agentd_runs WHERE id = $1",
       [query.before],
     );
-    const createdAt = cursor.rows[0]?.created_at;
+    const createdAt = cursor.rows[0]?.created_at ?? createdAtOfRunId(query.before);
     if (createdAt === undefined) {
       throw new AgentdError("NOT_FOUND", `no run "${query.before}" to list the runs before`, {
         field: "before",
@@ -66,4 +66,15 @@ export async function readRunPage(pool: Pick<pg.Pool, "query">, query: RunPageQu
     const record = parseRunRecord(row.record);
     return record === undefined ? [] : [{ record, node: row.node }];
   });
+}
+
+/** A run id is `r_` + 9 base-36 characters of its creation time in milliseconds + 12 more (see run-id.ts). */
+const RUN_ID_TIME = /^r_([0-9a-z]{9})[0-9a-z]{12}$/;
+
+/** The creation time a run id carries, as `created_at` is written; undefined for another shape. */
+function createdAtOfRunId(id: string): string | undefined {
+  const time = RUN_ID_TIME.exec(id)?.[1];
+  if (time === undefined) return undefined;
+  const date = new Date(Number.parseInt(time, 36));
+  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
 }
