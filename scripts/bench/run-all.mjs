@@ -1,5 +1,7 @@
 // Runs every scripts/bench/*.bench.mjs in sequence, each in its own `node --expose-gc` process so
 // one bench's heap and timers cannot skew the next. `npm run bench` builds dist/ first.
+// start-history.bench.mjs builds histories of up to 200k runs for both stores and takes the longest;
+// run it alone with its own options (--stores, --sizes, --starts) for a shorter pass.
 // Usage: node scripts/bench/run-all.mjs [name-filter]
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";

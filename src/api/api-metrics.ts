@@ -105,7 +105,10 @@ export function createApiMetrics(
     labelNames: ["status"],
     registers: [registry],
     collect() {
-      for (const status of ACTIVE_STATUSES) this.set({ status }, services.runs.list({ status }).length);
+      const unfinished = services.runs.unfinished();
+      for (const status of ACTIVE_STATUSES) {
+        this.set({ status }, unfinished.filter((run) => run.status === status).length);
+      }
     },
   });
 

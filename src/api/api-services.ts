@@ -89,8 +89,13 @@ export interface AgentsService {
  */
 export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
-  list(filter: RunFilter): RunRecord[];
+  /** A page of runs, newest first (`limit` defaults to DEFAULT_RUN_LIST_LIMIT). */
+  list(filter: RunFilter): Promise<RunRecord[]>;
   get(runId: string): RunRecord | undefined;
+  /** One run, also one the node no longer holds in memory (an old run, read from the store). */
+  find(runId: string): Promise<RunRecord | undefined>;
+  /** The runs not finished, of every node: how many in each status (metrics). */
+  unfinished(): RunRecord[];
   /** The record after the action; a promise where the store writes it first (PostgreSQL). */
   pause(runId: string): RunRecord | Promise<RunRecord>;
   resume(runId: string): RunRecord | Promise<RunRecord>;

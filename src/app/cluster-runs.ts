@@ -56,6 +56,8 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
     start: (agentId, task) => runs.start(agentId, task),
     list: (filter) => runs.list(filter),
     get: (id) => runs.get(id),
+    find: (id) => runs.find(id),
+    unfinished: () => runs.unfinished(),
     // The answer reports the record: it waits until that record is in the database.
     pause: async (id) => reported(act(id, "pause")),
     // A run cut off by a crash or a shutdown goes back to the cluster's queue, whichever node it ran on.

@@ -2,6 +2,7 @@ import { setMaxListeners } from "node:events";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
 import { type Clock, dateSource, systemClock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
+import { configuredRetention } from "../config/retention-settings.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import { EventBus, type EventHub } from "../events/event-bus.js";
@@ -174,7 +175,15 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
       const definitions = await options.loadDefinitions({ config, logger });
       let store: DurableStore | undefined;
       try {
-        store = await openStore({ config, logger, now, clock });
+        const configuredPolicy = configuredRetention(config.retention);
+        store = await openStore({
+          config,
+          logger,
+          now,
+          clock,
+          // PostgreSQL prunes in the store (one node of the cluster at a time), by each agent's policy.
+          retention: (agent) => definitions.snapshot().get(agent)?.retention ?? configuredPolicy,
+        });
         const opened = store;
         const core = await composeRunCore({
           secrets,

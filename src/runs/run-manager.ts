@@ -211,12 +211,23 @@ export class RunManager implements ChildRuns {
     return this.#live.has(id);
   }
 
-  list(filter: RunFilter = {}): RunRecord[] {
+  /** A page of runs, newest first (from the store: files or the database, not memory alone). */
+  list(filter: RunFilter = {}): Promise<RunRecord[]> {
     return this.#options.store.list({ ...filter, limit: filter.limit ?? DEFAULT_RUN_LIST_LIMIT });
   }
 
   get(id: string): RunRecord | undefined {
     return this.#options.store.get(id);
+  }
+
+  /** The runs not finished (queued, running, paused, waiting), of every node. */
+  unfinished(): RunRecord[] {
+    return this.#options.store.unfinished();
+  }
+
+  /** One run, also one no longer held in memory (an old run on PostgreSQL). */
+  find(id: string): Promise<RunRecord | undefined> {
+    return this.#options.store.find(id);
   }
 
   /** The newest run of an agent. */

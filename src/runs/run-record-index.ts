@@ -73,4 +73,19 @@ export class RunRecordIndex {
     const id = this.#newestByAgent.get(agentId);
     return id === undefined ? undefined : this.#records.get(id);
   }
+
+  /**
+   * Lets go of a run: pruned, or no longer worth holding in memory (a store that reads older runs
+   * back on demand). An agent whose newest run it was has no newest run held until its next one.
+   */
+  forget(id: string): void {
+    const record = this.#records.get(id);
+    if (!record) return;
+    this.#records.delete(id);
+    if (record.status === "queued") this.#queued -= 1;
+    const statuses = this.#unfinishedByAgent.get(record.agent);
+    statuses?.delete(id);
+    if (statuses?.size === 0) this.#unfinishedByAgent.delete(record.agent);
+    if (this.#newestByAgent.get(record.agent) === id) this.#newestByAgent.delete(record.agent);
+  }
 }

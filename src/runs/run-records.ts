@@ -21,7 +21,9 @@ export interface RunRecords {
    * A page of runs, newest first (creation order), matching every filter given. Throws
    * AgentdError NOT_FOUND when `before` names no listed run.
    */
-  list(query: RunListQuery): RunRecord[];
+  list(query: RunListQuery): Promise<RunRecord[]>;
+  /** One run, also one not held in memory (read from its file or the database). */
+  find(id: string): Promise<RunRecord | undefined>;
   /** Every run not finished yet (queued, running, paused, waiting), oldest first: crash recovery. */
   unfinished(): RunRecord[];
   /**

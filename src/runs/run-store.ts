@@ -148,7 +148,12 @@ export class RunStore implements RunRecords {
    * filtered by agent, parent and time, then its record read for the status. Reading stops at
    * `limit` runs, or at the first run older than `since` (the index is in creation order).
    */
-  list(query: RunListQuery): RunRecord[] {
+  /** One run: held, else read from its file (see get). */
+  find(id: string): Promise<RunRecord | undefined> {
+    return Promise.resolve(this.get(id));
+  }
+
+  async list(query: RunListQuery): Promise<RunRecord[]> {
     const segments = [...this.#index.segments];
     let position = this.#positionOf(segments, query.before);
     const since = query.since?.toISOString();

@@ -1,6 +1,7 @@
 import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { Logger } from "../logging/logger.js";
+import type { RetentionPolicy } from "../config/retention-policy.js";
 import type { DurableStore } from "./durable-store.js";
 import { openFilesStore } from "./files-store.js";
 
@@ -10,6 +11,8 @@ export interface OpenStoreOptions {
   now?: () => Date;
   /** Renews the cluster lease (PostgreSQL; default: the system clock). */
   clock?: Clock;
+  /** Each agent's retention policy (config `retention:` and its agent file); default DEFAULT_RETENTION. */
+  retention?: (agentId: string) => RetentionPolicy;
 }
 
 /** The store config `store.backend` names, opened and ready. */
@@ -25,6 +28,7 @@ export async function openStore(options: OpenStoreOptions): Promise<DurableStore
       logger: options.logger,
       ...(options.now ? { now: options.now } : {}),
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.retention ? { retention: options.retention } : {}),
     });
   }
   return openFilesStore({

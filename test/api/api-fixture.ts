@@ -109,14 +109,24 @@ export class InstantRuns implements RunsService {
     return { ...record, status: "running" };
   }
   list(filter: RunFilter) {
-    return [...this.records.values()].filter(
-      (record) =>
-        (filter.agent === undefined || record.agent === filter.agent) &&
-        (filter.status === undefined || record.status === filter.status),
+    return Promise.resolve(
+      [...this.records.values()].filter(
+        (record) =>
+          (filter.agent === undefined || record.agent === filter.agent) &&
+          (filter.status === undefined || record.status === filter.status),
+      ),
     );
   }
   get(runId: string) {
     return this.records.get(runId);
+  }
+  find(runId: string) {
+    return Promise.resolve(this.records.get(runId));
+  }
+  unfinished() {
+    return [...this.records.values()].filter(
+      (record) => !["completed", "failed", "stopped"].includes(record.status),
+    );
   }
   pause(runId: string) {
     return this.#control(runId, "pause");

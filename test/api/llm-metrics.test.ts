@@ -7,7 +7,7 @@ import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";
 
 const server = withScriptedLlmServer();
 
-const noRuns = { get: () => undefined, list: () => [], queueDepth: () => 0 } as never;
+const noRuns = { get: () => undefined, unfinished: () => [], queueDepth: () => 0 } as never;
 
 describe("LLM metrics", () => {
   it("count calls by model and outcome, time them, count retries and show the breaker state", async () => {

@@ -296,6 +296,6 @@ describe("RunManager", () => {
     expect(second.manager.recovered.map((run) => run.id)).toEqual([interrupted.id]);
     const event = await second.log.waitForStatus(interrupted.id, "failed");
     expect(event.data).toMatchObject({ reason: "crashed" });
-    expect(second.manager.list().map((run) => run.id)).toEqual([interrupted.id, finished.id]);
+    expect((await second.manager.list()).map((run) => run.id)).toEqual([interrupted.id, finished.id]);
   });
 });

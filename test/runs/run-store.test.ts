@@ -78,17 +78,17 @@ describe("RunStore", () => {
     await store.save({ ...ended(records[4] as RunRecord, "failed") });
     expect(readdirSync(path.join(store.directory, "index")).length).toBeGreaterThan(3);
     const newestFirst = ids(records).reverse();
-    const first = store.list({ limit: 10 });
+    const first = await store.list({ limit: 10 });
     expect(ids(first)).toEqual(newestFirst.slice(0, 10));
-    const second = store.list({ limit: 10, before: first.at(-1)?.id });
+    const second = await store.list({ limit: 10, before: first.at(-1)?.id });
     expect(ids(second)).toEqual(newestFirst.slice(10, 20));
-    expect(ids(store.list({ limit: 100, before: second.at(-1)?.id }))).toEqual(newestFirst.slice(20));
-    expect(ids(store.list({ limit: 3, agent: "beta" }))).toEqual(["r_00000t", "r_00000r", "r_00000p"]);
-    expect(ids(store.list({ limit: 100, status: "failed" }))).toEqual(["r_000004"]);
-    expect(ids(store.list({ limit: 100, since: new Date(Date.UTC(2026, 0, 1, 0, 0, 27)) }))).toEqual(
+    expect(ids(await store.list({ limit: 100, before: second.at(-1)?.id }))).toEqual(newestFirst.slice(20));
+    expect(ids(await store.list({ limit: 3, agent: "beta" }))).toEqual(["r_00000t", "r_00000r", "r_00000p"]);
+    expect(ids(await store.list({ limit: 100, status: "failed" }))).toEqual(["r_000004"]);
+    expect(ids(await store.list({ limit: 100, since: new Date(Date.UTC(2026, 0, 1, 0, 0, 27)) }))).toEqual(
       newestFirst.slice(0, 3),
     );
-    expect(() => store.list({ limit: 10, before: "r_nothere" })).toThrow(/no run "r_nothere"/);
+    await expect(store.list({ limit: 10, before: "r_nothere" })).rejects.toThrow(/no run "r_nothere"/);
   });
 
   it("reads no finished run's record at start: only the open runs and each agent's newest", async () => {
@@ -119,7 +119,7 @@ describe("RunStore", () => {
     const emptied = recordingLogger();
     const afterEmptied = RunStore.open({ dataDirectory, logger: emptied.logger });
     expect(emptied.warnings()).toContain("rebuilt the run index from the run records");
-    expect(ids(afterEmptied.list({ limit: 100 }))).toEqual(["r_zzzzzz", ...ids(records).reverse()]);
+    expect(ids(await afterEmptied.list({ limit: 100 }))).toEqual(["r_zzzzzz", ...ids(records).reverse()]);
     afterEmptied.close();
 
     rmSync(indexDirectory, { recursive: true });
@@ -128,7 +128,7 @@ describe("RunStore", () => {
     const afterMissing = RunStore.open({ dataDirectory, logger: missing.logger });
     expect(missing.warnings()).toContain("rebuilt the run index from the run records");
     // The queued run lived in the journal alone: gone with it; every run with a record is back.
-    expect(ids(afterMissing.list({ limit: 100 }))).toEqual(ids(records).reverse());
+    expect(ids(await afterMissing.list({ limit: 100 }))).toEqual(ids(records).reverse());
   });
 
   it("skips a torn or garbled index line and keeps the rest", async () => {
@@ -141,7 +141,7 @@ describe("RunStore", () => {
     const reopened = RunStore.open({ dataDirectory, logger: silent });
     await reopened.create(queuedRecord("r_after", "alpha", "2026-03-01T00:00:00.000Z"));
     writeFileSync(segment, readFileSync(segment, "utf8").replace('"r_000001"', '"r_000001", garbled'));
-    expect(ids(reopened.list({ limit: 10 }))).toEqual(["r_after", "r_000000"]);
+    expect(ids(await reopened.list({ limit: 10 }))).toEqual(["r_after", "r_000000"]);
     expect(readFileSync(segment, "utf8").endsWith("\n")).toBe(true);
   });
 
@@ -172,7 +172,7 @@ describe("RunStore", () => {
     const store = RunStore.open({ dataDirectory, logger });
     expect(warnings()).toContain("migrated the run index to runs/index/ and runs/open/");
     expect(existsSync(path.join(runs, "index.jsonl"))).toBe(false);
-    expect(ids(store.list({ limit: 10 }))).toEqual(["r_000003", "r_000002", "r_000001"]);
+    expect(ids(await store.list({ limit: 10 }))).toEqual(["r_000003", "r_000002", "r_000001"]);
     expect(ids(store.unfinished())).toEqual(["r_000002", "r_000003"]);
     expect(store.get("r_000001")).toEqual(finished);
     store.close();
@@ -192,11 +192,11 @@ describe("RunStore", () => {
     expect(pruned).toHaveLength(10);
     expect(existsSync(path.join(store.directory, `${records[0]?.id}.json`))).toBe(false);
     expect(existsSync(path.join(store.directory, `${records[0]?.id}.events.jsonl`))).toBe(false);
-    expect(ids(store.list({ limit: 100 }))).toEqual([open.id, ...ids(records.slice(-2)).reverse()]);
+    expect(ids(await store.list({ limit: 100 }))).toEqual([open.id, ...ids(records.slice(-2)).reverse()]);
     store.close();
     const reopened = RunStore.open({ dataDirectory, logger: silent });
     expect(reopened.get(open.id)?.status).toBe("queued");
-    expect(reopened.list({ limit: 100 })).toHaveLength(3);
+    expect(await reopened.list({ limit: 100 })).toHaveLength(3);
   });
 
   it("counts the writes accepted and not yet on disk", async () => {

@@ -96,16 +96,15 @@ describe("Scheduler", () => {
     clock.advanceTo(nine);
     await worker.waitForStarted(1);
     clock.advanceTo(nine + 1);
-    expect(runs.list({ agent: "exact" }).map((run) => run.trigger)).toEqual([
+    expect((await runs.list({ agent: "exact" })).map((run) => run.trigger)).toEqual([
       { kind: "schedule", scheduled_for: "2026-03-02T09:00:00.000Z" },
     ]);
     expect(scheduler.nextFire("exact")?.toISOString()).toBe("2026-03-03T09:00:00.000Z");
     clock.advanceTo(Date.parse("2026-03-05T09:00:00.000Z"));
     // Each fire's run is listed once its record is written.
-    await vi.waitFor(() => expect(runs.list({ agent: "exact" })).toHaveLength(4));
+    await vi.waitFor(async () => expect(await runs.list({ agent: "exact" })).toHaveLength(4));
     expect(
-      runs
-        .list({ agent: "exact" })
+      (await runs.list({ agent: "exact" }))
         .map((run) => "scheduled_for" in run.trigger && run.trigger.scheduled_for)
         .sort(),
     ).toEqual([
@@ -144,7 +143,7 @@ describe("Scheduler", () => {
     clock.advanceBy(1_000);
     const skipped = await log.waitFor((event) => event.type === "skipped" && event.agent === "busy");
     expect(skipped.data).toMatchObject({ reason: "overlap" });
-    expect(runs.list({ agent: "busy" })).toHaveLength(1);
+    expect(await runs.list({ agent: "busy" })).toHaveLength(1);
   });
 
   it("queues a fire behind the previous run under overlap: queue", async () => {
@@ -160,11 +159,13 @@ describe("Scheduler", () => {
     clock.advanceBy(1_000);
     await worker.waitForStarted(1);
     clock.advanceBy(3_000);
-    await vi.waitFor(() => expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3));
+    await vi.waitFor(async () =>
+      expect(await runs.list({ agent: "queued", status: "queued" })).toHaveLength(3),
+    );
     expect(log.events.some((event) => event.type === "skipped")).toBe(false);
     // The queue is full: the next fires are skipped, and say so.
     clock.advanceBy(2_000);
-    expect(runs.list({ agent: "queued", status: "queued" })).toHaveLength(3);
+    expect(await runs.list({ agent: "queued", status: "queued" })).toHaveLength(3);
     const skipped = log.events.filter((event) => event.type === "skipped");
     expect(skipped.map((event) => event.data)).toEqual([
       expect.objectContaining({ reason: "queue_full", scheduled_for: new Date(START + 5_000).toISOString() }),
@@ -185,7 +186,7 @@ describe("Scheduler", () => {
     const missed = await log.waitFor((event) => event.type === "missed");
     const [context] = await worker.waitForStarted(1);
     expect(context?.task).toBe("catch up");
-    expect(runs.list({ agent: "hourly" })).toHaveLength(1);
+    expect(await runs.list({ agent: "hourly" })).toHaveLength(1);
     expect(missed.data).toMatchObject({
       on_missed: "run_once",
       run: context?.runId,
@@ -206,10 +207,10 @@ describe("Scheduler", () => {
     const missed = await log.waitFor((event) => event.type === "missed");
     expect(missed.data).toMatchObject({ on_missed: "skip", count: 3 });
     expect(missed.run).toBeNull();
-    expect(runs.list()).toHaveLength(0);
+    expect(await runs.list()).toHaveLength(0);
   });
 
-  it("does not report missed fires for an agent seen for the first time", () => {
+  it("does not report missed fires for an agent seen for the first time", async () => {
     const definition = makeDefinition({
       id: "fresh",
       frontmatter: { schedule: { cron: "0 * * * *" }, task: "x" },
@@ -217,7 +218,7 @@ describe("Scheduler", () => {
     const { scheduler, log, runs, stateFile } = setup([definition]);
     scheduler.apply([definition]);
     expect(log.events.filter((event) => event.type === "missed")).toHaveLength(0);
-    expect(runs.list()).toHaveLength(0);
+    expect(await runs.list()).toHaveLength(0);
     expect(JSON.parse(readFileSync(stateFile, "utf8")).agents.fresh.checked_at).toBeDefined();
   });
 

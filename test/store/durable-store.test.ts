@@ -120,8 +120,8 @@ function checkpointState(round: number): Omit<Checkpoint, "run" | "saved_at"> {
 }
 
 /** Every run the store lists, oldest first (the listing pages newest first). */
-function everyRun(runs: RunRecords): RunRecord[] {
-  return runs.list({ limit: 100_000 }).reverse();
+async function everyRun(runs: RunRecords): Promise<RunRecord[]> {
+  return (await runs.list({ limit: 1_000 })).reverse();
 }
 
 /** The same behaviour through the DurableStore interface, whichever backend keeps it. */
@@ -141,7 +141,7 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     // Listed only once written: nothing reports a run a crash could lose.
     expect(store.runs.get(ids[0] ?? "")).toBeUndefined();
     await Promise.all(created);
-    expect(everyRun(store.runs).map((record) => record.id)).toEqual(ids);
+    expect((await everyRun(store.runs)).map((record) => record.id)).toEqual(ids);
     expect(store.runs.lastOf("alpha")?.id).toBe(ids.at(-1));
     await store.close();
     const reopened = await place.open();
@@ -166,7 +166,11 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     await store.close();
     const reopened = await place.open();
     expect(reopened.runs.get("r_0001")).toEqual(ended);
-    expect(everyRun(reopened.runs).map((record) => record.id)).toEqual(["r_0001", "r_0002", "r_0003"]);
+    expect((await everyRun(reopened.runs)).map((record) => record.id)).toEqual([
+      "r_0001",
+      "r_0002",
+      "r_0003",
+    ]);
     await reopened.close();
   });
 
@@ -177,7 +181,7 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     const newer = queuedRecord("r_0002", "alpha", "2026-01-01T00:00:02.000Z");
     const other = queuedRecord("r_0003", "beta", "2026-01-01T00:00:03.000Z");
     for (const record of [older, newer, other]) await store.runs.create(record);
-    expect(everyRun(store.runs).map((record) => record.id)).toEqual(["r_0001", "r_0002", "r_0003"]);
+    expect((await everyRun(store.runs)).map((record) => record.id)).toEqual(["r_0001", "r_0002", "r_0003"]);
     expect(store.runs.lastOf("alpha")?.id).toBe("r_0002");
     expect(store.runs.lastOf("beta")?.id).toBe("r_0003");
     expect(store.runs.lastOf("nobody")).toBeUndefined();

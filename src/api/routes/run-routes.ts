@@ -14,8 +14,8 @@ const LIFECYCLE_ACTIONS = ["pause", "resume", "stop"] as const;
 
 /** GET /runs, GET /runs/:run, POST /runs/:run/pause|resume|stop, GET /runs/:run/events. */
 export function registerRunRoutes(app: FastifyInstance, { services }: RouteContext): void {
-  const requireRun = (runId: string): RunRecord => {
-    const record = services.runs.get(runId);
+  const requireRun = async (runId: string): Promise<RunRecord> => {
+    const record = services.runs.get(runId) ?? (await services.runs.find(runId));
     if (!record) {
       throw new AgentdError("NOT_FOUND", `no run "${runId}"`, { field: "run", hint: "GET /runs lists runs" });
     }
@@ -35,7 +35,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         }),
       },
     },
-    async (request) => ({ runs: services.runs.list(request.query) }),
+    async (request) => ({ runs: await services.runs.list(request.query) }),
   );
 
   app.get<RunParams>(
@@ -51,7 +51,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         }),
       },
     },
-    async (request) => requireRun(request.params.run),
+    async (request) => await requireRun(request.params.run),
   );
 
   for (const action of LIFECYCLE_ACTIONS) {
@@ -87,7 +87,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
       },
     },
     async (request) => {
-      const record = requireRun(request.params.run);
+      const record = await requireRun(request.params.run);
       const { after, limit } = request.query;
       const events = await services.events.runEvents(record.id, after, record.agent, limit);
       return { events, next: events.at(-1)?.id ?? after };

@@ -7,9 +7,11 @@ import type { AgentScheduleState } from "../../scheduler/schedule-state.js";
 import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import { parseCheckpoint } from "./postgres-checkpoints.js";
 import { CooldownRowSchema } from "./postgres-cli-cooldowns.js";
+import { HELD_RUNS_SQL, UNFINISHED_STATUSES_SQL } from "./run-history-queries.js";
 
 /** What a node loads at start, all from one snapshot, and the change it is current up to. */
 export interface Snapshot {
+  /** The runs held in memory from the start (see HELD_RUNS_SQL), oldest first. */
   runs: RunRecord[];
   /** Which node wrote each run last. */
   runNodes: Map<string, string>;
@@ -22,21 +24,35 @@ export interface Snapshot {
   change: string;
 }
 
-export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<Snapshot> {
+/** The newest runs of all held from the start besides the ones a node needs (see HELD_RUNS_SQL). */
+export const RECENT_RUNS_HELD = 1_000;
+
+/**
+ * Reads what a node starts with in one repeatable-read snapshot. Flat as history grows: the runs
+ * held are the unfinished ones, each agent's newest, the resumable ones and the `recentRuns`
+ * newest; the event tails are read per agent through the primary key. Older runs stay in the
+ * database, listed by `PostgresRunRecords.page`.
+ */
+export async function loadSnapshot(
+  pool: Pick<pg.Pool, "connect">,
+  bufferSize: number,
+  recentRuns = RECENT_RUNS_HELD,
+): Promise<Snapshot> {
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
     const change = await client.query<{ change: string }>(
       "SELECT GREATEST((SELECT coalesce(max(change), 0) FROM agentd_runs), (SELECT coalesce(max(change), 0) FROM agentd_events), (SELECT coalesce(max(change), 0) FROM agentd_cli_cooldowns))::text AS change",
     );
-    const runs = await client.query<{ record: unknown; node: string }>(
-      "SELECT record, node FROM agentd_runs ORDER BY created_at, id",
-    );
+    const runs = await client.query<{ record: unknown; node: string }>(HELD_RUNS_SQL, [recentRuns]);
+    // Each agent's tail through its primary key: never a pass over every event ever written.
     const events = await client.query<{ agent: string; id: string; line: string }>(
-      `SELECT agent, id, line FROM (
-         SELECT agent, id, line, change, position, row_number() OVER (PARTITION BY agent ORDER BY id DESC) AS rank
-         FROM agentd_events) AS tail
-       WHERE rank <= $1 ORDER BY change, position`,
+      `SELECT tail.agent, tail.id, tail.line FROM agentd_event_counters AS counters
+       CROSS JOIN LATERAL (
+         SELECT agent, id, line, change, position FROM agentd_events AS e
+         WHERE e.agent = counters.agent ORDER BY e.id DESC LIMIT $1
+       ) AS tail
+       ORDER BY tail.change, tail.position`,
       [bufferSize],
     );
     const counters = await client.query<{ agent: string; last_id: string }>(
@@ -50,7 +66,7 @@ export async function loadSnapshot(pool: pg.Pool, bufferSize: number): Promise<S
     );
     const checkpoints = await client.query<{ checkpoint: string }>(
       `SELECT c.checkpoint FROM agentd_checkpoints AS c LEFT JOIN agentd_runs AS r ON r.id = c.run
-       WHERE r.id IS NULL OR r.status NOT IN ('queued', 'running', 'paused', 'waiting')`,
+       WHERE r.id IS NULL OR r.status NOT IN ${UNFINISHED_STATUSES_SQL}`,
     );
     await client.query("COMMIT");
     const records: RunRecord[] = [];

@@ -111,6 +111,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agentd_runs ALTER COLUMN record TYPE text USING record::text;
     `,
   },
+  {
+    version: 7,
+    description: "indexes for a flat start, paged run listings and pruning by age and count",
+    sql: `
+      CREATE INDEX agentd_runs_created ON agentd_runs (created_at, id);
+      CREATE INDEX agentd_runs_agent_created ON agentd_runs (agent, created_at, id);
+      CREATE INDEX agentd_runs_status_created ON agentd_runs (status, created_at, id);
+      CREATE INDEX agentd_runs_parent ON agentd_runs (parent_run, created_at, id) WHERE parent_run IS NOT NULL;
+      CREATE INDEX agentd_schedule_fires_claimed ON agentd_schedule_fires (claimed_at);
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

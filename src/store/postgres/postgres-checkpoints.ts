@@ -35,6 +35,11 @@ export class PostgresCheckpoints implements CheckpointRecords {
     return this.#checkpoints.get(run);
   }
 
+  /** Runs pruned from the database (their checkpoints with them): not held either. */
+  forget(runs: Iterable<string>): void {
+    for (const run of runs) this.#checkpoints.delete(run);
+  }
+
   remove(run: string): void {
     this.#checkpoints.delete(run);
     this.#writer.enqueue({ kind: "checkpoint", run, checkpoint: undefined });

@@ -1,46 +1,71 @@
+import type pg from "pg";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunRecordIndex, type UnfinishedRuns } from "../../runs/run-record-index.js";
 import { isInterrupted } from "../../runs/interrupted-run.js";
-import { listRunsInMemory } from "../../runs/list-runs.js";
 import type { RunListQuery } from "../../runs/run-filter.js";
 import type { RunRecords } from "../../runs/run-records.js";
 import { isTerminal } from "../../run-vocabulary/run-status.js";
 import type { PostgresWriter } from "./postgres-writer.js";
+import { parseRunRecord } from "./run-record-text.js";
+import { readRunPage } from "./run-page-query.js";
 import type { RefusedRunWrite } from "./write-batch.js";
 import type { WriteOperation } from "./write-operation.js";
 
+/** Finished runs held in memory besides each agent's newest: older ones are read back on demand. */
+export const FINISHED_RUNS_HELD = 2_000;
+
+export interface PostgresRunRecordsOptions {
+  writer: PostgresWriter;
+  /** Reads history that is not held: pages, a run by id. */
+  pool: Pick<pg.Pool, "query">;
+  /** This node's id. */
+  node: string;
+  /** Finished runs held beyond the unfinished ones and each agent's newest (default FINISHED_RUNS_HELD). */
+  finishedHeld?: number;
+}
+
 /**
- * The cluster's run records: every run of every node in memory (loaded at start, then followed
- * through the change feed), this node's changes written through the writer in order, before the
- * status event that reports them. A run can change hands (posted by one node, claimed by another),
- * so a record from the feed replaces the one held only when it is newer: never while this node's
- * own write of the run waits, nor when this node's last write of it committed with a later change.
+ * The cluster's run records. In memory: every unfinished run of every node, each agent's newest
+ * run, and the latest finished runs up to a bound (loaded at start, then followed through the
+ * change feed), so memory and start-up stay flat however long the history; older runs are read
+ * from the database (`page`, `find`). This node's changes are written through the writer in order,
+ * before the status event that reports them. A run can change hands (posted by one node, claimed
+ * by another), so a record from the feed replaces the one held only when it is newer: never while
+ * this node's own write of the run waits, nor when this node's last write of it committed with a
+ * later change.
  */
 export class PostgresRunRecords implements RunRecords {
   readonly #records = new RunRecordIndex();
-  /** Which node wrote each run last: the one running it while it is unfinished. */
+  /** Which node wrote each run held last: the one running it while it is unfinished. */
   readonly #nodes: Map<string, string>;
   readonly #writer: PostgresWriter;
+  readonly #pool: Pick<pg.Pool, "query">;
   readonly #node: string;
+  readonly #finishedHeld: number;
+  /** The finished runs held (besides the unfinished ones, which are always held). */
+  readonly #finished = new Set<string>();
+  /**
+   * The same ids, the longest held first, from `#finishedHead` on: a queue, since a Set emptied
+   * from its front is walked over its deleted slots. An id no longer in `#finished` is skipped.
+   */
+  #finishedOrder: string[] = [];
+  #finishedHead = 0;
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
   readonly #committedChanges = new Map<string, bigint>();
 
-  constructor(writer: PostgresWriter, loaded: RunRecord[], nodes: Map<string, string>, node: string) {
-    this.#writer = writer;
+  constructor(options: PostgresRunRecordsOptions, loaded: RunRecord[], nodes: Map<string, string>) {
+    this.#writer = options.writer;
+    this.#pool = options.pool;
+    this.#node = options.node;
+    this.#finishedHeld = options.finishedHeld ?? FINISHED_RUNS_HELD;
     this.#nodes = nodes;
-    this.#node = node;
-    for (const record of loaded) this.#records.put(record);
+    for (const record of loaded) this.#put(record);
   }
 
   nodeOf(id: string): string | undefined {
     return this.#nodes.get(id);
-  }
-
-  /** A page of the runs held in memory (see RunRecords.list). */
-  list(query: RunListQuery): RunRecord[] {
-    return listRunsInMemory(this.#records.all(), query);
   }
 
   unfinished(): RunRecord[] {
@@ -49,6 +74,36 @@ export class PostgresRunRecords implements RunRecords {
 
   interrupted(): RunRecord[] {
     return this.#records.all().filter(isInterrupted);
+  }
+
+  /**
+   * One page of runs, newest first, read from the database through an index; a run held in
+   * memory is served as held (this node's latest change of it may not be committed yet).
+   */
+  async list(query: RunListQuery): Promise<RunRecord[]> {
+    const stored = await readRunPage(this.#pool, query);
+    return stored.map(({ record }) => this.#records.get(record.id) ?? record);
+  }
+
+  /** Runs held in memory: every unfinished run, each agent's newest, the latest finished ones. */
+  get held(): number {
+    return this.#records.all().length;
+  }
+
+  /** A run by id: from memory when held, else from the database. */
+  async find(id: string): Promise<RunRecord | undefined> {
+    const held = this.#records.get(id);
+    if (held) return held;
+    const result = await this.#pool.query<{ record: unknown }>(
+      "SELECT record FROM agentd_runs WHERE id = $1",
+      [id],
+    );
+    return parseRunRecord(result.rows[0]?.record);
+  }
+
+  /** Runs pruned from the database: no longer held either. */
+  forget(ids: Iterable<string>): void {
+    for (const id of ids) this.#letGo(id);
   }
 
   get(id: string): RunRecord | undefined {
@@ -79,12 +134,12 @@ export class PostgresRunRecords implements RunRecords {
       this.#writeSettled(record.id, undefined);
       throw error;
     }
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
   }
 
   save(record: RunRecord): void {
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
     this.#writeStarted(record.id);
     this.#writer.enqueue({ kind: "run", record });
@@ -92,7 +147,7 @@ export class PostgresRunRecords implements RunRecords {
 
   /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
   written(record: RunRecord, change: string): void {
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, this.#node);
     this.#committedChanges.set(record.id, BigInt(change));
   }
@@ -108,7 +163,7 @@ export class PostgresRunRecords implements RunRecords {
         this.#writeSettled(operation.record.id, kept.has(operation.record.id) ? undefined : change);
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
-      this.#records.put(record);
+      this.#put(record);
       this.#nodes.set(record.id, node);
       // The feed's older changes of the run must not replace it.
       this.#committedChanges.set(record.id, BigInt(keptChange));
@@ -123,14 +178,55 @@ export class PostgresRunRecords implements RunRecords {
     const left = (this.#pendingWrites.get(id) ?? 1) - 1;
     if (left <= 0) this.#pendingWrites.delete(id);
     else this.#pendingWrites.set(id, left);
-    if (change !== undefined) this.#committedChanges.set(id, BigInt(change));
+    // Only of a run still held: a run let go of would keep its entry forever.
+    if (change !== undefined && this.#records.get(id)) this.#committedChanges.set(id, BigInt(change));
   }
 
   /** A record another node wrote (from the change feed), unless this node wrote the run since. */
   applyRemote(record: RunRecord, node: string, change: string): void {
     if (this.#pendingWrites.has(record.id)) return;
     if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(change)) return;
-    this.#records.put(record);
+    this.#put(record);
     this.#nodes.set(record.id, node);
+  }
+
+  /**
+   * Holds a record; a finished one joins the finished runs held, and past their bound the longest
+   * held lets go (never an agent's newest run).
+   */
+  #put(record: RunRecord): void {
+    this.#records.put(record);
+    if (!isTerminal(record.status)) {
+      this.#finished.delete(record.id);
+      return;
+    }
+    if (this.#finished.has(record.id)) return;
+    this.#finished.add(record.id);
+    this.#finishedOrder.push(record.id);
+    // Each one kept goes to the back; at most one walk over the queue per record held.
+    let visits = this.#finishedOrder.length - this.#finishedHead;
+    while (this.#finished.size > this.#finishedHeld && visits > 0) {
+      visits -= 1;
+      const id = this.#finishedOrder[this.#finishedHead] as string;
+      this.#finishedHead += 1;
+      if (!this.#finished.has(id)) continue;
+      const held = this.#records.get(id);
+      if (held && this.#records.lastOf(held.agent)?.id === id) {
+        this.#finishedOrder.push(id);
+        continue;
+      }
+      this.#letGo(id);
+    }
+    if (this.#finishedHead > 1_024 && this.#finishedHead * 2 > this.#finishedOrder.length) {
+      this.#finishedOrder = this.#finishedOrder.slice(this.#finishedHead);
+      this.#finishedHead = 0;
+    }
+  }
+
+  #letGo(id: string): void {
+    this.#records.forget(id);
+    this.#finished.delete(id);
+    this.#nodes.delete(id);
+    if (!this.#pendingWrites.has(id)) this.#committedChanges.delete(id);
   }
 }

@@ -4,8 +4,10 @@ import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { ClusterRunQueue } from "../../runs/queue/cluster-run-queue.js";
 import type { Logger } from "../../logging/logger.js";
+import { DEFAULT_RETENTION, type RetentionPolicy } from "../../config/retention-policy.js";
 import type { ClusterHandlers, ClusterMembership, RunControlMessage } from "../cluster-membership.js";
-import type { DurableStore } from "../durable-store.js";
+import type { EventHub } from "../../events/event-bus.js";
+import type { BusOptions, DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
 import { loadSnapshot } from "./load-snapshot.js";
@@ -14,6 +16,7 @@ import { PostgresCheckpoints } from "./postgres-checkpoints.js";
 import { PostgresCliCooldowns } from "./postgres-cli-cooldowns.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
+import { PostgresRetention, type PruneReport } from "./postgres-retention.js";
 import { PostgresRunQueue } from "./postgres-run-queue.js";
 import { PostgresRunRecords } from "./postgres-run-records.js";
 import { PostgresScheduleStates } from "./postgres-schedule-states.js";
@@ -29,6 +32,10 @@ export interface PostgresStoreOptions {
   now?: () => Date;
   /** Renews the cluster lease and sweeps for dead nodes (default: the system clock). */
   clock?: Clock;
+  /** Each agent's retention policy (config `retention:` and its agent file); default DEFAULT_RETENTION. */
+  retention?: (agentId: string) => RetentionPolicy;
+  /** Between two pruning passes (default 15 minutes). */
+  retentionIntervalMilliseconds?: number;
 }
 
 /** How long `close()` waits for queued changes to reach the database. */
@@ -53,11 +60,23 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
   }),
 ]);
 
+/** The PostgreSQL store, with what only it has: run history read on demand, and pruning on demand. */
+export interface PostgresStore extends DurableStore {
+  readonly backend: "postgres";
+  readonly runs: PostgresRunRecords;
+  committed(): Promise<void>;
+  createBus(options: BusOptions): EventHub;
+  /** A pruning pass now (or the one under way); resolves with what it deleted. */
+  pruneHistory(): Promise<PruneReport>;
+}
+
 /**
- * Opens the PostgreSQL store: connects, migrates (one node at a time), loads the cluster's runs,
- * event tails and schedule state from one snapshot, and joins the cluster as a new node.
+ * Opens the PostgreSQL store: connects, migrates (one node at a time), loads what a node needs of
+ * the cluster's runs (not their history: see loadSnapshot), event tails and schedule state from
+ * one snapshot, and joins the cluster as a new node; once started, it prunes history by the
+ * agents' retention policies (one node of the cluster at a time).
  */
-export async function openPostgresStore(options: PostgresStoreOptions): Promise<DurableStore> {
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const logger = options.logger.child({ module: "store" });
   const now = options.now ?? (() => new Date());
   const pool = openPool(options, 10, logger);
@@ -119,7 +138,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       handlers?.runsLost(lost, "another node holds the run now");
     },
   });
-  const runs = new PostgresRunRecords(writer, snapshot.runs, runNodes, node.id);
+  const runs = new PostgresRunRecords({ writer, pool, node: node.id }, snapshot.runs, runNodes);
   const queue = new PostgresRunQueue({
     pool,
     runs,
@@ -129,6 +148,19 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   });
   const checkpoints = new PostgresCheckpoints({ writer, now }, snapshot.checkpoints);
   const cooldowns = new PostgresCliCooldowns({ writer, now }, snapshot.cooldowns);
+  const retention = new PostgresRetention({
+    pool,
+    logger,
+    policyOf: options.retention ?? (() => DEFAULT_RETENTION),
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.retentionIntervalMilliseconds === undefined
+      ? {}
+      : { intervalMilliseconds: options.retentionIntervalMilliseconds }),
+    onPruned: (pruned) => {
+      runs.forget(pruned);
+      checkpoints.forget(pruned);
+    },
+  });
   const cluster: ClusterMembership = {
     node: node.id,
     nodes: () => node.nodes(),
@@ -166,8 +198,11 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     start: async () => {
       await node.join();
       await feed.start();
+      retention.start();
     },
+    pruneHistory: () => retention.prune(),
     close: async () => {
+      await retention.close();
       queue.close();
       await writer.flushed(CLOSE_FLUSH_MILLISECONDS);
       writer.close();

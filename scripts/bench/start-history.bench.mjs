@@ -1,0 +1,295 @@
+// Issue 26 item 6: start-up time and memory against the size of the run history, for both stores.
+// For each store and each size (1k, 10k, 50k, 200k finished runs by default, spread over 50 agents,
+// two status events each), the history is written through the store classes of dist/ (the same
+// code the daemon writes with, so the generator follows the store's format), then `agentd start`
+// (dist/cli/main.js, a fresh node process) is timed from the spawn until GET /health answers
+// `ok`, and its RSS read from /proc at that moment. Each start on the history alternates with a
+// start on an empty store of the same kind (the same agents), so a change in the machine's load
+// hits both alike; the first pair is a warm-up and not counted. Printed as ratios to the empty
+// start: median with min and max. Target: at most 1.5x the empty start at 200k runs, time and RSS.
+// PostgreSQL is a real server on loopback started by the test harness's helper
+// (test/support/postgres-server.ts), fsync off as in the tests; skipped with a message when absent.
+// Usage: node scripts/bench/start-history.bench.mjs [--stores files,postgres]
+//          [--sizes 1000,10000,50000,200000] [--starts 3]   (after a build)
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { loadavg, tmpdir, cpus } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+import { stringify } from "yaml";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const MAIN = path.join(ROOT, "dist", "cli", "main.js");
+const AGENTS = 50;
+const TARGET_RATIO = 1.5;
+/** Runs written per round trip of the generator. */
+const CHUNK = 1_000;
+
+function option(name, fallback) {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
+}
+const STORES = option("stores", "files,postgres").split(",");
+const SIZES = option("sizes", "1000,10000,50000,200000").split(",").map(Number);
+const STARTS = Number(option("starts", "3"));
+
+const { EventBus } = await import("../../dist/events/event-bus.js");
+const { EventStore } = await import("../../dist/events/event-store.js");
+const { createLogger } = await import("../../dist/logging/logger.js");
+const { openFilesStore } = await import("../../dist/store/files-store.js");
+const logger = createLogger({ level: "silent", pretty: false });
+
+/**
+ * A TypeScript file of the test harness, transpiled under node_modules (two levels below the root,
+ * as in test/, so its imports resolve the same) and imported: PostgreSQL starts as in the tests.
+ */
+async function importTestSupport(relativePath) {
+  const source = readFileSync(path.join(ROOT, relativePath), "utf8");
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  const folder = path.join(ROOT, "node_modules/.agentd-bench");
+  mkdirSync(folder, { recursive: true });
+  const file = path.join(folder, `${path.basename(relativePath, ".ts")}.mjs`);
+  writeFileSync(file, outputText);
+  return import(pathToFileURL(file).href);
+}
+
+/** A project of AGENTS plain agents; `store` is the config's `store` key (absent: files). */
+function createProject(prefix, store) {
+  const root = mkdtempSync(path.join(tmpdir(), prefix));
+  for (const folder of ["agents", "presets", "data"]) mkdirSync(path.join(root, folder));
+  for (let index = 0; index < AGENTS; index++) {
+    writeFileSync(
+      path.join(root, "agents", `agent-${index}.md`),
+      `---\ndescription: agent ${index} with a long history\ntask: report\n---\nReport what you find.\n`,
+    );
+  }
+  const config = {
+    agents_dir: "./agents",
+    presets_dir: "./presets",
+    data_dir: "./data",
+    server: { host: "127.0.0.1", port: 0 },
+    llm: { base_url: "http://127.0.0.1:9/v1", api_key: "bench", model: "bench" },
+    log: { level: "warn", pretty: false },
+    ...(store ? { store } : {}),
+  };
+  return { root, config };
+}
+
+/** Opens the project's store the way the daemon does, for the generator: nothing pruned. */
+async function openProjectStore(project) {
+  const dataDirectory = path.join(project.root, "data");
+  if (project.config.store?.backend !== "postgres")
+    return { store: openFilesStore({ dataDirectory, logger }), dataDirectory };
+  const { openPostgresStore } = await import("../../dist/store/postgres/postgres-store.js");
+  const store = await openPostgresStore({
+    url: project.config.store.url,
+    leaseMilliseconds: 30_000,
+    bufferSize: 200,
+    logger,
+    retention: () => ({ days: null, runsPerAgent: null }),
+  });
+  return { store, dataDirectory };
+}
+
+/**
+ * `size` finished runs, newest a second ago and one second apart (well inside the default
+ * retention), each created, then saved finished, with a `running` and a `completed` status event,
+ * through the store's own classes.
+ */
+async function writeHistory(project, size) {
+  const { store, dataDirectory } = await openProjectStore(project);
+  const bus = store.createBus?.({ redact: (draft) => draft, now: () => new Date() }) ?? new EventBus();
+  const events = await EventStore.open({ dataDirectory, bus, logger, log: store.events });
+  const now = Date.now();
+  for (let first = 0; first < size; first += CHUNK) {
+    const records = [];
+    for (let index = first; index < Math.min(size, first + CHUNK); index++) {
+      const createdAt = new Date(now - (size - index) * 1_000).toISOString();
+      const id = `r_${(now - (size - index) * 1_000).toString(36).padStart(9, "0")}${index.toString(36).padStart(4, "0")}bench000`;
+      records.push({
+        id,
+        agent: `agent-${index % AGENTS}`,
+        task: `report number ${index}`,
+        status: "queued",
+        trigger: { kind: "api" },
+        definition_hash: "bench",
+        created_at: createdAt,
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        cost_usd: 0,
+      });
+    }
+    await Promise.all(records.map((record) => store.runs.create(record)));
+    const saves = [];
+    for (const record of records) {
+      bus.publish({ agent: record.agent, run: record.id, type: "status", data: { status: "running" } });
+      const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
+      saves.push(
+        store.runs.save({
+          ...record,
+          status: "completed",
+          started_at: record.created_at,
+          ended_at: record.created_at,
+          usage,
+          cost_usd: 0.0001,
+          result: `Report ${record.task}: everything is in order.`,
+        }),
+      );
+      bus.publish({
+        agent: record.agent,
+        run: record.id,
+        type: "status",
+        data: { status: "completed", usage, cost_usd: 0.0001 },
+      });
+    }
+    await Promise.all(saves);
+    await store.committed?.();
+  }
+  events.close();
+  await store.close();
+}
+
+async function freePort() {
+  const server = createServer().listen(0, "127.0.0.1");
+  await new Promise((resolve) => server.once("listening", resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+function residentBytes(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kilobytes = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return kilobytes * 1024;
+}
+
+/** `agentd start` on the project: seconds from the spawn to /health `ok`, and RSS then. */
+async function timeStart(project) {
+  const port = await freePort();
+  const configFile = path.join(project.root, "config.timed.yaml");
+  writeFileSync(configFile, stringify({ ...project.config, server: { host: "127.0.0.1", port } }));
+  const started = performance.now();
+  const child = spawn(process.execPath, [MAIN, "start", "--config", configFile], {
+    cwd: project.root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  let exitCode;
+  void exited.then((code) => (exitCode = code));
+  for (;;) {
+    if (exitCode !== undefined) throw new Error(`agentd start exited ${exitCode}: ${stderr}`);
+    try {
+      const answer = await globalThis.fetch(`http://127.0.0.1:${port}/health`);
+      if (answer.status === 200 && (await answer.json()).status === "ok") break;
+    } catch {
+      // not listening yet
+    }
+    await sleep(2);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const rss = residentBytes(child.pid);
+  child.kill("SIGKILL");
+  await exited;
+  return { seconds, rss };
+}
+
+function spread(values) {
+  const sorted = [...values].sort((left, right) => left - right);
+  return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted.at(-1) };
+}
+
+const ratioText = ({ median, min, max }) => `${median.toFixed(2)}x (${min.toFixed(2)}-${max.toFixed(2)})`;
+
+/** Starts alternately on `empty` and `full`; each full start against the empty one just before it. */
+async function measure(empty, full) {
+  const pairs = [];
+  for (let round = 0; round <= STARTS; round++) {
+    const base = await timeStart(empty);
+    const loaded = await timeStart(full);
+    if (round > 0) pairs.push({ base, loaded });
+  }
+  return {
+    baseSeconds: spread(pairs.map(({ base }) => base.seconds)),
+    loadedSeconds: spread(pairs.map(({ loaded }) => loaded.seconds)),
+    baseRss: spread(pairs.map(({ base }) => base.rss)),
+    loadedRss: spread(pairs.map(({ loaded }) => loaded.rss)),
+    time: spread(pairs.map(({ base, loaded }) => loaded.seconds / base.seconds)),
+    memory: spread(pairs.map(({ base, loaded }) => loaded.rss / base.rss)),
+  };
+}
+
+let postgres;
+const folders = [];
+let databases = 0;
+/** A project on a fresh store of `kind`, or undefined when that store cannot run here. */
+async function projectFor(kind, label) {
+  if (kind === "files") {
+    const project = createProject(`agentd-bench-history-${label}-`);
+    folders.push(project.root);
+    return project;
+  }
+  if (postgres === undefined) {
+    const helper = await importTestSupport("test/support/postgres-server.ts");
+    const missing = helper.postgresMissingReason();
+    if (missing !== undefined) return undefined;
+    postgres = await helper.startPostgres();
+  }
+  databases += 1;
+  const url = await postgres.createDatabase(`history_${label}_${databases}`);
+  const project = createProject(`agentd-bench-history-${label}-`, { backend: "postgres", url });
+  folders.push(project.root);
+  return project;
+}
+
+const results = [];
+try {
+  for (const kind of STORES) {
+    const empty = await projectFor(kind, "empty");
+    if (empty === undefined) {
+      console.log(`${kind}: skipped (PostgreSQL is not installed)`);
+      continue;
+    }
+    for (const size of SIZES) {
+      const full = await projectFor(kind, String(size));
+      const writing = performance.now();
+      await writeHistory(full, size);
+      const written = ((performance.now() - writing) / 1000).toFixed(1);
+      const measured = await measure(empty, full);
+      results.push({ kind, size, ...measured });
+      console.log(
+        `${kind.padEnd(8)} ${String(size).padStart(7)} runs (written in ${written} s): ` +
+          `to /health ok ${(measured.loadedSeconds.median * 1000).toFixed(0)} ms vs empty ` +
+          `${(measured.baseSeconds.median * 1000).toFixed(0)} ms = ${ratioText(measured.time)}; ` +
+          `RSS ${(measured.loadedRss.median / 1048576).toFixed(0)} MB vs ` +
+          `${(measured.baseRss.median / 1048576).toFixed(0)} MB = ${ratioText(measured.memory)}`,
+      );
+    }
+  }
+} finally {
+  await postgres?.stop();
+  for (const folder of folders) rmSync(folder, { recursive: true, force: true });
+}
+
+console.log(
+  `machine: ${cpus().length} cores, load average ${loadavg()
+    .map((value) => value.toFixed(1))
+    .join(" ")}; ` +
+    `${STARTS} starts each after one uncounted pair; ratios median (min-max) against the empty start just before`,
+);
+for (const kind of STORES) {
+  const largest = results.filter((result) => result.kind === kind).at(-1);
+  if (!largest) continue;
+  const verdict = (ratio) => (ratio.median <= TARGET_RATIO ? "met" : "MISSED");
+  console.log(
+    `${kind}: target <= ${TARGET_RATIO}x the empty start at ${largest.size} runs: ` +
+      `time ${verdict(largest.time)}, RSS ${verdict(largest.memory)}` +
+      (largest.size < 200_000 ? " (the target is set at 200k runs)" : ""),
+  );
+}
