@@ -8,7 +8,7 @@ import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
-import { errorReason, inspectLogFile, moveAsideDamaged } from "./damaged-log-file.js";
+import { errorReason, inspectLogFile, LOG_APPEND_FLAGS, moveAsideDamaged } from "./damaged-log-file.js";
 import { type LoadedAgentLog, loadAgentLogs, type RunToCheck } from "./load-agent-logs.js";
 import { repairTornTail } from "./log-tail.js";
 import { OpenLogFiles } from "./open-log-files.js";
@@ -130,7 +130,7 @@ export class FileEventLog implements EventLog {
     let descriptor: number | undefined;
     try {
       // A plain descriptor (not a FileHandle): OpenLogFiles writes and closes it synchronously.
-      descriptor = await openForAppend(file, "a", 0o600);
+      descriptor = await openForAppend(file, LOG_APPEND_FLAGS, 0o600);
     } catch (error) {
       this.#logger.debug(
         { err: error, file },
