@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, open } from "node:fs";
+import { closeSync, mkdirSync, open, statSync } from "node:fs";
 import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -71,8 +71,12 @@ export class FileEventLog implements EventLog {
   }
 
   load(count: number): Promise<LoadedAgentLog[]> {
-    mkdirSync(agentEventsDirectory(this.#dataDirectory), { recursive: true });
-    mkdirSync(runsDirectory(this.#dataDirectory), { recursive: true });
+    for (const folder of [agentEventsDirectory(this.#dataDirectory), runsDirectory(this.#dataDirectory)]) {
+      // A file where the folder should be: moved aside like a damaged log (mkdir would throw EEXIST).
+      const found = statSync(folder, { throwIfNoEntry: false });
+      if (found && !found.isDirectory()) moveAsideDamaged(folder, "not a folder", this.#logger);
+      mkdirSync(folder, { recursive: true });
+    }
     const logs = loadAgentLogs({
       dataDirectory: this.#dataDirectory,
       count,

@@ -237,6 +237,19 @@ describe("the daemon restarted on damaged event files", () => {
     for (const name of aside) expect(lstatSync(path.join(events, name)).isSymbolicLink()).toBe(true);
   });
 
+  // Stopped the start before: `error INTERNAL: EEXIST: file already exists, mkdir '…/events'`.
+  it("starts with a file where the events folder should be, and moves it aside", async () => {
+    let data = "";
+    await restartAfter((copy) => {
+      data = copy;
+      rmSync(path.join(copy, "events"), { recursive: true });
+      writeFileSync(path.join(copy, "events"), "not a folder\n");
+    });
+    const aside = readdirSync(data).filter((name) => name.startsWith("events.damaged-"));
+    expect(aside).toHaveLength(1);
+    expect(readFileSync(path.join(data, aside[0] ?? ""), "utf8")).toBe("not a folder\n");
+  });
+
   it("starts after a power loss left NUL bytes over the last line", async () => {
     await restartAfter((data) => {
       const text = readFileSync(agentLog(data));
