@@ -37,12 +37,18 @@ export function writeFileAtomically(file: string, text: string, options: AtomicW
 function replaceWith(temporary: string, file: string, text: string, options: WriteOptions): void {
   const descriptor = openSync(temporary, "w", 0o600);
   try {
-    writeSync(descriptor, text);
-    if (options.sync ?? true) fsyncSync(descriptor);
-  } finally {
-    closeSync(descriptor);
+    try {
+      writeSync(descriptor, text);
+      if (options.sync ?? true) fsyncSync(descriptor);
+    } finally {
+      closeSync(descriptor);
+    }
+    renameSync(temporary, file);
+  } catch (error) {
+    // A full disk: the partial temp file would hold on to the room it took.
+    rmSync(temporary, { force: true });
+    throw error;
   }
-  renameSync(temporary, file);
 }
 
 /** Appends one line (fsynced unless `sync: false`): an append-only log that survives kill -9 up to its last line. */
