@@ -32,6 +32,7 @@ import type { ApiServerStarter, RunningApiServer } from "./api-server-starter.js
 import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
 import { type OpenRunCore, openRunCore } from "./run-core.js";
+import { spaceFailureOf } from "../util/storage-gate.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -266,7 +267,13 @@ async function serveDaemon(
     await stopWorking(0);
     throw error;
   }
-  lock.update({ url: server.url });
+  try {
+    lock.update({ url: server.url });
+  } catch (error) {
+    // The disk filled up during the start: the daemon serves anyway (the lock file is still held).
+    if (!spaceFailureOf(error)) throw error;
+    logger.warn({ err: error }, "could not note the daemon's URL in the lock file (the disk is full)");
+  }
   const cluster = await announceNode(store.cluster, server.url, logger);
 
   let shuttingDown: Promise<void> | undefined;

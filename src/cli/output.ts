@@ -1,4 +1,5 @@
-import { toAgentdError } from "../errors/agentd-error.js";
+import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
+import { spaceFailureOf } from "../util/storage-gate.js";
 
 export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
@@ -17,7 +18,23 @@ export function printJson(value: unknown): void {
 
 /** Prints an error the same way everywhere: `error CODE: file:line field: message — hint`. */
 export function reportFatal(error: unknown, json: boolean): void {
-  const agentdError = toAgentdError(error);
+  const agentdError = toAgentdError(storageFullOf(error) ?? error);
   if (json) printJson({ error: agentdError.toJSON() });
   else process.stderr.write(`error ${agentdError.code}: ${agentdError.describe()}\n`);
+}
+
+/**
+ * A file system error saying there is no room (ENOSPC, EDQUOT, EROFS) that reached the top (the
+ * start met a full data_dir before it could serve), said as STORAGE_FULL rather than INTERNAL.
+ */
+function storageFullOf(error: unknown): AgentdError | undefined {
+  if (error instanceof AgentdError) return undefined;
+  const failure = spaceFailureOf(error);
+  if (!failure) return undefined;
+  const where = failure.file === undefined ? "" : ` writing ${failure.file}`;
+  return new AgentdError("STORAGE_FULL", `the disk has no room (${failure.code}${where})`, {
+    hint: "free space in data_dir (or make it writable) and start again",
+    details: { error: failure.code },
+    cause: error,
+  });
 }

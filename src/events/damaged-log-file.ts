@@ -1,20 +1,36 @@
-import { renameSync, statSync } from "node:fs";
+import { constants, lstatSync, renameSync } from "node:fs";
 import type { Logger } from "../logging/logger.js";
 
 /** What sits where an event log should be. */
 export type LogFileState =
   | { kind: "missing" }
   | { kind: "regular"; size: number }
-  /** A folder, a FIFO, a device, a socket, a dangling link: nothing agentd can append to or read. */
+  /** A folder, a FIFO, a device, a socket, a symbolic link: nothing agentd appends to or reads. */
   | { kind: "damaged"; reason: string };
 
-/** Looks at a log's path (following a symbolic link) without opening it: a FIFO would block a read. */
+/**
+ * Flags of every append to an event log: created when missing (0600), never through a symbolic
+ * link (ELOOP), so no event is ever written outside data_dir, whatever link was planted there.
+ */
+export const LOG_APPEND_FLAGS =
+  constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW;
+
+/**
+ * Looks at a log's path without opening it (a FIFO would block a read) and without following a
+ * symbolic link: a link where a log should be (even one to a regular file, or dangling) is damaged,
+ * moved aside rather than read or written through.
+ */
 export function inspectLogFile(file: string): LogFileState {
   try {
-    const stats = statSync(file, { throwIfNoEntry: false });
+    const stats = lstatSync(file, { throwIfNoEntry: false });
     if (!stats) return { kind: "missing" };
     if (stats.isFile()) return { kind: "regular", size: stats.size };
-    return { kind: "damaged", reason: stats.isDirectory() ? "a folder" : "not a regular file" };
+    const reason = stats.isDirectory()
+      ? "a folder"
+      : stats.isSymbolicLink()
+        ? "a symbolic link"
+        : "not a regular file";
+    return { kind: "damaged", reason };
   } catch (error) {
     return { kind: "damaged", reason: errorReason(error) };
   }

@@ -219,7 +219,9 @@ export class EventStore {
     try {
       this.#log.append(event, line);
     } catch (error) {
-      if (!this.#storage?.failed(error)) throw error;
+      // Written to its agent's log and to its run's log: room for both is needed.
+      const bytes = (Buffer.byteLength(line) + 1) * (event.run === null ? 1 : 2);
+      if (!this.#storage?.failed(error, undefined, bytes)) throw error;
       throw new AgentdError(
         "STORAGE_FULL",
         `event ${event.id} of ${event.agent} waits for room in the store`,

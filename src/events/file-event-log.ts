@@ -8,7 +8,7 @@ import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
-import { errorReason, inspectLogFile, moveAsideDamaged } from "./damaged-log-file.js";
+import { errorReason, inspectLogFile, LOG_APPEND_FLAGS, moveAsideDamaged } from "./damaged-log-file.js";
 import {
   addSegmentTails,
   agentLogSegments,
@@ -85,8 +85,12 @@ export class FileEventLog implements EventLog {
   }
 
   load(count: number): Promise<LoadedAgentLog[]> {
-    mkdirSync(agentEventsDirectory(this.#dataDirectory), { recursive: true });
-    mkdirSync(runsDirectory(this.#dataDirectory), { recursive: true });
+    for (const folder of [agentEventsDirectory(this.#dataDirectory), runsDirectory(this.#dataDirectory)]) {
+      // A file where the folder should be: moved aside like a damaged log (mkdir would throw EEXIST).
+      const found = statSync(folder, { throwIfNoEntry: false });
+      if (found && !found.isDirectory()) moveAsideDamaged(folder, "not a folder", this.#logger);
+      mkdirSync(folder, { recursive: true });
+    }
     const logs = loadAgentLogs({
       dataDirectory: this.#dataDirectory,
       count,
@@ -154,7 +158,7 @@ export class FileEventLog implements EventLog {
     let descriptor: number | undefined;
     try {
       // A plain descriptor (not a FileHandle): OpenLogFiles writes and closes it synchronously.
-      descriptor = await openForAppend(file, "a", 0o600);
+      descriptor = await openForAppend(file, LOG_APPEND_FLAGS, 0o600);
     } catch (error) {
       this.#logger.debug(
         { err: error, file },

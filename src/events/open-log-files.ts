@@ -1,5 +1,6 @@
 import { closeSync, openSync } from "node:fs";
 import { storeWriteFailed, WholeAppends } from "../util/whole-append.js";
+import { LOG_APPEND_FLAGS } from "./damaged-log-file.js";
 
 /** Open agent logs kept at most: a daemon with thousands of agents stays well under the fd limit. */
 const DEFAULT_MAX_OPEN = 128;
@@ -28,7 +29,7 @@ export class OpenLogFiles {
     let descriptor = this.#descriptors.get(file);
     if (descriptor === undefined) {
       try {
-        descriptor = openSync(file, "a", 0o600);
+        descriptor = openSync(file, LOG_APPEND_FLAGS, 0o600);
       } catch (error) {
         throw storeWriteFailed(file, error);
       }
@@ -53,7 +54,7 @@ export class OpenLogFiles {
   cutBack(file: string, size: number): void {
     let descriptor = this.#descriptors.get(file);
     try {
-      descriptor ??= openSync(file, "a", 0o600);
+      descriptor ??= openSync(file, LOG_APPEND_FLAGS, 0o600);
     } catch {
       // Remembered: the next append opens the file and cuts it first.
     }

@@ -193,9 +193,13 @@ function writeTemporary(file: string, text: string): string {
   try {
     writeSync(descriptor, text);
     fsyncSync(descriptor);
-  } finally {
+  } catch (error) {
+    // A full disk: no temp file is left behind at each failed start.
     closeSync(descriptor);
+    unlinkSync(temporary);
+    throw error;
   }
+  closeSync(descriptor);
   return temporary;
 }
 

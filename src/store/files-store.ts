@@ -36,7 +36,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
   // schedules.json is rewritten on the event loop: no file is created there.
   const spares = new SpareFiles(path.join(dataDirectory, "spare"));
   const storage = new StorageState({
-    probe: () => probeFolder(dataDirectory),
+    probe: (bytes) => probeFolder(dataDirectory, bytes),
     root: dataDirectory,
     logger: logger.child({ module: "store" }),
     ...(options.probeIntervalMilliseconds === undefined

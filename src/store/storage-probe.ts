@@ -8,13 +8,14 @@ import path from "node:path";
 const PROBE_BYTES = 64 * 1024;
 
 /**
- * A small write into `directory` and its removal: resolves when `directory` takes `PROBE_BYTES`
- * again, rejects with the write's error (ENOSPC, EROFS, …) otherwise.
+ * A write into `directory` and its removal: resolves when `directory` takes `PROBE_BYTES` again,
+ * or `bytes` when more (the write that failed must fit too), rejects with the write's error
+ * (ENOSPC, EROFS, …) otherwise.
  */
-export async function probeFolder(directory: string): Promise<void> {
+export async function probeFolder(directory: string, bytes = 0): Promise<void> {
   const file = path.join(directory, `.storage-probe-${process.pid}`);
   try {
-    await writeFile(file, Buffer.alloc(PROBE_BYTES), { mode: 0o600 });
+    await writeFile(file, Buffer.alloc(Math.max(PROBE_BYTES, bytes)), { mode: 0o600 });
   } finally {
     await rm(file, { force: true });
   }

@@ -32,10 +32,11 @@ export interface StorageStatus {
 
 export interface StorageStateOptions {
   /**
-   * A small write and its removal (a file in data_dir, a row); resolves when it went through. Tried
-   * every `probeIntervalMilliseconds` while the store is full.
+   * A write of at least `bytes` and its removal (a file in data_dir, a row); resolves when it went
+   * through. Tried every `probeIntervalMilliseconds` while the store is full, with `bytes` the
+   * largest write that failed in the episode.
    */
-  probe: () => Promise<void>;
+  probe: (bytes: number) => Promise<void>;
   probeIntervalMilliseconds?: number;
   /** data_dir: files in it are named relative to it in the health reasons (no path of the host). */
   root?: string;
@@ -54,13 +55,15 @@ type StorageListener = (full: boolean) => void;
  * episode is logged once when it starts (warn) and once when it ends (info).
  */
 export class StorageState implements StorageGate, StorageStatus {
-  readonly #probe: () => Promise<void>;
+  readonly #probe: (bytes: number) => Promise<void>;
   readonly #root: string | undefined;
   readonly #probeIntervalMilliseconds: number;
   readonly #logger: Logger;
   readonly #now: () => Date;
   readonly #listeners = new Set<StorageListener>();
   #reason: StorageFullReason | undefined;
+  /** The largest write that failed for lack of space in this episode: the probe asks for that much. */
+  #neededBytes = 0;
   #writableWaiters: Array<{ resolve: () => void; reject: (error: unknown) => void }> = [];
   #timer: NodeJS.Timeout | undefined;
   #probing = false;
@@ -90,9 +93,12 @@ export class StorageState implements StorageGate, StorageStatus {
     return this.#episodes;
   }
 
-  failed(error: unknown, file?: string): boolean {
+  failed(error: unknown, file?: string, bytes = 0): boolean {
     const failure = spaceFailureOf(error);
     if (!failure) return false;
+    // A held write larger than the probe would pass a probe it cannot pass itself: the episode
+    // would end and start again at every probe (an event of 1 MB with 500 KB free).
+    this.#neededBytes = Math.max(this.#neededBytes, bytes);
     if (this.#reason) return true;
     const reason: StorageFullReason = {
       ...failure,
@@ -126,6 +132,7 @@ export class StorageState implements StorageGate, StorageStatus {
     const reason = this.#reason;
     if (!reason) return;
     this.#reason = undefined;
+    this.#neededBytes = 0;
     const seconds = (this.#now().getTime() - Date.parse(reason.since)) / 1_000;
     this.#logger.info(
       { error: reason.code, file: reason.file, full_seconds: Math.max(0, seconds) },
@@ -210,7 +217,7 @@ export class StorageState implements StorageGate, StorageStatus {
     if (!this.#reason || this.#closed) return;
     this.#probing = true;
     try {
-      await this.#probe();
+      await this.#probe(this.#neededBytes);
       this.#probing = false;
       this.#recovered();
     } catch (error) {

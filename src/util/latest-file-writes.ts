@@ -137,7 +137,8 @@ export class LatestFileWrites {
         this.#storage?.succeeded();
         return;
       } catch (error) {
-        if (!this.#storage?.failed(error, file)) throw error;
+        const bytes = change.kind === "write" ? Buffer.byteLength(change.text) : 0;
+        if (!this.#storage?.failed(error, file, bytes)) throw error;
         // Rejects when the store closes while still full: the write is given up then.
         await this.#storage.whenWritable().catch(() => Promise.reject(error));
       }

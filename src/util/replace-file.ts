@@ -97,10 +97,16 @@ export function replaceFileSync(file: string, text: string, options: ReplaceFile
 function replaceWith(temporary: string, file: string, text: string, options: ReplaceFileSyncOptions): void {
   const descriptor = openSync(temporary, "w", 0o600);
   try {
-    writeSync(descriptor, text);
-    if (options.sync ?? true) fsyncSync(descriptor);
-  } finally {
-    closeSync(descriptor);
+    try {
+      writeSync(descriptor, text);
+      if (options.sync ?? true) fsyncSync(descriptor);
+    } finally {
+      closeSync(descriptor);
+    }
+    renameSync(temporary, file);
+  } catch (error) {
+    // A full disk: the partial temp file would hold on to the room it took.
+    rmSync(temporary, { force: true });
+    throw error;
   }
-  renameSync(temporary, file);
 }

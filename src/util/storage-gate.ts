@@ -49,8 +49,9 @@ export interface StorageGate {
   /**
    * Tells of a failed write. True when it failed for lack of space (the store is full from now
    * on, until space returns); false for any other failure, which the caller handles as before.
+   * `bytes`: how much the write needed; the store is not writable again before that much fits.
    */
-  failed(error: unknown, file?: string): boolean;
+  failed(error: unknown, file?: string, bytes?: number): boolean;
   /** Tells of a write that succeeded: the store may have room again (it checks). */
   succeeded(): void;
   /** Resolves once the store can write (at once when it is not full). */

@@ -2,10 +2,14 @@ import { execFileSync } from "node:child_process";
 import {
   appendFileSync,
   cpSync,
+  existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
+  symlinkSync,
   truncateSync,
   writeFileSync,
 } from "node:fs";
@@ -209,6 +213,41 @@ describe("the daemon restarted on damaged event files", () => {
       rmSync(agentLog(data));
       execFileSync("mkfifo", [agentLog(data)]);
     });
+  });
+
+  // Followed before: the daemon read the linked file as its log and appended its events to it,
+  // outside data_dir; a dangling link made the file it pointed to.
+  it("starts with a symbolic link where the agent log should be, and writes nothing through it", async () => {
+    const outside = path.join(kit.project().root, "outside.txt");
+    const dangling = path.join(path.dirname(outside), "made-through-a-link.txt");
+    writeFileSync(outside, "not an event log\n");
+    let events = "";
+    await restartAfter((data) => {
+      events = path.dirname(agentLog(data));
+      rmSync(agentLog(data));
+      symlinkSync(outside, agentLog(data));
+      symlinkSync(dangling, path.join(events, "other.jsonl.tmp-link"));
+      rmSync(path.join(events, "other.jsonl"));
+      renameSync(path.join(events, "other.jsonl.tmp-link"), path.join(events, "other.jsonl"));
+    });
+    expect(readFileSync(outside, "utf8")).toBe("not an event log\n");
+    expect(existsSync(dangling)).toBe(false);
+    const aside = readdirSync(events).filter((name) => /^(keep|other)\.jsonl\.damaged-/.test(name));
+    expect(aside).toHaveLength(2);
+    for (const name of aside) expect(lstatSync(path.join(events, name)).isSymbolicLink()).toBe(true);
+  });
+
+  // Stopped the start before: `error INTERNAL: EEXIST: file already exists, mkdir '…/events'`.
+  it("starts with a file where the events folder should be, and moves it aside", async () => {
+    let data = "";
+    await restartAfter((copy) => {
+      data = copy;
+      rmSync(path.join(copy, "events"), { recursive: true });
+      writeFileSync(path.join(copy, "events"), "not a folder\n");
+    });
+    const aside = readdirSync(data).filter((name) => name.startsWith("events.damaged-"));
+    expect(aside).toHaveLength(1);
+    expect(readFileSync(path.join(data, aside[0] ?? ""), "utf8")).toBe("not a folder\n");
   });
 
   it("starts after a power loss left NUL bytes over the last line", async () => {

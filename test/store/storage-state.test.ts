@@ -68,6 +68,32 @@ describe("StorageState", () => {
     storage.close();
   });
 
+  it("probes for the largest write that failed in the episode, and forgets it once the episode ends", async () => {
+    const asked: number[] = [];
+    let free = 100_000;
+    const storage = new StorageState({
+      probe: (bytes) => {
+        asked.push(bytes);
+        return bytes <= free ? Promise.resolve() : Promise.reject(errnoError("ENOSPC"));
+      },
+      probeIntervalMilliseconds: 5,
+      logger,
+    });
+    storage.failed(errnoError("ENOSPC"), "/data/events/a.jsonl", 1_000_000);
+    storage.failed(errnoError("ENOSPC"), "/data/runs/r.json", 2_000);
+    await new Promise((resolve) => setTimeout(resolve, 40));
+    // The probe's 64 KB would fit; the held 1 MB write would not: still one episode, still full.
+    expect(storage.full).toBe(true);
+    expect(storage.episodes).toBe(1);
+    expect(asked.every((bytes) => bytes === 1_000_000)).toBe(true);
+    free = 2_000_000;
+    await storage.whenWritable();
+    storage.failed(errnoError("ENOSPC"));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(asked.at(-1)).toBe(0);
+    storage.close();
+  });
+
   it("fails the writes still waiting for room when it closes", async () => {
     const { storage } = storageWithRoom();
     storage.failed(errnoError("ENOSPC"));

@@ -1,0 +1,107 @@
+import { cpSync, mkdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startDaemonProcess } from "../support/daemon-process.js";
+import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
+import { createTempProject, type TempProject } from "../support/temp-project.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
+import { getRun, listRuns, startRun, waitForRunEnd } from "./api-shapes.js";
+
+/**
+ * The run files of data_dir damaged at a restart (issue 26 item 3: "an emptied or missing index
+ * (rebuilt from the records) … the daemon starts in every one of the damaged states or says exactly
+ * which file to move aside"). Each test starts the built daemon on a copy of one data folder (a
+ * finished run and one running when the daemon was killed) damaged in one way.
+ *
+ * SKIPPED: every case fails on the build this was written against (the run files are being
+ * redesigned elsewhere; these are the states to cover):
+ * - runs/index.jsonl emptied: GET /runs lists no run at all, though every runs/<run>.json is there;
+ *   the interrupted run is never ended as crashed.
+ * - runs/index.jsonl a folder, a run's record a folder, runs/ a file: the start stops with
+ *   `error INTERNAL: EISDIR: illegal operation on a directory, read` (or `EEXIST … mkdir …/runs`),
+ *   naming no file to move aside.
+ * - the interrupted run's runs/<run>.json garbled or empty: logged as "skipping an unreadable run
+ *   record", and the run is served as `running` forever (no crashed end, no status event).
+ */
+const kit = useTestKit();
+let llm: ScriptedLlmServer;
+let seed: TempProject;
+let finished: string;
+let interrupted: string;
+
+beforeAll(async () => {
+  llm = await startScriptedLlmServer();
+  llm.setDefaultReply((request) =>
+    JSON.stringify(request.body?.messages ?? []).includes("slow") ? { type: "hang" } : textReply("finished"),
+  );
+  seed = createTempProject({ llmUrl: llm.url });
+  seed.writeAgent("keep", {});
+  const daemon = await startDaemonProcess({ configFile: seed.configFile });
+  try {
+    finished = await startRun(daemon, "keep", "quick");
+    await waitForRunEnd(daemon, finished);
+    interrupted = await startRun(daemon, "keep", "slow");
+    await waitFor(async () => (await getRun(daemon, interrupted)).status === "running", "the slow run");
+  } finally {
+    await daemon.kill();
+  }
+}, 60_000);
+
+afterAll(async () => {
+  seed?.remove();
+  await llm?.close();
+});
+
+/** Starts a daemon on a damaged copy of the seed and checks what every damaged state must keep. */
+async function restartAfter(damage: (runs: string) => void): Promise<void> {
+  const project = kit.project({ llmUrl: llm.url });
+  project.writeAgent("keep", {});
+  rmSync(project.dataDirectory, { recursive: true, force: true });
+  cpSync(seed.dataDirectory, project.dataDirectory, { recursive: true });
+  damage(path.join(project.dataDirectory, "runs"));
+  const daemon = await kit.daemon(project.configFile);
+  expect(await waitForRunEnd(daemon, interrupted, 10_000)).toMatchObject({
+    status: "failed",
+    reason: "crashed",
+  });
+  const listed = (await listRuns(daemon)).map((run) => run.id);
+  expect(listed).toEqual(expect.arrayContaining([finished, interrupted]));
+  const next = await startRun(daemon, "keep", "quick again");
+  expect(await waitForRunEnd(daemon, next)).toMatchObject({ status: "completed" });
+}
+
+describe.skip("the daemon restarted on damaged run files (fails: see above)", () => {
+  it("lists every run again after runs/index.jsonl was emptied", async () => {
+    await restartAfter((runs) => truncateSync(path.join(runs, "index.jsonl"), 0));
+  });
+
+  it("starts with a folder where runs/index.jsonl should be", async () => {
+    await restartAfter((runs) => {
+      rmSync(path.join(runs, "index.jsonl"));
+      mkdirSync(path.join(runs, "index.jsonl"));
+    });
+  });
+
+  it("starts with a folder where a finished run's record should be", async () => {
+    await restartAfter((runs) => {
+      rmSync(path.join(runs, `${finished}.json`), { force: true });
+      mkdirSync(path.join(runs, `${finished}.json`));
+    });
+  });
+
+  it("ends the interrupted run as crashed when its record is garbled", async () => {
+    await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), "{garbled"));
+  });
+
+  it("ends the interrupted run as crashed when its record is empty", async () => {
+    await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), ""));
+  });
+
+  it("starts with a file where runs/ should be", async () => {
+    await restartAfter((runs) => {
+      rmSync(runs, { recursive: true });
+      writeFileSync(runs, "not a folder\n");
+    });
+  });
+});
