@@ -1,4 +1,4 @@
-import { cpSync, mkdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startDaemonProcess } from "../support/daemon-process.js";
@@ -14,15 +14,12 @@ import { getRun, listRuns, startRun, waitForRunEnd } from "./api-shapes.js";
  * which file to move aside"). Each test starts the built daemon on a copy of one data folder (a
  * finished run and one running when the daemon was killed) damaged in one way.
  *
- * SKIPPED: every case fails on the build this was written against (the run files are being
- * redesigned elsewhere; these are the states to cover):
- * - runs/index.jsonl emptied: GET /runs lists no run at all, though every runs/<run>.json is there;
- *   the interrupted run is never ended as crashed.
- * - runs/index.jsonl a folder, a run's record a folder, runs/ a file: the start stops with
- *   `error INTERNAL: EISDIR: illegal operation on a directory, read` (or `EEXIST … mkdir …/runs`),
- *   naming no file to move aside.
- * - the interrupted run's runs/<run>.json garbled or empty: logged as "skipping an unreadable run
- *   record", and the run is served as `running` forever (no crashed end, no status event).
+ * Two cases hold: an emptied run index and a removed open-runs journal are rebuilt from the
+ * records. SKIPPED, still failing (issue 26 item 3 is open for them):
+ * - a folder where an index segment or a run's record should be, or a file where runs/ should be:
+ *   the start stops with EISDIR or EEXIST and names no file to move aside;
+ * - the interrupted run's runs/<run>.json garbled or empty: it is skipped with a warning and the
+ *   run is served as `running` forever (no crashed end, no status event).
  */
 const kit = useTestKit();
 let llm: ScriptedLlmServer;
@@ -53,6 +50,13 @@ afterAll(async () => {
   await llm?.close();
 });
 
+/** The run index's first segment file (runs/index/<n>.jsonl). */
+function firstSegment(runs: string): string {
+  const [segment] = readdirSync(path.join(runs, "index")).sort();
+  if (segment === undefined) throw new Error("the seed's run index has no segment");
+  return segment;
+}
+
 /** Starts a daemon on a damaged copy of the seed and checks what every damaged state must keep. */
 async function restartAfter(damage: (runs: string) => void): Promise<void> {
   const project = kit.project({ llmUrl: llm.url });
@@ -71,34 +75,39 @@ async function restartAfter(damage: (runs: string) => void): Promise<void> {
   expect(await waitForRunEnd(daemon, next)).toMatchObject({ status: "completed" });
 }
 
-describe.skip("the daemon restarted on damaged run files (fails: see above)", () => {
-  it("lists every run again after runs/index.jsonl was emptied", async () => {
-    await restartAfter((runs) => truncateSync(path.join(runs, "index.jsonl"), 0));
+describe("the daemon restarted on damaged run files", () => {
+  it("lists every run again after the run index was emptied", async () => {
+    await restartAfter((runs) => truncateSync(path.join(runs, "index", firstSegment(runs)), 0));
   });
 
-  it("starts with a folder where runs/index.jsonl should be", async () => {
+  it("lists every run again after the open-runs journal was removed", async () => {
+    await restartAfter((runs) => rmSync(path.join(runs, "open"), { recursive: true }));
+  });
+
+  it.skip("starts with a folder where an index segment should be", async () => {
     await restartAfter((runs) => {
-      rmSync(path.join(runs, "index.jsonl"));
-      mkdirSync(path.join(runs, "index.jsonl"));
+      const segment = path.join(runs, "index", firstSegment(runs));
+      rmSync(segment);
+      mkdirSync(segment);
     });
   });
 
-  it("starts with a folder where a finished run's record should be", async () => {
+  it.skip("starts with a folder where a finished run's record should be", async () => {
     await restartAfter((runs) => {
       rmSync(path.join(runs, `${finished}.json`), { force: true });
       mkdirSync(path.join(runs, `${finished}.json`));
     });
   });
 
-  it("ends the interrupted run as crashed when its record is garbled", async () => {
+  it.skip("ends the interrupted run as crashed when its record is garbled", async () => {
     await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), "{garbled"));
   });
 
-  it("ends the interrupted run as crashed when its record is empty", async () => {
+  it.skip("ends the interrupted run as crashed when its record is empty", async () => {
     await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), ""));
   });
 
-  it("starts with a file where runs/ should be", async () => {
+  it.skip("starts with a file where runs/ should be", async () => {
     await restartAfter((runs) => {
       rmSync(runs, { recursive: true });
       writeFileSync(runs, "not a folder\n");
