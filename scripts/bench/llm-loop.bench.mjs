@@ -15,7 +15,7 @@ import { ConfigSchema, LimitsSchema } from "../../dist/config/config-schema.js";
 import { AgentFrontmatterSchema } from "../../dist/definitions/agent-schema.js";
 import { EventBus } from "../../dist/events/event-bus.js";
 import { ModelClient } from "../../dist/llm/model-client.js";
-import { RunControl } from "../../dist/runs/run-control.js";
+import { RunControl } from "../../dist/run-vocabulary/run-control.js";
 import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
 
 const ROUNDS = 200;

@@ -39,8 +39,13 @@ describe("config secrets in the daemon", () => {
     expect(events).toContain("[secret:llm_key]");
     expect(events).not.toContain(API_KEY);
     const runsDirectory = path.join(workspace.dataDirectory, "runs");
-    for (const file of readdirSync(runsDirectory)) {
-      expect(readFileSync(path.join(runsDirectory, file), "utf8")).not.toContain(API_KEY);
+    // Records, run logs, the run index and the open-runs journal (in their own folders).
+    const files = readdirSync(runsDirectory, { recursive: true, withFileTypes: true }).filter((entry) =>
+      entry.isFile(),
+    );
+    expect(files.length).toBeGreaterThan(2);
+    for (const file of files) {
+      expect(readFileSync(path.join(file.parentPath, file.name), "utf8")).not.toContain(API_KEY);
     }
     expect(daemon.stderr()).not.toContain(API_KEY);
   });

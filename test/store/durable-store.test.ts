@@ -141,11 +141,12 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
     // Listed only once written: nothing reports a run a crash could lose.
     expect(store.runs.get(ids[0] ?? "")).toBeUndefined();
     await Promise.all(created);
-    expect((await everyRun(store.runs)).map((record) => record.id)).toEqual(ids);
+    const listed = await everyRun(store.runs);
+    expect(listed.map((record) => record.id)).toEqual(ids);
     expect(store.runs.lastOf("alpha")?.id).toBe(ids.at(-1));
     await store.close();
     const reopened = await place.open();
-    expect(everyRun(reopened.runs)).toEqual(everyRun(store.runs));
+    expect(await everyRun(reopened.runs)).toEqual(listed);
     expect(reopened.runs.lastOf("alpha")?.id).toBe(ids.at(-1));
     await reopened.close();
   });

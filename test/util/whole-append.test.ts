@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
@@ -92,18 +92,20 @@ describe.skipIf(!mounted)("appends on a full disk", () => {
 describe.skipIf(!mounted)("an event whose run log is on a full disk", () => {
   it("is taken back from its agent's log too: in both logs or in neither", async () => {
     const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-whole-event-"));
-    const runLogOnTmpfs = path.join(directory, "r_1.events.jsonl");
+    // The run logs live on a small tmpfs mounted at runs/, the agent's log on the ordinary disk
+    // (a symbolic link in a log's place is refused, so the folder itself is the mount point).
+    const runs = path.join(dataDirectory, "runs");
+    mkdirSync(runs);
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k", "tmpfs", runs], { stdio: "pipe" });
+    const runLogOnTmpfs = path.join(runs, "r_1.events.jsonl");
     const log = new FileEventLog({ dataDirectory, logger: createLogger({ level: "silent", pretty: false }) });
     kept.push(
       () => log.close(),
+      () => execFileSync("umount", [runs]),
       () => rmSync(dataDirectory, { recursive: true, force: true }),
-      () => rmSync(runLogOnTmpfs, { force: true }),
     );
     await log.load(10);
-    mkdirSync(path.join(dataDirectory, "runs"), { recursive: true });
-    // The run's log lives on the small tmpfs, its agent's log on the ordinary disk.
     writeFileSync(runLogOnTmpfs, "");
-    symlinkSync(runLogOnTmpfs, path.join(dataDirectory, "runs", "r_1.events.jsonl"));
     const event = (id: number, text: string): AgentEvent =>
       ({
         id,
