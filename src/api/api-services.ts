@@ -7,6 +7,7 @@ import type { LlmTelemetry } from "../llm/llm-call-feed.js";
 import type { RunReason, RunStatus } from "../runs/run-status.js";
 import type { RunRecord } from "../runs/run-record.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
+import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -98,6 +99,11 @@ export interface RunListFilter {
  */
 export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
+  /**
+   * As `start`, with the request's `Idempotency-Key`: the same key of the same agent within 24 h
+   * answers the run it made (`duplicate: true`), on any node of a cluster.
+   */
+  startOnce(agentId: string, task: string | undefined, idempotencyKey: string): Promise<StartedRun>;
   list(filter: RunListFilter): RunRecord[];
   get(runId: string): RunRecord | undefined;
   /** The record after the action; a promise where the store writes it first (PostgreSQL). */

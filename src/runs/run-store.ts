@@ -76,6 +76,10 @@ export class RunStore implements RunRecords {
     return this.#records.unfinishedOf(agentId);
   }
 
+  findByIdempotencyKey(agentId: string, key: string): RunRecord | undefined {
+    return this.#records.byIdempotencyKey(agentId, key);
+  }
+
   queuedCount(): number {
     return this.#records.queued;
   }

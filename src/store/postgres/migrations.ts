@@ -111,6 +111,15 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agentd_runs ALTER COLUMN record TYPE text USING record::text;
     `,
   },
+  {
+    version: 7,
+    description: "idempotency keys of posted runs: one run per agent and key",
+    sql: `
+      ALTER TABLE agentd_runs ADD COLUMN idempotency_key text;
+      CREATE UNIQUE INDEX agentd_runs_idempotency ON agentd_runs (agent, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */
