@@ -110,7 +110,8 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         services.runs.startOnce(id, task, key),
       );
       const { run } = started;
-      if (started.duplicate) return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
+      if (started.duplicate)
+        return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
       return reply.status(202).send({ run: run.id, status: run.status });
     },
   );
