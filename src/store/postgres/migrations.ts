@@ -120,6 +120,15 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    version: 8,
+    description: "fire claims settled once their run or their report is written",
+    sql: `
+      ALTER TABLE agentd_schedule_fires ADD COLUMN settled boolean NOT NULL DEFAULT true;
+      ALTER TABLE agentd_schedule_fires ALTER COLUMN settled SET DEFAULT false;
+      CREATE INDEX agentd_schedule_fires_unsettled ON agentd_schedule_fires (node) WHERE NOT settled;
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

@@ -56,6 +56,7 @@ export async function writeBatch(
     const checkpoints = new Map<string, Checkpoint | undefined>();
     const cooldowns = new Map<string, CliCooldown>();
     const controls: Array<{ node: string; message: string }> = [];
+    const settledFires: Array<{ agent: string; scheduledFor: string[] }> = [];
     for (const operation of batch) {
       if (operation.kind === "run")
         runs.set(operation.record.id, { record: operation.record, claimable: operation.claimable === true });
@@ -63,9 +64,11 @@ export async function writeBatch(
       else if (operation.kind === "schedule_state") states.set(operation.agent, operation.state);
       else if (operation.kind === "checkpoint") checkpoints.set(operation.run, operation.checkpoint);
       else if (operation.kind === "control") controls.push(operation);
+      else if (operation.kind === "fires_settled") settledFires.push(operation);
       else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
     const refused = await writeRuns(client, node, change, [...runs.values()]);
+    await settleFires(client, node, [...runs.values()], settledFires);
     // Nor the events this node made of a run it no longer holds.
     const lost = new Set(refused.map(({ record }) => record.id));
     await writeEvents(
@@ -148,6 +151,42 @@ async function writeRuns(
     const record = parseRunRecord(row.record);
     return record === undefined ? [] : [{ record, node: row.node, change: row.change }];
   });
+}
+
+/**
+ * Marks fire claims settled: a scheduled run's with the run's first record (same transaction, so a
+ * claim without its run stays unsettled for the sweep to find), a catch-up run's (`missed`) with
+ * every unsettled claim of this node for the agent up to its time, and the claims a report
+ * settles (`fires_settled`, after the report's event in the same order).
+ */
+async function settleFires(
+  client: pg.PoolClient,
+  node: string,
+  runs: Array<{ record: RunRecord }>,
+  reports: Array<{ agent: string; scheduledFor: string[] }>,
+): Promise<void> {
+  const fires = { agent: [] as string[], scheduledFor: [] as string[], upTo: [] as boolean[] };
+  for (const { record } of runs) {
+    const { trigger } = record;
+    if (record.status !== "queued" || (trigger.kind !== "schedule" && trigger.kind !== "missed")) continue;
+    fires.agent.push(record.agent);
+    fires.scheduledFor.push(trigger.scheduled_for);
+    fires.upTo.push(trigger.kind === "missed");
+  }
+  for (const report of reports)
+    for (const scheduledFor of report.scheduledFor) {
+      fires.agent.push(report.agent);
+      fires.scheduledFor.push(scheduledFor);
+      fires.upTo.push(false);
+    }
+  if (fires.agent.length === 0) return;
+  await client.query(
+    `UPDATE agentd_schedule_fires AS f SET settled = true
+     FROM unnest($1::text[], $2::text[], $3::boolean[]) AS s(agent, scheduled_for, up_to)
+     WHERE NOT f.settled AND f.agent = s.agent
+       AND (f.scheduled_for = s.scheduled_for OR (s.up_to AND f.scheduled_for <= s.scheduled_for AND f.node = $4))`,
+    [fires.agent, fires.scheduledFor, fires.upTo, node],
+  );
 }
 
 async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedDraft[]): Promise<void> {
