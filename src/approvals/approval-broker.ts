@@ -150,7 +150,12 @@ export class ApprovalBroker implements ApprovalGate, ApprovalsService {
       agent: request.agent,
       run: request.run,
       type: "approval",
-      data: { id, tool: request.tool, ...data },
+      data: {
+        id,
+        tool: request.tool,
+        ...data,
+        ...(request.callId === undefined ? {} : { call_id: request.callId }),
+      },
     });
   }
 }
