@@ -129,6 +129,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agentd_schedule_fires_unsettled ON agentd_schedule_fires (node) WHERE NOT settled;
     `,
   },
+  {
+    version: 9,
+    description: "each agent's last event time: a node with a clock behind never writes an earlier one",
+    sql: `
+      ALTER TABLE agentd_event_counters ADD COLUMN last_time text;
+      UPDATE agentd_event_counters AS c SET last_time = (
+        SELECT e.line::jsonb->>'time' FROM agentd_events AS e WHERE e.agent = c.agent ORDER BY e.id DESC LIMIT 1
+      );
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

@@ -195,12 +195,29 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
   for (const draft of drafts) counts.set(draft.agent, (counts.get(draft.agent) ?? 0) + 1);
   const agents = [...counts.keys()].sort();
   // Sorted agents: two nodes bumping the same counters lock them in the same order (no deadlock).
+  const previous = await client.query<{ agent: string; last_time: string | null }>(
+    "SELECT agent, last_time FROM agentd_event_counters WHERE agent = ANY($1::text[]) ORDER BY agent FOR UPDATE",
+    [agents],
+  );
+  // An agent's event times never go backwards, whichever node's clock wrote the one before.
+  const lastTime = new Map(previous.rows.map((row) => [row.agent, row.last_time ?? ""]));
+  const times = drafts.map((draft) => {
+    const time =
+      draft.time > (lastTime.get(draft.agent) ?? "") ? draft.time : (lastTime.get(draft.agent) as string);
+    lastTime.set(draft.agent, time);
+    return time;
+  });
   const bumped = await client.query<{ agent: string; last_id: string }>(
-    `INSERT INTO agentd_event_counters (agent, last_id)
-     SELECT agent, count FROM unnest($1::text[], $2::bigint[]) AS c(agent, count) ORDER BY agent
-     ON CONFLICT (agent) DO UPDATE SET last_id = agentd_event_counters.last_id + EXCLUDED.last_id
+    `INSERT INTO agentd_event_counters (agent, last_id, last_time)
+     SELECT agent, count, last_time FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(agent, count, last_time) ORDER BY agent
+     ON CONFLICT (agent) DO UPDATE SET last_id = agentd_event_counters.last_id + EXCLUDED.last_id,
+       last_time = EXCLUDED.last_time
      RETURNING agent, last_id`,
-    [agents, agents.map((agent) => counts.get(agent) ?? 0)],
+    [
+      agents,
+      agents.map((agent) => counts.get(agent) ?? 0),
+      agents.map((agent) => lastTime.get(agent) ?? null),
+    ],
   );
   const nextId = new Map<string, number>();
   for (const row of bumped.rows) {
@@ -212,7 +229,7 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
     run: [] as Array<string | null>,
     line: [] as string[],
   };
-  for (const draft of drafts) {
+  for (const [index, draft] of drafts.entries()) {
     const id = nextId.get(draft.agent) ?? 1;
     nextId.set(draft.agent, id + 1);
     const event = {
@@ -220,7 +237,7 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
       agent: draft.agent,
       run: draft.run,
       type: draft.type,
-      time: draft.time,
+      time: times[index] ?? draft.time,
       data: draft.data,
     };
     columns.agent.push(draft.agent);
