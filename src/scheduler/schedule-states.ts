@@ -31,10 +31,10 @@ export interface ScheduleStates {
   /**
    * The fires this daemon now owns and must run or report under `on_missed`: those it could not
    * start, those due while the store was away (claimed now, unless another node took them), and
-   * those claimed by a node gone from the cluster that neither ran nor reported them (taken over
-   * by one node only). Oldest first.
+   * those claimed by a node gone from the cluster that neither ran nor reported them, of the
+   * agents this daemon schedules (`agents`: each claim is taken over by one node only). Oldest first.
    */
-  unsettledFires(): Promise<UnsettledFire[]>;
+  unsettledFires(agents: readonly string[]): Promise<UnsettledFire[]>;
 }
 
 /** A fire to run or report under `on_missed`. */

@@ -104,7 +104,7 @@ export class Scheduler {
     if (this.#stopped || this.#sweeping) return;
     this.#sweeping = true;
     try {
-      const fires = await this.#options.state.unsettledFires();
+      const fires = await this.#options.state.unsettledFires([...this.#scheduled.keys()]);
       const byAgent = new Map<string, string[]>();
       for (const { agent, scheduledFor } of fires)
         byAgent.set(agent, [...(byAgent.get(agent) ?? []), scheduledFor]);

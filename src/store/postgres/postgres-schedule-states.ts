@@ -82,7 +82,7 @@ export class PostgresScheduleStates implements ScheduleStates {
     for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
   }
 
-  async unsettledFires(): Promise<UnsettledFire[]> {
+  async unsettledFires(agents: readonly string[]): Promise<UnsettledFire[]> {
     const owned = this.#notStarted.splice(0);
     const { pool, node } = this.#options;
     try {
@@ -101,9 +101,10 @@ export class PostgresScheduleStates implements ScheduleStates {
       // One statement: two nodes sweeping at once take each claim once (the second finds it owned).
       const orphans = await pool.query<{ agent: string; scheduled_for: string }>(
         `UPDATE agentd_schedule_fires AS f SET node = $1, claimed_at = now()
-         WHERE NOT f.settled AND NOT EXISTS (SELECT 1 FROM agentd_nodes AS n WHERE n.id = f.node)
+         WHERE NOT f.settled AND f.agent = ANY($2::text[])
+           AND NOT EXISTS (SELECT 1 FROM agentd_nodes AS n WHERE n.id = f.node)
          RETURNING agent, scheduled_for`,
-        [node],
+        [node, agents],
       );
       owned.push(...orphans.rows.map((row) => ({ agent: row.agent, scheduledFor: row.scheduled_for })));
     } catch (error) {
