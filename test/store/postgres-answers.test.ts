@@ -103,4 +103,36 @@ describe.skipIf(missing !== undefined)("answers on a cluster", { timeout: 180_00
     ).toHaveLength(1);
     expect(events.some((event) => event.type === "status" && event.data.status === "failed")).toBe(true);
   });
+
+  it("acknowledges an answer on the run's own node only once its event is committed", async () => {
+    const run = await startRun(cluster.nodes[0] as DaemonProcess, "questioner", "ask me again");
+    const owner = await waitFor(async () => {
+      const record = await getRun(cluster.nodes[0] as DaemonProcess, run);
+      return record.status === "waiting" && record.node ? record.node : undefined;
+    }, "the run to wait for its answer");
+    const runNode = cluster.nodeWithId(owner);
+    const question = await waitFor(async () => {
+      const reply = await runNode.request("GET", "/questions");
+      return (reply.body as { questions: Array<{ id: string; run: string }> }).questions.find(
+        (pending) => pending.run === run,
+      );
+    }, "the question on the run's node");
+    await locker.query("BEGIN");
+    await locker.query("LOCK TABLE agentd_events IN SHARE MODE");
+    let answered = false;
+    const reply = runNode.request("POST", `/questions/${question.id}`, { answer: "red" }).then((value) => {
+      answered = true;
+      return value;
+    });
+    // The answer's event cannot commit: give the API ample time to answer if it would.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect(answered).toBe(false);
+    await locker.query("COMMIT");
+    expect((await reply).status).toBe(200);
+    const logged = await locker.query(
+      "SELECT 1 FROM agentd_events WHERE run = $1 AND line LIKE '%\"answered\"%'",
+      [run],
+    );
+    expect(logged.rowCount).toBe(1);
+  });
 });
