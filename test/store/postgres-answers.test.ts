@@ -22,6 +22,8 @@ describe.skipIf(missing !== undefined)("answers on a cluster", { timeout: 180_00
   let locker: pg.Client;
   /** The model's call after the answer waits while this holds: the run's node dies before it returns. */
   let holdAfterAnswer = true;
+  /** The nodes still running (the first test kills one). */
+  let alive: DaemonProcess[] = [];
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -46,6 +48,7 @@ describe.skipIf(missing !== undefined)("answers on a cluster", { timeout: 180_00
     });
     locker = new pg.Client({ connectionString: cluster.postgres.url });
     await locker.connect();
+    alive = [...cluster.nodes];
   }, 120_000);
 
   afterAll(async () => {
@@ -81,6 +84,7 @@ describe.skipIf(missing !== undefined)("answers on a cluster", { timeout: 180_00
     expect(logged.rowCount).toBe(1);
 
     await runNode.kill();
+    alive = alive.filter((node) => node !== runNode);
     holdAfterAnswer = false;
     await locker.query("COMMIT");
 
@@ -105,9 +109,10 @@ describe.skipIf(missing !== undefined)("answers on a cluster", { timeout: 180_00
   });
 
   it("acknowledges an answer on the run's own node only once its event is committed", async () => {
-    const run = await startRun(cluster.nodes[0] as DaemonProcess, "questioner", "ask me again");
+    const [node] = alive as [DaemonProcess];
+    const run = await startRun(node, "questioner", "ask me again");
     const owner = await waitFor(async () => {
-      const record = await getRun(cluster.nodes[0] as DaemonProcess, run);
+      const record = await getRun(node, run);
       return record.status === "waiting" && record.node ? record.node : undefined;
     }, "the run to wait for its answer");
     const runNode = cluster.nodeWithId(owner);
