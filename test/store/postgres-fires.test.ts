@@ -149,11 +149,13 @@ describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout:
     await database.connect();
 
     const due = [firstDue, firstDue + 1_000, lastDue].map((time) => new Date(time).toISOString());
-    // The fires looked at: the outage's, and those of the next seconds (claimed as usual).
-    const horizonTime = Date.now() + 8_000;
-    const horizon = new Date(horizonTime).toISOString();
-    /** Fires from the outage on that no scheduled run took: each must be counted by one report. */
-    const unrun = async (): Promise<string[]> => {
+    /** The reports since the outage began; the fires they can cover end at the latest one's time. */
+    const reports = async (): Promise<MissedData[]> =>
+      (await missedEvents()).filter((data) => data.scheduled_for >= since);
+    const horizonOf = (found: MissedData[]): string =>
+      found.reduce((latest, data) => (data.scheduled_for > latest ? data.scheduled_for : latest), since);
+    /** Fires from the outage on, up to `horizon`, that no scheduled run took: each counted by one report. */
+    const unrun = async (horizon: string): Promise<string[]> => {
       const rows = await database.query<{ scheduled_for: string }>(
         "SELECT scheduled_for FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
         [since, horizon],
@@ -165,44 +167,42 @@ describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout:
       );
       return rows.rows.map((row) => row.scheduled_for).filter((time) => !scheduled.has(time));
     };
-    const reportedCount = async (): Promise<number> =>
-      (await missedEvents())
-        .filter((data) => data.scheduled_for >= since && data.scheduled_for <= horizon)
-        .reduce((sum, data) => sum + data.count, 0);
-    const settledAll = async (): Promise<boolean> => {
+    /**
+     * Once every claim up to the latest report is settled, each fire up to it that no scheduled
+     * run took is counted by exactly one report: the counts add up to those fires.
+     */
+    const accounted = async (): Promise<{ found: MissedData[]; missed: string[] } | undefined> => {
+      const found = await reports();
+      const horizon = horizonOf(found);
+      if (horizon < (due.at(-1) as string)) return undefined;
       const open = await database.query(
         "SELECT 1 FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 AND NOT settled",
         [since, horizon],
       );
-      return open.rowCount === 0 && (await reportedCount()) === (await unrun()).length;
+      const missed = await unrun(horizon);
+      const counted = found.reduce((sum, data) => sum + data.count, 0);
+      return open.rowCount === 0 && counted === missed.length ? { found, missed } : undefined;
     };
     await waitFor(
-      async () =>
-        Date.now() > horizonTime + 2_000 && (await unrun()).length >= due.length && (await settledAll())
-          ? true
-          : undefined,
+      accounted,
       "every fire of the outage claimed, settled and counted by a report",
       SETTLE_MILLISECONDS,
-    );
+    ).catch(async (error: unknown) => {
+      const found = await reports();
+      const state = { since, due, missed: await unrun(horizonOf(found)), found };
+      throw new Error(`${String(error)}: ${JSON.stringify(state)}`);
+    });
     // A sweep later, still once: no fire is reported twice.
     const later = Date.now() + 6_000;
     await waitFor(async () => (Date.now() > later ? true : undefined), "one more sweep");
-    await waitFor(async () => ((await settledAll()) ? true : undefined), "the count to hold");
-    const missedFires = await unrun();
-    expect(missedFires).toEqual(expect.arrayContaining(due));
-    expect(await reportedCount()).toBe(missedFires.length);
-    const reports = (await missedEvents()).filter(
-      (data) => data.scheduled_for >= since && data.scheduled_for <= horizon,
-    );
-    expect(reports.every((data) => data.on_missed === "run_once" && data.run !== undefined)).toBe(true);
+    const { found, missed } = await waitFor(accounted, "the count to hold");
+    expect(missed).toEqual(expect.arrayContaining(due));
+    expect(found.every((data) => data.on_missed === "run_once" && data.run !== undefined)).toBe(true);
     // One catch-up run per report, of a fire no scheduled run took.
     const catchUps = (await tickerRuns()).filter(
-      (run) =>
-        run.trigger.kind === "missed" &&
-        run.trigger.scheduled_for >= since &&
-        run.trigger.scheduled_for <= horizon,
+      (run) => run.trigger.kind === "missed" && run.trigger.scheduled_for >= since,
     );
-    expect(catchUps.map((run) => run.id).sort()).toEqual(reports.map((data) => data.run).sort());
+    expect(catchUps.map((run) => run.id).sort()).toEqual(found.map((data) => data.run).sort());
     await expectNoFireRunTwice();
   });
 });
