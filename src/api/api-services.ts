@@ -9,6 +9,7 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
+import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -89,6 +90,11 @@ export interface AgentsService {
  */
 export interface RunsService {
   start(agentId: string, task: string | undefined): Promise<RunRecord>;
+  /**
+   * As `start`, with the request's `Idempotency-Key`: the same key of the same agent within 24 h
+   * answers the run it made (`duplicate: true`), on any node of a cluster.
+   */
+  startOnce(agentId: string, task: string | undefined, idempotencyKey: string): Promise<StartedRun>;
   /** A page of runs, newest first (`limit` defaults to DEFAULT_RUN_LIST_LIMIT). */
   list(filter: RunFilter): Promise<RunRecord[]>;
   get(runId: string): RunRecord | undefined;

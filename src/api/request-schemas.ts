@@ -58,6 +58,24 @@ export const StartRunBodySchema = z
   .strictObject({ task: z.string().trim().min(1, "must not be empty").optional() })
   .optional();
 
+/** The longest `Idempotency-Key` taken, as most APIs that take one. */
+export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
+
+/**
+ * POST /agents/:id/runs: the optional `Idempotency-Key` header (headers come lowercased): 1–255
+ * printable ASCII characters, not blank. Other headers pass.
+ */
+export const StartRunHeadersSchema = z.looseObject({
+  "idempotency-key": z
+    .string()
+    .max(IDEMPOTENCY_KEY_MAX_LENGTH, `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`)
+    .regex(/^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/, "must be printable ASCII and not blank")
+    .optional()
+    .describe(
+      "any unique string (a UUID): the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
+    ),
+});
+
 export const RunListQuerySchema = z.object({
   agent: z.string().min(1).optional(),
   status: RunStatusSchema.optional(),

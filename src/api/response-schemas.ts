@@ -177,6 +177,13 @@ export const RunStartedSchema = z.looseObject({
   status: RunStatusSchema,
 });
 
+/** POST /agents/:id/runs with an Idempotency-Key already used: the run that key made. */
+export const RunDuplicateSchema = z.looseObject({
+  run: z.string().describe("the id of the run the same Idempotency-Key made"),
+  status: RunStatusSchema.describe("that run's status now"),
+  duplicate: z.literal(true),
+});
+
 export const EventSchema = z.looseObject({
   id: z.number().int().describe("per agent, from 1, never reused"),
   agent: z.string(),

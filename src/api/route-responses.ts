@@ -32,6 +32,8 @@ export interface RouteDocumentation {
   operationId: string;
   /** The success status and what it answers. */
   success: { status: number; description: string; schema: z.ZodType };
+  /** Other successful answers the route can give (a duplicate's 200 beside a 202). */
+  alsoSuccess?: ReadonlyArray<{ status: number; description: string; schema: z.ZodType }>;
   /** Error statuses this route answers besides those every route can (401, 421, 500, 503). */
   errors?: readonly number[];
 }
@@ -42,10 +44,14 @@ export interface RouteDocumentation {
  * filtered by these schemas.
  */
 export function documented(documentation: RouteDocumentation): Record<string, unknown> {
-  const { operationId, success, errors = [] } = documentation;
+  const { operationId, success, alsoSuccess = [], errors = [] } = documentation;
+  const others = Object.fromEntries(
+    alsoSuccess.map((answer) => [answer.status, jsonSchemaOf(answer.schema, answer.description)]),
+  );
   return {
     operationId,
     response: {
+      ...others,
       [success.status]: jsonSchemaOf(success.schema, success.description),
       ...errorResponses(errors),
     },

@@ -209,7 +209,9 @@ export function clusterApprovals(
     decide: (id, decision, options = {}) => {
       const remote = pending.approval(id);
       const node = remote === undefined ? undefined : remoteNodeOf(cluster, remote.run, "approval", id);
-      if (remote === undefined || node === undefined) return local.decide(id, decision, options);
+      // Answered once the decision's event is where every node reads it (committed).
+      if (remote === undefined || node === undefined)
+        return Promise.resolve(local.decide(id, decision, options)).then(() => cluster.synced());
       const scope = options.scope ?? "once";
       return deliver(cluster, pending, {
         node,
@@ -246,7 +248,11 @@ export function clusterQuestions(
     answer: (id, answer, options = {}) => {
       const remote = pending.question(id);
       const node = remote === undefined ? undefined : remoteNodeOf(cluster, remote.run, "question", id);
-      if (remote === undefined || node === undefined) return local.answer(id, answer, options);
+      if (remote === undefined || node === undefined)
+        return Promise.resolve(local.answer(id, answer, options)).then(async (answered) => {
+          await cluster.synced();
+          return answered;
+        });
       const text = canonicalAnswer(answer, remote.choices);
       return deliver(cluster, pending, {
         node,

@@ -54,6 +54,8 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
   };
   return {
     start: (agentId, task) => runs.start(agentId, task),
+    startOnce: (agentId, task, idempotencyKey) =>
+      runs.startOnce(agentId, task, { kind: "api" }, idempotencyKey),
     list: (filter) => runs.list(filter),
     get: (id) => runs.get(id),
     find: (id) => runs.find(id),

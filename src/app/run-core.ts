@@ -315,6 +315,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     redact: redactValue,
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
+    runHistory: (run, agent) => events.runEvents(run, 0, agent),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.
     recover: store.cluster.ownsEveryRun,

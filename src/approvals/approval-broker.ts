@@ -168,7 +168,12 @@ export class ApprovalBroker implements ApprovalGate {
       agent: request.agent,
       run: request.run,
       type: "approval",
-      data: { id, tool: request.tool, ...data },
+      data: {
+        id,
+        tool: request.tool,
+        ...data,
+        ...(request.callId === undefined ? {} : { call_id: request.callId }),
+      },
     });
   }
 }

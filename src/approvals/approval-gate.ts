@@ -15,6 +15,8 @@ export interface ApprovalRequest {
   /** The run's signal: a stop while waiting ends the wait by throwing its reason. */
   signal: AbortSignal;
   events: EventPublisher;
+  /** The tool call waiting, named in the events. */
+  callId?: string | undefined;
 }
 
 /** How a request ended. `scope: "run"` approves this tool for the rest of the run. */

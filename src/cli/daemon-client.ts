@@ -96,8 +96,9 @@ export class DaemonClient {
     return this.#send("GET", path, schema, undefined, signal);
   }
 
-  post<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
-    return this.#send("POST", path, schema, body);
+  /** `headers` go with the request besides the token and the content type (an `Idempotency-Key`). */
+  post<T>(path: string, body: unknown, schema: z.ZodType<T>, headers?: Record<string, string>): Promise<T> {
+    return this.#send("POST", path, schema, body, undefined, headers);
   }
 
   async #send<T>(
@@ -106,8 +107,9 @@ export class DaemonClient {
     schema: z.ZodType<T>,
     body: unknown,
     signal?: AbortSignal,
+    extraHeaders: Record<string, string> = {},
   ): Promise<T> {
-    const headers: Record<string, string> = { accept: "application/json" };
+    const headers: Record<string, string> = { ...extraHeaders, accept: "application/json" };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     // The daemon refuses a POST without it, body or not: a web page cannot send it without asking.
     if (method !== "GET") headers["content-type"] = "application/json";

@@ -41,6 +41,8 @@ export interface EventDataByType {
     /** approved "for the rest of this run". */
     scope?: "once" | "run";
     by?: string;
+    /** The tool call waiting for it: a run resumed after a crash finds the answer by it. */
+    call_id?: string;
   };
   /** `ask_human`: asked, then answered (by the API, the CLI or a terminal), expired, or cancelled by a stop. */
   question: {
@@ -53,6 +55,8 @@ export interface EventDataByType {
     answer?: string;
     /** Who answered: "api", "tty"; "timeout" or "stop" for the broker itself. */
     by?: string;
+    /** The `ask_human` call that asked: a run resumed after a crash finds the answer by it. */
+    call_id?: string;
   };
   /** A hook ran: `ok`, `denied` (a `before_tool` hook exited 2) or `failed` (never ends the run). */
   hook: {

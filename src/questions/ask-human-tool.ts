@@ -42,6 +42,7 @@ export function askHumanTool(questions: QuestionBroker): ToolDefinition {
             timeoutMilliseconds: definition.approvals.timeout,
             signal: control.signal,
             events: scope.events,
+            callId: context.callId,
           });
           if (answer.state === "answered") return { ok: true, output: answer.answer };
           return {

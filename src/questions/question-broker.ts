@@ -31,6 +31,8 @@ export interface QuestionRequest {
   /** The run's signal: a stop ends the wait by throwing its reason. */
   signal: AbortSignal;
   events: EventPublisher;
+  /** The `ask_human` call asking, named in the events. */
+  callId?: string | undefined;
 }
 
 /** How a question ended: the answer, or nobody answered in time. */
@@ -141,7 +143,12 @@ export class QuestionBroker {
       agent: request.agent,
       run: request.run,
       type: "question",
-      data: { id: question.id, question: question.question, ...data },
+      data: {
+        id: question.id,
+        question: question.question,
+        ...data,
+        ...(request.callId === undefined ? {} : { call_id: request.callId }),
+      },
     });
   }
 }

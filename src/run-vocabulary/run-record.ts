@@ -35,4 +35,9 @@ export interface RunRecord {
   cost_usd: number;
   result?: string;
   error?: { code: string; message: string };
+  /**
+   * The `Idempotency-Key` the run was posted with (`POST /agents/:id/runs`): the same key of the
+   * same agent within IDEMPOTENCY_WINDOW answers this run again instead of starting another.
+   */
+  idempotency_key?: string;
 }

@@ -15,6 +15,7 @@ export function indexLineOf(record: RunRecord): RunIndexLine {
     agent: record.agent,
     created_at: record.created_at,
     ...(record.parent_run !== undefined ? { parent_run: record.parent_run } : {}),
+    ...(record.idempotency_key !== undefined ? { idempotency_key: record.idempotency_key } : {}),
   };
 }
 

@@ -271,7 +271,8 @@ function isIndexLine(value: unknown): value is RunIndexLine {
     typeof line.agent === "string" &&
     typeof line.created_at === "string" &&
     (line.parent_run === undefined || typeof line.parent_run === "string") &&
-    Object.keys(line).length <= 4
+    (line.idempotency_key === undefined || typeof line.idempotency_key === "string") &&
+    Object.keys(line).length <= 5
   );
 }
 

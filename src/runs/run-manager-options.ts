@@ -1,4 +1,5 @@
 import type { Clock } from "../clock/clock.js";
+import type { AgentEvent } from "../events/agent-event.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
@@ -27,6 +28,8 @@ export interface RunManagerOptions {
   createRunId?: RunIdSource;
   /** Where LLM runs save their state after each round; without it runs cannot be resumed. */
   checkpoints?: CheckpointRecords;
+  /** A run's events so far (the event store's, every node's): what a resumed run reads its answers in. */
+  runHistory?: (run: string, agent: string) => Promise<AgentEvent[]>;
   /**
    * The event logs of new runs (the event store's): a queued run's log is held in memory, and
    * created off the event loop when the run launches, before its `running` event.

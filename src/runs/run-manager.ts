@@ -8,6 +8,7 @@ import type { RunFilter } from "./run-filter.js";
 import { DEFAULT_RUN_LIST_LIMIT } from "./run-records.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
 import { pauseRun, reported, resumeRun } from "./pause/pause-resume.js";
+import { IdempotentStarts, type StartedRun } from "./queue/idempotent-starts.js";
 import { localRunQueue } from "./queue/local-run-queue.js";
 import type { RunQueue } from "./queue/run-queue.js";
 import { queuedRecord } from "./record/new-run-record.js";
@@ -43,6 +44,7 @@ export class RunManager implements ChildRuns {
   readonly #launcher: RunLauncher;
   readonly #queue: RunQueue;
   readonly #life: RunLife;
+  readonly #idempotent: IdempotentStarts;
   #accepting = true;
   /** Runs recovery marked failed/crashed at start-up. */
   readonly recovered: RunRecord[];
@@ -57,6 +59,7 @@ export class RunManager implements ChildRuns {
     const live = this.#live;
     this.#recorder = new RunRecorder({ store, events, live, logger, now, redact, runLogs });
     this.#idle = new IdleRuns(live, this.#recorder.publications);
+    this.#idempotent = new IdempotentStarts(store, now);
     this.#life = {
       options,
       now,
@@ -92,6 +95,19 @@ export class RunManager implements ChildRuns {
 
   /** Queues a run of `agentId`; it starts as soon as the limits allow. */
   async start(agentId: string, task?: string, trigger: RunTrigger = { kind: "api" }): Promise<RunRecord> {
+    return (await this.startOnce(agentId, task, trigger)).run;
+  }
+
+  /**
+   * As `start`; with an `idempotencyKey`, the key's run when one of this agent was made with it
+   * within the window (queue/idempotent-starts.ts), on any node of the cluster: `duplicate` then.
+   */
+  async startOnce(
+    agentId: string,
+    task?: string,
+    trigger: RunTrigger = { kind: "api" },
+    idempotencyKey?: string,
+  ): Promise<StartedRun> {
     if (!this.#accepting) {
       const hint = "start the run again once the daemon is back";
       throw new AgentdError(
@@ -100,14 +116,20 @@ export class RunManager implements ChildRuns {
         { hint },
       );
     }
-    const definition = runnableDefinition(this.#options.agents, agentId);
-    const record = queuedRecord(this.#life, {
-      agent: agentId,
-      task: pickTask(task, definition),
-      trigger,
-      definition,
-    });
-    return this.#queue.add({ record, definition, workerStatus: "running", depth: 0 });
+    const create = async (): Promise<StartedRun> => {
+      const definition = runnableDefinition(this.#options.agents, agentId);
+      const record = queuedRecord(this.#life, {
+        agent: agentId,
+        task: pickTask(task, definition),
+        trigger,
+        definition,
+        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
+      });
+      const run = await this.#queue.add({ record, definition, workerStatus: "running", depth: 0 });
+      return { run, duplicate: run.id !== record.id };
+    };
+    if (idempotencyKey === undefined) return create();
+    return this.#idempotent.start(agentId, idempotencyKey, create);
   }
 
   /** Runs a sub-agent for a parent in flight; resolves with the child's final record (children/). */

@@ -19,6 +19,8 @@ export class RunRecordIndex {
   readonly #newestByAgent = new Map<string, string>();
   /** Agent id → its unfinished runs and their status: counts without a scan. */
   readonly #unfinishedByAgent = new Map<string, Map<string, RunRecord["status"]>>();
+  /** Agent id and idempotency key → id of the newest run posted with that key. */
+  readonly #byIdempotencyKey = new Map<string, string>();
   #queued = 0;
 
   /** Adds a new record or replaces the current one of the same run. */
@@ -31,6 +33,20 @@ export class RunRecordIndex {
     const isNewer =
       !newest || newest.created_at < record.created_at || (isNew && newest.created_at === record.created_at);
     if (isNewer) this.#newestByAgent.set(record.agent, record.id);
+    if (record.idempotency_key !== undefined) this.#keep(record, record.idempotency_key);
+  }
+
+  /** The newest run of `agentId` posted with this idempotency key (any age: the caller weighs it). */
+  byIdempotencyKey(agentId: string, key: string): RunRecord | undefined {
+    const id = this.#byIdempotencyKey.get(idempotencyIndexKey(agentId, key));
+    return id === undefined ? undefined : this.#records.get(id);
+  }
+
+  #keep(record: RunRecord, key: string): void {
+    const indexKey = idempotencyIndexKey(record.agent, key);
+    const held = this.#records.get(this.#byIdempotencyKey.get(indexKey) ?? "");
+    if (held === undefined || held.id === record.id || held.created_at <= record.created_at)
+      this.#byIdempotencyKey.set(indexKey, record.id);
   }
 
   /** An agent's unfinished runs, of every node when the store is shared. */
@@ -88,4 +104,9 @@ export class RunRecordIndex {
     if (statuses?.size === 0) this.#unfinishedByAgent.delete(record.agent);
     if (this.#newestByAgent.get(record.agent) === id) this.#newestByAgent.delete(record.agent);
   }
+}
+
+/** One map key for an agent and a key: the NUL cannot occur in an agent id. */
+function idempotencyIndexKey(agentId: string, key: string): string {
+  return `${agentId}\u0000${key}`;
 }

@@ -35,6 +35,7 @@ export const RunRecordObjectSchema = z.object({
   cost_usd: z.number(),
   result: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  idempotency_key: z.string().optional(),
 });
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;
@@ -63,6 +64,8 @@ export const RunIndexLineSchema = z.object({
   agent: z.string(),
   created_at: z.string(),
   parent_run: z.string().optional(),
+  /** The Idempotency-Key the run was posted with: a repeated request finds it here after a restart. */
+  idempotency_key: z.string().optional(),
 });
 export type RunIndexLine = z.infer<typeof RunIndexLineSchema>;
 

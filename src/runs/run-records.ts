@@ -35,6 +35,11 @@ export interface RunRecords {
   lastOf(agentId: string): RunRecord | undefined;
   /** An agent's runs not finished yet, from memory (of every node when the store is shared). */
   unfinishedOf(agentId: string): UnfinishedRuns;
+  /**
+   * The newest run of `agentId` created with this `idempotency_key`, from memory (of every node
+   * when the store is shared), whatever its age; undefined when none.
+   */
+  findByIdempotencyKey(agentId: string, key: string): RunRecord | undefined;
   /** Runs queued and not started yet, of every agent. */
   queuedCount(): number;
   /** Registers a new run; resolves once it is durable (only then is it listed). */

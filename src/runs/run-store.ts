@@ -39,6 +39,8 @@ export interface RunStoreOptions {
 }
 
 const RUN_ID = /^r_[0-9a-z]+$/;
+/** How far back the index is read for Idempotency-Keys: past the 24 h window, with room for clock skew. */
+const KEYS_LOOKED_BACK_MILLISECONDS = 48 * 60 * 60 * 1000;
 
 /** Whether a run stays in the open set: unfinished, or cut off by a crash or a shutdown. */
 function isOpen(record: RunRecord): boolean {
@@ -80,6 +82,8 @@ export class RunStore implements RunRecords {
   readonly #storage: StorageGate | undefined;
   /** The index segments' sizes as last recorded in the journal (a shrunk one means damage). */
   #recordedSegments: Record<string, number> = {};
+  /** Agent and Idempotency-Key → run, of the runs created in the last two days (read on first use). */
+  #keys: Map<string, string> | undefined;
 
   private constructor(options: RunStoreOptions) {
     this.#dataDirectory = options.dataDirectory;
@@ -200,6 +204,39 @@ export class RunStore implements RunRecords {
     return counts;
   }
 
+  /**
+   * The run an agent was posted with `key`, from the index (read backwards once, over the two days
+   * before its newest run; kept up to date by `create` after that). The caller applies the
+   * 24 h window to the run's `created_at`.
+   */
+  findByIdempotencyKey(agentId: string, key: string): RunRecord | undefined {
+    const run = this.#keysOfRecentRuns().get(`${agentId}\0${key}`);
+    return run === undefined ? undefined : this.get(run);
+  }
+
+  #keysOfRecentRuns(): Map<string, string> {
+    if (this.#keys) return this.#keys;
+    const keys = new Map<string, string>();
+    // Two days back from the newest run listed (not from this machine's clock, which the caller's
+    // window check reads): the scan's bound only.
+    let since: string | undefined;
+    const segments = [...this.#index.segments];
+    scan: for (let index = segments.length - 1; index >= 0; index--) {
+      const lines = this.#index.linesOf(segments[index] ?? 0);
+      for (let at = lines.length - 1; at >= 0; at--) {
+        const line = lines[at];
+        if (!line) continue;
+        since ??= new Date(Date.parse(line.created_at) - KEYS_LOOKED_BACK_MILLISECONDS).toISOString();
+        if (line.created_at < since) break scan;
+        const name =
+          line.idempotency_key === undefined ? undefined : `${line.agent}\0${line.idempotency_key}`;
+        if (name !== undefined && !keys.has(name)) keys.set(name, line.run);
+      }
+    }
+    this.#keys = keys;
+    return keys;
+  }
+
   queuedCount(): number {
     let queued = 0;
     for (const record of this.#open.values()) if (record.status === "queued") queued += 1;
@@ -244,6 +281,9 @@ export class RunStore implements RunRecords {
     }
     this.#open.set(record.id, record);
     noteNewest(this.#newest, record);
+    if (record.idempotency_key !== undefined) {
+      this.#keys?.set(`${record.agent}\0${record.idempotency_key}`, record.id);
+    }
   }
 
   /**

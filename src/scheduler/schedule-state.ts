@@ -4,7 +4,7 @@ import type { Logger } from "../logging/logger.js";
 import { replaceFileSync } from "../util/replace-file.js";
 import type { SpareFiles } from "../util/spare-files.js";
 import type { StorageGate } from "../util/storage-gate.js";
-import type { ScheduleStates } from "./schedule-states.js";
+import type { ScheduleStates, UnsettledFire } from "./schedule-states.js";
 
 const AgentScheduleStateSchema = z.object({
   /** When the schedule last fired (ISO), whether the fire ran or was skipped. */
@@ -37,6 +37,7 @@ const ScheduleStateFileSchema = z.object({ agents: z.record(z.string(), AgentSch
 export class ScheduleState implements ScheduleStates {
   readonly #file: string;
   readonly #agents: Map<string, AgentScheduleState>;
+  readonly #notStarted: UnsettledFire[] = [];
   #dirty = false;
   #spares: SpareFiles | undefined;
   #storage: StorageGate | undefined;
@@ -121,5 +122,17 @@ export class ScheduleState implements ScheduleStates {
   /** One daemon owns its `data_dir` (the lock): every fire is its own. */
   claimFire(): boolean {
     return true;
+  }
+
+  /** No claims to settle: the state file's `last_fire` accounts for fires. */
+  settleFires(): void {}
+
+  /** Fires whose run the files store could not write: run or reported by the next sweep. */
+  fireNotStarted(agentId: string, scheduledFor: string[]): void {
+    for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
+  }
+
+  async unsettledFires(): Promise<UnsettledFire[]> {
+    return this.#notStarted.splice(0);
   }
 }

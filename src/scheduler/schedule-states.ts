@@ -18,4 +18,27 @@ export interface ScheduleStates {
    * the cluster gets true.
    */
   claimFire(agentId: string, scheduledFor: string): boolean | Promise<boolean>;
+  /**
+   * Fires of this daemon accounted for by a report (`skipped`, `missed`) published just before:
+   * their claims are settled after that event. (A run settles its fire's claim with its record.)
+   */
+  settleFires(agentId: string, scheduledFor: string[]): void;
+  /**
+   * Fires this daemon took but could not start (the store was away): handed back by the next
+   * `unsettledFires`, to be run or reported under `on_missed`.
+   */
+  fireNotStarted(agentId: string, scheduledFor: string[]): void;
+  /**
+   * The fires this daemon now owns and must run or report under `on_missed`: those it could not
+   * start, those due while the store was away (claimed now, unless another node took them), and
+   * those claimed by a node gone from the cluster that neither ran nor reported them, of the
+   * agents this daemon schedules (`agents`: each claim is taken over by one node only). Oldest first.
+   */
+  unsettledFires(agents: readonly string[]): Promise<UnsettledFire[]>;
+}
+
+/** A fire to run or report under `on_missed`. */
+export interface UnsettledFire {
+  agent: string;
+  scheduledFor: string;
 }

@@ -29,7 +29,15 @@ export interface SchedulerOptions {
   clock?: Clock;
   /** Under `overlap: queue`, fires queued behind a running run at most (config `scheduler.queue_limit`). */
   queueLimit?: number;
+  /**
+   * How often fires nobody ran nor reported are looked for (on `clock`): due while the store was
+   * away, or claimed by a node that died before writing its run. Default FIRE_SWEEP_MILLISECONDS.
+   */
+  fireSweepMilliseconds?: number;
 }
+
+/** How often unsettled fires are looked for, by default. */
+export const FIRE_SWEEP_MILLISECONDS = 5_000;
 
 let localTime: string | undefined;
 
@@ -75,12 +83,69 @@ export class Scheduler {
   readonly #timer: FireTimer;
   #started = false;
   #stopped = false;
+  /** Cancels the next sweep of unsettled fires. */
+  #cancelSweep: (() => void) | undefined;
+  #sweeping = false;
 
   constructor(options: SchedulerOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#queueLimit = options.queueLimit ?? DEFAULT_QUEUE_LIMIT;
     this.#timer = new FireTimer(this.#clock, (fires) => this.#onDue(fires));
+  }
+
+  /**
+   * Runs or reports, under each agent's `on_missed`, the fires nobody ran nor reported: one run
+   * (`run_once`, trigger `missed`) or none (`skip`) per agent, and one `missed` event with how many.
+   * Called at the first `apply()` and then every `fireSweepMilliseconds` on the scheduler's clock;
+   * resolves once the runs are recorded and the reports published.
+   */
+  async sweepUnsettledFires(): Promise<void> {
+    if (this.#stopped || this.#sweeping) return;
+    this.#sweeping = true;
+    try {
+      const fires = await this.#options.state.unsettledFires([...this.#scheduled.keys()]);
+      const byAgent = new Map<string, string[]>();
+      for (const { agent, scheduledFor } of fires)
+        byAgent.set(agent, [...(byAgent.get(agent) ?? []), scheduledFor]);
+      await Promise.all([...byAgent].map(([agentId, times]) => this.#settleUnsettled(agentId, times)));
+    } catch (error) {
+      this.#options.logger.warn({ err: error }, "could not settle fires left unsettled");
+    } finally {
+      this.#sweeping = false;
+    }
+  }
+
+  #armSweep(): void {
+    if (this.#stopped) return;
+    const every = this.#options.fireSweepMilliseconds ?? FIRE_SWEEP_MILLISECONDS;
+    this.#cancelSweep = this.#clock.setTimer(() => {
+      void this.sweepUnsettledFires().finally(() => this.#armSweep());
+    }, every);
+  }
+
+  async #settleUnsettled(agentId: string, times: string[]): Promise<void> {
+    const scheduledFor = times.at(-1) as string;
+    const scheduled = this.#scheduled.get(agentId);
+    // An agent no longer scheduled (removed, disabled) runs nothing: its fires are reported.
+    const onMissed = scheduled?.schedule.on_missed ?? "skip";
+    this.#options.logger.warn(
+      { agent: agentId, missed: times.length, latest: scheduledFor, on_missed: onMissed },
+      "schedule fires were due while the store was away or on a node that died: on_missed applies",
+    );
+    if (scheduled === undefined || onMissed === "skip") {
+      this.#publishMissed(agentId, scheduledFor, "skip", times.length);
+      this.#options.state.settleFires(agentId, times);
+      return;
+    }
+    const { definition, schedule } = scheduled;
+    const run = await this.#startRun(
+      definition,
+      schedule,
+      { kind: "missed", scheduled_for: scheduledFor },
+      times,
+    );
+    if (run) this.#publishMissed(agentId, scheduledFor, "run_once", times.length, run.id);
   }
 
   /** Makes the schedules match `definitions` (every agent with a valid version). */
@@ -119,7 +184,10 @@ export class Scheduler {
       );
     }
     state.flush();
-    if (firstApply) logger.info({ schedules: this.#scheduled.size }, "schedules started");
+    if (firstApply) {
+      logger.info({ schedules: this.#scheduled.size }, "schedules started");
+      void this.sweepUnsettledFires().finally(() => this.#armSweep());
+    }
   }
 
   /** When the agent's schedule fires next; undefined for an agent without an active schedule. */
@@ -131,6 +199,7 @@ export class Scheduler {
   /** Stops the timer; later `apply()` calls do nothing. */
   stop(): void {
     this.#stopped = true;
+    this.#cancelSweep?.();
     this.#timer.stop();
     this.#scheduled.clear();
   }
@@ -190,6 +259,7 @@ export class Scheduler {
           "overlap",
           "the previous run is still going and the schedule says overlap: skip",
         );
+        this.#options.state.settleFires(agentId, [scheduledFor]);
         return Promise.resolve();
       }
       if (runs.queuedRuns(agentId) >= this.#queueLimit) {
@@ -199,10 +269,13 @@ export class Scheduler {
           "queue_full",
           `${this.#queueLimit} fires are already queued behind the running one (config scheduler.queue_limit)`,
         );
+        this.#options.state.settleFires(agentId, [scheduledFor]);
         return Promise.resolve();
       }
     }
-    return this.#startRun(definition, schedule, { kind: "schedule", scheduled_for: scheduledFor });
+    return this.#startRun(definition, schedule, { kind: "schedule", scheduled_for: scheduledFor }, [
+      scheduledFor,
+    ]);
   }
 
   /** SPEC 8: fires due while the daemon was down run once now (`run_once`) or are recorded (`skip`). */
@@ -217,18 +290,22 @@ export class Scheduler {
       { agent: agentId, missed: missed.count, latest: scheduledFor, on_missed: schedule.on_missed },
       "schedule fires were missed while the daemon was down",
     );
-    if (schedule.on_missed === "skip") {
-      this.#publishMissed(agentId, scheduledFor, "skip", missed.count);
-      return;
-    }
-    const runOnce = () =>
-      void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }).then((run) =>
-        this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run?.id),
-      );
-    // Several daemons starting on one store settle the same missed fire: one of them runs it.
+    const settle =
+      schedule.on_missed === "skip"
+        ? () => {
+            this.#publishMissed(agentId, scheduledFor, "skip", missed.count);
+            this.#options.state.settleFires(agentId, [scheduledFor]);
+          }
+        : () =>
+            void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }, [
+              scheduledFor,
+            ]).then((run) =>
+              run ? this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run.id) : undefined,
+            );
+    // Several daemons starting on one store settle the same missed fire: one of them runs or reports it.
     const claimed = this.#options.state.claimFire(agentId, scheduledFor);
-    if (claimed === true) runOnce();
-    else if (claimed !== false) void claimed.then((won) => (won ? runOnce() : undefined));
+    if (claimed === true) settle();
+    else if (claimed !== false) void claimed.then((won) => (won ? settle() : undefined));
   }
 
   /**
@@ -317,16 +394,30 @@ export class Scheduler {
     this.#options.state.set(agentId, { ...previous, checked_at: new Date(now).toISOString() });
   }
 
+  /**
+   * Starts the run of `fires` (their latest, or the one). A store that cannot record it now keeps
+   * the fires for the next sweep (`on_missed` then applies); a run refused otherwise (the agent
+   * disabled or invalid) is reported `skipped`, and the fires are settled.
+   */
   async #startRun(
     definition: AgentDefinition,
     schedule: Schedule,
     trigger: Extract<RunTrigger, { scheduled_for: string }>,
+    fires: string[],
   ): Promise<RunRecord | undefined> {
     const task = schedule.task ?? definition.frontmatter.task ?? DEFAULT_SCHEDULED_TASK;
     try {
       return await this.#options.runs.start(definition.id, task, trigger);
     } catch (error) {
       if (AgentdError.is(error, "SHUTTING_DOWN")) return undefined;
+      if (STORE_FAILURES.some((code) => AgentdError.is(error, code))) {
+        this.#options.logger.warn(
+          { err: error, agent: definition.id, scheduled_for: trigger.scheduled_for },
+          "a scheduled run could not be recorded: it is run or reported (on_missed) once the store takes it",
+        );
+        this.#options.state.fireNotStarted(definition.id, fires);
+        return undefined;
+      }
       const reason = AgentdError.is(error) && error.details?.state === "disabled" ? "disabled" : "invalid";
       this.#publishSkipped(
         definition.id,
@@ -334,7 +425,11 @@ export class Scheduler {
         reason,
         error instanceof Error ? error.message : String(error),
       );
+      this.#options.state.settleFires(definition.id, fires);
       return undefined;
     }
   }
 }
+
+/** Errors of a store that cannot record a run right now: the fire waits for the next sweep. */
+const STORE_FAILURES = ["STORE_UNAVAILABLE", "STORE_WRITE_FAILED", "STORAGE_FULL"] as const;

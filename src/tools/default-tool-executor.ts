@@ -154,6 +154,7 @@ export class DefaultToolExecutor implements ToolExecutor {
       signal: control.signal,
       settings: this.#options.settings,
       run: scope,
+      callId: call.callId,
       pathAllowed: (relativePath) => !restrictedByPattern(definition.permissions, tool.name, relativePath),
       redactPiece: (text, cutAt) => {
         const { redactor } = this.#options;
@@ -185,7 +186,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         return refusal("TOOL_DENIED", `${tool.name} call denied by a before_tool hook: ${hookDenial}`);
       }
       if (verdict.decision === "ask" && !this.#approvedForRun.get(control)?.has(tool.name)) {
-        const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope);
+        const denial = await this.#askApproval(tool.name, input.value, verdict.reason, scope, call.callId);
         timing.waitedMilliseconds = performance.now() - waitStarted;
         if (denial) return denial;
       }
@@ -217,6 +218,7 @@ export class DefaultToolExecutor implements ToolExecutor {
     argumentsAsWritten: unknown,
     reason: string,
     scope: ToolRunScope,
+    callId: string,
   ): Promise<ToolOutput | undefined> {
     const { definition, control } = scope;
     await control.waitWhilePaused();
@@ -233,6 +235,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         policy: definition.approvals,
         signal: control.signal,
         events: scope.events,
+        callId,
       });
     } finally {
       if (!control.signal.aborted) void scope.setStatus("running");

@@ -27,6 +27,8 @@ export interface ToolContext {
   redactPiece(text: string, cutAt: "end" | "start"): string;
   /** The run the call belongs to: for tools that act on it (ask a human, start a sub-agent). */
   run?: ToolRunScope;
+  /** The model's id of this call, when a model made it. */
+  callId?: string;
 }
 
 /** A tool's answer before redaction and the size cap. `code` names the failure when not ok. */

@@ -1,3 +1,4 @@
+import type { AgentEvent } from "../events/agent-event.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import type { RunCheckpoints } from "../checkpoints/checkpoint.js";
@@ -14,6 +15,11 @@ export interface RunContext {
   events: EventPublisher;
   /** Where the LLM worker saves its state after each round, and the state a resumed run continues from. */
   checkpoints?: RunCheckpoints;
+  /**
+   * The run's events so far, wherever they were written (another node's included): a run resumed
+   * from a checkpoint reads in them the answers given to its interrupted calls.
+   */
+  history?(): Promise<AgentEvent[]>;
   /**
    * Reports `waiting` (approval pending) and back to `running`; the run manager records it and
    * resolves once the record is on disk and the status told (the daemon's; a test's may return nothing).

@@ -67,6 +67,17 @@ export class InstantRuns implements RunsService {
     private readonly agents: FixedAgents,
   ) {}
 
+  /** Keys of the runs started with an idempotency key (agent, key → run). */
+  readonly #keys = new Map<string, RunRecord>();
+
+  async startOnce(agentId: string, task: string | undefined, idempotencyKey: string) {
+    const held = this.#keys.get(`${agentId} ${idempotencyKey}`);
+    if (held) return { run: held, duplicate: true };
+    const run = await this.start(agentId, task);
+    this.#keys.set(`${agentId} ${idempotencyKey}`, run);
+    return { run, duplicate: false };
+  }
+
   async start(agentId: string, task: string | undefined): Promise<RunRecord> {
     const agent = this.agents.get(agentId);
     if (!agent) throw new AgentdError("NOT_FOUND", `no agent "${agentId}"`);

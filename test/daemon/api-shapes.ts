@@ -51,3 +51,22 @@ export async function runEvents(daemon: DaemonProcess, run: string): Promise<Age
     after = page.next;
   }
 }
+
+/** POST /agents/:id/runs with an Idempotency-Key, as a client sends it. */
+export async function postRunWithKey(
+  daemon: DaemonProcess,
+  agent: string,
+  key: string | undefined,
+  task = "do it",
+): Promise<{ status: number; body: { run?: string; duplicate?: boolean; error?: { code: string } } }> {
+  const response = await fetch(`${daemon.url}/agents/${agent}/runs`, {
+    method: "POST",
+    headers: {
+      ...daemon.headers(),
+      "content-type": "application/json",
+      ...(key === undefined ? {} : { "idempotency-key": key }),
+    },
+    body: JSON.stringify({ task }),
+  });
+  return { status: response.status, body: (await response.json()) as never };
+}

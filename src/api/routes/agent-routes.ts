@@ -4,12 +4,22 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { pageOf } from "../list-page.js";
-import { AgentListQuerySchema, AgentParamsSchema, StartRunBodySchema } from "../request-schemas.js";
+import {
+  AgentListQuerySchema,
+  AgentParamsSchema,
+  StartRunBodySchema,
+  StartRunHeadersSchema,
+} from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { createWhileStorageHasRoom } from "../storage-admission.js";
-import { AgentDetailSchema, AgentListSchema, RunStartedSchema } from "../response-schemas.js";
+import {
+  AgentDetailSchema,
+  AgentListSchema,
+  RunDuplicateSchema,
+  RunStartedSchema,
+} from "../response-schemas.js";
 
 /** GET /agents, GET /agents/:id, POST /agents/:id/runs. */
 export function registerAgentRoutes(app: FastifyInstance, { services }: RouteContext): void {
@@ -73,25 +83,48 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
     },
   );
 
-  app.post<{ Params: z.output<typeof AgentParamsSchema>; Body: z.output<typeof StartRunBodySchema> }>(
+  app.post<{
+    Params: z.output<typeof AgentParamsSchema>;
+    Body: z.output<typeof StartRunBodySchema>;
+    Headers: z.output<typeof StartRunHeadersSchema>;
+  }>(
     "/agents/:id/runs",
     {
       schema: {
-        summary: "Start a run of the agent (202 with the run id)",
+        summary:
+          "Start a run of the agent (202 with the run id); with an Idempotency-Key used within 24 h, the run it made (200)",
         params: routeSchema(AgentParamsSchema),
         body: routeSchema(StartRunBodySchema),
+        headers: routeSchema(StartRunHeadersSchema),
         ...documented({
           operationId: "startRun",
           success: { status: 202, description: "The run is queued", schema: RunStartedSchema },
+          alsoSuccess: [
+            {
+              status: 200,
+              description: "The Idempotency-Key was used for this agent within 24 h: nothing new is started",
+              schema: RunDuplicateSchema,
+            },
+          ],
           errors: [400, 404, 409, 415, 507],
         }),
       },
     },
     async (request, reply) => {
-      const record = await createWhileStorageHasRoom(services.storage, () =>
-        services.runs.start(request.params.id, request.body?.task),
+      const key = request.headers["idempotency-key"];
+      const { id } = request.params;
+      const task = request.body?.task;
+      if (key === undefined) {
+        const record = await createWhileStorageHasRoom(services.storage, () => services.runs.start(id, task));
+        return reply.status(202).send({ run: record.id, status: record.status });
+      }
+      const started = await createWhileStorageHasRoom(services.storage, () =>
+        services.runs.startOnce(id, task, key),
       );
-      return reply.status(202).send({ run: record.id, status: record.status });
+      const { run } = started;
+      if (started.duplicate)
+        return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
+      return reply.status(202).send({ run: run.id, status: run.status });
     },
   );
 }

@@ -15,6 +15,7 @@ import {
   type ServedEvent,
   ServedEventSchema,
 } from "../daemon-client.js";
+import { startRunOnce } from "../start-run-once.js";
 
 /** How long to wait for a daemon that holds the folder but does not listen yet. */
 const LISTEN_WAIT_MILLISECONDS = 30_000;
@@ -68,8 +69,10 @@ export async function runOnDaemon(options: DaemonRunOptions): Promise<RunRecord>
     stopOnDaemon();
   });
   try {
-    const started = await client.post(
-      `${agentPath}/runs`,
+    // One key for every attempt: a retry after a lost answer finds the run the first one made.
+    const started = await startRunOnce(
+      client,
+      agentPath,
       options.task === undefined ? {} : { task: options.task },
       RunStartedSchema,
     );

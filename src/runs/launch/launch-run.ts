@@ -67,6 +67,9 @@ export class RunLauncher {
       ...(options.checkpoints
         ? { checkpoints: options.checkpoints.forRun(run.record.id, run.resumeFrom) }
         : {}),
+      ...(options.runHistory === undefined
+        ? {}
+        : { history: () => options.runHistory?.(run.record.id, run.record.agent) ?? Promise.resolve([]) }),
     };
     // Loud before anything runs: the first event after `running` says the fence is off.
     const unsandboxed = unsandboxedRunWarning(definition);

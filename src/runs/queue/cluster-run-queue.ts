@@ -30,13 +30,18 @@ export class ClusterRunQueue implements RunQueue {
     this.#stopClaiming = shared.onWork(() => this.fill());
   }
 
-  /** Queues a new run for the cluster: the node that claims it runs it (maybe this one). */
+  /**
+   * Queues a new run for the cluster: the node that claims it runs it (maybe this one). A run
+   * another start with the same idempotency key made comes back as it is, nothing queued.
+   */
   async add({ record }: LiveRun): Promise<RunRecord> {
+    let held: RunRecord;
     try {
-      await this.#shared.post(record);
+      held = await this.#shared.post(record);
     } catch (error) {
       throw storeFailure(record, error);
     }
+    if (held.id !== record.id) return held;
     this.#life.recorder.publishStatus(record);
     return record;
   }

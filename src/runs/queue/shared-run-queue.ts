@@ -21,8 +21,12 @@ export type Withdrawal =
  * the cluster within that agent's `max_concurrent_runs`.
  */
 export interface SharedRunQueue {
-  /** Writes a new queued run for any node to claim; resolves once it is committed (then listed). */
-  post(record: RunRecord): Promise<void>;
+  /**
+   * Writes a new queued run for any node to claim; resolves once it is committed (then listed)
+   * with its record. A run with an `idempotency_key` whose agent has a run with that key made
+   * within the window (by any node) is not written: that run's record comes back instead.
+   */
+  post(record: RunRecord): Promise<RunRecord>;
   /**
    * Claims at most `count` queued runs, oldest first, each of an agent whose limit `limitOf` gives
    * (0: this node cannot run that agent and leaves its runs to the others). The runs come back as

@@ -14,6 +14,8 @@ export interface NewRun {
   createdAt: Date;
   /** A sub-agent's run: the run that started it. */
   parentRun?: string;
+  /** The `Idempotency-Key` it was posted with. */
+  idempotencyKey?: string;
 }
 
 /** The first record of a run: `queued`, nothing spent (not yet masked: the caller redacts it). */
@@ -29,6 +31,7 @@ export function newRunRecord(run: NewRun): RunRecord {
     created_at: run.createdAt.toISOString(),
     usage: EMPTY_USAGE,
     cost_usd: 0,
+    ...(run.idempotencyKey === undefined ? {} : { idempotency_key: run.idempotencyKey }),
   };
 }
 

@@ -122,6 +122,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agentd_schedule_fires_claimed ON agentd_schedule_fires (claimed_at);
     `,
   },
+  {
+    version: 8,
+    description: "idempotency keys of posted runs: one run per agent and key",
+    sql: `
+      ALTER TABLE agentd_runs ADD COLUMN idempotency_key text;
+      CREATE UNIQUE INDEX agentd_runs_idempotency ON agentd_runs (agent, idempotency_key)
+        WHERE idempotency_key IS NOT NULL;
+    `,
+  },
+  {
+    version: 9,
+    description: "fire claims settled once their run or their report is written",
+    sql: `
+      ALTER TABLE agentd_schedule_fires ADD COLUMN settled boolean NOT NULL DEFAULT true;
+      ALTER TABLE agentd_schedule_fires ALTER COLUMN settled SET DEFAULT false;
+      CREATE INDEX agentd_schedule_fires_unsettled ON agentd_schedule_fires (node) WHERE NOT settled;
+    `,
+  },
+  {
+    version: 10,
+    description: "each agent's last event time: a node with a clock behind never writes an earlier one",
+    sql: `
+      ALTER TABLE agentd_event_counters ADD COLUMN last_time text;
+      UPDATE agentd_event_counters AS c SET last_time = (
+        SELECT e.line::jsonb->>'time' FROM agentd_events AS e WHERE e.agent = c.agent ORDER BY e.id DESC LIMIT 1
+      );
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

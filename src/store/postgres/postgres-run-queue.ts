@@ -6,6 +6,7 @@ import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import type { ClaimedRun, SharedRunQueue, Withdrawal } from "../../runs/queue/shared-run-queue.js";
 import { parseCheckpoint } from "./postgres-checkpoints.js";
 import type { PostgresRunRecords } from "./postgres-run-records.js";
+import { postIdempotentRun } from "./post-idempotent-run.js";
 import { takeChangeNumber } from "./write-batch.js";
 
 /** Claims are tried this often without a notification: covers one lost to a reconnect. */
@@ -44,8 +45,16 @@ export class PostgresRunQueue implements SharedRunQueue {
     this.#options = options;
   }
 
-  post(record: RunRecord): Promise<void> {
-    return this.#options.runs.create(record, true);
+  async post(record: RunRecord): Promise<RunRecord> {
+    if (record.idempotency_key === undefined) {
+      await this.#options.runs.create(record, true);
+      return record;
+    }
+    // This node's changes queued before go in first, as for any write of its own.
+    await this.#options.committed();
+    const posted = await postIdempotentRun(this.#options.pool, this.#options.node, record);
+    if (posted.change !== undefined) this.#options.runs.written(posted.record, posted.change);
+    return posted.record;
   }
 
   async claim(count: number, limitOf: (agentId: string) => number): Promise<ClaimedRun[]> {

@@ -114,6 +114,10 @@ export class PostgresRunRecords implements RunRecords {
     return this.#records.unfinishedOf(agentId);
   }
 
+  findByIdempotencyKey(agentId: string, key: string): RunRecord | undefined {
+    return this.#records.byIdempotencyKey(agentId, key);
+  }
+
   queuedCount(): number {
     return this.#records.queued;
   }

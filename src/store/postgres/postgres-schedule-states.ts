@@ -1,17 +1,23 @@
 import type pg from "pg";
 import type { Logger } from "../../logging/logger.js";
 import { type AgentScheduleState, accountedUntilOf } from "../../scheduler/schedule-state.js";
-import type { ScheduleStates } from "../../scheduler/schedule-states.js";
+import type { ScheduleStates, UnsettledFire } from "../../scheduler/schedule-states.js";
 import type { PostgresWriter } from "./postgres-writer.js";
 
 /**
  * Schedule state shared by the cluster, and the fire claims: a row per agent and scheduled time,
- * inserted by the one node that takes the fire (the primary key refuses the others).
+ * inserted by the one node that takes the fire (the primary key refuses the others), `settled`
+ * once its run's first record (same transaction) or its report is written. A claim left unsettled
+ * by a node gone from the cluster is taken over by one other node, which runs or reports it.
  */
 export class PostgresScheduleStates implements ScheduleStates {
   readonly #states: Map<string, AgentScheduleState>;
   readonly #dirty = new Set<string>();
   readonly #options: { writer: PostgresWriter; pool: pg.Pool; node: string; logger: Logger };
+  /** Fires due while the database was away: claimed at the next sweep unless another node took them. */
+  readonly #unclaimed: UnsettledFire[] = [];
+  /** Fires this node claimed and could not start. */
+  readonly #notStarted: UnsettledFire[] = [];
 
   constructor(
     options: { writer: PostgresWriter; pool: pg.Pool; node: string; logger: Logger },
@@ -45,11 +51,14 @@ export class PostgresScheduleStates implements ScheduleStates {
     this.#dirty.clear();
   }
 
-  /** True for the node whose claim row went in; false for the others, and while the database is away. */
+  /**
+   * True for the node whose claim row went in; false for the others. While the database is away:
+   * false, and the fire is kept to be claimed at the next sweep (`unsettledFires`).
+   */
   async claimFire(agentId: string, scheduledFor: string): Promise<boolean> {
     try {
       const result = await this.#options.pool.query(
-        `INSERT INTO agentd_schedule_fires (agent, scheduled_for, node) VALUES ($1, $2, $3)
+        `INSERT INTO agentd_schedule_fires (agent, scheduled_for, node, settled) VALUES ($1, $2, $3, false)
          ON CONFLICT DO NOTHING RETURNING agent`,
         [agentId, scheduledFor, this.#options.node],
       );
@@ -57,9 +66,53 @@ export class PostgresScheduleStates implements ScheduleStates {
     } catch (error) {
       this.#options.logger.warn(
         { err: error, agent: agentId, scheduled_for: scheduledFor },
-        "cannot claim a schedule fire: PostgreSQL unreachable; the fire is left to the other nodes",
+        "cannot claim a schedule fire: PostgreSQL unreachable; it is claimed once it is back (on_missed applies)",
       );
+      this.#unclaimed.push({ agent: agentId, scheduledFor });
       return false;
     }
+  }
+
+  settleFires(agentId: string, scheduledFor: string[]): void {
+    if (scheduledFor.length === 0) return;
+    this.#options.writer.enqueue({ kind: "fires_settled", agent: agentId, scheduledFor });
+  }
+
+  fireNotStarted(agentId: string, scheduledFor: string[]): void {
+    for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
+  }
+
+  async unsettledFires(agents: readonly string[]): Promise<UnsettledFire[]> {
+    const owned = this.#notStarted.splice(0);
+    const { pool, node } = this.#options;
+    try {
+      if (this.#unclaimed.length > 0) {
+        const due = [...this.#unclaimed];
+        const claimed = await pool.query<{ agent: string; scheduled_for: string }>(
+          `INSERT INTO agentd_schedule_fires (agent, scheduled_for, node, settled)
+           SELECT agent, scheduled_for, $3, false FROM unnest($1::text[], $2::text[]) AS d(agent, scheduled_for)
+           ORDER BY agent, scheduled_for
+           ON CONFLICT DO NOTHING RETURNING agent, scheduled_for`,
+          [due.map((fire) => fire.agent), due.map((fire) => fire.scheduledFor), node],
+        );
+        this.#unclaimed.splice(0, due.length);
+        owned.push(...claimed.rows.map((row) => ({ agent: row.agent, scheduledFor: row.scheduled_for })));
+      }
+      // One statement: two nodes sweeping at once take each claim once (the second finds it owned).
+      const orphans = await pool.query<{ agent: string; scheduled_for: string }>(
+        `UPDATE agentd_schedule_fires AS f SET node = $1, claimed_at = now()
+         WHERE NOT f.settled AND f.agent = ANY($2::text[])
+           AND NOT EXISTS (SELECT 1 FROM agentd_nodes AS n WHERE n.id = f.node)
+         RETURNING agent, scheduled_for`,
+        [node, agents],
+      );
+      owned.push(...orphans.rows.map((row) => ({ agent: row.agent, scheduledFor: row.scheduled_for })));
+    } catch (error) {
+      this.#options.logger.debug({ err: error }, "cannot sweep schedule fires now: PostgreSQL unreachable");
+    }
+    return owned.sort(
+      (left, right) =>
+        left.agent.localeCompare(right.agent) || left.scheduledFor.localeCompare(right.scheduledFor),
+    );
   }
 }

@@ -56,6 +56,7 @@ export async function writeBatch(
     const checkpoints = new Map<string, Checkpoint | undefined>();
     const cooldowns = new Map<string, CliCooldown>();
     const controls: Array<{ node: string; message: string }> = [];
+    const settledFires: Array<{ agent: string; scheduledFor: string[] }> = [];
     for (const operation of batch) {
       if (operation.kind === "run")
         runs.set(operation.record.id, { record: operation.record, claimable: operation.claimable === true });
@@ -63,9 +64,11 @@ export async function writeBatch(
       else if (operation.kind === "schedule_state") states.set(operation.agent, operation.state);
       else if (operation.kind === "checkpoint") checkpoints.set(operation.run, operation.checkpoint);
       else if (operation.kind === "control") controls.push(operation);
+      else if (operation.kind === "fires_settled") settledFires.push(operation);
       else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
     const refused = await writeRuns(client, node, change, [...runs.values()]);
+    await settleFires(client, node, [...runs.values()], settledFires);
     // Nor the events this node made of a run it no longer holds.
     const lost = new Set(refused.map(({ record }) => record.id));
     await writeEvents(
@@ -150,18 +153,71 @@ async function writeRuns(
   });
 }
 
+/**
+ * Marks fire claims settled: a scheduled run's with the run's first record (same transaction, so a
+ * claim without its run stays unsettled for the sweep to find), a catch-up run's (`missed`) with
+ * every unsettled claim of this node for the agent up to its time, and the claims a report
+ * settles (`fires_settled`, after the report's event in the same order).
+ */
+async function settleFires(
+  client: pg.PoolClient,
+  node: string,
+  runs: Array<{ record: RunRecord }>,
+  reports: Array<{ agent: string; scheduledFor: string[] }>,
+): Promise<void> {
+  const fires = { agent: [] as string[], scheduledFor: [] as string[], upTo: [] as boolean[] };
+  for (const { record } of runs) {
+    const { trigger } = record;
+    if (record.status !== "queued" || (trigger.kind !== "schedule" && trigger.kind !== "missed")) continue;
+    fires.agent.push(record.agent);
+    fires.scheduledFor.push(trigger.scheduled_for);
+    fires.upTo.push(trigger.kind === "missed");
+  }
+  for (const report of reports)
+    for (const scheduledFor of report.scheduledFor) {
+      fires.agent.push(report.agent);
+      fires.scheduledFor.push(scheduledFor);
+      fires.upTo.push(false);
+    }
+  if (fires.agent.length === 0) return;
+  await client.query(
+    `UPDATE agentd_schedule_fires AS f SET settled = true
+     FROM unnest($1::text[], $2::text[], $3::boolean[]) AS s(agent, scheduled_for, up_to)
+     WHERE NOT f.settled AND f.agent = s.agent
+       AND (f.scheduled_for = s.scheduled_for OR (s.up_to AND f.scheduled_for <= s.scheduled_for AND f.node = $4))`,
+    [fires.agent, fires.scheduledFor, fires.upTo, node],
+  );
+}
+
 async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedDraft[]): Promise<void> {
   if (drafts.length === 0) return;
   const counts = new Map<string, number>();
   for (const draft of drafts) counts.set(draft.agent, (counts.get(draft.agent) ?? 0) + 1);
   const agents = [...counts.keys()].sort();
   // Sorted agents: two nodes bumping the same counters lock them in the same order (no deadlock).
+  const previous = await client.query<{ agent: string; last_time: string | null }>(
+    "SELECT agent, last_time FROM agentd_event_counters WHERE agent = ANY($1::text[]) ORDER BY agent FOR UPDATE",
+    [agents],
+  );
+  // An agent's event times never go backwards, whichever node's clock wrote the one before.
+  const lastTime = new Map(previous.rows.map((row) => [row.agent, row.last_time ?? ""]));
+  const times = drafts.map((draft) => {
+    const time =
+      draft.time > (lastTime.get(draft.agent) ?? "") ? draft.time : (lastTime.get(draft.agent) as string);
+    lastTime.set(draft.agent, time);
+    return time;
+  });
   const bumped = await client.query<{ agent: string; last_id: string }>(
-    `INSERT INTO agentd_event_counters (agent, last_id)
-     SELECT agent, count FROM unnest($1::text[], $2::bigint[]) AS c(agent, count) ORDER BY agent
-     ON CONFLICT (agent) DO UPDATE SET last_id = agentd_event_counters.last_id + EXCLUDED.last_id
+    `INSERT INTO agentd_event_counters (agent, last_id, last_time)
+     SELECT agent, count, last_time FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(agent, count, last_time) ORDER BY agent
+     ON CONFLICT (agent) DO UPDATE SET last_id = agentd_event_counters.last_id + EXCLUDED.last_id,
+       last_time = EXCLUDED.last_time
      RETURNING agent, last_id`,
-    [agents, agents.map((agent) => counts.get(agent) ?? 0)],
+    [
+      agents,
+      agents.map((agent) => counts.get(agent) ?? 0),
+      agents.map((agent) => lastTime.get(agent) ?? null),
+    ],
   );
   const nextId = new Map<string, number>();
   for (const row of bumped.rows) {
@@ -173,7 +229,7 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
     run: [] as Array<string | null>,
     line: [] as string[],
   };
-  for (const draft of drafts) {
+  for (const [index, draft] of drafts.entries()) {
     const id = nextId.get(draft.agent) ?? 1;
     nextId.set(draft.agent, id + 1);
     const event = {
@@ -181,7 +237,7 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
       agent: draft.agent,
       run: draft.run,
       type: draft.type,
-      time: draft.time,
+      time: times[index] ?? draft.time,
       data: draft.data,
     };
     columns.agent.push(draft.agent);

@@ -15,5 +15,7 @@ export type WriteOperation =
   | { kind: "schedule_state"; agent: string; state: AgentScheduleState | undefined }
   | { kind: "checkpoint"; run: string; checkpoint: Checkpoint | undefined }
   | { kind: "cli_cooldown"; cooldown: CliCooldown }
+  /** Fire claims accounted for by a report (`skipped`, `missed`) written before in the same order. */
+  | { kind: "fires_settled"; agent: string; scheduledFor: string[] }
   /** An action or an answer for the node running a run (`message`: its JSON), read by that node's feed. */
   | { kind: "control"; node: string; message: string };

@@ -13,6 +13,7 @@ import { repairHistory } from "./repair-history.js";
 import { RunBudget } from "./run-budget.js";
 import { compactRunHistory } from "./run-compaction.js";
 import { RunEvents } from "./run-events.js";
+import { type RecordedAnswer, interruptedCallOutput, recordedAnswers } from "./recorded-answers.js";
 import { runToolCalls } from "./run-tool-calls.js";
 import { ToolFailures } from "./tool-failures.js";
 
@@ -118,7 +119,9 @@ export class LlmWorker implements Worker {
       budget.record(from.usage, from.cost_usd);
       failures.restoreDisabled(from.removed_tools);
       detector.restore(from.recent_calls);
-      messages = answerInterruptedCalls(from.messages, events);
+      // The answers given before the cut (on any node): a resumed run sees them.
+      const answers = recordedAnswers((await context.history?.()) ?? []);
+      messages = answerInterruptedCalls(from.messages, events, answers);
     }
     // Round 0. A new run's holds only the prompt and task (what its record has too): not waited
     // for, so the first model call does not wait for a disk write. A resumed run's holds the
@@ -194,9 +197,14 @@ function startingMessages(context: RunContext, options: LlmRunOptions): ChatMess
 /**
  * A resumed conversation whose last tool calls have no result: each was cut off by the crash or
  * shutdown, so it may or may not have taken effect. The model is told so instead of the call being
- * run again.
+ * run again, with what a human answered for it before the cut (`answers`, from the run's log): an
+ * `ask_human` call's answer is its result.
  */
-function answerInterruptedCalls(messages: readonly ChatMessage[], events: RunEvents): ChatMessage[] {
+function answerInterruptedCalls(
+  messages: readonly ChatMessage[],
+  events: RunEvents,
+  answers: ReadonlyMap<string, RecordedAnswer>,
+): ChatMessage[] {
   const answered = new Set(
     messages.flatMap((message) => (message.role === "tool" ? [message.tool_call_id] : [])),
   );
@@ -204,12 +212,12 @@ function answerInterruptedCalls(messages: readonly ChatMessage[], events: RunEve
   const last = [...messages].reverse().find((message) => message.role === "assistant");
   for (const call of last?.role === "assistant" ? (last.tool_calls ?? []) : []) {
     if (answered.has(call.id)) continue;
-    const output = `TOOL_INTERRUPTED: ${call.function.name} was interrupted: the daemon stopped while it ran, so it may or may not have taken effect. It was not run again; check its effect before calling it again.`;
+    const { ok, output } = interruptedCallOutput(call.function.name, answers.get(call.id));
     result.push({ role: "tool", tool_call_id: call.id, content: output });
     events.publish("observation", {
       call_id: call.id,
       tool: call.function.name,
-      ok: false,
+      ok,
       output,
       duration_ms: 0,
     });
