@@ -1,5 +1,6 @@
 import { Command, CommanderError } from "commander";
 import { AgentdError } from "../errors/agentd-error.js";
+import { packageVersion } from "../util/package-version.js";
 import { EXIT_USAGE, reportFatal } from "./output.js";
 
 /**
@@ -11,6 +12,7 @@ export async function runProgram(register: (program: Command) => void | Promise<
     .description("Run AI agents defined as Markdown files, on a schedule or on demand.")
     .option("--config <file>", "config file (default: ./config.yaml when present, else built-in defaults)")
     .option("--json", "machine-readable output: one JSON object per line")
+    .version(packageVersion(), "-V, --version", "print agentd's version")
     .exitOverride()
     .showHelpAfterError();
   await register(program);

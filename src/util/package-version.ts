@@ -2,14 +2,21 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 
-const PackageJsonSchema = z.object({ version: z.string() });
+const PackageJsonSchema = z.object({ name: z.string(), version: z.string() });
 
-/** agentd's version from package.json (src/ and dist/ sit at the same depth below it). */
+/**
+ * agentd's version from its package.json: the nearest one named `agentd` above this module, which
+ * sits in src/util/ when run from source, in dist/util/ when compiled and in dist/chunks/ when
+ * bundled.
+ */
 export function packageVersion(): string {
-  const file = path.resolve(import.meta.dirname, "../../package.json");
-  try {
-    return PackageJsonSchema.parse(JSON.parse(readFileSync(file, "utf8"))).version;
-  } catch {
-    return "unknown";
+  for (let folder = import.meta.dirname; ; folder = path.dirname(folder)) {
+    try {
+      const found = PackageJsonSchema.parse(JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")));
+      if (found.name === "agentd") return found.version;
+    } catch {
+      // No readable package.json here: look one folder up.
+    }
+    if (path.dirname(folder) === folder) return "unknown";
   }
 }

@@ -11,6 +11,8 @@ export interface DaemonProcessOptions {
   environment?: Record<string, string>;
   /** How long to wait for `{"event":"listening"}` (default 30 s: the machine may be loaded). */
   readyTimeoutMilliseconds?: number;
+  /** The CLI entry to start (default: this repository's dist/cli/main.js). */
+  main?: string;
 }
 
 export interface HttpReply {
@@ -42,7 +44,7 @@ export interface DaemonProcess {
 
 /** Starts the built daemon and resolves once it printed its listening line. */
 export async function startDaemonProcess(options: DaemonProcessOptions): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [AGENTD_MAIN, "start", "--config", options.configFile], {
+  const child = spawn(process.execPath, [options.main ?? AGENTD_MAIN, "start", "--config", options.configFile], {
     cwd: path.dirname(options.configFile),
     env: { ...environmentWithoutAgentd(), ...options.environment },
     stdio: ["ignore", "pipe", "pipe"],
