@@ -32,8 +32,10 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
     await cluster.synced();
     return record;
   };
-  const act = (id: string, action: RunAction): RunRecord | Promise<RunRecord> => {
-    const record = runs.get(id);
+  const act = async (id: string, action: RunAction): Promise<RunRecord> => {
+    // A run posted on another node a moment ago may be in the database before this node's change
+    // feed brings it here: GET /runs/:run finds it there, and so does an action on it.
+    const record = runs.get(id) ?? (await runs.find(id));
     if (record?.status === "queued" && !runs.isHere(id)) {
       if (action === "stop") return stopQueued(record);
       throw new AgentdError("CONFLICT", `cannot ${action} run ${id}: it is queued`, {
@@ -41,7 +43,7 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
         details: { status: record.status },
       });
     }
-    const node = cluster.nodeOf(id);
+    const node = cluster.nodeOf(id) ?? record?.node;
     if (record && !isTerminal(record.status) && node !== undefined && node !== cluster.node) {
       cluster
         .sendControl({ node, run: id, action })
