@@ -48,12 +48,27 @@ export function createRequestGuard(options: RequestGuardOptions): (request: Fast
         },
       );
     }
-    if (request.method === "POST" && !isJsonMediaType(request.headers["content-type"])) {
+    if (request.method === "POST" && !isJsonMediaType(request.headers["content-type"]) && !isBare(request)) {
       throw new AgentdError("UNSUPPORTED_MEDIA_TYPE", "a POST must have content-type: application/json", {
-        hint: "send -H 'content-type: application/json', also when the request has no body",
+        hint: "send -H 'content-type: application/json', or no body and no content-type at all",
       });
     }
   };
+}
+
+/**
+ * A POST with neither a body nor a content-type, as generated clients and the `/docs` explorer send
+ * to routes that take no body (stop, pause, resume). A browser form always sends a content-type,
+ * so this lets nothing cross-site through that the JSON rule kept out.
+ */
+function isBare(request: FastifyRequest): boolean {
+  const headers = request.headers;
+  const length = headers["content-length"];
+  return (
+    headers["content-type"] === undefined &&
+    headers["transfer-encoding"] === undefined &&
+    (length === undefined || length === "0")
+  );
 }
 
 function isJsonMediaType(contentType: string | undefined): boolean {

@@ -269,29 +269,41 @@ describe("requests a web page can send", { timeout: 90_000 }, () => {
     expect(await runIds()).toEqual(runsBefore);
   });
 
-  it("requires content-type: application/json on every POST, body or not", async () => {
+  it("requires content-type: application/json on every POST but one with no body and no content-type", async () => {
     const { daemon } = shared;
     const host = hostOf(daemon);
-    const cases: Array<Record<string, string>> = [
-      {},
-      { "content-type": "text/plain" },
-      { "content-type": "application/x-www-form-urlencoded" },
+    const cases: Array<{ headers: Record<string, string>; body?: string }> = [
+      { headers: { "content-type": "text/plain" } },
+      { headers: { "content-type": "application/x-www-form-urlencoded" }, body: "task=x" },
+      { headers: { "content-type": "multipart/form-data; boundary=x" }, body: "--x--" },
+      // A body without a content-type is still a body: it must say it is JSON.
+      { headers: {}, body: "{}" },
     ];
-    for (const headers of cases) {
+    for (const { headers, body } of cases) {
       const reply = await rawRequest(daemon.url, {
         method: "POST",
         path: "/agents/writer/runs",
         headers: { host, ...daemon.headers(), ...headers },
+        ...(body === undefined ? {} : { body }),
       });
       expect(reply.status, JSON.stringify(headers)).toBe(415);
       expect(reply.body).toMatchObject({ error: { code: "UNSUPPORTED_MEDIA_TYPE" } });
     }
-    const bodiless = await rawRequest(daemon.url, {
+    for (const headers of [{ "content-type": "application/json; charset=utf-8" }, {}]) {
+      const bodiless = await rawRequest(daemon.url, {
+        method: "POST",
+        path: "/agents/writer/runs",
+        headers: { host, ...daemon.headers(), ...headers },
+      });
+      expect(bodiless.status, JSON.stringify(headers)).toBe(202);
+    }
+    // Bare, but from another site: the origin rule still refuses it.
+    const crossSite = await rawRequest(daemon.url, {
       method: "POST",
       path: "/agents/writer/runs",
-      headers: { host, ...daemon.headers(), "content-type": "application/json; charset=utf-8" },
+      headers: { host, ...daemon.headers(), origin: "https://evil.example" },
     });
-    expect(bodiless.status).toBe(202);
+    expect(crossSite.status).toBe(403);
   });
 
   it("answers only to Host names of this daemon: a rebinding page's name is refused on every route", async () => {
