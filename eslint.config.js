@@ -2,7 +2,17 @@ import javascript from "@eslint/js";
 import typescript from "typescript-eslint";
 
 export default typescript.config(
-  { ignores: ["dist/", "node_modules/", "test/fixtures/", "data/", "coverage/"] },
+  {
+    ignores: [
+      "dist/",
+      "node_modules/",
+      "test/fixtures/",
+      "data/",
+      "coverage/",
+      "**/.agentd/",
+      "test-artefacts/",
+    ],
+  },
   javascript.configs.recommended,
   ...typescript.configs.recommended,
   {

@@ -12,7 +12,9 @@ const PackageJsonSchema = z.object({ name: z.string(), version: z.string() });
 export function packageVersion(): string {
   for (let folder = import.meta.dirname; ; folder = path.dirname(folder)) {
     try {
-      const found = PackageJsonSchema.parse(JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")));
+      const found = PackageJsonSchema.parse(
+        JSON.parse(readFileSync(path.join(folder, "package.json"), "utf8")),
+      );
       if (found.name === "agentd") return found.version;
     } catch {
       // No readable package.json here: look one folder up.

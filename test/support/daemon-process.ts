@@ -44,12 +44,16 @@ export interface DaemonProcess {
 
 /** Starts the built daemon and resolves once it printed its listening line. */
 export async function startDaemonProcess(options: DaemonProcessOptions): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [options.main ?? AGENTD_MAIN, "start", "--config", options.configFile], {
-    cwd: path.dirname(options.configFile),
-    env: { ...environmentWithoutAgentd(), ...options.environment },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
+  const child = spawn(
+    process.execPath,
+    [options.main ?? AGENTD_MAIN, "start", "--config", options.configFile],
+    {
+      cwd: path.dirname(options.configFile),
+      env: { ...environmentWithoutAgentd(), ...options.environment },
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    },
+  );
   let stderr = "";
   let stdout = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
