@@ -8,6 +8,7 @@ import {
   renameSync,
   type Stats,
 } from "node:fs";
+import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
@@ -50,6 +51,8 @@ export function inspectRecordFile(file: string): RecordFileState {
   if (text.trim() === "") return { kind: "damaged", reason: "empty" };
   const record = parseJsonAs(RunRecordSchema, text);
   if (!record) return { kind: "damaged", reason: "not a readable run record" };
+  // A record copied over another run's file would serve one run as another.
+  if (`${record.id}.json` !== path.basename(file)) return { kind: "damaged", reason: "another run's record" };
   return { kind: "read", record };
 }
 
