@@ -60,11 +60,6 @@ const TYPE_ONLY_EXCEPTIONS = [
     to: "^src/api/response-schemas[.]ts$",
     why: "the web page reads the API's answers: it names their types, erased by the build, so the two cannot drift",
   },
-  {
-    from: ["events"],
-    to: "^src/workers/cli/classify-failure[.]ts$",
-    why: "the fallback event names why a CLI failed; left until each feature declares its own events",
-  },
 ];
 
 const folders = LAYERS;

@@ -10,7 +10,8 @@
 // PostgreSQL is a real server on loopback started by the test harness's helper
 // (test/support/postgres-server.ts), fsync off as in the tests; skipped with a message when absent.
 // Usage: node scripts/bench/start-history.bench.mjs [--stores files,postgres]
-//          [--sizes 1000,10000,50000,200000] [--starts 3]   (after a build)
+//          [--sizes 1000,10000,50000,200000] [--starts 3] [--files-writer direct|store]
+//          [--tmp /dev/shm]   (after a build)
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -36,12 +37,31 @@ function option(name, fallback) {
 const STORES = option("stores", "files,postgres").split(",");
 const SIZES = option("sizes", "1000,10000,50000,200000").split(",").map(Number);
 const STARTS = Number(option("starts", "3"));
+/**
+ * How the files store's history is written: `direct` (default) writes the files the store writes
+ * — each `runs/<run>.json`, each run log, each agent's log — with the store's own index and journal
+ * writers (writeIndex, OpenRunsJournal), in about a minute for 200k runs; `store` goes through the
+ * store classes run by run, as PostgreSQL does (about 12 ms a run on a loaded machine: 40 min).
+ */
+const FILES_WRITER = option("files-writer", "direct");
+/**
+ * How PostgreSQL's history is written: `direct` (default) opens the store once (its migrations),
+ * then inserts the rows its writer inserts (agentd_runs, agentd_events, agentd_event_counters) in
+ * batches of 5,000 with unnest, as its write batches do; `store` goes through the store classes.
+ */
+const POSTGRES_WRITER = option("postgres-writer", "direct");
+/** Where the projects (and so data_dir) are made: `--tmp /dev/shm` where the disk is slow to create files. */
+const TMP = option("tmp", tmpdir());
 
 const { EventBus } = await import("../../dist/events/event-bus.js");
 const { EventStore } = await import("../../dist/events/event-store.js");
 const { createLogger } = await import("../../dist/logging/logger.js");
 const { openFilesStore } = await import("../../dist/store/files-store.js");
 const logger = createLogger({ level: "silent", pretty: false });
+const { writeIndex } = await import("../../dist/runs/rebuild-run-index.js");
+const { OpenRunsJournal, noteNewest } = await import("../../dist/runs/open-runs-journal.js");
+const { RunIndex } = await import("../../dist/runs/run-index.js");
+const { RunStore } = await import("../../dist/runs/run-store.js");
 
 /**
  * A TypeScript file of the test harness, transpiled under node_modules (two levels below the root,
@@ -61,7 +81,7 @@ async function importTestSupport(relativePath) {
 
 /** A project of AGENTS plain agents; `store` is the config's `store` key (absent: files). */
 function createProject(prefix, store) {
-  const root = mkdtempSync(path.join(tmpdir(), prefix));
+  const root = mkdtempSync(path.join(TMP, prefix));
   for (const folder of ["agents", "presets", "data"]) mkdirSync(path.join(root, folder));
   for (let index = 0; index < AGENTS; index++) {
     writeFileSync(
@@ -97,52 +117,121 @@ async function openProjectStore(project) {
   return { store, dataDirectory };
 }
 
+/** The `index`-th of `size` finished runs: its record as created, and as finished. */
+function historyRun(now, size, index) {
+  const createdAt = new Date(now - (size - index) * 1_000).toISOString();
+  const id = `r_${(now - (size - index) * 1_000).toString(36).padStart(9, "0")}${index.toString(36).padStart(4, "0")}bench000`;
+  const created = {
+    id,
+    agent: `agent-${index % AGENTS}`,
+    task: `report number ${index}`,
+    status: "queued",
+    trigger: { kind: "api" },
+    definition_hash: "bench",
+    created_at: createdAt,
+    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    cost_usd: 0,
+  };
+  const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
+  const finished = {
+    ...created,
+    status: "completed",
+    started_at: createdAt,
+    ended_at: createdAt,
+    usage,
+    cost_usd: 0.0001,
+    result: `Report ${created.task}: everything is in order.`,
+  };
+  return { created, finished, usage };
+}
+
+/**
+ * The files store's history written as the store lays it out (see FILES_WRITER): each record file
+ * and run log, each agent's log (event ids from 1), then the index and a journal begun with no open
+ * run. Checked by opening it with the store: a start that would repair anything fails the bench.
+ */
+function writeFilesHistory(project, size) {
+  const dataDirectory = path.join(project.root, "data");
+  const runs = path.join(dataDirectory, "runs");
+  mkdirSync(path.join(dataDirectory, "events"), { recursive: true });
+  mkdirSync(runs, { recursive: true });
+  const now = Date.now();
+  const lastIds = new Map();
+  const agentLines = new Map();
+  const newest = new Map();
+  const created = [];
+  for (let index = 0; index < size; index++) {
+    const run = historyRun(now, size, index);
+    const { agent, id } = run.created;
+    created.push(run.created);
+    noteNewest(newest, run.created);
+    writeFileSync(path.join(runs, `${id}.json`), `${JSON.stringify(run.finished, null, 2)}\n`);
+    const lines = [{ status: "running" }, { status: "completed", usage: run.usage, cost_usd: 0.0001 }].map(
+      (data) => {
+        const eventId = (lastIds.get(agent) ?? 0) + 1;
+        lastIds.set(agent, eventId);
+        const event = { id: eventId, agent, run: id, type: "status", time: run.created.created_at, data };
+        return `${JSON.stringify(event)}\n`;
+      },
+    );
+    writeFileSync(path.join(runs, `${id}.events.jsonl`), lines.join(""));
+    let pending = agentLines.get(agent);
+    if (!pending) agentLines.set(agent, (pending = []));
+    pending.push(...lines);
+  }
+  for (const [agent, lines] of agentLines)
+    writeFileSync(path.join(dataDirectory, "events", `${agent}.jsonl`), lines.join(""));
+  const index = new RunIndex({ runsDirectory: runs, logger });
+  writeIndex(index.directory, created);
+  index.open();
+  const segments = index.sizes();
+  index.close();
+  const journal = new OpenRunsJournal({ runsDirectory: runs, logger });
+  journal.read();
+  journal.begin({ records: [], newest, segments });
+  journal.close();
+  const warnings = [];
+  const quiet = () => undefined;
+  const watching = {
+    trace: quiet,
+    debug: quiet,
+    info: quiet,
+    warn: (fields, message) => warnings.push(message ?? fields),
+    error: (fields, message) => warnings.push(message ?? fields),
+    child: () => watching,
+  };
+  const store = RunStore.open({ dataDirectory, logger: watching });
+  store.close();
+  if (warnings.length > 0)
+    throw new Error(`the written history was repaired at open: ${warnings.join("; ")}`);
+}
+
 /**
  * `size` finished runs, newest a second ago and one second apart (well inside the default
  * retention), each created, then saved finished, with a `running` and a `completed` status event,
  * through the store's own classes.
  */
 async function writeHistory(project, size) {
+  if (project.config.store?.backend !== "postgres" && FILES_WRITER === "direct")
+    return writeFilesHistory(project, size);
+  if (project.config.store?.backend === "postgres" && POSTGRES_WRITER === "direct")
+    return writePostgresHistory(project, size);
   const { store, dataDirectory } = await openProjectStore(project);
   const bus = store.createBus?.({ redact: (draft) => draft, now: () => new Date() }) ?? new EventBus();
   const events = await EventStore.open({ dataDirectory, bus, logger, log: store.events });
   const now = Date.now();
   for (let first = 0; first < size; first += CHUNK) {
     const records = [];
-    for (let index = first; index < Math.min(size, first + CHUNK); index++) {
-      const createdAt = new Date(now - (size - index) * 1_000).toISOString();
-      const id = `r_${(now - (size - index) * 1_000).toString(36).padStart(9, "0")}${index.toString(36).padStart(4, "0")}bench000`;
-      records.push({
-        id,
-        agent: `agent-${index % AGENTS}`,
-        task: `report number ${index}`,
-        status: "queued",
-        trigger: { kind: "api" },
-        definition_hash: "bench",
-        created_at: createdAt,
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-        cost_usd: 0,
-      });
-    }
-    await Promise.all(records.map((record) => store.runs.create(record)));
+    for (let index = first; index < Math.min(size, first + CHUNK); index++)
+      records.push(historyRun(now, size, index));
+    await Promise.all(records.map(({ created }) => store.runs.create(created)));
     const saves = [];
-    for (const record of records) {
-      bus.publish({ agent: record.agent, run: record.id, type: "status", data: { status: "running" } });
-      const usage = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150 };
-      saves.push(
-        store.runs.save({
-          ...record,
-          status: "completed",
-          started_at: record.created_at,
-          ended_at: record.created_at,
-          usage,
-          cost_usd: 0.0001,
-          result: `Report ${record.task}: everything is in order.`,
-        }),
-      );
+    for (const { created, finished, usage } of records) {
+      bus.publish({ agent: created.agent, run: created.id, type: "status", data: { status: "running" } });
+      saves.push(store.runs.save(finished));
       bus.publish({
-        agent: record.agent,
-        run: record.id,
+        agent: created.agent,
+        run: created.id,
         type: "status",
         data: { status: "completed", usage, cost_usd: 0.0001 },
       });
@@ -152,6 +241,81 @@ async function writeHistory(project, size) {
   }
   events.close();
   await store.close();
+}
+
+/** PostgreSQL's history as its write batches leave it (see POSTGRES_WRITER). */
+async function writePostgresHistory(project, size) {
+  const { store } = await openProjectStore(project);
+  await store.close();
+  const { default: pg } = await import("pg");
+  const client = new pg.Client({ connectionString: project.config.store.url });
+  await client.connect();
+  try {
+    const now = Date.now();
+    const lastIds = new Map();
+    const lastTimes = new Map();
+    const BATCH = 5_000;
+    for (let first = 0; first < size; first += BATCH) {
+      const runs = [];
+      for (let index = first; index < Math.min(size, first + BATCH); index++)
+        runs.push(historyRun(now, size, index));
+      const events = { agent: [], id: [], run: [], line: [] };
+      for (const { created, usage } of runs) {
+        for (const data of [{ status: "running" }, { status: "completed", usage, cost_usd: 0.0001 }]) {
+          const id = (lastIds.get(created.agent) ?? 0) + 1;
+          lastIds.set(created.agent, id);
+          lastTimes.set(created.agent, created.created_at);
+          const event = {
+            id,
+            agent: created.agent,
+            run: created.id,
+            type: "status",
+            time: created.created_at,
+            data,
+          };
+          events.agent.push(created.agent);
+          events.id.push(id);
+          events.run.push(created.id);
+          events.line.push(JSON.stringify(event));
+        }
+      }
+      await client.query("BEGIN");
+      const {
+        rows: [{ change }],
+      } = await client.query("SELECT nextval('agentd_changes')::text AS change");
+      await client.query(
+        `INSERT INTO agentd_runs (id, agent, node, status, created_at, ended_at, parent_run, record, change, claimed_by)
+         SELECT id, agent, 'bench', status, created_at, ended_at, NULL, record, $1, 'bench'
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])
+           AS r(id, agent, status, created_at, ended_at, record)`,
+        [
+          change,
+          runs.map(({ finished }) => finished.id),
+          runs.map(({ finished }) => finished.agent),
+          runs.map(({ finished }) => finished.status),
+          runs.map(({ finished }) => finished.created_at),
+          runs.map(({ finished }) => finished.ended_at),
+          runs.map(({ finished }) => JSON.stringify(finished)),
+        ],
+      );
+      await client.query(
+        `INSERT INTO agentd_events (agent, id, run, line, change, position)
+         SELECT agent, id, run, line, $1, position
+         FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS e(agent, id, run, line, position)`,
+        [change, events.agent, events.id, events.run, events.line],
+      );
+      await client.query("COMMIT");
+    }
+    const agents = [...lastIds.keys()];
+    await client.query(
+      `INSERT INTO agentd_event_counters (agent, last_id, last_time)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::text[])`,
+      [agents, agents.map((agent) => lastIds.get(agent)), agents.map((agent) => lastTimes.get(agent))],
+    );
+    await client.query("ANALYZE");
+  } finally {
+    await client.end();
+  }
 }
 
 async function freePort() {

@@ -1,6 +1,6 @@
 import type { ErrorCode } from "../errors/error-codes.js";
+import type { CliFailureKind } from "../run-vocabulary/cli-failure-kind.js";
 import type { RunReason, RunStatus, Usage } from "../run-vocabulary/run-status.js";
-import type { CliFailureKind } from "../workers/cli/classify-failure.js";
 import type { WarningCode } from "./warning-code.js";
 
 /**

@@ -1,7 +1,8 @@
-import { readdirSync, readFileSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { GroupedAppend } from "../util/grouped-append.js";
+import { ensureRunFolder, kindOf, moveRunFileAside } from "./damaged-run-files.js";
 import { replaceFileSync } from "../util/replace-file.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { type OpenRunsLine, OpenRunsLineSchema } from "./run-record-schema.js";
@@ -37,6 +38,7 @@ export class OpenRunsJournal {
   readonly #logger: Logger;
   readonly #maxBytes: number;
   #number = 0;
+  #movedAside = 0;
   #append: GroupedAppend | undefined;
   #bytes = 0;
 
@@ -54,9 +56,18 @@ export class OpenRunsJournal {
       segments: undefined,
       unreadable: 0,
     };
+    const consequence = "the open runs are rebuilt from the run records";
+    if (ensureRunFolder(this.directory, this.#logger, consequence)) this.#movedAside += 1;
     for (const number of this.#numbers()) {
       this.#number = Math.max(this.#number, number);
       const file = this.#fileOf(number);
+      const stats = lstatSync(file, { throwIfNoEntry: false });
+      if (stats && !stats.isFile()) {
+        // A folder, a link or a FIFO is never read, nor deleted with the older files.
+        moveRunFileAside(file, kindOf(stats), this.#logger, consequence);
+        this.#movedAside += 1;
+        continue;
+      }
       let text: string;
       try {
         text = readFileSync(file, "utf8");
@@ -93,6 +104,11 @@ export class OpenRunsJournal {
     for (const number of older) rmSync(this.#fileOf(number), { force: true });
     this.#bytes = Buffer.byteLength(text);
     this.#append = new GroupedAppend(file);
+  }
+
+  /** How many things found where the journal or one of its files should be were moved aside (`read`). */
+  get movedAside(): number {
+    return this.#movedAside;
   }
 
   /** Whether the current file grew past its bound: time to `begin` afresh. */

@@ -1,12 +1,14 @@
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { replaceFileSync } from "../util/replace-file.js";
+import { inspectRecordFile } from "./damaged-run-files.js";
 import { DEFAULT_SEGMENT_BYTES, RunIndex, parseJson } from "./run-index.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
-import { type RunIndexLine, RunIndexEntrySchema, RunRecordSchema } from "./run-record-schema.js";
+import { type RunIndexLine, RunIndexEntrySchema } from "./run-record-schema.js";
 
 const RECORD_FILE = /^r_[0-9a-z]+\.json$/;
+const SEGMENT_FILE = /^\d{8}\.jsonl$/;
 
 /** A run's line in the index. */
 export function indexLineOf(record: RunRecord): RunIndexLine {
@@ -19,19 +21,15 @@ export function indexLineOf(record: RunRecord): RunIndexLine {
   };
 }
 
-/** Reads one `runs/<run>.json`; undefined when missing, unreadable ones are logged. */
+/**
+ * Reads one `runs/<run>.json` (never through a symbolic link); undefined when missing. A damaged
+ * one is logged and left where it is (RunStore moves it aside and rebuilds it from its events).
+ */
 export function readRecordFile(file: string, logger: Logger): RunRecord | undefined {
-  let text: string;
-  try {
-    text = readFileSync(file, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
-      logger.warn({ err: error, file }, "could not read a run record");
-    return undefined;
-  }
-  const parsed = RunRecordSchema.safeParse(parseJson(text));
-  if (parsed.success) return parsed.data;
-  logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable run record");
+  const state = inspectRecordFile(file);
+  if (state.kind === "read") return state.record;
+  if (state.kind === "damaged")
+    logger.warn({ file, reason: state.reason }, "skipping an unreadable run record");
   return undefined;
 }
 
@@ -41,12 +39,24 @@ export function hasRecordFiles(runsDirectory: string): boolean {
   return readdirSync(runsDirectory).some((name) => RECORD_FILE.test(name));
 }
 
-/** Every readable run record file in `runs/` (the repair path: it reads them all). */
-export function readAllRecordFiles(runsDirectory: string, logger: Logger): RunRecord[] {
+/**
+ * Every run record file in `runs/` (the repair path: it reads them all): each readable one, and
+ * what `repair` makes of each damaged one (the file, its run id, why).
+ */
+export function readAllRecordFiles(
+  runsDirectory: string,
+  repair: (file: string, run: string, reason: string) => RunRecord | undefined,
+): RunRecord[] {
   if (!existsSync(runsDirectory)) return [];
   return readdirSync(runsDirectory)
     .filter((name) => RECORD_FILE.test(name))
-    .flatMap((name) => readRecordFile(path.join(runsDirectory, name), logger) ?? []);
+    .flatMap((name) => {
+      const file = path.join(runsDirectory, name);
+      const state = inspectRecordFile(file);
+      if (state.kind === "read") return [state.record];
+      if (state.kind === "missing") return [];
+      return repair(file, name.slice(0, -".json".length), state.reason) ?? [];
+    });
 }
 
 /**
@@ -88,8 +98,11 @@ export function writeIndex(
   segmentBytes = DEFAULT_SEGMENT_BYTES,
 ): void {
   mkdirSync(indexDirectory, { recursive: true, mode: 0o700 });
-  for (const name of readdirSync(indexDirectory))
-    rmSync(path.join(indexDirectory, name), { force: true, recursive: true });
+  // Only segment files: whatever was moved aside here stays.
+  for (const name of readdirSync(indexDirectory)) {
+    const file = path.join(indexDirectory, name);
+    if (SEGMENT_FILE.test(name) && lstatSync(file).isFile()) rmSync(file, { force: true });
+  }
   let segment = 1;
   let text = "";
   const seen = new Set<string>();

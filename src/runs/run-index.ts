@@ -1,6 +1,6 @@
 import {
   closeSync,
-  mkdirSync,
+  lstatSync,
   openSync,
   readdirSync,
   readFileSync,
@@ -13,6 +13,7 @@ import { readFile } from "node:fs/promises";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { GroupedAppend } from "../util/grouped-append.js";
+import { ensureRunFolder, kindOf, moveRunFileAside } from "./damaged-run-files.js";
 import { replaceFile } from "../util/replace-file.js";
 import { type RunIndexLine, RunIndexLineSchema } from "./run-record-schema.js";
 
@@ -47,6 +48,7 @@ export class RunIndex {
   #currentLines: { lines: RunIndexLine[]; bytes: number } | undefined;
   /** Closed segments parsed for listing, least recently used first. */
   readonly #cached = new Map<number, RunIndexLine[]>();
+  #movedAside = 0;
 
   constructor(options: { runsDirectory: string; logger: Logger; segmentBytes?: number }) {
     this.directory = path.join(options.runsDirectory, "index");
@@ -56,11 +58,19 @@ export class RunIndex {
 
   /** Lists the segments (reading none of them) and makes ready to append; ends a torn last line. */
   open(): void {
-    mkdirSync(this.directory, { recursive: true, mode: 0o700 });
+    if (ensureRunFolder(this.directory, this.#logger, "the run index is rebuilt from the run records"))
+      this.#movedAside += 1;
     this.#segments = readdirSync(this.directory)
       .flatMap((name) => {
         const match = SEGMENT_NAME.exec(name);
-        return match?.[1] ? [Number(match[1])] : [];
+        if (!match?.[1]) return [];
+        // A folder, a link or a FIFO where a segment should be is never read nor appended to.
+        const file = path.join(this.directory, name);
+        const stats = lstatSync(file, { throwIfNoEntry: false });
+        if (!stats || stats.isFile()) return [Number(match[1])];
+        moveRunFileAside(file, kindOf(stats), this.#logger, "the run index is rebuilt from the run records");
+        this.#movedAside += 1;
+        return [];
       })
       .sort((left, right) => left - right);
     if (this.#segments.length === 0) this.#segments.push(1);
@@ -78,6 +88,11 @@ export class RunIndex {
       this.#logger.warn({ file }, "ended a torn last line of the run index");
     }
     this.#current = new GroupedAppend(file);
+  }
+
+  /** How many things found where the index or a segment should be were moved aside (the index is then rebuilt). */
+  get movedAside(): number {
+    return this.#movedAside;
   }
 
   /** Segment numbers, oldest first. */

@@ -1,9 +1,11 @@
-import { existsSync, mkdirSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
+import { replaceFileSync } from "../util/replace-file.js";
+import { ensureRunFolder, inspectRecordFile, moveRunFileAside } from "./damaged-run-files.js";
 import { isInterrupted } from "./interrupted-run.js";
 import { matchesRunQuery, unknownCursor } from "./list-runs.js";
 import { type NewestRuns, OpenRunsJournal, type OpenRunsState, noteNewest } from "./open-runs-journal.js";
@@ -13,10 +15,11 @@ import {
   indexLineOf,
   readAllRecordFiles,
   readOldIndex,
-  readRecordFile,
   writeIndex,
 } from "./rebuild-run-index.js";
 import { RecentRecords } from "./recent-records.js";
+import { readRunLogEnds, recordFromEvents, recordsFromAgentLogs } from "./record-from-events.js";
+import type { RunIndexLine } from "./run-record-schema.js";
 import { RunIndex } from "./run-index.js";
 import type { UnfinishedRuns } from "./run-record-index.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
@@ -113,8 +116,10 @@ export class RunStore implements RunRecords {
    */
   static open(options: RunStoreOptions): RunStore {
     const store = new RunStore(options);
-    mkdirSync(store.directory, { recursive: true });
-    let state = store.#migrateOldIndex();
+    const lost =
+      ensureRunFolder(store.directory, store.#logger, "the runs are rebuilt from the agent logs") ||
+      store.#lostWithEvents();
+    let state = lost ? store.#rebuildFromAgentLogs() : store.#migrateOldIndex();
     if (!state) {
       store.#index.open();
       state = store.#journal.read();
@@ -128,7 +133,7 @@ export class RunStore implements RunRecords {
       if (damage) state = store.#rebuild(damage, state);
     }
     for (const record of state.records.values()) {
-      const current = readRecordFile(store.#fileOf(record.id), store.#logger) ?? record;
+      const current = store.#currentOf(record);
       if (isOpen(current)) store.#open.set(current.id, current);
     }
     store.#newest = state.newest;
@@ -142,9 +147,7 @@ export class RunStore implements RunRecords {
     const held = this.#open.get(id) ?? this.#recent.get(id);
     if (held) return held;
     if (this.#creating.has(id)) return undefined;
-    const record = readRecordFile(this.#fileOf(id), this.#logger);
-    if (record) this.#recent.put(record);
-    return record;
+    return this.#read(id);
   }
 
   /**
@@ -174,8 +177,8 @@ export class RunStore implements RunRecords {
         if (since !== undefined && line.created_at < since) return page;
         if (query.agent !== undefined && line.agent !== query.agent) continue;
         if (query.parent !== undefined && line.parent_run !== query.parent) continue;
-        const record = this.get(line.run);
-        if (record && matchesRunQuery(record, query)) page.push(record);
+        const record = this.#open.get(line.run) ?? this.#recent.get(line.run) ?? this.#read(line.run, line);
+        if (record && !this.#creating.has(line.run) && matchesRunQuery(record, query)) page.push(record);
       }
       position = { segment: segment - 1 };
     }
@@ -387,7 +390,9 @@ export class RunStore implements RunRecords {
       path.join(this.directory, `${run}.events.jsonl`),
       path.join(this.#dataDirectory, "checkpoints", `${run}.json`),
     ]) {
-      rmSync(file, { force: true });
+      // A file or a link, never a folder someone put there.
+      const stats = lstatSync(file, { throwIfNoEntry: false });
+      if (stats && !stats.isDirectory()) rmSync(file, { force: true });
     }
     this.#recent.delete(run);
     if (this.#open.delete(run)) this.#close(run);
@@ -423,6 +428,104 @@ export class RunStore implements RunRecords {
     throw unknownCursor(before);
   }
 
+  /** A run's index line (undefined when it is not listed): where a damaged record is rebuilt from. */
+  #indexLineOf(run: string): RunIndexLine | undefined {
+    const segments = [...this.#index.segments];
+    try {
+      const position = this.#positionOf(segments, run);
+      return this.#index.linesOf(segments[position.segment] ?? 0)[position.line ?? -1];
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** A run's record read from its file; a damaged one is moved aside and rebuilt (see #repair). */
+  #read(id: string, line?: RunIndexLine): RunRecord | undefined {
+    const file = this.#fileOf(id);
+    const state = inspectRecordFile(file);
+    let record: RunRecord | undefined;
+    if (state.kind === "read") record = state.record;
+    else if (state.kind === "damaged") {
+      const base = line ?? this.#indexLineOf(id);
+      record = this.#repair(file, id, state.reason, base && { base });
+    }
+    if (record) this.#recent.put(record);
+    return record;
+  }
+
+  /**
+   * A damaged record file (a folder, a link, empty, garbled) moved aside and its run's record
+   * rebuilt from what is known of it (its index line, or its record as created) and its run log's
+   * events, then written in its place. An open run's record existed, so the run had begun: it is
+   * at least `running` (crash recovery then ends it `crashed`, resumable), never run again from
+   * scratch. Undefined when nothing is known of the run.
+   */
+  #repair(
+    file: string,
+    run: string,
+    reason: string,
+    known: { base: RunIndexLine } | { record: RunRecord } | undefined,
+  ): RunRecord | undefined {
+    const events = readRunLogEnds(path.join(this.directory, `${run}.events.jsonl`));
+    let base: RunIndexLine | undefined;
+    let start: RunRecord | undefined;
+    if (known && "record" in known) {
+      start = known.record.status === "queued" ? { ...known.record, status: "running" } : known.record;
+      base = indexLineOf(known.record);
+    } else base = known?.base;
+    const first = events[0];
+    base ??= first && { run, agent: first.agent, created_at: first.time };
+    const consequence = base
+      ? "the run's record is rebuilt from its events (its task and definition hash are unknown)"
+      : "nothing else is known of this run, it is no longer listed";
+    if (moveRunFileAside(file, reason, this.#logger, consequence) === undefined) return undefined;
+    if (!base) return undefined;
+    const record = recordFromEvents(base, events, start);
+    try {
+      replaceFileSync(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    } catch (error) {
+      this.#logger.warn({ err: error, file }, "could not write a rebuilt run record");
+    }
+    return record;
+  }
+
+  /** An open run's newest record: its file, else the journal's; a damaged file is repaired. */
+  #currentOf(record: RunRecord): RunRecord {
+    const file = this.#fileOf(record.id);
+    const state = inspectRecordFile(file);
+    if (state.kind === "read") return state.record;
+    if (state.kind === "missing") return record;
+    return this.#repair(file, record.id, state.reason, { record }) ?? record;
+  }
+
+  /** Whether `runs/` holds nothing at all while the agent logs tell of runs (it was removed). */
+  #lostWithEvents(): boolean {
+    if (readdirSync(this.directory).length > 0) return false;
+    try {
+      return readdirSync(path.join(this.#dataDirectory, "events"), { withFileTypes: true }).some(
+        (entry) => entry.isFile() && entry.name.endsWith(".jsonl"),
+      );
+    } catch {
+      return false;
+    }
+  }
+
+  /** Writes a record file, the index and the journal afresh for every run the agent logs tell of. */
+  #rebuildFromAgentLogs(): OpenRunsState {
+    const records = recordsFromAgentLogs(this.#dataDirectory).sort(byCreation);
+    for (const record of records) {
+      replaceFileSync(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false });
+    }
+    writeIndex(this.#index.directory, records);
+    this.#index.open();
+    this.#journal.read();
+    this.#logger.warn(
+      { directory: this.directory, runs: records.length },
+      "rebuilt the run records from the agent logs (their tasks and definition hashes are unknown)",
+    );
+    return stateOf(records);
+  }
+
   /** Begins a fresh journal file with the open runs (at start, and when it grew large). */
   #beginJournal(): void {
     this.#recordedSegments = this.#index.sizes();
@@ -435,6 +538,8 @@ export class RunStore implements RunRecords {
 
   /** Why the index or the journal cannot be trusted, or undefined when they can. */
   #damageOf(state: OpenRunsState): string | undefined {
+    if (this.#index.movedAside > 0) return "a damaged part of the run index was moved aside";
+    if (this.#journal.movedAside > 0) return "a damaged part of the open-runs journal was moved aside";
     const sizes = this.#index.sizes();
     if (state.segments === undefined) {
       const indexed = Object.values(sizes).some((size) => size > 0);
@@ -450,7 +555,11 @@ export class RunStore implements RunRecords {
 
   /** Rebuilds the index and the open runs from every record file (and the journal's records). */
   #rebuild(reason: string, state: OpenRunsState): OpenRunsState {
-    const fromFiles = readAllRecordFiles(this.directory, this.#logger);
+    const journaled = state.records;
+    const fromFiles = readAllRecordFiles(this.directory, (file, run, why) => {
+      const record = journaled.get(run);
+      return this.#repair(file, run, why, record ? { record } : undefined);
+    });
     const known = new Set(fromFiles.map((record) => record.id));
     // A queued run's record may live only in the journal.
     const records = [...fromFiles, ...[...state.records.values()].filter((record) => !known.has(record.id))];
@@ -469,7 +578,10 @@ export class RunStore implements RunRecords {
     const records = readOldIndex(oldIndex, this.directory, this.#logger);
     // An empty old index beside record files was emptied: the records say what existed.
     if (records.length === 0 && hasRecordFiles(this.directory)) {
-      records.push(...readAllRecordFiles(this.directory, this.#logger).sort(byCreation));
+      const repaired = readAllRecordFiles(this.directory, (file, run, why) =>
+        this.#repair(file, run, why, undefined),
+      );
+      records.push(...repaired.sort(byCreation));
     }
     writeIndex(this.#index.directory, records);
     this.#index.open();

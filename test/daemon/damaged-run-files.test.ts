@@ -1,7 +1,17 @@
-import { cpSync, mkdirSync, readdirSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startDaemonProcess } from "../support/daemon-process.js";
+import { type DaemonProcess, startDaemonProcess } from "../support/daemon-process.js";
 import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
 import { useTestKit } from "../support/test-kit.js";
@@ -14,12 +24,10 @@ import { getRun, listRuns, startRun, waitForRunEnd } from "./api-shapes.js";
  * which file to move aside"). Each test starts the built daemon on a copy of one data folder (a
  * finished run and one running when the daemon was killed) damaged in one way.
  *
- * Two cases hold: an emptied run index and a removed open-runs journal are rebuilt from the
- * records. SKIPPED, still failing (issue 26 item 3 is open for them):
- * - a folder where an index segment or a run's record should be, or a file where runs/ should be:
- *   the start stops with EISDIR or EEXIST and names no file to move aside;
- * - the interrupted run's runs/<run>.json garbled or empty: it is skipped with a warning and the
- *   run is served as `running` forever (no crashed end, no status event).
+ * Whatever sits where a file or folder of runs/ should be (a folder, a file, a symbolic link, an
+ * empty or garbled record) is moved aside, never followed nor deleted, with one log line; the index
+ * and the journal are rebuilt from the records, a record from its run's events, runs/ from the
+ * agent logs.
  */
 const kit = useTestKit();
 let llm: ScriptedLlmServer;
@@ -57,8 +65,21 @@ function firstSegment(runs: string): string {
   return segment;
 }
 
-/** Starts a daemon on a damaged copy of the seed and checks what every damaged state must keep. */
-async function restartAfter(damage: (runs: string) => void): Promise<void> {
+/** The log lines of a daemon's stderr that say a file was moved aside. */
+function movedAsideLines(daemon: DaemonProcess): { file: string; moved_to: string; msg: string }[] {
+  return daemon
+    .stderr()
+    .split("\n")
+    .filter((line) => line.includes('"moved_to"'))
+    .map((line) => JSON.parse(line) as { file: string; moved_to: string; msg: string });
+}
+
+/**
+ * Starts a daemon on a damaged copy of the seed and checks what every damaged state must keep:
+ * every run served (the interrupted one ended `crashed`, never run again), a new run completes.
+ * `aside`: the path (under data_dir/runs) that must have been moved aside, once, with one log line.
+ */
+async function restartAfter(damage: (runs: string) => void, aside?: string): Promise<DaemonProcess> {
   const project = kit.project({ llmUrl: llm.url });
   project.writeAgent("keep", {});
   rmSync(project.dataDirectory, { recursive: true, force: true });
@@ -73,6 +94,14 @@ async function restartAfter(damage: (runs: string) => void): Promise<void> {
   expect(listed).toEqual(expect.arrayContaining([finished, interrupted]));
   const next = await startRun(daemon, "keep", "quick again");
   expect(await waitForRunEnd(daemon, next)).toMatchObject({ status: "completed" });
+  if (aside !== undefined) {
+    const file = path.join(project.dataDirectory, "runs", aside);
+    const moved = movedAsideLines(daemon).filter((line) => line.file === path.resolve(file));
+    expect(moved).toHaveLength(1);
+    expect(moved[0]?.msg).toContain("look at");
+    expect(existsSync(moved[0]?.moved_to ?? "")).toBe(true);
+  }
+  return daemon;
 }
 
 describe("the daemon restarted on damaged run files", () => {
@@ -84,33 +113,67 @@ describe("the daemon restarted on damaged run files", () => {
     await restartAfter((runs) => rmSync(path.join(runs, "open"), { recursive: true }));
   });
 
-  it.skip("starts with a folder where an index segment should be", async () => {
+  it("starts with a folder where an index segment should be", async () => {
     await restartAfter((runs) => {
       const segment = path.join(runs, "index", firstSegment(runs));
       rmSync(segment);
       mkdirSync(segment);
-    });
+    }, "index/00000001.jsonl");
   });
 
-  it.skip("starts with a folder where a finished run's record should be", async () => {
+  it("starts with a file where the run index folder should be", async () => {
+    await restartAfter((runs) => {
+      rmSync(path.join(runs, "index"), { recursive: true });
+      writeFileSync(path.join(runs, "index"), "not a folder\n");
+    }, "index");
+  });
+
+  it("starts with a folder where an open-runs journal file should be", async () => {
+    await restartAfter((runs) => {
+      const [journal] = readdirSync(path.join(runs, "open")).sort();
+      if (journal === undefined) throw new Error("the seed has no open-runs journal");
+      rmSync(path.join(runs, "open", journal));
+      mkdirSync(path.join(runs, "open", journal));
+      writeFileSync(path.join(runs, "open", journal, "keep-me"), "user data\n");
+    }, "open/00000001.jsonl");
+  });
+
+  it("starts with a folder where a finished run's record should be", async () => {
     await restartAfter((runs) => {
       rmSync(path.join(runs, `${finished}.json`), { force: true });
       mkdirSync(path.join(runs, `${finished}.json`));
-    });
+    }, `${finished}.json`);
   });
 
-  it.skip("ends the interrupted run as crashed when its record is garbled", async () => {
-    await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), "{garbled"));
+  it("never follows a symbolic link where a finished run's record should be", async () => {
+    const outside = kit.project({ llmUrl: llm.url });
+    const target = path.join(outside.root, "elsewhere.json");
+    writeFileSync(target, "not agentd's\n");
+    await restartAfter((runs) => {
+      rmSync(path.join(runs, `${finished}.json`), { force: true });
+      symlinkSync(target, path.join(runs, `${finished}.json`));
+    }, `${finished}.json`);
+    expect(readFileSync(target, "utf8")).toBe("not agentd's\n");
   });
 
-  it.skip("ends the interrupted run as crashed when its record is empty", async () => {
-    await restartAfter((runs) => writeFileSync(path.join(runs, `${interrupted}.json`), ""));
+  it("ends the interrupted run as crashed when its record is garbled", async () => {
+    await restartAfter(
+      (runs) => writeFileSync(path.join(runs, `${interrupted}.json`), "{garbled"),
+      `${interrupted}.json`,
+    );
   });
 
-  it.skip("starts with a file where runs/ should be", async () => {
+  it("ends the interrupted run as crashed when its record is empty", async () => {
+    await restartAfter(
+      (runs) => writeFileSync(path.join(runs, `${interrupted}.json`), ""),
+      `${interrupted}.json`,
+    );
+  });
+
+  it("starts with a file where runs/ should be", async () => {
     await restartAfter((runs) => {
       rmSync(runs, { recursive: true });
       writeFileSync(runs, "not a folder\n");
-    });
+    }, "");
   });
 });

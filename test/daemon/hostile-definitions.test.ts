@@ -21,7 +21,7 @@ function aliasBomb(): string {
 }
 
 describe("hostile definition files", () => {
-  it("starts at once next to deep nesting, alias bombs and symlink loops, and reports each with file and line", async () => {
+  it("starts at once next to deep nesting, alias bombs, 60,000 keys and symlink loops, and reports each with file and line", async () => {
     const llm = await kit.scriptedLlm();
     const workspace = kit.project({ llmUrl: llm.url });
     const agents = path.join(workspace.root, "agents");
@@ -35,6 +35,10 @@ describe("hostile definition files", () => {
       );
     }
     writeFileSync(path.join(agents, "bomb.md"), aliasBomb());
+    // 60,000 plain keys, under the 1 MB limit: the YAML library's quadratic duplicate-key check
+    // would hold the event loop for minutes; the entry limit refuses it before parsing.
+    const keys = Array.from({ length: 60_000 }, (_, index) => `k${index}: 1`).join("\n");
+    writeFileSync(path.join(agents, "keys.md"), `---\ndescription: keys\n${keys}\n---\nbody\n`);
     symlinkSync(path.join(agents, "loop-b.md"), path.join(agents, "loop-a.md"));
     symlinkSync(path.join(agents, "loop-a.md"), path.join(agents, "loop-b.md"));
 
@@ -49,6 +53,7 @@ describe("hostile definition files", () => {
       expect(deep?.errors[0]).toMatch(new RegExp(`deep-${index}\\.md:3: .*nests more than 64 levels`));
     }
     expect(byId.get("bomb")?.errors[0]).toMatch(/bomb\.md:4: .*aliases expand past 100/);
+    expect(byId.get("keys")?.errors[0]).toMatch(/keys\.md:\d+: .*more than 10000 entries/);
     for (const id of ["loop-a", "loop-b"]) {
       expect(byId.get(id)?.errors[0]).toMatch(/symbolic link loop/);
       expect(byId.get(id)?.errors[0]).not.toMatch(/permission/);

@@ -1,25 +1,10 @@
 import type { ErrorCode } from "../../errors/error-codes.js";
+import { CLI_FAILURE_CODES, type CliFailureKind } from "../../run-vocabulary/cli-failure-kind.js";
 import { formatDuration } from "../../util/duration.js";
 import type { CliAdapter } from "./cli-adapter.js";
 import type { CliTranscript } from "./cli-transcript.js";
 import { extractRetryTime } from "./retry-time.js";
 import type { CliExit } from "./run-cli-process.js";
-
-/** Why a CLI run failed; every kind but `timeout` is a reason to fall back to the LLM worker. */
-export type CliFailureKind =
-  "not_installed" | "auth" | "quota" | "rate_limit" | "network" | "timeout" | "hung" | "crash" | "no_result";
-
-export const FAILURE_CODES: Record<CliFailureKind, ErrorCode> = {
-  not_installed: "CLI_NOT_INSTALLED",
-  auth: "CLI_AUTH",
-  quota: "CLI_QUOTA",
-  rate_limit: "CLI_RATE_LIMIT",
-  network: "CLI_NETWORK",
-  timeout: "CLI_TIMEOUT",
-  hung: "CLI_HUNG",
-  crash: "CLI_CRASH",
-  no_result: "CLI_NO_RESULT",
-};
 
 export interface CliFailure {
   kind: CliFailureKind;
@@ -55,7 +40,7 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   const { adapter, exit, transcript, now } = input;
   const failure = (kind: CliFailureKind, message: string, retryText = ""): CliFailure => {
     const retryAt = kind === "quota" || kind === "rate_limit" ? extractRetryTime(retryText, now) : undefined;
-    return { kind, code: FAILURE_CODES[kind], message, ...(retryAt ? { retryAt } : {}) };
+    return { kind, code: CLI_FAILURE_CODES[kind], message, ...(retryAt ? { retryAt } : {}) };
   };
 
   if (exit.spawnErrorCode === "ENOENT" || exit.spawnErrorCode === "EACCES") {
