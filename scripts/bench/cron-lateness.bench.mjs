@@ -17,7 +17,7 @@ import { QUICK, createBenchProject, serveFinalAnswers, spread, startBenchDaemon 
 
 const JOBS = 20;
 const WINDOW_SECONDS = QUICK ? 1 : 10;
-const WARMUP_SECONDS = QUICK ? 1 : 2;
+const WARMUP_SECONDS = 2;
 const CRON = "* * * * * *";
 const TARGET_P99_MILLISECONDS = 20;
 const TARGET_MODEL_REQUEST_P99_MILLISECONDS = 30;

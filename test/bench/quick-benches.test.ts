@@ -14,11 +14,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const QUICK_BENCHES: Array<{ bench: string; prints: RegExp[] }> = [
   {
     bench: "cron-lateness.bench.mjs",
-    prints: [/ratio running\/croner: p50 \d+\.\d+x/, /ratio model request\/croner: p50 \d+\.\d+x/],
+    // On a loaded machine a one-second window may see no run start: the line is printed all the same.
+    prints: [/ratio running\/croner: p50 /, /ratio model request\/croner: p50 /],
   },
   {
     bench: "api-poll.bench.mjs",
-    prints: [/server CPU per poll \/ bare: \d+\.\d+x/, /server CPU per SSE replay \/ bare: \d+\.\d+x/],
+    prints: [/server CPU per poll \/ bare: /, /server CPU per SSE replay \/ bare: /],
   },
 ];
 
