@@ -22,6 +22,13 @@ const LAUNCH_HOLD_MILLISECONDS = 500;
 const BURST_GAP_MILLISECONDS = 50;
 const BURST_TURNS = 4;
 
+/**
+ * When launches may go on: in a later tick than the request that queued a run, and, while a burst
+ * of requests records new runs turn after turn, once it is over (LAUNCH_HOLD_MILLISECONDS at most):
+ * a burst of requests is answered before its runs start, while a scheduled run, a single request or
+ * the fires due in the same second start at once. `dispatch` is the launch it paces; `now` the
+ * monotonic time in milliseconds (performance.now unless a test gives its own).
+ */
 export class LaunchPacing {
   readonly #dispatch: () => void;
   #dispatchScheduled = false;
