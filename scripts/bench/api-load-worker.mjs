@@ -1,11 +1,13 @@
 // Load generator for api-poll.bench.mjs, run as a child process: `clients` concurrent keep-alive
-// loops over `paths`, counting responses and their latencies during the measured window. It tells
+// loops over `paths`, counting responses and their latencies during the measured window. With
+// `streamEvents`, each path is a Server-Sent Events stream, read until that many `id:` lines came
+// (a replay), then closed. It tells
 // the parent when the window opens and closes, so the parent can measure its own CPU time.
 import http from "node:http";
 import { performance } from "node:perf_hooks";
 import { setTimeout as delay } from "node:timers/promises";
-const { paths, headers, clients, warmupMilliseconds, measureMilliseconds } = await new Promise((resolve) =>
-  process.once("message", resolve),
+const { paths, headers, clients, warmupMilliseconds, measureMilliseconds, streamEvents } = await new Promise(
+  (resolve) => process.once("message", resolve),
 );
 const agent = new http.Agent({ keepAlive: true, maxSockets: clients });
 const latencies = [];
@@ -16,8 +18,20 @@ let running = true;
 function get(url) {
   return new Promise((resolve) => {
     const request = http.get(url, { agent, headers }, (response) => {
-      response.on("data", () => undefined);
-      response.on("end", () => resolve(response.statusCode === 200));
+      if (streamEvents === undefined) {
+        response.on("data", () => undefined);
+        response.on("end", () => resolve(response.statusCode === 200));
+        return;
+      }
+      let seen = 0;
+      response.setEncoding("utf8");
+      response.on("data", (text) => {
+        seen += text.split("\nid: ").length - 1 + (text.startsWith("id: ") ? 1 : 0);
+        if (seen < streamEvents) return;
+        resolve(response.statusCode === 200);
+        request.destroy();
+      });
+      response.on("end", () => resolve(false));
     });
     request.on("error", () => resolve(false));
   });

@@ -2,9 +2,11 @@
 // as a ratio to a bare fastify route that returns a body of the same size, measured in the same
 // run. The load generator is a child process. On a shared machine throughput is noisy, so the bench
 // also reports the server's CPU time per request, which other processes hardly disturb.
-// Target: throughput ratio >= 0.8. Usage: node scripts/bench/api-poll.bench.mjs (after a build).
+// Also an SSE replay: GET /agents/:id/events/stream?after=… read until its PAGE events came, against
+// a bare fastify route that writes the same bytes as a stream.
+// Target: throughput ratio >= 0.8. Usage: node scripts/bench/api-poll.bench.mjs [--quick] (after a build).
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { fork } from "node:child_process";
 import http from "node:http";
@@ -15,14 +17,17 @@ import { EventBus } from "../../dist/events/event-bus.js";
 import { EventStore } from "../../dist/events/event-store.js";
 import { createLogger } from "../../dist/logging/logger.js";
 
-const CLIENTS = 100;
-const AGENTS = 100;
+const QUICK = process.argv.includes("--quick") || process.env.AGENTD_BENCH_QUICK === "1";
+const CLIENTS = QUICK ? 10 : 100;
+const AGENTS = QUICK ? 10 : 100;
 const EVENTS_PER_AGENT = 200;
 const PAGE = 20;
-const WARMUP_MILLISECONDS = 500;
-const MEASURE_MILLISECONDS = 2_000;
+const WARMUP_MILLISECONDS = QUICK ? 100 : 500;
+const MEASURE_MILLISECONDS = QUICK ? 200 : 2_000;
 // The machine is shared: interleave short rounds and compare medians, not one long lucky run.
-const ROUNDS = 4;
+const ROUNDS = QUICK ? 1 : 4;
+/** Concurrent SSE replays (each a new connection). */
+const STREAM_CLIENTS = QUICK ? 5 : 20;
 
 const logger = createLogger({ level: "silent", pretty: false });
 const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-bench-poll-"));
@@ -64,14 +69,37 @@ const sample = await new Promise((resolve, reject) => {
     })
     .on("error", reject);
 });
+// The SSE replay's bytes as the stream route writes them, up to its PAGE-th event.
+const streamSample = await new Promise((resolve, reject) => {
+  const request = http.get(`${api.url}/agents/agent-0/events/stream?after=${after}`, (response) => {
+    let body = "";
+    response.setEncoding("utf8");
+    response.on("data", (chunk) => {
+      body += chunk;
+      if (body.split("\nid: ").length - 1 < PAGE || !body.endsWith("\n\n")) return;
+      request.destroy();
+      resolve(body);
+    });
+  });
+  request.on("error", reject);
+});
 const bare = Fastify();
 bare.get("/agents/:id/events", async (_request, reply) =>
   reply.type("application/json; charset=utf-8").send(sample),
 );
+bare.get("/agents/:id/events/stream", (_request, reply) => {
+  reply.hijack();
+  reply.raw.writeHead(200, {
+    "content-type": "text/event-stream; charset=utf-8",
+    "cache-control": "no-cache",
+    connection: "keep-alive",
+  });
+  reply.raw.write(streamSample);
+});
 await bare.listen({ host: "127.0.0.1", port: 0 });
 const bareUrl = `http://127.0.0.1:${bare.server.address().port}`;
 
-function load(paths, headers = {}) {
+function load(paths, headers = {}, streamEvents = undefined) {
   return new Promise((resolve, reject) => {
     const child = fork(new URL("./api-load-worker.mjs", import.meta.url));
     let cpuAtStart;
@@ -90,7 +118,8 @@ function load(paths, headers = {}) {
     child.send({
       paths,
       headers,
-      clients: CLIENTS,
+      streamEvents,
+      clients: streamEvents === undefined ? CLIENTS : STREAM_CLIENTS,
       warmupMilliseconds: WARMUP_MILLISECONDS,
       measureMilliseconds: MEASURE_MILLISECONDS,
     });
@@ -98,11 +127,15 @@ function load(paths, headers = {}) {
 }
 
 const pollPaths = (base) => agentIds.map((id) => `${base}/agents/${id}/events?after=${after}&limit=${PAGE}`);
-const results = { bare: [], api: [], apiWithToken: [] };
+const streamPaths = (base) => agentIds.map((id) => `${base}/agents/${id}/events/stream?after=${after}`);
+const results = { bare: [], api: [], apiWithToken: [], streamBare: [], stream: [] };
+const bearer = { authorization: `Bearer ${token}` };
 for (let round = 0; round < ROUNDS; round++) {
   results.bare.push(await load(agentIds.map((id) => `${bareUrl}/agents/${id}/events`)));
   results.api.push(await load(pollPaths(api.url)));
-  results.apiWithToken.push(await load(pollPaths(apiWithToken.url), { authorization: `Bearer ${token}` }));
+  results.apiWithToken.push(await load(pollPaths(apiWithToken.url), bearer));
+  results.streamBare.push(await load(streamPaths(bareUrl), {}, PAGE));
+  results.stream.push(await load(streamPaths(apiWithToken.url), bearer, PAGE));
 }
 
 const median = (values) => [...values].sort((left, right) => left - right)[Math.floor(values.length / 2)];
@@ -119,6 +152,15 @@ const format = (name, result) =>
 const bareSummary = summary(results.bare);
 const apiSummary = summary(results.api);
 const tokenSummary = summary(results.apiWithToken);
+const streamBareSummary = summary(results.streamBare);
+const streamSummary = summary(results.stream);
+/** Per round, a side's server CPU per request over the bare route's: median (min–max). */
+const cpuRatios = (runs, bareRuns) => {
+  const each = runs
+    .map((run, round) => run.cpuPerRequest / bareRuns[round].cpuPerRequest)
+    .sort((a, b) => a - b);
+  return `${median(each).toFixed(2)}x (${each[0].toFixed(2)}–${each.at(-1).toFixed(2)})`;
+};
 console.log(
   `${CLIENTS} keep-alive clients, ${AGENTS} agents, ${PAGE} events per response (${sample.length} bytes)`,
 );
@@ -126,6 +168,8 @@ console.log(`medians of ${ROUNDS} interleaved rounds of ${MEASURE_MILLISECONDS /
 console.log(format("bare fastify, same body", bareSummary));
 console.log(format("GET /agents/:id/events", apiSummary));
 console.log(format("  ... with bearer token", tokenSummary));
+console.log(format(`bare SSE, same ${PAGE} events`, streamBareSummary));
+console.log(format("SSE replay, bearer token", streamSummary));
 console.log(`throughput ratio ${median(ratios(results.api)).toFixed(2)} (median per round; target >= 0.8)`);
 console.log(`throughput ratio with token ${median(ratios(results.apiWithToken)).toFixed(2)}`);
 console.log(
@@ -133,6 +177,19 @@ console.log(
 );
 console.log(
   `p99 latency ratio ${(apiSummary.p99 / bareSummary.p99).toFixed(2)} (api / bare; lower is better)`,
+);
+console.log(
+  `server CPU per poll / bare: ${cpuRatios(results.api, results.bare)} (median of rounds, min–max)`,
+);
+console.log(`  ... with bearer token: ${cpuRatios(results.apiWithToken, results.bare)}`);
+console.log(`server CPU per SSE replay / bare: ${cpuRatios(results.stream, results.streamBare)}`);
+console.log(
+  `throughput ratio SSE replay ${median(results.stream.map((run, round) => run.perSecond / results.streamBare[round].perSecond)).toFixed(2)}`,
+);
+console.log(
+  `load average ${loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ")}`,
 );
 
 await api.close();

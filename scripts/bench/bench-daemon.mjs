@@ -17,18 +17,33 @@ export const FINAL_ANSWER = JSON.stringify({
   usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
 });
 
+/** FINAL_ANSWER as a streamed completion (the loop asks with `stream: true`): one chunk, then [DONE]. */
+export const FINAL_ANSWER_STREAM = `data: ${JSON.stringify({
+  id: "chatcmpl-bench",
+  object: "chat.completion.chunk",
+  created: 0,
+  model: "bench",
+  choices: [{ index: 0, delta: { role: "assistant", content: "done" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 },
+})}\n\ndata: [DONE]\n\n`;
+
 /**
- * A model server on 127.0.0.1 that answers every chat completion with FINAL_ANSWER after
- * `delayMilliseconds` (0: at once). Resolves with its port once it listens. Run it in a worker
+ * A model server on 127.0.0.1 that answers every chat completion with FINAL_ANSWER (streamed when
+ * the request asks for a stream) after
+ * `delayMilliseconds` (0: at once); `onRequest` sees each request as it arrives. Resolves with its port once it listens. Run it in a worker
  * thread, so it does not share the measured event loop.
  */
-export function serveFinalAnswers({ delayMilliseconds = 0 } = {}) {
+export function serveFinalAnswers({ delayMilliseconds = 0, onRequest } = {}) {
   const server = createServer((request, response) => {
-    request.resume();
+    onRequest?.(request);
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk) => (body += chunk));
     request.on("end", () => {
+      const streamed = /"stream"\s*:\s*true/.test(body);
       const answer = () => {
-        response.writeHead(200, { "content-type": "application/json" });
-        response.end(FINAL_ANSWER);
+        response.writeHead(200, { "content-type": streamed ? "text/event-stream" : "application/json" });
+        response.end(streamed ? FINAL_ANSWER_STREAM : FINAL_ANSWER);
       };
       if (delayMilliseconds === 0) return answer();
       const timer = setTimeout(answer, delayMilliseconds);
@@ -77,3 +92,9 @@ export function spread(values) {
   const sorted = [...values].sort((left, right) => left - right);
   return { median: sorted[Math.floor(sorted.length / 2)], min: sorted[0], max: sorted.at(-1) };
 }
+
+/**
+ * Whether the bench runs in its quick mode (`--quick` or AGENTD_BENCH_QUICK=1): a few iterations,
+ * enough to show that it runs and prints its ratios, not to measure (the test suite runs them so).
+ */
+export const QUICK = process.argv.includes("--quick") || process.env.AGENTD_BENCH_QUICK === "1";

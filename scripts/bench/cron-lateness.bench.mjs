@@ -1,27 +1,38 @@
 // How late scheduled runs start: 20 agents on a every-second cron in the daemon (dist/app/daemon.js,
 // the real scheduler, run manager and records), lateness = the run's created_at minus its
-// scheduled_for; against 20 bare croner jobs on the same cron in the same run, lateness = when the
+// scheduled_for, then its started_at (status `running`) and the arrival of its model request at the
+// scripted server, each minus the second it was due; against 20 bare croner jobs on the same cron in the same run, lateness = when the
 // callback ran minus the second it was due. Each side runs alone for the same window, three times,
 // alternating; the figures are the median of the rounds and their range. The model
 // server answers at once from a worker thread, so runs end well before the next fire.
-// Target: p99 lateness under 20 ms. Also checks every fire ran exactly once.
-// Usage: node scripts/bench/cron-lateness.bench.mjs (after a build).
+// Targets: p99 creation lateness under 20 ms, model request p99 within 30 ms of the fire. Also
+// checks every fire ran exactly once.
+// Usage: node scripts/bench/cron-lateness.bench.mjs [--quick] (after a build).
 import { rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { setTimeout as delay } from "node:timers/promises";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
-import { createBenchProject, serveFinalAnswers, spread, startBenchDaemon } from "./bench-daemon.mjs";
+import { QUICK, createBenchProject, serveFinalAnswers, spread, startBenchDaemon } from "./bench-daemon.mjs";
 
 const JOBS = 20;
-const WINDOW_SECONDS = 10;
+const WINDOW_SECONDS = QUICK ? 1 : 10;
 const WARMUP_SECONDS = 2;
 const CRON = "* * * * * *";
 const TARGET_P99_MILLISECONDS = 20;
+const TARGET_MODEL_REQUEST_P99_MILLISECONDS = 30;
 /** Windows measured for each side, alternating, so a change in the machine's load hits both. */
-const ROUNDS = 3;
+const ROUNDS = QUICK ? 1 : 3;
 
 if (!isMainThread) {
-  parentPort.postMessage({ port: await serveFinalAnswers() });
+  // The model server keeps when each request arrived (wall clock) and hands them over when asked.
+  let arrivals = [];
+  const port = await serveFinalAnswers({ onRequest: () => arrivals.push(Date.now()) });
+  parentPort.on("message", () => {
+    parentPort.postMessage({ arrivals });
+    arrivals = [];
+  });
+  parentPort.postMessage({ port });
 } else {
   await main();
 }
@@ -49,7 +60,14 @@ async function bareCroner() {
   return { lateness, duplicates: 0, skipped: 0 };
 }
 
-async function daemonScheduler(port) {
+/** The model requests that arrived since the last call, as times (ms since the epoch). */
+async function takeArrivals(model) {
+  model.postMessage("arrivals");
+  const { arrivals } = await new Promise((resolve) => model.once("message", resolve));
+  return arrivals;
+}
+
+async function daemonScheduler(port, model) {
   const agents = Object.fromEntries(
     Array.from({ length: JOBS }, (_, index) => [
       `ticker-${index}`,
@@ -63,14 +81,24 @@ async function daemonScheduler(port) {
   // The same window as bare croner's: the fires due in the WINDOW_SECONDS seconds after this one.
   await alignToSecond();
   const windowStart = Date.now();
+  await takeArrivals(model);
   await delay(WINDOW_SECONDS * 1000);
+  // Each fire's run asks the model once, well within the second it was due.
+  const arrivals = await takeArrivals(model);
   await daemon.shutdown();
-  const scheduledRuns = daemon.runs
-    .list()
-    .filter((run) => run.trigger.kind === "schedule" && Date.parse(run.trigger.scheduled_for) >= windowStart);
+  const scheduledRuns = (await daemon.runs.list({ limit: 100_000 })).filter(
+    (run) => run.trigger.kind === "schedule" && Date.parse(run.trigger.scheduled_for) >= windowStart,
+  );
   const lateness = scheduledRuns.map(
     (run) => Date.parse(run.created_at) - Date.parse(run.trigger.scheduled_for),
   );
+  const startLateness = scheduledRuns
+    .filter((run) => run.started_at !== undefined)
+    .map((run) => Date.parse(run.started_at) - Date.parse(run.trigger.scheduled_for));
+  const launchDelay = scheduledRuns
+    .filter((run) => run.started_at !== undefined)
+    .map((run) => Date.parse(run.started_at) - Date.parse(run.created_at));
+  const requestLateness = arrivals.map((arrival) => arrival - Math.floor(arrival / 1000) * 1000);
   const fires = new Set(scheduledRuns.map((run) => `${run.agent} ${run.trigger.scheduled_for}`));
   // A fire that came while the agent's previous run still ran is skipped (overlap: skip) and says so.
   const skipped = Array.from({ length: JOBS }, (_, index) =>
@@ -81,7 +109,14 @@ async function daemonScheduler(port) {
       ),
   ).flat().length;
   rmSync(root, { recursive: true, force: true });
-  return { lateness, duplicates: scheduledRuns.length - fires.size, skipped };
+  return {
+    lateness,
+    startLateness,
+    launchDelay,
+    requestLateness,
+    duplicates: scheduledRuns.length - fires.size,
+    skipped,
+  };
 }
 
 function percentiles(values) {
@@ -96,12 +131,15 @@ async function main() {
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
     const bare = await bareCroner();
-    const daemon = await daemonScheduler(port);
+    const daemon = await daemonScheduler(port, model);
     rounds.push({
       bare,
       daemon,
       bareFigures: percentiles(bare.lateness),
       daemonFigures: percentiles(daemon.lateness),
+      startFigures: percentiles(daemon.startLateness),
+      launchFigures: percentiles(daemon.launchDelay),
+      requestFigures: percentiles(daemon.requestLateness),
     });
   }
   await model.terminate();
@@ -125,8 +163,44 @@ async function main() {
     rounds.map((round) => round.bareFigures),
   );
   line(
-    "agentd scheduled runs",
+    "agentd runs created",
     rounds.map((round) => round.daemonFigures),
+  );
+  line(
+    "agentd runs running",
+    rounds.map((round) => round.startFigures),
+  );
+  line(
+    "  running after created",
+    rounds.map((round) => round.launchFigures),
+  );
+  line(
+    "agentd model requests",
+    rounds.map((round) => round.requestFigures),
+  );
+  const ratioOf = (key, fraction) =>
+    spread(rounds.map((round) => round[key][fraction] / Math.max(1, round.bareFigures[fraction])));
+  for (const [name, key] of [
+    ["created", "daemonFigures"],
+    ["running", "startFigures"],
+    ["model request", "requestFigures"],
+  ]) {
+    const p50 = ratioOf(key, "p50");
+    const p99 = ratioOf(key, "p99");
+    console.log(
+      `ratio ${name}/croner: p50 ${p50.median.toFixed(2)}x (${p50.min.toFixed(2)}–${p50.max.toFixed(2)}), ` +
+        `p99 ${p99.median.toFixed(2)}x (${p99.min.toFixed(2)}–${p99.max.toFixed(2)})`,
+    );
+  }
+  const requestP99 = spread(rounds.map((round) => round.requestFigures.p99));
+  console.log(
+    `target model request p99 < ${TARGET_MODEL_REQUEST_P99_MILLISECONDS} ms after the fire: ` +
+      `${requestP99.median < TARGET_MODEL_REQUEST_P99_MILLISECONDS ? "met" : "MISSED"}`,
+  );
+  console.log(
+    `load average ${loadavg()
+      .map((load) => load.toFixed(2))
+      .join(" ")}`,
   );
   const ratio = spread(rounds.map((round) => round.daemonFigures.p99 / Math.max(1, round.bareFigures.p99)));
   const p99 = spread(rounds.map((round) => round.daemonFigures.p99));

@@ -2,7 +2,8 @@
 // one bench's heap and timers cannot skew the next. `npm run bench` builds dist/ first.
 // start-history.bench.mjs builds histories of up to 200k runs for both stores and takes the longest;
 // run it alone with its own options (--stores, --sizes, --starts) for a shorter pass.
-// Usage: node scripts/bench/run-all.mjs [name-filter]
+// Usage: node scripts/bench/run-all.mjs [--quick] [name-filter] (--quick is passed to each bench:
+// the benches that have a quick mode run a few iterations, the others as always)
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -10,7 +11,8 @@ import { fileURLToPath } from "node:url";
 
 const directory = path.dirname(fileURLToPath(import.meta.url));
 const root = path.resolve(directory, "../..");
-const filter = process.argv[2] ?? "";
+const quick = process.argv.includes("--quick");
+const filter = process.argv.slice(2).find((argument) => argument !== "--quick") ?? "";
 
 if (!existsSync(path.join(root, "dist"))) {
   console.error("dist/ is missing: run `npm run bench` (it builds first) or `npm run build`");
@@ -29,7 +31,8 @@ const failed = [];
 for (const bench of benches) {
   console.log(`\n=== ${bench} ===`);
   const started = Date.now();
-  const result = spawnSync(process.execPath, ["--expose-gc", path.join(directory, bench)], {
+  const benchArguments = ["--expose-gc", path.join(directory, bench), ...(quick ? ["--quick"] : [])];
+  const result = spawnSync(process.execPath, benchArguments, {
     stdio: "inherit",
     cwd: root,
   });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { RunStatusSchema } from "../run-vocabulary/run-status.js";
-import { documentedAsNumber } from "./zod-route-schema.js";
+import { documentedAsNumber, withQuickCheck } from "./zod-route-schema.js";
+import { SECONDS_PATTERN, WHOLE_NUMBER_PATTERN, quickObjectCheck } from "./quick-request-check.js";
 import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from "../runs/run-records.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
@@ -10,7 +11,7 @@ export const MAX_POLL_LIMIT = 1_000;
 
 const WholeNumber = z
   .string()
-  .regex(/^\d{1,15}$/, "must be a whole number, 0 or more")
+  .regex(WHOLE_NUMBER_PATTERN, "must be a whole number, 0 or more")
   .transform(Number);
 
 /** An event id in the query (`after`): a whole number, 0 or more; `fallback` when absent. */
@@ -27,7 +28,7 @@ function limitUpTo(max: number, fallback: number) {
   const message = `must be a whole number from 1 to ${max}`;
   const limit = z
     .string()
-    .regex(/^\d{1,15}$/, message)
+    .regex(WHOLE_NUMBER_PATTERN, message)
     .transform(Number)
     .pipe(z.number().min(1, message).max(max, `must be at most ${max}`));
   return documentedAsNumber(limit.default(fallback), {
@@ -41,16 +42,21 @@ function limitUpTo(max: number, fallback: number) {
 const WaitSeconds = documentedAsNumber(
   z
     .string()
-    .regex(/^\d{1,9}(\.\d+)?$/, "must be a number of seconds, 0 or more")
+    .regex(SECONDS_PATTERN, "must be a number of seconds, 0 or more")
     .transform((seconds) => Math.min(Number(seconds), LONG_POLL_CAP_SECONDS))
     .default(0),
   { type: "number", minimum: 0, default: 0 },
 );
 
-export const AgentParamsSchema = z.object({ id: z.string().min(1) });
-export const RunParamsSchema = z.object({
-  run: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, "is not a run id (r_…)"),
-});
+export const AgentParamsSchema = withQuickCheck(
+  z.object({ id: z.string().min(1) }),
+  quickObjectCheck({ id: { kind: "string", minLength: 1 } }),
+);
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+export const RunParamsSchema = withQuickCheck(
+  z.object({ run: z.string().regex(RUN_ID_PATTERN, "is not a run id (r_…)") }),
+  quickObjectCheck({ run: { kind: "string", pattern: RUN_ID_PATTERN } }),
+);
 export const ApprovalParamsSchema = z.object({ id: z.string().min(1) });
 
 /** POST /agents/:id/runs: the body is optional; without a task the agent's own `task` is used. */
@@ -98,34 +104,60 @@ export const RunListQuerySchema = z.object({
 /** Events one poll returns when `limit` is not given. */
 export const DEFAULT_POLL_LIMIT = 100;
 
+/** The quick reading of a `wait` (quick-request-check.ts). */
+const QUICK_WAIT = { kind: "seconds", fallback: 0, cap: LONG_POLL_CAP_SECONDS } as const;
+
 /** GET /agents/:id/events */
-export const AgentEventsQuerySchema = z.object({
-  after: eventIdAfter(0),
-  limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
-  wait: WaitSeconds,
-});
+export const AgentEventsQuerySchema = withQuickCheck(
+  z.object({
+    after: eventIdAfter(0),
+    limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
+    wait: WaitSeconds,
+  }),
+  quickObjectCheck({
+    after: { kind: "whole", fallback: 0 },
+    limit: { kind: "whole", fallback: DEFAULT_POLL_LIMIT, minimum: 1, maximum: MAX_POLL_LIMIT },
+    wait: QUICK_WAIT,
+  }),
+);
 
 /** Most events one page of a run's log holds (`limit`), and the default. */
 export const MAX_RUN_EVENTS_LIMIT = 10_000;
 export const DEFAULT_RUN_EVENTS_LIMIT = 1_000;
 
 /** GET /runs/:run/events: one page of the run's log after `after`. */
-export const RunEventsQuerySchema = z.object({
-  after: eventIdAfter(0),
-  limit: limitUpTo(MAX_RUN_EVENTS_LIMIT, DEFAULT_RUN_EVENTS_LIMIT),
-});
+export const RunEventsQuerySchema = withQuickCheck(
+  z.object({
+    after: eventIdAfter(0),
+    limit: limitUpTo(MAX_RUN_EVENTS_LIMIT, DEFAULT_RUN_EVENTS_LIMIT),
+  }),
+  quickObjectCheck({
+    after: { kind: "whole", fallback: 0 },
+    limit: { kind: "whole", fallback: DEFAULT_RUN_EVENTS_LIMIT, minimum: 1, maximum: MAX_RUN_EVENTS_LIMIT },
+  }),
+);
 
 /** GET /events: `after` is the opaque cursor of the previous response. */
-export const MergedEventsQuerySchema = z.object({
-  after: z.string().optional(),
-  limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
-  wait: WaitSeconds,
-});
+export const MergedEventsQuerySchema = withQuickCheck(
+  z.object({
+    after: z.string().optional(),
+    limit: limitUpTo(MAX_POLL_LIMIT, DEFAULT_POLL_LIMIT),
+    wait: WaitSeconds,
+  }),
+  quickObjectCheck({
+    after: { kind: "string", optional: true },
+    limit: { kind: "whole", fallback: DEFAULT_POLL_LIMIT, minimum: 1, maximum: MAX_POLL_LIMIT },
+    wait: QUICK_WAIT,
+  }),
+);
 
 /** GET /agents/:id/events/stream: `after` replays like a Last-Event-ID header. */
-export const StreamQuerySchema = z.object({
-  after: documentedAsNumber(WholeNumber.optional(), { type: "integer", minimum: 0 }),
-});
+export const StreamQuerySchema = withQuickCheck(
+  z.object({
+    after: documentedAsNumber(WholeNumber.optional(), { type: "integer", minimum: 0 }),
+  }),
+  quickObjectCheck({ after: { kind: "whole" } }),
+);
 
 /** Most items a page of a list (approvals, questions) holds, and the default. */
 export const MAX_LIST_LIMIT = 10_000;

@@ -2,9 +2,22 @@ import type { FastifySchemaCompiler } from "fastify";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { formatPath } from "../schema/schema-issues.js";
+import type { QuickCheck } from "./quick-request-check.js";
 
 /** JSON Schemas made by `routeSchema`, mapped back to the zod schema that validates them. */
 const zodByJsonSchema = new WeakMap<object, z.ZodType>();
+
+/** Schemas of hot routes' params and queries, with the quick check that reads their valid input. */
+const quickChecks = new WeakMap<z.ZodType, QuickCheck>();
+
+/**
+ * Gives a schema a quick check (quick-request-check.ts): a request part it reads is not run
+ * through zod; one it leaves is, and zod's answer (the value, or the error) stands.
+ */
+export function withQuickCheck<Schema extends z.ZodType>(schema: Schema, check: QuickCheck): Schema {
+  quickChecks.set(schema, check);
+  return schema;
+}
 
 /** How a user names each part of a request: the whole of it, and one field of it. */
 const PART_LABELS: Record<string, { whole: string; field: string }> = {
@@ -65,7 +78,10 @@ export const zodValidatorCompiler: FastifySchemaCompiler<unknown> = ({ schema, h
   const zodSchema = zodByJsonSchema.get(schema as object);
   if (!zodSchema) throw new Error(`route schema for ${String(httpPart)} was not made by routeSchema()`);
   const label = PART_LABELS[String(httpPart)] ?? { whole: String(httpPart), field: String(httpPart) };
+  const quick = quickChecks.get(zodSchema);
   return (data: unknown) => {
+    const quickValue = quick?.(data);
+    if (quickValue !== undefined) return { value: quickValue };
     const parsed = zodSchema.safeParse(data ?? undefined);
     if (parsed.success) return { value: parsed.data };
     const issue = parsed.error.issues[0];

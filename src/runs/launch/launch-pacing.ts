@@ -8,24 +8,26 @@ import { performance } from "node:perf_hooks";
  */
 export const LAUNCHES_PER_TICK = 2;
 /**
- * While new runs are being recorded (a burst of requests), launches wait so that the requests are
- * answered first, but no longer than this: past it, launches go on (a few per tick) however long
- * the stream of new runs lasts, so it does not starve the queue.
+ * While a stream of new runs is being recorded (a burst of requests), launches wait so that the
+ * requests are answered first, but no longer than this: past it, launches go on (a few per tick)
+ * however long the stream lasts, so it does not starve the queue.
  */
 const LAUNCH_HOLD_MILLISECONDS = 500;
 /**
- * A new run recorded within this long of the one before continues a burst; from BURST_RUNS runs on,
- * launches wait until no new run came for this long (a record is written within a turn of the event
- * loop, so the runs of a burst are seldom being written at the same moment). A few runs created
- * together launch at once.
+ * A burst is a stream of requests: new runs recorded in BURST_TURNS turns of the event loop or
+ * more, each within BURST_GAP_MILLISECONDS of the one before; launches then wait until no new run
+ * came for that long. Runs recorded in one turn (the fires of one second, however many agents are
+ * due in it, or a few requests read together) are no stream: they launch at once, a few per tick.
  */
 const BURST_GAP_MILLISECONDS = 50;
-const BURST_RUNS = 8;
+const BURST_TURNS = 4;
 
 /**
  * When launches may go on: in a later tick than the request that queued a run, and, while a burst
- * of new runs is being recorded, once it is over (LAUNCH_HOLD_MILLISECONDS at most): a burst of
- * requests is answered before its runs start. `dispatch` is the launch it paces.
+ * of requests records new runs turn after turn, once it is over (LAUNCH_HOLD_MILLISECONDS at most):
+ * a burst of requests is answered before its runs start, while a scheduled run, a single request or
+ * the fires due in the same second start at once. `dispatch` is the launch it paces; `now` the
+ * monotonic time in milliseconds (performance.now unless a test gives its own).
  */
 export class LaunchPacing {
   readonly #dispatch: () => void;
@@ -34,13 +36,17 @@ export class LaunchPacing {
   #creating = 0;
   /** Since when launches have been held for runs being created. */
   #heldSince: number | undefined;
-  /** When the last new run was recorded, and how many runs the burst it is part of has. */
+  /** When the last new run was recorded, and in how many turns the burst it is part of did. */
   #lastCreated = Number.NEGATIVE_INFINITY;
-  #burstRuns = 0;
+  #burstTurns = 0;
+  /** Whether this turn of the event loop already counted in #burstTurns. */
+  #turnCounted = false;
   #burstTimer: NodeJS.Timeout | undefined;
+  readonly #now: () => number;
 
-  constructor(dispatch: () => void) {
+  constructor(dispatch: () => void, now: () => number = () => performance.now()) {
     this.#dispatch = dispatch;
+    this.#now = now;
   }
 
   /** A new run's record is being written: launches wait for it. */
@@ -51,19 +57,26 @@ export class LaunchPacing {
   /** A new run's record was written (or failed): the last of a burst releases the launches it held. */
   created(): void {
     this.#creating -= 1;
-    const now = performance.now();
-    this.#burstRuns = now - this.#lastCreated < BURST_GAP_MILLISECONDS ? this.#burstRuns + 1 : 1;
+    const now = this.#now();
+    if (!this.#turnCounted) {
+      this.#turnCounted = true;
+      // The check phase comes after the timers and the I/O of this turn: they count as one.
+      setImmediate(() => {
+        this.#turnCounted = false;
+      });
+      this.#burstTurns = now - this.#lastCreated < BURST_GAP_MILLISECONDS ? this.#burstTurns + 1 : 1;
+    }
     this.#lastCreated = now;
     if (this.#creating === 0 && this.#heldSince !== undefined) this.soon();
   }
 
   /**
-   * Whether launches wait now: a run is being recorded or a burst of new runs goes on, for less
+   * Whether launches wait now: a run is being recorded or a burst of requests goes on, for less
    * than LAUNCH_HOLD_MILLISECONDS. Holding, it launches again once the burst is over.
    */
   holding(): boolean {
-    const now = performance.now();
-    const inBurst = this.#burstRuns >= BURST_RUNS && now - this.#lastCreated < BURST_GAP_MILLISECONDS;
+    const now = this.#now();
+    const inBurst = this.#burstTurns >= BURST_TURNS && now - this.#lastCreated < BURST_GAP_MILLISECONDS;
     if (this.#creating > 0 || inBurst) {
       this.#heldSince ??= now;
       if (now - this.#heldSince < LAUNCH_HOLD_MILLISECONDS) {
