@@ -289,7 +289,11 @@ describe("requests a web page can send", { timeout: 90_000 }, () => {
       expect(reply.status, JSON.stringify(headers)).toBe(415);
       expect(reply.body).toMatchObject({ error: { code: "UNSUPPORTED_MEDIA_TYPE" } });
     }
-    for (const headers of [{ "content-type": "application/json; charset=utf-8" }, {}]) {
+    const bodilessCases: Array<Record<string, string>> = [
+      { "content-type": "application/json; charset=utf-8" },
+      {},
+    ];
+    for (const headers of bodilessCases) {
       const bodiless = await rawRequest(daemon.url, {
         method: "POST",
         path: "/agents/writer/runs",
