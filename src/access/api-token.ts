@@ -8,7 +8,10 @@ export const DEFAULT_TOKEN_NAME = "default";
 /** A token's name: 1–64 of a-z, 0-9, `-`, `_`, `.`, starting with a letter or a digit. */
 export const TokenNameSchema = z
   .string()
-  .regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, "must be 1-64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit")
+  .regex(
+    /^[a-z0-9][a-z0-9._-]{0,63}$/,
+    "must be 1-64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit",
+  )
   .refine((name) => name !== DEFAULT_TOKEN_NAME, `"${DEFAULT_TOKEN_NAME}" names the daemon's own token`);
 
 /** Named tokens begin with it, so a leaked one is easy to recognise (and to scan for). */

@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync } from "node:fs";
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
 import { type Clock, systemClock } from "../clock/clock.js";
@@ -40,9 +40,11 @@ export class FilesAuditLog implements AuditLog {
     };
     const file = path.join(this.#folder, `${entry.time.slice(0, 10)}.jsonl`);
     mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
-    const descriptor = openSync(file, "a", 0o600);
+    const descriptor = openSync(file, "a+", 0o600);
     try {
-      this.#appends.append(file, descriptor, Buffer.from(`${JSON.stringify(entry)}\n`, "utf8"));
+      // A line torn by a crash stays a line of its own (skipped on read), never the start of this one.
+      const lead = endsTorn(descriptor) ? "\n" : "";
+      this.#appends.append(file, descriptor, Buffer.from(`${lead}${JSON.stringify(entry)}\n`, "utf8"));
       fsyncSync(descriptor);
     } finally {
       closeSync(descriptor);
@@ -76,6 +78,15 @@ export class FilesAuditLog implements AuditLog {
     entries.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
     return entries.slice(0, limit);
   }
+}
+
+/** Whether the file's last byte is not a newline (a line cut short). */
+function endsTorn(descriptor: number): boolean {
+  const size = fstatSync(descriptor).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(descriptor, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
 }
 
 function parseLine(line: string): AuditEntry | undefined {

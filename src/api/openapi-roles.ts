@@ -29,7 +29,8 @@ export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: R
     operation["x-agentd-roles"] = access === "public" || access === "own" ? [] : rolesAllowed(access);
     const description = typeof operation["description"] === "string" ? operation["description"] : "";
     if (!description.includes(ACCESS_NOTES[access])) {
-      operation["description"] = description === "" ? ACCESS_NOTES[access] : `${description}\n\n${ACCESS_NOTES[access]}`;
+      operation["description"] =
+        description === "" ? ACCESS_NOTES[access] : `${description}\n\n${ACCESS_NOTES[access]}`;
     }
     if (access === "public" || access === "own") {
       operation["security"] = [];

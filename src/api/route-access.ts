@@ -27,10 +27,7 @@ export type RouteAccessTable = Map<string, RouteAccess>;
  * Fixes each route's access as it is added: its declared `role`, `public` for `public: true` and for
  * `open(url)`, else the default of its method. Call before any route is added.
  */
-export function declareRouteAccess(
-  app: FastifyInstance,
-  open: (url: string) => boolean,
-): RouteAccessTable {
+export function declareRouteAccess(app: FastifyInstance, open: (url: string) => boolean): RouteAccessTable {
   const table: RouteAccessTable = new Map();
   app.addHook("onRoute", (route: RouteOptions) => {
     const config = (route.config ??= {}) as { role?: RouteAccess; public?: boolean };

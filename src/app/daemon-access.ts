@@ -42,7 +42,12 @@ export async function openDaemonAccess(options: OpenDaemonAccessOptions): Promis
     const tokens =
       options.token === undefined
         ? undefined
-        : await TokenRegistry.open({ defaultToken: options.token, store: stores.tokens, logger, clock: options.clock });
+        : await TokenRegistry.open({
+            defaultToken: options.token,
+            store: stores.tokens,
+            logger,
+            clock: options.clock,
+          });
     const audit = new AuditRecorder({ log: stores.audit, logger, publish: options.publish });
     return {
       tokens,
@@ -63,7 +68,11 @@ export function actorOfTrigger(agentId: string, trigger: RunTrigger): Actor {
   const kind = (trigger as { kind: string }).kind;
   if (kind === "schedule" || kind === "missed") return { kind: "schedule", name: agentId };
   if (kind === "cli") return { kind: "cli", name: agentId };
-  if (kind === "agent") return { kind: "system", name: `sub-agent of ${(trigger as { parent_run?: string }).parent_run ?? "a run"}` };
+  if (kind === "agent")
+    return {
+      kind: "system",
+      name: `sub-agent of ${(trigger as { parent_run?: string }).parent_run ?? "a run"}`,
+    };
   const name = (trigger as { name?: string }).name;
   return { kind: "trigger", name: name === undefined ? kind : `${kind}:${name}` };
 }

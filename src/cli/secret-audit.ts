@@ -28,7 +28,11 @@ export async function recordSecretChange(
   try {
     const { recorder, close } = await openAuditRecorder({ config, logger });
     try {
-      const entry = await recorder.record({ action, actor: { kind: "cli", name: localUser() }, target: name });
+      const entry = await recorder.record({
+        action,
+        actor: { kind: "cli", name: localUser() },
+        target: name,
+      });
       if (entry === undefined) warn(`warning: could not record ${action} ${name} in the audit trail`);
     } finally {
       await close();

@@ -29,7 +29,10 @@ export interface OpenAccessStoresOptions {
  */
 export async function openAccessStores(options: OpenAccessStoresOptions): Promise<AccessStores> {
   const { config, logger } = options;
-  const at = { ...(options.clock ? { clock: options.clock } : {}), ...(options.node ? { node: options.node } : {}) };
+  const at = {
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.node ? { node: options.node } : {}),
+  };
   if (config.store.backend === "postgres" && config.store.url !== undefined) {
     const { default: pg } = await import("pg");
     const { migrate } = await import("./postgres/migrations.js");

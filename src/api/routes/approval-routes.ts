@@ -59,7 +59,9 @@ export function registerApprovalRoutes(app: FastifyInstance, { services }: Route
       await recordAction(services, request, {
         action: decision === "approve" ? "approval.approve" : "approval.deny",
         target: id,
-        ...(pending ? { agent: pending.agent, run: pending.run, details: { tool: pending.tool, scope } } : {}),
+        ...(pending
+          ? { agent: pending.agent, run: pending.run, details: { tool: pending.tool, scope } }
+          : {}),
       });
       return { approval: request.params.id, decision, scope };
     },

@@ -16,7 +16,6 @@ const LoginQuerySchema = z.object({ token: z.string().optional() });
  * authentication; the Host, Origin and content-type checks still apply.
  */
 export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContext): void {
-
   app.get<{ Querystring: z.output<typeof LoginQuerySchema> }>(
     "/auth/login",
     {

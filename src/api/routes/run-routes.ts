@@ -72,7 +72,11 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
       },
       async (request) => {
         const record = await services.runs[action](request.params.run);
-        await recordAction(services, request, { action: `run.${action}`, agent: record.agent, run: record.id });
+        await recordAction(services, request, {
+          action: `run.${action}`,
+          agent: record.agent,
+          run: record.id,
+        });
         return record;
       },
     );

@@ -49,7 +49,11 @@ export function registerTokenCommand(program: Command, io: ClientCommandIo = pro
       const role = z.enum(ROLES).safeParse(options.role);
       if (!role.success) throw new AgentdError("USAGE", `--role must be one of ${ROLES.join(", ")}`);
       const { client, json } = clientOf(command, io);
-      const created = await client.post("/tokens", { name: options.name, role: role.data }, CreatedTokenSchema);
+      const created = await client.post(
+        "/tokens",
+        { name: options.name, role: role.data },
+        CreatedTokenSchema,
+      );
       if (json) io.out(JSON.stringify(created));
       else {
         io.out(created.token);

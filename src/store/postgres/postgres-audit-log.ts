@@ -1,5 +1,10 @@
 import type pg from "pg";
-import { type AuditDraft, type AuditEntry, AuditEntrySchema, auditEntryId } from "../../access/audit-entry.js";
+import {
+  type AuditDraft,
+  type AuditEntry,
+  AuditEntrySchema,
+  auditEntryId,
+} from "../../access/audit-entry.js";
 import type { AuditLog } from "../../access/audit-log.js";
 import { type Clock, systemClock } from "../../clock/clock.js";
 
