@@ -16,6 +16,8 @@ const LAYERS = [
   // What a user writes: config.yaml and the settings sections agent frontmatter shares with it.
   "config",
   "events",
+  // Who may do what: roles, named tokens, the audit trail.
+  "access",
   // Parts a run is made of.
   "secrets",
   "permissions",

@@ -1,34 +1,86 @@
 import { parse as parseCookies } from "cookie";
+import { DEFAULT_TOKEN_NAME } from "../access/api-token.js";
+import type { Role } from "../access/role.js";
+import type { TokenIdentity } from "../access/token-registry.js";
 import { AgentdError } from "../errors/agentd-error.js";
-import { createBearerCheck } from "./bearer-auth.js";
+import type { Actor } from "../events/actor.js";
+import { createTokenCheck } from "./bearer-auth.js";
 import type { SessionStore } from "./session-store.js";
 
 /** The browser session cookie `GET /auth/login` sets. */
 export const SESSION_COOKIE = "agentd_session";
 
+/** `User-Agent` of the `agentd` commands: their actions are recorded as the CLI's. */
+export const CLI_USER_AGENT_PREFIX = "agentd-cli/";
+
 /** The headers authentication reads. */
 export interface CredentialHeaders {
   authorization?: string | undefined;
   cookie?: string | undefined;
+  "user-agent"?: string | undefined;
 }
 
+/** Who a request comes from: the role it holds and the actor its actions are recorded as. */
+export interface Principal {
+  role: Role;
+  actor: Actor;
+}
+
+/** The tokens the API accepts (the daemon's TokenRegistry, or its single token alone). */
+export interface TokenIdentifier {
+  identify(token: string): TokenIdentity | undefined;
+  /** Whether the named token is still valid: a browser session lasts no longer than its token. */
+  isActive(name: string): boolean;
+}
+
+/** One token, named "default", admin: a server started without named tokens (tests, `agentd run`). */
+export function singleTokenIdentifier(token: string): TokenIdentifier {
+  const matches = createTokenCheck(token);
+  return {
+    identify: (given) => (matches(given) ? { name: DEFAULT_TOKEN_NAME, role: "admin" } : undefined),
+    isActive: (name) => name === DEFAULT_TOKEN_NAME,
+  };
+}
+
+/** With `server.auth: none` every request is this. */
+export const ANONYMOUS: Principal = { role: "admin", actor: { kind: "token", name: "anonymous" } };
+
 /**
- * Authentication with the API token: `Authorization: Bearer <token>` (programs), or the session
- * cookie of a browser that logged in with the token. A wrong bearer token is refused even when a
- * valid cookie comes along, so a client never learns which of the two it got right.
+ * Authentication: `Authorization: Bearer <token>` (programs), or the session cookie of a browser
+ * that logged in with a token. A wrong bearer token is refused even when a valid cookie comes
+ * along, so a client never learns which of the two it got right. A revoked token, and every
+ * browser session made from it, is refused from the moment the registry knows.
  */
 export function createAuthentication(
-  token: string,
+  tokens: TokenIdentifier,
   sessions: SessionStore,
-): (headers: CredentialHeaders) => void {
-  const checkBearer = createBearerCheck(token);
+): (headers: CredentialHeaders) => Principal {
   return (headers) => {
     if (headers.authorization !== undefined) {
-      checkBearer(headers.authorization);
-      return;
+      const match = /^Bearer\s+(.+)$/i.exec(headers.authorization);
+      const given = match?.[1]?.trim();
+      if (given === undefined) {
+        throw new AgentdError("UNAUTHORIZED", "missing bearer token", {
+          hint: "send Authorization: Bearer <token> (agentd token prints it)",
+        });
+      }
+      const identity = tokens.identify(given);
+      if (identity === undefined) {
+        throw new AgentdError("UNAUTHORIZED", "wrong or revoked bearer token", {
+          hint: "agentd token prints the daemon's own token; agentd token list shows the named ones",
+        });
+      }
+      const kind = headers["user-agent"]?.startsWith(CLI_USER_AGENT_PREFIX) ? "cli" : "token";
+      return { role: identity.role, actor: { kind, name: identity.name } };
     }
     const session = sessionOf(headers.cookie);
-    if (session !== undefined && sessions.isValid(session)) return;
+    const identity = session === undefined ? undefined : sessions.identify(session);
+    if (session !== undefined && identity !== undefined) {
+      if (tokens.isActive(identity.name)) {
+        return { role: identity.role, actor: { kind: "dashboard", name: identity.name } };
+      }
+      sessions.end(session);
+    }
     throw new AgentdError(
       "UNAUTHORIZED",
       session === undefined ? "missing bearer token" : "the browser session has ended",

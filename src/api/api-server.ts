@@ -5,7 +5,6 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyReply,
-  type FastifyRequest,
   type FastifyServerFactory,
   type FastifyServerOptions,
   LogController,
@@ -17,7 +16,10 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
-import { createAuthentication } from "./api-auth.js";
+import { ANONYMOUS, createAuthentication, singleTokenIdentifier, type TokenIdentifier } from "./api-auth.js";
+import { annotateRouteAccess } from "./openapi-roles.js";
+import { checkRole, declareRouteAccess, isTokenFree, type RouteAccessTable } from "./route-access.js";
+import { registerAccessRoutes } from "./routes/access-routes.js";
 import { createRequestGuard } from "./request-guard.js";
 import { SessionStore } from "./session-store.js";
 import { toErrorReply } from "./error-reply.js";
@@ -47,6 +49,11 @@ export interface ApiServerOptions {
    * `Authorization: Bearer <token>` or a browser session made from it; unset: no authentication.
    */
   token?: string | undefined;
+  /**
+   * The tokens accepted when `token` is set: the daemon's registry of named tokens (its own token
+   * included, as admin). Absent: `token` alone, as admin.
+   */
+  tokens?: TokenIdentifier | undefined;
   /** `server.allowed_hosts`: names besides the bind address, localhost and loopback addresses. */
   allowedHosts?: readonly string[];
   /** `server.allowed_origins`: other web origins that may send state-changing requests. */
@@ -73,13 +80,6 @@ export interface ApiServer {
 /** Routes served without a token: liveness, the API's description and the dashboard's files (no data). */
 const OPEN_ROUTES = new Set<string>(["/health", "/openapi.json", ...DASHBOARD_ROUTES]);
 const DOCS_PREFIX = "/docs";
-
-declare module "fastify" {
-  interface FastifyContextConfig {
-    /** Served without authentication (the Host, Origin and content-type checks still apply). */
-    public?: boolean;
-  }
-}
 
 const CLOSE_GRACE_MILLISECONDS = 1_000;
 
@@ -121,10 +121,14 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     services,
     shutdownSignal: shutdown.signal,
     heartbeatMilliseconds: options.heartbeatMilliseconds ?? 15_000,
-    access: { token, sessions: new SessionStore({ clock }) },
+    access: {
+      token,
+      sessions: new SessionStore({ clock }),
+      tokens: token === undefined ? undefined : (options.tokens ?? singleTokenIdentifier(token)),
+    },
     clock,
   };
-  await configure(app, options, context.access);
+  const routeAccess = await configure(app, options, context.access);
   registerHealthRoutes(app, context);
   registerAuthRoutes(app, context);
   registerAgentRoutes(app, context);
@@ -133,10 +137,14 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerEventStreamRoute(app, context);
   registerApprovalRoutes(app, context);
   registerQuestionRoutes(app, context);
+  registerAccessRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>
-    completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
+    withRouteAccess(
+      completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
+      routeAccess,
+    ),
   );
 
   let url: string;
@@ -194,8 +202,21 @@ const COMPILERS = {
   buildSerializer: () => serializeAsIs,
 } as unknown as CompilersFactory;
 
-/** Validation, errors, authentication, JSON bodies and the OpenAPI document: before any route. */
-async function configure(app: FastifyInstance, options: ApiServerOptions, access: ApiAccess): Promise<void> {
+/** The OpenAPI document with each operation's role (x-agentd-role) and its 403. */
+function withRouteAccess<Document extends object>(document: Document, table: RouteAccessTable): Document {
+  annotateRouteAccess(document as Parameters<typeof annotateRouteAccess>[0], table);
+  return document;
+}
+
+/**
+ * Validation, errors, authentication and roles, JSON bodies and the OpenAPI document: before any
+ * route. Answers what each route requires, filled in as routes are added.
+ */
+async function configure(
+  app: FastifyInstance,
+  options: ApiServerOptions,
+  access: ApiAccess,
+): Promise<RouteAccessTable> {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializeAsIs);
   app.setErrorHandler((error, request, reply) => {
@@ -223,15 +244,18 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
     allowedOrigins: options.allowedOrigins ?? [],
   });
   const authenticate =
-    access.token === undefined ? undefined : createAuthentication(access.token, access.sessions);
-  const isPublic = (request: FastifyRequest): boolean => {
-    if (request.routeOptions.config.public === true) return true;
-    const route = request.routeOptions.url ?? "";
-    return OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`);
-  };
+    access.tokens === undefined ? undefined : createAuthentication(access.tokens, access.sessions);
+  const routeAccess = declareRouteAccess(
+    app,
+    (route) => OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`),
+  );
+  app.decorateRequest("principal", undefined);
   app.addHook("onRequest", async (request) => {
     guard(request);
-    if (authenticate !== undefined && !isPublic(request)) authenticate(request.headers);
+    if (isTokenFree(request)) return;
+    const principal = authenticate === undefined ? ANONYMOUS : authenticate(request.headers);
+    checkRole(request, principal);
+    request.principal = principal;
   });
   await app.register(swagger, {
     openapi: {
@@ -246,7 +270,10 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     transformSpecification: (document) =>
-      completeOpenApiDocument(document as Parameters<typeof completeOpenApiDocument>[0]),
+      withRouteAccess(
+        completeOpenApiDocument(document as Parameters<typeof completeOpenApiDocument>[0]),
+        routeAccess,
+      ),
     transformSpecificationClone: true,
   });
   if (options.logger.isLevelEnabled("debug")) {
@@ -257,6 +284,7 @@ async function configure(app: FastifyInstance, options: ApiServerOptions, access
       );
     });
   }
+  return routeAccess;
 }
 
 /** A request's URL for the log: the login URL's query is the token, so it is left out. */

@@ -1,3 +1,7 @@
+import type { Actor } from "../events/actor.js";
+import type { AuditDraft, AuditEntry } from "../access/audit-entry.js";
+import type { Role } from "../access/role.js";
+import type { TokenSummary } from "../access/api-token.js";
 import type { EventFeed } from "../events/event-bus.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import type { StoreHealth } from "../store/durable-store.js";
@@ -117,7 +121,7 @@ export interface ApprovalsService {
   decide(
     id: string,
     decision: "approve" | "deny",
-    options?: { scope?: "once" | "run" },
+    options?: { scope?: "once" | "run"; actor?: Actor },
   ): void | Promise<void>;
 }
 
@@ -125,7 +129,26 @@ export interface ApprovalsService {
 export interface QuestionsService {
   list(): PendingQuestion[];
   /** A promise where the run is on another node: it settles once that node applied the answer. */
-  answer(id: string, answer: string, options?: { by?: string }): AnsweredQuestion | Promise<AnsweredQuestion>;
+  answer(
+    id: string,
+    answer: string,
+    options?: { by?: string; actor?: Actor },
+  ): AnsweredQuestion | Promise<AnsweredQuestion>;
+}
+
+/** Named tokens (the daemon's TokenRegistry): created, listed and revoked by an admin. */
+export interface TokensService {
+  list(): TokenSummary[];
+  create(name: string, role: Role, createdBy: string): Promise<TokenSummary & { token: string }>;
+  /** Throws NOT_FOUND for a name that is no token. */
+  revoke(name: string): Promise<void>;
+}
+
+/** The audit trail: who did what. */
+export interface AuditService {
+  /** Never throws: a log that cannot be written is reported in the daemon log. */
+  record(draft: AuditDraft): Promise<AuditEntry | undefined>;
+  page(after: string | undefined, limit: number): Promise<AuditEntry[]>;
 }
 
 /** Everything the HTTP API serves, implemented by the composition root. */
@@ -152,4 +175,8 @@ export interface ApiServices {
   bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
+  /** Named tokens; absent where the daemon has none (then /tokens answers CONFLICT). */
+  tokens?: TokensService;
+  /** The audit trail; absent: actions are not recorded and GET /audit is empty. */
+  audit?: AuditService;
 }

@@ -3,11 +3,14 @@ import type { Clock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ApiServices } from "./api-services.js";
 import type { SessionStore } from "./session-store.js";
+import type { TokenIdentifier } from "./api-auth.js";
 
-/** The API token (undefined with `server.auth: none`) and the browser sessions made from it. */
+/** The API token (undefined with `server.auth: none`), the tokens accepted and the browser sessions. */
 export interface ApiAccess {
   token: string | undefined;
   sessions: SessionStore;
+  /** Undefined with `server.auth: none`. */
+  tokens: TokenIdentifier | undefined;
 }
 
 /** What every route file receives from the server. */

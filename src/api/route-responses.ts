@@ -4,7 +4,8 @@ import { ErrorBodySchema } from "./response-schemas.js";
 /** Why each error status can happen, for the OpenAPI document. */
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Bad input: the body, a query or path parameter (the field is named)",
-  401: "Missing or wrong bearer token",
+  401: "Missing, wrong or revoked bearer token",
+  403: "FORBIDDEN_ROLE: the token's role may not do this (x-agentd-role names the role needed)",
   404: "No such agent, run or approval",
   409: "Conflict: the agent is invalid or disabled, or the run is not in a state for this",
   415: "The body is not application/json",

@@ -1,5 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
+import type { Role } from "../access/role.js";
 import { type Clock, systemClock } from "../clock/clock.js";
+
+/** Whose a browser session is: the token it logged in with, and that token's role. */
+export interface SessionIdentity {
+  name: string;
+  role: Role;
+}
+
+const DEFAULT_IDENTITY: SessionIdentity = { name: "default", role: "admin" };
 
 export interface SessionStoreOptions {
   /** How long a browser login lasts (default 7 days). */
@@ -16,7 +25,7 @@ export interface SessionStoreOptions {
  * the daemon ends every session (log in again with the URL it prints).
  */
 export class SessionStore {
-  readonly #expiresAt = new Map<string, number>();
+  readonly #sessions = new Map<string, { expiresAt: number; identity: SessionIdentity }>();
   readonly #lifetime: number;
   readonly #capacity: number;
   readonly #clock: Clock;
@@ -27,31 +36,36 @@ export class SessionStore {
     this.#clock = options.clock ?? systemClock;
   }
 
-  /** A new session id (43 characters of base64url, 256 bits). */
-  create(): string {
+  /** A new session id (43 characters of base64url, 256 bits) of the token that logged in. */
+  create(identity: SessionIdentity = DEFAULT_IDENTITY): string {
     const id = randomBytes(32).toString("base64url");
     // Map order is insertion order: the first key is the oldest session.
-    while (this.#expiresAt.size >= this.#capacity) {
-      const oldest = this.#expiresAt.keys().next().value;
+    while (this.#sessions.size >= this.#capacity) {
+      const oldest = this.#sessions.keys().next().value;
       if (oldest === undefined) break;
-      this.#expiresAt.delete(oldest);
+      this.#sessions.delete(oldest);
     }
-    this.#expiresAt.set(digest(id), this.#clock.now() + this.#lifetime);
+    this.#sessions.set(digest(id), { expiresAt: this.#clock.now() + this.#lifetime, identity });
     return id;
+  }
+
+  /** The session's token name and role while it exists and has not expired. */
+  identify(id: string): SessionIdentity | undefined {
+    const key = digest(id);
+    const session = this.#sessions.get(key);
+    if (session === undefined) return undefined;
+    if (session.expiresAt > this.#clock.now()) return session.identity;
+    this.#sessions.delete(key);
+    return undefined;
   }
 
   /** True while the session exists and has not expired. */
   isValid(id: string): boolean {
-    const key = digest(id);
-    const expiresAt = this.#expiresAt.get(key);
-    if (expiresAt === undefined) return false;
-    if (expiresAt > this.#clock.now()) return true;
-    this.#expiresAt.delete(key);
-    return false;
+    return this.identify(id) !== undefined;
   }
 
   end(id: string): void {
-    this.#expiresAt.delete(digest(id));
+    this.#sessions.delete(digest(id));
   }
 }
 

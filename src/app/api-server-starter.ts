@@ -1,4 +1,5 @@
 import type { ApiServices } from "../api/api-services.js";
+import type { TokenIdentifier } from "../api/api-auth.js";
 import type { Logger } from "../logging/logger.js";
 import type { StartingServer } from "../api/starting-server.js";
 
@@ -8,6 +9,8 @@ export interface ApiServerOptions {
   /** 0 = an ephemeral port. */
   port: number;
   token: string | undefined;
+  /** The named tokens besides `token` (the registry). */
+  tokens?: TokenIdentifier | undefined;
   /** `server.allowed_hosts`. */
   allowedHosts?: readonly string[];
   /** `server.allowed_origins`. */

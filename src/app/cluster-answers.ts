@@ -220,6 +220,7 @@ export function clusterApprovals(
         approval: id,
         decision,
         scope,
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
       }).then((event) => {
         const applied = decision === "approve" ? "approved" : "denied";
         if (event.type !== "approval" || event.data.state !== applied) throw answeredOtherwise(event, id);
@@ -260,6 +261,7 @@ export function clusterQuestions(
         action: "answer",
         question: id,
         answer: text,
+        ...(options.actor === undefined ? {} : { actor: options.actor }),
       }).then((event): AnsweredQuestion => {
         if (event.type !== "question" || event.data.state !== "answered") throw answeredOtherwise(event, id);
         return { ...remote, answer: text };
@@ -276,8 +278,15 @@ export function applyAnswer(
 ): void {
   const apply = async () => {
     if (message.action === "decide")
-      await local.approvals.decide(message.approval, message.decision, { scope: message.scope });
-    else await local.questions.answer(message.question, message.answer, { by: "api" });
+      await local.approvals.decide(message.approval, message.decision, {
+        scope: message.scope,
+        ...(message.actor === undefined ? {} : { actor: message.actor }),
+      });
+    else
+      await local.questions.answer(message.question, message.answer, {
+        by: "api",
+        ...(message.actor === undefined ? {} : { actor: message.actor }),
+      });
   };
   apply().catch((error: unknown) =>
     logger.warn({ err: error, run: message.run }, "could not apply an answer another node sent"),

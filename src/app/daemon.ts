@@ -33,6 +33,7 @@ import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
 import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
+import { auditedScheduledRuns, openDaemonAccess } from "./daemon-access.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -177,8 +178,16 @@ async function serveDaemon(
   }
   // What recovery changed is on disk (and told) before the API serves the runs.
   await runs.published();
+  const access = await openDaemonAccess({
+    config,
+    logger,
+    clock: core.clock,
+    node: store.cluster.node,
+    token,
+    publish: (draft) => bus.publish(draft),
+  });
   const scheduler = new Scheduler({
-    runs,
+    runs: auditedScheduledRuns(runs, access.audit),
     events: bus,
     state: store.schedules,
     logger: logger.child({ module: "scheduler" }),
@@ -234,6 +243,8 @@ async function serveDaemon(
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     ...(store.storage ? { storage: store.storage } : {}),
+    ...(access.tokens ? { tokens: access.tokens } : {}),
+    audit: access.audit,
   };
   const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({
@@ -248,6 +259,7 @@ async function serveDaemon(
     stopRunLog();
     await retention?.stop();
     clusterPending.close();
+    await access.close();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
   let server: RunningApiServer;
@@ -256,6 +268,7 @@ async function serveDaemon(
       host: config.server.host,
       port: config.server.port,
       token,
+      tokens: access.tokens,
       allowedHosts: config.server.allowed_hosts,
       allowedOrigins: config.server.allowed_origins,
       logger: logger.child({ module: "api" }),

@@ -2,6 +2,7 @@ import { type Clock, systemClock } from "../clock/clock.js";
 import { randomBytes } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventDataByType } from "../events/agent-event.js";
+import type { Actor } from "../events/actor.js";
 import type { ApprovalAnswer, ApprovalGate, ApprovalRequest } from "./approval-gate.js";
 import { PendingAnswers } from "./pending-answers.js";
 
@@ -11,6 +12,8 @@ export interface DecideOptions {
   scope?: "once" | "run";
   /** Who answered, the event's `by`: "api" (default), "tty". The broker itself uses "timeout", "stop". */
   by?: string;
+  /** Who decided (a token, the dashboard, the CLI): recorded in the event. */
+  actor?: Actor;
 }
 
 /** A tool call waiting for a user's answer (snake_case on the wire). */
@@ -132,7 +135,12 @@ export class ApprovalBroker implements ApprovalGate {
     const approved = decision === "approve";
     const state = approved ? "approved" : "denied";
     this.#pending.answer(id, { approved, state, scope });
-    this.#publish(pending.request, id, { state, scope, by: options.by ?? "api" });
+    this.#publish(pending.request, id, {
+      state,
+      scope,
+      by: options.by ?? "api",
+      ...(options.actor === undefined ? {} : { actor: options.actor }),
+    });
   }
 
   /** The pending approvals, oldest first, arguments masked. */

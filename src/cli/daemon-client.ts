@@ -1,3 +1,4 @@
+import { CLI_USER_AGENT_PREFIX } from "../api/api-auth.js";
 import type { Command } from "commander";
 import { z } from "zod";
 import { readApiTokenFile } from "../api/api-token-file.js";
@@ -101,6 +102,10 @@ export class DaemonClient {
     return this.#send("POST", path, schema, body, undefined, headers);
   }
 
+  delete<T>(path: string, schema: z.ZodType<T>): Promise<T> {
+    return this.#send("DELETE", path, schema, undefined);
+  }
+
   async #send<T>(
     method: string,
     path: string,
@@ -109,10 +114,15 @@ export class DaemonClient {
     signal?: AbortSignal,
     extraHeaders: Record<string, string> = {},
   ): Promise<T> {
-    const headers: Record<string, string> = { ...extraHeaders, accept: "application/json" };
+    const headers: Record<string, string> = {
+      ...extraHeaders,
+      accept: "application/json",
+      // The daemon records what this command does as the CLI's, under the token's name.
+      "user-agent": `${CLI_USER_AGENT_PREFIX}1`,
+    };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
     // The daemon refuses a POST without it, body or not: a web page cannot send it without asking.
-    if (method !== "GET") headers["content-type"] = "application/json";
+    if (method === "POST") headers["content-type"] = "application/json";
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {

@@ -1,6 +1,7 @@
 import type { ErrorCode } from "../errors/error-codes.js";
 import type { CliFailureKind } from "../run-vocabulary/cli-failure-kind.js";
 import type { RunReason, RunStatus, Usage } from "../run-vocabulary/run-status.js";
+import type { Actor } from "./actor.js";
 import type { WarningCode } from "./warning-code.js";
 
 /**
@@ -43,6 +44,8 @@ export interface EventDataByType {
     by?: string;
     /** The tool call waiting for it: a run resumed after a crash finds the answer by it. */
     call_id?: string;
+    /** Who approved or denied it (absent for the broker's own timeout and stop). */
+    actor?: Actor;
   };
   /** `ask_human`: asked, then answered (by the API, the CLI or a terminal), expired, or cancelled by a stop. */
   question: {
@@ -57,6 +60,8 @@ export interface EventDataByType {
     by?: string;
     /** The `ask_human` call that asked: a run resumed after a crash finds the answer by it. */
     call_id?: string;
+    /** Who answered (absent for the broker's own timeout and stop). */
+    actor?: Actor;
   };
   /** A hook ran: `ok`, `denied` (a `before_tool` hook exited 2) or `failed` (never ends the run). */
   hook: {
@@ -91,6 +96,8 @@ export interface EventDataByType {
     message?: string;
   };
   warning: { code: WarningCode; message: string };
+  /** An audited action on the agent or the run (start, stop, pause, resume, answers): who did it. */
+  audit: { action: string; actor: Actor; target?: string };
 }
 
 export type EventType = keyof EventDataByType;

@@ -1,3 +1,4 @@
+import type { Actor } from "../events/actor.js";
 import { type Clock, systemClock } from "../clock/clock.js";
 import { randomBytes } from "node:crypto";
 import { PendingAnswers } from "../approvals/pending-answers.js";
@@ -109,7 +110,7 @@ export class QuestionBroker {
    * Answers a pending question. Throws QUESTION_NOT_FOUND for an unknown or already answered id,
    * BAD_REQUEST for an empty answer or one that is not among the question's choices.
    */
-  answer(id: string, answer: string, options: { by?: string } = {}): AnsweredQuestion {
+  answer(id: string, answer: string, options: { by?: string; actor?: Actor } = {}): AnsweredQuestion {
     const pending = this.#pending.get(id);
     if (!pending) {
       throw new AgentdError("QUESTION_NOT_FOUND", `no pending question "${id}"`, {
@@ -119,7 +120,12 @@ export class QuestionBroker {
     const text = canonicalAnswer(answer, pending.question.choices);
     const by = options.by ?? "api";
     this.#pending.answer(id, { state: "answered", answer: text, by });
-    this.#publish(pending.request, pending.question, { state: "answered", answer: text, by });
+    this.#publish(pending.request, pending.question, {
+      state: "answered",
+      answer: text,
+      by,
+      ...(options.actor === undefined ? {} : { actor: options.actor }),
+    });
     return this.#redact({ ...pending.question, answer: text });
   }
 

@@ -1,5 +1,6 @@
 import type { Withdrawal } from "../runs/queue/shared-run-queue.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { Actor } from "../events/actor.js";
 
 /** One daemon of a cluster sharing a PostgreSQL store. */
 export interface ClusterNodeInfo {
@@ -21,9 +22,11 @@ export type RunControlMessage =
       approval: string;
       decision: "approve" | "deny";
       scope: "once" | "run";
+      /** Who decided, for the approval event. */
+      actor?: Actor;
     }
   /** An answer to one of the run's pending questions, given on another node. */
-  | { node: string; run: string; action: "answer"; question: string; answer: string };
+  | { node: string; run: string; action: "answer"; question: string; answer: string; actor?: Actor };
 
 /** What a node does with what the cluster tells it. */
 export interface ClusterHandlers {

@@ -180,4 +180,20 @@ describe("the dashboard in a real browser", () => {
     await page.locator("table.runs-table .pill-unsandboxed").first().waitFor();
     expect(browser.consoleErrors).toEqual([]);
   });
+
+  it("hides from a read token what it cannot do, and names the session's token and role", async () => {
+    const { page } = browser;
+    const created = await daemon.request("POST", "/tokens", { name: "viewer", role: "read" });
+    expect(created.status).toBe(201);
+    const token = (created.body as { token: string }).token;
+    const [run] = await listRuns(daemon, "?agent=waiter");
+    await page.goto(`/auth/login?token=${encodeURIComponent(token)}`);
+    await page.goto("/#/agents/waiter");
+    await page.locator(".session-role", { hasText: "viewer · read" }).waitFor();
+    await page.locator("table.runs-table").first().waitFor();
+    await expect(page.getByRole("button", { name: "Run now" }).count()).resolves.toBe(0);
+    await page.goto(`/#/runs/${run?.id ?? ""}`);
+    await page.locator(".run-header").waitFor();
+    await expect(page.locator(".run-header .controls").isVisible()).resolves.toBe(false);
+  });
 });

@@ -11,6 +11,7 @@ import {
   StartRunHeadersSchema,
 } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
+import { recordAction } from "../record-action.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { createWhileStorageHasRoom } from "../storage-admission.js";
@@ -90,6 +91,7 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
   }>(
     "/agents/:id/runs",
     {
+      config: { role: "run" },
       schema: {
         summary:
           "Start a run of the agent (202 with the run id); with an Idempotency-Key used within 24 h, the run it made (200)",
@@ -116,6 +118,7 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
       const task = request.body?.task;
       if (key === undefined) {
         const record = await createWhileStorageHasRoom(services.storage, () => services.runs.start(id, task));
+        await recordAction(services, request, { action: "run.start", agent: id, run: record.id });
         return reply.status(202).send({ run: record.id, status: record.status });
       }
       const started = await createWhileStorageHasRoom(services.storage, () =>
@@ -124,6 +127,7 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
       const { run } = started;
       if (started.duplicate)
         return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
+      await recordAction(services, request, { action: "run.start", agent: id, run: run.id });
       return reply.status(202).send({ run: run.id, status: run.status });
     },
   );

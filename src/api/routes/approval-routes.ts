@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { opaqueCursor, pageOf } from "../list-page.js";
 import { ApprovalParamsSchema, DecisionBodySchema, PendingListQuerySchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
+import { actorOf, recordAction } from "../record-action.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { ApprovalListSchema, DecisionSchema } from "../response-schemas.js";
@@ -37,6 +38,7 @@ export function registerApprovalRoutes(app: FastifyInstance, { services }: Route
   app.post<{ Params: z.output<typeof ApprovalParamsSchema>; Body: z.output<typeof DecisionBodySchema> }>(
     "/approvals/:id",
     {
+      config: { role: "approve" },
       schema: {
         summary: "Approve or deny a pending tool call (scope run: for the rest of the run)",
         params: routeSchema(ApprovalParamsSchema),
@@ -50,7 +52,17 @@ export function registerApprovalRoutes(app: FastifyInstance, { services }: Route
     },
     async (request) => {
       const { decision, scope = "once" } = request.body;
-      await services.approvals.decide(request.params.id, decision, { scope });
+      const { id } = request.params;
+      // Known before the decision takes it off the pending list: the audit entry names its run.
+      const pending = services.approvals.list().find((approval) => approval.id === id);
+      await services.approvals.decide(id, decision, { scope, actor: actorOf(request) });
+      await recordAction(services, request, {
+        action: decision === "approve" ? "approval.approve" : "approval.deny",
+        target: id,
+        ...(pending
+          ? { agent: pending.agent, run: pending.run, details: { tool: pending.tool, scope } }
+          : {}),
+      });
       return { approval: request.params.id, decision, scope };
     },
   );

@@ -3,7 +3,6 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { SESSION_COOKIE, sessionOf } from "../api-auth.js";
-import { createTokenCheck } from "../bearer-auth.js";
 import type { RouteContext } from "../route-context.js";
 import { errorResponses } from "../route-responses.js";
 import { routeSchema } from "../zod-route-schema.js";
@@ -17,8 +16,6 @@ const LoginQuerySchema = z.object({ token: z.string().optional() });
  * authentication; the Host, Origin and content-type checks still apply.
  */
 export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContext): void {
-  const tokenMatches = access.token === undefined ? undefined : createTokenCheck(access.token);
-
   app.get<{ Querystring: z.output<typeof LoginQuerySchema> }>(
     "/auth/login",
     {
@@ -37,13 +34,16 @@ export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContex
     async (request, reply) => {
       // The URL carries the token: no cache or later page may keep it.
       reply.header("cache-control", "no-store").header("referrer-policy", "no-referrer");
-      if (tokenMatches !== undefined) {
-        if (!tokenMatches(request.query.token)) {
-          throw new AgentdError("UNAUTHORIZED", "wrong or missing login token", {
+      if (access.tokens !== undefined) {
+        const given = request.query.token;
+        const identity = given === undefined ? undefined : access.tokens.identify(given);
+        if (identity === undefined) {
+          throw new AgentdError("UNAUTHORIZED", "wrong, revoked or missing login token", {
             hint: "open the login URL the daemon printed at start, or agentd token --url",
           });
         }
-        reply.header("set-cookie", sessionCookie(request, access.sessions.create()));
+        // The session keeps the token's name and role, never the token.
+        reply.header("set-cookie", sessionCookie(request, access.sessions.create(identity)));
       }
       return reply.redirect("/", 303);
     },

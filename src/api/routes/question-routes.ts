@@ -4,6 +4,7 @@ import { opaqueCursor, pageOf } from "../list-page.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { AnswerBodySchema, PendingListQuerySchema, QuestionParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
+import { actorOf, recordAction } from "../record-action.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { AnswerSchema, QuestionListSchema } from "../response-schemas.js";
@@ -39,6 +40,7 @@ export function registerQuestionRoutes(app: FastifyInstance, { services }: Route
   app.post<{ Params: z.output<typeof QuestionParamsSchema>; Body: z.output<typeof AnswerBodySchema> }>(
     "/questions/:id",
     {
+      config: { role: "approve" },
       schema: {
         summary: "Answer a pending question; with choices, the answer must be one of them",
         params: routeSchema(QuestionParamsSchema),
@@ -55,7 +57,16 @@ export function registerQuestionRoutes(app: FastifyInstance, { services }: Route
       if (!services.questions) {
         throw new AgentdError("QUESTION_NOT_FOUND", `no pending question "${id}"`);
       }
-      const question = await services.questions.answer(id, request.body.answer, { by: "api" });
+      const question = await services.questions.answer(id, request.body.answer, {
+        by: "api",
+        actor: actorOf(request),
+      });
+      await recordAction(services, request, {
+        action: "question.answer",
+        target: id,
+        agent: question.agent,
+        run: question.run,
+      });
       return { question: question.id, run: question.run, answer: question.answer };
     },
   );

@@ -4,6 +4,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunEventsQuerySchema, RunListQuerySchema, RunParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
+import { recordAction } from "../record-action.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { RunEventsSchema, RunListSchema, RunRecordSchema } from "../response-schemas.js";
@@ -58,6 +59,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
     app.post<RunParams>(
       `/runs/:run/${action}`,
       {
+        config: { role: "run" },
         schema: {
           summary: `${action} the run`,
           params: routeSchema(RunParamsSchema),
@@ -68,7 +70,15 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
           }),
         },
       },
-      async (request) => services.runs[action](request.params.run),
+      async (request) => {
+        const record = await services.runs[action](request.params.run);
+        await recordAction(services, request, {
+          action: `run.${action}`,
+          agent: record.agent,
+          run: record.id,
+        });
+        return record;
+      },
     );
   }
 

@@ -91,8 +91,14 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   token: {
     usage: "token",
-    description: "print the API token (or with --url the browser login URL) of the daemon of this config",
+    description:
+      "print the API token (or with --url the browser login URL); create, list and revoke named tokens",
     load: async () => (await import("./token.js")).registerTokenCommand,
+  },
+  audit: {
+    usage: "audit",
+    description: "print the audit trail (admin): who started, stopped, approved, answered, changed what",
+    load: async () => (await import("./audit.js")).registerAuditCommand,
   },
 };
 

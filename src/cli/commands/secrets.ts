@@ -2,6 +2,8 @@ import { createInterface } from "node:readline/promises";
 import { Writable } from "node:stream";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
+import type { Config } from "../../config/config-schema.js";
+import { recordSecretChange } from "../secret-audit.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { MIN_REDACTED_LENGTH } from "../../secrets/secret-redactor.js";
 import { createVault } from "../../vault/create-vault.js";
@@ -25,11 +27,12 @@ export function registerSecretsCommand(program: Command): void {
   ).action(async (name: string, _options: unknown, command: Command) => {
     refuseExtraArguments(command, 1);
     assertSecretName(name);
-    const { vault, json } = open(command);
+    const { vault, json, config } = open(command);
     // A vault that cannot be opened (no keychain, wrong key) fails before the user types a value.
     await vault.list();
     const value = await readValue(name);
     await vault.set(name, value);
+    await recordSecretChange(config, "secret.set", name, warnLine);
     if (value.length < MIN_REDACTED_LENGTH) {
       process.stderr.write(
         `warning: ${name} is shorter than ${MIN_REDACTED_LENGTH} characters; such values are not masked in logs, events and tool output\n`,
@@ -63,8 +66,9 @@ export function registerSecretsCommand(program: Command): void {
     async (name: string, _options: unknown, command: Command) => {
       refuseExtraArguments(command, 1);
       assertSecretName(name);
-      const { vault, json } = open(command);
+      const { vault, json, config } = open(command);
       if (!(await vault.remove(name))) throw notFound(name, vault);
+      await recordSecretChange(config, "secret.remove", name, warnLine);
       if (json) printJson({ removed: name, backend: vault.backend });
       else process.stderr.write(`removed ${name} from the ${vault.backend} vault\n`);
     },
@@ -92,10 +96,14 @@ function refuseExtraArguments(command: Command, expected: number): void {
   );
 }
 
-function open(command: Command): { vault: Vault; json: boolean } {
+function open(command: Command): { vault: Vault; json: boolean; config: Config } {
   const globals = command.optsWithGlobals<GlobalOptions>();
   const { config } = loadConfig({ file: globals.config });
-  return { vault: createVault(config), json: Boolean(globals.json) };
+  return { vault: createVault(config), json: Boolean(globals.json), config };
+}
+
+function warnLine(line: string): void {
+  process.stderr.write(`${line}\n`);
 }
 
 function notFound(name: string, vault: Vault): AgentdError {

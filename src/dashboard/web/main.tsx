@@ -12,6 +12,7 @@ import { AgentsView } from "./views/agents-view.js";
 import { ApprovalsView } from "./views/approvals-view.js";
 import { FeedView } from "./views/feed-view.js";
 import { RunView } from "./views/run-view.js";
+import { useSession } from "./session.js";
 
 function App() {
   const route = useRoute();
@@ -54,6 +55,7 @@ function CurrentView({ route }: { route: Route }) {
 
 function NavigationBar({ route }: { route: Route }) {
   const pending = usePendingItems();
+  const session = useSession();
   const waiting = pending.approvals.length + (pending.questions?.length ?? 0);
   const link = (target: Route, label: string, extra?: ComponentChildren) => {
     const current = target.view === route.view || (target.view === "agents" && route.view === "agent");
@@ -85,6 +87,11 @@ function NavigationBar({ route }: { route: Route }) {
           {link({ view: "activity" }, "Cost & activity")}
         </ul>
       </nav>
+      {session?.authenticated ? (
+        <span class="session-role" title="the token this browser signed in with, and its role">
+          {session.actor.name} · {session.role}
+        </span>
+      ) : null}
     </header>
   );
 }

@@ -1,4 +1,5 @@
 import type pg from "pg";
+import { ACCESS_TABLES_SQL } from "./access-tables.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
 interface Migration {
@@ -149,6 +150,11 @@ export const MIGRATIONS: readonly Migration[] = [
         SELECT e.line::jsonb->>'time' FROM agentd_events AS e WHERE e.agent = c.agent ORDER BY e.id DESC LIMIT 1
       );
     `,
+  },
+  {
+    version: 11,
+    description: "named API tokens (hashes only) and the append-only audit trail",
+    sql: ACCESS_TABLES_SQL,
   },
 ];
 

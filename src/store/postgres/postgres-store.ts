@@ -1,3 +1,4 @@
+import { ActorSchema } from "../../events/actor.js";
 import type { Clock } from "../../clock/clock.js";
 import pg from "pg";
 import { z } from "zod";
@@ -50,6 +51,7 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
     approval: z.string(),
     decision: z.enum(["approve", "deny"]),
     scope: z.enum(["once", "run"]),
+    actor: ActorSchema.optional(),
   }),
   z.object({
     node: z.string(),
@@ -57,6 +59,7 @@ const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
     action: z.literal("answer"),
     question: z.string(),
     answer: z.string(),
+    actor: ActorSchema.optional(),
   }),
 ]);
 

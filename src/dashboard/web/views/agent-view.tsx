@@ -2,6 +2,7 @@
 
 import { Fragment } from "preact";
 import { useState } from "preact/hooks";
+import { useAllowed } from "../session.js";
 import { describeError, getJson, postJson } from "../api-client.js";
 import type { AgentDetail, RunRecord, SandboxView } from "../api-types.js";
 import {
@@ -91,6 +92,7 @@ function RunNow({ agent }: { agent: AgentDetail }) {
   const [task, setTask] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  const mayRun = useAllowed("run");
   const start = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
@@ -104,6 +106,7 @@ function RunNow({ agent }: { agent: AgentDetail }) {
       setBusy(false);
     }
   };
+  if (!mayRun) return null;
   return (
     <Panel title="Run now">
       <form class="run-now" onSubmit={start}>

@@ -4,10 +4,12 @@ import { useState } from "preact/hooks";
 import { describeError, postJson } from "../api-client.js";
 import { ErrorBanner } from "../components.js";
 import { notifyApprovalsChanged } from "../approvals-count.js";
+import { useAllowed } from "../session.js";
 
 export function ApprovalButtons({ approvalId, onDone }: { approvalId: string; onDone?: () => void }) {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  const allowed = useAllowed("approve");
   const decide = async (decision: "approve" | "deny", scope: "once" | "run") => {
     setBusy(true);
     setError(undefined);
@@ -20,6 +22,7 @@ export function ApprovalButtons({ approvalId, onDone }: { approvalId: string; on
       setBusy(false);
     }
   };
+  if (!allowed) return <p class="muted role-note">Answering needs a token of role approve.</p>;
   return (
     <div class="approval-buttons">
       <button type="button" class="primary" disabled={busy} onClick={() => void decide("approve", "once")}>

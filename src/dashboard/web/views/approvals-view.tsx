@@ -1,6 +1,7 @@
 // What waits for a person: tool calls to approve or deny, questions to answer.
 
 import { useState } from "preact/hooks";
+import { useAllowed } from "../session.js";
 import { describeError, postJson } from "../api-client.js";
 import type { PendingApproval, PendingQuestion } from "../api-types.js";
 import { notifyApprovalsChanged, usePendingItems } from "../approvals-count.js";
@@ -71,6 +72,7 @@ function QuestionCard({ question, now }: { question: PendingQuestion; now: Date 
   const [answer, setAnswer] = useState("");
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | undefined>(undefined);
+  const mayAnswer = useAllowed("approve");
   const send = async (text: string) => {
     if (text.trim() === "") return;
     setBusy(true);
@@ -95,7 +97,9 @@ function QuestionCard({ question, now }: { question: PendingQuestion; now: Date 
         {question.expires_at ? <Countdown until={question.expires_at} now={now} /> : null}
       </div>
       <p class="question">{question.question}</p>
-      {question.choices && question.choices.length > 0 ? (
+      {!mayAnswer ? (
+        <p class="muted role-note">Answering needs a token of role approve.</p>
+      ) : question.choices && question.choices.length > 0 ? (
         <div class="approval-buttons">
           {question.choices.map((choice) => (
             <button key={choice} type="button" disabled={busy} onClick={() => void send(choice)}>

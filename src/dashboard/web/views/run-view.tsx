@@ -13,6 +13,7 @@ import { type FollowedRun, followRun, type HistoryState, type StreamState } from
 import { type ApprovalState, Timeline, type TimelineRow } from "../timeline.js";
 import { exactTime, formatCost, formatCount, formatDuration } from "../time-format.js";
 import { ApprovalButtons } from "./approval-buttons.js";
+import { useAllowed } from "../session.js";
 
 const PAGE_ROWS = 200;
 
@@ -158,13 +159,14 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
     }
   };
   const finished = FINISHED_STATUSES.has(run.status);
+  const mayControl = useAllowed("run");
   const started = run.started_at ? new Date(run.started_at).getTime() : undefined;
   const ended = run.ended_at ? new Date(run.ended_at).getTime() : now.getTime();
   return (
     <section class="panel run-header" aria-label="run summary">
       <div class="run-status-line">
         <StatusPill status={run.status} reason={run.reason} />
-        <div class="controls">
+        <div class="controls" hidden={!mayControl}>
           {run.status === "running" || run.status === "waiting" || run.status === "queued" ? (
             <button type="button" disabled={busy} onClick={() => void control("pause")}>
               Pause

@@ -1,0 +1,56 @@
+import { randomBytes } from "node:crypto";
+import { z } from "zod";
+import { ActorSchema } from "../events/actor.js";
+
+/**
+ * What the audit trail records. `memory.change` is for agent memory writes (recorded by the memory
+ * feature through the same recorder).
+ */
+export const AUDIT_ACTIONS = [
+  "run.start",
+  "run.stop",
+  "run.pause",
+  "run.resume",
+  "approval.approve",
+  "approval.deny",
+  "question.answer",
+  "secret.set",
+  "secret.remove",
+  "token.create",
+  "token.revoke",
+  "memory.change",
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** One line of the audit trail. Never a secret value nor a token. */
+export const AuditEntrySchema = z.object({
+  /** Sortable: creation order; the cursor of `GET /audit?after=`. */
+  id: z.string(),
+  time: z.string(),
+  actor: ActorSchema,
+  action: z.enum(AUDIT_ACTIONS),
+  /** What it acted on: ids and names only. */
+  agent: z.string().optional(),
+  run: z.string().optional(),
+  /** The approval, question, secret, token or memory scope acted on. */
+  target: z.string().optional(),
+  /** Small facts: a token's role, an approval's scope. */
+  details: z.record(z.string(), z.unknown()).optional(),
+  /** The node of a cluster that recorded it. */
+  node: z.string().optional(),
+});
+export type AuditEntry = z.infer<typeof AuditEntrySchema>;
+
+/** What a caller records; the log adds `id` and `time`. */
+export type AuditDraft = Omit<AuditEntry, "id" | "time">;
+
+/**
+ * An audit entry id: milliseconds (12 base-36 digits) then random characters, so ids from several
+ * writers (the daemon, a CLI command, other nodes) sort by time and never collide.
+ */
+export function auditEntryId(now: Date): string {
+  return `${now.getTime().toString(36).padStart(12, "0")}-${randomBytes(6).toString("hex")}`;
+}
+
+/** Valid `after` cursors of `GET /audit`. */
+export const AUDIT_CURSOR = /^[0-9a-z]{12}-[0-9a-f]{12}$/;

@@ -1,0 +1,106 @@
+import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
+import path from "node:path";
+import { type Clock, systemClock } from "../clock/clock.js";
+import { WholeAppends } from "../util/whole-append.js";
+import { type AuditDraft, type AuditEntry, AuditEntrySchema, auditEntryId } from "./audit-entry.js";
+import type { AuditLog } from "./audit-log.js";
+
+const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
+
+/** `<data_dir>/audit`: one JSON-lines file per UTC day. */
+export function auditFolder(dataDirectory: string): string {
+  return path.join(dataDirectory, "audit");
+}
+
+/**
+ * The audit trail in `<data_dir>/audit/<day>.jsonl`: each entry one line, appended whole (or not at
+ * all) in append mode and flushed to the disk before `append` resolves, so the daemon and a CLI
+ * command can both append. Lines that do not parse (a torn end after a crash) are skipped on read.
+ */
+export class FilesAuditLog implements AuditLog {
+  readonly #folder: string;
+  readonly #clock: Clock;
+  readonly #appends = new WholeAppends();
+  readonly #node: string | undefined;
+
+  constructor(dataDirectory: string, options: { clock?: Clock; node?: string } = {}) {
+    this.#folder = auditFolder(dataDirectory);
+    this.#clock = options.clock ?? systemClock;
+    this.#node = options.node;
+  }
+
+  async append(draft: AuditDraft): Promise<AuditEntry> {
+    const now = new Date(this.#clock.now());
+    const entry: AuditEntry = {
+      id: auditEntryId(now),
+      time: now.toISOString(),
+      ...draft,
+      ...(this.#node === undefined ? {} : { node: this.#node }),
+    };
+    const file = path.join(this.#folder, `${entry.time.slice(0, 10)}.jsonl`);
+    mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
+    const descriptor = openSync(file, "a+", 0o600);
+    try {
+      // A line torn by a crash stays a line of its own (skipped on read), never the start of this one.
+      const lead = endsTorn(descriptor) ? "\n" : "";
+      this.#appends.append(file, descriptor, Buffer.from(`${lead}${JSON.stringify(entry)}\n`, "utf8"));
+      fsyncSync(descriptor);
+    } finally {
+      closeSync(descriptor);
+    }
+    return entry;
+  }
+
+  async page(after: string | undefined, limit: number): Promise<AuditEntry[]> {
+    let names: string[];
+    try {
+      names = await readdir(this.#folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      throw error;
+    }
+    const afterDay = after === undefined ? "" : dayOfId(after);
+    const days = names
+      .map((name) => DAY_FILE.exec(name)?.[1])
+      .filter((day): day is string => day !== undefined && day >= afterDay)
+      .sort();
+    const entries: AuditEntry[] = [];
+    for (const day of days) {
+      const text = await readFile(path.join(this.#folder, `${day}.jsonl`), "utf8");
+      for (const line of text.split("\n")) {
+        const entry = parseLine(line);
+        if (entry !== undefined && (after === undefined || entry.id > after)) entries.push(entry);
+      }
+      // Days are in order: once a day filled the page, later days cannot come before it.
+      if (entries.length >= limit) break;
+    }
+    entries.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
+    return entries.slice(0, limit);
+  }
+}
+
+/** Whether the file's last byte is not a newline (a line cut short). */
+function endsTorn(descriptor: number): boolean {
+  const size = fstatSync(descriptor).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(descriptor, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
+}
+
+function parseLine(line: string): AuditEntry | undefined {
+  if (line.trim() === "") return undefined;
+  try {
+    const parsed = AuditEntrySchema.safeParse(JSON.parse(line));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The UTC day (YYYY-MM-DD) an entry id was made on. */
+function dayOfId(id: string): string {
+  const milliseconds = Number.parseInt(id.slice(0, 12), 36);
+  return Number.isFinite(milliseconds) ? new Date(milliseconds).toISOString().slice(0, 10) : "";
+}

@@ -1,0 +1,48 @@
+import { type RouteAccess, rolesAllowed } from "../access/role.js";
+import type { RouteAccessTable } from "./route-access.js";
+
+type Operation = Record<string, unknown> & { responses?: Record<string, unknown> };
+type OpenApiPaths = Record<string, Record<string, Operation>>;
+
+/** How each access reads in an operation's description. */
+const ACCESS_NOTES: Record<RouteAccess, string> = {
+  public: "No token needed.",
+  own: "No API token: the route authenticates the request itself.",
+  read: "Role: read (any token).",
+  run: "Role: run (or admin).",
+  approve: "Role: approve (or admin).",
+  admin: "Role: admin.",
+};
+
+/**
+ * Writes each operation's access into the OpenAPI document: `x-agentd-role`, `x-agentd-roles` (the
+ * roles that may call it), a 403 FORBIDDEN_ROLE response where a role could be refused, and no
+ * security requirement on routes served without the API token.
+ */
+export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: RouteAccessTable): void {
+  for (const [key, access] of table) {
+    const [method = "", url = ""] = key.split(" ");
+    const openApiPath = url.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+    const operation = document.paths?.[openApiPath]?.[method.toLowerCase()];
+    if (operation === undefined) continue;
+    operation["x-agentd-role"] = access;
+    operation["x-agentd-roles"] = access === "public" || access === "own" ? [] : rolesAllowed(access);
+    const description = typeof operation["description"] === "string" ? operation["description"] : "";
+    if (!description.includes(ACCESS_NOTES[access])) {
+      operation["description"] =
+        description === "" ? ACCESS_NOTES[access] : `${description}\n\n${ACCESS_NOTES[access]}`;
+    }
+    if (access === "public" || access === "own") {
+      operation["security"] = [];
+      continue;
+    }
+    const responses = (operation.responses ??= {});
+    const unauthorized = responses["401"];
+    if (access !== "read" && responses["403"] === undefined && unauthorized !== undefined) {
+      responses["403"] = {
+        ...structuredClone(unauthorized as Record<string, unknown>),
+        description: `FORBIDDEN_ROLE: the token's role is below ${access}`,
+      };
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import { AuditRecorder } from "../access/audit-recorder.js";
+import { TokenRegistry } from "../access/token-registry.js";
+import type { Clock } from "../clock/clock.js";
+import type { Config } from "../config/config-schema.js";
+import type { EventDraft } from "../events/agent-event.js";
+import type { Actor } from "../events/actor.js";
+import type { Logger } from "../logging/logger.js";
+import type { RunTrigger } from "../run-vocabulary/run-record.js";
+import type { ScheduledRuns } from "../scheduler/scheduler.js";
+import { openAccessStores } from "../store/open-access-stores.js";
+
+/** The daemon's named tokens and its audit trail. */
+export interface DaemonAccess {
+  /** Undefined with `server.auth: none`. */
+  tokens: TokenRegistry | undefined;
+  audit: AuditRecorder;
+  close(): Promise<void>;
+}
+
+export interface OpenDaemonAccessOptions {
+  config: Config;
+  logger: Logger;
+  clock: Clock;
+  /** This node's id on a cluster. */
+  node?: string | undefined;
+  /** The daemon's own token (admin); undefined with `server.auth: none`. */
+  token: string | undefined;
+  /** Publishes the `audit` events (the daemon's bus). */
+  publish: (draft: EventDraft) => void;
+}
+
+/** Opens the token store and the audit log beside the daemon's store, and the registry on them. */
+export async function openDaemonAccess(options: OpenDaemonAccessOptions): Promise<DaemonAccess> {
+  const logger = options.logger.child({ module: "access" });
+  const stores = await openAccessStores({
+    config: options.config,
+    logger,
+    clock: options.clock,
+    ...(options.node === undefined ? {} : { node: options.node }),
+  });
+  try {
+    const tokens =
+      options.token === undefined
+        ? undefined
+        : await TokenRegistry.open({
+            defaultToken: options.token,
+            store: stores.tokens,
+            logger,
+            clock: options.clock,
+          });
+    const audit = new AuditRecorder({ log: stores.audit, logger, publish: options.publish });
+    return {
+      tokens,
+      audit,
+      close: async () => {
+        tokens?.close();
+        await stores.close();
+      },
+    };
+  } catch (error) {
+    await stores.close();
+    throw error;
+  }
+}
+
+/** The actor of a run started otherwise than through the API, from its trigger. */
+export function actorOfTrigger(agentId: string, trigger: RunTrigger): Actor {
+  const kind = (trigger as { kind: string }).kind;
+  if (kind === "schedule" || kind === "missed") return { kind: "schedule", name: agentId };
+  if (kind === "cli") return { kind: "cli", name: agentId };
+  if (kind === "agent")
+    return {
+      kind: "system",
+      name: `sub-agent of ${(trigger as { parent_run?: string }).parent_run ?? "a run"}`,
+    };
+  const name = (trigger as { name?: string }).name;
+  return { kind: "trigger", name: name === undefined ? kind : `${kind}:${name}` };
+}
+
+/** The run manager as the scheduler drives it, each start recorded in the audit trail. */
+export function auditedScheduledRuns(runs: ScheduledRuns, audit: AuditRecorder): ScheduledRuns {
+  return {
+    start: async (agentId, task, trigger) => {
+      const record = await runs.start(agentId, task, trigger);
+      await audit.record({
+        action: "run.start",
+        actor: actorOfTrigger(agentId, trigger),
+        agent: agentId,
+        run: record.id,
+      });
+      return record;
+    },
+    unfinishedRuns: (agentId) => runs.unfinishedRuns(agentId),
+    queuedRuns: (agentId) => runs.queuedRuns(agentId),
+    lastRun: (agentId) => runs.lastRun(agentId),
+  };
+}

@@ -1,0 +1,48 @@
+import type pg from "pg";
+import {
+  type AuditDraft,
+  type AuditEntry,
+  AuditEntrySchema,
+  auditEntryId,
+} from "../../access/audit-entry.js";
+import type { AuditLog } from "../../access/audit-log.js";
+import { type Clock, systemClock } from "../../clock/clock.js";
+
+/** The audit trail in `agentd_audit` (append-only: the table refuses UPDATE and DELETE). */
+export class PostgresAuditLog implements AuditLog {
+  readonly #pool: pg.Pool;
+  readonly #clock: Clock;
+  readonly #node: string | undefined;
+
+  constructor(pool: pg.Pool, options: { clock?: Clock; node?: string } = {}) {
+    this.#pool = pool;
+    this.#clock = options.clock ?? systemClock;
+    this.#node = options.node;
+  }
+
+  async append(draft: AuditDraft): Promise<AuditEntry> {
+    const now = new Date(this.#clock.now());
+    const entry: AuditEntry = {
+      id: auditEntryId(now),
+      time: now.toISOString(),
+      ...draft,
+      ...(this.#node === undefined ? {} : { node: this.#node }),
+    };
+    await this.#pool.query("INSERT INTO agentd_audit (id, entry) VALUES ($1, $2)", [
+      entry.id,
+      JSON.stringify(entry),
+    ]);
+    return entry;
+  }
+
+  async page(after: string | undefined, limit: number): Promise<AuditEntry[]> {
+    const result = await this.#pool.query<{ entry: unknown }>(
+      "SELECT entry FROM agentd_audit WHERE id > $1 ORDER BY id LIMIT $2",
+      [after ?? "", limit],
+    );
+    return result.rows.flatMap((row) => {
+      const parsed = AuditEntrySchema.safeParse(row.entry);
+      return parsed.success ? [parsed.data] : [];
+    });
+  }
+}

@@ -1,0 +1,64 @@
+import type pg from "pg";
+import { type TokenRecord, TokenRecordSchema } from "../../access/api-token.js";
+import type { TokenStore } from "../../access/token-store.js";
+import { AgentdError } from "../../errors/agentd-error.js";
+
+/**
+ * Named tokens in `agentd_tokens`, shared by every node of the cluster. Each change also advances
+ * the sequence `agentd_token_changes`: `version` reads it, so a node polls one number a second and
+ * reads the tokens only after a change.
+ */
+export class PostgresTokenStore implements TokenStore {
+  readonly #pool: pg.Pool;
+
+  constructor(pool: pg.Pool) {
+    this.#pool = pool;
+  }
+
+  async list(): Promise<TokenRecord[]> {
+    const result = await this.#pool.query<Record<string, unknown>>(
+      "SELECT name, role, hash, created_at, created_by FROM agentd_tokens ORDER BY name",
+    );
+    return result.rows.flatMap((row) => {
+      const parsed = TokenRecordSchema.safeParse({ ...row, created_by: row["created_by"] ?? undefined });
+      return parsed.success ? [parsed.data] : [];
+    });
+  }
+
+  async create(record: TokenRecord): Promise<void> {
+    try {
+      await this.#pool.query(
+        `WITH changed AS (SELECT nextval('agentd_token_changes'))
+         INSERT INTO agentd_tokens (name, role, hash, created_at, created_by)
+         SELECT $1, $2, $3, $4, $5 FROM changed`,
+        [record.name, record.role, record.hash, record.created_at, record.created_by ?? null],
+      );
+    } catch (error) {
+      if ((error as { code?: string }).code === "23505") {
+        throw new AgentdError("CONFLICT", `a token named "${record.name}" exists`, {
+          field: "name",
+          hint: "pick another name, or revoke the old token first",
+        });
+      }
+      throw error;
+    }
+  }
+
+  async revoke(name: string): Promise<boolean> {
+    const result = await this.#pool.query(
+      `WITH changed AS (SELECT nextval('agentd_token_changes'))
+       DELETE FROM agentd_tokens WHERE name = $1 AND EXISTS (SELECT 1 FROM changed)`,
+      [name],
+    );
+    return (result.rowCount ?? 0) > 0;
+  }
+
+  async version(): Promise<string> {
+    // last_value of a sequence is read without a lock and never rolls back.
+    const result = await this.#pool.query<{ last_value: string; is_called: boolean }>(
+      "SELECT last_value, is_called FROM agentd_token_changes",
+    );
+    const row = result.rows[0];
+    return row === undefined ? "0" : `${row.last_value}:${row.is_called}`;
+  }
+}

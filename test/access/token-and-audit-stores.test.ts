@@ -1,0 +1,172 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pino from "pino";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { AuditLog } from "../../src/access/audit-log.js";
+import { FilesAuditLog } from "../../src/access/files-audit-log.js";
+import { FilesTokenStore } from "../../src/access/files-token-store.js";
+import { TokenRegistry } from "../../src/access/token-registry.js";
+import type { TokenStore } from "../../src/access/token-store.js";
+import { ConfigSchema } from "../../src/config/config-schema.js";
+import { type AccessStores, openAccessStores } from "../../src/store/open-access-stores.js";
+import { ManualClock } from "../support/manual-clock.js";
+import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
+import { waitFor } from "../support/wait-for.js";
+
+const logger = pino({ level: "silent" });
+const missing = postgresMissingReason();
+const DEFAULT = "the-daemons-own-token";
+
+/** Two daemons' registries on one store: what one creates or revokes, the other follows. */
+async function checkSharedRegistries(storeOf: () => TokenStore, close: (registry: TokenRegistry) => void) {
+  const first = await TokenRegistry.open({
+    defaultToken: DEFAULT,
+    store: storeOf(),
+    logger,
+    refreshMilliseconds: 50,
+  });
+  const second = await TokenRegistry.open({
+    defaultToken: DEFAULT,
+    store: storeOf(),
+    logger,
+    refreshMilliseconds: 50,
+  });
+  try {
+    expect(first.identify(DEFAULT)).toEqual({ name: "default", role: "admin" });
+    const created = await first.create("ci", "run", "token:default");
+    expect(created.token).toMatch(/^agentd_/);
+    expect(first.identify(created.token)).toEqual({ name: "ci", role: "run" });
+    await waitFor(() => second.identify(created.token), "the other node to accept the token");
+    expect(second.list()).toEqual([
+      expect.objectContaining({ name: "ci", role: "run", created_by: "token:default" }),
+    ]);
+    await expect(first.create("ci", "read", "x")).rejects.toMatchObject({ code: "CONFLICT" });
+    expect(first.identify(`${created.token}x`)).toBeUndefined();
+
+    await second.revoke("ci");
+    expect(second.identify(created.token)).toBeUndefined();
+    expect(second.isActive("ci")).toBe(false);
+    await waitFor(
+      () => first.identify(created.token) === undefined || undefined,
+      "the other node to refuse it",
+    );
+    await expect(first.revoke("ci")).rejects.toMatchObject({ code: "NOT_FOUND" });
+    expect(first.identify(DEFAULT)).toEqual({ name: "default", role: "admin" });
+  } finally {
+    close(first);
+    close(second);
+  }
+}
+
+/** Appends from several writers, read back in order, page by page. */
+async function checkAuditLog(logs: AuditLog[], clock: ManualClock) {
+  const [one, two] = logs;
+  if (!one || !two) throw new Error("two logs");
+  const written = [];
+  for (let index = 0; index < 6; index++) {
+    const log = index % 2 === 0 ? one : two;
+    written.push(
+      await log.append({
+        action: "run.stop",
+        actor: { kind: "token", name: `t${index}` },
+        agent: "a",
+        run: `r_${index}`,
+      }),
+    );
+    clock.advanceTo(clock.now() + (index === 2 ? 86_400_000 : 5));
+  }
+  const all = await one.page(undefined, 100);
+  expect(all.map((entry) => entry.actor.name)).toEqual(["t0", "t1", "t2", "t3", "t4", "t5"]);
+  expect(all).toEqual(written);
+  const firstPage = await two.page(undefined, 4);
+  expect(firstPage).toHaveLength(4);
+  const rest = await two.page(firstPage.at(-1)?.id, 4);
+  expect(rest.map((entry) => entry.actor.name)).toEqual(["t4", "t5"]);
+  expect(await two.page(rest.at(-1)?.id, 4)).toEqual([]);
+}
+
+describe("named tokens and the audit trail in files", () => {
+  let folder: string;
+  beforeAll(() => {
+    folder = mkdtempSync(path.join(os.tmpdir(), "agentd-access-"));
+  });
+  afterAll(() => rmSync(folder, { recursive: true, force: true }));
+
+  it("shares tokens between registries through tokens.json, hashes only, mode 0600", async () => {
+    await checkSharedRegistries(
+      () => new FilesTokenStore(folder),
+      (registry) => registry.close(),
+    );
+    const file = path.join(folder, "tokens.json");
+    expect(readFileSync(file, "utf8")).toContain('"tokens": []');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it("appends whole lines a day per file and pages them in order, skipping a torn end", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-29T23:59:59Z"));
+    const data = path.join(folder, "audit-data");
+    // A line a crash cut short, at the end of the day's file.
+    mkdirSync(path.join(data, "audit"), { recursive: true });
+    writeFileSync(path.join(data, "audit", "2026-11-29.jsonl"), '{"id":"0000');
+    await checkAuditLog([new FilesAuditLog(data, { clock }), new FilesAuditLog(data, { clock })], clock);
+  });
+});
+
+describe.skipIf(missing !== undefined)(
+  "named tokens and the audit trail in PostgreSQL",
+  { timeout: 120_000 },
+  () => {
+    let postgres: PostgresServer;
+    const opened: AccessStores[] = [];
+    beforeAll(async () => {
+      postgres = await startPostgres();
+    }, 60_000);
+    afterEach(async () => {
+      for (const stores of opened.splice(0)) await stores.close();
+    });
+    afterAll(async () => {
+      await postgres?.stop();
+    });
+
+    async function open(url: string, clock?: ManualClock): Promise<AccessStores> {
+      const config = ConfigSchema.parse({ data_dir: "/nonexistent", store: { backend: "postgres", url } });
+      const stores = await openAccessStores({ config, logger, ...(clock ? { clock } : {}) });
+      opened.push(stores);
+      return stores;
+    }
+
+    it("lets every node accept a token created on one and refuse it once revoked on another", async () => {
+      const url = await postgres.createDatabase("tokens");
+      const nodes = [await open(url), await open(url)];
+      let next = 0;
+      await checkSharedRegistries(
+        () => {
+          const node = nodes[next++ % 2];
+          if (!node) throw new Error("two nodes");
+          return node.tokens;
+        },
+        (registry) => registry.close(),
+      );
+    });
+
+    it("keeps an append-only audit table, paged in order", async () => {
+      const url = await postgres.createDatabase("audit");
+      const clock = new ManualClock(Date.parse("2026-11-29T12:00:00Z"));
+      const nodes = [await open(url, clock), await open(url, clock)];
+      await checkAuditLog(
+        nodes.map((node) => node.audit),
+        clock,
+      );
+      const { default: pg } = await import("pg");
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        await expect(client.query("DELETE FROM agentd_audit")).rejects.toThrow(/append-only/);
+        await expect(client.query("UPDATE agentd_audit SET entry = '{}'")).rejects.toThrow(/append-only/);
+      } finally {
+        await client.end();
+      }
+    });
+  },
+);
