@@ -175,6 +175,7 @@ export const RunListSchema = z.looseObject({ runs: z.array(RunRecordSchema) });
 export const RunStartedSchema = z.looseObject({
   run: z.string().describe("the new run's id"),
   status: RunStatusSchema,
+  trace_id: z.string().optional().describe("the run's OpenTelemetry trace, when traces are on"),
 });
 
 /** POST /agents/:id/runs with an Idempotency-Key already used: the run that key made. */
