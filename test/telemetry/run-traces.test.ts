@@ -82,6 +82,10 @@ describe("a run's trace", () => {
         secrets: ["token"],
         permissions: { allow: ["shell"], deny: ["read_file"], ask: ["write_file"] },
         workdir: "./work-lead",
+        // A hook gets the tool call's span as TRACEPARENT.
+        hooks: {
+          before_tool: { command: 'printf "%s" "$TRACEPARENT" > hook-traceparent.txt', tools: ["shell"] },
+        },
       });
       project.writeAgent("helper", { description: "Helps" });
       const cliWorkdir = path.join(project.root, "work-cli");
@@ -170,6 +174,11 @@ describe("a run's trace", () => {
         "gen_ai.tool.call.id": "call_shell",
         "agentd.tool.outcome": "ok",
       });
+      const shellSpan = tool("shell");
+      expect(shellSpan.events.map((event) => event.name)).toEqual(["agentd.hook.ok"]);
+      expect(readFileSync(path.join(project.root, "work-lead", "hook-traceparent.txt"), "utf8")).toBe(
+        `00-${CALLER_TRACE}-${shellSpan.spanId}-01`,
+      );
       expect(tool("read_file")).toMatchObject({
         attributes: { "agentd.tool.outcome": "denied", "error.type": "TOOL_DENIED" },
         status: { code: 2 },
@@ -209,6 +218,9 @@ describe("a run's trace", () => {
 
       // Content was on: the task and the answer are there, the secret value in none of them.
       expect(lead.attributes["agentd.run.task"]).toBe("check the token [secret:token]");
+      expect(String(chats[4]?.attributes["gen_ai.output.messages"])).toContain(
+        "the token was [secret:token]",
+      );
       const bodies = Buffer.concat(receiver.bodies);
       for (const form of [SECRET, Buffer.from(SECRET).toString("base64")])
         expect(bodies.includes(form)).toBe(false);
