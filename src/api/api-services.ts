@@ -152,4 +152,6 @@ export interface ApiServices {
   bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
+  /** Config `telemetry.traces.trace_url`: `GET /runs/:run` links the run's trace with it. */
+  traceUrl?: string | undefined;
 }

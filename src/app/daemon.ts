@@ -233,6 +233,7 @@ async function serveDaemon(
     },
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
+    traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),
   };
   const stopWorking = async (graceMilliseconds: number) => {

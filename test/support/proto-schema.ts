@@ -43,9 +43,10 @@ export function readProtoFiles(files: string[]): ProtoMessages {
       if (token === "message" || token === "enum" || token === "oneof") {
         const name = tokens[index + 1] ?? "";
         if (token === "enum") enums.add(fullName(name));
-        if (token === "message") declared.push({ message: fullName(name), scope: [], fields: [] });
-        stack.push({ kind: token, name: token === "oneof" ? name : name });
-        if (token === "message") declared[declared.length - 1].scope = fullName("").split(".").slice(0, -1);
+        // A message's scope: its package and the messages around it (where its field types resolve).
+        if (token === "message")
+          declared.push({ message: fullName(name), scope: fullName("").split("."), fields: [] });
+        stack.push({ kind: token, name });
         index += 2; // name, "{"
         continue;
       }

@@ -232,7 +232,10 @@ describe("a run's trace", () => {
         .split("\n")
         .filter((line) => line.includes(cliRun));
       expect(lines.some((line) => line.includes(`"trace_id":"${coder.traceId}"`))).toBe(true);
-      expect((await getRun(daemon, run)).trace_id).toBe(CALLER_TRACE);
+      expect(await getRun(daemon, run)).toMatchObject({
+        trace_id: CALLER_TRACE,
+        trace_url: `https://tempo.example/t/${CALLER_TRACE}`,
+      });
     },
   );
 });
