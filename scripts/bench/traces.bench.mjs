@@ -35,17 +35,28 @@ const collector = await startCollector();
 try {
   const modes = ["off", "exporting", "exporting with content"];
   const times = Object.fromEntries(modes.map((mode) => [mode, []]));
+  // CPU time of this process (the loop, the model server and the collector all run in it): on a
+  // loaded machine it moves far less than wall time, which waits for the cores too.
+  const cpu = Object.fromEntries(modes.map((mode) => [mode, []]));
   for (const mode of modes) await run(20, mode);
   const loadBefore = loadavg()[0];
   for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
-    for (const mode of modes) times[mode].push(await timed(() => run(ROUNDS, mode)));
+    for (const mode of modes) {
+      const before = process.cpuUsage();
+      times[mode].push(await timed(() => run(ROUNDS, mode)));
+      const used = process.cpuUsage(before);
+      cpu[mode].push((used.user + used.system) / 1000);
+    }
   }
   console.log(
     `traces: ${ROUNDS} rounds, ${REPETITIONS} alternating runs of each, load average ${loadBefore.toFixed(1)} → ${loadavg()[0].toFixed(1)}`,
   );
   for (const mode of modes) row(`traces ${mode}`, times[mode]);
+  for (const mode of modes) row(`CPU time, traces ${mode}`, cpu[mode]);
   console.log(`  collector received ${collector.requests()} export requests, ${collector.bytes()} bytes`);
   for (const mode of modes.slice(1)) {
+    const cpuRatio = median(cpu[mode]) / median(cpu.off);
+    console.log(`  ${mode} / off: CPU time, ratio of medians ${cpuRatio.toFixed(3)}`);
     const ratio = median(times[mode]) / median(times.off);
     const best = Math.min(...times[mode]) / Math.min(...times.off);
     // Content copies the whole history into every chat span: informative, no target.
