@@ -23,6 +23,8 @@ const LAYERS = [
   "permissions",
   "locks",
   "llm",
+  // OpenTelemetry traces: the run tracer, and the trace context tools, hooks and workers pass on.
+  "telemetry",
   "checkpoints",
   "retention",
   "vault",

@@ -179,4 +179,6 @@ export interface ApiServices {
   tokens?: TokensService;
   /** The audit trail; absent: actions are not recorded and GET /audit is empty. */
   audit?: AuditService;
+  /** Config `telemetry.traces.trace_url`: `GET /runs/:run` links the run's trace with it. */
+  traceUrl?: string | undefined;
 }

@@ -80,6 +80,12 @@ export const StartRunHeadersSchema = z.looseObject({
     .describe(
       "any unique string (a UUID): the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
     ),
+  traceparent: z
+    .string()
+    .optional()
+    .describe(
+      "W3C trace context: with traces on, the run's invoke_agent span is a child of this one (a malformed value starts a trace of its own)",
+    ),
 });
 
 export const RunListQuerySchema = z.object({

@@ -168,13 +168,20 @@ export const AgentDetailSchema = AgentSummarySchema.extend({
 });
 
 /** A run as the API answers it: the stored record's schema, open to fields added later. */
-export const RunRecordSchema = RunRecordObjectSchema.extend({ id: z.string().describe("r_…") }).loose();
+export const RunRecordSchema = RunRecordObjectSchema.extend({
+  id: z.string().describe("r_…"),
+  trace_url: z
+    .string()
+    .optional()
+    .describe("the run's trace in the trace UI config telemetry.traces.trace_url names"),
+}).loose();
 
 export const RunListSchema = z.looseObject({ runs: z.array(RunRecordSchema) });
 
 export const RunStartedSchema = z.looseObject({
   run: z.string().describe("the new run's id"),
   status: RunStatusSchema,
+  trace_id: z.string().optional().describe("the run's OpenTelemetry trace, when traces are on"),
 });
 
 /** POST /agents/:id/runs with an Idempotency-Key already used: the run that key made. */

@@ -242,6 +242,7 @@ async function serveDaemon(
     },
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
+    traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),
     ...(access.tokens ? { tokens: access.tokens } : {}),
     audit: access.audit,

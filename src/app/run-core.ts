@@ -33,6 +33,9 @@ import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
 import { haltingWhileStorageFull } from "./storage-halted-workers.js";
+import { type CoreTraces, openCoreTraces } from "../telemetry/core-traces.js";
+import { tracedWorkerFor, tracedTools } from "../telemetry/core-traces.js";
+import { tracedModel } from "../telemetry/traced-model.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -64,6 +67,8 @@ export interface RunCoreOptions {
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
   workerFor?: ((definition: AgentDefinition) => Worker) | undefined;
+  /** OpenTelemetry traces of the runs (telemetry/), when on. */
+  traces?: CoreTraces | undefined;
 }
 
 /** What runs are made of: the same in the daemon and in `agentd run`. */
@@ -168,8 +173,11 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
       const destination = options.logDestination
         ? { destination: options.logDestination, pretty: false }
         : {};
+      const traces = openCoreTraces({ settings: config.telemetry, redact: redactor.redactText });
       const logger =
-        options.logger ?? createLogger({ ...config.log, ...destination, redact: redactor.redactText });
+        options.logger ??
+        createLogger({ ...config.log, ...destination, redact: redactor.redactText, mixin: traces.logFields });
+      traces.announce(logger);
       const clock = options.clock ?? systemClock;
       const now = dateSource(clock);
       const definitions = await options.loadDefinitions({ config, logger });
@@ -199,6 +207,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           model: options.model,
           tools: options.tools,
           workerFor: options.workerFor,
+          traces,
         });
         let closing: Promise<void> | undefined;
         const close = async (idleMilliseconds: number) => {
@@ -210,6 +219,8 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           opened.storage?.close();
           // Status changes still being written go out before the logs close.
           await core.runs.published();
+          // The last spans go out within a bound: a collector that is down does not hold the stop.
+          await traces.shutdown();
           core.events.close();
           await opened.close();
           lock.release();
@@ -282,15 +293,21 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     // The run manager is built below; a sub-agent call only comes once runs are running.
     sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
   });
-  const tools = options.tools ?? defaultTools;
-  const model = options.model ?? ModelClient.fromConfig(config.llm);
+  const traced = options.traces?.runs;
+  if (traced) bus.subscribe(traced.onEvent);
+  const untracedTools = options.tools ?? defaultTools;
+  const tools = traced ? tracedTools(untracedTools, traced) : untracedTools;
+  const untracedModel = options.model ?? ModelClient.fromConfig(config.llm);
+  const model = traced
+    ? tracedModel(untracedModel, { endpoint: config.llm.base_url, content: traced.content })
+    : untracedModel;
   const secretLearner = createSecretLearner(secrets, logger.child({ module: "vault" }));
   // Before recovery queues runs again: whether any agent declares secrets decides reading the keychain.
   secretLearner.definitionsChanged(options.definitions());
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
-  const workerFor = learningSecretsFirst(
+  const untracedWorkerFor =
     options.workerFor ??
       defaultWorkerFor({
         config,
@@ -301,7 +318,9 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         now,
         cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
         hooks: defaultTools.hooks,
-      }),
+      });
+  const workerFor = learningSecretsFirst(
+    traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,
   );
   const runs: RunManager = new RunManager({
@@ -313,6 +332,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
+    ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     runHistory: (run, agent) => events.runEvents(run, 0, agent),
@@ -325,6 +345,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     now,
     clock,
   });
+  if (traced) traced.records = (id) => runs.get(id);
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
   }
@@ -334,7 +355,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     approvals,
     questions,
     sandbox,
-    model,
+    // The client itself (its metrics feed), not the tracing wrapper the workers call.
+    model: untracedModel,
     secretLearner,
     runs,
     shutdownController,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { checkCliFlags } from "./cli-flags.js";
 import { ConfigRetentionSchema } from "./retention-settings.js";
+import { TelemetrySettingsSchema } from "./telemetry-settings.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "./hook-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
@@ -214,6 +215,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   shutdown: z.strictObject({ grace: DurationSchema.default(30_000) }).prefault({}),
+  /** OpenTelemetry traces (docs/telemetry.md); off unless set here or by the OTEL_* variables. */
+  telemetry: TelemetrySettingsSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

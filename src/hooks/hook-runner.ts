@@ -1,4 +1,5 @@
 import { performance } from "node:perf_hooks";
+import { traceContextEnvironment } from "../telemetry/trace-scope.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
@@ -92,7 +93,8 @@ export class HookRunner implements ToolHooks {
       const result = await runShellCommand({
         command: hook.command,
         workdir: ensureWorkdir(definition.workdir),
-        environment: {},
+        // The tool call's (or the run's) span: a hook that traces joins the run's trace.
+        environment: traceContextEnvironment(),
         sandbox: this.#options.sandbox.policyFor({
           settings: definition.sandbox,
           workdir: definition.workdir,

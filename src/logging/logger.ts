@@ -10,6 +10,8 @@ export interface LoggerOptions {
   redact?: (text: string) => string;
   /** Where lines go; default stderr. */
   destination?: NodeJS.WritableStream;
+  /** Fields added to every line from where it is logged (a run's `trace_id`: telemetry). */
+  mixin?: ((mergeObject: object) => object) | undefined;
 }
 
 /**
@@ -20,12 +22,13 @@ export function createLogger(options: LoggerOptions): Logger {
   const pretty = options.pretty === "auto" ? Boolean(process.stderr.isTTY) : options.pretty;
   const redact = options.redact ?? ((text: string) => text);
   const target = options.destination ?? process.stderr;
+  const mixin = options.mixin === undefined ? {} : { mixin: options.mixin };
   if (pretty) {
     const transport = pino.transport({ target: "pino-pretty", options: { destination: 2, colorize: true } });
-    return pino({ level: options.level, hooks: { streamWrite: redact } }, transport);
+    return pino({ level: options.level, hooks: { streamWrite: redact }, ...mixin }, transport);
   }
   return pino(
-    { level: options.level, hooks: { streamWrite: redact } },
+    { level: options.level, hooks: { streamWrite: redact }, ...mixin },
     { write: (line: string) => target.write(line) },
   );
 }

@@ -1,4 +1,5 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { traceContextHeaders } from "../telemetry/trace-scope.js";
 import type { McpServerConfig } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
@@ -70,7 +71,11 @@ export class McpServerSession {
     const connection = await this.#waitForStart(signal);
     const timeout = this.#options.timeoutMilliseconds;
     try {
-      const result = await connection.client.callTool({ name: tool, arguments: input }, undefined, {
+      // The tool call's trace context rides in `_meta` (W3C `traceparent`), where MCP servers that
+      // trace look for it; nothing is added when the run is not traced.
+      const meta = traceContextHeaders();
+      const request = { name: tool, arguments: input, ...(meta.traceparent ? { _meta: meta } : {}) };
+      const result = await connection.client.callTool(request, undefined, {
         signal,
         timeout,
       });

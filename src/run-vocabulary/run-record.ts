@@ -40,4 +40,6 @@ export interface RunRecord {
    * same agent within IDEMPOTENCY_WINDOW answers this run again instead of starting another.
    */
   idempotency_key?: string;
+  /** The OpenTelemetry trace of the run (docs/telemetry.md), when traces are on. */
+  trace_id?: string;
 }

@@ -37,6 +37,8 @@ export interface RunManagerOptions {
   runLogs?: { hold(runId: string, agentId: string): void; open(runId: string): Promise<void> };
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
+  /** Starts a new run's trace and puts its id in its first record (telemetry); called once per run. */
+  traceNewRun?: (record: RunRecord) => RunRecord;
   /**
    * Queue again the runs found `queued` at construction (default true: the daemon). `agentd run`
    * leaves them as they are, for the daemon's next start.

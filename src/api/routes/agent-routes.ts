@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { remoteParentOf, withRequestParent } from "../../telemetry/trace-scope.js";
 import { gzipSync } from "node:zlib";
 import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
@@ -112,23 +113,32 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         }),
       },
     },
-    async (request, reply) => {
-      const key = request.headers["idempotency-key"];
-      const { id } = request.params;
-      const task = request.body?.task;
-      if (key === undefined) {
-        const record = await createWhileStorageHasRoom(services.storage, () => services.runs.start(id, task));
-        await recordAction(services, request, { action: "run.start", agent: id, run: record.id });
-        return reply.status(202).send({ run: record.id, status: record.status });
-      }
-      const started = await createWhileStorageHasRoom(services.storage, () =>
-        services.runs.startOnce(id, task, key),
-      );
-      const { run } = started;
-      if (started.duplicate)
-        return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
-      await recordAction(services, request, { action: "run.start", agent: id, run: run.id });
-      return reply.status(202).send({ run: run.id, status: run.status });
-    },
+    // An incoming `traceparent` is the parent of the run's span (telemetry/).
+    async (request, reply) =>
+      withRequestParent(remoteParentOf(request.headers), async () => {
+        const key = request.headers["idempotency-key"];
+        const { id } = request.params;
+        const task = request.body?.task;
+        if (key === undefined) {
+          const record = await createWhileStorageHasRoom(services.storage, () =>
+            services.runs.start(id, task),
+          );
+          await recordAction(services, request, { action: "run.start", agent: id, run: record.id });
+          return reply.status(202).send({ run: record.id, status: record.status, ...traceOf(record) });
+        }
+        const started = await createWhileStorageHasRoom(services.storage, () =>
+          services.runs.startOnce(id, task, key),
+        );
+        const { run } = started;
+        if (started.duplicate)
+          return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
+        await recordAction(services, request, { action: "run.start", agent: id, run: run.id });
+        return reply.status(202).send({ run: run.id, status: run.status, ...traceOf(run) });
+      }),
   );
+}
+
+/** The run's trace id, when traces are on: the caller can look the run up in its trace UI. */
+function traceOf(record: { trace_id?: string | undefined }): { trace_id?: string } {
+  return record.trace_id === undefined ? {} : { trace_id: record.trace_id };
 }

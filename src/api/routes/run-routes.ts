@@ -1,4 +1,5 @@
 import type { FastifyInstance } from "fastify";
+import { traceLink } from "../../telemetry/trace-link.js";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
@@ -52,7 +53,11 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         }),
       },
     },
-    async (request) => await requireRun(request.params.run),
+    async (request) => {
+      const record = await requireRun(request.params.run);
+      const link = traceLink(services.traceUrl, record.trace_id);
+      return link === undefined ? record : { ...record, trace_url: link };
+    },
   );
 
   for (const action of LIFECYCLE_ACTIONS) {

@@ -37,7 +37,8 @@ export function newRunRecord(run: NewRun): RunRecord {
 
 /** A new run's first record, with this node's id source and clock, masked. */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
-  return life.redact(newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() }));
+  const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
+  return life.redact(life.options.traceNewRun?.(record) ?? record);
 }
 
 /** A run's record could not be written: nothing was started, and the caller is told why. */

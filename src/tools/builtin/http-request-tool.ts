@@ -1,4 +1,5 @@
 import { Agent, type Response, fetch } from "undici";
+import { traceContextHeaders } from "../../telemetry/trace-scope.js";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { assertHostAllowed } from "../../sandbox/network-access.js";
@@ -52,7 +53,7 @@ export const httpRequestTool = defineTool({
     try {
       response = await fetch(url, {
         method: value.method,
-        ...(value.headers ? { headers: value.headers } : {}),
+        headers: withTraceContext(value.headers),
         ...(value.body === undefined ? {} : { body: value.body }),
         redirect: "manual",
         signal: AbortSignal.any([context.signal, timeout]),
@@ -129,4 +130,15 @@ function decodedPath(pathname: string): string {
     }
   });
   return decoded.join("/");
+}
+
+/**
+ * The request's headers with the tool call's `traceparent` (and `tracestate`) when the run is
+ * traced, unless the model set its own (any spelling).
+ */
+function withTraceContext(headers: Record<string, string> | undefined): Record<string, string> {
+  const given = headers ?? {};
+  const named = new Set(Object.keys(given).map((name) => name.toLowerCase()));
+  if (named.has("traceparent") || named.has("tracestate")) return given;
+  return { ...traceContextHeaders(), ...given };
 }

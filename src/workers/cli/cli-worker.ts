@@ -1,4 +1,6 @@
 import { mkdir } from "node:fs/promises";
+import { traceContextEnvironment, traceStep } from "../../telemetry/trace-scope.js";
+import { cliSpanAttributes } from "../../telemetry/cli-span.js";
 import type { Config } from "../../config/config-schema.js";
 import type { CliSettings } from "../../definitions/agent-schema.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
@@ -153,28 +155,37 @@ export class CliWorker implements Worker {
         { run: context.runId, tool: adapter.tool, command: adapter.command, model },
         "starting the CLI tool",
       );
-      exit = await runCliProcess({
-        command: adapter.command,
-        arguments: launch.arguments,
-        workdir: definition.workdir,
-        inheritedEnvironment: inherited,
-        // The user's variables (config folders, accounts) are honoured as given, over agentd's.
-        environment: { ...runDirectory.environment(), ...launch.environment, ...adapter.environment },
-        sandbox,
-        control: context.control,
-        idleTimeoutMilliseconds: settings.idle_timeout,
-        isWorking: () => transcript.openCalls > 0,
-        stopSignal: budgetStop.signal,
-        killGraceMilliseconds: this.#options.config.cli.kill_grace,
-        onStdoutLine: (line) => {
-          const verdict = parseLine(line, transcript);
-          budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
-          if (budgetCut && !budgetStop.signal.aborted)
-            budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
-          return verdict;
-        },
-        logger: this.#logger,
-      });
+      // The CLI is an agent of its own: its process is an `invoke_agent <tool>` span of the run's
+      // trace, and gets that span as TRACEPARENT.
+      exit = await traceStep(`invoke_agent ${adapter.tool}`, cliSpanAttributes(adapter.tool, model), () =>
+        runCliProcess({
+          command: adapter.command,
+          arguments: launch.arguments,
+          workdir: definition.workdir,
+          inheritedEnvironment: inherited,
+          // The user's variables (config folders, accounts) are honoured as given, over agentd's.
+          environment: {
+            ...runDirectory.environment(),
+            ...launch.environment,
+            ...adapter.environment,
+            ...traceContextEnvironment(),
+          },
+          sandbox,
+          control: context.control,
+          idleTimeoutMilliseconds: settings.idle_timeout,
+          isWorking: () => transcript.openCalls > 0,
+          stopSignal: budgetStop.signal,
+          killGraceMilliseconds: this.#options.config.cli.kill_grace,
+          onStdoutLine: (line) => {
+            const verdict = parseLine(line, transcript);
+            budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
+            if (budgetCut && !budgetStop.signal.aborted)
+              budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
+            return verdict;
+          },
+          logger: this.#logger,
+        }),
+      );
     } catch (error) {
       if (!AgentdError.is(error, "SANDBOX_UNAVAILABLE")) throw error;
       // Never run the tool unsandboxed, and never hand its task to a fallback that hides why.

@@ -232,6 +232,16 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
           <dt>Cost</dt>
           <dd class="number">{formatCost(run.cost_usd)}</dd>
         </div>
+        {run.trace_url ? (
+          <div>
+            <dt>Trace</dt>
+            <dd>
+              <a href={run.trace_url} target="_blank" rel="noreferrer">
+                {run.trace_id?.slice(0, 12) ?? "trace"}
+              </a>
+            </dd>
+          </div>
+        ) : null}
         <div>
           <dt>Definition</dt>
           <dd>

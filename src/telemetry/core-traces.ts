@@ -1,0 +1,92 @@
+import type { TelemetrySettings } from "../config/telemetry-settings.js";
+import type { Logger } from "../logging/logger.js";
+import { type TracedRunContext, RunTraces } from "./run-traces.js";
+import { createTraceExport, type TraceExport } from "./trace-export.js";
+import { traceDestination } from "./trace-destination.js";
+import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
+
+/** How long a stop waits for the last spans to be exported. */
+export const TRACE_FLUSH_BOUND_MILLISECONDS = 5_000;
+
+/** A core's traces: the run tracer and the export it feeds, or nothing when traces are off. */
+export interface CoreTraces {
+  /** Undefined when traces are off. */
+  readonly runs: RunTraces | undefined;
+  /** For the logger: a run's `trace_id` on its lines (undefined when off: no mixin at all). */
+  readonly logFields: ((mergeObject: object) => object) | undefined;
+  /** Logs where traces go, or why they are off when that needs saying. */
+  announce(logger: Logger): void;
+  /** Ends the spans of runs still open and exports what is buffered, within `boundMilliseconds`. */
+  shutdown(boundMilliseconds?: number): Promise<void>;
+}
+
+/**
+ * Traces for a core when config `telemetry.traces` or the `OTEL_*` variables ask for them (nothing
+ * of the SDK runs otherwise). `redact` masks every exported string (the vault's redactor).
+ */
+export function openCoreTraces(options: {
+  settings: TelemetrySettings;
+  redact: (text: string) => string;
+  environment?: NodeJS.ProcessEnv;
+  /** Tests and benches: where spans go instead of OTLP. */
+  exporter?: SpanExporter;
+}): CoreTraces {
+  const destination = traceDestination(options.settings, options.environment);
+  if ("off" in destination) {
+    return {
+      runs: undefined,
+      logFields: undefined,
+      announce: (logger) => destination.warning && logger.warn(destination.warning),
+      shutdown: () => Promise.resolve(),
+    };
+  }
+  const exported: TraceExport = createTraceExport(destination, options.redact, options.exporter);
+  const runs = new RunTraces({ tracer: exported.tracer, content: destination.content });
+  return {
+    runs,
+    logFields: runs.logFields,
+    announce: (logger) =>
+      logger.info(
+        { endpoint: destination.url, service: destination.serviceName, content: destination.content },
+        "exporting traces",
+      ),
+    shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
+      runs.endOpenRuns();
+      return exported.shutdown(boundMilliseconds);
+    },
+  };
+}
+
+/** Each definition's worker, run inside its run's span. */
+export function tracedWorkerFor<Definition, Context extends TracedRunContext, Outcome>(
+  workerFor: (definition: Definition) => { run(context: Context): Promise<Outcome> },
+  traces: RunTraces,
+): (definition: Definition) => { run(context: Context): Promise<Outcome> } {
+  return (definition) => {
+    const worker = workerFor(definition);
+    return { run: (context) => traces.run(context, (traced) => worker.run(traced)) };
+  };
+}
+
+/** A tool executor whose calls are `execute_tool` spans (the ToolExecutor, structurally). */
+export function tracedTools<
+  Definition,
+  Spec,
+  Call extends { callId: string; tool: string; argumentsJson: string },
+  Scope extends { runId: string },
+  Result extends { ok: boolean; output: string; code?: string },
+>(
+  tools: {
+    specs(definition: Definition, signal?: AbortSignal): Promise<Spec[]>;
+    execute(call: Call, scope: Scope): Promise<Result>;
+  },
+  traces: RunTraces,
+): {
+  specs(definition: Definition, signal?: AbortSignal): Promise<Spec[]>;
+  execute(call: Call, scope: Scope): Promise<Result>;
+} {
+  return {
+    specs: (definition, signal) => tools.specs(definition, signal),
+    execute: (call, scope) => traces.executeTool(call, scope.runId, () => tools.execute(call, scope)),
+  };
+}

@@ -1,0 +1,57 @@
+import type { Attributes } from "@opentelemetry/api";
+import type { ExportResult } from "@opentelemetry/core";
+import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+
+/**
+ * An exporter that masks every string a span carries (its name, attributes, events, links and
+ * status message) with the vault's redactor before handing the batch on: whatever a span was
+ * given, a secret value never leaves the daemon. It runs on the batch, off the run's own path.
+ */
+export class MaskingSpanExporter implements SpanExporter {
+  readonly #next: SpanExporter;
+  readonly #redact: (text: string) => string;
+
+  constructor(next: SpanExporter, redact: (text: string) => string) {
+    this.#next = next;
+    this.#redact = redact;
+  }
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    for (const span of spans) this.#mask(span);
+    this.#next.export(spans, resultCallback);
+  }
+
+  shutdown(): Promise<void> {
+    return this.#next.shutdown();
+  }
+
+  forceFlush(): Promise<void> {
+    return this.#next.forceFlush?.() ?? Promise.resolve();
+  }
+
+  // The spans have ended: nothing else reads them once the batch is handed over, so they are
+  // masked in place rather than copied.
+  #mask(span: ReadableSpan): void {
+    const writable = span as { -readonly [Key in keyof ReadableSpan]: ReadableSpan[Key] };
+    writable.name = this.#redact(span.name);
+    this.#maskAttributes(span.attributes);
+    for (const event of span.events) {
+      (event as { name: string }).name = this.#redact(event.name);
+      if (event.attributes) this.#maskAttributes(event.attributes);
+    }
+    for (const link of span.links) if (link.attributes) this.#maskAttributes(link.attributes);
+    if (span.status.message !== undefined) {
+      writable.status = { ...span.status, message: this.#redact(span.status.message) };
+    }
+  }
+
+  #maskAttributes(attributes: Attributes): void {
+    for (const [key, value] of Object.entries(attributes)) {
+      if (typeof value === "string") attributes[key] = this.#redact(value);
+      else if (Array.isArray(value))
+        attributes[key] = value.map((item: unknown) =>
+          typeof item === "string" ? this.#redact(item) : item,
+        ) as string[] | number[];
+    }
+  }
+}

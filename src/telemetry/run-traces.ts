@@ -1,0 +1,306 @@
+import { randomBytes } from "node:crypto";
+import {
+  type Context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  type Tracer,
+  trace,
+} from "@opentelemetry/api";
+import type { AgentEvent, EventDraft } from "../events/agent-event.js";
+import type { EventPublisher } from "../events/event-bus.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
+import * as names from "./genai-attributes.js";
+import { addSpanEvent } from "./run-span-events.js";
+import { type TraceScope, currentTraceScope, parentForNewRun, runInTraceScope } from "./trace-scope.js";
+
+/** The parts of a run's context the tracing worker reads (the worker's RunContext, structurally). */
+export interface TracedRunContext {
+  runId: string;
+  definition: { id: string; description: string };
+  events: EventPublisher;
+}
+
+/** One traced run: its `invoke_agent` span, and the tool calls in flight under it. */
+interface RunTrace {
+  readonly span: Span;
+  readonly context: Context;
+  readonly traceId: string;
+  readonly toolSpans: Map<string, Span>;
+  /** Tool calls seen only as events (a CLI worker's): their spans end with the observation. */
+  readonly eventToolSpans: Map<string, Span>;
+  readonly approvalsRequested: Map<string, number>;
+}
+
+export interface RunTracesOptions {
+  tracer: Tracer;
+  /** Prompt, completion, task and tool content in spans (masked at export). */
+  content: boolean;
+}
+
+/**
+ * The traces of a core's runs (OpenTelemetry GenAI conventions, see genai-attributes.ts): one
+ * `invoke_agent <agent>` span per run from its creation to its final status, a child of the span
+ * that created it (a sub-agent's tool call, or an incoming request's `traceparent`); under it the
+ * `chat <model>` and `execute_tool <tool>` spans, and the run's events as span events. The spans are
+ * derived from the run's typed events where they say enough, and from a few wrappers where they do
+ * not (model calls, tool calls, the worker). Content stays out unless `content` is on.
+ */
+export class RunTraces {
+  readonly tracer: Tracer;
+  readonly content: boolean;
+  readonly #runs = new Map<string, RunTrace>();
+  /**
+   * The record of a run this process did not create (resumed after a restart, taken over): set by
+   * the composition root once the run manager exists.
+   */
+  records: (runId: string) => RunRecord | undefined = () => undefined;
+
+  constructor(options: RunTracesOptions) {
+    this.tracer = options.tracer;
+    this.content = options.content;
+  }
+
+  /** Starts a new run's span and puts its trace id in its first record. */
+  readonly stampNewRun = (record: RunRecord): RunRecord => {
+    const parent =
+      parentForNewRun() ??
+      (record.parent_run === undefined ? undefined : this.#runs.get(record.parent_run)?.context);
+    const runTrace = this.#start(record, parent ?? ROOT_CONTEXT);
+    return { ...record, trace_id: runTrace.traceId };
+  };
+
+  /**
+   * Runs a worker inside its run's span: what the worker starts (model calls, tool calls, CLI
+   * processes, hooks) is a child of it, and its events are read as they are published.
+   */
+  run<Context extends TracedRunContext, Outcome>(
+    context: Context,
+    work: (context: Context) => Promise<Outcome>,
+  ): Promise<Outcome> {
+    const runTrace = this.#runs.get(context.runId) ?? this.#resumed(context.runId);
+    if (runTrace === undefined) return work(context);
+    const inner = context.events;
+    const events: EventPublisher = {
+      publish: (draft) => {
+        this.#observe(runTrace, draft);
+        inner.publish(draft);
+      },
+    };
+    return runInTraceScope(this.#scope(runTrace.context, context.runId), () => work({ ...context, events }));
+  }
+
+  /** Runs one tool call in an `execute_tool <tool>` span under the current one (or its run's). */
+  async executeTool<Result extends { ok: boolean; output: string; code?: string }>(
+    call: { callId: string; tool: string; argumentsJson: string },
+    runId: string,
+    work: () => Promise<Result>,
+  ): Promise<Result> {
+    const runTrace = this.#runs.get(runId);
+    const parent = currentTraceScope()?.context ?? runTrace?.context;
+    if (parent === undefined) return work();
+    const span = this.#toolSpan(call.tool, call.callId, parent);
+    if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, call.argumentsJson);
+    runTrace?.toolSpans.set(call.callId, span);
+    try {
+      const result = await runInTraceScope(this.#scope(trace.setSpan(parent, span), runId), work);
+      const outcome = result.ok ? "ok" : result.code === "TOOL_DENIED" ? "denied" : "failed";
+      span.setAttribute(names.AGENTD_TOOL_OUTCOME, outcome);
+      if (!result.ok) {
+        span.setAttribute(names.ERROR_TYPE, result.code ?? "TOOL_FAILED");
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_RESULT, result.output);
+      return result;
+    } catch (error) {
+      span.setAttribute(names.AGENTD_TOOL_OUTCOME, "failed");
+      failed(span, error);
+      throw error;
+    } finally {
+      runTrace?.toolSpans.delete(call.callId);
+      span.end();
+    }
+  }
+
+  /** A run's final status (from the bus): its span ends with it. */
+  readonly onEvent = (event: AgentEvent): void => {
+    if (event.type !== "status" || event.run === null || !isTerminal(event.data.status)) return;
+    const runTrace = this.#runs.get(event.run);
+    if (runTrace === undefined) return;
+    this.#runs.delete(event.run);
+    const { data } = event;
+    const { span } = runTrace;
+    span.setAttribute(names.AGENTD_RUN_STATUS, data.status);
+    if (data.reason !== undefined) span.setAttribute(names.AGENTD_RUN_REASON, data.reason);
+    if (data.usage !== undefined) {
+      span.setAttribute(names.GEN_AI_USAGE_INPUT_TOKENS, data.usage.prompt_tokens);
+      span.setAttribute(names.GEN_AI_USAGE_OUTPUT_TOKENS, data.usage.completion_tokens);
+    }
+    if (data.cost_usd !== undefined) span.setAttribute(names.AGENTD_COST_USD, data.cost_usd);
+    if (data.status === "failed") {
+      span.setAttribute(names.ERROR_TYPE, data.reason ?? "failed");
+      span.setStatus({ code: SpanStatusCode.ERROR, ...(data.message ? { message: data.message } : {}) });
+    }
+    for (const open of runTrace.eventToolSpans.values()) open.end();
+    span.end();
+  };
+
+  /** For the logger's mixin: the trace of the run a line is about (by `run`, or by where it is logged). */
+  readonly logFields = (mergeObject: object): Record<string, string> => {
+    const scope = currentTraceScope();
+    if (scope !== undefined) {
+      const spanContext = trace.getSpanContext(scope.context);
+      if (spanContext) return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
+    }
+    const run = (mergeObject as { run?: unknown }).run;
+    const traceId = typeof run === "string" ? this.#runs.get(run)?.traceId : undefined;
+    return traceId === undefined ? {} : { trace_id: traceId };
+  };
+
+  /** Ends the spans of runs still open (a shutdown): they are exported as they stand. */
+  endOpenRuns(): void {
+    for (const [runId, runTrace] of this.#runs) {
+      runTrace.span.setAttribute(names.AGENTD_RUN_STATUS, "unfinished");
+      for (const open of runTrace.eventToolSpans.values()) open.end();
+      runTrace.span.end();
+      this.#runs.delete(runId);
+    }
+  }
+
+  #start(record: RunRecord, parent: Context, resumed = false): RunTrace {
+    const span = this.tracer.startSpan(
+      `${names.OPERATION_INVOKE_AGENT} ${record.agent}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [names.GEN_AI_OPERATION_NAME]: names.OPERATION_INVOKE_AGENT,
+          [names.GEN_AI_PROVIDER_NAME]: "agentd",
+          [names.GEN_AI_AGENT_ID]: record.agent,
+          [names.GEN_AI_AGENT_NAME]: record.agent,
+          [names.GEN_AI_CONVERSATION_ID]: record.id,
+          [names.AGENTD_RUN_ID]: record.id,
+          [names.AGENTD_RUN_TRIGGER]: record.trigger.kind,
+          ...(record.parent_run === undefined ? {} : { [names.AGENTD_PARENT_RUN_ID]: record.parent_run }),
+          ...(resumed ? { "agentd.run.resumed": true } : {}),
+          ...(this.content ? { [names.AGENTD_RUN_TASK]: record.task } : {}),
+        },
+      },
+      parent,
+    );
+    const runTrace: RunTrace = {
+      span,
+      context: trace.setSpan(parent, span),
+      traceId: span.spanContext().traceId,
+      toolSpans: new Map(),
+      eventToolSpans: new Map(),
+      approvalsRequested: new Map(),
+    };
+    this.#runs.set(record.id, runTrace);
+    return runTrace;
+  }
+
+  /**
+   * A run this process did not create (resumed after a restart, or taken over from another node):
+   * a new span in the trace its record names, under a parent that was never exported here.
+   */
+  #resumed(runId: string): RunTrace | undefined {
+    const record = this.records(runId);
+    if (record === undefined) return undefined;
+    const parent =
+      record.trace_id === undefined
+        ? ROOT_CONTEXT
+        : trace.setSpanContext(ROOT_CONTEXT, {
+            traceId: record.trace_id,
+            spanId: randomBytes(8).toString("hex"),
+            traceFlags: TraceFlags.SAMPLED,
+            isRemote: true,
+          });
+    return this.#start(record, parent, true);
+  }
+
+  #scope(context: Context, runId: string): TraceScope {
+    return { tracer: this.tracer, context, runId };
+  }
+
+  #toolSpan(tool: string, callId: string, parent: Context): Span {
+    return this.tracer.startSpan(
+      `${names.OPERATION_EXECUTE_TOOL} ${tool}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          [names.GEN_AI_OPERATION_NAME]: names.OPERATION_EXECUTE_TOOL,
+          [names.GEN_AI_TOOL_NAME]: tool,
+          [names.GEN_AI_TOOL_CALL_ID]: callId,
+          [names.GEN_AI_TOOL_TYPE]: tool.startsWith("mcp__") ? "extension" : "function",
+        },
+      },
+      parent,
+    );
+  }
+
+  /** One of the run's events, as it is published. */
+  #observe(runTrace: RunTrace, draft: EventDraft): void {
+    switch (draft.type) {
+      case "action": {
+        // A tool call the executor did not run (a CLI worker's own tools): a span from its events.
+        if (runTrace.toolSpans.has(draft.data.call_id)) return;
+        const parent = currentTraceScope()?.context ?? runTrace.context;
+        const span = this.#toolSpan(draft.data.tool, draft.data.call_id, parent);
+        if (this.content)
+          span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, JSON.stringify(draft.data.arguments));
+        runTrace.eventToolSpans.set(draft.data.call_id, span);
+        return;
+      }
+      case "observation": {
+        const span = runTrace.eventToolSpans.get(draft.data.call_id);
+        if (span === undefined) return;
+        runTrace.eventToolSpans.delete(draft.data.call_id);
+        span.setAttribute(names.AGENTD_TOOL_OUTCOME, draft.data.ok ? "ok" : "failed");
+        if (!draft.data.ok) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_RESULT, draft.data.output);
+        span.end();
+        return;
+      }
+      case "result":
+        runTrace.span.setAttribute(names.AGENTD_WORKER, draft.data.worker);
+        return;
+      case "approval": {
+        const { id, state } = draft.data;
+        let wait: number | undefined;
+        if (state === "requested") runTrace.approvalsRequested.set(id, performance.now());
+        else {
+          const requested = runTrace.approvalsRequested.get(id);
+          runTrace.approvalsRequested.delete(id);
+          if (requested !== undefined) wait = Math.round(performance.now() - requested);
+        }
+        addSpanEvent(draft, this.#targets(runTrace), wait);
+        return;
+      }
+      default:
+        addSpanEvent(draft, this.#targets(runTrace));
+    }
+  }
+
+  #targets(runTrace: RunTrace) {
+    return {
+      runSpan: runTrace.span,
+      toolSpan: (callId: string | undefined) =>
+        callId === undefined
+          ? undefined
+          : (runTrace.toolSpans.get(callId) ?? runTrace.eventToolSpans.get(callId)),
+    };
+  }
+}
+
+/** Marks a span failed with what was thrown. */
+export function failed(span: Span, error: unknown): void {
+  const code = (error as { code?: unknown } | null)?.code;
+  span.setAttribute(names.ERROR_TYPE, typeof code === "string" ? code : "Error");
+  span.setStatus({
+    code: SpanStatusCode.ERROR,
+    message: error instanceof Error ? error.message : String(error),
+  });
+}

@@ -1,0 +1,58 @@
+import type { Tracer } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { resourceFromAttributes } from "@opentelemetry/resources";
+import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { packageVersion } from "../util/package-version.js";
+import { MaskingSpanExporter } from "./masking-exporter.js";
+import type { TraceDestination } from "./trace-destination.js";
+
+/** The tracer runs are traced with, and how its spans are flushed at the end. */
+export interface TraceExport {
+  readonly tracer: Tracer;
+  /** Exports what is still buffered and stops; gives up after `boundMilliseconds`. Never rejects. */
+  shutdown(boundMilliseconds: number): Promise<void>;
+}
+
+/**
+ * The official SDK's pipeline: a BasicTracerProvider whose BatchSpanProcessor hands batches to the
+ * OTLP/HTTP protobuf exporter, through the masking exporter. No global provider is registered:
+ * the tracer is handed to the run core, so two cores in one process (tests) never mix their spans.
+ */
+export function createTraceExport(
+  destination: TraceDestination,
+  redact: (text: string) => string,
+  exporter?: SpanExporter,
+): TraceExport {
+  const otlp =
+    exporter ??
+    new OTLPTraceExporter({
+      url: destination.url,
+      headers: destination.headers,
+      timeoutMillis: destination.exportTimeoutMilliseconds,
+    });
+  const provider = new BasicTracerProvider({
+    resource: resourceFromAttributes({
+      ...destination.resourceAttributes,
+      "service.name": destination.serviceName,
+      "service.version": packageVersion(),
+    }),
+    spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact))],
+  });
+  let closing: Promise<void> | undefined;
+  return {
+    tracer: provider.getTracer("agentd", packageVersion()),
+    shutdown: (boundMilliseconds) =>
+      (closing ??= new Promise<void>((resolve) => {
+        // The bound is the daemon's stop, not a wait a test could stand in for: a plain timer.
+        const timer = setTimeout(resolve, boundMilliseconds);
+        timer.unref();
+        provider
+          .shutdown()
+          .catch(() => undefined)
+          .finally(() => {
+            clearTimeout(timer);
+            resolve();
+          });
+      })),
+  };
+}

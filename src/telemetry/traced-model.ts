@@ -1,0 +1,135 @@
+import { type Span, SpanKind } from "@opentelemetry/api";
+import type { ChatMessage, ModelResponse } from "../llm/chat-message.js";
+import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
+import * as names from "./genai-attributes.js";
+import { failed } from "./run-traces.js";
+import { currentTraceScope } from "./trace-scope.js";
+
+export interface TracedModelOptions {
+  /** The endpoint's base URL: `server.address` and `server.port` of each call. */
+  endpoint?: string | undefined;
+  /** Messages and the answer in spans (masked at export). */
+  content: boolean;
+}
+
+/**
+ * The model with a `chat <model>` span per call (retries inside it are its `agentd.retry` events,
+ * a fallback model its `agentd.fallback` event): under the run's span, or untraced outside a run.
+ */
+export function tracedModel(model: ModelProvider, options: TracedModelOptions): ModelProvider {
+  const server = serverOf(options.endpoint);
+  return {
+    async complete(request, completeOptions) {
+      const scope = currentTraceScope();
+      if (scope === undefined) return model.complete(request, completeOptions);
+      const span = scope.tracer.startSpan(
+        `${names.OPERATION_CHAT} ${request.model}`,
+        {
+          kind: SpanKind.CLIENT,
+          attributes: {
+            [names.GEN_AI_OPERATION_NAME]: names.OPERATION_CHAT,
+            [names.GEN_AI_PROVIDER_NAME]: "openai",
+            [names.GEN_AI_REQUEST_MODEL]: request.model,
+            ...(request.temperature === undefined
+              ? {}
+              : { [names.GEN_AI_REQUEST_TEMPERATURE]: request.temperature }),
+            ...(scope.runId === undefined ? {} : { [names.GEN_AI_CONVERSATION_ID]: scope.runId }),
+            ...server,
+            ...(options.content
+              ? { [names.GEN_AI_INPUT_MESSAGES]: JSON.stringify(request.messages.map(partsOf)) }
+              : {}),
+          },
+        },
+        scope.context,
+      );
+      const traced: CompleteOptions = {
+        ...completeOptions,
+        onRetry: (notice) => {
+          span.addEvent("agentd.retry", {
+            [names.ERROR_TYPE]: notice.error.code,
+            "agentd.retry.attempt": notice.attempt,
+            "agentd.retry.delay_ms": Math.round(notice.delayMilliseconds),
+            [names.GEN_AI_REQUEST_MODEL]: notice.model,
+          });
+          completeOptions.onRetry?.(notice);
+        },
+        onFallback: (from, to, error) => {
+          span.addEvent("agentd.fallback", {
+            "agentd.fallback.from": from,
+            "agentd.fallback.to": to,
+            [names.ERROR_TYPE]: error.code,
+          });
+          completeOptions.onFallback?.(from, to, error);
+        },
+      };
+      try {
+        const response = await model.complete(request, traced);
+        describeResponse(span, response, options.content);
+        return response;
+      } catch (error) {
+        failed(span, error);
+        throw error;
+      } finally {
+        span.end();
+      }
+    },
+  };
+}
+
+function describeResponse(span: Span, response: ModelResponse, content: boolean): void {
+  span.setAttributes({
+    [names.GEN_AI_RESPONSE_MODEL]: response.model,
+    [names.GEN_AI_RESPONSE_FINISH_REASONS]: [response.finishReason],
+    [names.GEN_AI_USAGE_INPUT_TOKENS]: response.usage.prompt_tokens,
+    [names.GEN_AI_USAGE_OUTPUT_TOKENS]: response.usage.completion_tokens,
+    [names.AGENTD_COST_USD]: response.costUsd,
+  });
+  if (content) {
+    const message: ChatMessage = {
+      role: "assistant",
+      content: response.text,
+      ...(response.toolCalls.length > 0 ? { tool_calls: response.toolCalls } : {}),
+    };
+    span.setAttribute(
+      names.GEN_AI_OUTPUT_MESSAGES,
+      JSON.stringify([{ ...partsOf(message), finish_reason: response.finishReason }]),
+    );
+  }
+}
+
+/** A message in the conventions' shape: `{ role, parts: [{ type: "text" | "tool_call" | "tool_call_response", … }] }`. */
+function partsOf(message: ChatMessage): { role: string; parts: Record<string, unknown>[] } {
+  switch (message.role) {
+    case "tool":
+      return {
+        role: "tool",
+        parts: [{ type: "tool_call_response", id: message.tool_call_id, response: message.content }],
+      };
+    case "assistant":
+      return {
+        role: "assistant",
+        parts: [
+          ...(message.content ? [{ type: "text", content: message.content }] : []),
+          ...(message.tool_calls ?? []).map((call) => ({
+            type: "tool_call",
+            id: call.id,
+            name: call.function.name,
+            arguments: call.function.arguments,
+          })),
+        ],
+      };
+    default:
+      return { role: message.role, parts: [{ type: "text", content: message.content }] };
+  }
+}
+
+function serverOf(endpoint: string | undefined): Record<string, string | number> {
+  if (endpoint === undefined) return {};
+  try {
+    const url = new URL(endpoint);
+    const port = url.port === "" ? (url.protocol === "https:" ? 443 : 80) : Number(url.port);
+    return { [names.SERVER_ADDRESS]: url.hostname, [names.SERVER_PORT]: port };
+  } catch {
+    return {};
+  }
+}
