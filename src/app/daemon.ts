@@ -33,6 +33,7 @@ import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
 import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
+import { createTriggers } from "./daemon-triggers.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -192,10 +193,13 @@ async function serveDaemon(
   const warnUnsandboxed = unsandboxedAgentWarner(logger.child({ module: "sandbox" }));
   scheduler.apply(servingDefinitions());
   warnUnsandboxed(servingDefinitions());
+  const triggers = createTriggers(core, logger.child({ module: "triggers" }));
+  await triggers.apply(servingDefinitions());
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());
     warnUnsandboxed(servingDefinitions());
+    void triggers.apply(servingDefinitions());
   });
 
   // History past retention is pruned now and every hour, while the daemon runs.
@@ -232,6 +236,7 @@ async function serveDaemon(
       node: store.cluster.node,
     },
     bus,
+    hooks: triggers.intake,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     ...(store.storage ? { storage: store.storage } : {}),
   };
@@ -245,6 +250,7 @@ async function serveDaemon(
       logger,
     });
     stopFollowing();
+    await triggers.close();
     stopRunLog();
     await retention?.stop();
     clusterPending.close();
