@@ -74,6 +74,13 @@ export class WatchTriggers {
     await Promise.all(starting);
   }
 
+  /** Paths seen changed and waiting for their debounce, over every watched folder. */
+  pendingPaths(): number {
+    let count = 0;
+    for (const watching of this.#watching.values()) count += watching.pending.size;
+    return count;
+  }
+
   async close(): Promise<void> {
     const all = [...this.#watching.values()];
     this.#watching.clear();
