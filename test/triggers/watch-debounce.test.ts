@@ -39,7 +39,11 @@ describe("WatchTriggers", () => {
       workdir: root,
       frontmatter: {
         triggers: [
-          { watch: { path: "inbox", glob: "**/*.txt", debounce: "1s" }, name: "inbox", task: "Files: {{paths}}" },
+          {
+            watch: { path: "inbox", glob: "**/*.txt", debounce: "1s" },
+            name: "inbox",
+            task: "Files: {{paths}}",
+          },
         ],
       },
     });

@@ -8,7 +8,9 @@ const SECRET = "restart-hook-secret-0123456789";
 
 describe("webhook delivery ids", () => {
   it("are remembered across a kill -9: a repeated delivery answers its run", async () => {
-    const { project } = await kit.scriptedProject(textReply("done"), { config: { vault: { backend: "env" } } });
+    const { project } = await kit.scriptedProject(textReply("done"), {
+      config: { vault: { backend: "env" } },
+    });
     project.writeAgent("reviewer", {
       triggers: [{ webhook: "pr", secret: "{{secret:hook}}", signature: "github" }],
     });
