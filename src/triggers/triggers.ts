@@ -32,11 +32,13 @@ export class Triggers {
   readonly #secrets: TriggerSecrets;
   readonly #watches: WatchTriggers;
   readonly #stopFollowing: () => void;
+  readonly #logger: Logger;
   #set = new TriggerSet([]);
   #applying: Promise<void> = Promise.resolve();
 
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
+    this.#logger = options.logger;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
     this.intake = new WebhookIntake({
       triggers,
@@ -65,7 +67,9 @@ export class Triggers {
         await this.#secrets.load(set.secretNames());
         this.#set = set;
         await this.#watches.apply(set.watches);
-      });
+      })
+      // A watcher that cannot start must not stop the daemon: the other triggers still serve.
+      .catch((error: unknown) => this.#logger.warn({ err: error }, "could not apply the agents' triggers"));
     return this.#applying;
   }
 
