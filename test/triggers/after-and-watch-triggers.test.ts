@@ -47,7 +47,7 @@ async function startRun(agent: string): Promise<string> {
   return (reply.body as { run: string }).run;
 }
 
-describe("after triggers", () => {
+describe("after triggers", { timeout: 90_000 }, () => {
   it("starts the follower when the upstream run completes, with its result", async () => {
     const upstream = await startRun("writer");
     const [follower] = await waitFor(async () => {
@@ -73,7 +73,7 @@ describe("after triggers", () => {
   });
 });
 
-describe("watch triggers", () => {
+describe("watch triggers", { timeout: 90_000 }, () => {
   it("starts a run with the added and changed files the glob matches, not symlinks or others", async () => {
     expect(scripted.daemon.stderr()).toContain("watch trigger ready");
     const inbox = path.join(scripted.project.root, "work", "inbox");

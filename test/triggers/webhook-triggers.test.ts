@@ -1,5 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync } from "node:fs";
 import path from "node:path";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
@@ -40,6 +40,14 @@ const scripted = useScriptedDaemon({
       ],
     });
     project.writeAgent("quiet", { description: "an agent without triggers" });
+    // An agent whose commands planted a symlink where payloads go, leading out of its workdir.
+    project.writeAgent("victim", {
+      triggers: [{ webhook: "in", secret: "{{secret:bearer_hook}}", signature: "bearer" }],
+    });
+    const victimWorkdir = path.join(project.root, ".agentd", "workspaces", "victim");
+    mkdirSync(victimWorkdir, { recursive: true });
+    mkdirSync(path.join(project.root, "outside"));
+    symlinkSync(path.join(project.root, "outside"), path.join(victimWorkdir, ".agentd"));
   },
 });
 
@@ -90,7 +98,7 @@ async function runOf(id: string): Promise<Record<string, unknown>> {
   return reply.body as Record<string, unknown>;
 }
 
-describe("webhook triggers at POST /hooks/<agent>/<name>", () => {
+describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, () => {
   it("starts a run for a GitHub-signed delivery, with the payload in the task and in a workdir file", async () => {
     const body = pullRequest("opened", 7);
     const delivery = randomUUID();
@@ -244,6 +252,15 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", () => {
       expect([401, 404]).toContain(tricked.status);
     }
     expect(existsSync(path.join(scripted.project.root, ".agentd", "payloads"))).toBe(false);
+  });
+
+  it("never writes a payload through a symlink out of the workdir", async () => {
+    const answer = await post("/hooks/victim/in", '{"x":1}', { authorization: `Bearer ${BEARER_SECRET}` });
+    expect(answer.status).toBe(202);
+    expect(readdirSync(path.join(scripted.project.root, "outside"))).toEqual([]);
+    expect((await runOf(answer.body.run as string)).task).toContain(
+      "the payload could not be written to a file",
+    );
   });
 
   it("takes deep and wide JSON without stalling, and documents the route", async () => {
