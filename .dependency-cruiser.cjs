@@ -37,6 +37,8 @@ const LAYERS = [
   "workers",
   "scheduler",
   "hooks",
+  // Webhooks, other agents' run ends and watched folders that start runs (frontmatter `triggers:`).
+  "triggers",
   // Agents as the files define them.
   "presets",
   "prompt",
@@ -55,7 +57,7 @@ const LAYERS = [
 /** Type-only imports up the layers that are allowed, each with its reason. Nothing else is. */
 const TYPE_ONLY_EXCEPTIONS = [
   {
-    from: ["sandbox", "tools", "workers", "scheduler", "hooks"],
+    from: ["sandbox", "tools", "workers", "scheduler", "hooks", "triggers"],
     to: "^src/definitions/agent-(definition|schema)[.]ts$",
     why: "an agent's definition is built at the top from every feature's settings; the features it configures read it as a type",
   },

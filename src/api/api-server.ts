@@ -34,6 +34,7 @@ import { registerQuestionRoutes } from "./routes/question-routes.js";
 import { registerEventRoutes } from "./routes/event-routes.js";
 import { registerEventStreamRoute } from "./routes/event-stream-route.js";
 import { registerHealthRoutes } from "./routes/health-routes.js";
+import { registerHookRoutes } from "./routes/hook-routes.js";
 import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
@@ -138,6 +139,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerApprovalRoutes(app, context);
   registerQuestionRoutes(app, context);
   registerAccessRoutes(app, context);
+  registerHookRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>

@@ -14,6 +14,7 @@ import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
+import type { HookAnswer, HookDelivery } from "../triggers/webhook-intake.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -173,6 +174,8 @@ export interface ApiServices {
   storage?: StorageStatus;
   /** For the live stream and the metrics. */
   bus: EventFeed;
+  /** Webhook triggers' deliveries (`POST /hooks/<agent>/<name>`); absent: every delivery is refused. */
+  hooks?: { receive(delivery: HookDelivery): Promise<HookAnswer> };
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
   /** Named tokens; absent where the daemon has none (then /tokens answers CONFLICT). */

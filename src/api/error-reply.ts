@@ -11,6 +11,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   UNSUPPORTED_MEDIA_TYPE: 415,
   HOST_NOT_ALLOWED: 421,
   HEADERS_TOO_LARGE: 431,
+  PAYLOAD_TOO_LARGE: 413,
+  RATE_LIMITED: 429,
   NOT_FOUND: 404,
   APPROVAL_NOT_FOUND: 404,
   QUESTION_NOT_FOUND: 404,
@@ -64,7 +66,14 @@ export function toErrorReply(error: unknown): ErrorReply {
   } else {
     const statusCode = (error as HttpError | undefined)?.statusCode;
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
-      const code = statusCode === 404 ? "NOT_FOUND" : statusCode === 401 ? "UNAUTHORIZED" : "BAD_REQUEST";
+      const code =
+        statusCode === 404
+          ? "NOT_FOUND"
+          : statusCode === 401
+            ? "UNAUTHORIZED"
+            : statusCode === 413
+              ? "PAYLOAD_TOO_LARGE"
+              : "BAD_REQUEST";
       const message = (error as HttpError).message ?? "bad request";
       return { statusCode, internal: false, body: { error: { code, message } } };
     }

@@ -34,6 +34,7 @@ import type { DefinitionSource } from "./definition-source.js";
 import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
 import { auditedScheduledRuns, openDaemonAccess } from "./daemon-access.js";
+import { createTriggers } from "./daemon-triggers.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -201,10 +202,13 @@ async function serveDaemon(
   const warnUnsandboxed = unsandboxedAgentWarner(logger.child({ module: "sandbox" }));
   scheduler.apply(servingDefinitions());
   warnUnsandboxed(servingDefinitions());
+  const triggers = createTriggers(core, logger.child({ module: "triggers" }));
+  await triggers.apply(servingDefinitions());
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());
     warnUnsandboxed(servingDefinitions());
+    void triggers.apply(servingDefinitions());
   });
 
   // History past retention is pruned now and every hour, while the daemon runs.
@@ -241,6 +245,7 @@ async function serveDaemon(
       node: store.cluster.node,
     },
     bus,
+    hooks: triggers.intake,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),
@@ -257,6 +262,7 @@ async function serveDaemon(
       logger,
     });
     stopFollowing();
+    await triggers.close();
     stopRunLog();
     await retention?.stop();
     clusterPending.close();

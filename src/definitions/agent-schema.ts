@@ -5,6 +5,7 @@ import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
 import { RetentionSettingsSchema } from "../config/retention-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
+import { TriggersSchema } from "../triggers/trigger-schema.js";
 
 /**
  * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
@@ -170,6 +171,8 @@ export const AgentFrontmatterSchema = z
     /** How much of this agent's run history is kept, over config `retention`, key by key. */
     retention: RetentionSettingsSchema.optional(),
     capabilities: CapabilityModeSchema.default("full"),
+    /** Webhooks, other agents' run ends and watched folders that start a run (src/triggers/). */
+    triggers: TriggersSchema.default([]),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -22,6 +22,9 @@ export const ERROR_CODES = [
   "ORIGIN_NOT_ALLOWED",
   "UNSUPPORTED_MEDIA_TYPE",
   "HEADERS_TOO_LARGE",
+  // webhook triggers: a body past the bound, a trigger past its rate limit
+  "PAYLOAD_TOO_LARGE",
+  "RATE_LIMITED",
   // llm
   "LLM_TIMEOUT",
   "LLM_HTTP",

@@ -7,7 +7,9 @@ export type RunTrigger =
   | { kind: "schedule"; scheduled_for: string }
   | { kind: "missed"; scheduled_for: string }
   /** A sub-agent's run, started by its parent's model through an `agent__<id>` tool. */
-  | { kind: "agent"; parent_run: string };
+  | { kind: "agent"; parent_run: string }
+  /** A trigger of the agent file (src/triggers/): its name, and the sender's delivery id or the upstream run. */
+  | { kind: "webhook" | "after" | "watch"; name?: string; id?: string };
 
 /**
  * SPEC 4/6: one run as stored in `data_dir` and served by `GET /runs/:run`. snake_case on the wire.

@@ -8,12 +8,17 @@ const UsageSchema = z.object({
   total_tokens: z.number(),
 });
 
-const RunTriggerSchema = z.discriminatedUnion("kind", [
+const RunTriggerSchema = z.union([
   z.object({ kind: z.literal("api") }),
   z.object({ kind: z.literal("cli") }),
   z.object({ kind: z.literal("schedule"), scheduled_for: z.string() }),
   z.object({ kind: z.literal("missed"), scheduled_for: z.string() }),
   z.object({ kind: z.literal("agent"), parent_run: z.string() }),
+  z.object({
+    kind: z.enum(["webhook", "after", "watch"]),
+    name: z.string().optional(),
+    id: z.string().optional(),
+  }),
 ]);
 
 /** The record's fields as an object schema, which the API's response document extends. */

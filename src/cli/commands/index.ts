@@ -78,6 +78,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: "list the agents: id, name, status, worker, schedule, next fire, last run",
     load: async () => (await import("./agents.js")).registerAgentsCommand,
   },
+  triggers: {
+    usage: "triggers",
+    description: "list the agents' triggers: webhooks with their route, after and watch triggers",
+    load: async () => (await import("./triggers.js")).registerTriggersCommand,
+  },
   run: {
     usage: "run <agent> [task]",
     description:

@@ -38,8 +38,17 @@ export function registerRunsCommand(program: Command, io: ClientCommandIo = proc
     });
 }
 
-/** `r_…  writer  failed (timeout)  2026-…  $0.0123`. */
+/** `r_…  writer  failed (timeout)  2026-…  $0.0123  webhook:github-pr`. */
 export function formatRun(run: RunRecord): string {
   const status = run.reason ? `${run.status} (${run.reason})` : run.status;
-  return [run.id, run.agent, status.padEnd(20), run.created_at, `$${run.cost_usd.toFixed(4)}`].join("  ");
+  const { trigger } = run;
+  const name = "name" in trigger && trigger.name !== undefined ? `:${trigger.name}` : "";
+  return [
+    run.id,
+    run.agent,
+    status.padEnd(20),
+    run.created_at,
+    `$${run.cost_usd.toFixed(4)}`,
+    `${trigger.kind}${name}`,
+  ].join("  ");
 }

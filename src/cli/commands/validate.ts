@@ -10,6 +10,7 @@ import { didYouMean } from "../../schema/known-keys.js";
 import { type AgentSandboxReport, formatSandboxView } from "./sandbox-view-text.js";
 import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
+import { checkProjectTriggers } from "./validate-triggers.js";
 
 type ErrorJson = Record<string, unknown>;
 
@@ -63,14 +64,18 @@ export async function validateProject(
     };
   }
   const snapshot = await loadDefinitions(loaded.config);
-  const agents = snapshot.agents.map(agentEntry);
-  const presets = snapshot.presets.map(presetEntry);
-  const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
   const sandbox = new SandboxHost({
     config: loaded.config,
     configFile: loaded.file,
     ...(options.environment ? { environment: options.environment } : {}),
   });
+  const agents = await checkProjectTriggers(snapshot, snapshot.agents.map(agentEntry), {
+    config: loaded.config,
+    sandbox,
+    environment: options.environment,
+  });
+  const presets = snapshot.presets.map(presetEntry);
+  const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
   return {
     report: {
       ok,

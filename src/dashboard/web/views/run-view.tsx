@@ -207,7 +207,7 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
         </div>
         <div>
           <dt>Trigger</dt>
-          <dd>{run.trigger.kind}</dd>
+          <dd>{triggerText(run.trigger)}</dd>
         </div>
         <div>
           <dt>Created</dt>
@@ -496,4 +496,14 @@ function useFollowBottom(version: number): { enabled: boolean; set: (enabled: bo
 
 function isUnsandboxedWarning(row: TimelineRow): boolean {
   return row.kind === "event" && row.event.type === "warning" && row.event.data["code"] === "UNSANDBOXED";
+}
+
+/** `webhook github-pr (delivery 72d3…)`, `after writer (r_…)`, `schedule`: what started the run. */
+function triggerText(trigger: RunRecord["trigger"]): string {
+  const name = "name" in trigger && trigger.name !== undefined ? ` ${trigger.name}` : "";
+  const id =
+    "id" in trigger && trigger.id !== undefined
+      ? ` (${trigger.kind === "after" ? "" : "delivery "}${trigger.id})`
+      : "";
+  return `${trigger.kind}${name}${id}`;
 }

@@ -1,0 +1,53 @@
+import { randomBytes } from "node:crypto";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import { holdWorkdir } from "../tools/workdir/held-workdir.js";
+import { openBeneath } from "../tools/workdir/open-beneath.js";
+
+/** The folder of the agent's workdir that webhook payloads are written to. */
+export const PAYLOAD_FOLDER = ".agentd/payloads";
+
+/**
+ * Writes a webhook's raw body as a new file of the agent's workdir and returns its path relative to
+ * the workdir: `.agentd/payloads/<trigger>-<time>-<random>.json`. The workdir belongs to the agent,
+ * whose commands may have put symlinks anywhere in it: the path is opened the way the file tools
+ * open one (each name looked up under the folder already held, a symlink resolved inside the
+ * workdir, never out of it, the file created with O_EXCL), and nothing is written where the
+ * agent's sandbox hides. A read-only workdir still gets the file: the daemon writes it for the
+ * agent to read.
+ */
+export async function writePayloadFile(options: {
+  workdir: string;
+  sandbox: SandboxPolicy;
+  trigger: string;
+  body: Buffer;
+  now: Date;
+}): Promise<string> {
+  const held = holdWorkdir({ workdir: options.workdir, sandbox: options.sandbox }, { create: true });
+  const sandboxAccess = held.access;
+  const workdir = {
+    ...held,
+    access: (realPath: string) => {
+      const access = sandboxAccess(realPath);
+      return access === "read-only" ? "writable" : access;
+    },
+  };
+  const stamp = options.now
+    .toISOString()
+    .replace(/[-:]/g, "")
+    .replace(/\.\d+Z$/, "Z");
+  const relative = `${PAYLOAD_FOLDER}/${options.trigger}-${stamp}-${randomBytes(4).toString("hex")}.json`;
+  try {
+    const opened = await openBeneath(workdir, relative, { kind: "write", append: false });
+    try {
+      if (!opened.created || !opened.info.isFile()) {
+        throw new Error(`${relative} exists already or is not a regular file`);
+      }
+      await opened.handle.writeFile(options.body);
+    } finally {
+      await opened.handle.close();
+    }
+    return opened.relative;
+  } finally {
+    await held.directory.release();
+  }
+}

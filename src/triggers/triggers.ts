@@ -1,0 +1,81 @@
+import type { Clock } from "../clock/clock.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { EventFeed } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import type { Vault } from "../vault/vault.js";
+import { followRunEnds } from "./after-triggers.js";
+import { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import type { TriggerRuns } from "./trigger-runs.js";
+import { TriggerSecrets } from "./trigger-secrets.js";
+import { TriggerSet } from "./trigger-set.js";
+import { WatchTriggers } from "./watch-triggers.js";
+import { WebhookIntake } from "./webhook-intake.js";
+
+export interface TriggersOptions {
+  vault: Vault;
+  bus: EventFeed;
+  runs: TriggerRuns;
+  /** The sandbox policy of an agent's children (what it may read, where its workdir is). */
+  sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
+  clock: Clock;
+  logger: Logger;
+}
+
+/**
+ * Every trigger of the agents served (SPEC 10): the webhook intake the API's `/hooks` route hands
+ * deliveries to, the `after` triggers following run ends on the bus, and the watched folders.
+ * `apply` follows the definitions; `close` stops watching and following.
+ */
+export class Triggers {
+  readonly intake: WebhookIntake;
+  readonly #secrets: TriggerSecrets;
+  readonly #watches: WatchTriggers;
+  readonly #stopFollowing: () => void;
+  readonly #logger: Logger;
+  #set = new TriggerSet([]);
+  #applying: Promise<void> = Promise.resolve();
+
+  constructor(options: TriggersOptions) {
+    const triggers = () => this.#set;
+    this.#logger = options.logger;
+    this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
+    this.intake = new WebhookIntake({
+      triggers,
+      secrets: this.#secrets,
+      runs: options.runs,
+      rateLimit: new DeliveryRateLimit(options.clock),
+      sandboxOf: options.sandboxOf,
+      clock: options.clock,
+      logger: options.logger,
+    });
+    this.#watches = new WatchTriggers(options);
+    this.#stopFollowing = followRunEnds({
+      bus: options.bus,
+      triggers,
+      runs: options.runs,
+      logger: options.logger,
+    });
+  }
+
+  /** Serves the triggers of these definitions; resolves once secrets are read and folders watched. */
+  apply(definitions: readonly AgentDefinition[]): Promise<void> {
+    const set = new TriggerSet(definitions);
+    this.#applying = this.#applying
+      .catch(() => undefined)
+      .then(async () => {
+        await this.#secrets.load(set.secretNames());
+        this.#set = set;
+        await this.#watches.apply(set.watches);
+      })
+      // A watcher that cannot start must not stop the daemon: the other triggers still serve.
+      .catch((error: unknown) => this.#logger.warn({ err: error }, "could not apply the agents' triggers"));
+    return this.#applying;
+  }
+
+  async close(): Promise<void> {
+    this.#stopFollowing();
+    await this.#applying.catch(() => undefined);
+    await this.#watches.close();
+  }
+}

@@ -1,0 +1,220 @@
+import { lstatSync, realpathSync } from "node:fs";
+import path from "node:path";
+import { type FSWatcher, watch } from "chokidar";
+import picomatch from "picomatch";
+import type { Clock } from "../clock/clock.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { Logger } from "../logging/logger.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import { fileAccessOf } from "../tools/workdir/file-access.js";
+import { renderTaskTemplate } from "./task-template.js";
+import type { TriggerRuns } from "./trigger-runs.js";
+import type { ArmedTrigger } from "./trigger-set.js";
+import type { WatchTriggerSettings } from "./trigger-schema.js";
+
+/** Paths named in one run's task at most; the rest are counted. */
+const MAX_LISTED_PATHS = 200;
+/** Folders below the watched one that are watched at most. */
+const MAX_DEPTH = 32;
+
+export interface WatchTriggersOptions {
+  runs: TriggerRuns;
+  sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** One watched folder, its pending paths and the debounce timer. */
+interface Watching {
+  signature: string;
+  watcher: FSWatcher;
+  pending: Set<string>;
+  cancelTimer: (() => void) | undefined;
+}
+
+/**
+ * `watch` triggers: a folder watched with chokidar, and once files matching the glob were added or
+ * changed and then nothing more happened for `debounce` (on the daemon's clock), one run starts
+ * with those paths (relative to the folder) in its task. The folder (relative paths are read from
+ * the agent's workdir) must be one the agent's sandbox lets it read; symlinks are never followed,
+ * and a path its sandbox hides never reaches a task. Watchers follow the definitions: kept while
+ * a trigger stays as it was, closed when it goes.
+ */
+export class WatchTriggers {
+  readonly #options: WatchTriggersOptions;
+  readonly #watching = new Map<string, Watching>();
+
+  constructor(options: WatchTriggersOptions) {
+    this.#options = options;
+  }
+
+  /** Watches what `triggers` name, stops watching the rest; resolves once every new watcher is ready. */
+  async apply(triggers: ReadonlyArray<ArmedTrigger<WatchTriggerSettings>>): Promise<void> {
+    const wanted = new Map<
+      string,
+      { trigger: ArmedTrigger<WatchTriggerSettings>; folder: string; signature: string }
+    >();
+    for (const trigger of triggers) {
+      const folder = this.#folderOf(trigger);
+      if (folder === undefined) continue;
+      const { glob, debounce } = trigger.settings.watch;
+      const signature = JSON.stringify([folder, glob, debounce, trigger.definition.hash]);
+      wanted.set(`${trigger.definition.id}/${trigger.name}`, { trigger, folder, signature });
+    }
+    for (const [key, watching] of this.#watching) {
+      if (wanted.get(key)?.signature === watching.signature) continue;
+      this.#watching.delete(key);
+      await this.#stop(watching);
+    }
+    const starting: Array<Promise<void>> = [];
+    for (const [key, { trigger, folder, signature }] of wanted) {
+      if (this.#watching.has(key)) continue;
+      starting.push(this.#watch(key, trigger, folder, signature));
+    }
+    await Promise.all(starting);
+  }
+
+  /** Paths seen changed and waiting for their debounce, over every watched folder. */
+  pendingPaths(): number {
+    let count = 0;
+    for (const watching of this.#watching.values()) count += watching.pending.size;
+    return count;
+  }
+
+  async close(): Promise<void> {
+    const all = [...this.#watching.values()];
+    this.#watching.clear();
+    await Promise.all(all.map((watching) => this.#stop(watching)));
+  }
+
+  /** The real folder to watch, or undefined (logged) when it is missing or hidden from the agent. */
+  #folderOf(trigger: ArmedTrigger<WatchTriggerSettings>): string | undefined {
+    const { definition, name } = trigger;
+    const spelled = path.resolve(definition.workdir, trigger.settings.watch.path);
+    let folder: string;
+    try {
+      folder = realpathSync(spelled);
+      if (!lstatSync(folder).isDirectory()) throw new Error("not a folder");
+    } catch {
+      this.#options.logger.warn(
+        { agent: definition.id, trigger: name, folder: spelled },
+        "a watch trigger's folder does not exist: not watched",
+      );
+      return undefined;
+    }
+    if (this.#accessOf(definition)(folder) === "hidden") {
+      this.#options.logger.warn(
+        { agent: definition.id, trigger: name, folder },
+        "a watch trigger's folder is hidden from the agent by its sandbox: not watched",
+      );
+      return undefined;
+    }
+    return folder;
+  }
+
+  /** What the agent's sandbox shows of a path; everything hidden when its policy cannot be made. */
+  #accessOf(definition: AgentDefinition): (realPath: string) => "hidden" | "read-only" | "writable" {
+    try {
+      return fileAccessOf(this.#options.sandboxOf(definition));
+    } catch (error) {
+      this.#options.logger.warn(
+        { err: error, agent: definition.id },
+        "no sandbox policy for a watch trigger",
+      );
+      return () => "hidden";
+    }
+  }
+
+  async #watch(
+    key: string,
+    trigger: ArmedTrigger<WatchTriggerSettings>,
+    folder: string,
+    signature: string,
+  ): Promise<void> {
+    const { definition, name } = trigger;
+    const access = this.#accessOf(definition);
+    const matches = picomatch(trigger.settings.watch.glob, { dot: true });
+    const watcher = watch(folder, {
+      ignoreInitial: true,
+      followSymlinks: false,
+      depth: MAX_DEPTH,
+      ignorePermissionErrors: true,
+      ignored: (file: string) => file !== folder && access(file) === "hidden",
+    });
+    const watching: Watching = { signature, watcher, pending: new Set(), cancelTimer: undefined };
+    this.#watching.set(key, watching);
+    watcher.on("all", (event, file) => {
+      if (event !== "add" && event !== "change") return;
+      const relative = path.relative(folder, file);
+      if (
+        relative.startsWith("..") ||
+        path.isAbsolute(relative) ||
+        !matches(relative.split(path.sep).join("/"))
+      )
+        return;
+      if (isSymlink(file)) return;
+      watching.pending.add(relative);
+      watching.cancelTimer?.();
+      watching.cancelTimer = this.#options.clock.setTimer(
+        () => this.#fire(watching, trigger, folder),
+        trigger.settings.watch.debounce,
+      );
+    });
+    watcher.on("error", (error) =>
+      this.#options.logger.warn(
+        { err: error, agent: definition.id, trigger: name },
+        "a watch trigger's watcher failed",
+      ),
+    );
+    await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    this.#options.logger.info({ agent: definition.id, trigger: name, folder }, "watch trigger ready");
+  }
+
+  #fire(watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>, folder: string): void {
+    watching.cancelTimer = undefined;
+    const paths = [...watching.pending].sort();
+    watching.pending.clear();
+    if (paths.length === 0) return;
+    const { definition, name, settings } = trigger;
+    const listed = paths.slice(0, MAX_LISTED_PATHS).join("\n");
+    const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
+    const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
+      if (variable === "paths") return `${listed}${more}`;
+      if (variable === "folder") return folder;
+      if (variable === "trigger") return name;
+      return undefined;
+    });
+    this.#options.runs
+      .startOnce(definition.id, task, { kind: "watch", name })
+      .then((started) =>
+        this.#options.logger.info(
+          { agent: definition.id, trigger: name, run: started.run.id, paths: paths.length },
+          "a watch trigger started a run",
+        ),
+      )
+      .catch((error: unknown) =>
+        this.#options.logger.warn(
+          { err: error, agent: definition.id, trigger: name },
+          "a watch trigger could not start its run",
+        ),
+      );
+  }
+
+  async #stop(watching: Watching): Promise<void> {
+    watching.cancelTimer?.();
+    await watching.watcher.close();
+  }
+}
+
+function isSymlink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return true;
+  }
+}
+
+function defaultTask(own: string | undefined): string {
+  const line = "These files were added or changed in {{folder}}:\n\n{{paths}}";
+  return own === undefined ? line : `${own}\n\n${line}`;
+}

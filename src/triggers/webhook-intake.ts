@@ -1,0 +1,195 @@
+import { createHash } from "node:crypto";
+import type { Clock } from "../clock/clock.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import { AgentdError } from "../errors/agentd-error.js";
+import type { Logger } from "../logging/logger.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import type { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import { matchesFilter } from "./payload-filter.js";
+import { writePayloadFile } from "./payload-file.js";
+import { RecentDeliveries } from "./recent-deliveries.js";
+import { renderTaskTemplate, valueAt } from "./task-template.js";
+import type { TriggerRuns } from "./trigger-runs.js";
+import type { TriggerSecrets } from "./trigger-secrets.js";
+import type { TriggerSet } from "./trigger-set.js";
+import { type DeliveryHeaders, deliveryIdOf, verifyDelivery } from "./webhook-signature.js";
+
+/** One `POST /hooks/<agent>/<name>` as the route hands it over: the raw bytes the signature covers. */
+export interface HookDelivery {
+  agent: string;
+  name: string;
+  headers: DeliveryHeaders;
+  body: Buffer;
+}
+
+/** What the route answers. */
+export type HookAnswer =
+  | { status: 202; body: { run: string; status: RunRecord["status"] } }
+  | { status: 200; body: { run: string; status: RunRecord["status"]; duplicate: true } }
+  | { status: 200; body: { skipped: true; reason: "filter" } }
+  | {
+      status: 429;
+      retryAfterSeconds: number;
+      body: { error: { code: "RATE_LIMITED"; message: string; hint: string } };
+    };
+
+export interface WebhookIntakeOptions {
+  triggers: () => TriggerSet;
+  secrets: TriggerSecrets;
+  runs: TriggerRuns;
+  rateLimit: DeliveryRateLimit;
+  /** The sandbox policy of an agent's children: where its payload file may go. */
+  sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** The longest delivery id taken (GitHub's and Standard Webhooks' are far shorter). */
+const MAX_DELIVERY_ID_LENGTH = 180;
+const PRINTABLE = /^[\x21-\x7e]+$/;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * Webhook deliveries, in an order that tells a stranger nothing: the signature is checked first,
+ * against the trigger's secret or, for an agent or trigger that does not exist, against a key
+ * nobody holds, with the same work and the same 401 either way. Only an authenticated delivery is
+ * read: its payload parsed, its filter applied (200 `skipped`), its delivery id looked up (200
+ * `duplicate`), the trigger's rate limit taken (429), then its payload written to a file of the
+ * agent's workdir and the run started (202). Nothing here reads anything back but the run's id.
+ */
+export class WebhookIntake {
+  readonly #options: WebhookIntakeOptions;
+  readonly #recent: RecentDeliveries;
+
+  constructor(options: WebhookIntakeOptions) {
+    this.#options = options;
+    this.#recent = new RecentDeliveries(options.clock);
+  }
+
+  async receive(delivery: HookDelivery): Promise<HookAnswer> {
+    const { runs, rateLimit } = this.#options;
+    const trigger = this.#options.triggers().webhook(delivery.agent, delivery.name);
+    const secret = trigger === undefined ? undefined : this.#options.secrets.get(trigger.settings.secret);
+    const scheme = trigger?.settings.signature ?? "github";
+    if (!verifyDelivery(scheme, secret, delivery.body, delivery.headers) || trigger === undefined) {
+      throw new AgentdError("UNAUTHORIZED", "the delivery is not signed with this webhook's secret", {
+        hint: "sign it with the trigger's secret (docs/triggers.md), at /hooks/<agent>/<trigger>",
+      });
+    }
+    const { definition, name, settings } = trigger;
+    const deliveryId = checkedDeliveryId(deliveryIdOf(scheme, delivery.headers));
+    const payload = parsePayload(delivery.body);
+    if (settings.filter !== undefined && !matchesFilter(payload, settings.filter)) {
+      return { status: 200, body: { skipped: true, reason: "filter" } };
+    }
+    const digest = createHash("sha256").update(delivery.body).digest("hex");
+    // GitHub signs the body only: the same signed body under a new delivery id is a replay.
+    const replayOf =
+      scheme === "github" ? this.#recent.runOf(`${definition.id}/${name}/${digest}`) : undefined;
+    const key = `webhook:${name}:${deliveryId ?? `sha256:${digest}`}`;
+    const recorded =
+      runs.recorded(definition.id, key) ?? (replayOf === undefined ? undefined : runs.get(replayOf));
+    if (recorded !== undefined) return duplicateOf(recorded);
+    const limitKey = `${definition.id}/${name}`;
+    const verdict = rateLimit.take(limitKey, settings.rate_limit);
+    if (!verdict.allowed) {
+      return {
+        status: 429,
+        retryAfterSeconds: verdict.retryAfterSeconds,
+        body: {
+          error: {
+            code: "RATE_LIMITED",
+            message: `the webhook "${name}" started ${settings.rate_limit.runs} runs within its window`,
+            hint: `deliver it again after ${verdict.retryAfterSeconds} s (rate_limit of the trigger)`,
+          },
+        },
+      };
+    }
+    try {
+      const payloadFile = await this.#payloadFile(definition, name, delivery.body);
+      const task = renderTaskTemplate(settings.task ?? defaultTask(definition), (variable) => {
+        if (variable === "payload_file") return payloadFile;
+        if (variable === "delivery") return deliveryId;
+        if (variable === "trigger") return name;
+        if (variable === "payload") return payload;
+        if (variable.startsWith("payload.")) return valueAt(payload, variable.split(".").slice(1));
+        return undefined;
+      });
+      const started = await runs.startOnce(
+        definition.id,
+        task,
+        { kind: "webhook", name, ...(deliveryId === undefined ? {} : { id: deliveryId }) },
+        key,
+      );
+      if (scheme === "github") this.#recent.remember(`${definition.id}/${name}/${digest}`, started.run.id);
+      if (started.duplicate) {
+        rateLimit.giveBack(limitKey);
+        return duplicateOf(started.run);
+      }
+      this.#options.logger.info(
+        { agent: definition.id, trigger: name, run: started.run.id, delivery: deliveryId },
+        "webhook started a run",
+      );
+      return { status: 202, body: { run: started.run.id, status: started.run.status } };
+    } catch (error) {
+      rateLimit.giveBack(limitKey);
+      throw error;
+    }
+  }
+
+  /** The payload as a file of the workdir; a failure is logged and the run starts without it. */
+  async #payloadFile(definition: AgentDefinition, name: string, body: Buffer): Promise<string> {
+    try {
+      return await writePayloadFile({
+        workdir: definition.workdir,
+        sandbox: this.#options.sandboxOf(definition),
+        trigger: name,
+        body,
+        now: new Date(this.#options.clock.now()),
+      });
+    } catch (error) {
+      this.#options.logger.warn(
+        { err: error, agent: definition.id, trigger: name },
+        "could not write a webhook's payload into the agent's workdir",
+      );
+      return "(the payload could not be written to a file)";
+    }
+  }
+}
+
+function defaultTask(definition: AgentDefinition): string {
+  const own = definition.frontmatter.task;
+  const line =
+    'The webhook "{{trigger}}" received a delivery; its JSON payload is in the file {{payload_file}} of your working directory.';
+  return own === undefined ? line : `${own}\n\n${line}`;
+}
+
+function duplicateOf(run: RunRecord): HookAnswer {
+  return { status: 200, body: { run: run.id, status: run.status, duplicate: true } };
+}
+
+function checkedDeliveryId(id: string | undefined): string | undefined {
+  if (id === undefined) return undefined;
+  if (id.length > MAX_DELIVERY_ID_LENGTH || !PRINTABLE.test(id)) {
+    throw new AgentdError("BAD_REQUEST", "the delivery id is not 1 to 180 printable ASCII characters", {
+      field: "webhook-id",
+      hint: "send the delivery id the sender made (X-GitHub-Delivery, webhook-id)",
+    });
+  }
+  return id;
+}
+
+/** The JSON payload; no body is `{}`. Anything that is not UTF-8 JSON is a 400 (the sender is known). */
+function parsePayload(body: Buffer): unknown {
+  if (body.length === 0) return {};
+  try {
+    return JSON.parse(utf8.decode(body)) as unknown;
+  } catch (error) {
+    throw new AgentdError("BAD_REQUEST", "the payload is not UTF-8 JSON", {
+      field: "body",
+      hint: "webhooks deliver JSON with content-type: application/json",
+      cause: error,
+    });
+  }
+}

@@ -1,0 +1,74 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
+import { createLogger } from "../../src/logging/logger.js";
+import type { RunTrigger } from "../../src/run-vocabulary/run-record.js";
+import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
+import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
+import { TriggerSet } from "../../src/triggers/trigger-set.js";
+import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
+import { makeDefinition } from "../support/make-definition.js";
+import { ManualClock } from "../support/manual-clock.js";
+import { waitFor } from "../support/wait-for.js";
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+describe("WatchTriggers", () => {
+  it("starts one run once the folder is quiet for the debounce, on the daemon's clock", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
+    folders.push(root);
+    mkdirSync(path.join(root, "inbox", "deeper"), { recursive: true });
+    const started: Array<{ task: string; trigger: RunTrigger }> = [];
+    const runs: TriggerRuns = {
+      startOnce: async (_agent, task, trigger) => {
+        started.push({ task, trigger });
+        return { run: { id: "r_1", status: "queued" } as never, duplicate: false };
+      },
+      recorded: () => undefined,
+      get: () => undefined,
+      find: async () => undefined,
+    };
+    const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+    const definition: AgentDefinition = makeDefinition({
+      id: "watcher",
+      workdir: root,
+      frontmatter: {
+        triggers: [
+          {
+            watch: { path: "inbox", glob: "**/*.txt", debounce: "1s" },
+            name: "inbox",
+            task: "Files: {{paths}}",
+          },
+        ],
+      },
+    });
+    const watches = new WatchTriggers({
+      runs,
+      clock,
+      logger: createLogger({ level: "silent", pretty: false }),
+      sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,
+    });
+    try {
+      await watches.apply(new TriggerSet([definition]).watches);
+      writeFileSync(path.join(root, "inbox", "a.txt"), "a");
+      await waitFor(() => watches.pendingPaths() === 1, "the first change seen");
+      clock.advanceBy(600);
+      writeFileSync(path.join(root, "inbox", "deeper", "b.txt"), "b");
+      await waitFor(() => watches.pendingPaths() === 2, "the second change seen");
+      // 1.2 s after the first change, 0.6 s after the second: still waiting.
+      clock.advanceBy(600);
+      expect(started).toEqual([]);
+      clock.advanceBy(400);
+      expect(started).toEqual([
+        { task: `Files: a.txt\n${path.join("deeper", "b.txt")}`, trigger: { kind: "watch", name: "inbox" } },
+      ]);
+    } finally {
+      await watches.close();
+    }
+  });
+});
