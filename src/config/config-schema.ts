@@ -3,6 +3,7 @@ import { checkCliFlags } from "./cli-flags.js";
 import { ConfigRetentionSchema } from "./retention-settings.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "./hook-settings.js";
+import { DeliveriesConfigSchema } from "./delivery-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
@@ -214,6 +215,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({}),
   shutdown: z.strictObject({ grace: DurationSchema.default(30_000) }).prefault({}),
+  /** Shared delivery targets by name, the SMTP server of email targets (SPEC 10, docs/deliveries.md). */
+  deliveries: DeliveriesConfigSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

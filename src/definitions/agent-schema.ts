@@ -3,6 +3,7 @@ import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-sc
 import { AgentHooksSchema } from "../config/hook-settings.js";
 import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
 import { RetentionSettingsSchema } from "../config/retention-settings.js";
+import { DeliverListSchema } from "../config/delivery-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
 
@@ -170,6 +171,8 @@ export const AgentFrontmatterSchema = z
     /** How much of this agent's run history is kept, over config `retention`, key by key. */
     retention: RetentionSettingsSchema.optional(),
     capabilities: CapabilityModeSchema.default("full"),
+    /** Where each run's outcome is sent (SPEC 10, docs/deliveries.md). */
+    deliver: DeliverListSchema,
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {
