@@ -10,6 +10,14 @@ import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
+import type { DeliveryRecord, DeliveryStatus } from "../deliveries/delivery-record.js";
+
+/** Deliveries of runs' outcomes (src/deliveries/): the list and the counts by status. */
+export interface DeliveriesService {
+  /** Newest first, optionally of one status. */
+  list(status?: DeliveryStatus): DeliveryRecord[];
+  counts(): Record<DeliveryStatus, number>;
+}
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -152,4 +160,6 @@ export interface ApiServices {
   bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
+  /** `GET /deliveries` and the delivery metrics; absent where nothing delivers. */
+  deliveries?: DeliveriesService;
 }

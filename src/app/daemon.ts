@@ -234,6 +234,7 @@ async function serveDaemon(
     bus,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     ...(store.storage ? { storage: store.storage } : {}),
+    deliveries: core.deliveries.service,
   };
   const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({
@@ -274,6 +275,7 @@ async function serveDaemon(
     if (!spaceFailureOf(error)) throw error;
     logger.warn({ err: error }, "could not note the daemon's URL in the lock file (the disk is full)");
   }
+  core.deliveries.setDashboardUrl(server.url);
   const cluster = await announceNode(store.cluster, server.url, logger);
 
   let shuttingDown: Promise<void> | undefined;

@@ -33,6 +33,10 @@ import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
 import { haltingWhileStorageFull } from "./storage-halted-workers.js";
+import { type Deliveries, createDeliveries } from "../deliveries/deliveries.js";
+
+/** How long a closing core waits for deliveries being sent; the rest resume at the next start. */
+const DELIVERY_CLOSE_WAIT_MILLISECONDS = 5_000;
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -84,6 +88,8 @@ export interface RunCore {
   readonly runs: RunManager;
   /** The root of every run's signal: aborted, it stops every run (shutdown). */
   readonly shutdownController: AbortController;
+  /** Runs' outcomes sent to their agents' `deliver:` targets (src/deliveries/). */
+  readonly deliveries: Deliveries;
   /** Ends the MCP servers the built-in tool executor started. */
   closeTools(): Promise<void>;
 }
@@ -210,6 +216,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           opened.storage?.close();
           // Status changes still being written go out before the logs close.
           await core.runs.published();
+          await core.deliveries.close(DELIVERY_CLOSE_WAIT_MILLISECONDS);
           core.events.close();
           await opened.close();
           lock.release();
@@ -270,6 +277,19 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
   });
+  const deliveries = createDeliveries({
+    config,
+    bus,
+    clock,
+    vault: secrets.vault,
+    redactor,
+    logger: logger.child({ module: "deliveries" }),
+    definitions: options.definitions,
+    sandbox,
+    storage: store.storage,
+    node: store.cluster.node,
+  });
+  await deliveries.load();
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -280,7 +300,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     sandbox,
     logger: logger.child({ module: "tools" }),
     // The run manager is built below; a sub-agent call only comes once runs are running.
-    sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
+    sources: [
+      new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } }),
+      deliveries.notifyTools,
+    ],
   });
   const tools = options.tools ?? defaultTools;
   const model = options.model ?? ModelClient.fromConfig(config.llm);
@@ -304,6 +327,12 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
       }),
     secretLearner,
   );
+  // Before the run manager: runs recovery ends as crashed are delivered too.
+  deliveries.follow({
+    get: (id) => store.runs.get(id),
+    list: (filter) => store.runs.list({ ...filter, limit: filter.limit ?? 20 }),
+    isHere: (id) => runs.isHere(id),
+  });
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
@@ -338,6 +367,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     secretLearner,
     runs,
     shutdownController,
+    deliveries,
     closeTools: () => defaultTools.close(),
   };
 }

@@ -171,3 +171,10 @@ export function deliveryReferenceProblems(
   });
   return problems;
 }
+
+/** Whether any of an agent's targets has `when: agent`: the `notify` tool is then offered to it. */
+export function declaresNotify(deliver: readonly DeliverEntry[], deliveries: DeliveriesConfig): boolean {
+  return deliver.some((entry) =>
+    (typeof entry === "string" ? deliveries.targets[entry] : entry)?.when.includes("agent"),
+  );
+}
