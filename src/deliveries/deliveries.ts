@@ -12,7 +12,12 @@ import { DeliveryService } from "./delivery-service.js";
 import { targetsOf } from "./delivery-targets.js";
 import { FilesDeliveryStore } from "./files-delivery-store.js";
 import { NotifyToolSource } from "./notify-tool.js";
-import { type RunDeliveries, type RunDeliveriesOptions, deliverRunOutcomes, linkOf } from "./run-deliveries.js";
+import {
+  type RunDeliveries,
+  type RunDeliveriesOptions,
+  deliverRunOutcomes,
+  linkOf,
+} from "./run-deliveries.js";
 
 export interface DeliveriesOptions {
   /** With its secrets resolved. */
@@ -85,7 +90,14 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         run: runId,
         when: "agent",
         target,
-        facts: { agent: definition.id, run: runId, status: "running", when: "agent", message, ...(link ? { link } : {}) },
+        facts: {
+          agent: definition.id,
+          run: runId,
+          status: "running",
+          when: "agent",
+          message,
+          ...(link ? { link } : {}),
+        },
       });
     }
     return targets.length;
@@ -96,7 +108,10 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     notifyTools,
     load: () =>
       service.start().catch((error: unknown) => {
-        logger.error({ err: error }, "could not read the deliveries kept; those not sent before are not resumed");
+        logger.error(
+          { err: error },
+          "could not read the deliveries kept; those not sent before are not resumed",
+        );
       }),
     follow: (runs) => {
       following ??= deliverRunOutcomes({

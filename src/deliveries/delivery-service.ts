@@ -85,7 +85,11 @@ export class DeliveryService {
       if (record.status === "sent") this.#failing.delete(failingKey(record));
     }
     const open = [...this.#records.values()].filter(isOpenDelivery);
-    if (open.length > 0) this.#options.logger.info({ deliveries: open.length }, "resuming deliveries not sent before the restart");
+    if (open.length > 0)
+      this.#options.logger.info(
+        { deliveries: open.length },
+        "resuming deliveries not sent before the restart",
+      );
     for (const record of open) {
       const due = record.next_attempt_at === undefined ? 0 : Date.parse(record.next_attempt_at);
       this.#schedule(record.id, Math.max(0, due - this.#options.clock.now()));
@@ -123,7 +127,10 @@ export class DeliveryService {
       await this.#save();
     } catch (error) {
       // Not stored: tried anyway, once, but a restart will not resume it.
-      this.#options.logger.warn({ err: error, delivery: record.id }, "could not store a delivery; sending it anyway");
+      this.#options.logger.warn(
+        { err: error, delivery: record.id },
+        "could not store a delivery; sending it anyway",
+      );
     }
     this.#schedule(record.id, 0);
     return record;
@@ -131,7 +138,9 @@ export class DeliveryService {
 
   /** Deliveries, newest first, optionally of one status. */
   list(status?: DeliveryStatus): DeliveryRecord[] {
-    const all = [...this.#records.values()].filter((record) => status === undefined || record.status === status);
+    const all = [...this.#records.values()].filter(
+      (record) => status === undefined || record.status === status,
+    );
     return all.sort((left, right) => (left.id < right.id ? 1 : left.id > right.id ? -1 : 0));
   }
 
@@ -166,6 +175,12 @@ export class DeliveryService {
   #schedule(id: string, delayMilliseconds: number): void {
     if (this.#closed) return;
     this.#timers.get(id)?.();
+    this.#timers.delete(id);
+    if (delayMilliseconds <= 0) {
+      // Due now: no timer (a clock moved by hand would hold it until its next move).
+      setImmediate(() => void this.#attempt(id));
+      return;
+    }
     const cancel = this.#options.clock.setTimer(() => {
       this.#timers.delete(id);
       void this.#attempt(id);
@@ -177,11 +192,12 @@ export class DeliveryService {
     const record = this.#records.get(id);
     if (!record || !isOpenDelivery(record) || this.#inFlight.has(id) || this.#closed) return;
     this.#inFlight.add(id);
+    let told: { event: EventDataByType["delivery"]; retryAt?: number } | undefined;
     try {
       const outcome = await this.#send(record);
       // Cut off by the shutdown: not an attempt; the next start makes it again.
       if (this.#closing.signal.aborted) return;
-      await this.#record(record, outcome);
+      told = this.#apply(record, outcome);
     } catch (error) {
       this.#options.logger.error({ err: error, delivery: id }, "a delivery attempt failed unexpectedly");
     } finally {
@@ -191,12 +207,32 @@ export class DeliveryService {
         this.#idleWaiters.clear();
       }
     }
+    if (told === undefined) return;
+    // The next attempt is armed before anyone hears of this one.
+    if (told.retryAt !== undefined) this.#schedule(id, told.retryAt - this.#options.clock.now());
+    this.#options.events.publish({
+      agent: record.agent,
+      run: record.run,
+      type: "delivery",
+      data: told.event,
+    });
+    if (record.status === "failed") this.#warnOnce(record, told.event.error ?? "failed");
+    await this.#save().catch((saveError: unknown) => {
+      this.#options.logger.warn(
+        { err: saveError, delivery: record.id },
+        "could not store a delivery's attempt",
+      );
+    });
   }
 
   async #send(record: DeliveryRecord): Promise<AttemptOutcome> {
     const spec = record.shared ? this.#options.config.targets[record.target] : record.spec;
     if (spec === undefined) {
-      return { ok: false, retryable: false, error: `target "${record.target}" is no longer in config deliveries.targets` };
+      return {
+        ok: false,
+        retryable: false,
+        error: `target "${record.target}" is no longer in config deliveries.targets`,
+      };
     }
     let target: DeliveryTarget;
     try {
@@ -214,7 +250,11 @@ export class DeliveryService {
     });
   }
 
-  async #record(record: DeliveryRecord, outcome: AttemptOutcome): Promise<void> {
+  /** The attempt added to the record; what to tell, and when to try again. */
+  #apply(
+    record: DeliveryRecord,
+    outcome: AttemptOutcome,
+  ): { event: EventDataByType["delivery"]; retryAt?: number } {
     const now = this.#options.clock.now();
     const at = new Date(now).toISOString();
     const attempt = record.attempts.length + 1;
@@ -227,33 +267,33 @@ export class DeliveryService {
     });
     record.updated_at = at;
     delete record.next_attempt_at;
-    let event: EventDataByType["delivery"];
+    const base = { target: record.target, attempt, delivery: record.id };
     if (outcome.ok) {
       record.status = "sent";
-      event = { target: record.target, status: "sent", attempt, delivery: record.id };
       if (this.#failing.delete(failingKey(record))) {
-        this.#options.logger.info({ agent: record.agent, target: record.target }, "delivery target works again");
+        this.#options.logger.info(
+          { agent: record.agent, target: record.target },
+          "delivery target works again",
+        );
       }
-    } else {
-      const decision = outcome.retryable
-        ? nextAttempt(attempt, Date.parse(record.created_at), now, retryAfterMilliseconds(outcome.retryAfter, now))
-        : { retry: false as const, why: "not retried" };
-      if (decision.retry) {
-        record.status = "retrying";
-        record.next_attempt_at = new Date(decision.at).toISOString();
-        event = { target: record.target, status: "retrying", attempt, delivery: record.id, next_attempt_at: record.next_attempt_at };
-        this.#schedule(record.id, decision.at - now);
-      } else {
-        record.status = "failed";
-        event = { target: record.target, status: "failed", attempt, delivery: record.id };
-      }
-      if (error !== undefined) event.error = decision.retry ? error : `${error} (${decision.why})`;
+      return { event: { ...base, status: "sent" } };
     }
-    this.#options.events.publish({ agent: record.agent, run: record.run, type: "delivery", data: event });
-    if (record.status === "failed") this.#warnOnce(record, event.error ?? "failed");
-    await this.#save().catch((saveError: unknown) => {
-      this.#options.logger.warn({ err: saveError, delivery: record.id }, "could not store a delivery's attempt");
-    });
+    const decision = outcome.retryable
+      ? nextAttempt(
+          attempt,
+          Date.parse(record.created_at),
+          now,
+          retryAfterMilliseconds(outcome.retryAfter, now),
+        )
+      : { retry: false as const, why: "not retried" };
+    if (decision.retry) {
+      record.status = "retrying";
+      record.next_attempt_at = new Date(decision.at).toISOString();
+      const event = { ...base, status: "retrying" as const, next_attempt_at: record.next_attempt_at };
+      return { event: error === undefined ? event : { ...event, error }, retryAt: decision.at };
+    }
+    record.status = "failed";
+    return { event: { ...base, status: "failed", error: `${error ?? "failed"} (${decision.why})` } };
   }
 
   /** The first failure of a target since it last worked: a warning event and a log line; later ones are not. */

@@ -1,4 +1,9 @@
-import type { DeliverEntry, DeliveriesConfig, DeliveryTarget, DeliveryWhen } from "../config/delivery-settings.js";
+import type {
+  DeliverEntry,
+  DeliveriesConfig,
+  DeliveryTarget,
+  DeliveryWhen,
+} from "../config/delivery-settings.js";
 
 /** A target of an agent with the name deliveries, events and the API know it by. */
 export interface NamedTarget {

@@ -23,7 +23,8 @@ export function deliveryText(kind: DeliveryKind, facts: DeliveryFacts, template?
 
 /** The email subject: a template, or `[agentd] <agent> <status>`. */
 export function deliverySubject(facts: DeliveryFacts, template?: string): string {
-  const subject = template === undefined ? `[agentd] ${headline(facts)}` : fillTemplate(template, facts, "email");
+  const subject =
+    template === undefined ? `[agentd] ${headline(facts)}` : fillTemplate(template, facts, "email");
   // A header: one line.
   return cut(subject.replace(/[\r\n]+/g, " "), 250);
 }
@@ -31,7 +32,9 @@ export function deliverySubject(facts: DeliveryFacts, template?: string): string
 /** `{{name}}` replaced by the variable (escaped for the kind); names were checked at load. */
 export function fillTemplate(template: string, facts: DeliveryFacts, kind: DeliveryKind): string {
   const values = templateValues(facts);
-  return template.replace(DELIVERY_TEMPLATE_PLACE, (_place, name: string) => escapeFor(kind, values[name] ?? ""));
+  return template.replace(DELIVERY_TEMPLATE_PLACE, (_place, name: string) =>
+    escapeFor(kind, values[name] ?? ""),
+  );
 }
 
 function defaultText(kind: DeliveryKind, facts: DeliveryFacts): string {
@@ -43,7 +46,9 @@ function defaultText(kind: DeliveryKind, facts: DeliveryFacts): string {
         `*${escapeFor(kind, headline(facts))}*`,
         body,
         link ? `<${link}|Open the run in the dashboard>` : "",
-      ].filter(Boolean).join("\n");
+      ]
+        .filter(Boolean)
+        .join("\n");
     case "discord":
       return [`**${escapeFor(kind, headline(facts))}**`, body, link ? `Run: <${link}>` : ""]
         .filter(Boolean)
@@ -56,7 +61,8 @@ function defaultText(kind: DeliveryKind, facts: DeliveryFacts): string {
 /** `nightly-digest completed in 12s ($0.0031)`, `monitor waits for an approval`, `monitor says`. */
 function headline(facts: DeliveryFacts): string {
   if (facts.when === "agent") return `${facts.agent} says`;
-  if (facts.when === "waiting") return `${facts.agent} is waiting for ${facts.waiting_for?.startsWith("approval") ? "an approval" : "an answer"}`;
+  if (facts.when === "waiting")
+    return `${facts.agent} is waiting for ${facts.waiting_for?.startsWith("approval") ? "an approval" : "an answer"}`;
   const parts = [`${facts.agent} ${facts.status}${facts.reason ? ` (${facts.reason})` : ""}`];
   if (facts.duration_ms !== undefined) parts.push(`in ${formatElapsed(facts.duration_ms)}`);
   if (facts.cost_usd !== undefined) parts.push(`(${formatCost(facts.cost_usd)})`);

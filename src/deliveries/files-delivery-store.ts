@@ -55,7 +55,10 @@ export class FilesDeliveryStore implements DeliveryStore {
     if (file === undefined) {
       const aside = `${this.#file}.damaged-${this.#now()}`;
       await rename(this.#file, aside).catch(() => undefined);
-      this.#logger.error({ file: this.#file, aside }, "the deliveries file is damaged; moved aside, starting with none");
+      this.#logger.error(
+        { file: this.#file, aside },
+        "the deliveries file is damaged; moved aside, starting with none",
+      );
       return [];
     }
     // A record that does not parse (written by a newer agentd) is left out, not fatal.

@@ -40,7 +40,8 @@ export class NotifyToolSource implements ToolSource {
           const scope = context.run;
           if (!scope) throw new AgentdError("TOOL_FAILED", "notify can only be used in a run");
           const count = await notifier(scope.definition, scope.runId, message);
-          if (count === 0) return { ok: false, code: "TOOL_FAILED", output: "this agent has no target to notify" };
+          if (count === 0)
+            return { ok: false, code: "TOOL_FAILED", output: "this agent has no target to notify" };
           return { ok: true, output: `notification queued for ${count} target${count === 1 ? "" : "s"}` };
         },
       }),

@@ -30,7 +30,8 @@ export async function postJson(
       signal: AbortSignal.any([signal, timeoutSignal(REQUEST_TIMEOUT_MILLISECONDS)]),
     });
   } catch (error) {
-    const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
+    const cause =
+      error instanceof Error && error.cause instanceof Error ? error.cause.message : String(error);
     return { ok: false, error: `${where} failed: ${cause}`, retryable: true };
   }
   const statusCode = response.status;

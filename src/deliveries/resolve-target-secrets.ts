@@ -21,7 +21,8 @@ export async function resolveTargetSecrets(
   const values = new Map<string, string>();
   for (const name of secretNamesIn(spec)) {
     const value = await vault.get(name);
-    if (value === undefined) throw new Error(`secret "${name}" is not in the vault (agentd secrets set ${name})`);
+    if (value === undefined)
+      throw new Error(`secret "${name}" is not in the vault (agentd secrets set ${name})`);
     if (!redactor.knows(value)) redactor.add(name, value);
     values.set(name, value);
   }

@@ -166,7 +166,10 @@ function endFacts(record: RunRecord, link: string | undefined): Omit<DeliveryFac
 }
 
 /** The run's page in the dashboard. */
-export function linkOf(options: Pick<RunDeliveriesOptions, "dashboardUrl">, runId: string): string | undefined {
+export function linkOf(
+  options: Pick<RunDeliveriesOptions, "dashboardUrl">,
+  runId: string,
+): string | undefined {
   const base = options.dashboardUrl();
   return base === undefined ? undefined : `${base.replace(/\/+$/, "")}/#/runs/${encodeURIComponent(runId)}`;
 }

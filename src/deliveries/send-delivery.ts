@@ -49,7 +49,12 @@ export async function sendDelivery(
     case "email":
       return sendEmail(
         context.smtp,
-        { from: target.from, recipients: target.recipients, subject: content.subject ?? "", text: content.text },
+        {
+          from: target.from,
+          recipients: target.recipients,
+          subject: content.subject ?? "",
+          text: content.text,
+        },
         context.signal,
       );
     case "file":
@@ -73,7 +78,9 @@ async function sendWebhook(
   try {
     signer = new Webhook(secret);
   } catch (error) {
-    return permanentFailure(`the webhook secret is not usable: ${error instanceof Error ? error.message : String(error)}`);
+    return permanentFailure(
+      `the webhook secret is not usable: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
   const timestamp = new Date(context.now);
   const body = JSON.stringify({

@@ -42,7 +42,12 @@ export async function sendEmail(
     const code = failure.responseCode;
     const text = `SMTP ${smtp.host}:${smtp.port}: ${failure.message}`;
     // 5xx is the server's final word (bad recipient, refused login); the rest may pass later.
-    return { ok: false, error: text, retryable: code === undefined || code < 500, ...(code ? { statusCode: code } : {}) };
+    return {
+      ok: false,
+      error: text,
+      retryable: code === undefined || code < 500,
+      ...(code ? { statusCode: code } : {}),
+    };
   } finally {
     signal.removeEventListener("abort", abort);
     transport.close();

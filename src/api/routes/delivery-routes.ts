@@ -13,7 +13,8 @@ export function registerDeliveryRoutes(app: FastifyInstance, { services }: Route
     "/deliveries",
     {
       schema: {
-        summary: "Deliveries of runs' outcomes with their attempts, newest first, by status, a page at a time",
+        summary:
+          "Deliveries of runs' outcomes with their attempts, newest first, by status, a page at a time",
         querystring: routeSchema(DeliveryListQuerySchema),
         ...documented({
           operationId: "listDeliveries",
