@@ -125,15 +125,15 @@ describe("deliveries to real receivers", () => {
       target: named("reviewer", { to: "webhook", url: `${hook.url}/in`, secret: "{{secret:hook_secret}}" }),
       facts: FACTS,
     });
-    const [request] = await waitFor(() => hook.received.length === 1 && hook.received, "the webhook");
+    const request = await waitFor(() => hook.received[0], "the webhook");
     const payload = new Webhook(WEBHOOK_SECRET).verify(
-      request!.body,
-      request!.headers as Record<string, string>,
+      request.body,
+      request.headers as Record<string, string>,
     ) as {
       type: string;
       data: Record<string, unknown>;
     };
-    expect(request!.headers["webhook-id"]).toBe(record?.id);
+    expect(request.headers["webhook-id"]).toBe(record?.id);
     expect(payload.type).toBe("run.completed");
     expect(payload.data).toMatchObject({
       agent: "digest",
@@ -144,8 +144,8 @@ describe("deliveries to real receivers", () => {
     // A forged body fails verification.
     expect(() =>
       new Webhook(WEBHOOK_SECRET).verify(
-        request!.body.replace("digest", "forged"),
-        request!.headers as Record<string, string>,
+        request.body.replace("digest", "forged"),
+        request.headers as Record<string, string>,
       ),
     ).toThrow();
     await waitFor(() => deliveryEvents(events).length === 1, "the delivery event");
@@ -173,7 +173,11 @@ describe("deliveries to real receivers", () => {
       }),
     );
     await waitFor(() => chat.received.length === 3, "three chat requests");
-    const byPath = (prefix: string) => chat.received.find((request) => request.path.startsWith(prefix))!;
+    const byPath = (prefix: string): Received => {
+      const found = chat.received.find((request) => request.path.startsWith(prefix));
+      if (!found) throw new Error(`no request to ${prefix}`);
+      return found;
+    };
     const slack = byPath("/services/");
     expect(slack.headers["content-type"]).toBe("application/json");
     const slackBody = JSON.parse(slack.body) as { text: string };
@@ -238,14 +242,14 @@ describe("deliveries to real receivers", () => {
       }),
       facts: FACTS,
     });
-    await waitFor(() => messages.length === 1, "the email");
-    expect(messages[0]).toMatchObject({
+    const message = await waitFor(() => messages[0], "the email");
+    expect(message).toMatchObject({
       from: "agentd@example.test",
       to: ["ops@example.test", "lead@example.test"],
       user: "agentd",
     });
-    expect(messages[0]!.data).toContain("Subject: Digest: completed");
-    expect(messages[0]!.data).toContain("3 new issues");
+    expect(message.data).toContain("Subject: Digest: completed");
+    expect(message.data).toContain("3 new issues");
     await waitFor(() => deliveryEvents(events).some((event) => event.status === "sent"), "sent");
   });
 
