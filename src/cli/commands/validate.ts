@@ -10,6 +10,8 @@ import { didYouMean } from "../../schema/known-keys.js";
 import { type AgentSandboxReport, formatSandboxView } from "./sandbox-view-text.js";
 import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
+import { createVault } from "../../vault/create-vault.js";
+import { missingDeliverySecrets } from "../../deliveries/missing-delivery-secrets.js";
 
 type ErrorJson = Record<string, unknown>;
 
@@ -64,6 +66,19 @@ export async function validateProject(
   }
   const snapshot = await loadDefinitions(loaded.config);
   const agents = snapshot.agents.map(agentEntry);
+  // Deliveries whose `{{secret:…}}` the vault lacks would fail at every run: the agent is reported.
+  const vault = createVault(loaded.config, options.environment ?? process.env);
+  for (const [index, status] of snapshot.agents.entries()) {
+    const entry = agents[index];
+    if (!status.definition || !entry) continue;
+    const missing = await missingDeliverySecrets(status.definition, vault);
+    if (missing.length > 0)
+      agents[index] = {
+        ...entry,
+        valid: false,
+        errors: [...entry.errors, ...missing.map((error) => error.toJSON())],
+      };
+  }
   const presets = snapshot.presets.map(presetEntry);
   const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
   const sandbox = new SandboxHost({
