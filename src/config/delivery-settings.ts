@@ -127,9 +127,10 @@ export const DeliveriesConfigSchema = z.strictObject({
   smtp: z
     .strictObject({
       host: z.string().min(1),
-      port: z.number().int().min(1).max(65_535).default(587),
-      /** true: TLS from the first byte (port 465); false: STARTTLS when the server offers it. */
-      secure: z.boolean().default(false),
+      /** Default 587 (465 with `secure: true`). */
+      port: z.number().int().min(1).max(65_535).optional(),
+      /** true: TLS from the first byte (port 465); false (default): STARTTLS when the server offers it. */
+      secure: z.boolean().optional(),
       user: z.string().min(1).optional(),
       password: z.string().min(1).optional(),
     })

@@ -20,8 +20,8 @@ export async function sendEmail(
   if (smtp === undefined) return permanentFailure("config deliveries.smtp is not set");
   const transport = nodemailer.createTransport({
     host: smtp.host,
-    port: smtp.port,
-    secure: smtp.secure,
+    port: smtp.port ?? (smtp.secure === true ? 465 : 587),
+    secure: smtp.secure ?? false,
     ...(smtp.user === undefined ? {} : { auth: { user: smtp.user, pass: smtp.password ?? "" } }),
     connectionTimeout: SMTP_TIMEOUT_MILLISECONDS,
     greetingTimeout: SMTP_TIMEOUT_MILLISECONDS,
@@ -40,7 +40,7 @@ export async function sendEmail(
   } catch (error) {
     const failure = error as Error & { responseCode?: number; code?: string };
     const code = failure.responseCode;
-    const text = `SMTP ${smtp.host}:${smtp.port}: ${failure.message}`;
+    const text = `SMTP ${smtp.host}: ${failure.message}`;
     // 5xx is the server's final word (bad recipient, refused login); the rest may pass later.
     return {
       ok: false,
