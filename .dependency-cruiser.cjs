@@ -47,6 +47,8 @@ const LAYERS = [
   "runs",
   "subagents",
   "store",
+  // Runs' outcomes sent out to their targets (webhooks, chats, email, files).
+  "deliveries",
   // Ways in, and the composition root.
   "dashboard",
   "api",

@@ -3,6 +3,7 @@ import type { AgentEvent } from "../events/agent-event.js";
 import { isTerminal, type RunStatus } from "../run-vocabulary/run-status.js";
 import type { ApiServices } from "./api-services.js";
 import type { LlmTelemetry } from "../llm/llm-call-feed.js";
+import { registerDeliveryMetrics } from "../deliveries/delivery-metrics.js";
 
 const ACTIVE_STATUSES: readonly RunStatus[] = ["queued", "running", "paused", "waiting"];
 
@@ -17,7 +18,7 @@ export interface ApiMetrics {
  * the run manager at scrape time.
  */
 export function createApiMetrics(
-  services: Pick<ApiServices, "bus" | "runs" | "llm" | "storage">,
+  services: Pick<ApiServices, "bus" | "runs" | "llm" | "storage" | "deliveries">,
 ): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentd_" });
@@ -52,6 +53,7 @@ export function createApiMetrics(
     registers: [registry],
   });
   const unsubscribeCalls = observeLlmCalls(registry, services.llm);
+  const unsubscribeDeliveries = registerDeliveryMetrics(registry, services.bus, services.deliveries);
   const toolCalls = new Counter({
     name: "agentd_tool_calls_total",
     help: "Tool calls requested, by tool",
@@ -152,6 +154,7 @@ export function createApiMetrics(
     close: () => {
       unsubscribe();
       unsubscribeCalls();
+      unsubscribeDeliveries();
     },
   };
 }

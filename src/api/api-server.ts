@@ -37,6 +37,7 @@ import { registerHealthRoutes } from "./routes/health-routes.js";
 import { registerHookRoutes } from "./routes/hook-routes.js";
 import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
+import { registerDeliveryRoutes } from "./routes/delivery-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
 import { listenError } from "./listen-error.js";
 import type { StartingServer } from "./starting-server.js";
@@ -140,6 +141,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerQuestionRoutes(app, context);
   registerAccessRoutes(app, context);
   registerHookRoutes(app, context);
+  registerDeliveryRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>

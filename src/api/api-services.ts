@@ -15,6 +15,14 @@ import type { AnsweredQuestion, PendingQuestion } from "../questions/question-br
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 import type { HookAnswer, HookDelivery } from "../triggers/webhook-intake.js";
+import type { DeliveryRecord, DeliveryStatus } from "../deliveries/delivery-record.js";
+
+/** Deliveries of runs' outcomes (src/deliveries/): the list and the counts by status. */
+export interface DeliveriesService {
+  /** Newest first, optionally of one status. */
+  list(status?: DeliveryStatus): DeliveryRecord[];
+  counts(): Record<DeliveryStatus, number>;
+}
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -184,4 +192,6 @@ export interface ApiServices {
   audit?: AuditService;
   /** Config `telemetry.traces.trace_url`: `GET /runs/:run` links the run's trace with it. */
   traceUrl?: string | undefined;
+  /** `GET /deliveries` and the delivery metrics; absent where nothing delivers. */
+  deliveries?: DeliveriesService;
 }

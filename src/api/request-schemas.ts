@@ -206,3 +206,13 @@ export const AnswerBodySchema = z.strictObject(
   { answer: z.string({ error: "must be a string" }).trim().min(1, "must not be empty") },
   { error: 'a JSON object is required: { "answer": "…" }' },
 );
+
+/** GET /deliveries: newest first, a page at a time (`before`: the last delivery id of the page before). */
+export const DeliveryListQuerySchema = z.object({
+  status: z.enum(["pending", "retrying", "sent", "failed"]).optional(),
+  before: z
+    .string()
+    .regex(/^d_[A-Za-z0-9]+$/, "is not a delivery id (d_…)")
+    .optional(),
+  limit: limitUpTo(MAX_LIST_LIMIT, 100),
+});

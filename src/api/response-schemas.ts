@@ -254,3 +254,30 @@ export const QuestionListSchema = z.looseObject({
 });
 
 export const AnswerSchema = z.looseObject({ question: z.string(), run: z.string(), answer: z.string() });
+
+/** One delivery of a run's outcome to a target (`GET /deliveries`). */
+export const DeliverySchema = z.looseObject({
+  id: z.string(),
+  agent: z.string(),
+  run: z.string().nullable(),
+  target: z.string(),
+  to: z.enum(["webhook", "slack", "discord", "telegram", "email", "file"]),
+  when: z.enum(["always", "failure", "changed", "waiting", "agent"]),
+  status: z.enum(["pending", "retrying", "sent", "failed"]),
+  attempts: z.array(
+    z.looseObject({
+      at: z.string(),
+      ok: z.boolean(),
+      status_code: z.number().int().optional(),
+      error: z.string().optional(),
+    }),
+  ),
+  created_at: z.string(),
+  updated_at: z.string(),
+  next_attempt_at: z.string().optional(),
+});
+
+export const DeliveryListSchema = z.looseObject({
+  deliveries: z.array(DeliverySchema),
+  next: z.string().nullable().describe("pass as `before` for the next page; null: the last page"),
+});

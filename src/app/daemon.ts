@@ -251,6 +251,7 @@ async function serveDaemon(
     ...(store.storage ? { storage: store.storage } : {}),
     ...(access.tokens ? { tokens: access.tokens } : {}),
     audit: access.audit,
+    deliveries: core.deliveries.service,
   };
   const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({
@@ -294,6 +295,7 @@ async function serveDaemon(
     if (!spaceFailureOf(error)) throw error;
     logger.warn({ err: error }, "could not note the daemon's URL in the lock file (the disk is full)");
   }
+  core.deliveries.setDashboardUrl(server.url);
   const cluster = await announceNode(store.cluster, server.url, logger);
 
   let shuttingDown: Promise<void> | undefined;

@@ -36,6 +36,10 @@ import { haltingWhileStorageFull } from "./storage-halted-workers.js";
 import { type CoreTraces, openCoreTraces } from "../telemetry/core-traces.js";
 import { tracedWorkerFor, tracedTools } from "../telemetry/core-traces.js";
 import { tracedModel } from "../telemetry/traced-model.js";
+import { type Deliveries, createDeliveries } from "../deliveries/deliveries.js";
+
+/** How long a closing core waits for deliveries being sent; the rest resume at the next start. */
+const DELIVERY_CLOSE_WAIT_MILLISECONDS = 5_000;
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -89,6 +93,8 @@ export interface RunCore {
   readonly runs: RunManager;
   /** The root of every run's signal: aborted, it stops every run (shutdown). */
   readonly shutdownController: AbortController;
+  /** Runs' outcomes sent to their agents' `deliver:` targets (src/deliveries/). */
+  readonly deliveries: Deliveries;
   /** Ends the MCP servers the built-in tool executor started. */
   closeTools(): Promise<void>;
 }
@@ -221,6 +227,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           await core.runs.published();
           // The last spans go out within a bound: a collector that is down does not hold the stop.
           await traces.shutdown();
+          await core.deliveries.close(DELIVERY_CLOSE_WAIT_MILLISECONDS);
           core.events.close();
           await opened.close();
           lock.release();
@@ -281,6 +288,19 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
   });
+  const deliveries = createDeliveries({
+    config,
+    bus,
+    clock,
+    vault: secrets.vault,
+    redactor,
+    logger: logger.child({ module: "deliveries" }),
+    definitions: options.definitions,
+    sandbox,
+    storage: store.storage,
+    node: store.cluster.node,
+  });
+  await deliveries.load();
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -291,7 +311,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     sandbox,
     logger: logger.child({ module: "tools" }),
     // The run manager is built below; a sub-agent call only comes once runs are running.
-    sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
+    sources: [
+      new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } }),
+      deliveries.notifyTools,
+    ],
   });
   const traced = options.traces?.runs;
   if (traced) bus.subscribe(traced.onEvent);
@@ -323,6 +346,12 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,
   );
+  // Before the run manager: runs recovery ends as crashed are delivered too.
+  deliveries.follow({
+    get: (id) => store.runs.get(id),
+    list: (filter) => store.runs.list({ ...filter, limit: filter.limit ?? 20 }),
+    isHere: (id) => runs.isHere(id),
+  });
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
@@ -360,6 +389,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     secretLearner,
     runs,
     shutdownController,
+    deliveries,
     closeTools: () => defaultTools.close(),
   };
 }

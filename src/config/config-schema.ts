@@ -4,6 +4,7 @@ import { ConfigRetentionSchema } from "./retention-settings.js";
 import { TelemetrySettingsSchema } from "./telemetry-settings.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "./hook-settings.js";
+import { DeliveriesConfigSchema } from "./delivery-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
@@ -217,6 +218,8 @@ export const ConfigSchema = z.strictObject({
   shutdown: z.strictObject({ grace: DurationSchema.default(30_000) }).prefault({}),
   /** OpenTelemetry traces (docs/telemetry.md); off unless set here or by the OTEL_* variables. */
   telemetry: TelemetrySettingsSchema.prefault({}),
+  /** Shared delivery targets by name, the SMTP server of email targets (SPEC 10, docs/deliveries.md). */
+  deliveries: DeliveriesConfigSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

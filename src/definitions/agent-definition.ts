@@ -40,6 +40,8 @@ export interface AgentDefinition {
   retention: RetentionPolicy;
   /** Config `hooks` for every point, then the agent's own. */
   hooks: ResolvedHook[];
+  /** A `deliver:` target has `when: agent`: the `notify` tool is offered (src/deliveries/). */
+  offersNotify?: boolean;
   /** Frontmatter `capabilities`: the tools and the sandbox above are already narrowed to it. */
   capabilities: CapabilityMode;
 }

@@ -3,6 +3,7 @@ import { ApprovalPolicySchema, PermissionRulesSchema } from "../config/config-sc
 import { AgentHooksSchema } from "../config/hook-settings.js";
 import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
 import { RetentionSettingsSchema } from "../config/retention-settings.js";
+import { DeliverListSchema } from "../config/delivery-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
 import { TriggersSchema } from "../triggers/trigger-schema.js";
@@ -173,6 +174,8 @@ export const AgentFrontmatterSchema = z
     capabilities: CapabilityModeSchema.default("full"),
     /** Webhooks, other agents' run ends and watched folders that start a run (src/triggers/). */
     triggers: TriggersSchema.default([]),
+    /** Where each run's outcome is sent (SPEC 10, docs/deliveries.md). */
+    deliver: DeliverListSchema,
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -20,6 +20,7 @@ import { checkCliFlags } from "../config/cli-flags.js";
 import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
 import { resolveModel } from "./resolve-model.js";
+import { declaresNotify, deliveryReferenceProblems } from "../config/delivery-settings.js";
 import { retentionOf } from "../config/retention-policy.js";
 import { configuredRetention, retentionOverrideOf } from "../config/retention-settings.js";
 
@@ -109,6 +110,7 @@ export function buildAgentDefinition(
     retention: retentionOf(configuredRetention(config.retention), retentionOverrideOf(frontmatter.retention)),
     hooks: resolveHooks(config.hooks, frontmatter.hooks),
     capabilities: frontmatter.capabilities,
+    ...(declaresNotify(frontmatter.deliver, config.deliveries) ? { offersNotify: true } : {}),
     warnings,
   };
 }
@@ -230,5 +232,9 @@ function checkConfigReferences(agent: ParsedAgentFile & { frontmatter: AgentFron
       }),
     );
   });
+  for (const problem of deliveryReferenceProblems(frontmatter.deliver, config.deliveries)) {
+    const where = located(`deliver[${problem.index}]`, ["deliver", problem.index]);
+    errors.push(new AgentdError("DEFINITION_INVALID", problem.message, { ...where, hint: problem.hint }));
+  }
   return errors;
 }

@@ -98,6 +98,18 @@ export interface EventDataByType {
   warning: { code: WarningCode; message: string };
   /** An audited action on the agent or the run (start, stop, pause, resume, answers): who did it. */
   audit: { action: string; actor: Actor; target?: string };
+  /** One attempt to deliver a run's outcome to a target (SPEC 10, src/deliveries/). */
+  delivery: {
+    /** The target's name: a config `deliveries.targets` name, or `<kind>#<index>` in `deliver:`. */
+    target: string;
+    status: "sent" | "retrying" | "failed";
+    attempt: number;
+    error?: string;
+    /** The delivery's id (`GET /deliveries`; the `webhook-id` of a webhook). */
+    delivery?: string;
+    /** When the next attempt is due (ISO time), while retrying. */
+    next_attempt_at?: string;
+  };
 }
 
 export type EventType = keyof EventDataByType;

@@ -281,9 +281,10 @@ export class DefaultToolExecutor implements ToolExecutor {
   }
 }
 
-/** The tool names an agent offers: its `tools` list, then an `agent__<id>` per sub-agent. */
+/** The tool names an agent offers: its `tools` list, an `agent__<id>` per sub-agent, then `notify`. */
 function offeredNames(definition: AgentDefinition): string[] {
-  return [...definition.frontmatter.tools, ...definition.frontmatter.agents.map(agentToolName)];
+  const notify = definition.offersNotify === true && definition.capabilities !== "no-tools" ? ["notify"] : [];
+  return [...definition.frontmatter.tools, ...definition.frontmatter.agents.map(agentToolName), ...notify];
 }
 
 /** The run as its hooks see it: a stop ends a tool hook too. */

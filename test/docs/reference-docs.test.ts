@@ -41,6 +41,7 @@ const EVENT_TYPES = {
   missed: true,
   skipped: true,
   audit: true,
+  delivery: true,
 } satisfies Record<EventType, true>;
 
 describe("the reference in docs/", () => {

@@ -68,6 +68,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: "answer a question a run asked (agentd questions lists them)",
     load: async () => (await import("./answer.js")).registerAnswerCommand,
   },
+  deliveries: {
+    usage: "deliveries",
+    description: "list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed",
+    load: async () => (await import("./deliveries.js")).registerDeliveriesCommand,
+  },
   validate: {
     usage: "validate",
     description: "check the config, every preset and every agent; exit 1 when anything is invalid",

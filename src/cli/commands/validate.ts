@@ -11,6 +11,8 @@ import { type AgentSandboxReport, formatSandboxView } from "./sandbox-view-text.
 import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
 import { checkProjectTriggers } from "./validate-triggers.js";
+import { createVault } from "../../vault/create-vault.js";
+import { missingDeliverySecrets } from "../../deliveries/missing-delivery-secrets.js";
 
 type ErrorJson = Record<string, unknown>;
 
@@ -74,6 +76,19 @@ export async function validateProject(
     sandbox,
     environment: options.environment,
   });
+  // Deliveries whose `{{secret:…}}` the vault lacks would fail at every run: the agent is reported.
+  const vault = createVault(loaded.config, options.environment ?? process.env);
+  for (const [index, status] of snapshot.agents.entries()) {
+    const entry = agents[index];
+    if (!status.definition || !entry) continue;
+    const missing = await missingDeliverySecrets(status.definition, vault);
+    if (missing.length > 0)
+      agents[index] = {
+        ...entry,
+        valid: false,
+        errors: [...entry.errors, ...missing.map((error) => error.toJSON())],
+      };
+  }
   const presets = snapshot.presets.map(presetEntry);
   const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
   return {

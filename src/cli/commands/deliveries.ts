@@ -1,0 +1,48 @@
+import type { Command } from "commander";
+import { z } from "zod";
+import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
+
+const DeliveryListSchema = z.object({
+  deliveries: z.array(
+    z.object({
+      id: z.string(),
+      agent: z.string(),
+      run: z.string().nullable(),
+      target: z.string(),
+      to: z.string(),
+      when: z.string(),
+      status: z.string(),
+      attempts: z.array(z.object({ at: z.string(), ok: z.boolean(), error: z.string().optional() })),
+      created_at: z.string(),
+      next_attempt_at: z.string().optional(),
+    }),
+  ),
+});
+
+/** `agentd deliveries`: runs' outcomes sent to their targets, newest first, with their health. */
+export function registerDeliveriesCommand(program: Command, io: ClientCommandIo = processIo): void {
+  program
+    .command("deliveries")
+    .description("list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed")
+    .option("--status <status>", "only deliveries in this status")
+    .option("--limit <n>", "at most this many", "50")
+    .action(async (options: { status?: string; limit: string }, command: Command) => {
+      const { client, json } = clientOf(command, io);
+      const query = new URLSearchParams({ limit: options.limit });
+      if (options.status !== undefined) query.set("status", options.status);
+      const { deliveries } = await client.get(`/deliveries?${query.toString()}`, DeliveryListSchema);
+      if (json) for (const delivery of deliveries) io.out(JSON.stringify(delivery));
+      else if (deliveries.length === 0) io.out("no deliveries");
+      else {
+        for (const delivery of deliveries) {
+          const last = delivery.attempts.at(-1);
+          const tries = `${delivery.attempts.length} attempt${delivery.attempts.length === 1 ? "" : "s"}`;
+          const next = delivery.next_attempt_at ? `  next ${delivery.next_attempt_at}` : "";
+          const error = last?.error && delivery.status !== "sent" ? `  ${last.error}` : "";
+          io.out(
+            `${delivery.id}  ${delivery.created_at}  ${delivery.agent}  ${delivery.run ?? "-"}  ${delivery.target} (${delivery.to}, ${delivery.when})  ${delivery.status}  ${tries}${next}${error}`,
+          );
+        }
+      }
+    });
+}

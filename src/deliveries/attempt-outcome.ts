@@ -1,0 +1,12 @@
+/**
+ * How one attempt went: sent, or failed — `retryable` (a 5xx, a 429, the network) with the wait
+ * the receiver asked for, or not (a 4xx, a redirect, a missing secret), which ends the delivery.
+ */
+export type AttemptOutcome =
+  | { ok: true; statusCode?: number }
+  | { ok: false; error: string; retryable: boolean; statusCode?: number; retryAfter?: string | null };
+
+/** A failure no retry can fix. */
+export function permanentFailure(error: string, statusCode?: number): AttemptOutcome {
+  return { ok: false, error, retryable: false, ...(statusCode === undefined ? {} : { statusCode }) };
+}

@@ -1,0 +1,156 @@
+import type { Clock } from "../clock/clock.js";
+import type { Config } from "../config/config-schema.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { EventHub } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { SandboxHost } from "../sandbox/sandbox-host.js";
+import type { SecretRedactor } from "../secrets/secret-redactor.js";
+import type { StorageGate } from "../util/storage-gate.js";
+import type { Vault } from "../vault/vault.js";
+import { DeliveryService } from "./delivery-service.js";
+import { targetsOf } from "./delivery-targets.js";
+import { FilesDeliveryStore } from "./files-delivery-store.js";
+import { NotifyToolSource } from "./notify-tool.js";
+import {
+  type RunDeliveries,
+  type RunDeliveriesOptions,
+  deliverRunOutcomes,
+  linkOf,
+} from "./run-deliveries.js";
+
+export interface DeliveriesOptions {
+  /** With its secrets resolved. */
+  config: Config;
+  bus: EventHub;
+  clock: Clock;
+  vault: Vault;
+  redactor: SecretRedactor;
+  logger: Logger;
+  definitions: () => DefinitionSnapshot;
+  sandbox: SandboxHost;
+  storage?: StorageGate | undefined;
+  node?: string | undefined;
+}
+
+/** Deliveries as the composition root wires them: the service, the notify tool, and the bus followed. */
+export interface Deliveries {
+  readonly service: DeliveryService;
+  /** The `notify` tool, for the tool executor's sources. */
+  readonly notifyTools: NotifyToolSource;
+  /** Loads and resumes the kept deliveries; call before any run can end. */
+  load(): Promise<void>;
+  /** Follows runs' ends and waits on the bus. */
+  follow(runs: RunDeliveriesOptions["runs"]): void;
+  /** The daemon's URL, for dashboard links when config `deliveries.dashboard_url` is not set. */
+  setDashboardUrl(url: string): void;
+  /** Waits up to `waitMilliseconds` for deliveries being decided or sent, then stops (the rest resume at the next start). */
+  close(waitMilliseconds?: number): Promise<void>;
+}
+
+/** Builds the deliveries of the daemon (and of `agentd run`): files store in data_dir, one service. */
+export function createDeliveries(options: DeliveriesOptions): Deliveries {
+  const { config, logger } = options;
+  const settings = config.deliveries;
+  const definitionOf = (agent: string): AgentDefinition | undefined => options.definitions().get(agent);
+  const service = new DeliveryService({
+    store: new FilesDeliveryStore({
+      dataDirectory: config.data_dir,
+      logger,
+      now: () => options.clock.now(),
+      storage: options.storage,
+    }),
+    events: options.bus,
+    clock: options.clock,
+    vault: options.vault,
+    redactor: options.redactor,
+    config: settings,
+    definitionOf,
+    placeOf: (definition) => ({
+      workdir: definition.workdir,
+      sandbox: options.sandbox.policyFor({
+        settings: definition.sandbox,
+        workdir: definition.workdir,
+        owner: `agent "${definition.id}"`,
+        hookCommands: definition.hooks.map((hook) => hook.command),
+      }),
+    }),
+    logger,
+  });
+  let dashboardUrl = settings.dashboard_url;
+  const links = { dashboardUrl: () => dashboardUrl };
+  const notifyTools = new NotifyToolSource(async (definition, runId, message) => {
+    const targets = targetsOf(definition.frontmatter.deliver, settings).filter(({ target }) =>
+      target.when.includes("agent"),
+    );
+    const link = linkOf(links, runId);
+    for (const target of targets) {
+      await service.deliver({
+        agent: definition.id,
+        run: runId,
+        when: "agent",
+        target,
+        facts: {
+          agent: definition.id,
+          run: runId,
+          status: "running",
+          when: "agent",
+          message,
+          ...(link ? { link } : {}),
+        },
+      });
+    }
+    return targets.length;
+  });
+  let following: RunDeliveries | undefined;
+  return {
+    service,
+    notifyTools,
+    load: () =>
+      service.start().catch((error: unknown) => {
+        logger.error(
+          { err: error },
+          "could not read the deliveries kept; those not sent before are not resumed",
+        );
+      }),
+    follow: (runs) => {
+      following ??= deliverRunOutcomes({
+        feed: options.bus,
+        service,
+        config: settings,
+        definitionOf,
+        runs,
+        dashboardUrl: links.dashboardUrl,
+        node: options.node,
+        logger,
+      });
+    },
+    setDashboardUrl: (url) => {
+      dashboardUrl = settings.dashboard_url ?? url;
+    },
+    close: async (waitMilliseconds = 0) => {
+      following?.unsubscribe();
+      if (waitMilliseconds > 0) {
+        await waitAtMost(
+          (async () => {
+            await following?.settled();
+            await service.idle();
+          })(),
+          waitMilliseconds,
+          options.clock,
+        );
+      }
+      await service.close();
+    },
+  };
+}
+
+function waitAtMost(work: Promise<void>, milliseconds: number, clock: Clock): Promise<void> {
+  return new Promise((resolve) => {
+    const cancel = clock.setTimer(resolve, milliseconds);
+    void work.finally(() => {
+      cancel();
+      resolve();
+    });
+  });
+}

@@ -1,0 +1,179 @@
+import type { DeliveriesConfig, DeliveryWhen } from "../config/delivery-settings.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { AgentEvent } from "../events/agent-event.js";
+import type { EventFeed } from "../events/event-bus.js";
+import type { Logger } from "../logging/logger.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
+import { isTerminal } from "../run-vocabulary/run-status.js";
+import type { RunFilter } from "../runs/run-filter.js";
+import type { DeliveryFacts } from "./delivery-facts.js";
+import type { DeliveryService } from "./delivery-service.js";
+import { targetsOf } from "./delivery-targets.js";
+
+export interface RunDeliveriesOptions {
+  feed: EventFeed;
+  service: DeliveryService;
+  config: DeliveriesConfig;
+  definitionOf: (agent: string) => AgentDefinition | undefined;
+  runs: {
+    get(runId: string): RunRecord | undefined;
+    list(filter: RunFilter): Promise<RunRecord[]>;
+    /** Whether this node runs it (a cluster's other nodes deliver their own runs). */
+    isHere(runId: string): boolean;
+  };
+  /** The dashboard's base URL, once known (config `deliveries.dashboard_url`, else the daemon's). */
+  dashboardUrl: () => string | undefined;
+  /** This node, on a cluster: a run's end is delivered by the node that ran it. */
+  node?: string | undefined;
+  logger: Logger;
+}
+
+/** The occasions decided at a run's end, in the order a target's `when` is matched. */
+const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
+
+/**
+ * Turns the bus's events into deliveries: a run's end (`always`, `failure`, `changed`) and a run
+ * that waits for an approval or an answer (`waiting`). A sub-agent's run is part of its parent's
+ * and delivers nothing of its own. Returns the unsubscribe function.
+ */
+export function deliverRunOutcomes(options: RunDeliveriesOptions): RunDeliveries {
+  const deciding = new Set<Promise<void>>();
+  const track = (work: Promise<void>) => {
+    const tracked = work
+      .catch((error: unknown) => options.logger.error({ err: error }, "could not decide a run's deliveries"))
+      .finally(() => deciding.delete(tracked));
+    deciding.add(tracked);
+  };
+  const unsubscribe = options.feed.subscribe((event) => {
+    if (event.run === null) return;
+    if (event.type === "status" && isTerminal(event.data.status)) {
+      // After the publisher's turn: the run's record is final by then.
+      track(Promise.resolve(event.run).then((run) => deliverEnd(options, run)));
+    } else if (
+      (event.type === "approval" && event.data.state === "requested") ||
+      (event.type === "question" && event.data.state === "asked")
+    ) {
+      track(Promise.resolve(event).then((waiting) => deliverWait(options, waiting)));
+    }
+  });
+  return {
+    unsubscribe,
+    settled: async () => {
+      while (deciding.size > 0) await Promise.all([...deciding]);
+    },
+  };
+}
+
+/** The bus followed for deliveries. */
+export interface RunDeliveries {
+  unsubscribe(): void;
+  /** Resolves once every delivery decided so far is stored. */
+  settled(): Promise<void>;
+}
+
+async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<void> {
+  const record = options.runs.get(runId);
+  if (!record || record.parent_run !== undefined) return;
+  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return;
+  const definition = options.definitionOf(record.agent);
+  if (!definition) return;
+  const targets = targetsOf(definition.frontmatter.deliver, options.config);
+  if (targets.length === 0) return;
+  let changed: boolean | undefined;
+  const isChanged = async () => (changed ??= await resultChanged(options, record));
+  const facts = endFacts(record, linkOf(options, runId));
+  for (const target of targets) {
+    let when: DeliveryWhen | undefined;
+    for (const occasion of END_OCCASIONS) {
+      if (!target.target.when.includes(occasion)) continue;
+      if (
+        occasion === "always" ||
+        (occasion === "failure" && record.status === "failed") ||
+        (occasion === "changed" && (await isChanged()))
+      ) {
+        when = occasion;
+        break;
+      }
+    }
+    if (when === undefined) continue;
+    await options.service.deliver({
+      agent: record.agent,
+      run: runId,
+      when,
+      target,
+      facts: { ...facts, when },
+    });
+  }
+}
+
+/** Whether the run's result differs from the agent's previous run's (a first run counts as changed). */
+async function resultChanged(options: RunDeliveriesOptions, record: RunRecord): Promise<boolean> {
+  const earlier = await options.runs.list({ agent: record.agent, before: record.id, limit: 20 });
+  const previous = earlier.find((run) => isTerminal(run.status) && run.parent_run === undefined);
+  return previous === undefined || (previous.result ?? "") !== (record.result ?? "");
+}
+
+async function deliverWait(
+  options: RunDeliveriesOptions,
+  event: Extract<AgentEvent, { type: "approval" | "question" }>,
+): Promise<void> {
+  const runId = event.run;
+  if (runId === null || !options.runs.isHere(runId)) return;
+  const definition = options.definitionOf(event.agent);
+  if (!definition) return;
+  const targets = targetsOf(definition.frontmatter.deliver, options.config).filter(({ target }) =>
+    target.when.includes("waiting"),
+  );
+  const record = options.runs.get(runId);
+  const waitingFor =
+    event.type === "approval"
+      ? `approval of a ${event.data.tool} call`
+      : `an answer to "${event.data.question}"`;
+  for (const target of targets) {
+    await options.service.deliver({
+      agent: event.agent,
+      run: runId,
+      when: "waiting",
+      target,
+      facts: {
+        agent: event.agent,
+        run: runId,
+        status: "waiting",
+        when: "waiting",
+        waiting_for: waitingFor,
+        ...(record?.task ? { task: record.task } : {}),
+        ...optionalLink(linkOf(options, runId)),
+      },
+    });
+  }
+}
+
+/** The facts of an ended run. */
+function endFacts(record: RunRecord, link: string | undefined): Omit<DeliveryFacts, "when"> {
+  const begin = record.started_at ?? record.created_at;
+  return {
+    agent: record.agent,
+    run: record.id,
+    status: record.status,
+    ...(record.reason === undefined ? {} : { reason: record.reason }),
+    ...(record.ended_at ? { duration_ms: Date.parse(record.ended_at) - Date.parse(begin) } : {}),
+    cost_usd: record.cost_usd,
+    ...(record.result === undefined ? {} : { result: record.result }),
+    ...(record.error === undefined ? {} : { error: record.error.message }),
+    task: record.task,
+    ...optionalLink(link),
+  };
+}
+
+/** The run's page in the dashboard. */
+export function linkOf(
+  options: Pick<RunDeliveriesOptions, "dashboardUrl">,
+  runId: string,
+): string | undefined {
+  const base = options.dashboardUrl();
+  return base === undefined ? undefined : `${base.replace(/\/+$/, "")}/#/runs/${encodeURIComponent(runId)}`;
+}
+
+function optionalLink(link: string | undefined): { link?: string } {
+  return link === undefined ? {} : { link };
+}

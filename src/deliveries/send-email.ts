@@ -1,0 +1,55 @@
+import nodemailer from "nodemailer";
+import type { DeliveriesConfig } from "../config/delivery-settings.js";
+import { type AttemptOutcome, permanentFailure } from "./attempt-outcome.js";
+
+type SmtpSettings = NonNullable<DeliveriesConfig["smtp"]>;
+
+/** How long the SMTP server gets to connect, greet and answer each command. */
+const SMTP_TIMEOUT_MILLISECONDS = 30_000;
+
+/**
+ * Sends one plain-text email over the configured SMTP server with nodemailer: TLS from the first
+ * byte with `secure: true`, else STARTTLS whenever the server offers it; the user and password
+ * authenticate. A 4xx reply or a connection failure may be retried; a 5xx reply ends the delivery.
+ */
+export async function sendEmail(
+  smtp: SmtpSettings | undefined,
+  message: { from?: string | undefined; recipients: string[]; subject: string; text: string },
+  signal: AbortSignal,
+): Promise<AttemptOutcome> {
+  if (smtp === undefined) return permanentFailure("config deliveries.smtp is not set");
+  const transport = nodemailer.createTransport({
+    host: smtp.host,
+    port: smtp.port ?? (smtp.secure === true ? 465 : 587),
+    secure: smtp.secure ?? false,
+    ...(smtp.user === undefined ? {} : { auth: { user: smtp.user, pass: smtp.password ?? "" } }),
+    connectionTimeout: SMTP_TIMEOUT_MILLISECONDS,
+    greetingTimeout: SMTP_TIMEOUT_MILLISECONDS,
+    socketTimeout: SMTP_TIMEOUT_MILLISECONDS,
+  });
+  const abort = () => transport.close();
+  signal.addEventListener("abort", abort, { once: true });
+  try {
+    await transport.sendMail({
+      from: message.from ?? smtp.user ?? "agentd@localhost",
+      to: message.recipients,
+      subject: message.subject,
+      text: message.text,
+    });
+    return { ok: true };
+  } catch (error) {
+    const failure = error as Error & { responseCode?: number; code?: string };
+    const code = failure.responseCode;
+    const text = `SMTP ${smtp.host}: ${failure.message}`;
+    // 5xx is the server's final word (bad recipient, refused login); the rest may pass later.
+    return {
+      ok: false,
+      error: text,
+      retryable: code === undefined || code < 500,
+      ...(code ? { statusCode: code } : {}),
+    };
+  } finally {
+    signal.removeEventListener("abort", abort);
+    transport.close();
+  }
+}
