@@ -332,16 +332,16 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   setMaxListeners(0, shutdownController.signal);
   const untracedWorkerFor =
     options.workerFor ??
-      defaultWorkerFor({
-        config,
-        model,
-        tools,
-        sandbox,
-        logger,
-        now,
-        cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
-        hooks: defaultTools.hooks,
-      });
+    defaultWorkerFor({
+      config,
+      model,
+      tools,
+      sandbox,
+      logger,
+      now,
+      cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
+      hooks: defaultTools.hooks,
+    });
   const workerFor = learningSecretsFirst(
     traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,

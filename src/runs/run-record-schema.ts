@@ -41,7 +41,10 @@ export const RunRecordObjectSchema = z.object({
   result: z.string().optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
   idempotency_key: z.string().optional(),
-  trace_id: z.string().regex(/^[0-9a-f]{32}$/).optional(),
+  trace_id: z
+    .string()
+    .regex(/^[0-9a-f]{32}$/)
+    .optional(),
 });
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;
