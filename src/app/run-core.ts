@@ -33,6 +33,9 @@ import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
 import { haltingWhileStorageFull } from "./storage-halted-workers.js";
+import { createMemoryParts, finishedRunsBefore } from "../memory/memory-parts.js";
+import { withMemoryContext } from "../memory/memory-context-worker.js";
+import type { MemoryService } from "../memory/memory-service.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -86,6 +89,8 @@ export interface RunCore {
   readonly shutdownController: AbortController;
   /** Ends the MCP servers the built-in tool executor started. */
   closeTools(): Promise<void>;
+  /** The agents' memories (src/memory): what the memory tools and the API read and write. */
+  readonly memories: MemoryService;
 }
 
 /** The agents a core serves: a snapshot now, and what closes with the core (the daemon's watcher). */
@@ -270,6 +275,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
   });
+  const memory = createMemoryParts({ config, store: store.memories, redact: redactor.redactText });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -280,7 +286,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     sandbox,
     logger: logger.child({ module: "tools" }),
     // The run manager is built below; a sub-agent call only comes once runs are running.
-    sources: [new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } })],
+    sources: [
+      new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } }),
+      memory.tools,
+    ],
   });
   const tools = options.tools ?? defaultTools;
   const model = options.model ?? ModelClient.fromConfig(config.llm);
@@ -291,7 +300,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
   const workerFor = learningSecretsFirst(
-    options.workerFor ??
+    withMemoryContext(
+      options.workerFor ??
       defaultWorkerFor({
         config,
         model,
@@ -302,6 +312,12 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
         hooks: defaultTools.hooks,
       }),
+      {
+        memories: memory.memories,
+        runsBefore: (agent, before, limit) => finishedRunsBefore((filter) => runs.list(filter), agent, before, limit),
+        redact: redactor.redactText,
+      },
+    ),
     secretLearner,
   );
   const runs: RunManager = new RunManager({
@@ -339,5 +355,6 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     runs,
     shutdownController,
     closeTools: () => defaultTools.close(),
+    memories: memory.memories,
   };
 }

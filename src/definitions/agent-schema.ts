@@ -5,6 +5,7 @@ import { SandboxOverrideSchema } from "../config/sandbox-settings.js";
 import { RetentionSettingsSchema } from "../config/retention-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
+import { MemoryFrontmatterSchema, RunContextSchema } from "../memory/memory-settings.js";
 
 /**
  * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
@@ -170,6 +171,10 @@ export const AgentFrontmatterSchema = z
     /** How much of this agent's run history is kept, over config `retention`, key by key. */
     retention: RetentionSettingsSchema.optional(),
     capabilities: CapabilityModeSchema.default("full"),
+    /** Memory across runs (src/memory): `none` (absent), `read`, `write`, or `{ mode, scope, max_chars }`. */
+    memory: MemoryFrontmatterSchema.optional(),
+    /** `{ last_runs: N }`: the agent's last N runs shown in its system prompt (src/memory). */
+    context: RunContextSchema.optional(),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -20,6 +20,7 @@ import { checkCliFlags } from "../config/cli-flags.js";
 import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
 import { resolveModel } from "./resolve-model.js";
+import { withMemoryTools } from "../memory/agent-memory.js";
 import { retentionOf } from "../config/retention-policy.js";
 import { configuredRetention, retentionOverrideOf } from "../config/retention-settings.js";
 
@@ -80,7 +81,7 @@ export function buildAgentDefinition(
     description: frontmatter.description,
     frontmatter: {
       ...frontmatter,
-      tools: capabilities.tools,
+      tools: withMemoryTools(capabilities.tools, frontmatter.memory, frontmatter.capabilities),
       agents: capabilities.agents,
       fallback_models: fallbackModels(agent, config, warnings),
     },

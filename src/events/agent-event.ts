@@ -91,6 +91,19 @@ export interface EventDataByType {
     message?: string;
   };
   warning: { code: WarningCode; message: string };
+  /** A memory changed (src/memory): by a memory tool of a run, or by an operator (`set`). */
+  memory: {
+    /** `agent:<id>` or `shared:<scope>`. */
+    memory: string;
+    operation: "add" | "replace" | "remove" | "set";
+    text?: string;
+    old?: string;
+    new?: string;
+    by: "agent" | "operator";
+    /** The memory's version and size after the change. */
+    version: string;
+    chars: number;
+  };
 }
 
 export type EventType = keyof EventDataByType;

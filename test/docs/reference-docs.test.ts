@@ -40,6 +40,7 @@ const EVENT_TYPES = {
   result: true,
   missed: true,
   skipped: true,
+  memory: true,
 } satisfies Record<EventType, true>;
 
 describe("the reference in docs/", () => {
