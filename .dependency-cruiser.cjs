@@ -33,6 +33,8 @@ const LAYERS = [
   "workers",
   "scheduler",
   "hooks",
+  // Memory across runs: its settings join the agent schema; its tools and prompt sections run on the parts above.
+  "memory",
   // Agents as the files define them.
   "presets",
   "prompt",
@@ -51,7 +53,7 @@ const LAYERS = [
 /** Type-only imports up the layers that are allowed, each with its reason. Nothing else is. */
 const TYPE_ONLY_EXCEPTIONS = [
   {
-    from: ["sandbox", "tools", "workers", "scheduler", "hooks"],
+    from: ["sandbox", "tools", "workers", "scheduler", "hooks", "memory"],
     to: "^src/definitions/agent-(definition|schema)[.]ts$",
     why: "an agent's definition is built at the top from every feature's settings; the features it configures read it as a type",
   },

@@ -34,6 +34,7 @@ import { registerEventStreamRoute } from "./routes/event-stream-route.js";
 import { registerHealthRoutes } from "./routes/health-routes.js";
 import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
+import { registerMemoryRoutes } from "./routes/memory-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
 import { listenError } from "./listen-error.js";
 import type { StartingServer } from "./starting-server.js";
@@ -133,6 +134,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerEventStreamRoute(app, context);
   registerApprovalRoutes(app, context);
   registerQuestionRoutes(app, context);
+  registerMemoryRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>

@@ -10,6 +10,7 @@ import type { RunFilter } from "../runs/run-filter.js";
 import type { AnsweredQuestion, PendingQuestion } from "../questions/question-broker.js";
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
+import type { MemoryOperators } from "../memory/memory-operators.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -148,6 +149,8 @@ export interface ApiServices {
   };
   /** Whether the store can write; while it cannot, new runs are refused with 507 STORAGE_FULL. */
   storage?: StorageStatus;
+  /** The agents' memories (GET/PUT /agents/:id/memory, /memories/:scope); absent: none kept. */
+  memories?: MemoryOperators;
   /** For the live stream and the metrics. */
   bus: EventFeed;
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */

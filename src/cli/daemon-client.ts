@@ -101,6 +101,10 @@ export class DaemonClient {
     return this.#send("POST", path, schema, body, undefined, headers);
   }
 
+  put<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+    return this.#send("PUT", path, schema, body);
+  }
+
   async #send<T>(
     method: string,
     path: string,
