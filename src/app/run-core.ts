@@ -302,19 +302,20 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const workerFor = learningSecretsFirst(
     withMemoryContext(
       options.workerFor ??
-      defaultWorkerFor({
-        config,
-        model,
-        tools,
-        sandbox,
-        logger,
-        now,
-        cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
-        hooks: defaultTools.hooks,
-      }),
+        defaultWorkerFor({
+          config,
+          model,
+          tools,
+          sandbox,
+          logger,
+          now,
+          cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
+          hooks: defaultTools.hooks,
+        }),
       {
         memories: memory.memories,
-        runsBefore: (agent, before, limit) => finishedRunsBefore((filter) => runs.list(filter), agent, before, limit),
+        runsBefore: (agent, before, limit) =>
+          finishedRunsBefore((filter) => runs.list(filter), agent, before, limit),
         redact: redactor.redactText,
       },
     ),

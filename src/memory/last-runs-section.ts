@@ -6,7 +6,11 @@ import type { RunContextSettings } from "./memory-settings.js";
  * one, newest first, each with what `include` asks (result, task, status), each text within an
  * equal share of `max_chars`. A cut text says where it was cut and where the whole of it is.
  */
-export function lastRunsSection(runs: readonly RunRecord[], settings: RunContextSettings, redact: (text: string) => string): string {
+export function lastRunsSection(
+  runs: readonly RunRecord[],
+  settings: RunContextSettings,
+  redact: (text: string) => string,
+): string {
   const lines = ["## Your last runs", ""];
   if (runs.length === 0) {
     lines.push("This is your first run: there are no earlier runs to compare with.");
@@ -21,13 +25,21 @@ export function lastRunsSection(runs: readonly RunRecord[], settings: RunContext
     lines.push("", `### Run ${run.id} (${run.ended_at ?? run.created_at})`);
     if (fields.includes("status")) {
       const reason = run.reason === undefined ? "" : ` (${run.reason})`;
-      const error = run.error === undefined ? "" : `: ${run.error.code} ${bounded(redact(run.error.message), share, run.id)}`;
+      const error =
+        run.error === undefined
+          ? ""
+          : `: ${run.error.code} ${bounded(redact(run.error.message), share, run.id)}`;
       lines.push("", `Status: ${run.status}${reason}${error}`);
     }
     if (fields.includes("task")) lines.push("", `Task: ${bounded(redact(run.task), share, run.id)}`);
     if (fields.includes("result")) {
       const result = run.result?.trim();
-      lines.push("", result === undefined || result === "" ? "Result: (none)" : `Result:\n${bounded(redact(result), share, run.id)}`);
+      lines.push(
+        "",
+        result === undefined || result === ""
+          ? "Result: (none)"
+          : `Result:\n${bounded(redact(result), share, run.id)}`,
+      );
     }
   }
   return lines.join("\n");

@@ -21,7 +21,10 @@ export function replacePassage(content: string, old: string, replacement: string
   const found = occurrences(content, old);
   if (!found.ok) return found;
   const start = found.index;
-  return { ok: true, content: tidy(content.slice(0, start) + replacement.trim() + content.slice(start + old.length)) };
+  return {
+    ok: true,
+    content: tidy(content.slice(0, start) + replacement.trim() + content.slice(start + old.length)),
+  };
 }
 
 /** `memory_remove`: the one occurrence of `text` taken out, and the blank lines it leaves joined. */
@@ -29,20 +32,32 @@ export function removePassage(content: string, text: string): MemoryEdit {
   return replacePassage(content, text, "");
 }
 
-function occurrences(content: string, passage: string): { ok: true; index: number } | { ok: false; message: string } {
+function occurrences(
+  content: string,
+  passage: string,
+): { ok: true; index: number } | { ok: false; message: string } {
   if (passage.trim() === "") return { ok: false, message: "quote the passage of your memory to change" };
   const index = content.indexOf(passage);
   if (index === -1) {
-    return { ok: false, message: "that passage is not in your memory; quote it exactly as your memory shows it" };
+    return {
+      ok: false,
+      message: "that passage is not in your memory; quote it exactly as your memory shows it",
+    };
   }
   if (content.indexOf(passage, index + 1) !== -1) {
-    return { ok: false, message: "that passage is in your memory more than once; quote more of it, so it is found once" };
+    return {
+      ok: false,
+      message: "that passage is in your memory more than once; quote more of it, so it is found once",
+    };
   }
   return { ok: true, index };
 }
 
 /** At most one blank line between entries, none at the start, one newline at the end (or nothing). */
 function tidy(content: string): string {
-  const joined = content.replace(/\n{3,}/g, "\n\n").replace(/^\s*\n/, "").trimEnd();
+  const joined = content
+    .replace(/\n{3,}/g, "\n\n")
+    .replace(/^\s*\n/, "")
+    .trimEnd();
   return joined === "" ? "" : `${joined}\n`;
 }

@@ -8,7 +8,9 @@ export type MemoryKey = { kind: "agent"; agent: string } | { kind: "shared"; sco
 
 /** The memory an agent's settings point at: its scope's when it names one, else its own. */
 export function memoryKeyOf(agentId: string, settings: Pick<MemorySettings, "scope">): MemoryKey {
-  return settings.scope === undefined ? { kind: "agent", agent: agentId } : { kind: "shared", scope: settings.scope };
+  return settings.scope === undefined
+    ? { kind: "agent", agent: agentId }
+    : { kind: "shared", scope: settings.scope };
 }
 
 /** One string per memory: `agent:<id>` or `shared:<scope>` (a lock's or a row's key, an event's `memory`). */

@@ -1,4 +1,4 @@
-import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { AgentDefinition } from "../definitions/agent-definition.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { EventPublisher } from "../events/event-bus.js";
 import { memorySettingsOf } from "./agent-memory.js";
@@ -19,9 +19,15 @@ export interface MemoryView {
   agents: Array<{ id: string; mode: MemoryMode }>;
 }
 
+/** The agents loaded, as the definitions' snapshot serves them (its invalid ones included). */
+export interface LoadedAgents {
+  readonly agents: ReadonlyArray<{ id: string; definition?: AgentDefinition | undefined }>;
+  get(id: string): AgentDefinition | undefined;
+}
+
 export interface MemoryOperatorsOptions {
   memories: MemoryService;
-  snapshot: () => DefinitionSnapshot;
+  snapshot: () => LoadedAgents;
   /** Where an operator's change is told (the daemon's bus). */
   events: EventPublisher;
   redact: (text: string) => string;
@@ -71,7 +77,10 @@ export class MemoryOperators {
     const snapshot = this.#options.snapshot();
     const status = snapshot.agents.find((agent) => agent.id === agentId);
     if (status === undefined) {
-      throw new AgentdError("NOT_FOUND", `no agent "${agentId}"`, { field: "id", hint: "GET /agents lists every agent" });
+      throw new AgentdError("NOT_FOUND", `no agent "${agentId}"`, {
+        field: "id",
+        hint: "GET /agents lists every agent",
+      });
     }
     const definition = snapshot.get(agentId) ?? status.definition;
     return memoryKeyOf(agentId, definition === undefined ? {} : memorySettingsOf(definition));

@@ -59,7 +59,11 @@ export class MemoryService {
   }
 
   /** A memory tool's edit: refused (AgentdError TOOL_BAD_ARGUMENTS / TOOL_DENIED) or applied and told. */
-  async edit(key: MemoryKey, toolEdit: MemoryToolEdit, writer: MemoryWriter): Promise<StoredMemory & { unchanged: boolean }> {
+  async edit(
+    key: MemoryKey,
+    toolEdit: MemoryToolEdit,
+    writer: MemoryWriter,
+  ): Promise<StoredMemory & { unchanged: boolean }> {
     return this.#mutex.run(memoryKeyText(key), async () => {
       for (let attempt = 0; ; attempt += 1) {
         const current = await this.#options.store.read(key);
@@ -86,7 +90,12 @@ export class MemoryService {
   }
 
   /** An operator's whole new text: CONFLICT (409) unless the memory is still at `expectedVersion`. */
-  async set(key: MemoryKey, content: string, expectedVersion: string, writer: MemoryWriter): Promise<StoredMemory> {
+  async set(
+    key: MemoryKey,
+    content: string,
+    expectedVersion: string,
+    writer: MemoryWriter,
+  ): Promise<StoredMemory> {
     if (content.length > MEMORY_HARD_LIMIT_CHARS) {
       throw new AgentdError("BAD_REQUEST", `a memory holds at most ${MEMORY_HARD_LIMIT_CHARS} characters`, {
         field: "content",

@@ -27,7 +27,12 @@ const MemoryObjectSchema = z.strictObject({
   /** A memory shared by every agent that names it; default: the agent's own. */
   scope: MemoryScopeNameSchema.optional(),
   max_chars: z.number().int().min(200).max(MEMORY_HARD_LIMIT_CHARS).default(DEFAULT_MEMORY_MAX_CHARS),
-  max_entry_chars: z.number().int().min(20).max(MEMORY_HARD_LIMIT_CHARS).default(DEFAULT_MEMORY_MAX_ENTRY_CHARS),
+  max_entry_chars: z
+    .number()
+    .int()
+    .min(20)
+    .max(MEMORY_HARD_LIMIT_CHARS)
+    .default(DEFAULT_MEMORY_MAX_ENTRY_CHARS),
 });
 
 /** An agent's memory settings, with every default decided. */

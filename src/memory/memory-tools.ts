@@ -37,11 +37,15 @@ export class MemoryTools implements ToolSource {
         schema: AddSchema,
         subject: ({ text }) => ({ kind: "texts", texts: [text] }),
         run: ({ text }, context) =>
-          this.#apply(context, text, { change: { operation: "add", text }, edit: (content) => addEntry(content, text) }),
+          this.#apply(context, text, {
+            change: { operation: "add", text },
+            edit: (content) => addEntry(content, text),
+          }),
       }),
       defineTool({
         name: "memory_replace",
-        description: "Replace a passage of your memory (quoted exactly) with new text: to correct, update or merge notes",
+        description:
+          "Replace a passage of your memory (quoted exactly) with new text: to correct, update or merge notes",
         schema: ReplaceSchema,
         subject: (value) => ({ kind: "texts", texts: [value.old, value.new] }),
         run: (value, context) =>
@@ -56,7 +60,10 @@ export class MemoryTools implements ToolSource {
         schema: RemoveSchema,
         subject: ({ text }) => ({ kind: "texts", texts: [text] }),
         run: ({ text }, context) =>
-          this.#apply(context, "", { change: { operation: "remove", text }, edit: (content) => removePassage(content, text) }),
+          this.#apply(context, "", {
+            change: { operation: "remove", text },
+            edit: (content) => removePassage(content, text),
+          }),
       }),
     ];
     this.#tools = new Map(tools.map((tool) => [tool.name, { ...tool, allowedWhenUnlisted: true }]));
@@ -75,16 +82,15 @@ export class MemoryTools implements ToolSource {
     return tool ? [tool] : [];
   }
 
-  async #apply(
-    context: ToolContext,
-    written: string,
-    edit: Omit<MemoryToolEdit, "maxChars">,
-  ) {
+  async #apply(context: ToolContext, written: string, edit: Omit<MemoryToolEdit, "maxChars">) {
     const scope = context.run;
     if (!scope) throw new AgentdError("TOOL_FAILED", "the memory tools can only be used in a run");
     const settings = memorySettingsOf(scope.definition);
     if (settings.mode !== "write") {
-      throw new AgentdError("TOOL_DENIED", "this agent may not write its memory (memory: write is not declared)");
+      throw new AgentdError(
+        "TOOL_DENIED",
+        "this agent may not write its memory (memory: write is not declared)",
+      );
     }
     if (written.trim().length > settings.max_entry_chars) {
       throw new AgentdError(

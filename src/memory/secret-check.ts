@@ -11,8 +11,10 @@ export function addedSecrets(before: string, after: string, redact: (text: strin
   const counted = (text: string) => {
     const counts = new Map<string, number>();
     const literal = new Map<string, number>();
-    for (const match of redact(text).matchAll(MASK)) counts.set(match[1] ?? "", (counts.get(match[1] ?? "") ?? 0) + 1);
-    for (const match of text.matchAll(MASK)) literal.set(match[1] ?? "", (literal.get(match[1] ?? "") ?? 0) + 1);
+    for (const match of redact(text).matchAll(MASK))
+      counts.set(match[1] ?? "", (counts.get(match[1] ?? "") ?? 0) + 1);
+    for (const match of text.matchAll(MASK))
+      literal.set(match[1] ?? "", (literal.get(match[1] ?? "") ?? 0) + 1);
     for (const [name, count] of literal) counts.set(name, (counts.get(name) ?? 0) - count);
     return counts;
   };

@@ -55,7 +55,11 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
       },
     },
     async (request) =>
-      operatorsOf(services.memories).setOfAgent(request.params.id, request.body.content, request.body.version),
+      operatorsOf(services.memories).setOfAgent(
+        request.params.id,
+        request.body.content,
+        request.body.version,
+      ),
   );
   app.get<{ Params: z.output<typeof ScopeParamsSchema> }>(
     "/memories/:scope",
@@ -79,6 +83,10 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
       },
     },
     async (request) =>
-      operatorsOf(services.memories).setOfScope(request.params.scope, request.body.content, request.body.version),
+      operatorsOf(services.memories).setOfScope(
+        request.params.scope,
+        request.body.content,
+        request.body.version,
+      ),
   );
 }

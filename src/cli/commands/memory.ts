@@ -50,7 +50,11 @@ export function registerMemoryCommand(program: Command, io: ClientCommandIo = pr
       const content = options.set === "-" ? await readStdin() : await readFile(options.set, "utf8");
       const version = options.ifVersion ?? (await client.get(path, MemoryResponseSchema)).version;
       const memory = await client.put(path, { content, version }, MemoryResponseSchema);
-      io.out(json ? JSON.stringify(memory) : `${memory.memory} saved: version ${memory.version}, ${memory.chars} characters`);
+      io.out(
+        json
+          ? JSON.stringify(memory)
+          : `${memory.memory} saved: version ${memory.version}, ${memory.chars} characters`,
+      );
     });
 }
 
