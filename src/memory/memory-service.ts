@@ -37,8 +37,11 @@ export interface MemoryToolEdit {
   maxChars: number;
 }
 
-/** How many times a compare-and-set is tried again when the file changed under it (a hand edit). */
-const RETRIES = 3;
+/**
+ * How many times a compare-and-set is tried again when the memory changed under it: a hand edit of
+ * the file, or on PostgreSQL another node's write (nodes do not share the in-process queue).
+ */
+const RETRIES = 50;
 
 /**
  * Every read and write of memories, for the tools and the API. Writes of one memory are serialized
@@ -70,6 +73,8 @@ export class MemoryService {
         const edited = toolEdit.edit(current.content);
         if (!edited.ok) throw new AgentdError("TOOL_BAD_ARGUMENTS", edited.message);
         if (edited.unchanged === true) return { ...current, unchanged: true };
+        if (edited.content.includes("\u0000"))
+          throw new AgentdError("TOOL_BAD_ARGUMENTS", "a memory holds text: no NUL characters");
         if (edited.content.length > toolEdit.maxChars && edited.content.length > current.content.length) {
           throw new AgentdError(
             "TOOL_DENIED",
@@ -100,6 +105,9 @@ export class MemoryService {
       throw new AgentdError("BAD_REQUEST", `a memory holds at most ${MEMORY_HARD_LIMIT_CHARS} characters`, {
         field: "content",
       });
+    }
+    if (content.includes("\u0000")) {
+      throw new AgentdError("BAD_REQUEST", "a memory holds text: no NUL characters", { field: "content" });
     }
     return this.#mutex.run(memoryKeyText(key), async () => {
       const current = await this.#options.store.read(key);

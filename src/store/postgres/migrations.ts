@@ -150,6 +150,18 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    description: "agents' memories (src/memory): one row per memory, written by compare-and-set on version",
+    sql: `
+      CREATE TABLE agentd_memories (
+        key text PRIMARY KEY,
+        content text NOT NULL,
+        version text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */
