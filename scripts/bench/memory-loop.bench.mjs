@@ -85,17 +85,25 @@ async function fillMemory() {
 async function loop() {
   const off = [];
   const on = [];
+  const offCpu = [];
+  const onCpu = [];
+  const measure = async (mode, times, cpuTimes) => {
+    const cpuBefore = process.cpuUsage();
+    times.push(await timed(() => agentdRun(ROUNDS, mode)));
+    const cpu = process.cpuUsage(cpuBefore);
+    cpuTimes.push((cpu.user + cpu.system) / 1000);
+  };
   await agentdRun(10, "none");
   await agentdRun(10, "write");
   const load = os.loadavg()[0];
   for (let repetition = 0; repetition < REPETITIONS; repetition += 1) {
     // Pairs in turn, the order swapped every other pair, so a drift of the machine's load hits both.
     if (repetition % 2 === 0) {
-      off.push(await timed(() => agentdRun(ROUNDS, "none")));
-      on.push(await timed(() => agentdRun(ROUNDS, "write")));
+      await measure("none", off, offCpu);
+      await measure("write", on, onCpu);
     } else {
-      on.push(await timed(() => agentdRun(ROUNDS, "write")));
-      off.push(await timed(() => agentdRun(ROUNDS, "none")));
+      await measure("write", on, onCpu);
+      await measure("none", off, offCpu);
     }
   }
   const pairRatios = on.map((time, index) => time / off[index]);
@@ -105,10 +113,16 @@ async function loop() {
   );
   row("memory off", off);
   row("memory on (8,000 chars)", on);
+  row("CPU, memory off", offCpu);
+  row("CPU, memory on", onCpu);
+  const cpuRatios = [...onCpu.map((time, index) => time / offCpu[index])].sort((left, right) => left - right);
+  console.log(
+    `  CPU per round (this process: loop and server), on/off: median of paired ratios ${median(cpuRatios).toFixed(3)} (quartiles ${quantile(cpuRatios, 0.25).toFixed(3)}–${quantile(cpuRatios, 0.75).toFixed(3)}), ratio of medians ${(median(onCpu) / median(offCpu)).toFixed(3)}`,
+  );
   const sortedRatios = [...pairRatios].sort((left, right) => left - right);
   const verdict = ratio <= RATIO_TARGET ? "ok" : "OVER TARGET";
   console.log(
-    `  per round, on/off: median of paired ratios ${ratio.toFixed(3)} (quartiles ${quantile(sortedRatios, 0.25).toFixed(3)}–${quantile(sortedRatios, 0.75).toFixed(3)}), ratio of medians ${(median(on) / median(off)).toFixed(3)}, of best runs ${(Math.min(...on) / Math.min(...off)).toFixed(3)} (target ≤ ${RATIO_TARGET}) ${verdict}`,
+    `  wall time per round, on/off: median of paired ratios ${ratio.toFixed(3)} (quartiles ${quantile(sortedRatios, 0.25).toFixed(3)}–${quantile(sortedRatios, 0.75).toFixed(3)}), ratio of medians ${(median(on) / median(off)).toFixed(3)}, of best runs ${(Math.min(...on) / Math.min(...off)).toFixed(3)} (target ≤ ${RATIO_TARGET}) ${verdict}`,
   );
 }
 
