@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { RunContextSettings } from "./memory-settings.js";
 
@@ -38,7 +39,7 @@ export function lastRunsSection(
         "",
         result === undefined || result === ""
           ? "Result: (none)"
-          : `Result:\n${bounded(redact(result), share, run.id)}`,
+          : `Result:\n${fenced(bounded(redact(result), share, run.id))}`,
       );
     }
   }
@@ -48,4 +49,13 @@ export function lastRunsSection(
 function bounded(text: string, maxChars: number, runId: string): string {
   if (text.length <= maxChars) return text;
   return `${text.slice(0, maxChars)}\n[cut here: ${text.length - maxChars} more characters; the whole text is in GET /runs/${runId}]`;
+}
+
+/**
+ * A result between markers carrying a hash of it: an earlier run's output (model text that may echo
+ * hostile input) cannot close its block and go on as if it were the operator's.
+ */
+function fenced(text: string): string {
+  const mark = createHash("sha256").update(text, "utf8").digest("hex").slice(0, 16);
+  return `<<<result ${mark}>>>\n${text}\n<<<end of result ${mark}>>>`;
 }

@@ -28,13 +28,26 @@ export function withMemoryContext(
     const settings = memorySettingsOf(definition);
     const lastRuns = definition.frontmatter.context?.last_runs ?? 0;
     if (settings.mode === "none" && lastRuns === 0) return worker;
+    // Told to write only when it can: the tools are offered (not under `capabilities: no-tools`),
+    // and to the LLM loop (a CLI tool has no memory tools; it reads the memory).
+    const canWrite =
+      definition.frontmatter.tools.includes("memory_add") && definition.frontmatter.worker === "llm";
+    const promptSettings =
+      settings.mode === "write" && !canWrite ? { ...settings, mode: "read" as const } : settings;
     return {
       run: async (context) => {
         const sections = [definition.systemPrompt];
         if (settings.mode !== "none") {
           const key = memoryKeyOf(definition.id, settings);
           const memory = await options.memories.read(key);
-          sections.push(memorySection({ memory, settings, scope: settings.scope, redact: options.redact }));
+          sections.push(
+            memorySection({
+              memory,
+              settings: promptSettings,
+              scope: settings.scope,
+              redact: options.redact,
+            }),
+          );
         }
         const runContext = definition.frontmatter.context;
         if (runContext !== undefined && lastRuns > 0) {
