@@ -31,6 +31,11 @@ const scripted = useScriptedDaemon({
     project.writeAgent("small", { memory: { mode: "write", max_chars: 300 } });
     project.writeAgent("careful", { memory: "write", permissions: { ask: ["memory_add"] } });
     project.writeAgent("daily", { context: { last_runs: 2, include: ["result", "task", "status"] } });
+    // A Claude Code sub-agent's file: `memory: project` is the agent's own memory, written by it.
+    project.writeAgent(
+      "cc-notes.md",
+      "---\nname: cc-notes\ndescription: Claude Code agent with memory\ntools: Read, Grep\nmemory: project\n---\nReview.\n",
+    );
     mkdirSync(path.join(project.root, "work"));
     project.writeAgent("sneaky", {
       memory: "write",
@@ -95,6 +100,17 @@ describe("agent memory", () => {
     ]);
     const file = path.join(scripted.project.dataDirectory, "memory", "agents", "notes.md");
     expect(readFileSync(file, "utf8")).toBe("The build uses pnpm, not npm.\n");
+  });
+
+  it("reads Claude Code's memory: project as the agent's own memory, written with the memory tools", async () => {
+    const reply = await scripted.daemon.request("GET", "/agents/cc-notes");
+    const detail = reply.body as { valid: boolean; definition: { tools: string[] } };
+    expect(detail.valid).toBe(true);
+    expect(detail.definition.tools).toEqual(
+      expect.arrayContaining(["read_file", "memory_add", "memory_remove"]),
+    );
+    await runWith("cc-notes", "learn", add("Reviews go to the #review channel."), textReply("ok"));
+    expect((await memoryOf("/agents/cc-notes/memory")).content).toBe("Reviews go to the #review channel.\n");
   });
 
   it("shares a scope's memory between the agents that name it, and offers no tools to a read agent", async () => {
