@@ -75,7 +75,7 @@ function agentd(...args: string[]) {
   });
 }
 
-describe("agent memory", () => {
+describe("agent memory", { timeout: 60_000 }, () => {
   it("keeps what run 1 wrote for run 2's system prompt, marked as the agent's own notes", async () => {
     const first = await runWith("notes", "learn", add("The build uses pnpm, not npm."), textReply("noted"));
     expect(first.record.status).toBe("completed");
@@ -233,7 +233,7 @@ describe("agent memory", () => {
     expect(prompt.indexOf("nothing new")).toBeLessThan(prompt.indexOf("5 new issues"));
   });
 
-  it("takes an operator's PUT, the CLI's --set and a hand edit of the file at the next run; 409 on a stale version", async () => {
+  it("takes an operator's PUT and a hand edit of the file at the next run; 409 on a stale version", async () => {
     const before = await memoryOf("/agents/reader/memory");
     const put = await scripted.daemon.request("PUT", "/agents/reader/memory", {
       content: "Operator: the staging host is stg-2.\n",
@@ -255,21 +255,32 @@ describe("agent memory", () => {
       by: "operator",
     });
 
-    const printed = await agentd("memory", "reader");
-    expect(printed.stdout).toContain("stg-2");
     const file = path.join(scripted.project.dataDirectory, "memory", "agents", "reader.md");
     writeFileSync(file, "Edited by hand: use stg-3.\n");
     const edited = await runWith("reader", "check", textReply("ok"));
     expect(systemPrompt(edited.requests[0])).toContain("Edited by hand: use stg-3.");
-    const stdinFile = path.join(scripted.project.root, "new-memory.md");
-    writeFileSync(stdinFile, "Set through the CLI.\n");
-    const set = await agentd("memory", "reader", "--set", stdinFile);
-    expect(set.exitCode).toBe(0);
-    expect((await memoryOf("/agents/reader/memory")).content).toBe("Set through the CLI.\n");
-    const staleCli = await agentd("memory", "reader", "--set", stdinFile, "--if-version", before.version);
-    expect(staleCli.exitCode).not.toBe(0);
-    expect(staleCli.stderr).toContain("CONFLICT");
   });
+
+  it(
+    "prints and sets a memory with agentd memory, refusing a stale --if-version",
+    { timeout: 120_000 },
+    async () => {
+      const before = await memoryOf("/agents/reader/memory");
+      const printed = await agentd("memory", "reader");
+      expect(printed.stdout).toContain(before.content.trim());
+      const stdinFile = path.join(scripted.project.root, "new-memory.md");
+      writeFileSync(stdinFile, "Set through the CLI.\n");
+      const set = await agentdCli(["memory", "reader", "--set", "-"], {
+        input: "Set through the CLI.\n",
+        environment: { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" },
+      });
+      expect(set.exitCode).toBe(0);
+      expect((await memoryOf("/agents/reader/memory")).content).toBe("Set through the CLI.\n");
+      const staleCli = await agentd("memory", "reader", "--set", stdinFile, "--if-version", before.version);
+      expect(staleCli.exitCode).not.toBe(0);
+      expect(staleCli.stderr).toContain("CONFLICT");
+    },
+  );
 
   it("keeps the memory file out of a sandboxed shell's and the file tools' reach", async () => {
     await runWith("sneaky", "note", add("genuine note"), textReply("ok"));
