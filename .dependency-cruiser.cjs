@@ -39,6 +39,8 @@ const LAYERS = [
   "hooks",
   // Webhooks, other agents' run ends and watched folders that start runs (frontmatter `triggers:`).
   "triggers",
+  // Memory across runs: its settings join the agent schema; its tools and prompt sections run on the parts above.
+  "memory",
   // Agents as the files define them.
   "presets",
   "prompt",
@@ -59,7 +61,7 @@ const LAYERS = [
 /** Type-only imports up the layers that are allowed, each with its reason. Nothing else is. */
 const TYPE_ONLY_EXCEPTIONS = [
   {
-    from: ["sandbox", "tools", "workers", "scheduler", "hooks", "triggers"],
+    from: ["sandbox", "tools", "workers", "scheduler", "hooks", "triggers", "memory"],
     to: "^src/definitions/agent-(definition|schema)[.]ts$",
     why: "an agent's definition is built at the top from every feature's settings; the features it configures read it as a type",
   },

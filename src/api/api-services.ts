@@ -23,6 +23,7 @@ export interface DeliveriesService {
   list(status?: DeliveryStatus): DeliveryRecord[];
   counts(): Record<DeliveryStatus, number>;
 }
+import type { MemoryOperators } from "../memory/memory-operators.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -180,6 +181,8 @@ export interface ApiServices {
   };
   /** Whether the store can write; while it cannot, new runs are refused with 507 STORAGE_FULL. */
   storage?: StorageStatus;
+  /** The agents' memories (GET/PUT /agents/:id/memory, /memories/:scope); absent: none kept. */
+  memories?: MemoryOperators;
   /** For the live stream and the metrics. */
   bus: EventFeed;
   /** Webhook triggers' deliveries (`POST /hooks/<agent>/<name>`); absent: every delivery is refused. */

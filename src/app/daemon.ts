@@ -1,3 +1,4 @@
+import { MemoryOperators } from "../memory/memory-operators.js";
 import { startApiServer } from "../api/api-server.js";
 import { resolveApiToken } from "../api/api-token-file.js";
 import type { ApiServices, ApprovalsService } from "../api/api-services.js";
@@ -244,6 +245,12 @@ async function serveDaemon(
       unsandboxedAgents: () => unsandboxedAgentIds(servingDefinitions()),
       node: store.cluster.node,
     },
+    memories: new MemoryOperators({
+      memories: core.memories,
+      snapshot: () => definitions.snapshot(),
+      events: bus,
+      redact: core.secrets.redactor.redactText,
+    }),
     bus,
     hooks: triggers.intake,
     llm: model instanceof ModelClient ? model.telemetry : undefined,

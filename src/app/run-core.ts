@@ -40,6 +40,9 @@ import { type Deliveries, createDeliveries } from "../deliveries/deliveries.js";
 
 /** How long a closing core waits for deliveries being sent; the rest resume at the next start. */
 const DELIVERY_CLOSE_WAIT_MILLISECONDS = 5_000;
+import { createMemoryParts, finishedRunsBefore } from "../memory/memory-parts.js";
+import { withMemoryContext } from "../memory/memory-context-worker.js";
+import type { MemoryService } from "../memory/memory-service.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -97,6 +100,8 @@ export interface RunCore {
   readonly deliveries: Deliveries;
   /** Ends the MCP servers the built-in tool executor started. */
   closeTools(): Promise<void>;
+  /** The agents' memories (src/memory): what the memory tools and the API read and write. */
+  readonly memories: MemoryService;
 }
 
 /** The agents a core serves: a snapshot now, and what closes with the core (the daemon's watcher). */
@@ -301,6 +306,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     node: store.cluster.node,
   });
   await deliveries.load();
+  const memory = createMemoryParts({ config, store: store.memories, redact: redactor.redactText });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -314,6 +320,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     sources: [
       new SubAgentTools({ agents, children: { runChild: (request) => runs.runChild(request) } }),
       deliveries.notifyTools,
+      memory.tools,
     ],
   });
   const traced = options.traces?.runs;
@@ -330,18 +337,25 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const shutdownController = new AbortController();
   // Every run in flight listens to this signal: hundreds of listeners are expected, not a leak.
   setMaxListeners(0, shutdownController.signal);
-  const untracedWorkerFor =
+  const untracedWorkerFor = withMemoryContext(
     options.workerFor ??
-    defaultWorkerFor({
-      config,
-      model,
-      tools,
-      sandbox,
-      logger,
-      now,
-      cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
-      hooks: defaultTools.hooks,
-    });
+      defaultWorkerFor({
+        config,
+        model,
+        tools,
+        sandbox,
+        logger,
+        now,
+        cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
+        hooks: defaultTools.hooks,
+      }),
+    {
+      memories: memory.memories,
+      runsBefore: (agent, before, limit) =>
+        finishedRunsBefore((filter) => runs.list(filter), agent, before, limit),
+      redact: redactor.redactText,
+    },
+  );
   const workerFor = learningSecretsFirst(
     traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,
@@ -391,5 +405,6 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     shutdownController,
     deliveries,
     closeTools: () => defaultTools.close(),
+    memories: memory.memories,
   };
 }

@@ -106,6 +106,10 @@ export class DaemonClient {
     return this.#send("DELETE", path, schema, undefined);
   }
 
+  put<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+    return this.#send("PUT", path, schema, body);
+  }
+
   async #send<T>(
     method: string,
     path: string,

@@ -7,6 +7,7 @@ import { DeliverListSchema } from "../config/delivery-settings.js";
 import { DurationSchema } from "../util/duration.js";
 import { cronFor } from "../scheduler/cron-patterns.js";
 import { TriggersSchema } from "../triggers/trigger-schema.js";
+import { MemoryFrontmatterSchema, RunContextSchema } from "../memory/memory-settings.js";
 
 /**
  * Validates a cron expression with croner (5 or 6 fields), and a timezone when given. `path` places
@@ -176,6 +177,10 @@ export const AgentFrontmatterSchema = z
     triggers: TriggersSchema.default([]),
     /** Where each run's outcome is sent (SPEC 10, docs/deliveries.md). */
     deliver: DeliverListSchema,
+    /** Memory across runs (src/memory): `none` (absent), `read`, `write`, or `{ mode, scope, max_chars }`. */
+    memory: MemoryFrontmatterSchema.optional(),
+    /** `{ last_runs: N }`: the agent's last N runs shown in its system prompt (src/memory). */
+    context: RunContextSchema.optional(),
   })
   .superRefine((agent, context) => {
     if (agent.worker === "cli" && !agent.cli) {

@@ -21,6 +21,7 @@ import { cliRuleWarnings } from "../workers/cli/cli-rule-warnings.js";
 import { parseMcpToolName } from "../mcp/mcp-tool-name.js";
 import { resolveModel } from "./resolve-model.js";
 import { declaresNotify, deliveryReferenceProblems } from "../config/delivery-settings.js";
+import { withMemoryTools } from "../memory/agent-memory.js";
 import { retentionOf } from "../config/retention-policy.js";
 import { configuredRetention, retentionOverrideOf } from "../config/retention-settings.js";
 
@@ -81,7 +82,7 @@ export function buildAgentDefinition(
     description: frontmatter.description,
     frontmatter: {
       ...frontmatter,
-      tools: capabilities.tools,
+      tools: withMemoryTools(capabilities.tools, frontmatter.memory, frontmatter.capabilities),
       agents: capabilities.agents,
       fallback_models: fallbackModels(agent, config, warnings),
     },

@@ -110,6 +110,19 @@ export interface EventDataByType {
     /** When the next attempt is due (ISO time), while retrying. */
     next_attempt_at?: string;
   };
+  /** A memory changed (src/memory): by a memory tool of a run, or by an operator (`set`). */
+  memory: {
+    /** `agent:<id>` or `shared:<scope>`. */
+    memory: string;
+    operation: "add" | "replace" | "remove" | "set";
+    text?: string;
+    old?: string;
+    new?: string;
+    by: "agent" | "operator";
+    /** The memory's version and size after the change. */
+    version: string;
+    chars: number;
+  };
 }
 
 export type EventType = keyof EventDataByType;

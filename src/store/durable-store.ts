@@ -1,3 +1,4 @@
+import type { MemoryStore } from "../memory/memory-store.js";
 import type { CheckpointRecords } from "../checkpoints/checkpoint-records.js";
 import type { EventDraft } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
@@ -44,6 +45,8 @@ export interface DurableStore {
   readonly schedules: ScheduleStates;
   readonly checkpoints: CheckpointRecords;
   readonly cooldowns: CliCooldownRecords;
+  /** The agents' memories where the store keeps them (PostgreSQL); absent: files in data_dir. */
+  readonly memories?: MemoryStore;
   health(): StoreHealth;
   /** Resolves once every write accepted so far is in the store. */
   committed(): Promise<void>;

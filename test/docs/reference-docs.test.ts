@@ -42,6 +42,7 @@ const EVENT_TYPES = {
   skipped: true,
   audit: true,
   delivery: true,
+  memory: true,
 } satisfies Record<EventType, true>;
 
 describe("the reference in docs/", () => {

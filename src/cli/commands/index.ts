@@ -94,6 +94,11 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
       "run one agent now, in this process, printing its events as they come; exit 0 when it completes",
     load: async () => (await import("./run.js")).registerRunCommand,
   },
+  memory: {
+    usage: "memory <agent>",
+    description: "print an agent's memory; --set - replaces it with stdin (409 if it changed meanwhile)",
+    load: async () => (await import("./memory.js")).registerMemoryCommand,
+  },
   secrets: {
     usage: "secrets",
     description: "manage the vault's secrets (values from stdin or a hidden prompt, never from argv)",

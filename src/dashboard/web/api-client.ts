@@ -71,6 +71,17 @@ export async function postJson<Body>(path: string, body: unknown = {}): Promise<
   return (await response.json()) as Body;
 }
 
+/** PUT a JSON body (a whole replacement, such as a memory with the version it was made from). */
+export async function putJson<Body>(path: string, body: unknown): Promise<Body> {
+  const response = await fetch(path, {
+    method: "PUT",
+    headers: { "content-type": "application/json", accept: "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw await failure(response);
+  return (await response.json()) as Body;
+}
+
 /** An error as one line for the page. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) return `${error.code}: ${error.message}`;

@@ -156,6 +156,18 @@ export const MIGRATIONS: readonly Migration[] = [
     description: "named API tokens (hashes only) and the append-only audit trail",
     sql: ACCESS_TABLES_SQL,
   },
+  {
+    version: 12,
+    description: "agents' memories (src/memory): one row per memory, written by compare-and-set on version",
+    sql: `
+      CREATE TABLE agentd_memories (
+        key text PRIMARY KEY,
+        content text NOT NULL,
+        version text NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
 ];
 
 /** Held (session advisory lock) while one node migrates: the others wait, then find it done. */

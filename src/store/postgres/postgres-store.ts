@@ -15,6 +15,7 @@ import { loadSnapshot } from "./load-snapshot.js";
 import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
 import { PostgresCliCooldowns } from "./postgres-cli-cooldowns.js";
+import { PostgresMemories } from "./postgres-memories.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
 import { PostgresRetention, type PruneReport } from "./postgres-retention.js";
@@ -185,6 +186,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     schedules: new PostgresScheduleStates({ writer, pool, node: node.id, logger }, snapshot.states),
     checkpoints,
     cooldowns,
+    memories: new PostgresMemories(pool),
     cluster,
     runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {

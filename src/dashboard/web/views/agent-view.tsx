@@ -16,6 +16,7 @@ import {
 } from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
+import { MemoryPanel } from "./memory-panel.js";
 import { formatCost, formatCount, formatDuration } from "../time-format.js";
 
 /** Fields of the definition shown in their own rows; the rest is listed as it comes. */
@@ -80,6 +81,7 @@ export function AgentView({ agentId }: { agentId: string }) {
               unsandboxedHash={detail.unsandboxed ? detail.definition?.hash : undefined}
             />
           </Panel>
+          <MemoryPanel agentId={agentId} />
           <Sandbox agent={detail} />
           <Definition agent={detail} />
         </>

@@ -425,6 +425,20 @@ function EventRow({ event }: { event: AgentEvent }) {
         </span>
       );
       break;
+    case "memory":
+      body = (
+        <span>
+          {String(data["operation"])} by {String(data["by"])}
+          {typeof data["text"] === "string" ? <q>{data["text"]}</q> : null}
+          {typeof data["old"] === "string" ? (
+            <>
+              <q>{data["old"]}</q> → <q>{String(data["new"] ?? "")}</q>
+            </>
+          ) : null}
+          <span class="muted"> ({String(data["chars"])} characters)</span>
+        </span>
+      );
+      break;
     default:
       body = <JsonBlock value={data} />;
   }

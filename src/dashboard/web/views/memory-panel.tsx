@@ -1,0 +1,100 @@
+// An agent's memory on its page: the whole text, its version and size, and an editor that saves by
+// compare-and-set on the version it loaded (GET/PUT /agents/:id/memory).
+
+import { useEffect, useState } from "preact/hooks";
+import { ApiError, describeError, getJson, putJson } from "../api-client.js";
+import { ErrorBanner, Panel } from "../components.js";
+
+/** `GET /agents/:id/memory` (the API's MemorySchema). */
+interface AgentMemory {
+  memory: string;
+  content: string;
+  version: string;
+  chars: number;
+  agents: Array<{ id: string; mode: "none" | "read" | "write" }>;
+}
+
+export function MemoryPanel({ agentId }: { agentId: string }) {
+  const path = `/agents/${encodeURIComponent(agentId)}/memory`;
+  const [memory, setMemory] = useState<AgentMemory | undefined>(undefined);
+  const [draft, setDraft] = useState<string | undefined>(undefined);
+  const [error, setError] = useState<string | undefined>(undefined);
+  const [busy, setBusy] = useState(false);
+  const load = async () => {
+    setError(undefined);
+    try {
+      setMemory(await getJson<AgentMemory>(path));
+      setDraft(undefined);
+    } catch (caught) {
+      setError(describeError(caught));
+    }
+  };
+  useEffect(() => {
+    void load();
+  }, [path]);
+  if (memory === undefined) return error ? <ErrorBanner message={error} /> : null;
+  const mode = memory.agents.find((agent) => agent.id === agentId)?.mode ?? "none";
+  if (mode === "none" && memory.content === "") return null;
+  const save = async () => {
+    if (draft === undefined) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      setMemory(await putJson<AgentMemory>(path, { content: draft, version: memory.version }));
+      setDraft(undefined);
+    } catch (caught) {
+      setError(
+        caught instanceof ApiError && caught.status === 409
+          ? "The memory changed since it was loaded (a run or another operator wrote it): reload, then edit again."
+          : describeError(caught),
+      );
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Panel title="Memory" class="panel-memory">
+      <p class="muted">
+        <code>{memory.memory}</code> · {mode} · {memory.chars} characters · version{" "}
+        <code>{memory.version}</code>
+        {memory.agents.length > 1
+          ? ` · shared with ${memory.agents.map((agent) => agent.id).join(", ")}`
+          : ""}
+      </p>
+      {draft === undefined ? (
+        memory.content === "" ? (
+          <p class="empty">The memory is empty.</p>
+        ) : (
+          <pre class="memory-content">{memory.content}</pre>
+        )
+      ) : (
+        <textarea
+          aria-label="Memory"
+          rows={12}
+          value={draft}
+          onInput={(event) => setDraft(event.currentTarget.value)}
+        />
+      )}
+      <div class="actions">
+        {draft === undefined ? (
+          <button type="button" onClick={() => setDraft(memory.content)}>
+            Edit
+          </button>
+        ) : (
+          <>
+            <button type="button" class="primary" disabled={busy} onClick={() => void save()}>
+              {busy ? "Saving…" : "Save"}
+            </button>
+            <button type="button" disabled={busy} onClick={() => setDraft(undefined)}>
+              Cancel
+            </button>
+          </>
+        )}
+        <button type="button" disabled={busy} onClick={() => void load()}>
+          Reload
+        </button>
+      </div>
+      <ErrorBanner message={error} />
+    </Panel>
+  );
+}

@@ -1,0 +1,154 @@
+import { AgentdError } from "../errors/agentd-error.js";
+import type { EventPublisher } from "../events/event-bus.js";
+import { KeyMutex } from "./key-mutex.js";
+import type { MemoryEdit } from "./memory-edits.js";
+import { type MemoryKey, memoryKeyText } from "./memory-key.js";
+import { MEMORY_HARD_LIMIT_CHARS } from "./memory-settings.js";
+import type { MemoryStore, StoredMemory } from "./memory-store.js";
+import { addedSecrets } from "./secret-check.js";
+
+/** What changed, as the `memory` event tells it. */
+export type MemoryChange =
+  | { operation: "add"; text: string }
+  | { operation: "replace"; old: string; new: string }
+  | { operation: "remove"; text: string }
+  | { operation: "set"; chars: number };
+
+export interface MemoryServiceOptions {
+  store: MemoryStore;
+  /** Masks the vault's known values in a text (the redactor): a write that adds one is refused. */
+  redact: (text: string) => string;
+}
+
+/** Who changes a memory, and where the change is told. */
+export interface MemoryWriter {
+  /** The agents whose logs get the `memory` event (the agent of the run; a scope's agents for the API). */
+  agents: readonly string[];
+  run: string | null;
+  events: EventPublisher;
+  by: "agent" | "operator";
+}
+
+/** An edit as a memory tool makes it, with the bounds it must keep. */
+export interface MemoryToolEdit {
+  change: MemoryChange;
+  edit: (content: string) => MemoryEdit;
+  /** The memory may not grow past this (the agent's `max_chars`). */
+  maxChars: number;
+}
+
+/**
+ * How many times a compare-and-set is tried again when the memory changed under it: a hand edit of
+ * the file, or on PostgreSQL another node's write (nodes do not share the in-process queue).
+ */
+const RETRIES = 50;
+
+/**
+ * Every read and write of memories, for the tools and the API. Writes of one memory are serialized
+ * in this process (two runs at once lose nothing) and land by compare-and-set on the store (a hand
+ * edit or, on PostgreSQL, another node in between is seen, never overwritten). A write that would add
+ * a vault secret's value is refused; each change is a `memory` event.
+ */
+export class MemoryService {
+  readonly #options: MemoryServiceOptions;
+  readonly #mutex = new KeyMutex();
+
+  constructor(options: MemoryServiceOptions) {
+    this.#options = options;
+  }
+
+  read(key: MemoryKey): Promise<StoredMemory> {
+    return this.#options.store.read(key);
+  }
+
+  /** A memory tool's edit: refused (AgentdError TOOL_BAD_ARGUMENTS / TOOL_DENIED) or applied and told. */
+  async edit(
+    key: MemoryKey,
+    toolEdit: MemoryToolEdit,
+    writer: MemoryWriter,
+  ): Promise<StoredMemory & { unchanged: boolean }> {
+    return this.#mutex.run(memoryKeyText(key), async () => {
+      for (let attempt = 0; ; attempt += 1) {
+        const current = await this.#options.store.read(key);
+        const edited = toolEdit.edit(current.content);
+        if (!edited.ok) throw new AgentdError("TOOL_BAD_ARGUMENTS", edited.message);
+        if (edited.unchanged === true) return { ...current, unchanged: true };
+        if (edited.content.includes("\u0000"))
+          throw new AgentdError("TOOL_BAD_ARGUMENTS", "a memory holds text: no NUL characters");
+        if (edited.content.length > toolEdit.maxChars && edited.content.length > current.content.length) {
+          throw new AgentdError(
+            "TOOL_DENIED",
+            `your memory would hold ${edited.content.length} characters, over its bound of ${toolEdit.maxChars}: consolidate it first (memory_replace to merge or shorten entries, memory_remove for what no longer matters), then write again`,
+          );
+        }
+        this.#refuseSecrets(current.content, edited.content, "TOOL_DENIED");
+        const written = await this.#options.store.replace(key, edited.content, current.version);
+        if (written) {
+          this.#tell(key, toolEdit.change, written, writer);
+          return { ...written, unchanged: false };
+        }
+        if (attempt >= RETRIES) {
+          throw new AgentdError("CONFLICT", "the memory keeps changing under this write; try again");
+        }
+      }
+    });
+  }
+
+  /** An operator's whole new text: CONFLICT (409) unless the memory is still at `expectedVersion`. */
+  async set(
+    key: MemoryKey,
+    content: string,
+    expectedVersion: string,
+    writer: MemoryWriter,
+  ): Promise<StoredMemory> {
+    if (content.length > MEMORY_HARD_LIMIT_CHARS) {
+      throw new AgentdError("BAD_REQUEST", `a memory holds at most ${MEMORY_HARD_LIMIT_CHARS} characters`, {
+        field: "content",
+      });
+    }
+    if (content.includes("\u0000")) {
+      throw new AgentdError("BAD_REQUEST", "a memory holds text: no NUL characters", { field: "content" });
+    }
+    return this.#mutex.run(memoryKeyText(key), async () => {
+      const current = await this.#options.store.read(key);
+      const stale = () =>
+        new AgentdError("CONFLICT", `the memory changed since version ${expectedVersion}`, {
+          field: "version",
+          hint: `read it again (its version is now ${current.version}) and apply your edit to that`,
+        });
+      if (current.version !== expectedVersion) throw stale();
+      this.#refuseSecrets(current.content, content, "BAD_REQUEST");
+      const written = await this.#options.store.replace(key, content, current.version);
+      if (!written) throw stale();
+      this.#tell(key, { operation: "set", chars: content.length }, written, writer);
+      return written;
+    });
+  }
+
+  #refuseSecrets(before: string, after: string, code: "TOOL_DENIED" | "BAD_REQUEST"): void {
+    const names = addedSecrets(before, after, this.#options.redact);
+    if (names.length === 0) return;
+    throw new AgentdError(
+      code,
+      `refused: the memory would hold the value of the vault secret ${names.join(", ")}; secrets are never remembered (name the secret instead)`,
+      code === "BAD_REQUEST" ? { field: "content" } : {},
+    );
+  }
+
+  #tell(key: MemoryKey, change: MemoryChange, written: StoredMemory, writer: MemoryWriter): void {
+    for (const agent of writer.agents) {
+      writer.events.publish({
+        agent,
+        run: writer.run,
+        type: "memory",
+        data: {
+          memory: memoryKeyText(key),
+          ...change,
+          by: writer.by,
+          version: written.version,
+          chars: written.content.length,
+        },
+      });
+    }
+  }
+}
