@@ -33,6 +33,7 @@ import { defaultWorkerFor } from "./default-parts.js";
 import { maskingCooldowns } from "../workers/cli/cli-cooldown-records.js";
 import { maskingCheckpoints } from "../checkpoints/masking-checkpoints.js";
 import { haltingWhileStorageFull } from "./storage-halted-workers.js";
+import { haltingWhileLeaseLapsed } from "./lease-halted-workers.js";
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -308,7 +309,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     store: store.runs,
     events: bus,
     agents,
-    workerFor: store.storage ? haltingWhileStorageFull(workerFor, store.storage) : workerFor,
+    workerFor: haltingWhileLeaseLapsed(
+      store.storage ? haltingWhileStorageFull(workerFor, store.storage) : workerFor,
+      store.cluster.lease,
+    ),
     ...(store.storage ? { storage: store.storage } : {}),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,

@@ -69,8 +69,9 @@ export async function writeBatch(
     }
     const refused = await writeRuns(client, node, change, [...runs.values()]);
     await settleFires(client, node, [...runs.values()], settledFires);
-    // Nor the events this node made of a run it no longer holds.
-    const lost = new Set(refused.map(({ record }) => record.id));
+    // Nor the events this node made of a run it no longer holds (the fence on events).
+    const lost = await runsNotHeld(client, node, drafts);
+    for (const { record } of refused) lost.add(record.id);
     await writeEvents(
       client,
       change,
@@ -151,6 +152,24 @@ async function writeRuns(
     const record = parseRunRecord(row.record);
     return record === undefined ? [] : [{ record, node: row.node, change: row.change }];
   });
+}
+
+/**
+ * The runs of these events that this node does not hold: claimed by another node, or back in the
+ * queue unclaimed by a node other than the one that put it there (a takeover, a sweep). Their rows
+ * are locked for share until commit, so a sweep taking them waits for this batch or this batch
+ * sees its result. A run with no row yet is not refused.
+ */
+async function runsNotHeld(client: pg.PoolClient, node: string, drafts: TimedDraft[]): Promise<Set<string>> {
+  const runs = [...new Set(drafts.flatMap((draft) => (typeof draft.run === "string" ? [draft.run] : [])))];
+  if (runs.length === 0) return new Set();
+  const result = await client.query<{ id: string }>(
+    `SELECT id FROM agentd_runs WHERE id = ANY($1::text[])
+       AND NOT (claimed_by IS NOT DISTINCT FROM $2 OR (claimed_by IS NULL AND node = $2))
+     ORDER BY id FOR SHARE`,
+    [runs, node],
+  );
+  return new Set(result.rows.map((row) => row.id));
 }
 
 /**
