@@ -144,7 +144,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       handlers?.runsLost(lost, "another node holds the run now");
     },
   });
-  node.lease.onChange((held) => writer.leaseChanged(held));
+  // A renewal that succeeded reached the database: the writer, with nothing left to write (its
+  // changes of runs let go were dropped), learns it is reachable again.
+  node.lease.onChange((held) => {
+    writer.leaseChanged(held);
+    if (held) writer.reachable(undefined);
+  });
   const runs = new PostgresRunRecords({ writer, pool, node: node.id }, snapshot.runs, runNodes);
   const queue = new PostgresRunQueue({
     pool,
