@@ -167,7 +167,12 @@ async function serveDaemon(
       message.action === "decide" || message.action === "answer"
         ? applyAnswer(message, { approvals, questions }, runsLogger)
         : applyControl(runs, message, runsLogger),
-    ...takeOverHandlers({ runs, agents: agentLookupFrom(() => definitions.snapshot()), logger: runsLogger }),
+    ...takeOverHandlers({
+      runs,
+      agents: agentLookupFrom(() => definitions.snapshot()),
+      logger: runsLogger,
+      clock: core.clock,
+    }),
   });
   const stopRunLog = logRunLifecycle(bus, runs, runsLogger);
   if (runs.requeued.length > 0) {

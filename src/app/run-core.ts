@@ -37,12 +37,13 @@ import { type CoreTraces, openCoreTraces } from "../telemetry/core-traces.js";
 import { tracedWorkerFor, tracedTools } from "../telemetry/core-traces.js";
 import { tracedModel } from "../telemetry/traced-model.js";
 import { type Deliveries, createDeliveries } from "../deliveries/deliveries.js";
-
-/** How long a closing core waits for deliveries being sent; the rest resume at the next start. */
-const DELIVERY_CLOSE_WAIT_MILLISECONDS = 5_000;
 import { createMemoryParts, finishedRunsBefore } from "../memory/memory-parts.js";
 import { withMemoryContext } from "../memory/memory-context-worker.js";
 import type { MemoryService } from "../memory/memory-service.js";
+import { haltingWhileLeaseLapsed } from "./lease-halted-workers.js";
+
+/** How long a closing core waits for deliveries being sent; the rest resume at the next start. */
+const DELIVERY_CLOSE_WAIT_MILLISECONDS = 5_000;
 
 export interface RunCoreOptions {
   /** The vault, the config with `{{secret:…}}` resolved, and the redactor that knows the values. */
@@ -370,7 +371,10 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     store: store.runs,
     events: bus,
     agents,
-    workerFor: store.storage ? haltingWhileStorageFull(workerFor, store.storage) : workerFor,
+    workerFor: haltingWhileLeaseLapsed(
+      store.storage ? haltingWhileStorageFull(workerFor, store.storage) : workerFor,
+      store.cluster.lease,
+    ),
     ...(store.storage ? { storage: store.storage } : {}),
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,

@@ -17,7 +17,14 @@ type PauseListener = (paused: boolean) => void;
  * Why the run's timeout clock is stopped: time paused, waiting for an approval or waiting for the
  * store to have room again is not working time.
  */
-export type ClockHold = "paused" | "waiting" | "storage";
+export type ClockHold = "paused" | "waiting" | "storage" | "lease";
+
+/**
+ * What the daemon itself holds a run for, apart from a user's pause: its store is full
+ * (`storage`), or this node's cluster lease is not known to hold (`lease`: it may have been taken
+ * for dead, so it must not start a model call, a tool call or a CLI child it may not record).
+ */
+export type RunHold = "storage" | "lease";
 
 /**
  * One run's node in the AbortSignal tree, plus pause. Its signal is aborted by stop(), by the
@@ -34,7 +41,9 @@ export class RunControl {
   readonly #controller = new AbortController();
   readonly #pauseListeners = new Set<PauseListener>();
   #paused = false;
-  #heldForStorage = false;
+  readonly #holds = new Set<RunHold>();
+  /** Whether this node's lease holds now (a cluster run): read before every step. */
+  #leaseHeld: (() => boolean) | undefined;
   #resumeWaiters: Array<() => void> = [];
   /** The run's time: its timeout, and the watchdogs of what it runs (a CLI child's idle timeout). */
   readonly clock: Clock;
@@ -98,9 +107,22 @@ export class RunControl {
     return this.#paused;
   }
 
-  /** Not to go on now: paused by a user, or held while the store is full. */
+  /**
+   * Not to go on now: paused by a user, held while the store is full, or held while this node's
+   * lease is not known to hold (read from the lease's deadline here, at once: a node waking from a
+   * freeze is held before any timer of its own has run).
+   */
   get halted(): boolean {
-    return this.#paused || this.#heldForStorage;
+    if (this.#leaseHeld !== undefined && !this.#holds.has("lease") && !this.#leaseHeld()) this.hold("lease");
+    return this.#paused || this.#holds.size > 0;
+  }
+
+  /**
+   * Reads `held` before every step of the run (each model call, tool call and CLI start waits on
+   * `halted`): while it says false the run is held for `lease` until `release("lease")`.
+   */
+  followLease(held: () => boolean): void {
+    this.#leaseHeld = held;
   }
 
   /** Aborts the run's signal with `reason`. The first reason wins. */
@@ -130,30 +152,40 @@ export class RunControl {
 
   /** The store is full: the run halts at its next step (as if paused) until `releaseStorage`. */
   holdForStorage(): void {
-    if (this.#heldForStorage || this.signal.aborted) return;
-    const wasHalted = this.halted;
-    this.#heldForStorage = true;
-    this.holdClock("storage");
-    if (!wasHalted) this.#tellPause(true);
+    this.hold("storage");
   }
 
   /** The store has room again: the run goes on, unless a user paused it. */
   releaseStorage(): void {
-    if (!this.#heldForStorage) return;
-    this.#heldForStorage = false;
-    this.releaseClock("storage");
-    if (!this.halted) this.#goOn();
+    this.release("storage");
+  }
+
+  /** The run halts at its next step (as if paused) for `hold` until `release(hold)`. */
+  hold(hold: RunHold): void {
+    if (this.#holds.has(hold) || this.signal.aborted) return;
+    const wasHalted = this.#paused || this.#holds.size > 0;
+    this.#holds.add(hold);
+    this.holdClock(hold);
+    if (!wasHalted) this.#tellPause(true);
+  }
+
+  /** Lifts `hold`: the run goes on once nothing else holds it. */
+  release(hold: RunHold): void {
+    if (!this.#holds.delete(hold)) return;
+    this.releaseClock(hold);
+    if (!this.#paused && this.#holds.size === 0) this.#goOn();
   }
 
   /**
-   * Resolves at once when running; while paused or held for storage, once neither holds the run.
+   * Resolves at once when running; while paused or held, once nothing holds the run.
    * Throws the RunAbort when stopped.
    */
   async waitWhilePaused(): Promise<void> {
     this.signal.throwIfAborted();
-    if (!this.halted) return;
-    await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
-    this.signal.throwIfAborted();
+    while (this.halted) {
+      await new Promise<void>((resolve) => this.#resumeWaiters.push(resolve));
+      this.signal.throwIfAborted();
+    }
   }
 
   onPauseChange(listener: PauseListener): () => void {

@@ -41,6 +41,16 @@ export interface ClusterHandlers {
 }
 
 /**
+ * Whether this node's cluster lease is known to hold: read before every model call, tool call and
+ * CLI start of a run (false: the run waits at that step), and each change (true again once a
+ * renewal succeeded; a node whose lease was lost meanwhile lets its runs go first).
+ */
+export interface LeaseWatch {
+  held(): boolean;
+  onChange(listener: (held: boolean) => void): () => void;
+}
+
+/**
  * This daemon as a node of the cluster: who it is, who else is there, and messages between them.
  * A daemon alone on its store (files) is a cluster of one (single-node-membership.ts): nobody else
  * to tell, to ask or to take runs from.
@@ -53,6 +63,8 @@ export interface ClusterMembership {
    * store); in a cluster they are the other nodes', which the lease watch hands over if they die.
    */
   readonly ownsEveryRun: boolean;
+  /** This node's lease (a cluster); undefined for a daemon alone on its store. */
+  readonly lease?: LeaseWatch;
   nodes(): Promise<ClusterNodeInfo[]>;
   /** Publishes this node's API URL in the node list. */
   announce(url: string): Promise<void>;

@@ -178,6 +178,8 @@ export class DefaultToolExecutor implements ToolExecutor {
         return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
       }
       const waitStarted = performance.now();
+      // Nothing of the call starts (its before_tool hook included) while the run is held.
+      await control.waitWhilePaused();
       const hookDenial = await this.#options.hooks?.beforeTool(
         { callId: call.callId, tool: listed.name, input: parsed.value },
         hookScope(scope),
@@ -194,8 +196,9 @@ export class DefaultToolExecutor implements ToolExecutor {
       await control.waitWhilePaused();
       timing.waitedMilliseconds = performance.now() - waitStarted;
       const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
-      // A stop that raced the approval or the vault read: the call must not start.
-      control.signal.throwIfAborted();
+      // A stop or a hold (a lapsed lease) that raced the approval or the vault read: the call
+      // must not start; nothing is awaited between this check and the call.
+      await control.waitWhilePaused();
       timing.ran = true;
       return await settleOrAbandon(
         tool.run(ready, context),

@@ -53,6 +53,11 @@ describe.skipIf(missing !== undefined)("ClusterNode on a manual clock", { timeou
       )
     ).rows[0];
 
+  const leaseUntil = async (id: string) =>
+    (
+      await pool.query<{ lease_until: Date }>("SELECT lease_until FROM agentd_nodes WHERE id = $1", [id])
+    ).rows[0]?.lease_until.getTime();
+
   it("renews only on its clock; a node whose clock stands still is swept by the next tick of another", async () => {
     const frozenClock = new ManualClock(0);
     const watcherClock = new ManualClock(0);
@@ -60,26 +65,35 @@ describe.skipIf(missing !== undefined)("ClusterNode on a manual clock", { timeou
     const watcher = node(watcherClock);
     await frozen.member.join();
     await watcher.member.join();
-    // One renewal armed each, for a third of the lease.
-    expect(frozenClock.pending).toBe(1);
-    expect(watcherClock.pending).toBe(1);
+    // One renewal armed each, for a quarter of the lease, and the check at its own deadline.
+    expect(frozenClock.pending).toBe(2);
+    expect(watcherClock.pending).toBe(2);
 
     // Nothing renews the frozen node: its lease runs out in the database's time.
     await waitFor(async () => (await leaseOf(frozen.member.id))?.expired, "the frozen node's lease to end");
-    watcherClock.advanceBy(LEASE_MILLISECONDS / 3);
-    await waitFor(() => watcher.dead.length > 0, "the watcher's sweep");
+    // The watcher renews, one renewal at a time, until it has held its lease for two leases of
+    // the database's time: only then does it take another node for dead.
+    await waitFor(async () => {
+      watcherClock.advanceBy(LEASE_MILLISECONDS / 4);
+      // Each renewal's answer before the next tick, so its own deadline never passes.
+      await new Promise((resolve) => setImmediate(resolve));
+      await leaseUntil(watcher.member.id);
+      return watcher.dead.length > 0 || undefined;
+    }, "the watcher's sweep");
+    expect(watcher.member.lease.held()).toBe(true);
     expect(watcher.dead).toEqual([{ node: frozen.member.id, runs: 0 }]);
     expect(await leaseOf(frozen.member.id)).toBeUndefined();
     expect((await leaseOf(watcher.member.id))?.expired).toBe(false);
     expect(frozen.dead).toEqual([]);
 
     // Awake, its first renewal finds its row gone: it lets its runs go and joins again.
-    frozenClock.advanceBy(LEASE_MILLISECONDS / 3);
+    frozenClock.advanceBy(LEASE_MILLISECONDS / 4);
     await waitFor(
       async () => (await leaseOf(frozen.member.id)) !== undefined,
       "the frozen node to join again",
     );
     expect(frozen.leaseLost()).toBe(1);
+    expect(frozen.member.epoch).toBe(1);
     expect(watcher.leaseLost()).toBe(0);
 
     await frozen.member.leave();

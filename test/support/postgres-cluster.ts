@@ -26,6 +26,8 @@ export interface PostgresClusterOptions {
   lease?: number;
   /** Config values of node `index` over the project's defaults (`store` is set here). */
   config?: (index: number) => Record<string, unknown>;
+  /** The store URL node `index` connects to (default: PostgreSQL's own; a proxy's, to cut it). */
+  storeUrl?: (index: number, url: string) => string;
   /** Writes node `index`'s agents. */
   agents: (project: TempProject, index: number) => void;
   /** The model's answers, set before the first node starts (a schedule may fire at once). */
@@ -61,7 +63,11 @@ export async function startPostgresCluster(
     return daemon;
   };
   for (let index = 0; index < options.nodes; index++) {
-    const project = kit.project({ llmUrl: llm.url, config: { ...options.config?.(index), store } });
+    const url = options.storeUrl?.(index, postgres.url) ?? postgres.url;
+    const project = kit.project({
+      llmUrl: llm.url,
+      config: { ...options.config?.(index), store: { ...store, url } },
+    });
     options.agents(project, index);
     projects.push(project);
     await start(index);

@@ -1,4 +1,6 @@
+import { type Clock, systemClock } from "../../clock/clock.js";
 import type { Logger } from "../../logging/logger.js";
+import { AgentdError } from "../../errors/agentd-error.js";
 import type { AgentLookup } from "../agent-availability.js";
 import type { RunManager } from "../run-manager.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
@@ -7,7 +9,13 @@ export interface TakeOverParts {
   runs: RunManager;
   agents: AgentLookup;
   logger: Logger;
+  /** Times the retries of a resume that failed because the store was away (default: the system clock). */
+  clock?: Clock;
 }
+
+/** The first wait before a resume that failed on the store is tried again; it doubles up to the longest. */
+const FIRST_RESUME_RETRY_MILLISECONDS = 500;
+const LONGEST_RESUME_RETRY_MILLISECONDS = 10_000;
 
 /**
  * The unfinished runs of a node that stopped renewing its lease, handed to this node: its
@@ -32,14 +40,37 @@ export async function takeOverRuns(node: string, records: RunRecord[], parts: Ta
       crashed.parent_run !== undefined
     )
       continue;
+    await resumeTakenOver(crashed, node, parts);
+  }
+}
+
+/**
+ * Puts a taken-over run back in the queue to resume; a failure because the store was away
+ * (STORE_UNAVAILABLE) is retried with back-off until the store answers (the resume is conditional:
+ * a run another node resumed meanwhile is not put back twice). Any other failure is logged.
+ */
+async function resumeTakenOver(crashed: RunRecord, node: string, parts: TakeOverParts): Promise<void> {
+  const clock = parts.clock ?? systemClock;
+  let delay = FIRST_RESUME_RETRY_MILLISECONDS;
+  for (;;) {
     try {
       await parts.runs.resumeInterrupted(crashed.id);
       parts.logger.info(
         { run: crashed.id, node },
         "run of a dead node queued again to resume from its checkpoint",
       );
+      return;
     } catch (error) {
-      parts.logger.warn({ err: error, run: crashed.id }, "could not resume a run of a dead node");
+      if (!(error instanceof AgentdError && error.code === "STORE_UNAVAILABLE")) {
+        parts.logger.warn({ err: error, run: crashed.id }, "could not resume a run of a dead node");
+        return;
+      }
+      parts.logger.warn(
+        { err: error, run: crashed.id, retry_in_ms: delay },
+        "could not resume a run of a dead node: the store is away; trying again",
+      );
+      await new Promise<void>((resolve) => clock.setTimer(resolve, delay));
+      delay = Math.min(delay * 2, LONGEST_RESUME_RETRY_MILLISECONDS);
     }
   }
 }

@@ -3,6 +3,8 @@ import os from "node:os";
 import type pg from "pg";
 import { type Clock, systemClock } from "../../clock/clock.js";
 import type { Logger } from "../../logging/logger.js";
+import type { LeaseWatch } from "../cluster-membership.js";
+import { LeaseDeadline } from "./lease-deadline.js";
 import { parseRunRecord } from "./run-record-text.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 
@@ -21,9 +23,10 @@ export interface ClusterNodeOptions {
   /** config `store.lease`: a node silent this long is dead. */
   leaseMilliseconds: number;
   /**
-   * When to renew and sweep (default: the system clock). The lease itself is reckoned in the
-   * database's time, the one clock every node shares: a node whose own clock is ahead must not take
-   * the others for dead.
+   * When to renew and sweep, and this node's own lease deadline (default: the system clock's
+   * timers and the monotonic performance.now). The lease itself is reckoned in the database's time,
+   * the one clock every node shares: a node whose own clock is ahead must not take the others for
+   * dead.
    */
   clock?: Clock;
   /** The unfinished runs of a node found dead, handed over once (to one node only). */
@@ -35,11 +38,24 @@ export interface ClusterNodeOptions {
   onLeaseLost: () => void;
 }
 
+/** Renewals per lease: three may fail before this node's own deadline passes. */
+const RENEWALS_PER_LEASE = 4;
 /**
- * This daemon's membership: a row in `agentd_nodes` whose lease it renews three times per lease
- * (each renewal on the clock, the lease's end in the database's time);
+ * Leases a node must have held without a break before it may take another node for dead: after an
+ * outage of the database (or of this node) longer than the lease, every lease in the table has run
+ * out, and the first node back must leave the others this long to renew theirs (the lease clock
+ * restarts for everyone) instead of ending their healthy runs.
+ */
+const LIVE_LEASES_BEFORE_SWEEP = 2;
+
+/**
+ * This daemon's membership: a row in `agentd_nodes` whose lease it renews four times per lease
+ * (each renewal on the clock, the lease's end in the database's time), and its own deadline
+ * (LeaseDeadline): past it, `lease.held()` is false and its runs wait at their next step, until a
+ * renewal succeeds (they go on) or finds the row gone (they are let go, and the node joins again);
  * and the watch on the others: the node that deletes an expired row (only one can) gets that
- * node's unfinished runs to end or resume.
+ * node's unfinished runs to end or resume. A node sweeps only once its own lease has held without
+ * a break for LIVE_LEASES_BEFORE_SWEEP leases, judged on the database's clock.
  */
 export class ClusterNode {
   readonly id: string;
@@ -50,24 +66,88 @@ export class ClusterNode {
   #cancelRenewal: (() => void) | undefined;
   #renewing = false;
   #url: string | null = null;
+  readonly #deadline: LeaseDeadline;
+  /** What `lease` listeners were last told. */
+  #held = false;
+  readonly #leaseListeners = new Set<(held: boolean) => void>();
+  #cancelDeadline: (() => void) | undefined;
+  /** The database's time since which this node's lease has held without a break. */
+  #liveSince: Date | undefined;
+  /** A renewal failed and was logged; the next success says so. */
+  #failing = false;
+  #left = false;
+  /** This node's membership: one more each time it joins again after its lease was lost. */
+  #epoch = 0;
+  /** This node's lease as its runs and its writer follow it. */
+  readonly lease: LeaseWatch;
 
   constructor(options: ClusterNodeOptions) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    const clock = options.clock;
+    this.#deadline = new LeaseDeadline(
+      options.leaseMilliseconds,
+      clock === undefined || clock === systemClock ? () => performance.now() : () => clock.now(),
+    );
     this.id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.lease = {
+      held: () => this.#deadline.held(),
+      onChange: (listener) => {
+        this.#leaseListeners.add(listener);
+        return () => this.#leaseListeners.delete(listener);
+      },
+    };
+  }
+
+  /** How many times this node joined again after losing its lease (0: never). */
+  get epoch(): number {
+    return this.#epoch;
   }
 
   async join(): Promise<void> {
-    await this.#options.pool.query(
-      `INSERT INTO agentd_nodes (id, name, lease_until) VALUES ($1, $2, now() + $3 * interval '1 millisecond')`,
-      [this.id, this.name, this.#options.leaseMilliseconds],
-    );
+    await this.#insert();
     this.#armRenewal();
   }
 
-  /** Renews every third of the lease, counted from each renewal's start (one at a time: #tick). */
+  /** Inserts this node's row; its lease holds from the moment the insert was sent. */
+  async #insert(): Promise<void> {
+    const sentAt = this.#deadline.sending();
+    const inserted = await this.#options.pool.query<{ at: Date }>(
+      `INSERT INTO agentd_nodes (id, name, url, lease_until) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
+       RETURNING now() AS at`,
+      [this.id, this.name, this.#url, this.#options.leaseMilliseconds],
+    );
+    this.#liveSince = inserted.rows[0]?.at;
+    this.#deadline.renewed(sentAt);
+    this.#tellLease();
+  }
+
+  /**
+   * Tells the lease's listeners that it holds (after each renewal) or that it stopped holding, and
+   * arms the check at its deadline: past it, with no renewal meanwhile, they are told it does not.
+   */
+  #tellLease(): void {
+    const held = this.#deadline.held();
+    this.#cancelDeadline?.();
+    this.#cancelDeadline = undefined;
+    if (held && !this.#left)
+      this.#cancelDeadline = this.#clock.setTimer(() => this.#tellLease(), this.#deadline.remaining() + 1);
+    // Held is told after every renewal: a run held by its own reading of the deadline (before
+    // the timer here ran) waits for it.
+    if (!held && !this.#held) return;
+    const lapsed = !held && this.#held;
+    this.#held = held;
+    if (lapsed)
+      this.#options.logger.warn(
+        { node: this.id },
+        "this node's lease was not renewed in time: its runs wait at their next step until it is",
+      );
+    for (const listener of this.#leaseListeners) listener(held);
+  }
+
+  /** Renews every quarter of the lease, counted from each renewal's start (one at a time: #tick). */
   #armRenewal(): void {
-    const every = Math.max(50, Math.floor(this.#options.leaseMilliseconds / 3));
+    const every = Math.max(50, Math.floor(this.#options.leaseMilliseconds / RENEWALS_PER_LEASE));
     this.#cancelRenewal = this.#clock.setTimer(() => {
       this.#armRenewal();
       void this.#tick();
@@ -97,8 +177,11 @@ export class ClusterNode {
 
   /** Leaves the cluster: the row goes, so nobody takes this node for dead. */
   async leave(): Promise<void> {
+    this.#left = true;
     this.#cancelRenewal?.();
     this.#cancelRenewal = undefined;
+    this.#cancelDeadline?.();
+    this.#cancelDeadline = undefined;
     await this.#options.pool
       .query("DELETE FROM agentd_nodes WHERE id = $1", [this.id])
       .catch(() => undefined);
@@ -111,26 +194,40 @@ export class ClusterNode {
     if (this.#renewing) return;
     this.#renewing = true;
     try {
-      const renewed = await this.#options.pool.query(
-        "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1",
+      const sentAt = this.#deadline.sending();
+      const renewed = await this.#options.pool.query<{ at: Date }>(
+        "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING now() AS at",
         [this.id, this.#options.leaseMilliseconds],
       );
       // Left meanwhile: the row is gone because this node deleted it.
-      if (renewed.rowCount === 0 && this.#cancelRenewal === undefined) return;
+      if (this.#cancelRenewal === undefined) return;
       if (renewed.rowCount === 0) {
         this.#options.logger.error(
           { node: this.id },
           "this node's lease had expired: the cluster took it for dead and took its runs; stopping them here and joining again",
         );
+        this.#deadline.lapse();
+        this.#tellLease();
+        // Its runs are let go (and its writes of them dropped) before it joins again.
         this.#options.onLeaseLost();
-        await this.#options.pool.query(
-          `INSERT INTO agentd_nodes (id, name, url, lease_until) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')`,
-          [this.id, this.name, this.#url, this.#options.leaseMilliseconds],
-        );
+        this.#epoch += 1;
+        await this.#insert();
+      } else {
+        // A lease that lapsed before this renewal came back: the break restarts its live time.
+        if (!this.#deadline.held()) this.#liveSince = renewed.rows[0]?.at;
+        this.#deadline.renewed(sentAt);
+        this.#tellLease();
       }
-      await this.#sweep();
+      if (this.#failing) this.#options.logger.info({ node: this.id }, "cluster lease renewed again");
+      this.#failing = false;
+      if (this.#deadline.held()) await this.#sweep();
     } catch (error) {
-      this.#options.logger.debug({ err: error }, "cannot renew the lease or sweep: PostgreSQL unreachable");
+      if (!this.#failing)
+        this.#options.logger.warn(
+          { err: error, node: this.id },
+          "cannot renew the lease or sweep: PostgreSQL unreachable; this node's runs wait at their next step once its deadline passes",
+        );
+      this.#failing = true;
     } finally {
       this.#renewing = false;
     }
@@ -146,8 +243,12 @@ export class ClusterNode {
     const taken: Array<{ node: string; runs: RunRecord[] }> = [];
     try {
       await client.query("BEGIN");
+      // Only a node live for LIVE_LEASES_BEFORE_SWEEP leases takes another for dead: after an
+      // outage, every lease has run out, and the others get that long to renew theirs.
       const dead = await client.query<{ id: string }>(
-        "DELETE FROM agentd_nodes WHERE lease_until < now() RETURNING id",
+        `DELETE FROM agentd_nodes WHERE lease_until < now()
+           AND now() > $1::timestamptz + $2 * interval '1 millisecond' RETURNING id`,
+        [this.#liveSince ?? new Date(), this.#options.leaseMilliseconds * LIVE_LEASES_BEFORE_SWEEP],
       );
       for (const { id } of dead.rows) {
         // Actions and answers for its runs: those runs end here or go back to the queue.
@@ -155,9 +256,10 @@ export class ClusterNode {
         // Runs it claimed but had not started go back to the queue, for any node within the limits
         // (its sub-agents' runs, queued under a parent that died with it, are ended below).
         const released = await client.query(
-          `UPDATE agentd_runs SET claimed_by = NULL
+          // Put back by this node: the dead node's late events of them are refused (write-batch).
+          `UPDATE agentd_runs SET claimed_by = NULL, node = $2
            WHERE claimed_by = $1 AND status = 'queued' AND parent_run IS NULL`,
-          [id],
+          [id, this.id],
         );
         if ((released.rowCount ?? 0) > 0) await client.query("SELECT pg_notify('agentd_queue', '')");
         const result = await client.query<{ record: unknown }>(
@@ -175,10 +277,10 @@ export class ClusterNode {
       await client.query("COMMIT");
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
+      client.release(true);
       throw error;
-    } finally {
-      client.release();
     }
+    client.release();
     for (const { node, runs } of taken) {
       this.#options.logger.warn(
         { node, runs: runs.length },

@@ -83,10 +83,13 @@ export interface PostgresStore extends DurableStore {
 export async function openPostgresStore(options: PostgresStoreOptions): Promise<PostgresStore> {
   const logger = options.logger.child({ module: "store" });
   const now = options.now ?? (() => new Date());
-  const pool = openPool(options, 10, logger);
+  const timeouts = queryTimeouts(options.leaseMilliseconds);
+  const pool = openPool(options, { max: 10, queryTimeout: timeouts.query }, logger);
   // The lease has connections of its own: renewing it never waits behind this node's backlog of
-  // writes, feed reads and history reads, which under load would have it taken for dead.
-  const membershipPool = openPool(options, 2, logger);
+  // writes, feed reads and history reads, which under load would have it taken for dead. Each of
+  // its queries gives up within half a lease, so one the network swallowed (a cut that keeps TCP
+  // up) does not keep the next renewal from being tried.
+  const membershipPool = openPool(options, { max: 2, queryTimeout: timeouts.membership }, logger);
   try {
     await migrate(pool);
   } catch (error) {
@@ -106,8 +109,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     leaseMilliseconds: options.leaseMilliseconds,
     ...(options.clock ? { clock: options.clock } : {}),
     onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
-    onLeaseLost: () =>
-      handlers?.runsLost("all", "this node's lease expired: another node took its runs over"),
+    onLeaseLost: () => {
+      handlers?.runsLost("all", "this node's lease expired: another node took its runs over");
+      writer.fence();
+    },
   });
   const runNodes = snapshot.runNodes;
   const feed = new ChangeFeed({
@@ -130,6 +135,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool,
     node: node.id,
     logger,
+    leaseHeld: () => node.lease.held(),
     onSettled: (batch, change, refused) => {
       runs.settled(batch, change, refused);
       if (change !== undefined) feed.read();
@@ -141,6 +147,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       );
       handlers?.runsLost(lost, "another node holds the run now");
     },
+  });
+  // A renewal that succeeded reached the database: the writer, with nothing left to write (its
+  // changes of runs let go were dropped), learns it is reachable again.
+  node.lease.onChange((held) => {
+    writer.leaseChanged(held);
+    if (held) writer.reachable(undefined);
   });
   const runs = new PostgresRunRecords({ writer, pool, node: node.id }, snapshot.runs, runNodes);
   const queue = new PostgresRunQueue({
@@ -170,6 +182,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     nodes: () => node.nodes(),
     announce: (url) => node.announce(url),
     ownsEveryRun: false,
+    lease: node.lease,
     nodeOf: (run) => runs.nodeOf(run),
     withdraw: (run) => queue.withdraw(run),
     synced: () => writer.committed(),
@@ -198,6 +211,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       backend: "postgres",
       connected: writer.connected,
       pending_writes: writer.pending,
+      lease_held: node.lease.held(),
       ...(writer.lastError === undefined ? {} : { error: writer.lastError }),
     }),
     start: async () => {
@@ -218,11 +232,39 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   };
 }
 
-/** A pool of at most `max` connections, whose lost connections are logged, never thrown. */
-function openPool(options: PostgresStoreOptions, max: number, logger: Logger): pg.Pool {
+/** The shortest wait for one query of the writer, the feed and the API, whatever the lease. */
+const SHORTEST_QUERY_TIMEOUT_MILLISECONDS = 30_000;
+/** The shortest wait for one renewal of the lease (its query or its connection). */
+const SHORTEST_MEMBERSHIP_TIMEOUT_MILLISECONDS = 100;
+
+/**
+ * How long a query may go unanswered before it fails as a lost connection (its connection is then
+ * dropped): twice the lease for the writer, the feed and the API (no statement of theirs takes that
+ * long on a healthy database), half a lease for the lease's own queries.
+ */
+export function queryTimeouts(leaseMilliseconds: number): { query: number; membership: number } {
+  return {
+    query: Math.max(SHORTEST_QUERY_TIMEOUT_MILLISECONDS, 2 * leaseMilliseconds),
+    membership: Math.max(SHORTEST_MEMBERSHIP_TIMEOUT_MILLISECONDS, Math.floor(leaseMilliseconds / 2)),
+  };
+}
+
+/**
+ * A pool of at most `max` connections, whose lost connections are logged, never thrown; a
+ * connection or a query that gets no answer within `queryTimeout` fails (keepalive alone cannot
+ * see a cut that keeps TCP up).
+ */
+function openPool(
+  options: PostgresStoreOptions,
+  { max, queryTimeout }: { max: number; queryTimeout: number },
+  logger: Logger,
+): pg.Pool {
   const pool = new pg.Pool({
     connectionString: options.url,
     max,
+    query_timeout: queryTimeout,
+    connectionTimeoutMillis: queryTimeout,
+    keepAlive: true,
     // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold the
     // changes lock, and every node's writes with it: past its lease it counts as dead anyway.
     idle_in_transaction_session_timeout: options.leaseMilliseconds,

@@ -22,6 +22,19 @@ export interface PostgresWriterOptions {
    * (`change` undefined) when PostgreSQL kept refusing it.
    */
   onSettled: (batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]) => void;
+  /**
+   * Whether this node's cluster lease holds now (default: always). While it does not, nothing is
+   * written (batches wait for `leaseChanged(true)`) and new work is refused as when the database
+   * cannot be reached.
+   */
+  leaseHeld?: () => boolean;
+}
+
+/** A change that belongs to one run: dropped when this node lets its runs go (`fence`). */
+function runScoped(operation: WriteOperation): boolean {
+  if (operation.kind === "run") return operation.claimable !== true;
+  if (operation.kind === "event") return typeof operation.draft.run === "string";
+  return operation.kind === "checkpoint";
 }
 
 /**
@@ -42,13 +55,56 @@ export class PostgresWriter {
   #connected = true;
   #lastError: string | undefined;
   #closed = false;
+  /** Operations at the head of the queue being written now. */
+  #inFlight = 0;
+  /** Called when the lease holds again (or the writer closes): the drain goes on. */
+  #leaseBack: (() => void) | undefined;
 
   constructor(options: PostgresWriterOptions) {
     this.#options = options;
   }
 
+  /** The database answers, and this node's lease holds. */
   get connected(): boolean {
-    return this.#connected;
+    return this.#connected && this.#leaseHeld();
+  }
+
+  #leaseHeld(): boolean {
+    return this.#options.leaseHeld?.() ?? true;
+  }
+
+  /** This node's lease holds again, or stopped holding: the drain goes on when it holds. */
+  leaseChanged(held: boolean): void {
+    if (!held) return;
+    const goOn = this.#leaseBack;
+    this.#leaseBack = undefined;
+    goOn?.();
+  }
+
+  /**
+   * This node let its runs go (its lease was lost): every change of a run queued and not yet being
+   * written is dropped, so nothing it did with them lands once it joins again. What is being
+   * written is left to the database's fence. Those changes' callers are never answered (their runs
+   * are stopped); barriers on them are passed.
+   */
+  fence(): void {
+    const kept: WriteOperation[] = [];
+    const dropped: WriteOperation[] = [];
+    for (const [index, operation] of this.#queue.entries()) {
+      if (index >= this.#inFlight && runScoped(operation)) dropped.push(operation);
+      else kept.push(operation);
+    }
+    if (dropped.length === 0) return;
+    this.#queue.splice(0, this.#queue.length, ...kept);
+    for (const operation of dropped) {
+      this.#committed.delete(operation);
+      for (const resolve of this.#barriers.get(operation) ?? []) resolve();
+      this.#barriers.delete(operation);
+    }
+    this.#options.logger.warn(
+      { dropped: dropped.length },
+      "changes of runs this node let go were dropped before the database saw them",
+    );
   }
 
   get lastError(): string | undefined {
@@ -69,7 +125,7 @@ export class PostgresWriter {
    * STORE_UNAVAILABLE while the database cannot be reached (new work is refused, not parked).
    */
   write(operation: WriteOperation): Promise<void> {
-    if (!this.#connected) return Promise.reject(this.#unavailable());
+    if (!this.connected) return Promise.reject(this.#unavailable());
     return new Promise((resolve) => {
       this.#committed.set(operation, resolve);
       this.enqueue(operation);
@@ -95,7 +151,7 @@ export class PostgresWriter {
   committed(): Promise<void> {
     const last = this.#queue.at(-1);
     if (last === undefined) return Promise.resolve();
-    if (!this.#connected) return Promise.reject(this.#unavailable());
+    if (!this.connected) return Promise.reject(this.#unavailable());
     return new Promise((resolve) => {
       const waiting = this.#barriers.get(last) ?? [];
       waiting.push(resolve);
@@ -134,6 +190,7 @@ export class PostgresWriter {
   /** Stops retrying; what is still queued is given up (logged). */
   close(): void {
     this.#closed = true;
+    this.leaseChanged(true);
     if (this.#queue.length > 0) {
       this.#options.logger.error(
         { pending: this.#queue.length },
@@ -143,6 +200,12 @@ export class PostgresWriter {
   }
 
   #unavailable(): AgentdError {
+    if (this.#connected)
+      return new AgentdError(
+        "STORE_UNAVAILABLE",
+        "this node's cluster lease is not renewed: PostgreSQL did not answer in time",
+        { hint: "GET /health shows the store; try again once it is connected, or on another node" },
+      );
     return new AgentdError("STORE_UNAVAILABLE", "PostgreSQL cannot be reached right now", {
       hint: "GET /health shows the store; try again once it is connected",
       ...(this.#lastError === undefined ? {} : { details: { error: this.#lastError } }),
@@ -163,15 +226,27 @@ export class PostgresWriter {
     let delay = FIRST_RETRY_MILLISECONDS;
     let attempts = 0;
     while (this.#queue.length > 0 && !this.#closed) {
+      // Past this node's lease deadline nothing is written: its runs may be another node's now.
+      if (!this.#leaseHeld()) {
+        await new Promise<void>((resolve) => {
+          this.#leaseBack = resolve;
+        });
+        continue;
+      }
       const batch = this.#queue.slice(0, BATCH_SIZE);
+      this.#inFlight = batch.length;
       try {
         let written: Awaited<ReturnType<typeof writeBatch>>;
         const client = await this.#options.pool.connect();
         try {
           written = await writeBatch(client, this.#options.node, batch);
-        } finally {
-          client.release();
+        } catch (error) {
+          // A connection whose query timed out may still be in the middle of it: never reused.
+          client.release(true);
+          throw error;
         }
+        client.release();
+        this.#inFlight = 0;
         this.#queue.splice(0, batch.length);
         this.#settle(batch);
         if (!this.#connected) this.#options.logger.info("PostgreSQL reachable again; queued changes written");
@@ -181,6 +256,7 @@ export class PostgresWriter {
         attempts = 0;
         this.#options.onSettled(batch, written.change, written.refused);
       } catch (error) {
+        this.#inFlight = 0;
         attempts += 1;
         const message = error instanceof Error ? error.message : String(error);
         // A full disk or a read-only database (53100, 25006) is waited out like a lost connection.

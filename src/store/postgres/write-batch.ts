@@ -69,14 +69,20 @@ export async function writeBatch(
     }
     const refused = await writeRuns(client, node, change, [...runs.values()]);
     await settleFires(client, node, [...runs.values()], settledFires);
-    // Nor the events this node made of a run it no longer holds.
-    const lost = new Set(refused.map(({ record }) => record.id));
+    // Nor the events this node made of a run it no longer holds (the fence on events).
+    const lost = await runsNotHeld(client, node, drafts);
+    for (const { record } of refused) lost.add(record.id);
+    const refusedRuns = new Set(refused.map(({ record }) => record.id));
     await writeEvents(
       client,
       change,
       lost.size === 0
         ? drafts
-        : drafts.filter((draft) => typeof draft.run !== "string" || !lost.has(draft.run)),
+        : drafts.filter(
+            (draft) =>
+              typeof draft.run !== "string" ||
+              !(draft.type === "status" ? refusedRuns.has(draft.run) : lost.has(draft.run)),
+          ),
     );
     await writeStates(client, states);
     await writeCheckpoints(client, node, checkpoints);
@@ -151,6 +157,33 @@ async function writeRuns(
     const record = parseRunRecord(row.record);
     return record === undefined ? [] : [{ record, node: row.node, change: row.change }];
   });
+}
+
+/**
+ * The runs of these events that this node does not hold: neither claimed by it nor last written
+ * or put back in the queue by it (a takeover and a sweep write the run as the taker's; a node
+ * that put a run in the queue still reports it until the claimer's first write). Their rows
+ * are locked for share until commit, so a sweep taking them waits for this batch or this batch
+ * sees its result. A run with no row yet is not refused.
+ */
+async function runsNotHeld(client: pg.PoolClient, node: string, drafts: TimedDraft[]): Promise<Set<string>> {
+  // Status events go with their run's record, refused with it (writeRuns); a node starting a
+  // run again from its checkpoint reports it queued before it holds it.
+  const runs = [
+    ...new Set(
+      drafts.flatMap((draft) =>
+        typeof draft.run === "string" && draft.type !== "status" ? [draft.run] : [],
+      ),
+    ),
+  ];
+  if (runs.length === 0) return new Set();
+  const result = await client.query<{ id: string }>(
+    `SELECT id FROM agentd_runs WHERE id = ANY($1::text[])
+       AND claimed_by IS DISTINCT FROM $2 AND node IS DISTINCT FROM $2
+     ORDER BY id FOR SHARE`,
+    [runs, node],
+  );
+  return new Set(result.rows.map((row) => row.id));
 }
 
 /**

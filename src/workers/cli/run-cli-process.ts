@@ -68,6 +68,8 @@ export interface CliExit {
  */
 export async function runCliProcess(options: CliProcessOptions): Promise<CliExit> {
   const { control, logger } = options;
+  // No child starts while the run is paused or held (a full store, a lapsed cluster lease).
+  await control.waitWhilePaused();
   const hungController = new AbortController();
   const cancelSignal = AbortSignal.any([
     control.signal,
