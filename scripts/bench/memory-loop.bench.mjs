@@ -322,10 +322,6 @@ async function timed(action) {
   return performance.now() - started;
 }
 
-function megabytes(bytes = 0) {
-  return (bytes / 1_048_576).toFixed(1);
-}
-
 function median(values) {
   const sorted = [...values].sort((left, right) => left - right);
   return sorted[Math.floor(sorted.length / 2)];
