@@ -34,7 +34,7 @@ export const RunRecordObjectSchema = z.object({
   usage: UsageSchema,
   cost_usd: z.number(),
   result: z.string().optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() }).optional(),
   idempotency_key: z.string().optional(),
 });
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
