@@ -32,6 +32,7 @@ COPY bin ./bin
 COPY agents ./agents
 COPY presets ./presets
 COPY docs ./docs
+COPY vendor ./vendor
 # Listen on every interface inside the container; runs, events and the vault go to /data. Agents
 # without a workdir work in /app/.agentd/workspaces (the project is /app, which holds agents/):
 # the node user must be able to write there, and a volume keeps that work across containers.

@@ -1,12 +1,22 @@
-// `npm start` runs this first: it builds only when dist/ is missing or older than a source file,
-// so starting the daemon does not pay for a compile it does not need.
+// `npm start` runs this first, and npm's `prepare` is this too (npm runs `prepare` after `npm install`
+// in the clone, before `npm pack`, and when `npx agentd` in a clone installs the folder into npx's
+// cache): it builds only when dist/ is missing or older than a source file, so none of them pays for
+// a compile it does not need.
 import { spawnSync } from "node:child_process";
 import { readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
 const builtEntry = path.join(root, "dist", "cli", "main.js");
-const inputs = ["src", "tsconfig.json", "tsconfig.build.json", "package.json", "scripts/bundle-cli.mjs"];
+const inputs = [
+  "src",
+  "tsconfig.json",
+  "tsconfig.build.json",
+  "tsconfig.web.json",
+  "package.json",
+  "scripts/bundle-cli.mjs",
+  "scripts/copy-dashboard-files.mjs",
+];
 
 /** The newest modification time of a file or of any file under a folder. */
 function newest(file) {

@@ -1,5 +1,6 @@
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
+import { hintFor } from "../errors/error-hints.js";
 
 /** The HTTP status of each error code the API reports; any other code is a 500 INTERNAL. */
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
@@ -58,7 +59,7 @@ export function toErrorReply(error: unknown): ErrorReply {
             code: error.code,
             message: error.message,
             ...(error.field === undefined ? {} : { field: error.field }),
-            ...(error.hint === undefined ? {} : { hint: error.hint }),
+            hint: hintFor(error),
           },
         },
       };
@@ -75,12 +76,18 @@ export function toErrorReply(error: unknown): ErrorReply {
               ? "PAYLOAD_TOO_LARGE"
               : "BAD_REQUEST";
       const message = (error as HttpError).message ?? "bad request";
-      return { statusCode, internal: false, body: { error: { code, message } } };
+      return { statusCode, internal: false, body: { error: { code, message, hint: hintFor({ code }) } } };
     }
   }
   return {
     statusCode: 500,
     internal: true,
-    body: { error: { code: "INTERNAL", message: "internal error: the daemon log has the details" } },
+    body: {
+      error: {
+        code: "INTERNAL",
+        message: "internal error: the daemon log has the details",
+        hint: hintFor({ code: "INTERNAL" }),
+      },
+    },
   };
 }

@@ -16,10 +16,17 @@ const KEPT_ANSWERS = 64;
 const WILDCARD_HOSTS = new Set(["", "0.0.0.0", "::", "[::]"]);
 
 /**
+ * The wildcard addresses as `Host` names (canonical). A client on this machine that connects to
+ * `0.0.0.0:7070` or `[::]:7070` reaches the daemon bound there and sends that name, which a
+ * rebinding page cannot send for its own name.
+ */
+const WILDCARD_NAMES = new Set(["0.0.0.0", "[::]"]);
+
+/**
  * Which `Host` headers name this daemon. A web page that rebinds its own DNS name to 127.0.0.1
  * still sends that name, so only names that cannot be rebound pass: the bind address, `localhost`,
- * loopback addresses, when bound to every interface the addresses of this machine's interfaces,
- * and the names the user listed. Ports are not compared: the name is what a rebinding page cannot
+ * loopback addresses, when bound to every interface the wildcard address itself (`0.0.0.0`,
+ * `[::]`) and the addresses of this machine's interfaces, and the names the user listed. Ports are not compared: the name is what a rebinding page cannot
  * forge.
  */
 export function createHostPolicy(options: HostPolicyOptions): (hostHeader: string | undefined) => boolean {
@@ -37,6 +44,7 @@ export function createHostPolicy(options: HostPolicyOptions): (hostHeader: strin
     anyHost ||
     isLoopbackHost(name) ||
     name === bindName ||
+    (wildcard && WILDCARD_NAMES.has(name)) ||
     exact.has(name) ||
     suffixes.some((suffix) => name.endsWith(suffix));
   // Clients send the same header on every request: parsing it as a URL each time cost more than

@@ -1,4 +1,5 @@
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
+import { hintFor } from "../errors/error-hints.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
 
 export const EXIT_OK = 0;
@@ -19,8 +20,18 @@ export function printJson(value: unknown): void {
 /** Prints an error the same way everywhere: `error CODE: file:line field: message — hint`. */
 export function reportFatal(error: unknown, json: boolean): void {
   const agentdError = toAgentdError(storageFullOf(error) ?? error);
-  if (json) printJson({ error: agentdError.toJSON() });
-  else process.stderr.write(`error ${agentdError.code}: ${agentdError.describe()}\n`);
+  if (json) printJson({ error: errorForUser(agentdError) });
+  else process.stderr.write(`error ${agentdError.code}: ${describeForUser(agentdError)}\n`);
+}
+
+/** `file:line field: message — hint`, with the hint of the error's code when it carries none. */
+export function describeForUser(error: AgentdError): string {
+  return error.hint === undefined ? `${error.describe()} — ${hintFor(error)}` : error.describe();
+}
+
+/** The error as JSON, with the hint of its code when it carries none. */
+export function errorForUser(error: AgentdError): Record<string, unknown> {
+  return { ...error.toJSON(), hint: hintFor(error) };
 }
 
 /**

@@ -39,7 +39,7 @@ const FIELD_HINTS: Record<string, string> = {
   secrets: "list secret names, for example secrets: [github_token]",
   tools: "list tool names, for example tools: [read_file, shell]",
 };
-const DEFAULT_HINT = "fix the value; the README's agent file reference lists every field";
+const DEFAULT_HINT = "fix the value; docs/agent-file.md lists every field with its allowed values";
 
 /** Reads an agent file's frontmatter and body and validates them on their own. Never throws. */
 export function parseAgentFile(file: string, content: DefinitionFileContent): ParsedAgentFile {

@@ -1,6 +1,6 @@
 /**
  * Every error agentd reports carries one of these codes. The API and the CLI print the same codes,
- * so a user can search for one in the README and in logs.
+ * so a user can search for one in docs/ and in logs (src/errors/error-hints.ts: what to do about each).
  */
 export const ERROR_CODES = [
   // configuration and definitions

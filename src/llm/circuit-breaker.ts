@@ -44,14 +44,17 @@ export class CircuitBreaker {
     }
     const openedAt = this.#openedAt ?? this.#now();
     const retryInMilliseconds = Math.max(0, openedAt + this.#settings.cooldownMilliseconds - this.#now());
+    const retryInSeconds = Math.ceil(retryInMilliseconds / 1000);
     throw new LlmError(
       "LLM_CIRCUIT_OPEN",
-      `model ${this.#model} at ${this.#endpoint} failed ${this.#consecutiveFailures} times in a row; calls to it are paused`,
+      `model ${this.#model} at ${this.#endpoint} failed ${this.#consecutiveFailures} times in a row; calls to it are paused for ${retryInSeconds} s more (llm.circuit_breaker.cooldown)`,
       { endpoint: this.#endpoint, model: this.#model },
       {
         // Not on this call: the run's fallback models are tried instead.
         retryable: false,
-        hint: `check that the endpoint serves this model; agentd tries it again in ${Math.ceil(retryInMilliseconds / 1000)} s`,
+        hint:
+          `the errors before this one say why the calls failed: fix that (is ${this.#endpoint} up, does it serve ${this.#model}?) ` +
+          `and run again after ${retryInSeconds} s, when agentd tries the model again; fallback_models in the agent file are tried meanwhile`,
         details: { retry_in_ms: retryInMilliseconds },
       },
     );

@@ -153,8 +153,9 @@ function hintForStatus(status: number): string {
   return "check the request the agent sends (model, tools, parameters)";
 }
 
+/** `Connection error: fetch failed`: the SDK's message, then its cause's, without a doubled `.:`. */
 function causeMessage(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : "";
-  return `${error.message}${cause}`;
+  if (!(error.cause instanceof Error)) return error.message;
+  return `${error.message.replace(/[.\s]+$/, "")}: ${error.cause.message}`;
 }

@@ -1,9 +1,17 @@
-import { createRequire } from "node:module";
+import path from "node:path";
 import type { Node, Parser, Tree } from "web-tree-sitter";
 
 export type { Node as SyntaxNode, Tree as SyntaxTree };
 
-const require = createRequire(import.meta.url);
+/**
+ * The bash grammar, vendored with its licence (vendor/tree-sitter-bash/README.md says from where).
+ * src/permissions, dist/permissions and the bundles in dist/cli and dist/chunks all sit two levels
+ * below the package.
+ */
+export const BASH_GRAMMAR_FILE = path.resolve(
+  import.meta.dirname,
+  "../../vendor/tree-sitter-bash/tree-sitter-bash.wasm",
+);
 
 let parser: Parser | undefined;
 let loading: Promise<void> | undefined;
@@ -17,7 +25,7 @@ export function loadBashParser(): Promise<void> {
   loading ??= (async () => {
     const { Language, Parser } = await import("web-tree-sitter");
     await Parser.init();
-    const bash = await Language.load(require.resolve("tree-sitter-bash/tree-sitter-bash.wasm"));
+    const bash = await Language.load(BASH_GRAMMAR_FILE);
     const loaded = new Parser();
     loaded.setLanguage(bash);
     parser = loaded;

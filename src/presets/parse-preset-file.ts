@@ -26,7 +26,7 @@ const FIELD_HINTS: Record<string, string> = {
   deliverable_templates: "each deliverable template is { name: …, template: | … }",
   extends: "extends names another preset file in presets/, without .yaml",
 };
-const DEFAULT_HINT = "fix the value; see the preset format in the README";
+const DEFAULT_HINT = "fix the value; docs/presets.md has the preset format";
 
 /** The name a preset file is known by: its base name without the extension. */
 export function presetNameOf(file: string): string {

@@ -1,6 +1,7 @@
 import { toAgentdError } from "../errors/agentd-error.js";
 import { runReasonOf } from "./abort-ending.js";
 import type { ErrorCode } from "../errors/error-codes.js";
+import { hintFor } from "../errors/error-hints.js";
 import type { RunReason, RunStatus, Usage } from "./run-status.js";
 import { EMPTY_USAGE } from "./run-status.js";
 import type { RunRecord } from "./run-record.js";
@@ -15,7 +16,8 @@ export interface RunOutcome {
   cost_usd: number;
   /** Which worker produced the result: "llm", "cli:claude", ... */
   worker: string;
-  error?: { code: ErrorCode; message: string };
+  /** `hint`: what the user should do next (the error's own, else its code's, src/errors/error-hints.ts). */
+  error?: { code: ErrorCode; message: string; hint?: string };
 }
 
 const STOP_REASONS: ReadonlySet<RunReason> = new Set(["user_stop", "daemon_shutdown"]);
@@ -58,7 +60,7 @@ export function outcomeOfThrow(thrown: unknown, signal: AbortSignal, worker: str
     usage: EMPTY_USAGE,
     cost_usd: 0,
     worker,
-    error: { code: error.code, message: error.message },
+    error: { code: error.code, message: error.message, hint: hintFor(error) },
   };
   return settleOutcome(failed, signal);
 }

@@ -36,7 +36,8 @@ export interface RunRecord {
   usage: Usage;
   cost_usd: number;
   result?: string;
-  error?: { code: string; message: string };
+  /** `hint`: what the user should do next, when the run's failure has one. */
+  error?: { code: string; message: string; hint?: string };
   /**
    * The `Idempotency-Key` the run was posted with (`POST /agents/:id/runs`): the same key of the
    * same agent within IDEMPOTENCY_WINDOW answers this run again instead of starting another.

@@ -39,7 +39,7 @@ export const RunRecordObjectSchema = z.object({
   usage: UsageSchema,
   cost_usd: z.number(),
   result: z.string().optional(),
-  error: z.object({ code: z.string(), message: z.string() }).optional(),
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string().optional() }).optional(),
   idempotency_key: z.string().optional(),
   trace_id: z
     .string()

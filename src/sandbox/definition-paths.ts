@@ -98,6 +98,7 @@ export function daemonCodePaths(): string[] {
     "dist",
     "src",
     "scripts",
+    "vendor",
     "node_modules",
     ".npmrc",
   ];

@@ -5,6 +5,7 @@ import { matchHostRule } from "../config/host-rules.js";
 import type { ProxyContext } from "./proxy-context.js";
 import { clientResponseHeaders, safeStatusMessage, upstreamRequestHeaders } from "./proxy-headers.js";
 import { guardedLookup, hostRefusal } from "./proxy-host-check.js";
+import { refusalStatusText } from "./proxy-status-text.js";
 import { forwardTarget } from "./proxy-target.js";
 
 /**
@@ -121,7 +122,7 @@ function replyError(response: http.ServerResponse, status: number, reason: strin
   }
   const body = `agentd sandbox: ${reason.replace(/[^\x20-\x7e]/g, "?")}\n`;
   try {
-    response.writeHead(status, {
+    response.writeHead(status, refusalStatusText(status, reason), {
       "content-type": "text/plain",
       "content-length": Buffer.byteLength(body),
       connection: "close",

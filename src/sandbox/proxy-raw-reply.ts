@@ -1,5 +1,5 @@
-import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
+import { refusalStatusText } from "./proxy-status-text.js";
 
 /**
  * Answers on a bare socket (a CONNECT, a request node could not parse) and closes it: the status,
@@ -15,7 +15,7 @@ export function endWithRawReply(socket: Duplex, status: number, reason: string):
   }
   const body = `agentd sandbox: ${reason.replace(/[^\x20-\x7e]/g, "?")}\n`;
   const head =
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? "Error"}\r\n` +
+    `HTTP/1.1 ${status} ${refusalStatusText(status, reason)}\r\n` +
     `content-type: text/plain\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n`;
   endAfterWrites(socket, head + body);
 }

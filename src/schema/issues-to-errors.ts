@@ -17,23 +17,11 @@ export interface IssueSource {
 /** Turns zod issues into located errors: file, line, field, message and what to do. */
 export function issuesToErrors(source: IssueSource, issues: readonly z.core.$ZodIssue[]): AgentdError[] {
   const located: LocatedYaml = { value: undefined, syntaxError: undefined, lineOf: source.lineOf };
-  return describeIssues(source.schema, issues.map(clarifyUnion), located).map((problem) => {
+  return describeIssues(source.schema, issues, located).map((problem) => {
     const topLevelKey = /^[^.[]*/.exec(problem.field)?.[0] ?? "";
     const hint = problem.unknownKey
       ? "remove the key or fix its spelling"
       : source.hintFor(problem.field, topLevelKey);
     return problemToError(source.code, source.file, problem, hint);
   });
-}
-
-/** zod says only "Invalid input" when no branch of a union matches; say what was expected. */
-function clarifyUnion(issue: z.core.$ZodIssue): z.core.$ZodIssue {
-  if (issue.code !== "invalid_union") return issue;
-  const expected = new Set<string>();
-  for (const branch of issue.errors) {
-    const [first] = branch;
-    if (first?.code === "invalid_type" && first.path.length === 0) expected.add(first.expected);
-    else if (first) return { ...issue, message: first.message };
-  }
-  return expected.size === 0 ? issue : { ...issue, message: `expected ${[...expected].join(" or ")}` };
 }

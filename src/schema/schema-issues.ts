@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 import { didYouMean, knownKeysAt } from "./known-keys.js";
+import { readableIssues } from "./union-issues.js";
 import type { LocatedYaml } from "./yaml-document.js";
 
 /** One problem found in a user's file, before it becomes an error or a warning. */
@@ -43,12 +44,14 @@ export function describeIssues(
       }
       continue;
     }
-    problems.push({
-      field: formatPath(issue.path),
-      line: yaml?.lineOf(issue.path),
-      message: issue.message,
-      unknownKey: false,
-    });
+    for (const readable of readableIssues(issue)) {
+      problems.push({
+        field: formatPath(readable.path),
+        line: yaml?.lineOf(readable.path),
+        message: readable.message,
+        unknownKey: false,
+      });
+    }
   }
   return problems;
 }

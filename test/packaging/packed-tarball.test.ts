@@ -52,6 +52,9 @@ describe("the packed npm tarball", { timeout: 240_000 }, () => {
       "bin/agentd.js",
       "dist/cli/main.js",
       "config.example.yaml",
+      // The shell grammar of the permission check, with its licence (no tree-sitter-bash package).
+      "vendor/tree-sitter-bash/tree-sitter-bash.wasm",
+      "vendor/tree-sitter-bash/LICENSE",
     ])
       expect(files).toContain(expected);
     expect(files.some((file) => file.startsWith("agents/") && file.endsWith(".md"))).toBe(true);

@@ -36,3 +36,8 @@ function keyPaths(schema: SchemaNode, prefix: string[] = []): ConfigKeyPath[] {
 export function configKeyPaths(): ConfigKeyPath[] {
   return keyPaths(ConfigSchema as unknown as SchemaNode);
 }
+
+/** Every key path of any zod object schema (an agent file's frontmatter, a preset). */
+export function schemaKeyPaths(schema: unknown): ConfigKeyPath[] {
+  return keyPaths(schema as SchemaNode);
+}

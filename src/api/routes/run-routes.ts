@@ -14,6 +14,15 @@ type RunParams = { Params: z.output<typeof RunParamsSchema> };
 
 const LIFECYCLE_ACTIONS = ["pause", "resume", "stop"] as const;
 
+/** What each lifecycle route answers: `stop` of a run in flight answers before the run has ended. */
+const LIFECYCLE_ANSWERS: Record<(typeof LIFECYCLE_ACTIONS)[number], string> = {
+  pause: "The run after the change, once on disk",
+  resume: "The run after the change, once on disk",
+  stop:
+    "A queued run: the run after the change (stopped). A run in flight: the run as it was when the " +
+    "stop was asked (its status unchanged); it ends when its worker returns, told by a `status` event",
+};
+
 /** GET /runs, GET /runs/:run, POST /runs/:run/pause|resume|stop, GET /runs/:run/events. */
 export function registerRunRoutes(app: FastifyInstance, { services }: RouteContext): void {
   const requireRun = async (runId: string): Promise<RunRecord> => {
@@ -70,7 +79,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
           params: routeSchema(RunParamsSchema),
           ...documented({
             operationId: `${action}Run`,
-            success: { status: 200, description: "The run after the change", schema: RunRecordSchema },
+            success: { status: 200, description: LIFECYCLE_ANSWERS[action], schema: RunRecordSchema },
             errors: [400, 404, 409, 415],
           }),
         },

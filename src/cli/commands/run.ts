@@ -10,7 +10,14 @@ import { type LockHolder, LockHolderSchema } from "../../locks/data-directory-lo
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { pickTask } from "../../runs/runnable-definition.js";
 import { didYouMean } from "../../schema/known-keys.js";
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, type GlobalOptions } from "../output.js";
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  describeForUser,
+  errorForUser,
+  type GlobalOptions,
+} from "../output.js";
 import { openRunLog } from "../terminal/run-log.js";
 import { createRunProgress } from "../terminal/run-progress.js";
 import { printRunSummary } from "../terminal/run-summary.js";
@@ -58,8 +65,8 @@ export interface RunCommandIo {
  */
 export async function runAgentCommand(options: RunCommandOptions, io: RunCommandIo): Promise<number> {
   const fail = (error: AgentdError, code: number) => {
-    if (options.json) io.stdout(`${JSON.stringify({ error: error.toJSON() })}\n`);
-    else io.stderr(`error ${error.code}: ${error.describe()}\n`);
+    if (options.json) io.stdout(`${JSON.stringify({ error: errorForUser(error) })}\n`);
+    else io.stderr(`error ${error.code}: ${describeForUser(error)}\n`);
     return code;
   };
   let config;

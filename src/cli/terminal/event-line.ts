@@ -1,4 +1,5 @@
 import { stripVTControlCharacters } from "node:util";
+import { hintOfCode } from "../../errors/error-hints.js";
 import type { Style } from "./terminal-style.js";
 import { paint } from "./terminal-style.js";
 
@@ -56,8 +57,12 @@ function describeEvent(event: ShownEvent): { style: Style; text: string } {
         text: `${ok ? "✓" : "✗"} ${field("tool")} (${duration || "?"} ms) ${preview(field("output"))}`,
       };
     }
-    case "error":
-      return { style: "red", text: `${field("code")}: ${field("message")}` };
+    case "error": {
+      // A retry is not yet the user's to fix; a final error says what to do.
+      const hint =
+        fieldOf(event.data, "retryable") === true ? undefined : field("hint") || hintOfCode(field("code"));
+      return { style: "red", text: `${field("code")}: ${field("message")}${hint ? ` — ${hint}` : ""}` };
+    }
     case "warning":
       return { style: "yellow", text: `${field("code")}: ${field("message")}` };
     case "fallback":

@@ -1,3 +1,4 @@
+import { hintOfCode } from "../../errors/error-hints.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { paint } from "./terminal-style.js";
 
@@ -21,7 +22,10 @@ export function printRunSummary(record: RunRecord, output: RunSummaryOutput): vo
   const summary = `■ ${outcome} in ${seconds.toFixed(1)} s · ${record.usage.total_tokens} tokens${cost}\n`;
   if (record.status === "completed" && record.result)
     output.stdout(record.result.endsWith("\n") ? record.result : `${record.result}\n`);
-  if (record.error && record.status !== "completed")
+  if (record.error && record.status !== "completed") {
     output.stderr(`${record.error.code}: ${record.error.message}\n`);
+    const hint = record.error.hint ?? hintOfCode(record.error.code);
+    if (hint) output.stderr(`  to fix: ${hint}\n`);
+  }
   output.stderr(paint(output.color, record.status === "completed" ? "green" : "red", summary));
 }

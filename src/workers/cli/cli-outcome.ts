@@ -1,4 +1,5 @@
 import type { ErrorCode } from "../../errors/error-codes.js";
+import { hintFor } from "../../errors/error-hints.js";
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { RunReason } from "../../run-vocabulary/run-status.js";
 import { EMPTY_USAGE, addUsage } from "../../run-vocabulary/run-status.js";
@@ -32,7 +33,7 @@ export function endedOutcome(
   reason: RunReason,
   transcript: CliTranscript | undefined,
   worker: string,
-  error?: { code: ErrorCode; message: string },
+  error?: { code: ErrorCode; message: string; hint?: string },
 ): RunOutcome {
   const answer = transcript?.answer;
   return {
@@ -42,7 +43,7 @@ export function endedOutcome(
     usage: transcript?.usage ?? EMPTY_USAGE,
     cost_usd: transcript?.costUsd ?? 0,
     worker,
-    ...(error ? { error: { code: error.code, message: error.message } } : {}),
+    ...(error ? { error: { code: error.code, message: error.message, hint: hintFor(error) } } : {}),
   };
 }
 

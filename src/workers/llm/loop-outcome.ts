@@ -1,4 +1,5 @@
 import { toAgentdError } from "../../errors/agentd-error.js";
+import { hintFor } from "../../errors/error-hints.js";
 import { runReasonOf } from "../../run-vocabulary/abort-ending.js";
 import { reasonForErrorCode, statusForReason } from "../../run-vocabulary/run-outcome.js";
 import type { RunContext } from "../worker.js";
@@ -29,6 +30,8 @@ export function failureOutcome(
     cost_usd: budget.costUsd,
     worker: "llm",
     // A stop asked for by a user or the daemon is not an error; its reason says it all.
-    ...(status === "failed" ? { error: { code: failure.code, message: failure.message } } : {}),
+    ...(status === "failed"
+      ? { error: { code: failure.code, message: failure.message, hint: hintFor(failure) } }
+      : {}),
   };
 }

@@ -1,0 +1,52 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { configWith, mcpHarness } from "./mcp-test-kit.js";
+
+const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** config.example.yaml's commented `filesystem` MCP server, uncommented and parsed as written. */
+function exampleServer(): Record<string, unknown> {
+  const lines = readFileSync(path.join(ROOT, "config.example.yaml"), "utf8").split("\n");
+  const start = lines.findIndex((line) => line.startsWith("#   filesystem:"));
+  const end = lines.findIndex((line, index) => index > start && line.startsWith("#   tracker:"));
+  expect(start).toBeGreaterThan(0);
+  const block = lines
+    .slice(start, end)
+    .map((line) => line.replace(/^# /, ""))
+    .join("\n");
+  const parsed = parseYaml(block) as { filesystem: Record<string, unknown> };
+  return parsed.filesystem;
+}
+
+// It downloads the server from the npm registry, as the example does: run with AGENTD_TEST_NETWORK=1.
+describe.skipIf(process.env["AGENTD_TEST_NETWORK"] !== "1")("config.example.yaml's MCP server", () => {
+  let folder: string | undefined;
+  afterEach(() => {
+    if (folder) rmSync(folder, { recursive: true, force: true });
+    // The server's own folder (the kit's project is the temp folder), with npx's cache in it.
+    rmSync(path.join(tmpdir(), ".agentd", "mcp", "filesystem"), { recursive: true, force: true });
+  });
+
+  it("starts in the sandbox as written and works on the folder it names", { timeout: 180_000 }, async () => {
+    folder = mkdtempSync(path.join(tmpdir(), "agentd-mcp-example-"));
+    const server = exampleServer();
+    // The example's folder, here a temp one: the only change to the example.
+    const text = JSON.stringify(server).replaceAll("/srv/project/notes", folder);
+    const config = configWith({ filesystem: JSON.parse(text) as Record<string, unknown> });
+    const harness = mcpHarness(config);
+    try {
+      const agent = { tools: ["mcp:filesystem/*"], permissions: { allow: ["mcp:filesystem/*"] } };
+      const written = await harness.call(agent, "mcp:filesystem/write_file", {
+        path: path.join(folder, "note.md"),
+        content: "hello from the sandbox",
+      });
+      expect(written).toMatchObject({ ok: true });
+      expect(readFileSync(path.join(folder, "note.md"), "utf8")).toBe("hello from the sandbox");
+    } finally {
+      await harness.source.close();
+    }
+  });
+});
