@@ -78,6 +78,8 @@ export class ClusterNode {
   #left = false;
   /** This node's membership: one more each time it joins again after its lease was lost. */
   #epoch = 0;
+  /** Whether join() was called: from then on the lease deadline decides what this node may do. */
+  #member = false;
   /** This node's lease as its runs and its writer follow it. */
   readonly lease: LeaseWatch;
 
@@ -91,7 +93,9 @@ export class ClusterNode {
     );
     this.id = `${os.hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.lease = {
-      held: () => this.#deadline.held(),
+      // Before join() this process is no member (agentd run, a store opened to read): it holds no
+      // cluster runs, so no lease fences what it writes.
+      held: () => !this.#member || this.#deadline.held(),
       onChange: (listener) => {
         this.#leaseListeners.add(listener);
         return () => this.#leaseListeners.delete(listener);
@@ -105,6 +109,7 @@ export class ClusterNode {
   }
 
   async join(): Promise<void> {
+    this.#member = true;
     await this.#insert();
     this.#armRenewal();
   }
