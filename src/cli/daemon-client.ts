@@ -125,8 +125,8 @@ export class DaemonClient {
       "user-agent": `${CLI_USER_AGENT_PREFIX}1`,
     };
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
-    // The daemon refuses a POST without it, body or not: a web page cannot send it without asking.
-    if (method === "POST") headers["content-type"] = "application/json";
+    // Every body is JSON, and the daemon refuses a POST or PUT body sent as anything else.
+    if (body !== undefined || method === "POST") headers["content-type"] = "application/json";
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl}${path}`, {

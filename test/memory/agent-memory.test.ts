@@ -274,7 +274,7 @@ describe("agent memory", { timeout: 60_000 }, () => {
         input: "Set through the CLI.\n",
         environment: { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" },
       });
-      expect(set.exitCode).toBe(0);
+      expect(set.exitCode, set.stderr).toBe(0);
       expect((await memoryOf("/agents/reader/memory")).content).toBe("Set through the CLI.\n");
       const staleCli = await agentd("memory", "reader", "--set", stdinFile, "--if-version", before.version);
       expect(staleCli.exitCode).not.toBe(0);
