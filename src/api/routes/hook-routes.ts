@@ -22,7 +22,7 @@ const HookParamsSchema = z.object({
 
 /**
  * `POST /hooks/<agent>/<name>`: a webhook delivery for an agent's trigger (src/triggers/). The one
- * route a foreign site is meant to reach: it skips the API token (`config.public`) and nothing
+ * route a foreign site is meant to reach: it skips the API token (role `own`: its own secret) and nothing
  * else — the Host check, the Origin check (senders are servers and send no Origin) and
  * `content-type: application/json` apply as on every route. The body reaches the trigger as the
  * raw bytes its signature covers, at most HOOK_BODY_LIMIT_BYTES (413 past it, before anything is
@@ -40,7 +40,7 @@ export function registerHookRoutes(app: FastifyInstance, { services }: RouteCont
       "/hooks/:agent/:name",
       {
         bodyLimit: HOOK_BODY_LIMIT_BYTES,
-        config: { public: true },
+        config: { role: "own" },
         schema: {
           summary:
             "Deliver a webhook to an agent's trigger: starts a run (202), a repeated delivery id answers its run (200)",
