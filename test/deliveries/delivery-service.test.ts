@@ -50,7 +50,10 @@ async function receiver(
 
 const servers: Array<{ close(callback?: () => void): unknown; closeAllConnections?: () => void }> = [];
 const folders: string[] = [];
+/** Services a test left open: closed (their last store writes settled) before their folders go. */
+const services: DeliveryService[] = [];
 afterEach(async () => {
+  await Promise.all(services.splice(0).map((service) => service.close()));
   await Promise.all(
     servers.splice(0).map((server) => {
       const closed = new Promise((resolve) => server.close(() => resolve(undefined)));
@@ -91,6 +94,7 @@ function setUp(
     }),
     logger,
   });
+  services.push(service);
   return { folder, clock, events, service, redactor, definition };
 }
 
