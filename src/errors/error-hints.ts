@@ -90,6 +90,12 @@ export const ERROR_HINTS: Readonly<Record<ErrorCode, string>> = {
   ADDRESS_IN_USE: "stop what listens on that port, or set server.port (0 picks a free one)",
   DATA_DIR_LOCKED: "another agentd uses this data_dir: stop it, or give this one another data_dir",
   SHUTTING_DOWN: "the daemon is stopping: try again once it has started again",
+  FORBIDDEN_ROLE:
+    "use a token whose role allows the route (agentd token create --name <name> --role <role>; docs/access.md)",
+  PAYLOAD_TOO_LARGE: "send a body under the route's limit (1 MiB for a webhook; docs/triggers.md)",
+  RATE_LIMITED: "deliver again after the retry-after seconds, or raise the trigger's rate_limit",
+  DELIVERY_FAILED:
+    "check the target's URL and credentials; GET /deliveries shows each attempt's error (docs/deliveries.md)",
   INTERNAL: "this is a bug in agentd: the daemon log has the details; please report it",
 };
 
