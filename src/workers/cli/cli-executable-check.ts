@@ -102,7 +102,7 @@ function realPathOf(file: string): string {
 
 /** The interpreter a script's `#!` line names (`env node`: node as found on PATH), or undefined. */
 function interpreterOf(file: string, searchPath: string): string | undefined {
-  let head = "";
+  let head: string;
   try {
     const descriptor = openSync(file, "r");
     try {
