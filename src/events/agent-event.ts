@@ -43,6 +43,8 @@ export interface EventDataByType {
     by?: string;
     /** The tool call waiting for it: a run resumed after a crash finds the answer by it. */
     call_id?: string;
+    /** Why the permission check asked (the `ask` rule, or that no rule allows the call). */
+    reason?: string;
   };
   /** `ask_human`: asked, then answered (by the API, the CLI or a terminal), expired, or cancelled by a stop. */
   question: {

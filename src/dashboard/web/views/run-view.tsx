@@ -13,6 +13,9 @@ import { type FollowedRun, followRun, type HistoryState, type StreamState } from
 import { type ApprovalState, Timeline, type TimelineRow } from "../timeline.js";
 import { exactTime, formatCost, formatCount, formatDuration } from "../time-format.js";
 import { ApprovalButtons } from "./approval-buttons.js";
+import { ApprovalCall } from "./approval-call.js";
+import { MarkdownText } from "../markdown-view.js";
+import { RerunButton } from "./rerun-button.js";
 
 const PAGE_ROWS = 200;
 
@@ -180,6 +183,7 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
               Stop
             </button>
           ) : null}
+          {finished ? <RerunButton agent={run.agent} task={run.task} /> : null}
         </div>
       </div>
       <ErrorBanner message={error} />
@@ -314,10 +318,11 @@ function ApprovalRow(props: {
   now: Date;
 }) {
   const { requested, answer, run, now } = props;
+  const open = answer === undefined && run !== undefined && !FINISHED_STATUSES.has(run.status);
   return (
     <li class="row row-approval" data-type="approval">
       <ApprovalLine approval={{ requested, answer }} run={run} now={now} />
-      <JsonBlock value={requested.data["arguments"]} />
+      {open ? null : <JsonBlock value={requested.data["arguments"]} />}
     </li>
   );
 }
@@ -348,6 +353,13 @@ function ApprovalLine({
         )}
         {open && expiresAt ? <Countdown until={expiresAt} now={now} /> : null}
       </div>
+      {open ? (
+        <ApprovalCall
+          tool={String(requested.data["tool"] ?? "tool")}
+          arguments={requested.data["arguments"]}
+          reason={typeof requested.data["reason"] === "string" ? requested.data["reason"] : undefined}
+        />
+      ) : null}
       {open ? <ApprovalButtons approvalId={id} /> : null}
     </div>
   );
@@ -371,7 +383,7 @@ function EventRow({ event }: { event: AgentEvent }) {
     case "result":
       body = (
         <div>
-          <pre class="result">{String(data["text"] ?? "")}</pre>
+          <MarkdownText class="result" text={String(data["text"] ?? "")} />
           <span class="muted">
             {formatCount(Number((data["usage"] as { total_tokens?: number } | undefined)?.total_tokens ?? 0))}{" "}
             tokens · {formatCost(Number(data["cost_usd"] ?? 0))} · {String(data["worker"] ?? "")}
