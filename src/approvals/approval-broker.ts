@@ -117,6 +117,7 @@ export class ApprovalBroker implements ApprovalGate {
       state: "requested",
       arguments: request.arguments,
       expires_at: approval.expires_at,
+      ...(request.reason === undefined ? {} : { reason: request.reason }),
     });
     const masked = { ...approval, arguments: this.#redact(approval.arguments) };
     for (const listener of this.#listeners) listener(masked);

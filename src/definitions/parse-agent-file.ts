@@ -1,7 +1,7 @@
 import { AgentdError, toAgentdError } from "../errors/agentd-error.js";
 import { didYouMean, knownKeysAt } from "../schema/known-keys.js";
 import type { LocatedYaml } from "../schema/yaml-document.js";
-import { agentIdOf, checkAgentId } from "./agent-id.js";
+import { agentIdNote, agentIdOf, checkAgentId } from "./agent-id.js";
 import { type AgentFrontmatter, AgentFrontmatterSchema } from "./agent-schema.js";
 import type { AgentDialect } from "./foreign/foreign-translation.js";
 import { translateForeignFrontmatter } from "./foreign/translate-foreign-frontmatter.js";
@@ -56,6 +56,8 @@ export function parseAgentFile(file: string, content: DefinitionFileContent): Pa
   };
   const idError = checkAgentId(file);
   if (idError) parsed.errors.push(idError);
+  const idNote = agentIdNote(file);
+  if (idNote !== undefined) parsed.warnings.push(idNote);
   try {
     const split = splitFrontmatter(file, content.text);
     parsed.instructions = split.body;

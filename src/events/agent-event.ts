@@ -46,6 +46,8 @@ export interface EventDataByType {
     call_id?: string;
     /** Who approved or denied it (absent for the broker's own timeout and stop). */
     actor?: Actor;
+    /** Why the permission check asked (the `ask` rule, or that no rule allows the call). */
+    reason?: string;
   };
   /** `ask_human`: asked, then answered (by the API, the CLI or a terminal), expired, or cancelled by a stop. */
   question: {

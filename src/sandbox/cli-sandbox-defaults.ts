@@ -8,6 +8,11 @@ export interface CliSandboxNeeds {
   hosts: string[];
   /** Its config and credentials folders and files: writable (when they exist). */
   write: string[];
+  /**
+   * A folder the worker creates when missing, as the CLI would on the host: Gemini CLI's, which it
+   * writes at every start (a missing one cannot be bound writable, and the CLI then fails: EROFS).
+   */
+  create: string[];
   /** What in those folders the CLI runs as code (settings with hooks, commands): read-only. */
   protect: string[];
 }
@@ -28,7 +33,7 @@ const BUILT_IN_HOSTS: Record<string, string[]> = {
 /**
  * The sandbox defaults of a CLI worker, so that `worker: cli` works without a sandbox section:
  * the built-in CLI's API hosts and config folders (claude: ~/.claude, ~/.claude.json or
- * CLAUDE_CONFIG_DIR; codex: CODEX_HOME or ~/.codex; gemini: ~/.gemini), and for any CLI the host
+ * CLAUDE_CONFIG_DIR; codex: CODEX_HOME or ~/.codex; gemini: $GEMINI_CLI_HOME/.gemini or ~/.gemini), and for any CLI the host
  * of every `*_BASE_URL` variable in its environment (its configured `env` over the daemon's).
  */
 export function cliSandboxNeeds(
@@ -43,7 +48,10 @@ export function cliSandboxNeeds(
     write.push(configFolder, path.join(home, ".claude.json"));
   }
   if (tool === "codex") write.push((configFolder = environment["CODEX_HOME"] || path.join(home, ".codex")));
-  if (tool === "gemini") write.push((configFolder = path.join(home, ".gemini")));
+  // Gemini CLI keeps its folder in $GEMINI_CLI_HOME/.gemini when that is set, else ~/.gemini.
+  if (tool === "gemini") {
+    write.push((configFolder = path.join(environment["GEMINI_CLI_HOME"] || home, ".gemini")));
+  }
   const protect =
     configFolder === undefined
       ? []
@@ -54,7 +62,8 @@ export function cliSandboxNeeds(
     const host = hostOfUrl(value);
     if (host !== undefined) hosts.push(host);
   }
-  return { hosts, write, protect };
+  const create = tool === "gemini" && configFolder !== undefined ? [configFolder] : [];
+  return { hosts, write, protect, create };
 }
 
 /** `host:port` of an http(s) URL (the scheme's port when none is written), or undefined. */

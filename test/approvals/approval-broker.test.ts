@@ -63,6 +63,8 @@ describe("ApprovalBroker", () => {
         tool: "write_file",
         arguments: { path: "notes.md", content: "{{secret:token}}" },
         expires_at: pending?.expires_at,
+        // The rule that asked, for the page that shows the call beside its buttons.
+        reason: 'write_file matches ask rule "write_file"',
       },
       { id: "a_test1", state: "approved", tool: "write_file", scope: "run", by: "api" },
     ]);

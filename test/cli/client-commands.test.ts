@@ -135,11 +135,24 @@ describe("client commands", () => {
     fixture = await startApiFixture({ token: TOKEN });
     await startWriterRun(fixture);
     const runs = cli(fixture);
+    await startWriterRun(fixture);
     await runs.run("runs", "--agent", "writer");
-    expect(runs.out).toHaveLength(1);
-    expect(runs.out[0]).toMatch(/^r_1 {2}writer {2}completed/);
+    // A header, then the runs, each column starting where its header does.
+    expect(runs.out).toHaveLength(3);
+    expect(runs.out[0]).toMatch(/^RUN +AGENT +STATUS +CREATED +COST$/);
+    for (const line of runs.out.slice(1)) {
+      expect(line).toMatch(
+        /^r_\d {2}writer {2}completed {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}\$\d+\.\d{4}$/,
+      );
+    }
+    const header = runs.out[0] ?? "";
+    for (const name of ["AGENT", "STATUS", "CREATED"]) {
+      const column = header.indexOf(name);
+      for (const line of runs.out.slice(1)) expect(line[column - 1]).toBe(" ");
+      for (const line of runs.out.slice(1)) expect(line[column]).not.toBe(" ");
+    }
     await runs.run("--json", "runs", "--status", "failed");
-    expect(runs.out).toHaveLength(1);
+    expect(runs.out).toHaveLength(3);
 
     expect((await thrown(runs.run("runs", "--status", "sleeping"))).code).toBe("USAGE");
     expect((await thrown(runs.run("events", "writer", "--after", "soon"))).code).toBe("USAGE");

@@ -63,7 +63,10 @@ describe("agentIdOf", () => {
     expect(agentIdOf("/agents/team/code-reviewer.md")).toBe("code-reviewer");
     expect(agentIdOf("/agents/plain")).toBe("plain");
     expect(agentIdOf("/agents/.md")).toBe(".md");
-    expect(agentIdOf("/agents/a.md.md")).toBe("a.md");
+    expect(agentIdOf("/agents/a.md.md")).toBe("a-md");
+    // Dots between name characters become -: opencode's `code.reviewer.md`.
+    expect(agentIdOf("/agents/code.reviewer.md")).toBe("code-reviewer");
+    expect(agentIdOf("/agents/.hidden.md")).toBe(".hidden");
     expect(agentIdOf("relative.md")).toBe("relative");
   });
 });

@@ -44,11 +44,12 @@ async function definitions(): Promise<Map<string, AgentDefinition>> {
 const capture = () => captureRunIo();
 
 describe("Claude Code and opencode agent files", () => {
-  it("load from agents_dirs unchanged: all eight are valid", async () => {
+  it("load from agents_dirs unchanged: all nine are valid", async () => {
     const loaded = await definitions();
     expect([...loaded.keys()].sort()).toEqual([
       "backend-architect",
       "code-reviewer",
+      "code-simplifier",
       "debugger",
       "docs-writer",
       "issue-helper",
@@ -113,22 +114,47 @@ describe("Claude Code and opencode agent files", () => {
     expect(review?.warnings.join("\n")).toMatch(/mode: ignored/);
 
     const research = loaded.get("research");
-    expect(research?.permissions).toMatchObject({ deny: ["write_file"], allow: ["shell"] });
+    // opencode allows what the file does not restrict; `edit: deny` takes writing away.
+    expect(research?.frontmatter.tools).toEqual([
+      "read_file",
+      "list_dir",
+      "search_files",
+      "shell",
+      "http_request",
+    ]);
+    expect(research?.permissions).toMatchObject({
+      allow: ["read_file", "list_dir", "search_files", "shell", "http_request"],
+      deny: ["read_file(*.env)", "read_file(*.env.*)", "write_file"],
+    });
 
     const writer = loaded.get("docs-writer");
     expect(writer?.description).toBe("Writes and updates the project's documentation");
     expect(writer?.limits.max_iterations).toBe(8);
+    // `"*": ask` written last wins in opencode (the last matching rule): every command asks.
     expect(writer?.permissions).toMatchObject({
-      allow: ["shell(git status)", "shell(git diff*)"],
-      ask: ["http_request"],
-      deny: [],
+      allow: ["read_file", "write_file", "list_dir", "search_files"],
+      ask: [],
     });
+    expect(writer?.warnings.join("\n")).toMatch(/"git status": allow is overridden by the later "\*": ask/);
+
+    // `permissions:` (plural) and a dotted file name: code.simplifier.md.
+    const simplifier = loaded.get("code-simplifier");
+    expect(simplifier?.frontmatter.tools).toEqual(["read_file", "write_file", "search_files"]);
+    expect(simplifier?.permissions.allow).toEqual(["read_file", "search_files"]);
+    expect(simplifier?.permissions.deny).toContain("shell");
+    expect(simplifier?.warnings.join("\n")).toMatch(/understood as opencode's "permission"/);
 
     const slice = loaded.get("slice-owner");
     expect(slice?.model).toBe("scripted");
     expect(slice?.permissions).toMatchObject({
-      allow: ["read_file", "search_files", "shell"],
-      deny: ["write_file(**/.git/**)", "write_file(**/*.lock)", "write_file(**/dist/**)"],
+      allow: ["read_file", "write_file", "list_dir", "search_files", "shell", "http_request"],
+      deny: [
+        "read_file(*.env)",
+        "read_file(*.env.*)",
+        "write_file(**/.git/**)",
+        "write_file(**/*.lock)",
+        "write_file(**/dist/**)",
+      ],
     });
     expect(slice?.warnings.join("\n")).toMatch(/permission\.task: ignored/);
   });

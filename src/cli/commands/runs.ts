@@ -2,9 +2,9 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { RunRecordSchema } from "../../runs/run-record-schema.js";
-import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunStatusSchema } from "../../run-vocabulary/run-status.js";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
+import { formatRunsTable } from "./runs-table.js";
 
 const RunListSchema = z.object({ runs: z.array(RunRecordSchema) });
 
@@ -34,21 +34,6 @@ export function registerRunsCommand(program: Command, io: ClientCommandIo = proc
       const { runs } = await client.get(`/runs${query.size > 0 ? `?${query}` : ""}`, RunListSchema);
       if (json) for (const run of runs) io.out(JSON.stringify(run));
       else if (runs.length === 0) io.out("no runs");
-      else for (const run of runs) io.out(formatRun(run));
+      else for (const line of formatRunsTable(runs)) io.out(line);
     });
-}
-
-/** `r_…  writer  failed (timeout)  2026-…  $0.0123  webhook:github-pr`. */
-export function formatRun(run: RunRecord): string {
-  const status = run.reason ? `${run.status} (${run.reason})` : run.status;
-  const { trigger } = run;
-  const name = "name" in trigger && trigger.name !== undefined ? `:${trigger.name}` : "";
-  return [
-    run.id,
-    run.agent,
-    status.padEnd(20),
-    run.created_at,
-    `$${run.cost_usd.toFixed(4)}`,
-    `${trigger.kind}${name}`,
-  ].join("  ");
 }

@@ -7,6 +7,7 @@ import { toAgentdError } from "../../errors/agentd-error.js";
 import { SandboxHost } from "../../sandbox/sandbox-host.js";
 import { agentSandboxView } from "../../sandbox/sandbox-view.js";
 import { didYouMean } from "../../schema/known-keys.js";
+import { hiddenExecutableWarnings } from "../../workers/cli/cli-executable-check.js";
 import { type AgentSandboxReport, formatSandboxView } from "./sandbox-view-text.js";
 import { type SandboxStatus, describeSandboxStatus, sandboxStatus } from "../../sandbox/sandbox-status.js";
 import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
@@ -91,6 +92,11 @@ export async function validateProject(
   }
   const presets = snapshot.presets.map(presetEntry);
   const ok = agents.every((agent) => agent.valid) && presets.every((preset) => preset.valid);
+  for (const agent of snapshot.agents) {
+    if (!agent.definition) continue;
+    const warnings = hiddenExecutableWarnings(agent.definition, loaded.config, sandbox, options.environment);
+    agents.find((entry) => entry.id === agent.id && entry.file === agent.file)?.warnings.push(...warnings);
+  }
   return {
     report: {
       ok,
@@ -150,7 +156,7 @@ function agentSandboxReport(id: string, snapshot: DefinitionSnapshot, host: Sand
 
 function agentEntry(status: AgentStatus): ValidationReport["agents"][number] {
   const { id, file, valid, warnings } = status;
-  return { id, file, valid, errors: status.errors.map((error) => error.toJSON()), warnings };
+  return { id, file, valid, errors: status.errors.map((error) => error.toJSON()), warnings: [...warnings] };
 }
 
 function presetEntry(status: PresetStatus): ValidationReport["presets"][number] {

@@ -1,7 +1,7 @@
 import { CLAUDE_CODE_KEYS, CLAUDE_CODE_MODELS, translateClaudeCode } from "./translate-claude-code.js";
 import type { AgentDialect } from "./foreign-translation.js";
 import { HOOK_POINTS } from "../../config/hook-settings.js";
-import { OPENCODE_KEYS, translateOpencode } from "./translate-opencode.js";
+import { OPENCODE_KEYS, isOpencodePermissions, translateOpencode } from "./translate-opencode.js";
 
 export interface ForeignFrontmatter {
   dialect: AgentDialect;
@@ -42,6 +42,8 @@ function detectDialect(data: Record<string, unknown>, file: string): AgentDialec
   // agentd's own `hooks:` (before_tool, …) is no sign of Claude Code's (PreToolUse, …).
   const keys = Object.keys(data).filter((key) => key !== "hooks" || !isAgentdHooks(data.hooks));
   if (OPENCODE_KEYS.some((key) => keys.includes(key))) return "opencode";
+  // `permissions: { edit: deny }`: opencode's rules under the plural some files use.
+  if (isOpencodePermissions(data.permissions)) return "opencode";
   if (CLAUDE_CODE_KEYS.some((key) => keys.includes(key))) return "claude-code";
   if ((CLAUDE_CODE_MODELS as readonly unknown[]).includes(data.model)) return "claude-code";
   // A list of Claude Code's names (Read, Bash, mcp__server__tool) in a file copied elsewhere.

@@ -1,4 +1,5 @@
-import { ALL_BUILTIN_TOOLS, mapForeignTool, ruleOf } from "./foreign-tool-names.js";
+import { ALL_BUILTIN_TOOLS, mapForeignTool } from "./foreign-tool-names.js";
+import { OPENCODE_PERMISSION_TOOLS, translateOpencodePermission } from "./opencode-permission.js";
 import {
   describeFromBody,
   ignoreKey,
@@ -19,25 +20,10 @@ export const OPENCODE_KEYS = [
   "top_p",
 ] as const;
 
-/** opencode's permission keys and the agentd tool each governs. */
-const PERMISSION_TOOLS: Record<string, string> = {
-  edit: "write_file",
-  write: "write_file",
-  bash: "shell",
-  webfetch: "http_request",
-  read: "read_file",
-  grep: "search_files",
-  glob: "search_files",
-  list: "list_dir",
-};
-
-type Verdict = "allow" | "ask" | "deny";
-const VERDICTS: readonly string[] = ["allow", "ask", "deny"];
-
 /**
  * An opencode agent (`.opencode/agent/*.md`) in agentd's terms: `tools` as a map of booleans over
- * every tool, `permission` (`allow | ask | deny`, `bash` also a map of command globs), `steps`,
- * `disable`; a missing description is taken from the body.
+ * every tool, `permission` (opencode's rules, last match wins; left out: every tool allowed, as in
+ * opencode), `permissions` as its alias, `steps`, `disable`; a missing description is taken from the body.
  */
 export function translateOpencode(input: TranslationInput): void {
   const { data } = input;
@@ -54,11 +40,7 @@ export function translateOpencode(input: TranslationInput): void {
       if (tool !== undefined && !translated.tools.includes(tool)) translated.tools.push(tool);
     }
   }
-  if (data.permission !== undefined) {
-    if (isMap(data.permission)) translatePermission(input, data.permission, translated);
-    else input.note("permission", "ignored: write a map such as { edit: ask, bash: allow }");
-    delete data.permission;
-  }
+  translateOpencodePermission(input, permissionKey(input), translated);
   data.tools = translated.tools;
   mergePermissions(data, translated);
   translateTurnLimit(input, "steps");
@@ -92,7 +74,7 @@ function translateToolSwitches(
       ? new RegExp(`^${name.split("*").map(escape).join(".*")}$`)
       : undefined;
     const matched = pattern
-      ? Object.keys(PERMISSION_TOOLS).filter((key) => pattern.test(key))
+      ? Object.keys(OPENCODE_PERMISSION_TOOLS).filter((key) => pattern.test(key))
       : [name].filter(() => mapForeignTool(name).tool !== undefined);
     if (matched.length === 0) {
       unknown.push(name);
@@ -117,60 +99,22 @@ function escape(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
 
-/** `permission: { edit: ask, bash: { "git *": allow, "*": ask }, webfetch: deny }` as rules. */
-function translatePermission(
-  input: TranslationInput,
-  permission: Record<string, unknown>,
-  translated: TranslatedTools,
-): void {
-  const understood: string[] = [];
-  for (const [key, value] of Object.entries(permission)) {
-    const tool = PERMISSION_TOOLS[key];
-    if (tool === undefined) {
-      input.note(`permission.${key}`, "ignored: agentd has no such tool");
-      continue;
-    }
-    if (typeof value === "string" && VERDICTS.includes(value)) {
-      translated[value as Verdict].push(tool);
-      understood.push(`${key}: ${value} → ${value} ${tool}`);
-    } else if (isMap(value)) {
-      understood.push(...translateGlobs(input, key, tool, value, translated));
-    } else {
-      input.note(`permission.${key}`, `ignored: write allow, ask or deny`);
-    }
-  }
-  if (understood.length > 0) input.note("permission", `understood as ${understood.join("; ")}`);
+/**
+ * `permission`, or `permissions` written in opencode's form (some files use the plural): an alias,
+ * with a note. agentd's own `permissions` (allow / ask / deny lists) is left alone.
+ */
+function permissionKey(input: TranslationInput): string {
+  const plural = input.data.permissions;
+  if (input.data.permission !== undefined || !isOpencodePermissions(plural)) return "permission";
+  input.note("permissions", 'understood as opencode\'s "permission" (singular): rename the key');
+  return "permissions";
 }
 
-/**
- * `bash: { "git status": allow, "*": ask }`, `edit: { "**\/dist/**": deny }`: one rule per glob
- * (commands for bash, paths for edit). agentd decides deny, then ask, then allow, whatever the
- * order, where opencode lets a specific entry beat `*`. So `"*": ask` adds nothing (an unlisted
- * call asks anyway), and `"*": deny` beside specific entries becomes ask, never allow.
- */
-function translateGlobs(
-  input: TranslationInput,
-  key: string,
-  tool: string,
-  globs: Record<string, unknown>,
-  translated: TranslatedTools,
-): string[] {
-  const understood: string[] = [];
-  const specific = Object.entries(globs).filter(([glob]) => glob !== "*");
-  for (const [glob, verdict] of specific) {
-    if (typeof verdict !== "string" || !VERDICTS.includes(verdict)) continue;
-    translated[verdict as Verdict].push(ruleOf(tool, glob));
-    understood.push(`${key} "${glob}": ${verdict} → ${verdict} ${ruleOf(tool, glob)}`);
-  }
-  const fallback = globs["*"];
-  if (fallback === "allow" || (fallback === "deny" && specific.length === 0)) {
-    translated[fallback].push(tool);
-    understood.push(`${key} "*": ${fallback} → ${fallback} ${tool}`);
-  } else if (fallback === "deny") {
-    input.note(
-      `permission.${key}`,
-      'the "*": deny default becomes ask: other calls ask rather than being denied',
-    );
-  }
-  return understood;
+/** Whether `permissions:` holds opencode's rules rather than agentd's allow / ask / deny lists. */
+export function isOpencodePermissions(value: unknown): boolean {
+  if (typeof value === "string") return ["allow", "ask", "deny"].includes(value);
+  if (!isMap(value)) return false;
+  return Object.entries(value).some(
+    ([key, rules]) => !["allow", "ask", "deny"].includes(key) || !Array.isArray(rules),
+  );
 }

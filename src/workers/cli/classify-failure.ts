@@ -5,6 +5,7 @@ import type { CliAdapter } from "./cli-adapter.js";
 import type { CliTranscript } from "./cli-transcript.js";
 import { extractRetryTime } from "./retry-time.js";
 import type { CliExit } from "./run-cli-process.js";
+import { stderrExcerpt } from "./stderr-excerpt.js";
 
 export interface CliFailure {
   kind: CliFailureKind;
@@ -34,7 +35,8 @@ const NETWORK_PATTERN =
 /**
  * Classifies a finished CLI child: undefined when it did its work. Structured output comes first
  * (the tool's result/error lines and their HTTP status), then execa's facts (spawn error, timeout,
- * exit code, signal) and the adapter's documented exit codes, then stderr text.
+ * exit code, signal) and the adapter's documented exit codes, then stderr text. A crash carries
+ * the last lines of stderr: `exit.stderrTail` must be masked already.
  */
 export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   const { adapter, exit, transcript, now } = input;
@@ -77,7 +79,10 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
     const detail = reported || telltaleLine(exit.stderrTail) || exit.message;
     if (textKind) return failure(textKind, describe(adapter, detail), everything);
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
-    return failure("crash", `${adapter.tool} ${how}${detail ? `: ${detail}` : ""}`);
+    return failure(
+      "crash",
+      `${adapter.tool} ${how}${detail ? `: ${detail}` : ""}${lastLines(exit.stderrTail)}`,
+    );
   }
   if (exit.failed) return failure("crash", `${adapter.tool} failed: ${exit.message}`);
   if (transcript.final?.isError) return failure("crash", describe(adapter, reported));
@@ -99,6 +104,12 @@ function limitKind(httpStatus: number | undefined, text: string): CliFailureKind
 function describe(adapter: CliAdapter, detail: string): string {
   const trimmed = detail.trim();
   return `${adapter.tool} reported: ${trimmed.length > 500 ? `${trimmed.slice(0, 500)}…` : trimmed}`;
+}
+
+/** The last lines of stderr (bounded) after a crash, when there is more than the one line shown. */
+function lastLines(stderr: string): string {
+  const excerpt = stderrExcerpt(stderr);
+  return excerpt.includes("\n") ? `\nlast lines of stderr:\n${excerpt}` : "";
 }
 
 /** The most telling line of stderr: the last one that is not a stack frame. */

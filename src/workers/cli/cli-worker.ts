@@ -23,6 +23,7 @@ import { budgetCrossed, cliCost } from "./cli-budget.js";
 import { type CliRules, cliRulesOf } from "./cli-rules.js";
 import { CliRunDirectory } from "./cli-run-directory.js";
 import { cliSandboxNeeds } from "../../sandbox/cli-sandbox-defaults.js";
+import { maskCliOutput } from "./stderr-excerpt.js";
 import { cliEnvironment } from "./cli-environment.js";
 import type { SandboxHost } from "../../sandbox/sandbox-host.js";
 
@@ -125,6 +126,7 @@ export class CliWorker implements Worker {
     const inherited = cliEnvironment(adapter.tool);
     // Hosts and folders come from what the child will see, not from the daemon's environment.
     const needs = cliSandboxNeeds(adapter.tool, { ...inherited, ...adapter.environment });
+    for (const folder of needs.create) await mkdir(folder, { recursive: true }).catch(() => {});
     const sandbox = this.#options.sandbox.policyFor({
       settings: definition.sandbox,
       workdir: definition.workdir,
@@ -202,9 +204,14 @@ export class CliWorker implements Worker {
     if (transcript.limitReached) {
       return this.#endAtLimit(context, transcript, workerName, transcript.limitReached, transcript.answer);
     }
+    // stderr goes into the run's error, shown and stored: the child's keys are masked out first.
+    const maskedExit = {
+      ...exit,
+      stderrTail: maskCliOutput(exit.stderrTail, { ...inherited, ...adapter.environment }),
+    };
     const failure = classifyFailure({
       adapter,
-      exit,
+      exit: maskedExit,
       transcript,
       idleTimeoutMilliseconds: settings.idle_timeout,
       now: this.#now(),
@@ -215,7 +222,10 @@ export class CliWorker implements Worker {
     const aborted = runReasonOf(context.control.signal);
     if (aborted && failure.kind !== "timeout")
       return endedOutcome(statusForReason(aborted), aborted, transcript, workerName);
-    this.#logger.warn({ run: context.runId, tool: adapter.tool, kind: failure.kind, exit }, failure.message);
+    this.#logger.warn(
+      { run: context.runId, tool: adapter.tool, kind: failure.kind, exit: maskedExit },
+      failure.message,
+    );
     return this.#afterFailure(context, settings, workerName, failure, transcript);
   }
 

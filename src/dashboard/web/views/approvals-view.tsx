@@ -5,10 +5,11 @@ import { useAllowed } from "../session.js";
 import { describeError, postJson } from "../api-client.js";
 import type { PendingApproval, PendingQuestion } from "../api-types.js";
 import { notifyApprovalsChanged, usePendingItems } from "../approvals-count.js";
-import { ErrorBanner, JsonBlock, Panel, RelativeTime } from "../components.js";
+import { ErrorBanner, Panel, RelativeTime } from "../components.js";
 import { useNow } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { ApprovalButtons } from "./approval-buttons.js";
+import { ApprovalCall } from "./approval-call.js";
 import { Countdown } from "./run-view.js";
 
 export function ApprovalsView() {
@@ -54,15 +55,13 @@ function ApprovalCard({ approval, now }: { approval: PendingApproval; now: Date 
         </span>
         {approval.expires_at ? <Countdown until={approval.expires_at} now={now} /> : null}
       </div>
-      {approval.reason ? <p class="reason">Asks because: {approval.reason}</p> : null}
       <p class="muted">
         Requested <RelativeTime time={approval.requested_at} now={now} />
         {approval.on_timeout
           ? ` · without an answer it is ${approval.on_timeout === "approve" ? "approved" : "denied"}`
           : ""}
       </p>
-      <h3 class="visually-hidden">Arguments</h3>
-      <JsonBlock value={approval.arguments ?? {}} />
+      <ApprovalCall tool={approval.tool} arguments={approval.arguments} reason={approval.reason} />
       <ApprovalButtons approvalId={approval.id} />
     </li>
   );

@@ -14,6 +14,9 @@ import { type ApprovalState, Timeline, type TimelineRow } from "../timeline.js";
 import { exactTime, formatCost, formatCount, formatDuration } from "../time-format.js";
 import { ApprovalButtons } from "./approval-buttons.js";
 import { useAllowed } from "../session.js";
+import { ApprovalCall } from "./approval-call.js";
+import { MarkdownText } from "../markdown-view.js";
+import { RerunButton } from "./rerun-button.js";
 
 const PAGE_ROWS = 200;
 
@@ -182,6 +185,7 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
               Stop
             </button>
           ) : null}
+          {finished ? <RerunButton agent={run.agent} task={run.task} /> : null}
         </div>
       </div>
       <ErrorBanner message={error} />
@@ -326,10 +330,11 @@ function ApprovalRow(props: {
   now: Date;
 }) {
   const { requested, answer, run, now } = props;
+  const open = answer === undefined && run !== undefined && !FINISHED_STATUSES.has(run.status);
   return (
     <li class="row row-approval" data-type="approval">
       <ApprovalLine approval={{ requested, answer }} run={run} now={now} />
-      <JsonBlock value={requested.data["arguments"]} />
+      {open ? null : <JsonBlock value={requested.data["arguments"]} />}
     </li>
   );
 }
@@ -360,6 +365,13 @@ function ApprovalLine({
         )}
         {open && expiresAt ? <Countdown until={expiresAt} now={now} /> : null}
       </div>
+      {open ? (
+        <ApprovalCall
+          tool={String(requested.data["tool"] ?? "tool")}
+          arguments={requested.data["arguments"]}
+          reason={typeof requested.data["reason"] === "string" ? requested.data["reason"] : undefined}
+        />
+      ) : null}
       {open ? <ApprovalButtons approvalId={id} /> : null}
     </div>
   );
@@ -383,7 +395,7 @@ function EventRow({ event }: { event: AgentEvent }) {
     case "result":
       body = (
         <div>
-          <pre class="result">{String(data["text"] ?? "")}</pre>
+          <MarkdownText class="result" text={String(data["text"] ?? "")} />
           <span class="muted">
             {formatCount(Number((data["usage"] as { total_tokens?: number } | undefined)?.total_tokens ?? 0))}{" "}
             tokens · {formatCost(Number(data["cost_usd"] ?? 0))} · {String(data["worker"] ?? "")}
