@@ -125,7 +125,8 @@ export function readRunLogEnds(file: string, window = { head: HEAD_BYTES, tail: 
 /**
  * Every run the agent logs of `data_dir` tell of (`events/<agent>.jsonl` and its closed segments),
  * each as `recordFromEvents` makes it, oldest first: the repair of a lost `runs/` folder. Reads
- * every agent log whole: a repair, never the ordinary start.
+ * every agent log through once, a chunk at a time, keeping one record per run (never the events):
+ * a repair, never the ordinary start, and bounded in memory however long the logs are.
  */
 export function recordsFromAgentLogs(dataDirectory: string): RunRecord[] {
   const directory = agentEventsDirectory(dataDirectory);
@@ -135,33 +136,72 @@ export function recordsFromAgentLogs(dataDirectory: string): RunRecord[] {
   } catch {
     return [];
   }
-  const byRun = new Map<string, StoredEvent[]>();
+  const records = new Map<string, RunRecord>();
   const agents = new Set([
     ...names.flatMap((name) => agentOfEventsFile(name) ?? []),
     ...agentsWithSegments(dataDirectory),
   ]);
-  const whole = { head: Number.POSITIVE_INFINITY, tail: 0 };
   for (const agent of agents) {
     const files = [
       ...agentLogSegments(dataDirectory, agent).map((segment) => segment.file),
       agentEventsFile(dataDirectory, agent),
     ];
     for (const file of files) {
-      for (const event of readRunLogEnds(file, whole)) {
-        if (event.run === null || event.agent !== agent) continue;
-        let events = byRun.get(event.run);
-        if (!events) byRun.set(event.run, (events = []));
-        events.push(event);
-      }
+      forEachLoggedEvent(file, (event) => {
+        if (event.run === null || event.agent !== agent || !/^r_[0-9a-z]+$/.test(event.run)) return;
+        const known = records.get(event.run);
+        records.set(
+          event.run,
+          recordFromEvents({ run: event.run, agent, created_at: event.time }, [event], known),
+        );
+      });
     }
   }
-  const records: RunRecord[] = [];
-  for (const [run, events] of byRun) {
-    const first = events[0];
-    if (!first || !/^r_[0-9a-z]+$/.test(run)) continue;
-    records.push(recordFromEvents({ run, agent: first.agent, created_at: first.time }, events));
+  return [...records.values()];
+}
+
+/** Bytes read from a log at a time; a line longer than LONGEST_LINE_BYTES is skipped as torn. */
+const CHUNK_BYTES = 1_048_576;
+const LONGEST_LINE_BYTES = 16 * CHUNK_BYTES;
+
+/** Calls `visit` with each event of a log file in order, reading it a chunk at a time. */
+function forEachLoggedEvent(file: string, visit: (event: StoredEvent) => void): void {
+  const stats = lstatSync(file, { throwIfNoEntry: false });
+  if (!stats?.isFile()) return;
+  let descriptor: number;
+  try {
+    descriptor = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return;
   }
-  return records;
+  const visitLine = (line: string) => {
+    for (const { event } of salvageLine(line).events) visit(event);
+  };
+  try {
+    const buffer = Buffer.alloc(CHUNK_BYTES);
+    // The bytes after the last newline read so far: a line's start, decoded once it is whole.
+    let pending = Buffer.alloc(0);
+    let position = 0;
+    for (;;) {
+      const read = readSync(descriptor, buffer, 0, CHUNK_BYTES, position);
+      if (read === 0) break;
+      position += read;
+      const lastNewline = buffer.lastIndexOf(0x0a, read - 1);
+      if (lastNewline < 0) {
+        pending =
+          pending.length > LONGEST_LINE_BYTES
+            ? Buffer.alloc(0)
+            : Buffer.concat([pending, buffer.subarray(0, read)]);
+        continue;
+      }
+      const whole = Buffer.concat([pending, buffer.subarray(0, lastNewline)]).toString("utf8");
+      for (const line of whole.split("\n")) visitLine(line);
+      pending = Buffer.from(buffer.subarray(lastNewline + 1, read));
+    }
+    if (pending.length > 0) visitLine(pending.toString("utf8"));
+  } finally {
+    closeSync(descriptor);
+  }
 }
 
 function readAt(descriptor: number, position: number, length: number): string {

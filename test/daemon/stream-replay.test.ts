@@ -18,7 +18,9 @@ function writeHistory(dataDirectory: string, count: number, bytes: number): void
       `${JSON.stringify({
         id,
         agent: "flood",
-        run: `r_flood${Math.floor(id / 1_000)}`,
+        // Of no run: events of runs without records are runs the daemon rebuilds at start and
+        // ends as crashed, which would add status events after these.
+        run: null,
         type: "thought",
         time: "2026-01-01T00:00:00.000Z",
         data: { text: padding },
