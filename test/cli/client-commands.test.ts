@@ -139,14 +139,14 @@ describe("client commands", () => {
     await runs.run("runs", "--agent", "writer");
     // A header, then the runs, each column starting where its header does.
     expect(runs.out).toHaveLength(3);
-    expect(runs.out[0]).toMatch(/^RUN +AGENT +STATUS +CREATED +COST$/);
+    expect(runs.out[0]).toMatch(/^RUN +AGENT +STATUS +CREATED +COST +TRIGGER$/);
     for (const line of runs.out.slice(1)) {
       expect(line).toMatch(
-        /^r_\d {2}writer {2}completed {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}\$\d+\.\d{4}$/,
+        /^r_\d {2}writer {2}completed {2}\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ {2}\$\d+\.\d{4} {2}api$/,
       );
     }
     const header = runs.out[0] ?? "";
-    for (const name of ["AGENT", "STATUS", "CREATED"]) {
+    for (const name of ["AGENT", "STATUS", "CREATED", "TRIGGER"]) {
       const column = header.indexOf(name);
       for (const line of runs.out.slice(1)) expect(line[column - 1]).toBe(" ");
       for (const line of runs.out.slice(1)) expect(line[column]).not.toBe(" ");
