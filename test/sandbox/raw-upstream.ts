@@ -17,6 +17,8 @@ export const GOOD_BODY = "good-answer-7c1e";
  */
 export interface RawUpstream {
   port: number;
+  /** The request targets read so far, in order (`/good`, `/case/1`, …). */
+  targets(): readonly string[];
   /** Destroys the connections still open (stalled ones). */
   dropConnections(): void;
   close(): Promise<void>;
@@ -24,6 +26,7 @@ export interface RawUpstream {
 
 export async function startRawUpstream(replies: readonly UpstreamReply[]): Promise<RawUpstream> {
   const sockets = new Set<net.Socket>();
+  const targets: string[] = [];
   const server = net.createServer((socket) => {
     sockets.add(socket);
     socket.on("close", () => sockets.delete(socket));
@@ -38,7 +41,9 @@ export async function startRawUpstream(replies: readonly UpstreamReply[]): Promi
       }
       socket.off("data", onData);
       socket.resume();
-      answer(socket, head.slice(0, end).split(" ")[1] ?? "", replies);
+      const target = head.slice(0, end).split(" ")[1] ?? "";
+      targets.push(target);
+      answer(socket, target, replies);
     };
     socket.on("data", onData);
   });
@@ -47,6 +52,7 @@ export async function startRawUpstream(replies: readonly UpstreamReply[]): Promi
   const address = server.address() as net.AddressInfo;
   return {
     port: address.port,
+    targets: () => targets,
     dropConnections: () => {
       for (const socket of sockets) socket.destroy();
     },
