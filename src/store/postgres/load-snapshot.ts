@@ -21,7 +21,8 @@ export interface Snapshot {
   cooldowns: CliCooldown[];
   /** The checkpoints of runs no node is running (cut off by a crash or a shutdown): resumable. */
   checkpoints: Checkpoint[];
-  change: string;
+  /** The snapshot all this was read in (`pg_current_snapshot()` as text): the change feed goes on from it. */
+  snapshot: string;
 }
 
 /** The newest runs of all held from the start besides the ones a node needs (see HELD_RUNS_SQL). */
@@ -41,8 +42,8 @@ export async function loadSnapshot(
   const client = await pool.connect();
   try {
     await client.query("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY");
-    const change = await client.query<{ change: string }>(
-      "SELECT GREATEST((SELECT coalesce(max(change), 0) FROM agentd_runs), (SELECT coalesce(max(change), 0) FROM agentd_events), (SELECT coalesce(max(change), 0) FROM agentd_cli_cooldowns))::text AS change",
+    const snapshot = await client.query<{ snapshot: string }>(
+      "SELECT pg_current_snapshot()::text AS snapshot",
     );
     const runs = await client.query<{ record: unknown; node: string }>(HELD_RUNS_SQL, [recentRuns]);
     // Each agent's tail through its primary key: never a pass over every event ever written.
@@ -98,7 +99,7 @@ export async function loadSnapshot(
         return parsed.success ? [parsed.data] : [];
       }),
       checkpoints: checkpoints.rows.flatMap((row) => parseCheckpoint(row.checkpoint) ?? []),
-      change: change.rows[0]?.change ?? "0",
+      snapshot: snapshot.rows[0]?.snapshot ?? "1:1:",
     };
   } finally {
     client.release();

@@ -23,6 +23,7 @@ import { PostgresRunQueue } from "./postgres-run-queue.js";
 import { PostgresRunRecords } from "./postgres-run-records.js";
 import { PostgresScheduleStates } from "./postgres-schedule-states.js";
 import { PostgresWriter } from "./postgres-writer.js";
+import type { WriteOperation } from "./write-operation.js";
 
 export interface PostgresStoreOptions {
   url: string;
@@ -120,7 +121,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     pool,
     node: node.id,
     logger,
-    after: snapshot.change,
+    snapshot: snapshot.snapshot,
+    eventCursors: new Map(snapshot.logs.map((log) => [log.agent, log.lastId])),
     onRun: (record, writer, change) => runs.applyRemote(record, writer, change),
     onEvent: (event) => bus?.deliver(event),
     onCooldown: (cooldown) => cooldowns.applyRemote(cooldown),
@@ -138,7 +140,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     leaseHeld: () => node.lease.held(),
     onSettled: (batch, change, refused) => {
       runs.settled(batch, change, refused);
-      if (change !== undefined) feed.read();
+      // This node's own events come back through the feed too: it reads the agents it wrote to.
+      if (change !== undefined) feed.read(agentsOf(batch));
       if (refused.length === 0) return;
       const lost = refused.map(({ record }) => record.id);
       logger.warn(
@@ -265,8 +268,8 @@ function openPool(
     query_timeout: queryTimeout,
     connectionTimeoutMillis: queryTimeout,
     keepAlive: true,
-    // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold the
-    // changes lock, and every node's writes with it: past its lease it counts as dead anyway.
+    // A node frozen in the middle of a transaction (a stopped VM, a long pause) would hold its
+    // runs' and agents' row locks, and other writers of them with it: past its lease it is dead anyway.
     idle_in_transaction_session_timeout: options.leaseMilliseconds,
   });
   // An idle client losing its connection must not crash the daemon: the writer retries.
@@ -277,6 +280,13 @@ function openPool(
     client.on("error", (error) => logger.debug({ err: error }, "a PostgreSQL connection in use was lost")),
   );
   return pool;
+}
+
+/** The agents a batch wrote events of. */
+function agentsOf(batch: WriteOperation[]): Set<string> {
+  const agents = new Set<string>();
+  for (const operation of batch) if (operation.kind === "event") agents.add(operation.draft.agent);
+  return agents;
 }
 
 function parseJson(text: string): unknown {

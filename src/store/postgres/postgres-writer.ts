@@ -11,6 +11,8 @@ const FIRST_RETRY_MILLISECONDS = 100;
 const LONGEST_RETRY_MILLISECONDS = 5_000;
 /** A batch the database rejects for itself (not for a lost connection) is tried this often. */
 const ATTEMPTS_FOR_REJECTED_BATCH = 3;
+/** SQLSTATE of a transaction rolled back to break a deadlock. */
+const DEADLOCK_DETECTED = "40P01";
 
 export interface PostgresWriterOptions {
   pool: pg.Pool;
@@ -257,6 +259,9 @@ export class PostgresWriter {
         this.#options.onSettled(batch, written.change, written.refused);
       } catch (error) {
         this.#inFlight = 0;
+        // Two writers locking rows of the same runs in another order (a sweep, a claim): PostgreSQL
+        // chose this batch to roll back; it is simply written again.
+        if ((error as { code?: unknown }).code === DEADLOCK_DETECTED) continue;
         attempts += 1;
         const message = error instanceof Error ? error.message : String(error);
         // A full disk or a read-only database (53100, 25006) is waited out like a lost connection.

@@ -8,17 +8,12 @@ import type { CliCooldown } from "../../workers/cli/cli-cooldown-records.js";
 import type { TimedDraft, WriteOperation } from "./write-operation.js";
 
 /**
- * Taken by every writing transaction: they commit one after the other, so a reader that has seen
- * change N has seen every change below it (the change feed's watermark relies on it).
- */
-const CHANGES_LOCK = 7_412_000_002;
-
-/**
- * The next change number, in a transaction just begun: under the changes lock, held until it
- * commits, so the change feed never sees a lower number appear after a higher one.
+ * The next change number. No lock is taken: a writer takes it after the row locks of what it
+ * changes (its runs, its agents' event counters), so the numbers of one run's writes, and of one
+ * agent's events, follow commit order; writers of other runs and agents never wait on each other.
+ * The change feed does not rely on numbers across rows: it follows transactions by snapshot.
  */
 export async function takeChangeNumber(client: pg.PoolClient): Promise<string> {
-  await client.query("SELECT pg_advisory_xact_lock($1)", [CHANGES_LOCK]);
   const changeRow = await client.query<{ change: string }>("SELECT nextval('agentd_changes') AS change");
   return changeRow.rows[0]?.change ?? "0";
 }
@@ -39,8 +34,11 @@ export interface WrittenBatch {
 
 /**
  * Writes a batch in one transaction with one change number. Event ids come from the per-agent
- * counter row, bumped in the same transaction as the inserts: two nodes writing events of one
- * agent wait on that row, and a rolled-back write gives its ids back, so ids never skip nor repeat.
+ * counter row, locked first and bumped in the same transaction as the inserts: two nodes writing
+ * events of one agent wait on that row (and only they: there is no cluster-wide lock), ids follow
+ * commit order within the agent, and a rolled-back write gives its ids back, so ids never skip nor
+ * repeat. Locks are taken in one order by every writer: the batch's run rows by id, then its
+ * agents' counter rows by agent, then the change number.
  */
 export async function writeBatch(
   client: pg.PoolClient,
@@ -49,6 +47,8 @@ export async function writeBatch(
 ): Promise<WrittenBatch> {
   await client.query("BEGIN");
   try {
+    await lockRuns(client, batch);
+    const lastTimes = await lockCounters(client, batch);
     const change = await takeChangeNumber(client);
     const runs = new Map<string, { record: RunRecord; claimable: boolean }>();
     const drafts: TimedDraft[] = [];
@@ -73,9 +73,10 @@ export async function writeBatch(
     const lost = await runsNotHeld(client, node, drafts);
     for (const { record } of refused) lost.add(record.id);
     const refusedRuns = new Set(refused.map(({ record }) => record.id));
-    await writeEvents(
+    const eventAgents = await writeEvents(
       client,
       change,
+      lastTimes,
       lost.size === 0
         ? drafts
         : drafts.filter(
@@ -94,7 +95,12 @@ export async function writeBatch(
          ORDER BY position`,
         [change, controls.map((control) => control.node), controls.map((control) => control.message)],
       );
-    await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
+    if (drafts.length < batch.length) await client.query("SELECT pg_notify('agentd_changes', $1)", [change]);
+    // Per agent: a node follows only the agents it needs (see ChangeFeed).
+    if (eventAgents.length > 0)
+      await client.query("SELECT pg_notify('agentd_events', agent) FROM unnest($1::text[]) AS agent", [
+        eventAgents,
+      ]);
     // A run queued for the cluster, or a slot freed: nodes with room try to claim.
     const queueMoved = [...runs.values()].some(
       ({ record, claimable }) => claimable || isTerminal(record.status),
@@ -222,18 +228,62 @@ async function settleFires(
   );
 }
 
-async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedDraft[]): Promise<void> {
-  if (drafts.length === 0) return;
+/**
+ * Locks the rows of the runs this batch writes or reports events of, by id: a run's writes
+ * commit in the order of their change numbers, and a sweep taking one of them waits for this batch.
+ */
+async function lockRuns(client: pg.PoolClient, batch: WriteOperation[]): Promise<void> {
+  const ids = new Set<string>();
+  for (const operation of batch) {
+    if (operation.kind === "run") ids.add(operation.record.id);
+    else if (operation.kind === "event" && typeof operation.draft.run === "string")
+      ids.add(operation.draft.run);
+  }
+  if (ids.size === 0) return;
+  await client.query("SELECT id FROM agentd_runs WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE", [
+    [...ids],
+  ]);
+}
+
+/**
+ * Locks the event counters of the agents this batch writes events of, by agent (creating the
+ * missing ones first, so the lock is always a row lock taken before the change number); returns
+ * each agent's last event time.
+ */
+async function lockCounters(client: pg.PoolClient, batch: WriteOperation[]): Promise<Map<string, string>> {
+  const agents = [
+    ...new Set(batch.flatMap((operation) => (operation.kind === "event" ? [operation.draft.agent] : []))),
+  ].sort();
+  if (agents.length === 0) return new Map();
+  const select = () =>
+    client.query<{ agent: string; last_time: string | null }>(
+      "SELECT agent, last_time FROM agentd_event_counters WHERE agent = ANY($1::text[]) ORDER BY agent FOR UPDATE",
+      [agents],
+    );
+  let locked = await select();
+  if (locked.rows.length < agents.length) {
+    await client.query(
+      `INSERT INTO agentd_event_counters (agent, last_id)
+       SELECT agent, 0 FROM unnest($1::text[]) AS agent ORDER BY agent ON CONFLICT (agent) DO NOTHING`,
+      [agents],
+    );
+    locked = await select();
+  }
+  return new Map(locked.rows.map((row) => [row.agent, row.last_time ?? ""]));
+}
+
+/** Inserts the events with their agents' next ids; returns the agents written to. */
+async function writeEvents(
+  client: pg.PoolClient,
+  change: string,
+  lastTime: Map<string, string>,
+  drafts: TimedDraft[],
+): Promise<string[]> {
+  if (drafts.length === 0) return [];
   const counts = new Map<string, number>();
   for (const draft of drafts) counts.set(draft.agent, (counts.get(draft.agent) ?? 0) + 1);
   const agents = [...counts.keys()].sort();
-  // Sorted agents: two nodes bumping the same counters lock them in the same order (no deadlock).
-  const previous = await client.query<{ agent: string; last_time: string | null }>(
-    "SELECT agent, last_time FROM agentd_event_counters WHERE agent = ANY($1::text[]) ORDER BY agent FOR UPDATE",
-    [agents],
-  );
   // An agent's event times never go backwards, whichever node's clock wrote the one before.
-  const lastTime = new Map(previous.rows.map((row) => [row.agent, row.last_time ?? ""]));
   const times = drafts.map((draft) => {
     const time =
       draft.time > (lastTime.get(draft.agent) ?? "") ? draft.time : (lastTime.get(draft.agent) as string);
@@ -241,11 +291,10 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
     return time;
   });
   const bumped = await client.query<{ agent: string; last_id: string }>(
-    `INSERT INTO agentd_event_counters (agent, last_id, last_time)
-     SELECT agent, count, last_time FROM unnest($1::text[], $2::bigint[], $3::text[]) AS c(agent, count, last_time) ORDER BY agent
-     ON CONFLICT (agent) DO UPDATE SET last_id = agentd_event_counters.last_id + EXCLUDED.last_id,
-       last_time = EXCLUDED.last_time
-     RETURNING agent, last_id`,
+    `UPDATE agentd_event_counters AS c SET last_id = c.last_id + u.count, last_time = u.last_time
+     FROM unnest($1::text[], $2::bigint[], $3::text[]) AS u(agent, count, last_time)
+     WHERE c.agent = u.agent
+     RETURNING c.agent, c.last_id`,
     [
       agents,
       agents.map((agent) => counts.get(agent) ?? 0),
@@ -284,6 +333,7 @@ async function writeEvents(client: pg.PoolClient, change: string, drafts: TimedD
      FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS e(agent, id, run, line, position)`,
     [change, columns.agent, columns.id, columns.run, columns.line],
   );
+  return agents;
 }
 
 async function writeStates(

@@ -1,0 +1,224 @@
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AgentEvent } from "../../src/events/agent-event.js";
+import { createLogger } from "../../src/logging/logger.js";
+import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
+import { ChangeFeed } from "../../src/store/postgres/change-feed.js";
+import { loadSnapshot } from "../../src/store/postgres/load-snapshot.js";
+import { migrate } from "../../src/store/postgres/migrations.js";
+import { writeBatch } from "../../src/store/postgres/write-batch.js";
+import type { WriteOperation } from "../../src/store/postgres/write-operation.js";
+import { queuedRecord } from "../runs/queued-record.js";
+import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
+import { waitFor } from "../support/wait-for.js";
+
+const logger = createLogger({ level: "silent", pretty: false });
+const missing = postgresMissingReason();
+
+function event(agent: string, index: number, run: string | null = null): WriteOperation {
+  return {
+    kind: "event",
+    draft: {
+      agent,
+      run,
+      type: "warning",
+      data: { code: "INTERNAL", message: `event ${index}` },
+      time: "2026-03-01T10:00:00.000Z",
+    },
+  };
+}
+
+function runWrite(id: string, agent: string): WriteOperation {
+  const record: RunRecord = queuedRecord(id, agent, "2026-03-01T10:00:00.000Z");
+  return { kind: "run", record };
+}
+
+/**
+ * A writer held inside its transaction, just before COMMIT, with every lock it took: `release`
+ * lets it commit. A thin wrapper around a real client, so the batch runs the real statements.
+ */
+function heldAtCommit(client: pg.PoolClient): {
+  client: pg.PoolClient;
+  atCommit: Promise<void>;
+  release: () => void;
+} {
+  let release = () => undefined as void;
+  const gate = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let reached = () => undefined as void;
+  const atCommit = new Promise<void>((resolve) => {
+    reached = resolve;
+  });
+  const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
+  const wrapped = new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver) as unknown;
+      return async (text: string, values?: unknown[]) => {
+        if (text === "COMMIT") {
+          reached();
+          await gate;
+        }
+        return query(text, values);
+      };
+    },
+  });
+  return { client: wrapped, atCommit, release };
+}
+
+/** Whether the backend `pid` waits on a lock now (pg_stat_activity). */
+async function waitsOnLock(pool: pg.Pool, pid: number): Promise<boolean> {
+  const result = await pool.query<{ wait_event_type: string | null }>(
+    "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1",
+    [pid],
+  );
+  return result.rows[0]?.wait_event_type === "Lock";
+}
+
+function pidOf(client: pg.PoolClient): number {
+  return (client as unknown as { processID: number }).processID;
+}
+
+/**
+ * No cluster-wide write lock: an agent's events are ordered by its own counter row, and a node
+ * following an agent from another node still sees every event in order with no gap, however the
+ * writers' commits interleave.
+ */
+describe.skipIf(missing !== undefined)("per-agent event order on PostgreSQL", { timeout: 120_000 }, () => {
+  let postgres: PostgresServer;
+  let pool: pg.Pool;
+
+  beforeAll(async () => {
+    postgres = await startPostgres();
+    pool = new pg.Pool({ connectionString: postgres.url, max: 12 });
+    await migrate(pool);
+  }, 90_000);
+
+  afterAll(async () => {
+    await pool?.end();
+    await postgres?.stop();
+  });
+
+  it("lets another agent's writer commit while one agent's writer is held in its transaction", async () => {
+    const first = await pool.connect();
+    const second = await pool.connect();
+    const third = await pool.connect();
+    try {
+      const held = heldAtCommit(first);
+      const holding = writeBatch(held.client, "node-a", [
+        runWrite("r_alpha", "alpha"),
+        event("alpha", 1, "r_alpha"),
+      ]);
+      await held.atCommit;
+      // Another agent, another node: written and committed while alpha's writer holds its locks.
+      const other = await writeBatch(second, "node-b", [
+        runWrite("r_beta", "beta"),
+        event("beta", 1, "r_beta"),
+      ]);
+      expect(other.refused).toEqual([]);
+      // A writer of the same agent does wait, on alpha's counter row alone.
+      const sameAgent = writeBatch(third, "node-c", [event("alpha", 2)]);
+      await waitFor(() => waitsOnLock(pool, pidOf(third)), "the second alpha writer to wait on a lock");
+      held.release();
+      await holding;
+      await sameAgent;
+      const rows = await pool.query<{ agent: string; id: string; line: string }>(
+        "SELECT agent, id, line FROM agentd_events ORDER BY agent, id",
+      );
+      expect(
+        rows.rows.map(
+          (row) =>
+            `${row.agent}#${row.id} ${(JSON.parse(row.line) as AgentEvent & { data: { message: string } }).data.message}`,
+        ),
+      ).toEqual(["alpha#1 event 1", "alpha#2 event 2", "beta#1 event 1"]);
+      const locks = await pool.query<{ count: number }>(
+        "SELECT count(*)::int AS count FROM pg_locks WHERE locktype = 'advisory'",
+      );
+      expect(locks.rows[0]?.count).toBe(0);
+    } finally {
+      first.release();
+      second.release();
+      third.release();
+    }
+  });
+
+  it("has a follower on another node see every event and every run, in order, when commits land out of order", async () => {
+    const database = await postgres.createDatabase("follower");
+    const nodePool = new pg.Pool({ connectionString: database, max: 12 });
+    await migrate(nodePool);
+    const snapshot = await loadSnapshot(nodePool, 200);
+    const seen: AgentEvent[] = [];
+    const runs: string[] = [];
+    const feed = new ChangeFeed({
+      url: database,
+      pool: nodePool,
+      node: "follower",
+      logger,
+      snapshot: snapshot.snapshot,
+      eventCursors: new Map(snapshot.logs.map((log) => [log.agent, log.lastId])),
+      onRun: (record) => runs.push(record.id),
+      onEvent: (agentEvent) => seen.push(agentEvent),
+      onCooldown: () => undefined,
+      onControl: () => undefined,
+      onQueue: () => undefined,
+      onConnection: () => undefined,
+    });
+    await feed.start();
+    const slow = await nodePool.connect();
+    const fast = await nodePool.connect();
+    try {
+      // The slow writer takes its change number first and commits last: the feed reads the fast
+      // one's run and events in between, and must still read the slow one's when it lands.
+      const held = heldAtCommit(slow);
+      const holding = writeBatch(held.client, "node-a", [
+        runWrite("r_slow", "alpha"),
+        event("alpha", 1, "r_slow"),
+      ]);
+      await held.atCommit;
+      await writeBatch(fast, "node-b", [runWrite("r_fast", "beta"), event("beta", 1, "r_fast")]);
+      feed.read(["beta"]);
+      await waitFor(() => runs.includes("r_fast") && seen.some((e) => e.agent === "beta"), "the fast write");
+      expect(runs).not.toContain("r_slow");
+      held.release();
+      await holding;
+      await waitFor(() => runs.includes("r_slow") && seen.some((e) => e.agent === "alpha"), "the slow write");
+
+      // Many writers of three agents at once, from separate connections (nodes): each agent's ids
+      // arrive 1..n in order, none missing, none twice.
+      const writers = Array.from({ length: 6 }, (_, writer) =>
+        (async () => {
+          const client = await nodePool.connect();
+          try {
+            for (let round = 0; round < 15; round += 1) {
+              const agents = ["alpha", "beta", "gamma"];
+              await writeBatch(client, `node-${writer}`, [
+                event(agents[(writer + round) % 3] ?? "alpha", round),
+                event(agents[(writer + round + 1) % 3] ?? "alpha", round),
+              ]);
+            }
+          } finally {
+            client.release();
+          }
+        })(),
+      );
+      await Promise.all(writers);
+      const counters = await nodePool.query<{ agent: string; last_id: string }>(
+        "SELECT agent, last_id FROM agentd_event_counters ORDER BY agent",
+      );
+      const expected = new Map(counters.rows.map((row) => [row.agent, Number(row.last_id)]));
+      await waitFor(
+        () => [...expected].every(([agent, last]) => seen.filter((e) => e.agent === agent).length === last),
+        "every event at the follower",
+      );
+      for (const [agent, last] of expected)
+        expect(seen.filter((e) => e.agent === agent).map((e) => e.id)).toEqual(
+          Array.from({ length: last }, (_, index) => index + 1),
+        );
+    } finally {
+      slow.release();
+      fast.release();
+      await feed.close();
+      await nodePool.end();
+    }
+  });
+});
