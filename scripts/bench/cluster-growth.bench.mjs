@@ -1,0 +1,301 @@
+// Issue 28's "room to grow" bench, two measurements in the same run:
+// (a) what one event write waits for as writers are added: 1, 3 and 10 writers ("nodes": each its
+// own connection and node id, as each node has its own writer) write batches of events through the
+// real write path (dist/store/postgres/write-batch.js, one transaction a batch), each node its own
+// agents, as a cluster of nodes running different agents does. Per event: the write's latency
+// (the batch's transaction, BEGIN to COMMIT, over its events) and its lock wait (the time spent in
+// the statements that take locks: the run and counter rows, and in the `before` column the old
+// cluster-wide advisory lock, taken first as every write did until migration 13). Both paths run
+// in the same process on the same database, one after the other, so the ratio to one writer says
+// what adding writers costs. Target: flat.
+// (b) runs per second with 1, 2 and 3 real daemons (dist/cli/main.js start) on one PostgreSQL,
+// answered by the scripted OpenAI-compatible server: RUNS runs posted round-robin, timed until
+// every one has ended, printed as ratios to one node measured in the same run. The nodes are
+// started once (3), measured, then killed one at a time (2, then 1): on a machine with fewer cores
+// than nodes they share the CPU, and the ratio says what coordination costs there.
+// PostgreSQL is a real server on loopback started by the test harness's helper
+// (test/support/postgres-server.ts), fsync off as in the tests. Skipped (exit 0) when PostgreSQL
+// is not installed.
+// Usage: node scripts/bench/cluster-growth.bench.mjs [--quick] (after a build). `--quick`: a few
+// batches and runs, one repetition (what test/bench/quick-benches.test.ts runs).
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { availableParallelism, loadavg, tmpdir } from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { setTimeout } from "node:timers/promises";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import pg from "pg";
+import ts from "typescript";
+import { stringify } from "yaml";
+import { migrate } from "../../dist/store/postgres/migrations.js";
+import { writeBatch } from "../../dist/store/postgres/write-batch.js";
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
+const QUICK = process.argv.includes("--quick");
+const WRITER_COUNTS = [1, 3, 10];
+/** Batches each writer writes per measurement, and events in a batch (a turn of a busy run). */
+const BATCHES = QUICK ? 5 : 100;
+const EVENTS_PER_BATCH = 5;
+const REPETITIONS = QUICK ? 1 : 5;
+const NODE_COUNTS = [3, 2, 1];
+const RUNS = QUICK ? 6 : 150;
+const RUN_REPETITIONS = QUICK ? 1 : 4;
+const NODE_CONCURRENCY = 8;
+/** The lock every write transaction took before migration 13 (write-batch.ts), for the `before` column. */
+const OLD_CHANGES_LOCK = 7_412_000_002;
+
+/**
+ * The test harness's TypeScript helpers, transpiled to plain JavaScript into a folder two levels
+ * below this worktree's root (as test/support is, so their paths to dist/ and their imports of
+ * `pg` or `execa` resolve the same, and their `./sibling.js` imports find each other), removed at
+ * the end; the bench starts PostgreSQL and the daemons exactly as the tests do.
+ */
+const SUPPORT = mkdtempSync(path.join(ROOT, ".agentd-bench-"));
+const SUPPORT_FOLDER = path.join(SUPPORT, "support");
+mkdirSync(SUPPORT_FOLDER);
+for (const name of ["postgres-server", "daemon-process", "agentd-cli", "scripted-llm-server"]) {
+  const source = readFileSync(path.join(ROOT, "test/support", `${name}.ts`), "utf8");
+  const { outputText } = ts.transpileModule(source, {
+    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
+  });
+  writeFileSync(path.join(SUPPORT_FOLDER, `${name}.js`), outputText);
+}
+const importTestSupport = (name) => import(pathToFileURL(path.join(SUPPORT_FOLDER, `${name}.js`)).href);
+
+function spread(values) {
+  const sorted = [...values].sort((left, right) => left - right);
+  return { median: sorted[Math.floor((sorted.length - 1) / 2)], min: sorted[0], max: sorted.at(-1) };
+}
+
+const format = (value, digits = 0) => value.toFixed(digits);
+const range = (values, digits = 2) => {
+  const { median, min, max } = spread(values);
+  return `${format(median, digits)} [${format(min, digits)}–${format(max, digits)}]`;
+};
+const load = () =>
+  loadavg()
+    .map((value) => value.toFixed(2))
+    .join(" ");
+
+/**
+ * A client whose statements are timed: the ones that take a lock (row locks, the old advisory
+ * lock) add to `lockMilliseconds`. With `oldLock`, every transaction takes the old cluster-wide
+ * lock first, as the write path did before.
+ */
+function timedClient(client, oldLock, totals) {
+  return new Proxy(client, {
+    get(target, property, receiver) {
+      if (property !== "query") return Reflect.get(target, property, receiver);
+      return async (text, values) => {
+        const locking = /FOR UPDATE|FOR SHARE|pg_advisory_xact_lock/.test(text);
+        const started = performance.now();
+        const result = await target.query(text, values);
+        if (text === "BEGIN" && oldLock) {
+          const waited = performance.now();
+          await target.query("SELECT pg_advisory_xact_lock($1)", [OLD_CHANGES_LOCK]);
+          totals.lockMilliseconds += performance.now() - waited;
+        }
+        if (locking) totals.lockMilliseconds += performance.now() - started;
+        return result;
+      };
+    },
+  });
+}
+
+/** One writer ("node"): BATCHES batches of its own agent's events; its totals. */
+async function writer(pool, node, oldLock) {
+  const client = await pool.connect();
+  const totals = { lockMilliseconds: 0, writeMilliseconds: 0, events: 0 };
+  try {
+    const timed = timedClient(client, oldLock, totals);
+    for (let batch = 0; batch < BATCHES; batch++) {
+      const operations = Array.from({ length: EVENTS_PER_BATCH }, (_, index) => ({
+        kind: "event",
+        draft: {
+          agent: `agent-of-${node}`,
+          run: null,
+          type: "thought",
+          data: { text: `step ${batch}.${index}: ${"reasoning ".repeat(12)}` },
+          time: new Date().toISOString(),
+        },
+      }));
+      const started = performance.now();
+      await writeBatch(timed, node, operations);
+      totals.writeMilliseconds += performance.now() - started;
+      totals.events += operations.length;
+    }
+  } finally {
+    client.release();
+  }
+  return totals;
+}
+
+/** `count` writers at once; mean lock wait and mean write latency per event (ms). */
+async function writeRound(pool, count, oldLock, round) {
+  const all = await Promise.all(
+    Array.from({ length: count }, (_, index) => writer(pool, `n${round}-${index}`, oldLock)),
+  );
+  const events = all.reduce((sum, totals) => sum + totals.events, 0);
+  return {
+    lock: all.reduce((sum, totals) => sum + totals.lockMilliseconds, 0) / events,
+    write: all.reduce((sum, totals) => sum + totals.writeMilliseconds, 0) / events,
+  };
+}
+
+/** A daemon's folder (config.yaml, agents/worker.md, presets/, data/) on the shared database. */
+function workspace(root, llmUrl, databaseUrl) {
+  const folder = mkdtempSync(path.join(root, "node-"));
+  for (const child of ["agents", "presets"]) mkdirSync(path.join(folder, child));
+  writeFileSync(
+    path.join(folder, "config.yaml"),
+    stringify({
+      agents_dir: "./agents",
+      presets_dir: "./presets",
+      data_dir: "./data",
+      server: { host: "127.0.0.1", port: 0 },
+      llm: { base_url: llmUrl, api_key: "bench-key", model: "scripted" },
+      log: { level: "warn", pretty: false },
+      store: { backend: "postgres", url: databaseUrl },
+      concurrency: NODE_CONCURRENCY,
+    }),
+  );
+  writeFileSync(
+    path.join(folder, "agents", "worker.md"),
+    `---\n${stringify({ description: "runs for the bench", limits: { max_concurrent_runs: 100 } })}---\nAnswer.\n`,
+  );
+  return path.join(folder, "config.yaml");
+}
+
+async function post(node, task) {
+  const reply = await node.request("POST", "/agents/worker/runs", { task });
+  if (reply.status !== 202) throw new Error(`POST /agents/worker/runs answered ${reply.status}`);
+  return reply.body.run;
+}
+
+/** Waits until every run of `ids` ended completed, as `reader` reads them one by one. */
+async function completed(reader, ids) {
+  const pending = new Set(ids);
+  const deadline = Date.now() + 180_000;
+  while (pending.size > 0) {
+    if (Date.now() > deadline) throw new Error(`${pending.size} runs had not ended after 180 s`);
+    for (const id of [...pending]) {
+      const reply = await reader.request("GET", `/runs/${id}`);
+      const status = reply.body?.status;
+      if (status === "completed") pending.delete(id);
+      else if (status !== undefined && !["queued", "running", "paused"].includes(status))
+        throw new Error(`run ${id} ended ${status}`);
+    }
+    if (pending.size > 0) await setTimeout(20);
+  }
+}
+
+/** Posts RUNS runs round-robin over `nodes`; runs per second until all of them ended. */
+async function runThroughput(nodes, label) {
+  const started = performance.now();
+  const ids = await Promise.all(
+    Array.from({ length: RUNS }, (_, index) => post(nodes[index % nodes.length], `${label} job ${index}`)),
+  );
+  await completed(nodes[0], ids);
+  return RUNS / ((performance.now() - started) / 1_000);
+}
+
+const helper = await importTestSupport("postgres-server");
+const missing = helper.postgresMissingReason();
+if (missing !== undefined) {
+  rmSync(SUPPORT, { recursive: true, force: true });
+  console.log(`skipped: ${missing}`);
+  process.exit(0);
+}
+const postgres = await helper.startPostgres();
+const root = mkdtempSync(path.join(tmpdir(), "agentd-bench-growth-"));
+const writes = { before: new Map(), after: new Map() };
+const throughput = new Map(NODE_COUNTS.map((count) => [count, []]));
+const loads = [];
+try {
+  const pool = new pg.Pool({ connectionString: await postgres.createDatabase("growth_writes"), max: 12 });
+  await migrate(pool);
+  try {
+    // A warm-up round, not counted; then each repetition measures every count, both paths.
+    for (let round = 0; round <= REPETITIONS; round++) {
+      for (const count of WRITER_COUNTS)
+        for (const [name, oldLock] of [
+          ["before", true],
+          ["after", false],
+        ]) {
+          const measured = await writeRound(pool, count, oldLock, `${round}${name}${count}`);
+          if (round === 0) continue;
+          const list = writes[name].get(count) ?? [];
+          list.push(measured);
+          writes[name].set(count, list);
+        }
+      loads.push(loadavg()[0]);
+    }
+  } finally {
+    await pool.end();
+  }
+
+  const daemons = await importTestSupport("daemon-process");
+  const scripted = await importTestSupport("scripted-llm-server");
+  const llm = await scripted.startScriptedLlmServer();
+  llm.setDefaultReply(() => scripted.textReply("done"));
+  const databaseUrl = await postgres.createDatabase("growth_runs");
+  const nodes = [];
+  try {
+    for (let index = 0; index < NODE_COUNTS[0]; index++)
+      nodes.push(await daemons.startDaemonProcess({ configFile: workspace(root, llm.url, databaseUrl) }));
+    // Warm-up on all nodes, not counted (none in the quick mode, which checks that it runs).
+    if (!QUICK) await runThroughput(nodes, "warm-up");
+    for (const count of NODE_COUNTS) {
+      while (nodes.length > count) await nodes.pop().kill();
+      for (let round = 0; round < RUN_REPETITIONS; round++)
+        throughput.get(count).push(await runThroughput(nodes, `${count} nodes round ${round}`));
+      loads.push(loadavg()[0]);
+    }
+  } finally {
+    for (const node of nodes) await node.kill();
+    await llm.close();
+  }
+} finally {
+  await postgres.stop();
+  rmSync(root, { recursive: true, force: true });
+  rmSync(SUPPORT, { recursive: true, force: true });
+}
+
+console.log(
+  `(a) per event, ${BATCHES} batches of ${EVENTS_PER_BATCH} events per writer, each writer its own agent, ${REPETITIONS} repetitions, median [min–max] ms:`,
+);
+for (const [name, title] of [
+  ["before", "before (one cluster-wide advisory lock)"],
+  ["after", "after (per-agent counter rows)"],
+]) {
+  console.log(`  ${title}:`);
+  const one = writes[name].get(1);
+  for (const count of WRITER_COUNTS) {
+    const list = writes[name].get(count);
+    console.log(
+      `    ${String(count).padStart(2)} writers: lock wait ${range(
+        list.map((value) => value.lock),
+        3,
+      )}, write ${range(
+        list.map((value) => value.write),
+        3,
+      )}`,
+    );
+  }
+  const ratio = (count) =>
+    spread(writes[name].get(count).map((value) => value.write)).median /
+    spread(one.map((value) => value.write)).median;
+  console.log(`    write latency ratio ${name} 10/1: ${format(ratio(10), 2)}x, 3/1: ${format(ratio(3), 2)}x`);
+}
+console.log(
+  `(b) ${RUNS} runs posted round-robin, concurrency ${NODE_CONCURRENCY} per node, ${RUN_REPETITIONS} repetitions, median [min–max]:`,
+);
+const oneNode = spread(throughput.get(1)).median;
+for (const count of [...NODE_COUNTS].reverse())
+  console.log(`  ${count} node${count === 1 ? " " : "s"}: ${range(throughput.get(count), 1)} runs/s`);
+console.log(
+  `  runs/s ratio to 1 node: 2 nodes ${format(spread(throughput.get(2)).median / oneNode, 2)}x, 3 nodes ${format(spread(throughput.get(3)).median / oneNode, 2)}x (of the medians)`,
+);
+console.log(
+  `  cores: ${availableParallelism()}, load average now: ${load()}, 1-min load over the run: ${range(loads, 1)}`,
+);
