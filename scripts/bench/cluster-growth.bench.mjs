@@ -13,6 +13,10 @@
 // every one has ended, printed as ratios to one node measured in the same run. The nodes are
 // started once (3), measured, then killed one at a time (2, then 1): on a machine with fewer cores
 // than nodes they share the CPU, and the ratio says what coordination costs there.
+// (c) a node's memory with many runs in the database: HISTORY finished runs written straight into
+// the runs table (copies of a real run's record), then a node started on it and its RSS read from
+// /proc once it listens, against a node started on an empty database: run lists and old runs are
+// read from the database, paged, so the ratio should stay near 1.
 // PostgreSQL is a real server on loopback started by the test harness's helper
 // (test/support/postgres-server.ts), fsync off as in the tests. Skipped (exit 0) when PostgreSQL
 // is not installed.
@@ -41,6 +45,8 @@ const NODE_COUNTS = [3, 2, 1];
 const RUNS = QUICK ? 6 : 150;
 const RUN_REPETITIONS = QUICK ? 1 : 4;
 const NODE_CONCURRENCY = 8;
+/** Finished runs in the database for (c). */
+const HISTORY = QUICK ? 2_000 : 200_000;
 /** The lock every write transaction took before migration 13 (write-batch.ts), for the `before` column. */
 const OLD_CHANGES_LOCK = 7_412_000_002;
 
@@ -189,6 +195,17 @@ async function completed(reader, ids) {
   }
 }
 
+/** Starts a node on `configFile`, reads its RSS (MB) once it listens, and kills it. */
+async function startedRss(daemons, configFile) {
+  const node = await daemons.startDaemonProcess({ configFile });
+  try {
+    const status = readFileSync(`/proc/${node.pid}/status`, "utf8");
+    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1_024;
+  } finally {
+    await node.kill();
+  }
+}
+
 /** Posts RUNS runs round-robin over `nodes`; runs per second until all of them ended. */
 async function runThroughput(nodes, label) {
   const started = performance.now();
@@ -211,6 +228,7 @@ const root = mkdtempSync(path.join(tmpdir(), "agentd-bench-growth-"));
 const writes = { before: new Map(), after: new Map() };
 const throughput = new Map(NODE_COUNTS.map((count) => [count, []]));
 const loads = [];
+const memory = {};
 try {
   const pool = new pg.Pool({ connectionString: await postgres.createDatabase("growth_writes"), max: 12 });
   await migrate(pool);
@@ -251,6 +269,29 @@ try {
         throughput.get(count).push(await runThroughput(nodes, `${count} nodes round ${round}`));
       loads.push(loadavg()[0]);
     }
+    for (const node of nodes.splice(0)) await node.kill();
+
+    // (c): an empty database, then the one above with HISTORY more finished runs.
+    const emptyUrl = await postgres.createDatabase("growth_empty");
+    memory.empty = await startedRss(daemons, workspace(root, llm.url, emptyUrl));
+    const history = new pg.Client({ connectionString: databaseUrl });
+    await history.connect();
+    try {
+      const started = performance.now();
+      await history.query(
+        `INSERT INTO agentd_runs (id, agent, node, status, created_at, ended_at, record, change, claimed_by)
+         SELECT 'h_' || g, r.agent, r.node, r.status, r.created_at, r.ended_at,
+           replace(r.record, r.id, 'h_' || g), nextval('agentd_changes'), r.claimed_by
+         FROM (SELECT * FROM agentd_runs WHERE status = 'completed' LIMIT 1) AS r, generate_series(1, $1) AS g`,
+        [HISTORY],
+      );
+      memory.writeSeconds = (performance.now() - started) / 1_000;
+      const counted = await history.query("SELECT count(*)::int AS count FROM agentd_runs");
+      memory.runs = counted.rows[0].count;
+    } finally {
+      await history.end();
+    }
+    memory.history = await startedRss(daemons, workspace(root, llm.url, databaseUrl));
   } finally {
     for (const node of nodes) await node.kill();
     await llm.close();
@@ -296,6 +337,10 @@ for (const count of [...NODE_COUNTS].reverse())
 console.log(
   `  runs/s ratio to 1 node: 2 nodes ${format(spread(throughput.get(2)).median / oneNode, 2)}x, 3 nodes ${format(spread(throughput.get(3)).median / oneNode, 2)}x (of the medians)`,
 );
+console.log(
+  `(c) a node's RSS once it listens: empty database ${format(memory.empty, 1)} MB, ${memory.runs} runs in the database ${format(memory.history, 1)} MB (written in ${format(memory.writeSeconds, 1)} s)`,
+);
+console.log(`  RSS ratio many runs / empty: ${format(memory.history / memory.empty, 2)}x`);
 console.log(
   `  cores: ${availableParallelism()}, load average now: ${load()}, 1-min load over the run: ${range(loads, 1)}`,
 );
