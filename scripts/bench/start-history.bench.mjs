@@ -1,19 +1,26 @@
 // Issue 26 item 6: start-up time and memory against the size of the run history, for both stores.
 // For each store and each size (1k, 10k, 50k, 200k finished runs by default, spread over 50 agents,
 // two status events each), the history is written through the store classes of dist/ (the same
-// code the daemon writes with, so the generator follows the store's format), then `agentd start`
-// (dist/cli/main.js, a fresh node process) is timed from the spawn until GET /health answers
-// `ok`, and its RSS read from /proc at that moment. Each start on the history alternates with a
-// start on an empty store of the same kind (the same agents), so a change in the machine's load
-// hits both alike; the first pair is a warm-up and not counted. Printed as ratios to the empty
-// start: median with min and max. Target: at most 1.5x the empty start at 200k runs, time and RSS.
+// code the daemon writes with, so the generator follows the store's format), then:
+// - `agentd start` (dist/cli/main.js, a fresh node process) is timed from the spawn until GET
+//   /health answers `ok`, and its RSS read from /proc at that moment;
+// - `agentd run agent-0` (bin/agentd.js, as a user runs it) is timed from the spawn to its first
+//   model request (a local server answering one streamed completion), and its peak RSS (VmHWM) read
+//   from /proc then; the run then completes and the process must exit 0.
+// Each start on the history alternates with a start on an empty store of the same kind (the same
+// agents), so a change in the machine's load hits both alike; the first pair is a warm-up and not
+// counted. Printed as ratios to the empty start: median with min and max, and the load average
+// over each size. Target: at most 1.5x the empty start at 200k runs, time and RSS, both commands.
 // PostgreSQL is a real server on loopback started by the test harness's helper
 // (test/support/postgres-server.ts), fsync off as in the tests; skipped with a message when absent.
 // Usage: node scripts/bench/start-history.bench.mjs [--stores files,postgres]
-//          [--sizes 1000,10000,50000,200000] [--starts 3] [--files-writer direct|store]
+//          [--sizes 1000,10000,50000,200000] [--starts 3] [--commands start,run]
+//          [--files-writer direct|store]
 //          [--tmp /dev/shm]   (after a build)
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { once } from "node:events";
+import { createServer as createHttpServer } from "node:http";
 import { createServer } from "node:net";
 import { loadavg, tmpdir, cpus } from "node:os";
 import path from "node:path";
@@ -25,6 +32,7 @@ import { stringify } from "yaml";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
+const BIN = path.join(ROOT, "bin", "agentd.js");
 const AGENTS = 50;
 const TARGET_RATIO = 1.5;
 /** Runs written per round trip of the generator. */
@@ -37,6 +45,7 @@ function option(name, fallback) {
 const STORES = option("stores", "files,postgres").split(",");
 const SIZES = option("sizes", "1000,10000,50000,200000").split(",").map(Number);
 const STARTS = Number(option("starts", "3"));
+const COMMANDS = option("commands", "start,run").split(",");
 /**
  * How the files store's history is written: `direct` (default) writes the files the store writes
  * — each `runs/<run>.json`, each run log, each agent's log — with the store's own index and journal
@@ -326,10 +335,64 @@ async function freePort() {
   return port;
 }
 
-function residentBytes(pid) {
+/** A process's resident memory now (`VmRSS`) or at its peak so far (`VmHWM`), in bytes. */
+function residentBytes(pid, field = "VmRSS") {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
-  const kilobytes = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  const kilobytes = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
   return kilobytes * 1024;
+}
+
+/**
+ * A model server for `agentd run`: answers every request with one streamed completion, "done";
+ * at a process's first model request, `onRequest` measures it (before the answer goes out).
+ */
+async function startModelServer() {
+  const chunk = {
+    id: "bench",
+    object: "chat.completion.chunk",
+    created: 0,
+    model: "bench",
+    choices: [{ index: 0, delta: { role: "assistant", content: "done" }, finish_reason: "stop" }],
+    usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+  };
+  const server = createHttpServer((request, response) => {
+    if (request.url?.endsWith("/chat/completions")) server.onRequest?.();
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(200, { "content-type": "text/event-stream" });
+      response.end(`data: ${JSON.stringify(chunk)}\n\ndata: [DONE]\n\n`);
+    });
+  }).listen(0, "127.0.0.1");
+  await once(server, "listening");
+  return server;
+}
+
+let modelServer;
+
+/**
+ * `agentd run agent-0` on the project: seconds from the spawn to its first model request, and its
+ * peak RSS then (everything the store's opening read is behind it). Waits for its exit (0).
+ */
+async function timeRun(project) {
+  modelServer ??= await startModelServer();
+  const configFile = path.join(project.root, "config.run.yaml");
+  const llm = { ...project.config.llm, base_url: `http://127.0.0.1:${modelServer.address().port}/v1` };
+  writeFileSync(configFile, stringify({ ...project.config, llm }));
+  let measured;
+  const started = performance.now();
+  const child = spawn(process.execPath, [BIN, "run", "agent-0", "report", "--config", configFile], {
+    cwd: project.root,
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  modelServer.onRequest = () => {
+    measured ??= { seconds: (performance.now() - started) / 1000, rss: residentBytes(child.pid, "VmHWM") };
+  };
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk) => (stderr += chunk));
+  const [code] = await once(child, "exit");
+  modelServer.onRequest = undefined;
+  if (code !== 0 || !measured) throw new Error(`agentd run exited ${code}: ${stderr}`);
+  return measured;
 }
 
 /** `agentd start` on the project: seconds from the spawn to /health `ok`, and RSS then. */
@@ -370,16 +433,27 @@ function spread(values) {
 }
 
 const ratioText = ({ median, min, max }) => `${median.toFixed(2)}x (${min.toFixed(2)}-${max.toFixed(2)})`;
+const loadText = ({ min, max }) => `load ${min.toFixed(1)}-${max.toFixed(1)}`;
+const COMMAND_LABELS = { start: "start", run: "run" };
+const TIMERS = { start: timeStart, run: timeRun };
 
-/** Starts alternately on `empty` and `full`; each full start against the empty one just before it. */
-async function measure(empty, full) {
+/**
+ * `time` (timeStart or timeRun) alternately on `empty` and `full`; each full start against the
+ * empty one just before it; the load average sampled after each pair.
+ */
+async function measure(time, empty, full) {
   const pairs = [];
+  const loads = [];
   for (let round = 0; round <= STARTS; round++) {
-    const base = await timeStart(empty);
-    const loaded = await timeStart(full);
-    if (round > 0) pairs.push({ base, loaded });
+    const base = await time(empty);
+    const loaded = await time(full);
+    if (round > 0) {
+      pairs.push({ base, loaded });
+      loads.push(loadavg()[0]);
+    }
   }
   return {
+    load: spread(loads),
     baseSeconds: spread(pairs.map(({ base }) => base.seconds)),
     loadedSeconds: spread(pairs.map(({ loaded }) => loaded.seconds)),
     baseRss: spread(pairs.map(({ base }) => base.rss)),
@@ -425,18 +499,25 @@ try {
       const writing = performance.now();
       await writeHistory(full, size);
       const written = ((performance.now() - writing) / 1000).toFixed(1);
-      const measured = await measure(empty, full);
-      results.push({ kind, size, ...measured });
-      console.log(
-        `${kind.padEnd(8)} ${String(size).padStart(7)} runs (written in ${written} s): ` +
-          `to /health ok ${(measured.loadedSeconds.median * 1000).toFixed(0)} ms vs empty ` +
-          `${(measured.baseSeconds.median * 1000).toFixed(0)} ms = ${ratioText(measured.time)}; ` +
-          `RSS ${(measured.loadedRss.median / 1048576).toFixed(0)} MB vs ` +
-          `${(measured.baseRss.median / 1048576).toFixed(0)} MB = ${ratioText(measured.memory)}`,
-      );
+      for (const command of COMMANDS) {
+        const measured = await measure(TIMERS[command], empty, full);
+        results.push({ kind, size, command, ...measured });
+        const until = command === "start" ? "to /health ok" : "to first model request";
+        const memory = command === "start" ? "RSS" : "peak RSS";
+        console.log(
+          `${kind.padEnd(8)} ${COMMAND_LABELS[command].padEnd(5)} ${String(size).padStart(7)} runs ` +
+            `(written in ${written} s): ${until} ${(measured.loadedSeconds.median * 1000).toFixed(0)} ms vs empty ` +
+            `${(measured.baseSeconds.median * 1000).toFixed(0)} ms = ${ratioText(measured.time)}; ` +
+            `${memory} ${(measured.loadedRss.median / 1048576).toFixed(0)} MB vs ` +
+            `${(measured.baseRss.median / 1048576).toFixed(0)} MB = ${ratioText(measured.memory)}; ` +
+            loadText(measured.load),
+        );
+      }
     }
   }
 } finally {
+  modelServer?.close();
+  modelServer?.closeAllConnections();
   await postgres?.stop();
   for (const folder of folders) rmSync(folder, { recursive: true, force: true });
 }
@@ -448,12 +529,14 @@ console.log(
     `${STARTS} starts each after one uncounted pair; ratios median (min-max) against the empty start just before`,
 );
 for (const kind of STORES) {
-  const largest = results.filter((result) => result.kind === kind).at(-1);
-  if (!largest) continue;
-  const verdict = (ratio) => (ratio.median <= TARGET_RATIO ? "met" : "MISSED");
-  console.log(
-    `${kind}: target <= ${TARGET_RATIO}x the empty start at ${largest.size} runs: ` +
-      `time ${verdict(largest.time)}, RSS ${verdict(largest.memory)}` +
-      (largest.size < 200_000 ? " (the target is set at 200k runs)" : ""),
-  );
+  for (const command of COMMANDS) {
+    const largest = results.filter((result) => result.kind === kind && result.command === command).at(-1);
+    if (!largest) continue;
+    const verdict = (ratio) => (ratio.median <= TARGET_RATIO ? "met" : "MISSED");
+    console.log(
+      `${kind} ${command}: target <= ${TARGET_RATIO}x the empty start at ${largest.size} runs: ` +
+        `time ${verdict(largest.time)}, RSS ${verdict(largest.memory)}` +
+        (largest.size < 200_000 ? " (the target is set at 200k runs)" : ""),
+    );
+  }
 }

@@ -1,5 +1,6 @@
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { someDirectoryEntry } from "../util/some-directory-entry.js";
 import type { Logger } from "../logging/logger.js";
 import { replaceFileSync } from "../util/replace-file.js";
 import { inspectRecordFile } from "./damaged-run-files.js";
@@ -35,8 +36,7 @@ export function readRecordFile(file: string, logger: Logger): RunRecord | undefi
 
 /** Whether `runs/` holds any run record file (a folder whose index went missing). */
 export function hasRecordFiles(runsDirectory: string): boolean {
-  if (!existsSync(runsDirectory)) return false;
-  return readdirSync(runsDirectory).some((name) => RECORD_FILE.test(name));
+  return someDirectoryEntry(runsDirectory, (name) => RECORD_FILE.test(name));
 }
 
 /**

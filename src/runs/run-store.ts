@@ -5,6 +5,7 @@ import { flushToDeviceLater } from "../util/flush-to-device.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import { replaceFileSync } from "../util/replace-file.js";
+import { someDirectoryEntry } from "../util/some-directory-entry.js";
 import { ensureRunFolder, inspectRecordFile, moveRunFileAside } from "./damaged-run-files.js";
 import { isInterrupted } from "./interrupted-run.js";
 import { matchesRunQuery, unknownCursor } from "./list-runs.js";
@@ -500,7 +501,7 @@ export class RunStore implements RunRecords {
 
   /** Whether `runs/` holds nothing at all while the agent logs tell of runs (it was removed). */
   #lostWithEvents(): boolean {
-    if (readdirSync(this.directory).length > 0) return false;
+    if (someDirectoryEntry(this.directory)) return false;
     try {
       return readdirSync(path.join(this.#dataDirectory, "events"), { withFileTypes: true }).some(
         (entry) => entry.isFile() && entry.name.endsWith(".jsonl"),
