@@ -26,7 +26,11 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
 };
 
 /**
- * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <command> <args…>`,
+ * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <n> <n name and
+ * value pairs> <command> <args…>`; perl's own environment holds no PERL* variable but
+ * PERL_BADLANG=0, so that nothing the command's environment says changes what perl runs and a
+ * locale missing in the sandbox does not make it warn; the pairs are the command's PERL* variables,
+ * put back before it runs),
  * under the seccomp filter, the channel on descriptor 4): makes a TCP socket listening on
  * 127.0.0.1:<port> in the sandbox's own network namespace (AF_INET, which the filter allows), sends
  * it to the daemon over the channel as Node's IPC sends a handle (one JSON line with the descriptor
@@ -36,7 +40,8 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
  * Written for perl-base (Essential in Debian): the core language alone, no module.
  */
 export const HANDOFF_CODE = `
-my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port) = splice(@ARGV, 0, 7);
+my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port, $count) = splice(@ARGV, 0, 8);
+my %restore = splice(@ARGV, 0, 2 * $count);
 my $fd = syscall($socket, 2, 1 | 0x80000, 0);
 die "agentd sandbox: the proxy listener: $!\\n" if $fd < 0;
 my $one = pack("i", 1);
@@ -51,12 +56,41 @@ my $header = pack("Q L x4 P Q P Q i x4", 0, 0, $vector, 1, $control, 24, 0);
 syscall($sendmsg, ${HANDOFF_CHANNEL_DESCRIPTOR}, $header, 0) == length $message
   or die "agentd sandbox: the proxy listener's handoff: $!\\n";
 syscall($close, ${HANDOFF_CHANNEL_DESCRIPTOR});
-delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE)};
+delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE PERL_BADLANG)};
+@ENV{keys %restore} = values %restore;
 exec { $ARGV[0] } @ARGV;
 my $missing = $! == 2;
 print STDERR "agentd sandbox: execvp $ARGV[0]: " . ($missing ? "No such file or directory" : "Permission denied") . "\\n";
 exit($missing ? 127 : 126);
 `;
+
+/**
+ * The handoff's perl arguments after the code and its environment: the command's PERL* variables
+ * (PERL5OPT, PERL5LIB… would change what perl runs) go to the arguments, to be put back for the
+ * command alone.
+ */
+export function handoffInvocation(
+  program: HandoffProgram,
+  port: number,
+  command: string[],
+  environment: Record<string, string>,
+): { arguments: string[]; environment: Record<string, string> } {
+  const perlVariables = Object.entries(environment).filter(([name]) => name.startsWith("PERL"));
+  const kept = Object.fromEntries(Object.entries(environment).filter(([name]) => !name.startsWith("PERL")));
+  return {
+    arguments: [
+      program.perl,
+      "-e",
+      HANDOFF_CODE,
+      ...program.systemCalls.map(String),
+      String(port),
+      String(perlVariables.length),
+      ...perlVariables.flat(),
+      ...command,
+    ],
+    environment: { ...kept, PERL_BADLANG: "0" },
+  };
+}
 
 /** What the handoff needs on this machine: perl and the call numbers, or undefined (use the node bridge). */
 export interface HandoffProgram {

@@ -11,7 +11,7 @@ import { BRIDGE_CHANNEL_DESCRIPTOR, BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bri
 import { proxySocketsFolder } from "./proxy-sockets-folder.js";
 import {
   type HandedListener,
-  HANDOFF_CODE,
+  handoffInvocation,
   handoffProgram,
   serveHandedListener,
 } from "./listener-handoff.js";
@@ -115,6 +115,10 @@ export async function prepareSandboxedChild(
   };
   const handoff = handoffProgram(policy.searchPath);
   if (handoff !== undefined) {
+    const invocation = handoffInvocation(handoff, BRIDGE_PORT, [child.command, ...child.arguments], {
+      ...child.environment,
+      ...proxyEnvironment,
+    });
     let listener: HandedListener | undefined;
     let releasedHandoff: Promise<void> | undefined;
     return {
@@ -123,16 +127,10 @@ export async function prepareSandboxedChild(
         ...filterArguments,
         ...bubblewrapArguments(policy, { read: [handoff.perl], write: [] }),
         "--",
-        handoff.perl,
-        "-e",
-        HANDOFF_CODE,
-        ...handoff.systemCalls.map(String),
-        String(BRIDGE_PORT),
-        child.command,
-        ...child.arguments,
+        ...invocation.arguments,
       ],
       workdir: child.workdir,
-      environment: { ...child.environment, ...proxyEnvironment },
+      environment: invocation.environment,
       extraStdio: [descriptor ?? "ignore", "ipc"],
       started: (subprocess) => {
         closeDescriptor();

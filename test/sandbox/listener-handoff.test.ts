@@ -1,7 +1,7 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, expect, it } from "vitest";
-import { handoffProgram } from "../../src/sandbox/listener-handoff.js";
+import { handoffInvocation, handoffProgram } from "../../src/sandbox/listener-handoff.js";
 import { SandboxProject } from "./sandbox-project.js";
 
 let project: SandboxProject | undefined;
@@ -47,3 +47,38 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
     }
   },
 );
+
+it("keeps the command's PERL* variables from the handoff's perl and gives them back to the command", () => {
+  const invocation = handoffInvocation(
+    { perl: "/usr/bin/perl", systemCalls: [1, 2, 3, 4, 5, 6] },
+    3128,
+    ["bash", "-c", "x"],
+    {
+      PATH: "/usr/bin",
+      PERL5OPT: "-Mevil",
+      PERL5LIB: "/tmp/lib",
+    },
+  );
+  expect(Object.keys(invocation.environment).filter((name) => name.startsWith("PERL"))).toEqual([
+    "PERL_BADLANG",
+  ]);
+  expect(invocation.environment["PATH"]).toBe("/usr/bin");
+  const afterCode = invocation.arguments.slice(3);
+  expect(afterCode).toEqual([
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "3128",
+    "2",
+    "PERL5OPT",
+    "-Mevil",
+    "PERL5LIB",
+    "/tmp/lib",
+    "bash",
+    "-c",
+    "x",
+  ]);
+});
