@@ -15,9 +15,10 @@ import os, { tmpdir } from "node:os";
 import { performance } from "node:perf_hooks";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { QUICK } from "./bench-daemon.mjs";
 
-const AGENTS = 1_000;
-const REPETITIONS = 7;
+const AGENTS = QUICK ? 100 : 1_000;
+const REPETITIONS = QUICK ? 1 : 7;
 const TARGET_MILLISECONDS = 250;
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

@@ -12,6 +12,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
+import { QUICK } from "./bench-daemon.mjs";
 
 /** The last commit whose file tools opened by name after a path check. */
 const OLD_COMMIT = "9cc2768";
@@ -28,8 +29,8 @@ const OLD_FILES = [
 ];
 /** Modules the old files import unchanged: linked from dist/. */
 const SHARED = ["errors", "tools/tool-definition.js"];
-const ROUNDS = Number(process.env.FILE_TOOL_BENCH_ROUNDS ?? 40);
-const BATCH = 25;
+const ROUNDS = Number(process.env.FILE_TOOL_BENCH_ROUNDS ?? (QUICK ? 2 : 40));
+const BATCH = QUICK ? 5 : 25;
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 
 const { readFileTool } = await import(path.join(root, "dist/tools/builtin/read-file-tool.js"));

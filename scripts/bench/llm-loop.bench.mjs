@@ -9,6 +9,7 @@
 import { Buffer } from "node:buffer";
 import { once } from "node:events";
 import { createServer } from "node:http";
+import { cpus, loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 import OpenAI from "openai";
 import { ConfigSchema, LimitsSchema } from "../../dist/config/config-schema.js";
@@ -17,12 +18,13 @@ import { EventBus } from "../../dist/events/event-bus.js";
 import { ModelClient } from "../../dist/llm/model-client.js";
 import { RunControl } from "../../dist/run-vocabulary/run-control.js";
 import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
+import { QUICK } from "./bench-daemon.mjs";
 
-const ROUNDS = 200;
-const REPETITIONS = 9;
-const MEMORY_ROUNDS = 1_000;
+const ROUNDS = QUICK ? 10 : 200;
+const REPETITIONS = QUICK ? 1 : 9;
+const MEMORY_ROUNDS = QUICK ? 20 : 1_000;
 const RATIO_TARGET = 1.15;
-const HEAP_SAMPLE_ROUNDS = [100, 250, 500, 750, MEMORY_ROUNDS];
+const HEAP_SAMPLE_ROUNDS = QUICK ? [10, MEMORY_ROUNDS] : [100, 250, 500, 750, MEMORY_ROUNDS];
 const TOOL = {
   type: "function",
   function: {
@@ -57,7 +59,9 @@ async function overhead() {
   }
   const ratio = median(agentd) / median(plain);
   const bestRatio = Math.min(...agentd) / Math.min(...plain);
-  console.log(`overhead: ${ROUNDS} rounds, ${REPETITIONS} alternating runs of each, same server and process`);
+  console.log(
+    `overhead: ${ROUNDS} rounds, ${REPETITIONS} alternating runs of each, same server and process; ${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}`,
+  );
   row("plain openai SDK loop", plain);
   row("agentd LlmWorker", agentd);
   const verdict = Math.min(ratio, bestRatio) <= RATIO_TARGET ? "ok" : "OVER TARGET";

@@ -27,10 +27,11 @@ import { MemoryTools } from "../../dist/memory/memory-tools.js";
 import { RunControl } from "../../dist/run-vocabulary/run-control.js";
 import { SecretRedactor } from "../../dist/secrets/secret-redactor.js";
 import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
+import { QUICK } from "./bench-daemon.mjs";
 
-const ROUNDS = 50;
-const REPETITIONS = 21;
-const WRITES = 200;
+const ROUNDS = QUICK ? 5 : 50;
+const REPETITIONS = QUICK ? 1 : 21;
+const WRITES = QUICK ? 5 : 200;
 const RATIO_TARGET = 1.05;
 const TOOL = {
   type: "function",

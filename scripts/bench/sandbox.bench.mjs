@@ -1,20 +1,26 @@
 // What a shell call costs against its floor: the same `bash -c true` through runShellCommand (the
 // shell tool's path) unsandboxed (`mode: off`) against a plain spawn of bash, in bubblewrap with
 // `network: none` against a hand-written bwrap call with the same isolation, and with a host list
-// (proxy + in-sandbox bridge). Calls alternate between the variants so load on the machine hits each
-// alike; figures are medians, printed as ratios to the floors measured in the same run.
+// (the proxy, and the listener handed over from the sandbox) against a hand-written bwrap call that
+// starts socat beside the command, bridging 127.0.0.1:3128 to a unix socket (skipped, with a line
+// saying so, when socat is not installed). Calls alternate between the variants so load on the
+// machine hits each alike; figures are medians with quartiles, printed as ratios to the floors
+// measured in the same run. Target: each sandboxed call within 1.5x its floor.
+// Usage: node scripts/bench/sandbox.bench.mjs [--quick] (after a build).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { QUICK } from "./bench-daemon.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const { runShellCommand } = await import(path.join(root, "dist/tools/builtin/run-shell-command.js"));
 const { SandboxHost } = await import(path.join(root, "dist/sandbox/sandbox-host.js"));
 const { ConfigSchema } = await import(path.join(root, "dist/config/config-schema.js"));
+const { findOnPath } = await import(path.join(root, "dist/sandbox/bubblewrap.js"));
 
-const CALLS = Number(process.env.SANDBOX_BENCH_CALLS ?? 40);
+const CALLS = Number(process.env.SANDBOX_BENCH_CALLS ?? (QUICK ? 3 : 40));
 const project = mkdtempSync(path.join("/var/tmp", "agentd-sandbox-bench-"));
 const workdir = path.join(project, ".agentd", "workspaces", "bench");
 const config = ConfigSchema.parse({});
@@ -56,15 +62,27 @@ function spawned(command, argv) {
     );
   });
 }
-const bareBwrap = [
+const isolation = [
   ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
   ...["--bind", workdir, workdir, "--chdir", workdir],
   ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
-  ...["bash", "-c", "true"],
 ];
+const socat = findOnPath("socat", process.env.PATH ?? "");
 const floors = {
   "plain spawn": () => spawned("bash", ["-c", "true"]),
-  "bare bwrap": () => spawned("bwrap", bareBwrap),
+  "bare bwrap": () => spawned("bwrap", [...isolation, "bash", "-c", "true"]),
+  // The least a host list can cost: a static bridge started in the sandbox beside the command.
+  ...(socat === undefined
+    ? {}
+    : {
+        "bwrap + socat": () =>
+          spawned("bwrap", [
+            ...isolation,
+            "sh",
+            "-c",
+            `${socat} TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr UNIX-CONNECT:${path.join(project, "proxy.sock")} & exec bash -c true`,
+          ]),
+      }),
 };
 
 async function call(sandbox) {
@@ -91,24 +109,32 @@ for (let index = 0; index < CALLS; index++) {
   for (const [name, sandbox] of Object.entries(variants)) samples[name].push(await call(sandbox));
   for (const [name, floor] of Object.entries(floors)) samples[name].push(await floor());
 }
-const median = (values) => {
+/** The median and the quartiles of a list of numbers. */
+const quartiles = (values) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)];
+  const at = (fraction) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
+  return { median: at(0.5), low: at(0.25), high: at(0.75) };
 };
+const format = ({ median, low, high }, digits = 1) =>
+  `${median.toFixed(digits)} (quartiles ${low.toFixed(digits)}–${high.toFixed(digits)})`;
 console.log(
-  `${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load ${os.loadavg()[0].toFixed(1)}`,
+  `${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`,
 );
 const against = {
   unsandboxed: "plain spawn",
   "network none": "bare bwrap",
-  "host list (proxy)": "bare bwrap",
+  "host list (proxy)": socat === undefined ? "bare bwrap" : "bwrap + socat",
 };
 for (const name of Object.keys(floors))
-  console.log(`${name.padEnd(18)} median ${median(samples[name]).toFixed(1)} ms  (floor)`);
+  console.log(`${name.padEnd(18)} median ${format(quartiles(samples[name]))} ms  (floor)`);
 for (const [name, floor] of Object.entries(against)) {
-  const value = median(samples[name]);
+  // Ratios of calls made side by side (call i against floor i), so a load spike hits both.
+  const ratios = samples[name].map((value, index) => value / samples[floor][index]);
   console.log(
-    `${name.padEnd(18)} median ${value.toFixed(1)} ms  ${(value / median(samples[floor])).toFixed(2)}x ${floor}`,
+    `${name.padEnd(18)} median ${format(quartiles(samples[name]))} ms; ratio to ${floor}: ` +
+      `${(quartiles(samples[name]).median / quartiles(samples[floor]).median).toFixed(2)}x of medians, ` +
+      `paired ${format(quartiles(ratios), 2)}`,
   );
 }
+if (socat === undefined) console.log("bwrap + socat floor: skipped (socat is not installed)");
 rmSync(project, { recursive: true, force: true });

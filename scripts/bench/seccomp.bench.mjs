@@ -8,13 +8,14 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
+import { QUICK } from "./bench-daemon.mjs";
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const { runShellCommand } = await import(path.join(root, "dist/tools/builtin/run-shell-command.js"));
 const { SandboxHost } = await import(path.join(root, "dist/sandbox/sandbox-host.js"));
 const { ConfigSchema } = await import(path.join(root, "dist/config/config-schema.js"));
 
-const CALLS = Number(process.env.SECCOMP_BENCH_CALLS ?? 40);
+const CALLS = Number(process.env.SECCOMP_BENCH_CALLS ?? (QUICK ? 3 : 40));
 const project = mkdtempSync(path.join("/var/tmp", "agentd-seccomp-bench-"));
 const workdir = path.join(project, ".agentd", "workspaces", "bench");
 mkdirSync(workdir, { recursive: true });

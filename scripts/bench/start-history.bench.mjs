@@ -16,7 +16,7 @@
 // Usage: node scripts/bench/start-history.bench.mjs [--stores files,postgres]
 //          [--sizes 1000,10000,50000,200000] [--starts 3] [--commands start,run]
 //          [--files-writer direct|store]
-//          [--tmp /dev/shm]   (after a build)
+//          [--tmp /dev/shm] [--quick]   (after a build)
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { once } from "node:events";
@@ -26,9 +26,9 @@ import { loadavg, tmpdir, cpus } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout as sleep } from "node:timers/promises";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import ts from "typescript";
+import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { importTestSupport } from "./test-support-import.mjs";
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
@@ -43,8 +43,12 @@ function option(name, fallback) {
   return at >= 0 && process.argv[at + 1] !== undefined ? process.argv[at + 1] : fallback;
 }
 const STORES = option("stores", "files,postgres").split(",");
-const SIZES = option("sizes", "1000,10000,50000,200000").split(",").map(Number);
-const STARTS = Number(option("starts", "3"));
+/** `--quick`: one start each on a history of 200 runs (the suite runs it so, to see it still runs). */
+const QUICK = process.argv.includes("--quick") || process.env.AGENTD_BENCH_QUICK === "1";
+const SIZES = option("sizes", QUICK ? "200" : "1000,10000,50000,200000")
+  .split(",")
+  .map(Number);
+const STARTS = Number(option("starts", QUICK ? "1" : "3"));
 const COMMANDS = option("commands", "start,run").split(",");
 /**
  * How the files store's history is written: `direct` (default) writes the files the store writes
@@ -71,22 +75,6 @@ const { writeIndex } = await import("../../dist/runs/rebuild-run-index.js");
 const { OpenRunsJournal, noteNewest } = await import("../../dist/runs/open-runs-journal.js");
 const { RunIndex } = await import("../../dist/runs/run-index.js");
 const { RunStore } = await import("../../dist/runs/run-store.js");
-
-/**
- * A TypeScript file of the test harness, transpiled under node_modules (two levels below the root,
- * as in test/, so its imports resolve the same) and imported: PostgreSQL starts as in the tests.
- */
-async function importTestSupport(relativePath) {
-  const source = readFileSync(path.join(ROOT, relativePath), "utf8");
-  const { outputText } = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  });
-  const folder = path.join(ROOT, "node_modules/.agentd-bench");
-  mkdirSync(folder, { recursive: true });
-  const file = path.join(folder, `${path.basename(relativePath, ".ts")}.mjs`);
-  writeFileSync(file, outputText);
-  return import(pathToFileURL(file).href);
-}
 
 /** A project of AGENTS plain agents; `store` is the config's `store` key (absent: files). */
 function createProject(prefix, store) {

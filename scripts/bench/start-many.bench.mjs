@@ -17,9 +17,10 @@ import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { stringify } from "yaml";
+import { QUICK } from "./bench-daemon.mjs";
 
-const AGENTS = 1_000;
-const STARTS = 5;
+const AGENTS = QUICK ? 100 : 1_000;
+const STARTS = QUICK ? 1 : 5;
 const TARGET_START_SECONDS = 0.6;
 const TARGET_BYTES_PER_AGENT = 20 * 1024;
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");

@@ -19,49 +19,31 @@
 // run waits for one; the figure is the median, with the 90th percentile, over all rounds.
 // Skipped (exit 0) when PostgreSQL is not installed.
 // Usage: node --expose-gc scripts/bench/store.bench.mjs (after a build).
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout } from "node:timers/promises";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import ts from "typescript";
 import { stringify } from "yaml";
 import { EventBus } from "../../dist/events/event-bus.js";
 import { EventStore } from "../../dist/events/event-store.js";
 import { createLogger } from "../../dist/logging/logger.js";
 import { openFilesStore } from "../../dist/store/files-store.js";
 import { openPostgresStore } from "../../dist/store/postgres/postgres-store.js";
+import { QUICK } from "./bench-daemon.mjs";
+import { importTestSupport } from "./test-support-import.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 /** Events appended per measurement, spread over a few agents as a busy daemon would. */
-const EVENTS = 5_000;
+const EVENTS = QUICK ? 200 : 5_000;
 const AGENTS = 4;
-const REPETITIONS = 5;
+const REPETITIONS = QUICK ? 1 : 5;
 /** Runs posted per measurement of (b), and how many each node runs at once. */
-const RUNS = 200;
+const RUNS = QUICK ? 10 : 200;
 const NODE_CONCURRENCY = 8;
-const RUN_REPETITIONS = 5;
+const RUN_REPETITIONS = QUICK ? 1 : 5;
 /** Runs posted one at a time per round of (c). */
-const CLAIM_RUNS = 40;
+const CLAIM_RUNS = QUICK ? 4 : 40;
 const logger = createLogger({ level: "silent", pretty: false });
-
-/**
- * A TypeScript file of the test harness, transpiled to plain JavaScript under node_modules (two
- * levels below the root, as in test/, so its imports of `pg` or `yaml` and its path to dist/
- * resolve the same) and imported: the bench starts PostgreSQL and the daemons exactly as the tests do.
- */
-async function importTestSupport(relativePath) {
-  const source = readFileSync(path.join(ROOT, relativePath), "utf8");
-  const { outputText } = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  });
-  const folder = path.join(ROOT, "node_modules/.agentd-bench");
-  mkdirSync(folder, { recursive: true });
-  const file = path.join(folder, `${path.basename(relativePath, ".ts")}.mjs`);
-  writeFileSync(file, outputText);
-  return import(pathToFileURL(file).href);
-}
 
 function draft(index) {
   return {
@@ -265,14 +247,14 @@ console.log(
 );
 console.log(`  files (baseline): ${range(files)} events/s`);
 console.log(`  postgres:         ${range(database)} events/s`);
-console.log(`  postgres / files: ${range(ratios, 2)}x`);
+console.log(`  ratio postgres / files: ${range(ratios, 2)}x`);
 console.log(
   `(b) ${RUNS} runs posted round-robin, concurrency ${NODE_CONCURRENCY} per node, ${RUN_REPETITIONS} repetitions, median [min–max]:`,
 );
 console.log(`  1 node (baseline): ${range(oneNode.rates, 1)} runs/s`);
 console.log(`  3 nodes:           ${range(threeNodes.rates, 1)} runs/s`);
 console.log(
-  `  3 nodes / 1 node:  ${format(spread(threeNodes.rates).median / spread(oneNode.rates).median, 2)}x (of the medians)`,
+  `  ratio 3 nodes / 1 node:  ${format(spread(threeNodes.rates).median / spread(oneNode.rates).median, 2)}x (of the medians)`,
 );
 const percentile = (values, fraction) =>
   [...values].sort((left, right) => left - right)[Math.floor(fraction * (values.length - 1))];
@@ -284,7 +266,7 @@ console.log(
 console.log(`  1 node (baseline): ${latency(oneNode.latencies)}`);
 console.log(`  3 nodes:           ${latency(threeNodes.latencies)}`);
 console.log(
-  `  3 nodes / 1 node:  ${format(percentile(threeNodes.latencies, 0.5) / percentile(oneNode.latencies, 0.5), 2)}x (of the medians)`,
+  `  ratio 3 nodes / 1 node:  ${format(percentile(threeNodes.latencies, 0.5) / percentile(oneNode.latencies, 0.5), 2)}x (of the medians)`,
 );
 console.log(
   `  cores: ${availableParallelism()}, load average: ${loadavg()

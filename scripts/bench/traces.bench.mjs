@@ -17,9 +17,10 @@ import { RunControl } from "../../dist/run-vocabulary/run-control.js";
 import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
 import { openCoreTraces, tracedTools, tracedWorkerFor } from "../../dist/telemetry/core-traces.js";
 import { tracedModel } from "../../dist/telemetry/traced-model.js";
+import { QUICK } from "./bench-daemon.mjs";
 
-const ROUNDS = 200;
-const REPETITIONS = 11;
+const ROUNDS = QUICK ? 10 : 200;
+const REPETITIONS = QUICK ? 1 : 11;
 const RATIO_TARGET = 1.05;
 const TOOL = {
   type: "function",

@@ -83,7 +83,9 @@ export class EventStreamWriter {
           // Older than the ring: a page from disk.
           const before = this.#lastSent;
           const lines = await this.#source.history(this.#agent, this.#lastSent, REPLAY_PAGE_EVENTS);
-          for (const { id, line } of lines) this.#send(id, line);
+          this.#sendPage(() => {
+            for (const { id, line } of lines) this.#send(id, line);
+          });
           if (this.#lastSent > before) continue;
           // Nothing there (a gap a failed write left, a pruned range): on with the ring, read
           // again after the wait, unless it moved on meanwhile.
@@ -91,7 +93,7 @@ export class EventStreamWriter {
           page = this.#ringPage();
           if (page.oldest !== oldest) continue;
         }
-        page.lines.forEach((line, index) => this.#send(page.ids[index] ?? 0, line));
+        this.#sendPage(() => page.lines.forEach((line, index) => this.#send(page.ids[index] ?? 0, line)));
         // A short page is all the ring holds now: live from here, in this same tick.
         if (page.lines.length < REPLAY_PAGE_EVENTS) {
           this.#live = true;
@@ -105,6 +107,19 @@ export class EventStreamWriter {
 
   #ringPage(): ReturnType<StreamEventSource["pollLines"]> {
     return this.#source.pollLines(this.#agent, { after: this.#lastSent, limit: REPLAY_PAGE_EVENTS });
+  }
+
+  /**
+   * Sends a page's events as one write to the socket (corked, uncorked in the same tick, never
+   * across a wait for `drain`), not one system call and chunk per event.
+   */
+  #sendPage(sendEvents: () => void): void {
+    this.#response.cork();
+    try {
+      sendEvents();
+    } finally {
+      this.#response.uncork();
+    }
   }
 
   #send(id: number, line: string): void {

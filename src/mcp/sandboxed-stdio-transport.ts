@@ -42,7 +42,7 @@ export class SandboxedStdioTransport implements Transport {
         env: prepared.environment,
         stdio: ["pipe", "pipe", "pipe", ...prepared.extraStdio],
       });
-      prepared.started(child.stdio);
+      prepared.started(child);
       this.#process = child;
       child.on("error", (error) => {
         reject(error);

@@ -64,8 +64,10 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
       options.input === undefined ? "ignore" : "pipe",
       "pipe",
       "pipe",
-      ...(prepared.extraStdio as ("pipe" | "ignore")[]),
+      ...(prepared.extraStdio as ("pipe" | "ipc" | "ignore")[]),
     ],
+    // The sandbox's listener handoff speaks Node's IPC as JSON lines (execa's default: advanced).
+    serialization: "json",
     ...(options.input === undefined ? {} : { input: options.input }),
     buffer: false,
     detached: true,
@@ -73,7 +75,7 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     cancelSignal: options.cancelSignal,
     forceKillAfterDelay: options.killGraceMilliseconds,
   });
-  prepared.started(subprocess.stdio);
+  prepared.started(subprocess);
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> =>

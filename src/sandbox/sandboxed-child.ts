@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
@@ -8,6 +9,12 @@ import { type BridgeChannel, startBridgeChannel } from "./bridge-channel.js";
 import { type NetworkProxy, startNetworkProxy } from "./network-proxy.js";
 import { BRIDGE_CHANNEL_DESCRIPTOR, BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bridge.js";
 import { proxySocketsFolder } from "./proxy-sockets-folder.js";
+import {
+  type HandedListener,
+  handoffInvocation,
+  handoffProgram,
+  serveHandedListener,
+} from "./listener-handoff.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -20,21 +27,25 @@ export interface ChildCommand {
   environment: Record<string, string>;
 }
 
-/** One extra stdio entry of the spawned child (descriptor 3 on): a descriptor, a socketpair, or none. */
-export type ExtraStdio = number | "pipe" | "ignore";
+/**
+ * One extra stdio entry of the spawned child (descriptor 3 on): a descriptor, a socketpair, Node's
+ * IPC channel (spawn it with `serialization: "json"`), or none.
+ */
+export type ExtraStdio = number | "pipe" | "ipc" | "ignore";
 
 /** The same child as it is really started (inside bubblewrap), and what to release once it ended. */
 export interface PreparedChild extends ChildCommand {
   /**
    * The child's stdio from descriptor 3 on, after stdin, stdout and stderr: the seccomp filter's
-   * descriptor for bubblewrap (3), the network bridge's channel (4). Spawn with exactly these.
+   * descriptor for bubblewrap (3), the network bridge's channel or the listener handoff's IPC
+   * channel (4). Spawn with exactly these, and with `serialization: "json"`.
    */
   extraStdio: ExtraStdio[];
   /**
-   * Call right after spawning, with the child's stdio streams (`subprocess.stdio`): closes the
-   * daemon's copy of the filter's descriptor and connects the bridge's channel to the proxy.
+   * Call right after spawning, with the child: closes the daemon's copy of the filter's descriptor
+   * and connects the bridge's channel, or the listener handed over, to the proxy.
    */
-  started(stdio: readonly unknown[]): void;
+  started(child: Pick<ChildProcess, "stdio" | "on" | "once" | "connected" | "disconnect">): void;
   /** Stops the child's network proxy, if it has one, and closes what `started` did not. Idempotent. */
   release(): Promise<void>;
 }
@@ -45,8 +56,10 @@ const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
 
 /**
  * Wraps a child in the sandbox its policy describes: `bwrap --seccomp 3 … -- command args`, or for
- * a host list `bwrap … -- node -e <bridge> <port> command args` with the proxy variables set and
- * the bridge's channel on descriptor 4. The seccomp filter (seccomp-filter.ts) keeps the child
+ * a host list `bwrap … -- perl -e <handoff> … <port> command args` with the proxy variables set
+ * and an IPC channel on descriptor 4, over which the daemon receives the listener the command's
+ * proxy variables point to (listener-handoff.ts); where perl is missing, `bwrap … -- node -e
+ * <bridge> <port> command args`, a bridge beside the command, its channel on descriptor 4. The seccomp filter (seccomp-filter.ts) keeps the child
  * from making unix sockets, unless config lists some (`policy.unixSockets`). `mode: off` returns
  * the child as it is. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used, or when the
  * filter is needed and this machine's architecture has none.
@@ -94,6 +107,42 @@ export async function prepareSandboxedChild(
   }
   const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
   const closeDescriptor = closeOnce(descriptor);
+  const connectProxy = (): net.Socket => net.connect({ path: socketPath, allowHalfOpen: true });
+  const releaseProxy = async (): Promise<void> => {
+    closeDescriptor();
+    await proxy.close();
+    await rm(folder, { recursive: true, force: true });
+  };
+  const handoff = handoffProgram(policy.searchPath);
+  if (handoff !== undefined) {
+    const invocation = handoffInvocation(handoff, BRIDGE_PORT, [child.command, ...child.arguments], {
+      ...child.environment,
+      ...proxyEnvironment,
+    });
+    let listener: HandedListener | undefined;
+    let releasedHandoff: Promise<void> | undefined;
+    return {
+      command: bubblewrap,
+      arguments: [
+        ...filterArguments,
+        ...bubblewrapArguments(policy, { read: [handoff.perl], write: [] }),
+        "--",
+        ...invocation.arguments,
+      ],
+      workdir: child.workdir,
+      environment: invocation.environment,
+      extraStdio: [descriptor ?? "ignore", "ipc"],
+      started: (subprocess) => {
+        closeDescriptor();
+        listener ??= serveHandedListener(subprocess as ChildProcess, connectProxy);
+      },
+      release: () =>
+        (releasedHandoff ??= (async () => {
+          listener?.close();
+          await releaseProxy();
+        })()),
+    };
+  }
   let channel: BridgeChannel | undefined;
   const args = bubblewrapArguments(policy, { read: [process.execPath], write: [] });
   let released: Promise<void> | undefined;
@@ -113,20 +162,16 @@ export async function prepareSandboxedChild(
     workdir: child.workdir,
     environment: { ...child.environment, ...proxyEnvironment },
     extraStdio: [descriptor ?? "ignore", "pipe"],
-    started: (stdio) => {
+    started: (subprocess) => {
       closeDescriptor();
-      const end = stdio[BRIDGE_CHANNEL_DESCRIPTOR];
+      const end = subprocess.stdio[BRIDGE_CHANNEL_DESCRIPTOR];
       if (channel !== undefined || !(end instanceof Duplex)) return;
-      channel = startBridgeChannel(end, {
-        accept: () => net.connect({ path: socketPath, allowHalfOpen: true }),
-      });
+      channel = startBridgeChannel(end, { accept: connectProxy });
     },
     release: () =>
       (released ??= (async () => {
-        closeDescriptor();
         channel?.close();
-        await proxy.close();
-        await rm(folder, { recursive: true, force: true });
+        await releaseProxy();
       })()),
   };
 }

@@ -54,10 +54,11 @@ async function shellCallUnder(settings: Record<string, string>) {
       extendEnv: false,
       reject: false,
       timeout: 30_000,
-      stdio: ["ignore", "pipe", "pipe", ...(prepared.extraStdio as ("pipe" | "ignore")[])],
+      stdio: ["ignore", "pipe", "pipe", ...(prepared.extraStdio as ("pipe" | "ipc" | "ignore")[])],
+      serialization: "json",
     },
   );
-  prepared.started(subprocess.stdio);
+  prepared.started(subprocess);
   const result = await subprocess;
   await prepared.release();
   return { result, emulation, workdir };

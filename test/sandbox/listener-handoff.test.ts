@@ -1,0 +1,84 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, expect, it } from "vitest";
+import { handoffInvocation, handoffProgram } from "../../src/sandbox/listener-handoff.js";
+import { SandboxProject } from "./sandbox-project.js";
+
+let project: SandboxProject | undefined;
+afterEach(() => project?.dispose());
+
+/**
+ * With a host list the sandbox makes its proxy listener (127.0.0.1:3128 in its own network
+ * namespace) in perl before the command starts and hands it to the daemon, which accepts its
+ * connections: the command reaches an allowed host through the proxy, yet no process in the
+ * sandbox holds the channel, the listener or any other socket for an attacker to take over
+ * (pidfd_getfd, /proc/<pid>/fd), and Node's IPC variables are gone from its environment.
+ */
+it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
+  "a host-list call reaches its host through the handed listener, and nothing in the sandbox holds a socket",
+  { timeout: 120_000 },
+  async () => {
+    project = new SandboxProject();
+    const upstream = createServer((_request, response) => response.end("upstream-marker-6b1d"));
+    await new Promise<void>((resolve) => upstream.listen(0, "127.0.0.1", resolve));
+    const port = (upstream.address() as AddressInfo).port;
+    try {
+      const fetch = [
+        "exec 3<>/dev/tcp/127.0.0.1/3128",
+        `printf 'GET http://127.0.0.1:${port}/ HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nConnection: close\\r\\n\\r\\n' >&3`,
+        "timeout 10 cat <&3",
+        "exec 3<&-",
+      ].join(" && ");
+      const inspect = [
+        // Every descriptor beyond stdio (sockets: Node's pipes) of every process the command sees.
+        'echo "sockets: $(for fd in /proc/[0-9]*/fd/*; do [ "${fd##*/}" -gt 2 ] && readlink "$fd"; done 2>/dev/null | grep -c socket:)"',
+        '{ : >&4; } 2>/dev/null && echo "descriptor 4: open" || echo "descriptor 4: closed"',
+        'echo "channel variable: ${NODE_CHANNEL_FD-unset}"',
+      ].join("; ");
+      const result = await project.shell(`${fetch}; ${inspect}`, {
+        sandbox: { network: [`127.0.0.1:${port}`] },
+      });
+      expect(result.output).toContain("upstream-marker-6b1d");
+      expect(result.output).toContain("sockets: 0");
+      expect(result.output).toContain("descriptor 4: closed");
+      expect(result.output).toContain("channel variable: unset");
+    } finally {
+      upstream.close();
+    }
+  },
+);
+
+it("keeps the command's PERL* variables from the handoff's perl and gives them back to the command", () => {
+  const invocation = handoffInvocation(
+    { perl: "/usr/bin/perl", systemCalls: [1, 2, 3, 4, 5, 6] },
+    3128,
+    ["bash", "-c", "x"],
+    {
+      PATH: "/usr/bin",
+      PERL5OPT: "-Mevil",
+      PERL5LIB: "/tmp/lib",
+    },
+  );
+  expect(Object.keys(invocation.environment).filter((name) => name.startsWith("PERL"))).toEqual([
+    "PERL_BADLANG",
+  ]);
+  expect(invocation.environment["PATH"]).toBe("/usr/bin");
+  const afterCode = invocation.arguments.slice(3);
+  expect(afterCode).toEqual([
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "3128",
+    "2",
+    "PERL5OPT",
+    "-Mevil",
+    "PERL5LIB",
+    "/tmp/lib",
+    "bash",
+    "-c",
+    "x",
+  ]);
+});
