@@ -1,6 +1,7 @@
 import { setMaxListeners } from "node:events";
 import { ApprovalBroker } from "../approvals/approval-broker.js";
 import { type Clock, dateSource, systemClock } from "../clock/clock.js";
+import { OffsetClock } from "../clock/offset-clock.js";
 import type { Config } from "../config/config-schema.js";
 import { configuredRetention } from "../config/retention-settings.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
@@ -190,7 +191,9 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
         options.logger ??
         createLogger({ ...config.log, ...destination, redact: redactor.redactText, mixin: traces.logFields });
       traces.announce(logger);
-      const clock = options.clock ?? systemClock;
+      // On a cluster, one clock: the database's (each node measures its offset at join and renewal).
+      const clock =
+        options.clock ?? (config.store.backend === "postgres" ? new OffsetClock(systemClock) : systemClock);
       const now = dateSource(clock);
       const definitions = await options.loadDefinitions({ config, logger });
       let store: DurableStore | undefined;

@@ -132,7 +132,17 @@ export class ScheduleState implements ScheduleStates {
     for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
   }
 
+  /** One daemon: every fire it woke too late for is its own to run or report. */
+  firesMissed(agentId: string, scheduledFor: string[]): void {
+    this.fireNotStarted(agentId, scheduledFor);
+  }
+
   async unsettledFires(): Promise<UnsettledFire[]> {
-    return this.#notStarted.splice(0);
+    return this.#notStarted
+      .splice(0)
+      .sort(
+        (left, right) =>
+          left.agent.localeCompare(right.agent) || left.scheduledFor.localeCompare(right.scheduledFor),
+      );
   }
 }

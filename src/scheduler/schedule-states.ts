@@ -29,8 +29,14 @@ export interface ScheduleStates {
    */
   fireNotStarted(agentId: string, scheduledFor: string[]): void;
   /**
+   * Fires this daemon woke too late for (a loaded or suspended machine): claimed by the next
+   * `unsettledFires` unless another node took them, then run or reported under `on_missed`.
+   */
+  firesMissed(agentId: string, scheduledFor: string[]): void;
+  /**
    * The fires this daemon now owns and must run or report under `on_missed`: those it could not
-   * start, those due while the store was away (claimed now, unless another node took them), and
+   * start, those due while the store was away or while it woke late (claimed now, unless another
+   * node took them), and
    * those claimed by a node gone from the cluster that neither ran nor reported them, of the
    * agents this daemon schedules (`agents`: each claim is taken over by one node only). Oldest first.
    */

@@ -6,7 +6,7 @@ import type { Logger } from "../logging/logger.js";
 import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import { nextFireAfter, patternKey } from "./cron-patterns.js";
 import { type DueFire, FireTimer } from "./fire-timer.js";
-import { missedFires } from "./missed-fires.js";
+import { missedFireTimes } from "./missed-fires.js";
 import type { ScheduleStates } from "./schedule-states.js";
 import { type Clock, systemClock } from "../clock/clock.js";
 
@@ -131,7 +131,7 @@ export class Scheduler {
     const onMissed = scheduled?.schedule.on_missed ?? "skip";
     this.#options.logger.warn(
       { agent: agentId, missed: times.length, latest: scheduledFor, on_missed: onMissed },
-      "schedule fires were due while the store was away or on a node that died: on_missed applies",
+      "schedule fires were not run on time (the daemon down or late, the store away, or a node died): on_missed applies",
     );
     if (scheduled === undefined || onMissed === "skip") {
       this.#publishMissed(agentId, scheduledFor, "skip", times.length);
@@ -217,26 +217,34 @@ export class Scheduler {
       return scheduled ? [{ scheduled, at, scheduledFor: new Date(at).toISOString() }] : [];
     });
     const starts = due.map(({ scheduled, scheduledFor }) => this.#fire(scheduled, scheduledFor));
+    let wokeLate = false;
     for (const { scheduled, at, scheduledFor } of due) {
       const agentId = scheduled.definition.id;
       const { schedule } = scheduled;
       const following = nextFireAfter(schedule, at);
-      // A wake later than the following fire (a suspended machine): those fires were missed.
+      // A wake later than the following fire (a loaded or suspended machine): those fires were
+      // missed here. Another node may have run them: they are claimed like the others, and the
+      // ones this node gets are run or reported under on_missed by the sweep started below.
       const late =
         following !== undefined && following <= now
-          ? missedFires(schedule, new Date(at), new Date(now))
-          : undefined;
+          ? missedFireTimes(schedule, new Date(at), new Date(now))
+          : [];
+      const latest = late.at(-1);
       const previous = this.#options.state.get(agentId);
       this.#options.state.set(agentId, {
         checked_at: previous?.checked_at ?? scheduledFor,
-        last_fire: late ? late.latest.toISOString() : scheduledFor,
+        last_fire: latest ?? scheduledFor,
       });
-      if (late) this.#waitFor(agentId, schedule, nextFireAfter(schedule, now), now);
-      else this.#waitFor(agentId, schedule, following, at);
-      if (late) this.#publishMissed(agentId, late.latest.toISOString(), schedule.on_missed, late.count);
+      if (latest === undefined) this.#waitFor(agentId, schedule, following, at);
+      else {
+        this.#waitFor(agentId, schedule, nextFireAfter(schedule, now), now);
+        this.#options.state.firesMissed(agentId, late);
+        wokeLate = true;
+      }
     }
     this.#options.state.flush();
     void Promise.all(starts);
+    if (wokeLate) void this.sweepUnsettledFires();
   }
 
   /** Fires once across every daemon sharing the schedules: the node that claims the fire runs it. */
@@ -278,34 +286,22 @@ export class Scheduler {
     ]);
   }
 
-  /** SPEC 8: fires due while the daemon was down run once now (`run_once`) or are recorded (`skip`). */
+  /**
+   * SPEC 8: fires due while the daemon was down run once now (`run_once`) or are recorded (`skip`).
+   * Each is claimed like a fire on time (on a cluster, another node may have run it meanwhile):
+   * the sweep that follows the first `apply()` runs or reports the ones this daemon gets.
+   */
   #settleMissedFires(definition: AgentDefinition, schedule: Schedule, now: number): void {
     const agentId = definition.id;
     const since = this.#accountedUntil(agentId);
-    const missed = since ? missedFires(schedule, since, new Date(now)) : undefined;
+    const missed = since ? missedFireTimes(schedule, since, new Date(now)) : [];
     this.#markChecked(agentId, now);
-    if (!missed) return;
-    const scheduledFor = missed.latest.toISOString();
+    if (missed.length === 0) return;
     this.#options.logger.warn(
-      { agent: agentId, missed: missed.count, latest: scheduledFor, on_missed: schedule.on_missed },
+      { agent: agentId, missed: missed.length, latest: missed.at(-1), on_missed: schedule.on_missed },
       "schedule fires were missed while the daemon was down",
     );
-    const settle =
-      schedule.on_missed === "skip"
-        ? () => {
-            this.#publishMissed(agentId, scheduledFor, "skip", missed.count);
-            this.#options.state.settleFires(agentId, [scheduledFor]);
-          }
-        : () =>
-            void this.#startRun(definition, schedule, { kind: "missed", scheduled_for: scheduledFor }, [
-              scheduledFor,
-            ]).then((run) =>
-              run ? this.#publishMissed(agentId, scheduledFor, "run_once", missed.count, run.id) : undefined,
-            );
-    // Several daemons starting on one store settle the same missed fire: one of them runs or reports it.
-    const claimed = this.#options.state.claimFire(agentId, scheduledFor);
-    if (claimed === true) settle();
-    else if (claimed !== false) void claimed.then((won) => (won ? settle() : undefined));
+    this.#options.state.firesMissed(agentId, missed);
   }
 
   /**
@@ -362,9 +358,11 @@ export class Scheduler {
     count: number,
     run?: string,
   ): void {
+    // An event of the agent, not of the catch-up run (named in `data.run`): a run handed to
+    // another node of the cluster before this report is written must not take the report with it.
     this.#options.events.publish({
       agent: agentId,
-      run: run ?? null,
+      run: null,
       type: "missed",
       data: {
         scheduled_for: scheduledFor,

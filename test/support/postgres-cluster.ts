@@ -28,6 +28,8 @@ export interface PostgresClusterOptions {
   config?: (index: number) => Record<string, unknown>;
   /** The store URL node `index` connects to (default: PostgreSQL's own; a proxy's, to cut it). */
   storeUrl?: (index: number, url: string) => string;
+  /** Environment variables of node `index`'s daemon (a faked clock). */
+  environment?: (index: number) => Record<string, string>;
   /** Writes node `index`'s agents. */
   agents: (project: TempProject, index: number) => void;
   /** The model's answers, set before the first node starts (a schedule may fire at once). */
@@ -57,7 +59,8 @@ export async function startPostgresCluster(
   const ids: string[] = [];
   const start = async (index: number): Promise<DaemonProcess> => {
     const project = projects[index] as TempProject;
-    const daemon = await kit.daemon(project.configFile);
+    const environment = options.environment?.(index);
+    const daemon = await kit.daemon(project.configFile, environment ? { environment } : {});
     nodes[index] = daemon;
     ids[index] = ((await daemon.request("GET", "/health")).body as { node: string }).node;
     return daemon;

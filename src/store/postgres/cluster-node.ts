@@ -36,6 +36,11 @@ export interface ClusterNodeOptions {
    * back in the queue. Called before it joins again, so it stops them before it claims new ones.
    */
   onLeaseLost: () => void;
+  /**
+   * Each join and renewal reads the database's clock (`clock_timestamp()`) between two readings
+   * of `clock`: given to the daemon's clock, which keeps the offset (OffsetClock).
+   */
+  onClockSample?: (sentAt: number, answeredAt: number, databaseTime: number) => void;
 }
 
 /** Renewals per lease: three may fail before this node's own deadline passes. */
@@ -117,14 +122,22 @@ export class ClusterNode {
   /** Inserts this node's row; its lease holds from the moment the insert was sent. */
   async #insert(): Promise<void> {
     const sentAt = this.#deadline.sending();
-    const inserted = await this.#options.pool.query<{ at: Date }>(
+    const wallSentAt = this.#clock.now();
+    const inserted = await this.#options.pool.query<{ at: Date; clock: Date }>(
       `INSERT INTO agentd_nodes (id, name, url, lease_until) VALUES ($1, $2, $3, now() + $4 * interval '1 millisecond')
-       RETURNING now() AS at`,
+       RETURNING now() AS at, clock_timestamp() AS clock`,
       [this.id, this.name, this.#url, this.#options.leaseMilliseconds],
     );
+    this.#clockSample(wallSentAt, inserted.rows[0]?.clock);
     this.#liveSince = inserted.rows[0]?.at;
     this.#deadline.renewed(sentAt);
     this.#tellLease();
+  }
+
+  /** The database's clock read after `wallSentAt` and before now, for the daemon's clock. */
+  #clockSample(wallSentAt: number, databaseTime: Date | undefined): void {
+    if (databaseTime === undefined) return;
+    this.#options.onClockSample?.(wallSentAt, this.#clock.now(), databaseTime.getTime());
   }
 
   /**
@@ -200,10 +213,12 @@ export class ClusterNode {
     this.#renewing = true;
     try {
       const sentAt = this.#deadline.sending();
-      const renewed = await this.#options.pool.query<{ at: Date }>(
-        "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING now() AS at",
+      const wallSentAt = this.#clock.now();
+      const renewed = await this.#options.pool.query<{ at: Date; clock: Date }>(
+        "UPDATE agentd_nodes SET lease_until = now() + $2 * interval '1 millisecond' WHERE id = $1 RETURNING now() AS at, clock_timestamp() AS clock",
         [this.id, this.#options.leaseMilliseconds],
       );
+      this.#clockSample(wallSentAt, renewed.rows[0]?.clock);
       // Left meanwhile: the row is gone because this node deleted it.
       if (this.#cancelRenewal === undefined) return;
       if (renewed.rowCount === 0) {

@@ -78,6 +78,11 @@ export class PostgresScheduleStates implements ScheduleStates {
     this.#options.writer.enqueue({ kind: "fires_settled", agent: agentId, scheduledFor });
   }
 
+  /** Claimed at the next sweep, like the fires due while the database was away. */
+  firesMissed(agentId: string, scheduledFor: string[]): void {
+    for (const fire of scheduledFor) this.#unclaimed.push({ agent: agentId, scheduledFor: fire });
+  }
+
   fireNotStarted(agentId: string, scheduledFor: string[]): void {
     for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
   }
@@ -87,15 +92,22 @@ export class PostgresScheduleStates implements ScheduleStates {
     const { pool, node } = this.#options;
     try {
       if (this.#unclaimed.length > 0) {
-        const due = [...this.#unclaimed];
+        const count = this.#unclaimed.length;
+        const due = [
+          ...new Map(this.#unclaimed.map((fire) => [`${fire.agent} ${fire.scheduledFor}`, fire])).values(),
+        ];
+        // A claim of this node's own that is still unsettled is its own too: a claim whose
+        // answer was lost with the connection (the insert committed, the node saw an error).
         const claimed = await pool.query<{ agent: string; scheduled_for: string }>(
-          `INSERT INTO agentd_schedule_fires (agent, scheduled_for, node, settled)
+          `INSERT INTO agentd_schedule_fires AS f (agent, scheduled_for, node, settled)
            SELECT agent, scheduled_for, $3, false FROM unnest($1::text[], $2::text[]) AS d(agent, scheduled_for)
            ORDER BY agent, scheduled_for
-           ON CONFLICT DO NOTHING RETURNING agent, scheduled_for`,
+           ON CONFLICT (agent, scheduled_for) DO UPDATE SET claimed_at = now()
+             WHERE f.node = EXCLUDED.node AND NOT f.settled
+           RETURNING agent, scheduled_for`,
           [due.map((fire) => fire.agent), due.map((fire) => fire.scheduledFor), node],
         );
-        this.#unclaimed.splice(0, due.length);
+        this.#unclaimed.splice(0, count);
         owned.push(...claimed.rows.map((row) => ({ agent: row.agent, scheduledFor: row.scheduled_for })));
       }
       // One statement: two nodes sweeping at once take each claim once (the second finds it owned).

@@ -1,5 +1,6 @@
 import { ActorSchema } from "../../events/actor.js";
 import type { Clock } from "../../clock/clock.js";
+import { OffsetClock } from "../../clock/offset-clock.js";
 import pg from "pg";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -104,11 +105,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const snapshot = await loadSnapshot(pool, options.bufferSize);
   let bus: PostgresEventBus | undefined;
   let handlers: ClusterHandlers | undefined;
+  // A daemon's clock set to the database's: the lease runs on the clock it corrects, and each
+  // renewal measures the offset again.
+  const offsetClock = options.clock instanceof OffsetClock ? options.clock : undefined;
   const node = new ClusterNode({
     pool: membershipPool,
     logger,
     leaseMilliseconds: options.leaseMilliseconds,
-    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.clock ? { clock: offsetClock?.base ?? options.clock } : {}),
+    ...(offsetClock ? { onClockSample: offsetClock.measured.bind(offsetClock) } : {}),
     onDeadNodeRuns: (deadNode, runs) => handlers?.deadNodeRuns(deadNode, runs),
     onLeaseLost: () => {
       handlers?.runsLost("all", "this node's lease expired: another node took its runs over");
