@@ -115,13 +115,14 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
         (latest, data) => (data.scheduled_for > latest ? data.scheduled_for : latest),
         first,
       );
-      if (horizon < latestOrphan) return { waiting: `a report up to ${latestOrphan}`, found };
+      if (horizon < latestOrphan)
+        return { settled: false as const, waiting: `a report up to ${latestOrphan}`, found };
       const claims = await database.query<{ scheduled_for: string; settled: boolean }>(
         "SELECT scheduled_for, settled FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
         [first, horizon],
       );
       const open = claims.rows.filter((row) => !row.settled).map((row) => row.scheduled_for);
-      if (open.length > 0) return { waiting: "claims to be settled", open, found };
+      if (open.length > 0) return { settled: false as const, waiting: "claims to be settled", open, found };
       const runs = await tickerRuns();
       const scheduledRuns = runs.flatMap((run) =>
         run.trigger.kind === "schedule" && run.trigger.scheduled_for >= first
@@ -137,6 +138,7 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
         (run) => run.trigger.kind === "missed" && run.trigger.scheduled_for >= first,
       );
       return {
+        settled: true as const,
         lost: expected - claims.rows.length + Math.max(0, unrun.length - counted),
         doubled: scheduledRuns.length - ran.size + Math.max(0, counted - unrun.length),
         counted,
@@ -149,7 +151,7 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
       async () => {
         const result = await tally();
         // Reports are written a moment after their catch-up runs: wait for them to catch up.
-        return result && "counted" in result && result.counted >= result.unrun ? result : undefined;
+        return result.settled && result.counted >= result.unrun ? result : undefined;
       },
       "every fire of the kills claimed, settled and counted",
       SETTLE_MILLISECONDS,

@@ -50,7 +50,7 @@ describe.skipIf(missing !== undefined)("a node with a skewed clock", { timeout: 
       nodes: 2,
       lease: 6_000,
       reply: textReply("tick done"),
-      environment: (index) =>
+      environment: (index): Record<string, string> =>
         index === 1 ? { LD_PRELOAD: library as string, FAKETIME: `+${SKEW_MILLISECONDS / 1_000}s` } : {},
       config: () => ({ scheduler: { queue_limit: 1_000 }, concurrency: 20 }),
       agents: (project) =>
