@@ -136,7 +136,8 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     // An operator's enable/disable (data_dir/agent-switches.json) is read once the folder is ours.
     loadDefinitions: async ({ config, logger }) =>
       withAgentSwitches(
-        overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
+        overrides.definitions ??
+          (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
         AgentSwitches.open(config.data_dir),
       ),
     requeueQueuedRuns: true,

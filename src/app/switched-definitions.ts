@@ -23,7 +23,10 @@ export interface SwitchedDefinitionSource extends DefinitionSource {
  * source's change listeners, as an edit of the file would. The snapshot is rebuilt only when the
  * source's snapshot or a switch changed (the dashboard polls the agents every second).
  */
-export function withAgentSwitches(source: DefinitionSource, switches: AgentSwitches): SwitchedDefinitionSource {
+export function withAgentSwitches(
+  source: DefinitionSource,
+  switches: AgentSwitches,
+): SwitchedDefinitionSource {
   let cached: { inner: DefinitionSnapshot; generation: number; outer: DefinitionSnapshot } | undefined;
   let generation = 0;
   const copies = new WeakMap<AgentDefinition, AgentDefinition>();
@@ -52,9 +55,8 @@ export function withAgentSwitches(source: DefinitionSource, switches: AgentSwitc
       const inner = source.snapshot();
       if (cached?.inner === inner && cached.generation === generation) return cached.outer;
       const outer: DefinitionSnapshot = {
-        agents: inner.agents.map(
-          (status): AgentStatus =>
-            status.definition === undefined ? status : { ...status, definition: switched(status.definition) },
+        agents: inner.agents.map((status): AgentStatus =>
+          status.definition === undefined ? status : { ...status, definition: switched(status.definition) },
         ),
         presets: inner.presets,
         get: (id) => {

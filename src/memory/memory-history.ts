@@ -53,7 +53,7 @@ export async function memoryHistory(
     const last = source.lastId(agent);
     const from = Math.max(0, last - HISTORY_SCAN_EVENTS);
     if (from > 0) complete = false;
-    for (let after = from; after < last; ) {
+    for (let after = from; after < last;) {
       const page = await source.history(agent, after, PAGE_EVENTS);
       if (page.length === 0) break;
       after = page.at(-1)?.id ?? last;
@@ -65,7 +65,13 @@ export async function memoryHistory(
         // One change told in several agents' logs: the same version, run and operation, within a second.
         const key = `${event.data.version}|${event.run ?? ""}|${event.data.operation}|${event.time.slice(0, 19)}`;
         if (byVersion.has(key)) continue;
-        byVersion.set(key, { id: event.id, time: event.time, agent: event.agent, run: event.run, ...event.data });
+        byVersion.set(key, {
+          id: event.id,
+          time: event.time,
+          agent: event.agent,
+          run: event.run,
+          ...event.data,
+        });
       }
     }
   }

@@ -54,7 +54,9 @@ describe("the agent page's controls", { timeout: 60_000 }, () => {
     await page.locator(".agent-switch[data-enabled='true']").waitFor();
     await toggle.click();
     await page.locator(".agent-switch[data-enabled='false']").waitFor();
-    await expect(page.locator(".switch-text").textContent()).resolves.toContain("disabled by dashboard:default");
+    await expect(page.locator(".switch-text").textContent()).resolves.toContain(
+      "disabled by dashboard:default",
+    );
     expect(await page.getByRole("button", { name: "Run now" }).isDisabled()).toBe(true);
     const detail = (await daemon.request("GET", "/agents/ticker")).body as Record<string, unknown>;
     expect(detail).toMatchObject({ enabled: false, next_fire: null });
@@ -117,7 +119,9 @@ describe("the agent page's controls", { timeout: 60_000 }, () => {
     // Saving again lands on the version now shown.
     await panel.getByRole("button", { name: "Save" }).click();
     await panel.locator("pre.memory-content", { hasText: "My edit." }).waitFor();
-    expect(((await daemon.request("GET", "/agents/notes/memory")).body as MemoryBody).content).toBe("My edit.\n");
+    expect(((await daemon.request("GET", "/agents/notes/memory")).body as MemoryBody).content).toBe(
+      "My edit.\n",
+    );
     expect(browser.consoleErrors.filter((line) => !line.includes("409"))).toEqual([]);
   });
 });

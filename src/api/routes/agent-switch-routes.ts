@@ -39,7 +39,11 @@ export function registerAgentSwitchRoutes(app: FastifyInstance, { services, cloc
           params: routeSchema(AgentParamsSchema),
           ...documented({
             operationId: `${action}Agent`,
-            success: { status: 200, description: "The agent's state after the change", schema: AgentSwitchSchema },
+            success: {
+              status: 200,
+              description: "The agent's state after the change",
+              schema: AgentSwitchSchema,
+            },
             errors: [400, 404, 409, 415],
           }),
         },

@@ -76,7 +76,11 @@ function operatorsOf(memories: MemoryOperators | undefined): MemoryOperators {
 /** GET/PUT /agents/:id/memory and GET/PUT /memories/:scope: operators read and edit memories. */
 export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteContext): void {
   const answer = { status: 200, description: "The memory, whole", schema: MemorySchema };
-  const history = { status: 200, description: "The memory's changes, newest first", schema: MemoryHistorySchema };
+  const history = {
+    status: 200,
+    description: "The memory's changes, newest first",
+    schema: MemoryHistorySchema,
+  };
   app.get<{ Params: z.output<typeof AgentParamsSchema> }>(
     "/agents/:id/memory",
     {
@@ -165,6 +169,7 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
         ...documented({ operationId: "getSharedMemoryHistory", success: history, errors: [400] }),
       },
     },
-    async (request) => operatorsOf(services.memories).historyOfScope(request.params.scope, request.query.limit),
+    async (request) =>
+      operatorsOf(services.memories).historyOfScope(request.params.scope, request.query.limit),
   );
 }

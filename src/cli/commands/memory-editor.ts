@@ -52,9 +52,13 @@ export async function editMemory(
       });
     }
     if (code !== 0) {
-      throw new AgentdError("USAGE", `the editor "${editor}" exited with ${code ?? "a signal"}: nothing saved`, {
-        hint: "save and quit the editor normally to save the memory",
-      });
+      throw new AgentdError(
+        "USAGE",
+        `the editor "${editor}" exited with ${code ?? "a signal"}: nothing saved`,
+        {
+          hint: "save and quit the editor normally to save the memory",
+        },
+      );
     }
     const after = await readFile(file, "utf8");
     if (after === before.content) {
