@@ -19,6 +19,8 @@ export const AUDIT_ACTIONS = [
   "token.create",
   "token.revoke",
   "memory.change",
+  "agent.enable",
+  "agent.disable",
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -39,6 +39,7 @@ import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerDeliveryRoutes } from "./routes/delivery-routes.js";
 import { registerMemoryRoutes } from "./routes/memory-routes.js";
+import { registerAgentSwitchRoutes } from "./routes/agent-switch-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
 import { listenError } from "./listen-error.js";
 import type { StartingServer } from "./starting-server.js";
@@ -144,6 +145,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerHookRoutes(app, context);
   registerDeliveryRoutes(app, context);
   registerMemoryRoutes(app, context);
+  registerAgentSwitchRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
   app.get("/openapi.json", { schema: { hide: true } }, async () =>

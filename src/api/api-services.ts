@@ -24,6 +24,7 @@ export interface DeliveriesService {
   counts(): Record<DeliveryStatus, number>;
 }
 import type { MemoryOperators } from "../memory/memory-operators.js";
+import type { AgentSwitches } from "../definitions/agent-switches.js";
 
 /** One agent in `GET /agents` (snake_case on the wire). */
 export interface AgentSummary {
@@ -42,6 +43,8 @@ export interface AgentSummary {
   /** Next scheduled fire (ISO time), or null. */
   next_fire: string | null;
   enabled: boolean;
+  /** An operator turned the agent off (`agentd disable`): who and when; null otherwise. */
+  switched_off?: { by: string; at: string } | null;
   /**
    * true when the serving definition runs with its fence off: `sandbox: off` (config, or an agent
    * file the config allows) or `network: all`. Every run of it starts with an UNSANDBOXED warning.
@@ -195,6 +198,8 @@ export interface ApiServices {
   audit?: AuditService;
   /** Config `telemetry.traces.trace_url`: `GET /runs/:run` links the run's trace with it. */
   traceUrl?: string | undefined;
+  /** Operators' enable/disable of agents (POST /agents/:id/enable|disable); absent: refused. */
+  switches?: AgentSwitches;
   /** `GET /deliveries` and the delivery metrics; absent where nothing delivers. */
   deliveries?: DeliveriesService;
 }

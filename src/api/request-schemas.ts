@@ -24,7 +24,7 @@ function eventIdAfter(fallback: number) {
 }
 
 /** A query's `limit`: a whole number from 1 to `max`, `fallback` when absent. */
-function limitUpTo(max: number, fallback: number) {
+export function limitUpTo(max: number, fallback: number) {
   const message = `must be a whole number from 1 to ${max}`;
   const limit = z
     .string()

@@ -85,6 +85,11 @@ export const AgentSummarySchema = z.looseObject({
   schedule: z.looseObject({ cron: z.string(), timezone: z.string().nullable() }).nullable(),
   next_fire: z.string().nullable().describe("next scheduled fire, ISO time"),
   enabled: z.boolean(),
+  switched_off: z
+    .looseObject({ by: z.string(), at: z.string() })
+    .nullable()
+    .optional()
+    .describe("an operator turned the agent off (POST /agents/:id/disable): who and when; null otherwise"),
   unsandboxed: z
     .boolean()
     .describe(

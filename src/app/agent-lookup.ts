@@ -1,5 +1,6 @@
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
+import { switchNoteOf } from "./switched-definitions.js";
 
 /**
  * The run manager's view of an agent, from the registry's current snapshot: the definition that
@@ -12,7 +13,7 @@ export function agentLookupFrom(snapshot: () => DefinitionSnapshot): AgentLookup
     if (definition) {
       return definition.frontmatter.enabled
         ? { state: "ready", definition }
-        : { state: "disabled", definition };
+        : { state: "disabled", definition, switchedOff: switchNoteOf(definition) };
     }
     const statuses = current.agents.filter((status) => status.id === agentId);
     if (statuses.length === 0) return undefined;

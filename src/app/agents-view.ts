@@ -5,6 +5,7 @@ import { HOOK_POINTS, type HookPoint } from "../config/hook-settings.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import { isUnsandboxed } from "../sandbox/unsandboxed-warnings.js";
+import { switchNoteOf } from "./switched-definitions.js";
 
 export interface AgentsViewSources {
   /** The absolute agents folder. */
@@ -73,6 +74,7 @@ function summaryOf(
     schedule: schedule ? { cron: schedule.cron, timezone: schedule.timezone ?? null } : null,
     next_fire: sources.nextFire(status.id)?.toISOString() ?? null,
     enabled: frontmatter?.enabled ?? false,
+    switched_off: (definition && switchNoteOf(definition)) ?? null,
     unsandboxed: definition !== undefined && isUnsandboxed(definition.sandbox),
     last_run: lastRun
       ? {

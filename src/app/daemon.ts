@@ -36,6 +36,8 @@ import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
 import { auditedScheduledRuns, openDaemonAccess } from "./daemon-access.js";
 import { createTriggers } from "./daemon-triggers.js";
+import { AgentSwitches } from "../definitions/agent-switches.js";
+import { type SwitchedDefinitionSource, withAgentSwitches } from "./switched-definitions.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -117,7 +119,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
   const { overrides = {}, starting } = options;
   const startedAt = starting?.startedAt ?? new Date((overrides.clock ?? systemClock).now());
   let tokenSource: ReturnType<typeof resolveApiToken>;
-  const core = await openRunCore<DefinitionSource>({
+  const core = await openRunCore<SwitchedDefinitionSource>({
     config: options.config,
     lock: starting?.lock,
     // Written into the folder only once it is ours; the generated token joins the config before
@@ -131,8 +133,13 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     vault: overrides.vault,
     logger: overrides.logger,
     clock: overrides.clock,
+    // An operator's enable/disable (data_dir/agent-switches.json) is read once the folder is ours.
     loadDefinitions: async ({ config, logger }) =>
-      overrides.definitions ?? (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
+      withAgentSwitches(
+        overrides.definitions ??
+          (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
+        AgentSwitches.open(config.data_dir),
+      ),
     requeueQueuedRuns: true,
     shareQueue: true,
     model: overrides.model,
@@ -154,7 +161,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
 
 /** Around the run core: cluster membership, the run log, the scheduler and the HTTP API. */
 async function serveDaemon(
-  core: OpenRunCore<DefinitionSource>,
+  core: OpenRunCore<SwitchedDefinitionSource>,
   options: StartDaemonOptions & { startedAt: Date; token: string | undefined; tokenFile: string | undefined },
 ): Promise<Daemon> {
   const { overrides = {}, startedAt, token } = options;
@@ -239,6 +246,7 @@ async function serveDaemon(
       lastRun: (agentId) => runs.lastRun(agentId),
       sandboxView: (definition) => agentSandboxView(sandbox, definition),
     }),
+    switches: definitions.switches,
     runs: clusterRuns(runs, store.cluster, runsLogger),
     events,
     approvals: overrides.approvals ?? clusterApprovals(approvals, clusterPending, store.cluster),
@@ -255,6 +263,7 @@ async function serveDaemon(
       snapshot: () => definitions.snapshot(),
       events: bus,
       redact: core.secrets.redactor.redactText,
+      history: events,
     }),
     bus,
     hooks: triggers.intake,

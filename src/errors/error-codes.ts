@@ -15,6 +15,8 @@ export const ERROR_CODES = [
   "USAGE",
   "NOT_FOUND",
   "CONFLICT",
+  // an agent turned off (agentd disable, or enabled: false in its file)
+  "AGENT_DISABLED",
   "BAD_REQUEST",
   "UNAUTHORIZED",
   "FORBIDDEN_ROLE",

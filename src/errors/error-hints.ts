@@ -18,6 +18,8 @@ export const ERROR_HINTS: Readonly<Record<ErrorCode, string>> = {
   USAGE: "run the command with --help for its arguments and options",
   NOT_FOUND: "check the id (agentd agents and agentd runs list what exists)",
   CONFLICT: "check the run's or agent's current state (GET /runs/:run or agentd runs) and try what it allows",
+  AGENT_DISABLED:
+    "turn the agent back on: agentd enable <agent> or the dashboard's toggle (an agent file with enabled: false needs enabled: true)",
   BAD_REQUEST: "correct the request as the message says (docs/http-api.md has each route's fields)",
   UNAUTHORIZED:
     "send `Authorization: Bearer <token>`: `agentd token` prints it, or open the login URL from `agentd token --url`",

@@ -121,6 +121,11 @@ export interface EventDataByType {
     old?: string;
     new?: string;
     by: "agent" | "operator";
+    /** An operator's `set`: who, and the lines it added and removed (memory-line-changes.ts). */
+    actor?: { kind: string; name: string };
+    added?: string[];
+    removed?: string[];
+    cut?: true;
     /** The memory's version and size after the change. */
     version: string;
     chars: number;

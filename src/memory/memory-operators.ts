@@ -5,6 +5,8 @@ import { memorySettingsOf } from "./agent-memory.js";
 import { type MemoryKey, memoryKeyOf, memoryKeyText } from "./memory-key.js";
 import type { MemoryService } from "./memory-service.js";
 import type { MemoryMode } from "./memory-settings.js";
+import type { Actor } from "../events/actor.js";
+import { type MemoryHistoryEntry, type MemoryHistorySource, memoryHistory } from "./memory-history.js";
 
 /** A memory as operators see it (`GET /agents/:id/memory`, `GET /memories/:scope`). */
 export interface MemoryView {
@@ -31,6 +33,16 @@ export interface MemoryOperatorsOptions {
   /** Where an operator's change is told (the daemon's bus). */
   events: EventPublisher;
   redact: (text: string) => string;
+  /** The agents' event logs, where the history of a memory is read; absent: no history. */
+  history?: MemoryHistorySource | undefined;
+}
+
+/** `GET /agents/:id/memory/history`: the changes, newest first. */
+export interface MemoryHistoryView {
+  memory: string;
+  changes: MemoryHistoryEntry[];
+  /** false when older changes may exist past what was read (see memoryHistory). */
+  complete: boolean;
 }
 
 /**
@@ -53,15 +65,33 @@ export class MemoryOperators {
     return this.#view({ kind: "shared", scope });
   }
 
-  async setOfAgent(agentId: string, content: string, version: string): Promise<MemoryView> {
-    return this.#set(this.#agentKey(agentId), content, version);
+  async setOfAgent(agentId: string, content: string, version: string, actor?: Actor): Promise<MemoryView> {
+    return this.#set(this.#agentKey(agentId), content, version, actor);
   }
 
-  async setOfScope(scope: string, content: string, version: string): Promise<MemoryView> {
-    return this.#set({ kind: "shared", scope }, content, version);
+  async setOfScope(scope: string, content: string, version: string, actor?: Actor): Promise<MemoryView> {
+    return this.#set({ kind: "shared", scope }, content, version, actor);
   }
 
-  async #set(key: MemoryKey, content: string, version: string): Promise<MemoryView> {
+  /** The changes of the memory the agent uses, newest first (at most `limit`). */
+  historyOfAgent(agentId: string, limit: number): Promise<MemoryHistoryView> {
+    return this.#history(this.#agentKey(agentId), limit);
+  }
+
+  historyOfScope(scope: string, limit: number): Promise<MemoryHistoryView> {
+    return this.#history({ kind: "shared", scope }, limit);
+  }
+
+  async #history(key: MemoryKey, limit: number): Promise<MemoryHistoryView> {
+    const memory = memoryKeyText(key);
+    const source = this.#options.history;
+    if (source === undefined) return { memory, changes: [], complete: false };
+    const users = this.#users(key).map((user) => user.id);
+    const agents = users.length > 0 ? users : key.kind === "agent" ? [key.agent] : [];
+    return { memory, ...(await memoryHistory(memory, agents, source, limit)) };
+  }
+
+  async #set(key: MemoryKey, content: string, version: string, actor?: Actor): Promise<MemoryView> {
     const users = this.#users(key);
     await this.#options.memories.set(key, content, version, {
       // A shared memory no agent uses yet has no agent log to tell.
@@ -69,6 +99,7 @@ export class MemoryOperators {
       run: null,
       events: this.#options.events,
       by: "operator",
+      actor,
     });
     return this.#view(key);
   }

@@ -6,13 +6,15 @@ import { type MemoryKey, memoryKeyText } from "./memory-key.js";
 import { MEMORY_HARD_LIMIT_CHARS } from "./memory-settings.js";
 import type { MemoryStore, StoredMemory } from "./memory-store.js";
 import { addedSecrets } from "./secret-check.js";
+import type { Actor } from "../events/actor.js";
+import { type MemoryLineChanges, memoryLineChanges } from "./memory-line-changes.js";
 
 /** What changed, as the `memory` event tells it. */
 export type MemoryChange =
   | { operation: "add"; text: string }
   | { operation: "replace"; old: string; new: string }
   | { operation: "remove"; text: string }
-  | { operation: "set"; chars: number };
+  | ({ operation: "set"; chars: number } & MemoryLineChanges);
 
 export interface MemoryServiceOptions {
   store: MemoryStore;
@@ -27,6 +29,8 @@ export interface MemoryWriter {
   run: string | null;
   events: EventPublisher;
   by: "agent" | "operator";
+  /** Who the operator is (the API token, the dashboard's session, the CLI), for the history. */
+  actor?: Actor | undefined;
 }
 
 /** An edit as a memory tool makes it, with the bounds it must keep. */
@@ -120,7 +124,8 @@ export class MemoryService {
       this.#refuseSecrets(current.content, content, "BAD_REQUEST");
       const written = await this.#options.store.replace(key, content, current.version);
       if (!written) throw stale();
-      this.#tell(key, { operation: "set", chars: content.length }, written, writer);
+      const changes = memoryLineChanges(current.content, content);
+      this.#tell(key, { operation: "set", chars: content.length, ...changes }, written, writer);
       return written;
     });
   }
@@ -145,6 +150,7 @@ export class MemoryService {
           memory: memoryKeyText(key),
           ...change,
           by: writer.by,
+          ...(writer.actor === undefined ? {} : { actor: writer.actor }),
           version: written.version,
           chars: written.content.length,
         },

@@ -6,7 +6,12 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
  */
 export type AgentAvailability =
   | { state: "ready"; definition: AgentDefinition }
-  | { state: "disabled"; definition: AgentDefinition }
+  | {
+      state: "disabled";
+      definition: AgentDefinition;
+      /** An operator turned it off (its file says `enabled: true`): who and when. */
+      switchedOff?: { at: string; by: string } | undefined;
+    }
   | { state: "invalid"; errors: string[] };
 
 /** Looks an agent up by id; undefined when no such agent exists. */

@@ -21,11 +21,22 @@ export function runnableDefinition(agents: AgentLookup, agentId: string): AgentD
     });
   }
   if (availability.state === "disabled") {
-    throw new AgentdError("CONFLICT", `agent "${agentId}" is disabled`, {
+    const { switchedOff } = availability;
+    if (switchedOff !== undefined) {
+      throw new AgentdError(
+        "AGENT_DISABLED",
+        `agent "${agentId}" is disabled (by ${switchedOff.by} at ${switchedOff.at})`,
+        {
+          hint: `turn it back on to run it: agentd enable ${agentId}, the dashboard's toggle, or POST /agents/${agentId}/enable`,
+          details: { state: "disabled", disabled_by: "operator", ...switchedOff },
+        },
+      );
+    }
+    throw new AgentdError("AGENT_DISABLED", `agent "${agentId}" is disabled by its file (enabled: false)`, {
       file: availability.definition.file,
       field: "enabled",
       hint: "set enabled: true in its frontmatter to run it",
-      details: { state: "disabled" },
+      details: { state: "disabled", disabled_by: "file" },
     });
   }
   return availability.definition;

@@ -129,8 +129,8 @@ describe("the dashboard in daily use", () => {
       const width = await page.evaluate<number>("document.documentElement.scrollWidth");
       await browser.screenshot(`phone-${url.replaceAll(/\W+/g, "-")}`);
       expect(width).toBeLessThanOrEqual(390);
-      // The agents list and the activity table fit whole: no column hidden behind their own scrolling.
-      if (url === "/#/" || url === "/#/activity") {
+      // The agents list, the agent's runs and the activity table fit whole: no column hidden behind their own scrolling.
+      if (url === "/#/" || url === "/#/activity" || url === "/#/agents/writer") {
         // In the page (a string: this file is compiled without the DOM's types).
         const scrolled = await page.evaluate<number[]>(
           '[...document.querySelectorAll(".table-scroll")].map((element) => element.scrollWidth - element.clientWidth)',

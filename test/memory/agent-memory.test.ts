@@ -282,6 +282,63 @@ describe("agent memory", { timeout: 60_000 }, () => {
     },
   );
 
+  it(
+    "edits a memory in $EDITOR by compare-and-set, with its history and audit, and says when no editor runs",
+    { timeout: 120_000 },
+    async () => {
+      const environment = { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" };
+      const before = await memoryOf("/agents/team-b/memory");
+      // An "editor" that appends a line to the file it is given.
+      const editor = path.join(scripted.project.root, "append-editor.sh");
+      writeFileSync(editor, '#!/bin/sh\nprintf "Edited in the editor.\\n" >> "$1"\n', { mode: 0o755 });
+      const edited = await agentdCli(["memory", "team-b", "--edit"], {
+        environment: { ...environment, VISUAL: "", EDITOR: editor },
+      });
+      expect(edited.exitCode, edited.stderr).toBe(0);
+      expect(edited.stdout).toContain("shared:team saved");
+      const after = await memoryOf("/agents/team-b/memory");
+      expect(after.content).toBe(`${before.content}Edited in the editor.\n`);
+
+      const history = await scripted.daemon.request("GET", "/memories/team/history");
+      const changes = (history.body as { changes: Array<Record<string, unknown>> }).changes;
+      expect(changes[0]).toMatchObject({
+        operation: "set",
+        by: "operator",
+        run: null,
+        actor: { kind: "cli" },
+        added: ["Edited in the editor."],
+        version: after.version,
+      });
+      expect(changes.some((change) => change.operation === "add" && change.run !== null)).toBe(true);
+      const audit = await scripted.daemon.request("GET", "/audit");
+      expect(JSON.stringify(audit.body)).toContain('"target":"shared:team"');
+
+      // Changed while the editor was open (by hand, in the file): refused, the edit kept in its file.
+      const racing = path.join(scripted.project.root, "racing-editor.sh");
+      const memoryFile = path.join(scripted.project.dataDirectory, "memory", "shared", "team.md");
+      writeFileSync(
+        racing,
+        `#!/bin/sh\nprintf "changed meanwhile\\n" > "${memoryFile}"\nprintf "my edit\\n" > "$1"\n`,
+        { mode: 0o755 },
+      );
+      const stale = await agentdCli(["memory", "team-b", "--edit"], {
+        environment: { ...environment, VISUAL: racing },
+      });
+      expect(stale.exitCode).not.toBe(0);
+      expect(stale.stderr).toContain("changed while you edited it");
+      const keptFile = /kept in (\S+\.md)/.exec(stale.stderr)?.[1] ?? "";
+      expect(readFileSync(keptFile, "utf8")).toBe("my edit\n");
+      expect((await memoryOf("/agents/team-b/memory")).content).toBe("changed meanwhile\n");
+
+      const missing = await agentdCli(["memory", "team-b", "--edit"], {
+        environment: { ...environment, VISUAL: "", EDITOR: "no-such-editor-here" },
+      });
+      expect(missing.exitCode).not.toBe(0);
+      expect(missing.stderr).toContain('the editor "no-such-editor-here" was not found');
+      expect(missing.stderr).toContain("set VISUAL or EDITOR");
+    },
+  );
+
   it("keeps the memory file out of a sandboxed shell's and the file tools' reach", async () => {
     await runWith("sneaky", "note", add("genuine note"), textReply("ok"));
     const file = path.join(scripted.project.dataDirectory, "memory", "agents", "sneaky.md");

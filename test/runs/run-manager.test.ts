@@ -221,7 +221,7 @@ describe("RunManager", () => {
     });
   });
 
-  it("refuses unknown, invalid and disabled agents with NOT_FOUND and CONFLICT", async () => {
+  it("refuses unknown, invalid and disabled agents with NOT_FOUND, CONFLICT and AGENT_DISABLED", async () => {
     const { manager, agents } = setup();
     agents.set("broken", { state: "invalid", errors: ["agents/broken.md: description is required"] });
     agents.set("off", {
@@ -232,7 +232,7 @@ describe("RunManager", () => {
     const invalid = await errorOf(() => manager.start("broken", "x"));
     expect(invalid.code).toBe("CONFLICT");
     expect(invalid.message).toContain("description is required");
-    expect((await errorOf(() => manager.start("off", "x"))).code).toBe("CONFLICT");
+    expect((await errorOf(() => manager.start("off", "x"))).code).toBe("AGENT_DISABLED");
     expect((await errorOf(() => manager.stop("r_missing"))).code).toBe("NOT_FOUND");
   });
 

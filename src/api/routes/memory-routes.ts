@@ -1,9 +1,11 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { MemoryScopeNameSchema } from "../../memory/memory-settings.js";
-import type { MemoryOperators } from "../../memory/memory-operators.js";
-import { AgentParamsSchema } from "../request-schemas.js";
+import type { MemoryOperators, MemoryView } from "../../memory/memory-operators.js";
+import type { ApiServices } from "../api-services.js";
+import { actorOf, recordAction } from "../record-action.js";
+import { AgentParamsSchema, limitUpTo } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { documented } from "../route-responses.js";
 import { routeSchema } from "../zod-route-schema.js";
@@ -24,6 +26,48 @@ export const MemorySchema = z.looseObject({
   agents: z.array(z.looseObject({ id: z.string(), mode: z.enum(["none", "read", "write"]) })),
 });
 
+/** An operator's PUT in the audit trail: which memory, its new version and size (never its text). */
+async function auditChange(
+  services: ApiServices,
+  request: FastifyRequest,
+  view: MemoryView,
+  agent: string | undefined,
+): Promise<void> {
+  await recordAction(services, request, {
+    action: "memory.change",
+    ...(agent === undefined ? {} : { agent }),
+    target: view.memory,
+    details: { version: view.version, chars: view.chars },
+  });
+}
+
+const HistoryQuerySchema = z.object({
+  limit: limitUpTo(1_000, 100),
+});
+
+const ChangeSchema = z.looseObject({
+  id: z.number().int(),
+  time: z.string(),
+  agent: z.string().describe("the agent whose log told the change"),
+  run: z.string().nullable().describe("the run whose memory tool made it; null for an operator's"),
+  by: z.enum(["agent", "operator"]),
+  actor: z.looseObject({ kind: z.string(), name: z.string() }).optional(),
+  operation: z.enum(["add", "replace", "remove", "set"]),
+  text: z.string().optional(),
+  old: z.string().optional(),
+  new: z.string().optional(),
+  added: z.array(z.string()).optional().describe("a set: the lines it added"),
+  removed: z.array(z.string()).optional().describe("a set: the lines it removed"),
+  version: z.string(),
+  chars: z.number().int(),
+});
+
+export const MemoryHistorySchema = z.looseObject({
+  memory: z.string(),
+  changes: z.array(ChangeSchema),
+  complete: z.boolean().describe("false when the agents' logs are longer than what was read"),
+});
+
 function operatorsOf(memories: MemoryOperators | undefined): MemoryOperators {
   if (!memories) throw new AgentdError("NOT_FOUND", "this server keeps no memories");
   return memories;
@@ -32,6 +76,11 @@ function operatorsOf(memories: MemoryOperators | undefined): MemoryOperators {
 /** GET/PUT /agents/:id/memory and GET/PUT /memories/:scope: operators read and edit memories. */
 export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteContext): void {
   const answer = { status: 200, description: "The memory, whole", schema: MemorySchema };
+  const history = {
+    status: 200,
+    description: "The memory's changes, newest first",
+    schema: MemoryHistorySchema,
+  };
   app.get<{ Params: z.output<typeof AgentParamsSchema> }>(
     "/agents/:id/memory",
     {
@@ -54,12 +103,29 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
         ...documented({ operationId: "putAgentMemory", success: answer, errors: [400, 404, 409, 415] }),
       },
     },
-    async (request) =>
-      operatorsOf(services.memories).setOfAgent(
+    async (request) => {
+      const view = await operatorsOf(services.memories).setOfAgent(
         request.params.id,
         request.body.content,
         request.body.version,
-      ),
+        actorOf(request),
+      );
+      await auditChange(services, request, view, request.params.id);
+      return view;
+    },
+  );
+  app.get<{ Params: z.output<typeof AgentParamsSchema>; Querystring: z.output<typeof HistoryQuerySchema> }>(
+    "/agents/:id/memory/history",
+    {
+      schema: {
+        summary:
+          "The changes of the memory the agent uses, newest first: when, by which run or operator, what changed",
+        params: routeSchema(AgentParamsSchema),
+        querystring: routeSchema(HistoryQuerySchema),
+        ...documented({ operationId: "getAgentMemoryHistory", success: history, errors: [400, 404] }),
+      },
+    },
+    async (request) => operatorsOf(services.memories).historyOfAgent(request.params.id, request.query.limit),
   );
   app.get<{ Params: z.output<typeof ScopeParamsSchema> }>(
     "/memories/:scope",
@@ -82,11 +148,28 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
         ...documented({ operationId: "putSharedMemory", success: answer, errors: [400, 409, 415] }),
       },
     },
-    async (request) =>
-      operatorsOf(services.memories).setOfScope(
+    async (request) => {
+      const view = await operatorsOf(services.memories).setOfScope(
         request.params.scope,
         request.body.content,
         request.body.version,
-      ),
+        actorOf(request),
+      );
+      await auditChange(services, request, view, undefined);
+      return view;
+    },
+  );
+  app.get<{ Params: z.output<typeof ScopeParamsSchema>; Querystring: z.output<typeof HistoryQuerySchema> }>(
+    "/memories/:scope/history",
+    {
+      schema: {
+        summary: "The changes of a shared memory, newest first",
+        params: routeSchema(ScopeParamsSchema),
+        querystring: routeSchema(HistoryQuerySchema),
+        ...documented({ operationId: "getSharedMemoryHistory", success: history, errors: [400] }),
+      },
+    },
+    async (request) =>
+      operatorsOf(services.memories).historyOfScope(request.params.scope, request.query.limit),
   );
 }

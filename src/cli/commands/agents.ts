@@ -5,6 +5,7 @@ import { loadConfig } from "../../config/load-config.js";
 import type { AgentStatus } from "../../definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { AgentSwitches } from "../../definitions/agent-switches.js";
 import { type ClientCommandIo, DaemonClient, processIo } from "../daemon-client.js";
 import { EXIT_OK, type GlobalOptions } from "../output.js";
 import { type LiveAgent, LiveAgentListSchema } from "./live-agent-schema.js";
@@ -15,6 +16,8 @@ export interface AgentListing {
   name: string;
   valid: boolean;
   enabled: boolean | null;
+  /** An operator turned it off (`agentd disable`): who and when; null otherwise. */
+  switched_off: { by: string; at: string } | null;
   /** "llm" or "cli:<tool>" (the tool only when a daemon answered), null when invalid. */
   worker: string | null;
   /** The cron expression, with ` (timezone)` when one is set; null when the agent runs on demand. */
@@ -35,7 +38,11 @@ export interface AgentListing {
  */
 export async function listAgentsOffline(config: Config): Promise<AgentListing[]> {
   const snapshot = await loadDefinitions(config);
-  return snapshot.agents.map(toListing);
+  const switches = AgentSwitches.open(config.data_dir);
+  return snapshot.agents.map((status) => ({
+    ...toListing(status),
+    switched_off: switches.disabled(status.id) ?? null,
+  }));
 }
 
 /**
@@ -101,9 +108,11 @@ export function formatAgents(listings: readonly AgentListing[], json: boolean, c
     listing.id,
     listing.name,
     listing.valid
-      ? listing.enabled === false
-        ? "disabled"
-        : "valid"
+      ? listing.switched_off
+        ? `disabled by ${listing.switched_off.by}`
+        : listing.enabled === false
+          ? "disabled (file)"
+          : "valid"
       : listing.file === null
         ? "invalid"
         : `invalid (${path.relative(cwd, listing.file)})`,
@@ -140,6 +149,7 @@ function toListing(status: AgentStatus): AgentListing {
     name: status.definition?.name ?? status.id,
     valid: status.valid,
     enabled: frontmatter?.enabled ?? null,
+    switched_off: null,
     worker: frontmatter?.worker ?? null,
     schedule: schedule ? `${schedule.cron}${schedule.timezone ? ` (${schedule.timezone})` : ""}` : null,
     description: status.definition?.description ?? null,
@@ -157,6 +167,7 @@ function fromDaemon(agent: LiveAgent): AgentListing {
     name: agent.name,
     valid: agent.valid,
     enabled: agent.enabled,
+    switched_off: agent.switched_off ?? null,
     worker: agent.valid ? agent.worker : null,
     schedule: schedule ? `${schedule.cron}${schedule.timezone ? ` (${schedule.timezone})` : ""}` : null,
     description: agent.description === "" ? null : agent.description,

@@ -83,6 +83,17 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
     description: "list the agents: id, name, status, worker, schedule, next fire, last run",
     load: async () => (await import("./agents.js")).registerAgentsCommand,
   },
+  enable: {
+    usage: "enable <agent>",
+    description: "turn an agent agentd disable turned off back on",
+    load: async () => (await import("./agent-switch.js")).registerEnableCommand,
+  },
+  disable: {
+    usage: "disable <agent>",
+    description:
+      "turn an agent off: no scheduled, triggered or API run until agentd enable (its file is untouched)",
+    load: async () => (await import("./agent-switch.js")).registerDisableCommand,
+  },
   triggers: {
     usage: "triggers",
     description: "list the agents' triggers: webhooks with their route, after and watch triggers",

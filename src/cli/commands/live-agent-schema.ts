@@ -11,6 +11,7 @@ const LiveAgentSchema = z.object({
   schedule: z.object({ cron: z.string(), timezone: z.string().nullable() }).nullable(),
   next_fire: z.string().nullable(),
   enabled: z.boolean(),
+  switched_off: z.object({ by: z.string(), at: z.string() }).nullable().optional(),
   last_run: z.object({ id: z.string(), status: z.string(), reason: z.string().nullable() }).nullable(),
 });
 export type LiveAgent = z.infer<typeof LiveAgentSchema>;

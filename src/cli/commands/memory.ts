@@ -3,6 +3,7 @@ import type { Command } from "commander";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
+import { editMemory } from "./memory-editor.js";
 
 /** What GET/PUT /agents/:id/memory and /memories/:scope answer. */
 const MemoryResponseSchema = z.object({
@@ -16,11 +17,12 @@ interface MemoryOptions {
   set?: string;
   ifVersion?: string;
   shared?: boolean;
+  edit?: boolean;
 }
 
 /**
  * `agentd memory <agent>`: prints the memory the agent uses (`--shared`: the shared memory of that
- * name). `--set -` replaces it with stdin (`--set <file>` with a file), as of `--if-version` when
+ * name). `--edit` opens it in the user's editor and saves it by compare-and-set. `--set -` replaces it with stdin (`--set <file>` with a file), as of `--if-version` when
  * given (the version `--json` printed), else as of now; a memory changed meanwhile is refused.
  */
 export function registerMemoryCommand(program: Command, io: ClientCommandIo = processIo): void {
@@ -30,12 +32,25 @@ export function registerMemoryCommand(program: Command, io: ClientCommandIo = pr
     .option("--set <file>", "replace the memory with this file's text, or stdin for -")
     .option("--if-version <version>", "with --set: only if the memory is still at this version")
     .option("--shared", "<agent> names a shared memory (frontmatter memory.scope), not an agent")
+    .option("--edit", "open the memory in $VISUAL or $EDITOR (else vi); saved only if unchanged meanwhile")
     .action(async (name: string, options: MemoryOptions, command: Command) => {
       const { client, json } = clientOf(command, io);
       const path =
         options.shared === true
           ? `/memories/${encodeURIComponent(name)}`
           : `/agents/${encodeURIComponent(name)}/memory`;
+      if (options.edit === true) {
+        await editMemory(
+          {
+            read: () => client.get(path, MemoryResponseSchema),
+            save: (content, version) => client.put(path, { content, version }, MemoryResponseSchema),
+          },
+          io.environment,
+          io.out,
+          `agentd memory ${name}${options.shared === true ? " --shared" : ""}`,
+        );
+        return;
+      }
       if (options.set === undefined) {
         const memory = await client.get(path, MemoryResponseSchema);
         io.out(json ? JSON.stringify(memory) : memory.content.replace(/\n$/, ""));

@@ -17,6 +17,7 @@ import {
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { MemoryPanel } from "./memory-panel.js";
+import { AgentSwitch } from "./agent-switch.js";
 import { formatCost, formatCount, formatDuration } from "../time-format.js";
 
 /** Fields of the definition shown in their own rows; the rest is listed as it comes. */
@@ -60,6 +61,7 @@ export function AgentView({ agentId }: { agentId: string }) {
           ) : null}
         </h1>
         {detail ? <p class="muted">{detail.description}</p> : null}
+        {detail ? <AgentSwitch agent={detail} onChange={agent.refresh} /> : null}
       </header>
       <ErrorBanner message={agent.error} />
       {detail ? (
@@ -124,7 +126,7 @@ function RunNow({ agent }: { agent: AgentDetail }) {
           <button type="submit" class="primary" disabled={busy || !agent.valid || !agent.enabled}>
             {busy ? "Starting…" : "Run now"}
           </button>
-          {!agent.enabled ? <span class="muted">disabled (enabled: false)</span> : null}
+          {!agent.enabled ? <span class="muted">the agent is off: turn it on above to run it</span> : null}
         </div>
         <ErrorBanner message={error} />
       </form>
@@ -167,12 +169,12 @@ export function RunsTable({
         <tbody>
           {runs.map((run) => (
             <tr key={run.id} data-run={run.id}>
-              <td>
+              <td class="run-cell">
                 <a href={routeHref({ view: "run", run: run.id })}>
                   <code>{run.id}</code>
                 </a>
               </td>
-              <td>
+              <td data-label="Status">
                 <StatusPill status={run.status} reason={run.reason} />
                 {unsandboxedHash !== undefined && run.definition_hash === unsandboxedHash ? (
                   <>
@@ -181,12 +183,18 @@ export function RunsTable({
                   </>
                 ) : null}
               </td>
-              <td class="task-cell">{run.task}</td>
-              <td>
+              <td class="task-cell" data-label="Task">
+                {run.task}
+              </td>
+              <td data-label="Started">
                 <RelativeTime time={run.started_at ?? run.created_at} now={now} />
               </td>
-              <td class="number">{formatCount(run.usage.total_tokens ?? 0)}</td>
-              <td class="number">{formatCost(run.cost_usd)}</td>
+              <td class="number" data-label="Tokens">
+                {formatCount(run.usage.total_tokens ?? 0)}
+              </td>
+              <td class="number" data-label="Cost">
+                {formatCost(run.cost_usd)}
+              </td>
             </tr>
           ))}
         </tbody>

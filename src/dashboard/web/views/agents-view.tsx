@@ -15,6 +15,7 @@ import {
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { exactTime, formatCost } from "../time-format.js";
+import { switchText } from "./agent-switch.js";
 
 const PAGE_SIZE = 100;
 /** Hot reload reaches the page within this: a changed agent file shows on the next poll. */
@@ -159,7 +160,7 @@ function AgentRow({ agent, now }: { agent: AgentSummary; now: Date }) {
           <span class="muted">on demand</span>
         )}
       </td>
-      <td data-label="Enabled">{agent.enabled ? "yes" : <span class="muted">no</span>}</td>
+      <td data-label="Enabled">{agent.enabled ? "yes" : <span class="muted">{switchText(agent)}</span>}</td>
       <td data-label="Last run">
         {lastRun ? (
           <a class="last-run" href={routeHref({ view: "run", run: lastRun.id })}>

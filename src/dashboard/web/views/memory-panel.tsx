@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, describeError, getJson, putJson } from "../api-client.js";
 import { ErrorBanner, Panel } from "../components.js";
+import { type MemoryHistory, MemoryHistoryList } from "./memory-history.js";
 
 /** `GET /agents/:id/memory` (the API's MemorySchema). */
 interface AgentMemory {
@@ -17,6 +18,9 @@ interface AgentMemory {
 export function MemoryPanel({ agentId }: { agentId: string }) {
   const path = `/agents/${encodeURIComponent(agentId)}/memory`;
   const [memory, setMemory] = useState<AgentMemory | undefined>(undefined);
+  const [history, setHistory] = useState<MemoryHistory | undefined>(undefined);
+  /** After a 409: the text saved meanwhile, shown under the editor. */
+  const [latest, setLatest] = useState<string | undefined>(undefined);
   const [draft, setDraft] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
@@ -25,6 +29,8 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
     try {
       setMemory(await getJson<AgentMemory>(path));
       setDraft(undefined);
+      setLatest(undefined);
+      setHistory(await getJson<MemoryHistory>(`${path}/history`));
     } catch (caught) {
       setError(describeError(caught));
     }
@@ -42,11 +48,22 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
     try {
       setMemory(await putJson<AgentMemory>(path, { content: draft, version: memory.version }));
       setDraft(undefined);
+      setHistory(await getJson<MemoryHistory>(`${path}/history`));
+      setLatest(undefined);
     } catch (caught) {
+      if (!(caught instanceof ApiError && caught.status === 409)) {
+        setError(describeError(caught));
+        return;
+      }
+      // The edit stays in the editor; the text it would have overwritten is shown beside it.
+      const current = await getJson<AgentMemory>(path).catch(() => undefined);
+      if (current !== undefined) {
+        setMemory(current);
+        setLatest(current.content);
+        setHistory(await getJson<MemoryHistory>(`${path}/history`).catch(() => history));
+      }
       setError(
-        caught instanceof ApiError && caught.status === 409
-          ? "The memory changed since it was loaded (a run or another operator wrote it): reload, then edit again."
-          : describeError(caught),
+        `Not saved: the memory changed since you opened the editor (version ${memory.version} is now ${current?.version ?? "newer"}: a run or another operator wrote it). Your edit is still in the editor and the text saved meanwhile is shown under it: merge what you need, then Save again.`,
       );
     } finally {
       setBusy(false);
@@ -85,7 +102,15 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
             <button type="button" class="primary" disabled={busy} onClick={() => void save()}>
               {busy ? "Saving…" : "Save"}
             </button>
-            <button type="button" disabled={busy} onClick={() => setDraft(undefined)}>
+            <button
+              type="button"
+              disabled={busy}
+              onClick={() => {
+                setDraft(undefined);
+                setLatest(undefined);
+                setError(undefined);
+              }}
+            >
               Cancel
             </button>
           </>
@@ -95,6 +120,13 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
         </button>
       </div>
       <ErrorBanner message={error} />
+      {draft !== undefined && latest !== undefined ? (
+        <div class="memory-latest">
+          <p class="muted">Saved meanwhile (version {memory.version}):</p>
+          <pre class="memory-content">{latest}</pre>
+        </div>
+      ) : null}
+      <MemoryHistoryList history={history} />
     </Panel>
   );
 }
