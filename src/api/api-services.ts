@@ -120,9 +120,10 @@ export interface RunsService {
   /** The runs not finished, of every node: how many in each status (metrics). */
   unfinished(): RunRecord[];
   /** The record after the action; a promise where the store writes it first (PostgreSQL). */
-  pause(runId: string): RunRecord | Promise<RunRecord>;
-  resume(runId: string): RunRecord | Promise<RunRecord>;
-  stop(runId: string): RunRecord | Promise<RunRecord>;
+  /** `actor`: who asked, carried to the node the run is on when it is another. */
+  pause(runId: string, options?: { actor?: Actor }): RunRecord | Promise<RunRecord>;
+  resume(runId: string, options?: { actor?: Actor }): RunRecord | Promise<RunRecord>;
+  stop(runId: string, options?: { actor?: Actor }): RunRecord | Promise<RunRecord>;
   /** Runs waiting for a free slot. */
   queueDepth(): number;
 }

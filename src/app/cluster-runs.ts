@@ -1,4 +1,5 @@
 import type { RunsService } from "../api/api-services.js";
+import type { Actor } from "../events/actor.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunManager } from "../runs/run-manager.js";
@@ -14,14 +15,19 @@ import type { ClusterMembership } from "../store/cluster-membership.js";
  */
 export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger: Logger): RunsService {
   /** A run still in the cluster's queue: taken out before a node claims it, or stopped where it went. */
-  const stopQueued = (record: RunRecord): RunRecord => {
+  const stopQueued = (record: RunRecord, actor: Actor | undefined): RunRecord => {
     cluster
       .withdraw(record.id)
       .then(async (withdrawal) => {
         if (withdrawal.withdrawn) runs.stopWithdrawn(record);
         else if (withdrawal.node === cluster.node) await runs.stop(record.id);
         else if (withdrawal.node !== undefined)
-          return cluster.sendControl({ node: withdrawal.node, run: record.id, action: "stop" });
+          return cluster.sendControl({
+            node: withdrawal.node,
+            run: record.id,
+            action: "stop",
+            ...actorField(actor),
+          });
         return undefined;
       })
       .catch((error: unknown) => logger.warn({ err: error, run: record.id }, "could not stop a queued run"));
@@ -32,12 +38,12 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
     await cluster.synced();
     return record;
   };
-  const act = async (id: string, action: RunAction): Promise<RunRecord> => {
+  const act = async (id: string, action: RunAction, actor?: Actor): Promise<RunRecord> => {
     // A run posted on another node a moment ago may be in the database before this node's change
     // feed brings it here: GET /runs/:run finds it there, and so does an action on it.
     const record = runs.get(id) ?? (await runs.find(id));
     if (record?.status === "queued" && !runs.isHere(id)) {
-      if (action === "stop") return stopQueued(record);
+      if (action === "stop") return stopQueued(record, actor);
       throw new AgentdError("CONFLICT", `cannot ${action} run ${id}: it is queued`, {
         hint: "a queued run has not started; stop it instead",
         details: { status: record.status },
@@ -46,7 +52,7 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
     const node = cluster.nodeOf(id) ?? record?.node;
     if (record && !isTerminal(record.status) && node !== undefined && node !== cluster.node) {
       cluster
-        .sendControl({ node, run: id, action })
+        .sendControl({ node, run: id, action, ...actorField(actor) })
         .catch((error: unknown) =>
           logger.warn({ err: error, run: id, node }, `could not send ${action} to the run's node`),
         );
@@ -63,13 +69,21 @@ export function clusterRuns(runs: RunManager, cluster: ClusterMembership, logger
     find: (id) => runs.find(id),
     unfinished: () => runs.unfinished(),
     // The answer reports the record: it waits until that record is in the database.
-    pause: async (id) => reported(act(id, "pause")),
+    pause: async (id, options) => reported(act(id, "pause", options?.actor)),
     // A run cut off by a crash or a shutdown goes back to the cluster's queue, whichever node it ran on.
-    resume: async (id) =>
-      reported(runs.get(id)?.ended_at === undefined ? act(id, "resume") : await runs.resumeInterrupted(id)),
-    stop: async (id) => reported(act(id, "stop")),
+    resume: async (id, options) =>
+      reported(
+        runs.get(id)?.ended_at === undefined
+          ? act(id, "resume", options?.actor)
+          : await runs.resumeInterrupted(id),
+      ),
+    stop: async (id, options) => reported(act(id, "stop", options?.actor)),
     queueDepth: () => runs.queueDepth(),
   };
+}
+
+function actorField(actor: Actor | undefined): { actor?: Actor } {
+  return actor === undefined ? {} : { actor };
 }
 
 /** What can be done to a run from any node. */
@@ -78,9 +92,11 @@ type RunAction = "stop" | "pause" | "resume";
 /** Applies an action another node sent for a run of this node. */
 export function applyControl(
   runs: RunManager,
-  message: { run: string; action: RunAction },
+  message: { run: string; action: RunAction; actor?: Actor },
   logger: Logger,
 ): void {
+  // Who asked, on the node that forwarded it: in this node's log line of the action.
+  logger.info({ run: message.run, actor: message.actor }, `${message.action} of a run as another node asked`);
   runs[message.action](message.run).catch((error: unknown) =>
     logger.warn({ err: error, run: message.run }, `could not ${message.action} a run as another node asked`),
   );

@@ -13,7 +13,10 @@ import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { Worker } from "../workers/worker.js";
 import { agentLookupFrom } from "./agent-lookup.js";
-import { openRunCore } from "./run-core.js";
+import { type CoreDefinitions, type OpenRunCore, openRunCore } from "./run-core.js";
+import { openAuditRecorder } from "../store/open-access-stores.js";
+import { auditedRunStarts } from "./daemon-access.js";
+import { localUserName } from "../util/local-user.js";
 
 /** How long sub-agent runs still finishing get once the run ended, before the folder is released. */
 const CHILDREN_WAIT_MILLISECONDS = 10_000;
@@ -74,8 +77,13 @@ export async function startSingleRun(options: SingleRunOptions): Promise<SingleR
     workerFor: worker === undefined ? undefined : () => worker,
   });
   const { runs } = core;
+  // The run and its sub-agents' runs are audited (actor `cli`, the local user) in the store's trail.
+  const audit = await openRunAudit(core);
   // Sub-agent runs still finishing get a moment once the run ended, before the folder is released.
-  const close = () => core.close({ idleMilliseconds: CHILDREN_WAIT_MILLISECONDS });
+  const close = async () => {
+    await core.close({ idleMilliseconds: CHILDREN_WAIT_MILLISECONDS });
+    await audit.close();
+  };
   const follower = followRun(core.bus, options.onEvent);
   let record: RunRecord;
   try {
@@ -150,4 +158,34 @@ function snapshotOf(definition: AgentDefinition): DefinitionSnapshot {
     definition,
   };
   return createSnapshot([status], [], new Map([[definition.id, definition]]));
+}
+
+/**
+ * The audit trail of the data folder's store, told of every run the core creates. A trail that
+ * cannot be opened is logged, and the run goes on without it.
+ */
+async function openRunAudit(core: OpenRunCore<CoreDefinitions>): Promise<{ close(): Promise<void> }> {
+  try {
+    const { recorder, close } = await openAuditRecorder({
+      config: core.config,
+      logger: core.logger,
+      clock: core.clock,
+      publish: (draft) => core.bus.publish(draft),
+    });
+    const pending = new Set<Promise<void>>();
+    const record = auditedRunStarts(recorder, localUserName());
+    core.onRunCreated = (run) => {
+      const recorded = record(run).finally(() => pending.delete(recorded));
+      pending.add(recorded);
+    };
+    return {
+      close: async () => {
+        await Promise.all(pending);
+        await close();
+      },
+    };
+  } catch (error) {
+    core.logger.warn({ err: error }, "could not open the audit trail: the run is not audited");
+    return { close: () => Promise.resolve() };
+  }
 }

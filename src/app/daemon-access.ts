@@ -5,8 +5,7 @@ import type { Config } from "../config/config-schema.js";
 import type { EventDraft } from "../events/agent-event.js";
 import type { Actor } from "../events/actor.js";
 import type { Logger } from "../logging/logger.js";
-import type { RunTrigger } from "../run-vocabulary/run-record.js";
-import type { ScheduledRuns } from "../scheduler/scheduler.js";
+import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import { openAccessStores } from "../store/open-access-stores.js";
 
 /** The daemon's named tokens and its audit trail. */
@@ -63,35 +62,38 @@ export async function openDaemonAccess(options: OpenDaemonAccessOptions): Promis
   }
 }
 
-/** The actor of a run started otherwise than through the API, from its trigger. */
-export function actorOfTrigger(agentId: string, trigger: RunTrigger): Actor {
+/**
+ * The actor of a run started otherwise than through the API, from its trigger: the scheduler
+ * (`schedule`, named after the agent), a trigger (`trigger`, `<kind>:<name>`), `agentd run` (`cli`,
+ * the local user), a sub-agent's parent run (`system`, named by the parent run's id).
+ */
+export function actorOfTrigger(agentId: string, trigger: RunTrigger, localUser = "unknown"): Actor {
   const kind = (trigger as { kind: string }).kind;
   if (kind === "schedule" || kind === "missed") return { kind: "schedule", name: agentId };
-  if (kind === "cli") return { kind: "cli", name: agentId };
+  if (kind === "cli") return { kind: "cli", name: localUser };
   if (kind === "agent")
-    return {
-      kind: "system",
-      name: `sub-agent of ${(trigger as { parent_run?: string }).parent_run ?? "a run"}`,
-    };
+    return { kind: "system", name: (trigger as { parent_run?: string }).parent_run ?? "run" };
   const name = (trigger as { name?: string }).name;
   return { kind: "trigger", name: name === undefined ? kind : `${kind}:${name}` };
 }
 
-/** The run manager as the scheduler drives it, each start recorded in the audit trail. */
-export function auditedScheduledRuns(runs: ScheduledRuns, audit: AuditRecorder): ScheduledRuns {
-  return {
-    start: async (agentId, task, trigger) => {
-      const record = await runs.start(agentId, task, trigger);
-      await audit.record({
-        action: "run.start",
-        actor: actorOfTrigger(agentId, trigger),
-        agent: agentId,
-        run: record.id,
-      });
-      return record;
-    },
-    unfinishedRuns: (agentId) => runs.unfinishedRuns(agentId),
-    queuedRuns: (agentId) => runs.queuedRuns(agentId),
-    lastRun: (agentId) => runs.lastRun(agentId),
+/**
+ * Records each run created otherwise than through the API (whose route records the request's
+ * actor) in the audit trail, with the `audit` event in the run's stream: schedules, triggers,
+ * sub-agents and `agentd run`.
+ */
+export function auditedRunStarts(
+  audit: Pick<AuditRecorder, "record">,
+  localUser?: string,
+): (record: RunRecord) => Promise<void> {
+  return async (record) => {
+    if (record.trigger.kind === "api") return;
+    await audit.record({
+      action: "run.start",
+      actor: actorOfTrigger(record.agent, record.trigger, localUser),
+      agent: record.agent,
+      run: record.id,
+      ...(record.parent_run === undefined ? {} : { details: { parent_run: record.parent_run } }),
+    });
   };
 }

@@ -34,7 +34,7 @@ import { drainRuns } from "./daemon-shutdown.js";
 import type { DefinitionSource } from "./definition-source.js";
 import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
-import { auditedScheduledRuns, openDaemonAccess } from "./daemon-access.js";
+import { auditedRunStarts, openDaemonAccess } from "./daemon-access.js";
 import { createTriggers } from "./daemon-triggers.js";
 import { AgentSwitches } from "../definitions/agent-switches.js";
 import { type SwitchedDefinitionSource, withAgentSwitches } from "./switched-definitions.js";
@@ -200,8 +200,10 @@ async function serveDaemon(
     token,
     publish: (draft) => bus.publish(draft),
   });
+  // Runs started otherwise than by a request (schedules, triggers, sub-agents) are audited as they are created.
+  core.onRunCreated = auditedRunStarts(access.audit);
   const scheduler = new Scheduler({
-    runs: auditedScheduledRuns(runs, access.audit),
+    runs,
     events: bus,
     state: store.schedules,
     logger: logger.child({ module: "scheduler" }),

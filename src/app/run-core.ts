@@ -14,6 +14,7 @@ import { createLogger, type Logger } from "../logging/logger.js";
 import { QuestionBroker } from "../questions/question-broker.js";
 import type { AgentLookup } from "../runs/agent-availability.js";
 import { RunManager } from "../runs/run-manager.js";
+import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { DurableStore } from "../store/durable-store.js";
 import { openStore } from "../store/open-store.js";
@@ -104,6 +105,8 @@ export interface RunCore {
   closeTools(): Promise<void>;
   /** The agents' memories (src/memory): what the memory tools and the API read and write. */
   readonly memories: MemoryService;
+  /** Called with each new run once its record is written (the audit trail of run starts); set once. */
+  onRunCreated: ((record: RunRecord) => void) | undefined;
 }
 
 /** The agents a core serves: a snapshot now, and what closes with the core (the daemon's watcher). */
@@ -383,6 +386,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
+    onRunCreated: (record) => core.onRunCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     runHistory: (run, agent) => events.runEvents(run, 0, agent),
@@ -399,7 +403,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
   }
-  return {
+  const core: RunCore = {
     bus,
     events,
     approvals,
@@ -413,5 +417,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     deliveries,
     closeTools: () => defaultTools.close(),
     memories: memory.memories,
+    onRunCreated: undefined,
   };
+  return core;
 }

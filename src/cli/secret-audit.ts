@@ -1,17 +1,8 @@
-import { userInfo } from "node:os";
 import type { AuditAction } from "../access/audit-entry.js";
 import type { Config } from "../config/config-schema.js";
 import { createLogger } from "../logging/logger.js";
 import { openAuditRecorder } from "../store/open-access-stores.js";
-
-/** The local user running a command, recorded as the CLI actor's name. */
-function localUser(): string {
-  try {
-    return userInfo().username || "unknown";
-  } catch {
-    return "unknown";
-  }
-}
+import { localUserName as localUser } from "../util/local-user.js";
 
 /**
  * Records a vault change made by `agentd secrets` in the audit trail of the config's store (the

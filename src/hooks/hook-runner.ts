@@ -94,7 +94,7 @@ export class HookRunner implements ToolHooks {
         command: hook.command,
         workdir: ensureWorkdir(definition.workdir),
         // The tool call's (or the run's) span: a hook that traces joins the run's trace.
-        environment: traceContextEnvironment(),
+        environment: traceContextEnvironment(scope.runSignal ?? scope.signal),
         sandbox: this.#options.sandbox.policyFor({
           settings: definition.sandbox,
           workdir: definition.workdir,

@@ -12,8 +12,13 @@ export function withRunEndHooks(worker: Worker, hooks: HookRunner): Worker {
   return {
     run: async (context: RunContext): Promise<RunOutcome> => {
       if (!context.definition.hooks.some((hook) => hook.point === "on_run_end")) return worker.run(context);
-      const scope = { runId: context.runId, definition: context.definition, events: context.events };
       const { signal } = context.control;
+      const scope = {
+        runId: context.runId,
+        definition: context.definition,
+        events: context.events,
+        runSignal: signal,
+      };
       let outcome: RunOutcome;
       try {
         outcome = await worker.run(context);

@@ -73,7 +73,7 @@ export class McpServerSession {
     try {
       // The tool call's trace context rides in `_meta` (W3C `traceparent`), where MCP servers that
       // trace look for it; nothing is added when the run is not traced.
-      const meta = traceContextHeaders();
+      const meta = traceContextHeaders(signal);
       const request = { name: tool, arguments: input, ...(meta.traceparent ? { _meta: meta } : {}) };
       const result = await connection.client.callTool(request, undefined, {
         signal,

@@ -45,4 +45,6 @@ export interface RunRecord {
   idempotency_key?: string;
   /** The OpenTelemetry trace of the run (docs/telemetry.md), when traces are on. */
   trace_id?: string;
+  /** The run's `invoke_agent` span in that trace: a run resumed later continues under it. */
+  span_id?: string;
 }

@@ -39,6 +39,8 @@ export interface RunManagerOptions {
   redact?: (record: RunRecord) => RunRecord;
   /** Starts a new run's trace and puts its id in its first record (telemetry); called once per run. */
   traceNewRun?: (record: RunRecord) => RunRecord;
+  /** Told of each new run once its record is written (a sub-agent's too; not a duplicate start): the audit trail. */
+  onRunCreated?: (record: RunRecord) => void;
   /**
    * Queue again the runs found `queued` at construction (default true: the daemon). `agentd run`
    * leaves them as they are, for the daemon's next start.

@@ -126,7 +126,9 @@ export class RunManager implements ChildRuns {
         ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
       });
       const run = await this.#queue.add({ record, definition, workerStatus: "running", depth: 0 });
-      return { run, duplicate: run.id !== record.id };
+      const duplicate = run.id !== record.id;
+      if (!duplicate) this.#options.onRunCreated?.(run);
+      return { run, duplicate };
     };
     if (idempotencyKey === undefined) return create();
     return this.#idempotent.start(agentId, idempotencyKey, create);

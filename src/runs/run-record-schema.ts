@@ -45,6 +45,10 @@ export const RunRecordObjectSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{32}$/)
     .optional(),
+  span_id: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .optional(),
 });
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;

@@ -13,7 +13,8 @@ export interface ClusterNodeInfo {
 
 /** An action on a run, sent to the node that runs it. */
 export type RunControlMessage =
-  | { node: string; run: string; action: "stop" | "pause" | "resume" }
+  /** `actor`: who asked, on the node that forwarded it (its log line; the audit entry is that node's). */
+  | { node: string; run: string; action: "stop" | "pause" | "resume"; actor?: Actor }
   /** An answer to one of the run's pending approvals, given on another node. */
   | {
       node: string;

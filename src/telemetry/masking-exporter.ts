@@ -10,14 +10,31 @@ import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 export class MaskingSpanExporter implements SpanExporter {
   readonly #next: SpanExporter;
   readonly #redact: (text: string) => string;
+  #redactOnce: (text: string) => string;
 
   constructor(next: SpanExporter, redact: (text: string) => string) {
     this.#next = next;
     this.#redact = redact;
+    this.#redactOnce = redact;
   }
 
   export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    for (const span of spans) this.#mask(span);
+    // Most strings repeat from span to span (names, ids, models, outcomes): each distinct one is
+    // masked once per batch. Per batch only, so a secret the vault learned since is never missed.
+    const masked = new Map<string, string>();
+    this.#redactOnce = (text) => {
+      let result = masked.get(text);
+      if (result === undefined) {
+        result = this.#redact(text);
+        masked.set(text, result);
+      }
+      return result;
+    };
+    try {
+      for (const span of spans) this.#mask(span);
+    } finally {
+      this.#redactOnce = this.#redact;
+    }
     this.#next.export(spans, resultCallback);
   }
 
@@ -33,24 +50,24 @@ export class MaskingSpanExporter implements SpanExporter {
   // masked in place rather than copied.
   #mask(span: ReadableSpan): void {
     const writable = span as { -readonly [Key in keyof ReadableSpan]: ReadableSpan[Key] };
-    writable.name = this.#redact(span.name);
+    writable.name = this.#redactOnce(span.name);
     this.#maskAttributes(span.attributes);
     for (const event of span.events) {
-      (event as { name: string }).name = this.#redact(event.name);
+      (event as { name: string }).name = this.#redactOnce(event.name);
       if (event.attributes) this.#maskAttributes(event.attributes);
     }
     for (const link of span.links) if (link.attributes) this.#maskAttributes(link.attributes);
     if (span.status.message !== undefined) {
-      writable.status = { ...span.status, message: this.#redact(span.status.message) };
+      writable.status = { ...span.status, message: this.#redactOnce(span.status.message) };
     }
   }
 
   #maskAttributes(attributes: Attributes): void {
     for (const [key, value] of Object.entries(attributes)) {
-      if (typeof value === "string") attributes[key] = this.#redact(value);
+      if (typeof value === "string") attributes[key] = this.#redactOnce(value);
       else if (Array.isArray(value))
         attributes[key] = value.map((item: unknown) =>
-          typeof item === "string" ? this.#redact(item) : item,
+          typeof item === "string" ? this.#redactOnce(item) : item,
         ) as string[] | number[];
     }
   }

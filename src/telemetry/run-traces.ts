@@ -15,13 +15,21 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
 import { addSpanEvent } from "./run-span-events.js";
-import { type TraceScope, currentTraceScope, parentForNewRun, runInTraceScope } from "./trace-scope.js";
+import {
+  type TraceScope,
+  currentTraceScope,
+  parentForNewRun,
+  runInTraceScope,
+  setRunScope,
+} from "./trace-scope.js";
 
 /** The parts of a run's context the tracing worker reads (the worker's RunContext, structurally). */
 export interface TracedRunContext {
   runId: string;
   definition: { id: string; description: string };
   events: EventPublisher;
+  /** The run's signal: what runs for the run (its model calls, its CLI process) finds its span by it. */
+  control: { signal: AbortSignal };
 }
 
 /** One traced run: its `invoke_agent` span, and the tool calls in flight under it. */
@@ -70,7 +78,8 @@ export class RunTraces {
       parentForNewRun() ??
       (record.parent_run === undefined ? undefined : this.#runs.get(record.parent_run)?.context);
     const runTrace = this.#start(record, parent ?? ROOT_CONTEXT);
-    return { ...record, trace_id: runTrace.traceId };
+    const { traceId, spanId } = runTrace.span.spanContext();
+    return { ...record, trace_id: traceId, span_id: spanId };
   };
 
   /**
@@ -86,11 +95,13 @@ export class RunTraces {
     const inner = context.events;
     const events: EventPublisher = {
       publish: (draft) => {
-        this.#observe(runTrace, draft);
+        this.#observe(runTrace, draft, context.control.signal);
         inner.publish(draft);
       },
     };
-    return runInTraceScope(this.#scope(runTrace.context, context.runId), () => work({ ...context, events }));
+    // No AsyncLocalStorage around the whole run (see trace-scope.ts): its scope is found by its signal.
+    setRunScope(context.control.signal, this.#scope(runTrace.context, context.runId));
+    return work({ ...context, events });
   }
 
   /** Runs one tool call in an `execute_tool <tool>` span under the current one (or its run's). */
@@ -100,7 +111,7 @@ export class RunTraces {
     work: () => Promise<Result>,
   ): Promise<Result> {
     const runTrace = this.#runs.get(runId);
-    const parent = currentTraceScope()?.context ?? runTrace?.context;
+    const parent = runTrace?.context ?? currentTraceScope()?.context;
     if (parent === undefined) return work();
     const span = this.#toolSpan(call.tool, call.callId, parent);
     if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, call.argumentsJson);
@@ -204,7 +215,8 @@ export class RunTraces {
 
   /**
    * A run this process did not create (resumed after a restart, or taken over from another node):
-   * a new span in the trace its record names, under a parent that was never exported here.
+   * a new span in the trace its record names, a child of the run's first span (its `span_id`,
+   * exported as `unfinished` by a daemon that stopped; missing from the trace after a crash).
    */
   #resumed(runId: string): RunTrace | undefined {
     const record = this.records(runId);
@@ -214,7 +226,8 @@ export class RunTraces {
         ? ROOT_CONTEXT
         : trace.setSpanContext(ROOT_CONTEXT, {
             traceId: record.trace_id,
-            spanId: randomBytes(8).toString("hex"),
+            // Records written before span_id was kept: the trace, under a parent of its own.
+            spanId: record.span_id ?? randomBytes(8).toString("hex"),
             traceFlags: TraceFlags.SAMPLED,
             isRemote: true,
           });
@@ -242,12 +255,12 @@ export class RunTraces {
   }
 
   /** One of the run's events, as it is published. */
-  #observe(runTrace: RunTrace, draft: EventDraft): void {
+  #observe(runTrace: RunTrace, draft: EventDraft, signal: AbortSignal): void {
     switch (draft.type) {
       case "action": {
         // A tool call the executor did not run (a CLI worker's own tools): a span from its events.
         if (runTrace.toolSpans.has(draft.data.call_id)) return;
-        const parent = currentTraceScope()?.context ?? runTrace.context;
+        const parent = currentTraceScope(signal)?.context ?? runTrace.context;
         const span = this.#toolSpan(draft.data.tool, draft.data.call_id, parent);
         if (this.content)
           span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, JSON.stringify(draft.data.arguments));

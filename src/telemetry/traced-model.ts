@@ -20,7 +20,7 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
   const server = serverOf(options.endpoint);
   return {
     async complete(request, completeOptions) {
-      const scope = currentTraceScope();
+      const scope = currentTraceScope(completeOptions.signal);
       if (scope === undefined) return model.complete(request, completeOptions);
       const span = scope.tracer.startSpan(
         `${names.OPERATION_CHAT} ${request.model}`,

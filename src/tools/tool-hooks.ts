@@ -8,6 +8,8 @@ export interface HookRunScope {
   events: EventPublisher;
   /** Stops the hook with its run (tool hooks); `on_run_end` hooks have only their timeout. */
   signal?: AbortSignal;
+  /** The run's signal, for `on_run_end` hooks: the run's trace scope is found by it. */
+  runSignal?: AbortSignal;
 }
 
 /** A tool call as its hooks see it: the name as the agent file writes it, the parsed arguments. */

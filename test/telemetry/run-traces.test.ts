@@ -5,7 +5,12 @@ import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { agentd } from "../support/agentd-cli.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
-import { type RecordedRequest, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import {
+  type RecordedRequest,
+  type ScriptedReplyValue,
+  textReply,
+  toolCallReply,
+} from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { getRun, waitForRunEnd } from "../daemon/api-shapes.js";
@@ -236,6 +241,75 @@ describe("a run's trace", () => {
         trace_id: CALLER_TRACE,
         trace_url: `https://tempo.example/t/${CALLER_TRACE}`,
       });
+    },
+  );
+
+  it(
+    "continues a run resumed after a restart in its trace, under the run's first span",
+    { timeout: 120_000 },
+    async () => {
+      const receiver: OtlpReceiver = await startOtlpReceiver();
+      kit.defer(() => receiver.close());
+      // Round 1 writes a file; round 2 never answers until the daemon is gone.
+      const beforeTheStop = (request: RecordedRequest): ScriptedReplyValue => {
+        const rounds = (request.body?.messages ?? []).filter(
+          (message) => message.role === "assistant",
+        ).length;
+        if (rounds > 0) return { type: "hang" };
+        return toolCallReply({ name: "write_file", arguments: { path: "one.txt", content: "1" } });
+      };
+      const { llm, project } = await kit.scriptedProject(beforeTheStop, {
+        // A stop does not wait for the hanging model call.
+        config: { telemetry: { traces: { endpoint: receiver.url } }, shutdown: { grace: 100 } },
+      });
+      project.writeAgent("steady", {
+        resume: true,
+        workdir: "./work",
+        tools: ["write_file"],
+        permissions: { allow: ["write_file"] },
+      });
+      const environment = { OTEL_BSP_SCHEDULE_DELAY: "50" };
+      let daemon = await kit.daemon(project.configFile, { environment });
+      const started = await daemon.request("POST", "/agents/steady/runs", {
+        task: "write",
+      });
+      const { run, trace_id } = started.body as { run: string; trace_id: string };
+      await llm.waitForChatRequests(2, 30_000);
+      const first = await getRun(daemon, run);
+      expect(first).toMatchObject({ trace_id, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
+      // A stop exports the run's span as it stands; the restart resumes the run.
+      daemon.signal("SIGTERM");
+      await daemon.exited;
+      const unfinished = await receiver.waitFor((spans) =>
+        spans.find((span) => span.name === "invoke_agent steady"),
+      );
+      expect(unfinished).toMatchObject({
+        traceId: trace_id,
+        spanId: first.span_id,
+        attributes: { "agentd.run.status": expect.stringMatching(/^(stopped|unfinished)$/) },
+      });
+
+      llm.setDefaultReply(() => textReply("resumed and done"));
+      daemon = await kit.daemon(project.configFile, { environment });
+      expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed", trace_id });
+      const resumed = await receiver.waitFor((spans) =>
+        spans.find(
+          (span) => span.name === "invoke_agent steady" && span.attributes["agentd.run.resumed"] === true,
+        ),
+      );
+      expect(resumed).toMatchObject({
+        traceId: trace_id,
+        parentSpanId: first.span_id,
+        attributes: { "agentd.run.id": run, "agentd.run.status": "completed" },
+      });
+      const spans = await receiver.waitFor((received) =>
+        received.some((span) => span.parentSpanId === resumed.spanId && span.name.startsWith("chat "))
+          ? received
+          : undefined,
+      );
+      expect(
+        spans.filter((span) => span.traceId !== trace_id && span.name.startsWith("invoke_agent")),
+      ).toEqual([]);
     },
   );
 });

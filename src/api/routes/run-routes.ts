@@ -5,7 +5,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { RunEventsQuerySchema, RunListQuerySchema, RunParamsSchema } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
-import { recordAction } from "../record-action.js";
+import { actorOf, recordAction } from "../record-action.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { RunEventsSchema, RunListSchema, RunRecordSchema } from "../response-schemas.js";
@@ -85,7 +85,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         },
       },
       async (request) => {
-        const record = await services.runs[action](request.params.run);
+        const record = await services.runs[action](request.params.run, { actor: actorOf(request) });
         await recordAction(services, request, {
           action: `run.${action}`,
           agent: record.agent,

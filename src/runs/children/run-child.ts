@@ -51,6 +51,7 @@ export async function runChild(life: RunLife, request: ChildRunRequest): Promise
     throw storeFailure(record, error);
   });
   life.recorder.publishStatus(record);
+  life.options.onRunCreated?.(record);
   return new Promise<RunRecord>((resolve) => {
     const child: LiveRun = {
       record,

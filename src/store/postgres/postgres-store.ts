@@ -46,7 +46,12 @@ export interface PostgresStoreOptions {
 const CLOSE_FLUSH_MILLISECONDS = 10_000;
 
 const RunControlMessageSchema: z.ZodType<RunControlMessage> = z.union([
-  z.object({ node: z.string(), run: z.string(), action: z.enum(["stop", "pause", "resume"]) }),
+  z.object({
+    node: z.string(),
+    run: z.string(),
+    action: z.enum(["stop", "pause", "resume"]),
+    actor: ActorSchema.optional(),
+  }),
   z.object({
     node: z.string(),
     run: z.string(),

@@ -53,7 +53,7 @@ export const httpRequestTool = defineTool({
     try {
       response = await fetch(url, {
         method: value.method,
-        headers: withTraceContext(value.headers),
+        headers: withTraceContext(value.headers, context.signal),
         ...(value.body === undefined ? {} : { body: value.body }),
         redirect: "manual",
         signal: AbortSignal.any([context.signal, timeout]),
@@ -136,9 +136,12 @@ function decodedPath(pathname: string): string {
  * The request's headers with the tool call's `traceparent` (and `tracestate`) when the run is
  * traced, unless the model set its own (any spelling).
  */
-function withTraceContext(headers: Record<string, string> | undefined): Record<string, string> {
+function withTraceContext(
+  headers: Record<string, string> | undefined,
+  signal: AbortSignal,
+): Record<string, string> {
   const given = headers ?? {};
   const named = new Set(Object.keys(given).map((name) => name.toLowerCase()));
   if (named.has("traceparent") || named.has("tracestate")) return given;
-  return { ...traceContextHeaders(), ...given };
+  return { ...traceContextHeaders(signal), ...given };
 }

@@ -159,34 +159,38 @@ export class CliWorker implements Worker {
       );
       // The CLI is an agent of its own: its process is an `invoke_agent <tool>` span of the run's
       // trace, and gets that span as TRACEPARENT.
-      exit = await traceStep(`invoke_agent ${adapter.tool}`, cliSpanAttributes(adapter.tool, model), () =>
-        runCliProcess({
-          command: adapter.command,
-          arguments: launch.arguments,
-          workdir: definition.workdir,
-          inheritedEnvironment: inherited,
-          // The user's variables (config folders, accounts) are honoured as given, over agentd's.
-          environment: {
-            ...runDirectory.environment(),
-            ...launch.environment,
-            ...adapter.environment,
-            ...traceContextEnvironment(),
-          },
-          sandbox,
-          control: context.control,
-          idleTimeoutMilliseconds: settings.idle_timeout,
-          isWorking: () => transcript.openCalls > 0,
-          stopSignal: budgetStop.signal,
-          killGraceMilliseconds: this.#options.config.cli.kill_grace,
-          onStdoutLine: (line) => {
-            const verdict = parseLine(line, transcript);
-            budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
-            if (budgetCut && !budgetStop.signal.aborted)
-              budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
-            return verdict;
-          },
-          logger: this.#logger,
-        }),
+      exit = await traceStep(
+        `invoke_agent ${adapter.tool}`,
+        cliSpanAttributes(adapter.tool, model),
+        () =>
+          runCliProcess({
+            command: adapter.command,
+            arguments: launch.arguments,
+            workdir: definition.workdir,
+            inheritedEnvironment: inherited,
+            // The user's variables (config folders, accounts) are honoured as given, over agentd's.
+            environment: {
+              ...runDirectory.environment(),
+              ...launch.environment,
+              ...adapter.environment,
+              ...traceContextEnvironment(),
+            },
+            sandbox,
+            control: context.control,
+            idleTimeoutMilliseconds: settings.idle_timeout,
+            isWorking: () => transcript.openCalls > 0,
+            stopSignal: budgetStop.signal,
+            killGraceMilliseconds: this.#options.config.cli.kill_grace,
+            onStdoutLine: (line) => {
+              const verdict = parseLine(line, transcript);
+              budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
+              if (budgetCut && !budgetStop.signal.aborted)
+                budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
+              return verdict;
+            },
+            logger: this.#logger,
+          }),
+        context.control.signal,
       );
     } catch (error) {
       if (!AgentdError.is(error, "SANDBOX_UNAVAILABLE")) throw error;
