@@ -186,7 +186,11 @@ export interface ApiServices {
   /** For the live stream and the metrics. */
   bus: EventFeed;
   /** Webhook triggers' deliveries (`POST /hooks/<agent>/<name>`); absent: every delivery is refused. */
-  hooks?: { receive(delivery: HookDelivery): Promise<HookAnswer> };
+  hooks?: {
+    receive(delivery: HookDelivery): Promise<HookAnswer>;
+    /** Config `triggers.webhook_body_limit`; absent: 1 MiB. */
+    readonly bodyLimitBytes?: number;
+  };
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
   /** Named tokens; absent where the daemon has none (then /tokens answers CONFLICT). */

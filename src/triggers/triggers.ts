@@ -20,6 +20,8 @@ export interface TriggersOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  /** Config `triggers.webhook_body_limit`. */
+  webhookBodyLimitBytes: number;
 }
 
 /**
@@ -48,6 +50,7 @@ export class Triggers {
       sandboxOf: options.sandboxOf,
       clock: options.clock,
       logger: options.logger,
+      bodyLimitBytes: options.webhookBodyLimitBytes,
     });
     this.#watches = new WatchTriggers(options);
     this.#stopFollowing = followRunEnds({

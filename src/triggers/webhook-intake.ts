@@ -43,6 +43,8 @@ export interface WebhookIntakeOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  /** The largest body taken (config `triggers.webhook_body_limit`), enforced by the route. */
+  bodyLimitBytes: number;
 }
 
 /** The longest delivery id taken (GitHub's and Standard Webhooks' are far shorter). */
@@ -61,9 +63,12 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export class WebhookIntake {
   readonly #options: WebhookIntakeOptions;
   readonly #recent: RecentDeliveries;
+  /** The largest body taken, for the route to refuse a bigger one as it arrives. */
+  readonly bodyLimitBytes: number;
 
   constructor(options: WebhookIntakeOptions) {
     this.#options = options;
+    this.bodyLimitBytes = options.bodyLimitBytes;
     this.#recent = new RecentDeliveries(options.clock);
   }
 

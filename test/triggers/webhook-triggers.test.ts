@@ -14,7 +14,8 @@ const STANDARD_SECRET = `whsec_${Buffer.from("standard-webhooks-key-0123456789")
 
 const scripted = useScriptedDaemon({
   reply: textReply("looked at it"),
-  config: { vault: { backend: "env" } },
+  // A body limit of its own (config triggers.webhook_body_limit), below the 1 MiB default.
+  config: { vault: { backend: "env" }, triggers: { webhook_body_limit: "512KiB" } },
   environment: {
     AGENTD_SECRET_GH_HOOK: GITHUB_SECRET,
     AGENTD_SECRET_BEARER_HOOK: BEARER_SECRET,
@@ -214,9 +215,17 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("refuses a body over the bound with 413, another content type with 415, a browser origin with 403", async () => {
-    const huge = Buffer.alloc(1024 * 1024 + 1, 0x20);
+  it("refuses a body over the configured bound with 413, another content type with 415, a browser origin with 403", async () => {
+    const huge = Buffer.alloc(512 * 1024 + 1, 0x20);
     expect((await post("/hooks/reviewer/github-pr", huge, githubHeaders(huge))).status).toBe(413);
+    // Right at the bound, a signed body is read (and here skipped by the filter).
+    const padding = " ".repeat(512 * 1024 - Buffer.byteLength(pullRequest("closed", 12)));
+    const atBound = Buffer.from(`${pullRequest("closed", 12)}${padding}`);
+    expect(atBound.length).toBe(512 * 1024);
+    expect(await post("/hooks/reviewer/github-pr", atBound, githubHeaders(atBound))).toMatchObject({
+      status: 200,
+      body: { skipped: true },
+    });
     const form = "payload=%7B%7D";
     const asForm = await post("/hooks/reviewer/github-pr", form, {
       ...githubHeaders(form),
