@@ -15,12 +15,13 @@ import type { AnsweredQuestion, PendingQuestion } from "../questions/question-br
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 import type { HookAnswer, HookDelivery } from "../triggers/webhook-intake.js";
+import type { TriggerStatus } from "../triggers/trigger-health.js";
 import type { DeliveryRecord, DeliveryStatus } from "../deliveries/delivery-record.js";
 
 /** Deliveries of runs' outcomes (src/deliveries/): the list and the counts by status. */
 export interface DeliveriesService {
   /** Newest first, optionally of one status. */
-  list(status?: DeliveryStatus): DeliveryRecord[];
+  list(status?: DeliveryStatus): DeliveryRecord[] | Promise<DeliveryRecord[]>;
   counts(): Record<DeliveryStatus, number>;
 }
 import type { MemoryOperators } from "../memory/memory-operators.js";
@@ -199,6 +200,8 @@ export interface ApiServices {
   audit?: AuditService;
   /** Config `telemetry.traces.trace_url`: `GET /runs/:run` links the run's trace with it. */
   traceUrl?: string | undefined;
+  /** `GET /triggers`: every trigger served, with its health on this node; absent: none. */
+  triggers?: { list(): TriggerStatus[] };
   /** `GET /deliveries` and the delivery metrics; absent where nothing delivers. */
   deliveries?: DeliveriesService;
 }

@@ -8,6 +8,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { fileAccessOf } from "../tools/workdir/file-access.js";
 import { renderTaskTemplate } from "./task-template.js";
+import type { TriggerHealth } from "./trigger-health.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
 import type { WatchTriggerSettings } from "./trigger-schema.js";
@@ -22,6 +23,7 @@ export interface WatchTriggersOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  health: TriggerHealth;
 }
 
 /** One watched folder, its pending paths and the debounce timer. */
@@ -72,6 +74,11 @@ export class WatchTriggers {
       starting.push(this.#watch(key, trigger, folder, signature));
     }
     await Promise.all(starting);
+  }
+
+  /** Whether the trigger `<agent>/<name>` has its folder watched here now. */
+  watches(key: string): boolean {
+    return this.#watching.has(key);
   }
 
   /** Paths seen changed and waiting for their debounce, over every watched folder. */
@@ -186,18 +193,25 @@ export class WatchTriggers {
     });
     this.#options.runs
       .startOnce(definition.id, task, { kind: "watch", name })
-      .then((started) =>
+      .then((started) => {
+        this.#options.health.record(definition.id, name, "accepted");
         this.#options.logger.info(
           { agent: definition.id, trigger: name, run: started.run.id, paths: paths.length },
           "a watch trigger started a run",
-        ),
-      )
-      .catch((error: unknown) =>
+        );
+      })
+      .catch((error: unknown) => {
+        this.#options.health.record(
+          definition.id,
+          name,
+          "failed",
+          error instanceof Error ? error.message : String(error),
+        );
         this.#options.logger.warn(
           { err: error, agent: definition.id, trigger: name },
           "a watch trigger could not start its run",
-        ),
-      );
+        );
+      });
   }
 
   async #stop(watching: Watching): Promise<void> {
