@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { ACCESS_TABLES_SQL } from "./access-tables.js";
+import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
 interface Migration {
@@ -167,6 +168,11 @@ export const MIGRATIONS: readonly Migration[] = [
         updated_at timestamptz NOT NULL DEFAULT now()
       );
     `,
+  },
+  {
+    version: 13,
+    description: "deliveries held by one node each, adopted by another when it dies",
+    sql: DELIVERY_TABLES_SQL,
   },
 ];
 
