@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { type FSWatcher, watch } from "chokidar";
@@ -192,7 +193,7 @@ export class WatchTriggers {
       return undefined;
     });
     this.#options.runs
-      .startOnce(definition.id, task, { kind: "watch", name })
+      .startOnce(definition.id, task, { kind: "watch", name }, changeKey(name, folder, paths))
       .then((started) => {
         this.#options.health.record(definition.id, name, "accepted");
         this.#options.logger.info(
@@ -218,6 +219,27 @@ export class WatchTriggers {
     watching.cancelTimer?.();
     await watching.watcher.close();
   }
+}
+
+/**
+ * The Idempotency-Key of one change: the trigger, and each path with its size and modification
+ * time. Every node of a cluster watching one shared folder sees the same change and makes the same
+ * key, so the run starts once across the cluster (the key's unique index decides); a later change
+ * of the same file has another time, so another key.
+ */
+function changeKey(name: string, folder: string, paths: readonly string[]): string {
+  const digest = createHash("sha256");
+  for (const relative of paths) {
+    let stamp = "gone";
+    try {
+      const stats = lstatSync(path.join(folder, relative));
+      stamp = `${stats.size}:${stats.mtimeMs}`;
+    } catch {
+      // Removed since: its name alone is in the key.
+    }
+    digest.update(`${relative}\u0000${stamp}\u0000`);
+  }
+  return `watch:${name}:${digest.digest("hex")}`;
 }
 
 function isSymlink(file: string): boolean {
