@@ -115,6 +115,7 @@ describe.skipIf(missing !== undefined)("deliveries in the PostgreSQL store", { t
     await waitFor(
       () => taker.service.list("sent").length === 1,
       "the delivery sent by the node that took it",
+      60_000,
     );
     const sent = taker.service.list("sent")[0];
     expect(sent?.id).toBe(made?.id);
