@@ -38,6 +38,7 @@ import { registerHookRoutes } from "./routes/hook-routes.js";
 import { registerMetricsRoutes } from "./routes/metrics-routes.js";
 import { registerRunRoutes } from "./routes/run-routes.js";
 import { registerDeliveryRoutes } from "./routes/delivery-routes.js";
+import { registerTriggerRoutes } from "./routes/trigger-routes.js";
 import { registerMemoryRoutes } from "./routes/memory-routes.js";
 import { registerAgentSwitchRoutes } from "./routes/agent-switch-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
@@ -144,6 +145,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerAccessRoutes(app, context);
   registerHookRoutes(app, context);
   registerDeliveryRoutes(app, context);
+  registerTriggerRoutes(app, context);
   registerMemoryRoutes(app, context);
   registerAgentSwitchRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);

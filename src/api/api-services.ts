@@ -15,12 +15,13 @@ import type { AnsweredQuestion, PendingQuestion } from "../questions/question-br
 import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 import type { HookAnswer, HookDelivery } from "../triggers/webhook-intake.js";
+import type { TriggerStatus } from "../triggers/trigger-health.js";
 import type { DeliveryRecord, DeliveryStatus } from "../deliveries/delivery-record.js";
 
 /** Deliveries of runs' outcomes (src/deliveries/): the list and the counts by status. */
 export interface DeliveriesService {
   /** Newest first, optionally of one status. */
-  list(status?: DeliveryStatus): DeliveryRecord[];
+  list(status?: DeliveryStatus): DeliveryRecord[] | Promise<DeliveryRecord[]>;
   counts(): Record<DeliveryStatus, number>;
 }
 import type { MemoryOperators } from "../memory/memory-operators.js";
@@ -190,7 +191,11 @@ export interface ApiServices {
   /** For the live stream and the metrics. */
   bus: EventFeed;
   /** Webhook triggers' deliveries (`POST /hooks/<agent>/<name>`); absent: every delivery is refused. */
-  hooks?: { receive(delivery: HookDelivery): Promise<HookAnswer> };
+  hooks?: {
+    receive(delivery: HookDelivery): Promise<HookAnswer>;
+    /** Config `triggers.webhook_body_limit`; absent: 1 MiB. */
+    readonly bodyLimitBytes?: number;
+  };
   /** Model calls and the circuit breaker, for the metrics; absent when the model is not a ModelClient. */
   llm?: LlmTelemetry | undefined;
   /** Named tokens; absent where the daemon has none (then /tokens answers CONFLICT). */
@@ -201,6 +206,8 @@ export interface ApiServices {
   traceUrl?: string | undefined;
   /** Operators' enable/disable of agents (POST /agents/:id/enable|disable); absent: refused. */
   switches?: AgentSwitches;
+  /** `GET /triggers`: every trigger served, with its health on this node; absent: none. */
+  triggers?: { list(): TriggerStatus[] };
   /** `GET /deliveries` and the delivery metrics; absent where nothing delivers. */
   deliveries?: DeliveriesService;
 }

@@ -210,6 +210,8 @@ export const AnswerBodySchema = z.strictObject(
 /** GET /deliveries: newest first, a page at a time (`before`: the last delivery id of the page before). */
 export const DeliveryListQuerySchema = z.object({
   status: z.enum(["pending", "retrying", "sent", "failed"]).optional(),
+  agent: z.string().min(1).optional().describe("only this agent's deliveries"),
+  run: z.string().min(1).optional().describe("only this run's deliveries"),
   before: z
     .string()
     .regex(/^d_[A-Za-z0-9]+$/, "is not a delivery id (d_…)")

@@ -282,6 +282,32 @@ export const DeliverySchema = z.looseObject({
   next_attempt_at: z.string().optional(),
 });
 
+/** One trigger with its health on the node answering (`GET /triggers`). */
+export const TriggerStatusSchema = z.looseObject({
+  agent: z.string(),
+  name: z.string(),
+  kind: z.enum(["webhook", "after", "watch"]),
+  detail: z.string().describe("the route (webhook), the agent followed (after), the folder and glob (watch)"),
+  last_fired_at: z.string().nullable().describe("when it last started a run"),
+  last_outcome: z.enum(["accepted", "refused", "duplicate", "rate_limited", "skipped", "failed"]).nullable(),
+  last_outcome_at: z.string().nullable(),
+  counts: z.looseObject({
+    accepted: z.number().int(),
+    refused: z.number().int(),
+    duplicate: z.number().int(),
+    rate_limited: z.number().int(),
+    skipped: z.number().int(),
+    failed: z.number().int(),
+  }),
+  last_error: z.string().nullable(),
+  watching: z.boolean().optional().describe("watch triggers: whether this node watches the folder"),
+});
+
+export const TriggerListSchema = z.looseObject({
+  triggers: z.array(TriggerStatusSchema),
+  node: z.string().nullable().describe("the node whose counts these are (a cluster); null alone"),
+});
+
 export const DeliveryListSchema = z.looseObject({
   deliveries: z.array(DeliverySchema),
   next: z.string().nullable().describe("pass as `before` for the next page; null: the last page"),

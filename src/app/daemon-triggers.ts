@@ -19,6 +19,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     bus,
     clock,
     logger,
+    webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),
       recorded: (agentId, key) => idempotent.recorded(agentId, key),

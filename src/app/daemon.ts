@@ -269,6 +269,7 @@ async function serveDaemon(
     }),
     bus,
     hooks: triggers.intake,
+    triggers,
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),

@@ -311,6 +311,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     sandbox,
     storage: store.storage,
     node: store.cluster.node,
+    shared: store.deliveries,
   });
   await deliveries.load();
   const memory = createMemoryParts({ config, store: store.memories, redact: redactor.redactText });

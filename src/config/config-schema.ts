@@ -5,6 +5,7 @@ import { TelemetrySettingsSchema } from "./telemetry-settings.js";
 import { checkServerSettings } from "./check-server-settings.js";
 import { ConfigHooksSchema } from "./hook-settings.js";
 import { DeliveriesConfigSchema } from "./delivery-settings.js";
+import { TriggersConfigSchema } from "./trigger-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
 
@@ -220,6 +221,8 @@ export const ConfigSchema = z.strictObject({
   telemetry: TelemetrySettingsSchema.prefault({}),
   /** Shared delivery targets by name, the SMTP server of email targets (SPEC 10, docs/deliveries.md). */
   deliveries: DeliveriesConfigSchema.prefault({}),
+  /** What applies to every agent's triggers: the webhook body limit (docs/triggers.md). */
+  triggers: TriggersConfigSchema.prefault({}),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

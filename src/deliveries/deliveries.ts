@@ -10,7 +10,9 @@ import type { StorageGate } from "../util/storage-gate.js";
 import type { Vault } from "../vault/vault.js";
 import { DeliveryService } from "./delivery-service.js";
 import { targetsOf } from "./delivery-targets.js";
+import { ClusterDeliveryStore } from "./cluster-delivery-store.js";
 import { FilesDeliveryStore } from "./files-delivery-store.js";
+import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { NotifyToolSource } from "./notify-tool.js";
 import {
   type RunDeliveries,
@@ -31,6 +33,13 @@ export interface DeliveriesOptions {
   sandbox: SandboxHost;
   storage?: StorageGate | undefined;
   node?: string | undefined;
+  /** The cluster's deliveries (PostgreSQL store); absent: `<data_dir>/deliveries.json`. */
+  shared?: SharedDeliveryRows | undefined;
+}
+
+/** How often a node of a cluster looks for deliveries of nodes that died: the store's lease. */
+function adoptEvery(config: Config): number {
+  return config.store.lease;
 }
 
 /** Deliveries as the composition root wires them: the service, the notify tool, and the bus followed. */
@@ -54,12 +63,15 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
   const settings = config.deliveries;
   const definitionOf = (agent: string): AgentDefinition | undefined => options.definitions().get(agent);
   const service = new DeliveryService({
-    store: new FilesDeliveryStore({
-      dataDirectory: config.data_dir,
-      logger,
-      now: () => options.clock.now(),
-      storage: options.storage,
-    }),
+    store:
+      options.shared === undefined
+        ? new FilesDeliveryStore({
+            dataDirectory: config.data_dir,
+            logger,
+            now: () => options.clock.now(),
+            storage: options.storage,
+          })
+        : new ClusterDeliveryStore(options.shared),
     events: options.bus,
     clock: options.clock,
     vault: options.vault,
@@ -103,16 +115,31 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     return targets.length;
   });
   let following: RunDeliveries | undefined;
+  let stopAdopting: (() => void) | undefined;
+  const adoptLater = () => {
+    stopAdopting = options.clock.setTimer(() => {
+      void service
+        .adopt()
+        .catch((error: unknown) =>
+          logger.warn({ err: error }, "could not look for deliveries of nodes that stopped"),
+        )
+        .finally(() => {
+          if (stopAdopting !== undefined) adoptLater();
+        });
+    }, adoptEvery(config));
+  };
   return {
     service,
     notifyTools,
-    load: () =>
-      service.start().catch((error: unknown) => {
+    load: async () => {
+      await service.start().catch((error: unknown) => {
         logger.error(
           { err: error },
           "could not read the deliveries kept; those not sent before are not resumed",
         );
-      }),
+      });
+      if (options.shared !== undefined) adoptLater();
+    },
     follow: (runs) => {
       following ??= deliverRunOutcomes({
         feed: options.bus,
@@ -130,6 +157,9 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
     close: async (waitMilliseconds = 0) => {
       following?.unsubscribe();
+      const stop = stopAdopting;
+      stopAdopting = undefined;
+      stop?.();
       if (waitMilliseconds > 0) {
         await waitAtMost(
           (async () => {

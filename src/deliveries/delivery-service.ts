@@ -96,6 +96,26 @@ export class DeliveryService {
     }
   }
 
+  /**
+   * A cluster's store: takes over the open deliveries of nodes that died (each goes to one node)
+   * and schedules those not known here yet. Resolves with how many were taken.
+   */
+  async adopt(): Promise<number> {
+    const { store } = this.#options;
+    if (store.adopt === undefined || this.#closed) return 0;
+    let taken = 0;
+    for (const record of await store.adopt()) {
+      if (this.#records.has(record.id) || this.#closed) continue;
+      this.#records.set(record.id, record);
+      taken++;
+      const due = record.next_attempt_at === undefined ? 0 : Date.parse(record.next_attempt_at);
+      this.#schedule(record.id, Math.max(0, due - this.#options.clock.now()));
+    }
+    if (taken > 0)
+      this.#options.logger.info({ deliveries: taken }, "took over deliveries of a node that stopped");
+    return taken;
+  }
+
   /** Stores the delivery and makes its first attempt; resolves once it is stored (never rejects). */
   async deliver(request: DeliveryRequest): Promise<DeliveryRecord | undefined> {
     if (this.#closed) return undefined;

@@ -15,6 +15,8 @@ export interface DeliveryStore {
   save(records: readonly DeliveryRecord[]): Promise<void>;
   /** Resolves once every save asked for is written. */
   settled(): Promise<void>;
+  /** A cluster's store: claims the open deliveries of dead nodes, answers every open one held. */
+  adopt?(): Promise<DeliveryRecord[]>;
 }
 
 const DeliveriesFileSchema = z.object({ deliveries: z.array(z.unknown()) });

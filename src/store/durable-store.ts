@@ -11,6 +11,7 @@ import type { RunLife } from "../runs/run-life.js";
 import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
+import type { SharedDeliveryRows } from "./shared-delivery-rows.js";
 import type { StorageState } from "./storage-state.js";
 
 /** What `GET /health` says about the store. */
@@ -47,6 +48,8 @@ export interface DurableStore {
   readonly cooldowns: CliCooldownRecords;
   /** The agents' memories where the store keeps them (PostgreSQL); absent: files in data_dir. */
   readonly memories?: MemoryStore;
+  /** The cluster's deliveries (PostgreSQL); absent: `<data_dir>/deliveries.json` of this daemon. */
+  readonly deliveries?: SharedDeliveryRows;
   health(): StoreHealth;
   /** Resolves once every write accepted so far is in the store. */
   committed(): Promise<void>;

@@ -3,6 +3,7 @@ import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import { renderTaskTemplate } from "./task-template.js";
+import type { TriggerHealth } from "./trigger-health.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger, TriggerSet } from "./trigger-set.js";
 import type { AfterTriggerSettings } from "./trigger-schema.js";
@@ -24,12 +25,21 @@ export function followRunEnds(options: {
   triggers: () => TriggerSet;
   runs: TriggerRuns;
   logger: Logger;
+  health: TriggerHealth;
 }): () => void {
-  const { runs, logger } = options;
+  const { runs, logger, health } = options;
   const start = async (follower: ArmedTrigger<AfterTriggerSettings>, upstream: RunRecord) => {
     const chain = await chainOf(upstream, runs);
     const { definition, name, settings } = follower;
     if (chain.includes(definition.id) || chain.length >= MAX_AFTER_CHAIN) {
+      health.record(
+        definition.id,
+        name,
+        "refused",
+        chain.includes(definition.id)
+          ? `run ${upstream.id} would start a cycle of agents (${chain.join(" ← ")})`
+          : `run ${upstream.id} ends a chain of ${MAX_AFTER_CHAIN} runs`,
+      );
       logger.warn(
         { agent: definition.id, trigger: name, upstream: upstream.id, chain },
         chain.includes(definition.id)
@@ -62,6 +72,7 @@ export function followRunEnds(options: {
       { kind: "after", name, id: upstream.id },
       `after:${name}:${upstream.id}`,
     );
+    health.record(definition.id, name, started.duplicate ? "duplicate" : "accepted");
     if (!started.duplicate) {
       logger.info(
         { agent: definition.id, trigger: name, run: started.run.id, upstream: upstream.id },
@@ -83,12 +94,18 @@ export function followRunEnds(options: {
       const upstream = runs.get(runId) ?? (await runs.find(runId));
       if (upstream === undefined) return;
       for (const follower of matching) {
-        await start(follower, upstream).catch((error: unknown) =>
+        await start(follower, upstream).catch((error: unknown) => {
+          health.record(
+            follower.definition.id,
+            follower.name,
+            "failed",
+            error instanceof Error ? error.message : String(error),
+          );
           logger.warn(
             { err: error, agent: follower.definition.id, trigger: follower.name, upstream: runId },
             "an after trigger could not start its run",
-          ),
-        );
+          );
+        });
       }
     })();
   });

@@ -1,6 +1,7 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import {
   type AfterTriggerSettings,
+  type TriggerSettings,
   type WatchTriggerSettings,
   type WebhookTriggerSettings,
   nameOf,
@@ -22,12 +23,15 @@ export class TriggerSet {
   readonly #webhooks = new Map<string, ArmedTrigger<WebhookTriggerSettings>>();
   readonly #after = new Map<string, Array<ArmedTrigger<AfterTriggerSettings>>>();
   readonly watches: Array<ArmedTrigger<WatchTriggerSettings>> = [];
+  /** Every trigger served, in the agents' order and each agent's file order. */
+  readonly all: Array<ArmedTrigger<TriggerSettings>> = [];
 
   constructor(definitions: readonly AgentDefinition[]) {
     for (const definition of definitions) {
       if (!definition.frontmatter.enabled) continue;
       definition.frontmatter.triggers.forEach((settings, index) => {
         const name = nameOf(settings, index);
+        this.all.push({ definition, name, settings });
         if ("webhook" in settings) {
           this.#webhooks.set(webhookKey(definition.id, name), { definition, name, settings });
         } else if ("after" in settings) {

@@ -6,6 +6,9 @@ import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
 import { followRunEnds } from "./after-triggers.js";
 import { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import { triggerDetail } from "./trigger-detail.js";
+import { TriggerHealth, type TriggerStatus, triggerKeyOf } from "./trigger-health.js";
+import { kindOf } from "./trigger-schema.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import { TriggerSecrets } from "./trigger-secrets.js";
 import { TriggerSet } from "./trigger-set.js";
@@ -20,6 +23,8 @@ export interface TriggersOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  /** Config `triggers.webhook_body_limit`. */
+  webhookBodyLimitBytes: number;
 }
 
 /**
@@ -33,12 +38,15 @@ export class Triggers {
   readonly #watches: WatchTriggers;
   readonly #stopFollowing: () => void;
   readonly #logger: Logger;
+  readonly #health: TriggerHealth;
   #set = new TriggerSet([]);
   #applying: Promise<void> = Promise.resolve();
 
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
     this.#logger = options.logger;
+    const health = new TriggerHealth(options.clock);
+    this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
     this.intake = new WebhookIntake({
       triggers,
@@ -48,13 +56,31 @@ export class Triggers {
       sandboxOf: options.sandboxOf,
       clock: options.clock,
       logger: options.logger,
+      bodyLimitBytes: options.webhookBodyLimitBytes,
+      health,
     });
-    this.#watches = new WatchTriggers(options);
+    this.#watches = new WatchTriggers({ ...options, health });
     this.#stopFollowing = followRunEnds({
       bus: options.bus,
       triggers,
       runs: options.runs,
       logger: options.logger,
+      health,
+    });
+  }
+
+  /** Every trigger served, with its health on this daemon since it started (`GET /triggers`). */
+  list(): TriggerStatus[] {
+    return this.#set.all.map(({ definition, name, settings }) => {
+      const kind = kindOf(settings);
+      return {
+        agent: definition.id,
+        name,
+        kind,
+        detail: triggerDetail(definition.id, settings),
+        ...this.#health.of(definition.id, name),
+        ...(kind === "watch" ? { watching: this.#watches.watches(triggerKeyOf(definition.id, name)) } : {}),
+      };
     });
   }
 
@@ -66,6 +92,9 @@ export class Triggers {
       .then(async () => {
         await this.#secrets.load(set.secretNames());
         this.#set = set;
+        this.#health.retain(
+          new Set(set.all.map(({ definition, name }) => triggerKeyOf(definition.id, name))),
+        );
         await this.#watches.apply(set.watches);
       })
       // A watcher that cannot start must not stop the daemon: the other triggers still serve.

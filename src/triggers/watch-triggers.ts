@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { type FSWatcher, watch } from "chokidar";
@@ -8,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { fileAccessOf } from "../tools/workdir/file-access.js";
 import { renderTaskTemplate } from "./task-template.js";
+import type { TriggerHealth } from "./trigger-health.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
 import type { WatchTriggerSettings } from "./trigger-schema.js";
@@ -22,6 +24,7 @@ export interface WatchTriggersOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  health: TriggerHealth;
 }
 
 /** One watched folder, its pending paths and the debounce timer. */
@@ -72,6 +75,11 @@ export class WatchTriggers {
       starting.push(this.#watch(key, trigger, folder, signature));
     }
     await Promise.all(starting);
+  }
+
+  /** Whether the trigger `<agent>/<name>` has its folder watched here now. */
+  watches(key: string): boolean {
+    return this.#watching.has(key);
   }
 
   /** Paths seen changed and waiting for their debounce, over every watched folder. */
@@ -185,25 +193,53 @@ export class WatchTriggers {
       return undefined;
     });
     this.#options.runs
-      .startOnce(definition.id, task, { kind: "watch", name })
-      .then((started) =>
+      .startOnce(definition.id, task, { kind: "watch", name }, changeKey(name, folder, paths))
+      .then((started) => {
+        this.#options.health.record(definition.id, name, "accepted");
         this.#options.logger.info(
           { agent: definition.id, trigger: name, run: started.run.id, paths: paths.length },
           "a watch trigger started a run",
-        ),
-      )
-      .catch((error: unknown) =>
+        );
+      })
+      .catch((error: unknown) => {
+        this.#options.health.record(
+          definition.id,
+          name,
+          "failed",
+          error instanceof Error ? error.message : String(error),
+        );
         this.#options.logger.warn(
           { err: error, agent: definition.id, trigger: name },
           "a watch trigger could not start its run",
-        ),
-      );
+        );
+      });
   }
 
   async #stop(watching: Watching): Promise<void> {
     watching.cancelTimer?.();
     await watching.watcher.close();
   }
+}
+
+/**
+ * The Idempotency-Key of one change: the trigger, and each path with its size and modification
+ * time. Every node of a cluster watching one shared folder sees the same change and makes the same
+ * key, so the run starts once across the cluster (the key's unique index decides); a later change
+ * of the same file has another time, so another key.
+ */
+function changeKey(name: string, folder: string, paths: readonly string[]): string {
+  const digest = createHash("sha256");
+  for (const relative of paths) {
+    let stamp = "gone";
+    try {
+      const stats = lstatSync(path.join(folder, relative));
+      stamp = `${stats.size}:${stats.mtimeMs}`;
+    } catch {
+      // Removed since: its name alone is in the key.
+    }
+    digest.update(`${relative}\u0000${stamp}\u0000`);
+  }
+  return `watch:${name}:${digest.digest("hex")}`;
 }
 
 function isSymlink(file: string): boolean {

@@ -6,13 +6,15 @@ import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import type { TriggerHealth, TriggerOutcome } from "./trigger-health.js";
 import { matchesFilter } from "./payload-filter.js";
 import { writePayloadFile } from "./payload-file.js";
 import { RecentDeliveries } from "./recent-deliveries.js";
 import { renderTaskTemplate, valueAt } from "./task-template.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { TriggerSecrets } from "./trigger-secrets.js";
-import type { TriggerSet } from "./trigger-set.js";
+import type { ArmedTrigger, TriggerSet } from "./trigger-set.js";
+import type { WebhookTriggerSettings } from "./trigger-schema.js";
 import { type DeliveryHeaders, deliveryIdOf, verifyDelivery } from "./webhook-signature.js";
 
 /** One `POST /hooks/<agent>/<name>` as the route hands it over: the raw bytes the signature covers. */
@@ -43,6 +45,10 @@ export interface WebhookIntakeOptions {
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
   logger: Logger;
+  /** The largest body taken (config `triggers.webhook_body_limit`), enforced by the route. */
+  bodyLimitBytes: number;
+  /** Where each authenticated or refused delivery of a known trigger is counted. */
+  health: TriggerHealth;
 }
 
 /** The longest delivery id taken (GitHub's and Standard Webhooks' are far shorter). */
@@ -61,23 +67,63 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
 export class WebhookIntake {
   readonly #options: WebhookIntakeOptions;
   readonly #recent: RecentDeliveries;
+  /** The largest body taken, for the route to refuse a bigger one as it arrives. */
+  readonly bodyLimitBytes: number;
 
   constructor(options: WebhookIntakeOptions) {
     this.#options = options;
+    this.bodyLimitBytes = options.bodyLimitBytes;
     this.#recent = new RecentDeliveries(options.clock);
   }
 
   async receive(delivery: HookDelivery): Promise<HookAnswer> {
-    const { runs, rateLimit } = this.#options;
     const trigger = this.#options.triggers().webhook(delivery.agent, delivery.name);
     const secret = trigger === undefined ? undefined : this.#options.secrets.get(trigger.settings.secret);
     const scheme = trigger?.settings.signature ?? "github";
     if (!verifyDelivery(scheme, secret, delivery.body, delivery.headers) || trigger === undefined) {
+      // Counted only for a trigger that exists: a stranger's made-up names leave nothing behind.
+      if (trigger !== undefined) {
+        this.#options.health.record(
+          trigger.definition.id,
+          trigger.name,
+          "refused",
+          secret === undefined
+            ? `the secret ${trigger.settings.secret} is not in the vault`
+            : `a delivery's ${scheme} signature did not verify`,
+        );
+      }
       throw new AgentdError("UNAUTHORIZED", "the delivery is not signed with this webhook's secret", {
         hint: "sign it with the trigger's secret (docs/triggers.md), at /hooks/<agent>/<trigger>",
       });
     }
+    const { health } = this.#options;
+    const { definition, name } = trigger;
+    try {
+      const answer = await this.#receiveVerified(trigger, scheme, delivery.body, delivery.headers);
+      health.record(definition.id, name, outcomeOf(answer));
+      return answer;
+    } catch (error) {
+      const refused = error instanceof AgentdError && error.code === "BAD_REQUEST";
+      health.record(
+        definition.id,
+        name,
+        refused ? "refused" : "failed",
+        error instanceof Error ? error.message : String(error),
+      );
+      throw error;
+    }
+  }
+
+  /** A delivery whose signature verified: filter, duplicate, rate limit, then the run. */
+  async #receiveVerified(
+    trigger: ArmedTrigger<WebhookTriggerSettings>,
+    scheme: WebhookTriggerSettings["signature"],
+    body: Buffer,
+    headers: DeliveryHeaders,
+  ): Promise<HookAnswer> {
+    const { runs, rateLimit } = this.#options;
     const { definition, name, settings } = trigger;
+    const delivery = { body, headers };
     const deliveryId = checkedDeliveryId(deliveryIdOf(scheme, delivery.headers));
     const payload = parsePayload(delivery.body);
     if (settings.filter !== undefined && !matchesFilter(payload, settings.filter)) {
@@ -156,6 +202,12 @@ export class WebhookIntake {
       return "(the payload could not be written to a file)";
     }
   }
+}
+
+function outcomeOf(answer: HookAnswer): TriggerOutcome {
+  if (answer.status === 202) return "accepted";
+  if (answer.status === 429) return "rate_limited";
+  return "skipped" in answer.body ? "skipped" : "duplicate";
 }
 
 function defaultTask(definition: AgentDefinition): string {

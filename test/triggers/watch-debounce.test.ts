@@ -7,6 +7,7 @@ import { createLogger } from "../../src/logging/logger.js";
 import type { RunTrigger } from "../../src/run-vocabulary/run-record.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
 import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
+import { TriggerHealth } from "../../src/triggers/trigger-health.js";
 import { TriggerSet } from "../../src/triggers/trigger-set.js";
 import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
 import { makeDefinition } from "../support/make-definition.js";
@@ -47,9 +48,11 @@ describe("WatchTriggers", () => {
         ],
       },
     });
+    const health = new TriggerHealth(clock);
     const watches = new WatchTriggers({
       runs,
       clock,
+      health,
       logger: createLogger({ level: "silent", pretty: false }),
       sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,
     });
@@ -67,6 +70,12 @@ describe("WatchTriggers", () => {
       expect(started).toEqual([
         { task: `Files: a.txt\n${path.join("deeper", "b.txt")}`, trigger: { kind: "watch", name: "inbox" } },
       ]);
+      await waitFor(() => health.of("watcher", "inbox").counts.accepted === 1, "the start counted");
+      expect(health.of("watcher", "inbox")).toMatchObject({
+        last_outcome: "accepted",
+        last_fired_at: "2026-03-01T09:00:01.600Z",
+        last_error: null,
+      });
     } finally {
       await watches.close();
     }

@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { waitFor } from "../support/wait-for.js";
+import { agentd } from "../support/agentd-cli.js";
 
 const GITHUB_SECRET = "gh-hook-secret-value-0123456789";
 const BEARER_SECRET = "bearer-hook-secret-value-0123456789";
@@ -14,7 +15,8 @@ const STANDARD_SECRET = `whsec_${Buffer.from("standard-webhooks-key-0123456789")
 
 const scripted = useScriptedDaemon({
   reply: textReply("looked at it"),
-  config: { vault: { backend: "env" } },
+  // A body limit of its own (config triggers.webhook_body_limit), below the 1 MiB default.
+  config: { vault: { backend: "env" }, triggers: { webhook_body_limit: "512KiB" } },
   environment: {
     AGENTD_SECRET_GH_HOOK: GITHUB_SECRET,
     AGENTD_SECRET_BEARER_HOOK: BEARER_SECRET,
@@ -214,9 +216,17 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     expect(Number(third.headers.get("retry-after"))).toBeGreaterThan(0);
   });
 
-  it("refuses a body over the bound with 413, another content type with 415, a browser origin with 403", async () => {
-    const huge = Buffer.alloc(1024 * 1024 + 1, 0x20);
+  it("refuses a body over the configured bound with 413, another content type with 415, a browser origin with 403", async () => {
+    const huge = Buffer.alloc(512 * 1024 + 1, 0x20);
     expect((await post("/hooks/reviewer/github-pr", huge, githubHeaders(huge))).status).toBe(413);
+    // Right at the bound, a signed body is read (and here skipped by the filter).
+    const padding = " ".repeat(512 * 1024 - Buffer.byteLength(pullRequest("closed", 12)));
+    const atBound = Buffer.from(`${pullRequest("closed", 12)}${padding}`);
+    expect(atBound.length).toBe(512 * 1024);
+    expect(await post("/hooks/reviewer/github-pr", atBound, githubHeaders(atBound))).toMatchObject({
+      status: 200,
+      body: { skipped: true },
+    });
     const form = "payload=%7B%7D";
     const asForm = await post("/hooks/reviewer/github-pr", form, {
       ...githubHeaders(form),
@@ -280,5 +290,55 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     expect(Object.keys(hook?.responses ?? {})).toEqual(
       expect.arrayContaining(["200", "202", "401", "413", "429"]),
     );
+  });
+
+  it("lists every trigger with its health at GET /triggers (role read, documented)", async () => {
+    const reply = await scripted.daemon.request("GET", "/triggers");
+    expect(reply.status).toBe(200);
+    const { triggers } = reply.body as {
+      triggers: Array<
+        { agent: string; name: string; kind: string; counts: Record<string, number> } & Record<
+          string,
+          unknown
+        >
+      >;
+    };
+    const of = (agent: string, name: string) => triggers.find((t) => t.agent === agent && t.name === name);
+    expect(triggers.map((t) => `${t.agent}/${t.name}`)).toEqual([
+      "reviewer/github-pr",
+      "reviewer/std",
+      "reviewer/token",
+      "victim/in",
+    ]);
+    const github = of("reviewer", "github-pr");
+    expect(github).toMatchObject({
+      kind: "webhook",
+      detail: expect.stringContaining("POST /hooks/reviewer/github-pr"),
+    });
+    // What the tests above sent it: runs started, replays, forged signatures, filtered payloads.
+    expect(github?.counts.accepted).toBeGreaterThanOrEqual(2);
+    expect(github?.counts.duplicate).toBeGreaterThanOrEqual(2);
+    expect(github?.counts.refused).toBeGreaterThanOrEqual(3);
+    expect(github?.counts.skipped).toBeGreaterThanOrEqual(2);
+    expect(github?.last_fired_at).toEqual(expect.any(String));
+    expect(github?.last_error).toMatch(/signature did not verify/);
+    expect(of("reviewer", "token")?.counts.rate_limited).toBeGreaterThanOrEqual(1);
+    expect(of("reviewer", "std")?.counts.refused).toBe(1);
+    // Nothing of a secret's value, only its vault reference.
+    expect(JSON.stringify(reply.body)).not.toContain(GITHUB_SECRET);
+    const document = (await scripted.daemon.request("GET", "/openapi.json")).body as {
+      paths: Record<string, { get?: { operationId?: string; "x-agentd-role"?: string } }>;
+    };
+    // The CLI prints the same, one line per trigger.
+    const printed = await agentd(["triggers", "--health", "--config", scripted.project.configFile], {
+      environment: { AGENTD_URL: scripted.daemon.url, AGENTD_TOKEN: scripted.daemon.token ?? "" },
+    });
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/reviewer {2}webhook {2}github-pr {2}last fired \S+Z {2}accepted \d+/);
+    expect(printed.stdout).toMatch(/reviewer {2}webhook {2}token .*rate_limited \d+/);
+    expect(document.paths["/triggers"]?.get).toMatchObject({
+      operationId: "listTriggers",
+      "x-agentd-role": "read",
+    });
   });
 });

@@ -24,9 +24,14 @@ export function registerDeliveryRoutes(app: FastifyInstance, { services }: Route
       },
     },
     async (request) => {
-      const { status, before, limit } = request.query;
-      const all = services.deliveries?.list(status) ?? [];
-      const rest = before === undefined ? all : all.filter((record) => record.id < before);
+      const { status, before, limit, agent, run } = request.query;
+      const all = (await services.deliveries?.list(status)) ?? [];
+      const rest = all.filter(
+        (record) =>
+          (before === undefined || record.id < before) &&
+          (agent === undefined || record.agent === agent) &&
+          (run === undefined || record.run === run),
+      );
       const page = rest.slice(0, limit);
       const last = page.at(-1);
       return {

@@ -1,14 +1,12 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
+import { DEFAULT_WEBHOOK_BODY_LIMIT_BYTES } from "../../config/trigger-settings.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { documented } from "../route-responses.js";
 import { RunDuplicateSchema, RunStartedSchema } from "../response-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { createWhileStorageHasRoom } from "../storage-admission.js";
 import { routeSchema } from "../zod-route-schema.js";
-
-/** The largest webhook body taken: GitHub's payloads are far smaller but for giant pushes. */
-export const HOOK_BODY_LIMIT_BYTES = 1024 * 1024;
 
 const HookSkippedSchema = z.looseObject({
   skipped: z.literal(true),
@@ -25,21 +23,20 @@ const HookParamsSchema = z.object({
  * route a foreign site is meant to reach: it skips the API token (role `own`: its own secret) and nothing
  * else — the Host check, the Origin check (senders are servers and send no Origin) and
  * `content-type: application/json` apply as on every route. The body reaches the trigger as the
- * raw bytes its signature covers, at most HOOK_BODY_LIMIT_BYTES (413 past it, before anything is
- * read). It answers a run id, never anything the agent made.
+ * raw bytes its signature covers, at most config `triggers.webhook_body_limit` (413 past it,
+ * before anything is read). It answers a run id, never anything the agent made.
  */
 export function registerHookRoutes(app: FastifyInstance, { services }: RouteContext): void {
+  const bodyLimit = services.hooks?.bodyLimitBytes ?? DEFAULT_WEBHOOK_BODY_LIMIT_BYTES;
   void app.register(async (scope) => {
     scope.removeContentTypeParser("application/json");
-    scope.addContentTypeParser(
-      "application/json",
-      { parseAs: "buffer", bodyLimit: HOOK_BODY_LIMIT_BYTES },
-      (_request, body, done) => done(null, body),
+    scope.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit }, (_request, body, done) =>
+      done(null, body),
     );
     scope.post<{ Params: z.output<typeof HookParamsSchema> }>(
       "/hooks/:agent/:name",
       {
-        bodyLimit: HOOK_BODY_LIMIT_BYTES,
+        bodyLimit,
         config: { role: "own" },
         schema: {
           summary:

@@ -1,7 +1,10 @@
 import type { Command } from "commander";
+import { z } from "zod";
+import { clientOf, processIo } from "../daemon-client.js";
 import { loadConfig } from "../../config/load-config.js";
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
+import { triggerDetail } from "../../triggers/trigger-detail.js";
 import { kindOf, nameOf } from "../../triggers/trigger-schema.js";
 import type { GlobalOptions } from "../output.js";
 
@@ -31,30 +34,26 @@ export async function listTriggers(options: {
 
 function listingsOf(definition: AgentDefinition): TriggerListing[] {
   const { enabled } = definition.frontmatter;
-  return definition.frontmatter.triggers.map((trigger, index) => {
-    const base = { agent: definition.id, kind: kindOf(trigger), name: nameOf(trigger, index), enabled };
-    if ("webhook" in trigger) {
-      const filter = trigger.filter === undefined ? "" : ` filter ${JSON.stringify(trigger.filter)}`;
-      return {
-        ...base,
-        detail: `POST /hooks/${definition.id}/${trigger.webhook} (${trigger.signature}, secret ${trigger.secret}, ${trigger.rate_limit.runs} runs per ${trigger.rate_limit.per / 1_000}s)${filter}`,
-      };
-    }
-    if ("after" in trigger)
-      return { ...base, detail: `after ${trigger.after.agent}: ${trigger.after.status.join(", ")}` };
-    return {
-      ...base,
-      detail: `${trigger.watch.path} ${trigger.watch.glob} (debounce ${trigger.watch.debounce} ms)`,
-    };
-  });
+  return definition.frontmatter.triggers.map((trigger, index) => ({
+    agent: definition.id,
+    kind: kindOf(trigger),
+    name: nameOf(trigger, index),
+    enabled,
+    detail: triggerDetail(definition.id, trigger),
+  }));
 }
 
 export function registerTriggersCommand(program: Command): void {
   program
     .command("triggers")
     .description("list the agents' triggers: webhooks with their route, after and watch triggers")
-    .action(async (_options: unknown, command: Command) => {
+    .option("--health", "ask the running daemon: each trigger's counts, last outcome and last error")
+    .action(async (options: { health?: boolean }, command: Command) => {
       const globals = command.optsWithGlobals<GlobalOptions>();
+      if (options.health === true) {
+        await printHealth(command);
+        return;
+      }
       const listings = await listTriggers({ config: globals.config });
       if (globals.json) {
         for (const listing of listings) process.stdout.write(`${JSON.stringify(listing)}\n`);
@@ -71,4 +70,40 @@ export function registerTriggersCommand(program: Command): void {
         );
       }
     });
+}
+
+const TriggerHealthListSchema = z.object({
+  triggers: z.array(
+    z.object({
+      agent: z.string(),
+      name: z.string(),
+      kind: z.string(),
+      last_fired_at: z.string().nullable(),
+      last_outcome: z.string().nullable(),
+      counts: z.record(z.string(), z.number()),
+      last_error: z.string().nullable(),
+      watching: z.boolean().optional(),
+    }),
+  ),
+});
+
+/** `agentd triggers --health`: `GET /triggers` of the running daemon, one line per trigger. */
+async function printHealth(command: Command): Promise<void> {
+  const { client, json } = clientOf(command, processIo);
+  const { triggers } = await client.get("/triggers", TriggerHealthListSchema);
+  if (json) for (const trigger of triggers) processIo.out(JSON.stringify(trigger));
+  else if (triggers.length === 0) processIo.out("no triggers");
+  else {
+    for (const trigger of triggers) {
+      const counts = Object.entries(trigger.counts)
+        .filter(([, count]) => count > 0)
+        .map(([outcome, count]) => `${outcome} ${count}`)
+        .join(", ");
+      const watching = trigger.watching === false ? "  (watched by another node)" : "";
+      const error = trigger.last_error === null ? "" : `  last error: ${trigger.last_error}`;
+      processIo.out(
+        `${trigger.agent}  ${trigger.kind.padEnd(7)}  ${trigger.name}  last fired ${trigger.last_fired_at ?? "never"}  ${counts || "nothing yet"}${watching}${error}`,
+      );
+    }
+  }
 }

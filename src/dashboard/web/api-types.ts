@@ -5,6 +5,8 @@ import type { z } from "zod";
 import type {
   AgentDetailSchema,
   AgentSummarySchema,
+  DeliveryListSchema,
+  TriggerListSchema,
   EventSchema,
   MergedEventPageSchema,
   PendingApprovalSchema,
@@ -24,5 +26,10 @@ export type AgentEvent = z.infer<typeof EventSchema>;
 export type MergedPage = z.infer<typeof MergedEventPageSchema>;
 export type PendingApproval = z.infer<typeof PendingApprovalSchema>;
 export type PendingQuestion = z.infer<typeof PendingQuestionSchema>;
+
+export type DeliveryList = z.infer<typeof DeliveryListSchema>;
+export type Delivery = DeliveryList["deliveries"][number];
+export type TriggerList = z.infer<typeof TriggerListSchema>;
+export type TriggerStatus = TriggerList["triggers"][number];
 
 export const FINISHED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "stopped"]);

@@ -12,6 +12,7 @@ import { AgentsView } from "./views/agents-view.js";
 import { ApprovalsView } from "./views/approvals-view.js";
 import { FeedView } from "./views/feed-view.js";
 import { RunView } from "./views/run-view.js";
+import { TriggersView } from "./views/triggers-view.js";
 import { useSession } from "./session.js";
 
 function App() {
@@ -48,6 +49,8 @@ function CurrentView({ route }: { route: Route }) {
       return <FeedView />;
     case "activity":
       return <ActivityView />;
+    case "triggers":
+      return <TriggersView />;
     default:
       return <AgentsView />;
   }
@@ -85,6 +88,7 @@ function NavigationBar({ route }: { route: Route }) {
           )}
           {link({ view: "feed" }, "Live feed")}
           {link({ view: "activity" }, "Cost & activity")}
+          {link({ view: "triggers" }, "Triggers")}
         </ul>
       </nav>
       {session?.authenticated ? (
@@ -128,6 +132,8 @@ function titleOf(route: Route): string {
       return "Live feed";
     case "activity":
       return "Cost & activity";
+    case "triggers":
+      return "Triggers";
     default:
       return "Agents";
   }

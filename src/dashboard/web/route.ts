@@ -7,7 +7,8 @@ export type Route =
   | { view: "run"; run: string }
   | { view: "approvals" }
   | { view: "feed" }
-  | { view: "activity" };
+  | { view: "activity" }
+  | { view: "triggers" };
 
 /** Parses `#/agents/x`, `#/runs/r_1`… ; anything else is the agents list. */
 export function parseRoute(hash: string): Route {
@@ -22,6 +23,7 @@ export function parseRoute(hash: string): Route {
   if (first === "approvals") return { view: "approvals" };
   if (first === "feed") return { view: "feed" };
   if (first === "activity") return { view: "activity" };
+  if (first === "triggers") return { view: "triggers" };
   return { view: "agents" };
 }
 

@@ -1,5 +1,6 @@
 import type pg from "pg";
 import { ACCESS_TABLES_SQL } from "./access-tables.js";
+import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 import { PER_AGENT_ORDER_SQL } from "./per-agent-order-migration.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
@@ -173,6 +174,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 13,
     description: "no cluster-wide write lock: rows stamped with their transaction, followed by snapshot",
     sql: PER_AGENT_ORDER_SQL,
+  },
+  {
+    version: 14,
+    description: "deliveries held by one node each, adopted by another when it dies",
+    sql: DELIVERY_TABLES_SQL,
   },
 ];
 

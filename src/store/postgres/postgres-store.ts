@@ -17,6 +17,7 @@ import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
 import { PostgresCliCooldowns } from "./postgres-cli-cooldowns.js";
 import { PostgresMemories } from "./postgres-memories.js";
+import { PostgresDeliveries } from "./postgres-deliveries.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
 import { PostgresRetention, type PruneReport } from "./postgres-retention.js";
@@ -213,6 +214,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     checkpoints,
     cooldowns,
     memories: new PostgresMemories(pool),
+    deliveries: new PostgresDeliveries(pool, node.id),
     cluster,
     runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {

@@ -18,6 +18,7 @@ import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
 import { MemoryPanel } from "./memory-panel.js";
 import { AgentSwitch } from "./agent-switch.js";
+import { DeliveriesPanel } from "./deliveries-panel.js";
 import { formatCost, formatCount, formatDuration } from "../time-format.js";
 
 /** Fields of the definition shown in their own rows; the rest is listed as it comes. */
@@ -83,6 +84,7 @@ export function AgentView({ agentId }: { agentId: string }) {
               unsandboxedHash={detail.unsandboxed ? detail.definition?.hash : undefined}
             />
           </Panel>
+          <DeliveriesPanel agent={agentId} />
           <MemoryPanel agentId={agentId} />
           <Sandbox agent={detail} />
           <Definition agent={detail} />

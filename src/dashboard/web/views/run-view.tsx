@@ -17,6 +17,7 @@ import { useAllowed } from "../session.js";
 import { ApprovalCall } from "./approval-call.js";
 import { MarkdownText } from "../markdown-view.js";
 import { RerunButton } from "./rerun-button.js";
+import { DeliveriesPanel } from "./deliveries-panel.js";
 
 const PAGE_ROWS = 200;
 
@@ -86,6 +87,7 @@ export function RunView({ runId }: { runId: string }) {
       </header>
       <ErrorBanner message={record.error} />
       {run ? <RunHeader run={run} now={now} onChange={record.refresh} /> : null}
+      <DeliveriesPanel run={runId} />
       <section class="panel timeline-panel" aria-labelledby="timeline-title">
         <div class="timeline-head">
           <h2 id="timeline-title">Timeline</h2>

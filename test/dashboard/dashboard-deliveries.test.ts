@@ -1,0 +1,112 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { getRun, startRun } from "../daemon/api-shapes.js";
+import { launchTestBrowser, type TestBrowser } from "../support/browser.js";
+import { closedPort } from "../support/closed-port.js";
+import type { DaemonProcess } from "../support/daemon-process.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
+
+// The dashboard's deliveries (an agent's page, a run's page) and its Triggers page, on a real
+// daemon and a real browser: one target that takes the message, one whose receiver is down.
+const HOOK_SECRET = "dashboard-hook-secret-0123456789";
+let daemon: DaemonProcess;
+let browser: TestBrowser;
+
+const kit = useTestKit("file");
+beforeAll(async () => {
+  const { project } = await kit.scriptedProject(textReply("The digest is ready."), {
+    config: { vault: { backend: "env" } },
+  });
+  const downPort = await closedPort();
+  project.writeAgent("digest", {
+    deliver: [
+      { to: "file", path: "digest.log" },
+      { to: "slack", url: `http://127.0.0.1:${downPort}/services/T000/B000/XXXX` },
+    ],
+    triggers: [{ webhook: "poke", secret: "{{secret:poke_hook}}", signature: "bearer" }],
+  });
+  daemon = await kit.daemon(project.configFile, { environment: { AGENTD_SECRET_POKE_HOOK: HOOK_SECRET } });
+  browser = await launchTestBrowser(daemon.url);
+  const tokenFile = path.join(project.dataDirectory, "api.token");
+  if (existsSync(tokenFile)) {
+    const token = readFileSync(tokenFile, "utf8").trim();
+    await browser.page.goto(`/auth/login?token=${encodeURIComponent(token)}`);
+  }
+}, 120_000);
+
+afterEach(async (context) => {
+  if (context.task.result?.state === "fail") {
+    console.error(`the page when "${context.task.name}" failed:\n${await browser.describe()}`);
+    await browser.screenshot(`failed-${context.task.name.slice(0, 40).replaceAll(/\W+/g, "-")}`);
+  }
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () => {
+  it("shows a run's deliveries on its page and its agent's: target, status, attempts, last error, next retry", async () => {
+    const runId = await startRun(daemon, "digest", "send the digest");
+    await waitFor(async () => (await getRun(daemon, runId)).status === "completed", "the run ends");
+    // Readiness: the file target sent, the Slack target's first attempt failed and another is due.
+    await waitFor(async () => {
+      const reply = await daemon.request("GET", `/deliveries?run=${runId}`);
+      const statuses = (reply.body as { deliveries: Array<{ status: string }> }).deliveries.map(
+        (d) => d.status,
+      );
+      return statuses.includes("sent") && statuses.includes("retrying");
+    }, "one delivery sent, one retrying");
+
+    const { page } = browser;
+    await page.goto(`/#/runs/${runId}`);
+    const panel = page.locator(".panel-deliveries");
+    const sent = panel.locator("tr[data-target='file#0']");
+    const retrying = panel.locator("tr[data-target='slack#1']");
+    await sent.waitFor();
+    await expect(sent.locator(".pill").textContent()).resolves.toBe("sent");
+    await expect(sent.locator("td.attempts").textContent()).resolves.toBe("1");
+    await expect(retrying.locator(".pill").textContent()).resolves.toBe("retrying");
+    await expect(retrying.locator("td.last-error").textContent()).resolves.toMatch(
+      /ECONNREFUSED|connect|refused/i,
+    );
+    // The next retry is a time, not a dash.
+    expect(await retrying.locator("td").last().locator("time").count()).toBe(1);
+    await browser.screenshot("deliveries-run");
+
+    await page.goto("/#/agents/digest");
+    const agentRow = page.locator(".panel-deliveries tr[data-target='slack#1']").first();
+    await agentRow.waitFor();
+    await expect(agentRow.locator("a").textContent()).resolves.toBe(runId);
+    expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it("lists triggers with their health on the Triggers page", async () => {
+    const refused = await fetch(`${daemon.url}/hooks/digest/poke`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer wrong" },
+      body: "{}",
+    });
+    expect(refused.status).toBe(401);
+    const accepted = await fetch(`${daemon.url}/hooks/digest/poke`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${HOOK_SECRET}` },
+      body: "{}",
+    });
+    expect(accepted.status).toBe(202);
+
+    const { page } = browser;
+    await page.goto("/#/triggers");
+    const row = page.locator("tr[data-trigger='digest/poke']");
+    await row.waitFor();
+    await expect(row.locator(".pill").textContent()).resolves.toBe("accepted");
+    await expect(row.locator("td.counts").textContent()).resolves.toBe("accepted 1 · refused 1");
+    await expect(row.locator("td.last-error").textContent()).resolves.toMatch(/signature did not verify/);
+    expect(await row.textContent()).not.toContain(HOOK_SECRET);
+    await browser.screenshot("triggers-page");
+    expect(browser.consoleErrors).toEqual([]);
+  });
+});
