@@ -228,6 +228,23 @@ describe("the OpenAPI document against the running daemon", { timeout: 60_000 },
     expect(misdeclared).toEqual([]);
   });
 
+  it("lets the /docs explorer send what each route needs: the token, and JSON bodies as JSON", () => {
+    const wrong: string[] = [];
+    for (const documented of operations) {
+      const { operation } = documented;
+      const tokenFree = operation["x-agentd-role"] === "public" || operation["x-agentd-role"] === "own";
+      // The document's global security is the bearer token; a token-free route opts out with [].
+      if (tokenFree !== (operation.security !== undefined && operation.security.length === 0)) {
+        wrong.push(`${labelOf(documented)}: security ${JSON.stringify(operation.security)}`);
+      }
+      const media = Object.keys(operation.requestBody?.content ?? {});
+      if (media.some((type) => type !== "application/json")) {
+        wrong.push(`${labelOf(documented)}: body as ${media.join(" ")}`);
+      }
+    }
+    expect(wrong).toEqual([]);
+  });
+
   it("declares no required field that its schemas leave undefined", () => {
     const undefinedRequired: string[] = [];
     const walk = (schema: unknown, where: string) => {
