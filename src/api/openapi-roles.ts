@@ -14,10 +14,15 @@ const ACCESS_NOTES: Record<RouteAccess, string> = {
   admin: "Role: admin.",
 };
 
+/** Methods a page of another origin may not send (request-guard.ts): they can answer 403 ORIGIN_NOT_ALLOWED. */
+const STATE_CHANGING = new Set(["post", "put", "patch", "delete"]);
+const ORIGIN_REFUSED = "ORIGIN_NOT_ALLOWED: sent by a web page of another origin (server.allowed_origins)";
+
 /**
  * Writes each operation's access into the OpenAPI document: `x-agentd-role`, `x-agentd-roles` (the
- * roles that may call it), a 403 FORBIDDEN_ROLE response where a role could be refused, and no
- * security requirement on routes served without the API token.
+ * roles that may call it), a 403 response where a role could be refused (FORBIDDEN_ROLE) or a page
+ * of another origin sent a state-changing request (ORIGIN_NOT_ALLOWED), and no security requirement
+ * on routes served without the API token.
  */
 export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: RouteAccessTable): void {
   for (const [key, access] of table) {
@@ -32,16 +37,18 @@ export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: R
       operation["description"] =
         description === "" ? ACCESS_NOTES[access] : `${description}\n\n${ACCESS_NOTES[access]}`;
     }
-    if (access === "public" || access === "own") {
-      operation["security"] = [];
-      continue;
-    }
+    const tokenFree = access === "public" || access === "own";
+    if (tokenFree) operation["security"] = [];
     const responses = (operation.responses ??= {});
     const unauthorized = responses["401"];
-    if (access !== "read" && responses["403"] === undefined && unauthorized !== undefined) {
+    const reasons = [
+      ...(tokenFree || access === "read" ? [] : [`FORBIDDEN_ROLE: the token's role is below ${access}`]),
+      ...(STATE_CHANGING.has(method.toLowerCase()) ? [ORIGIN_REFUSED] : []),
+    ];
+    if (reasons.length > 0 && responses["403"] === undefined && unauthorized !== undefined) {
       responses["403"] = {
         ...structuredClone(unauthorized as Record<string, unknown>),
-        description: `FORBIDDEN_ROLE: the token's role is below ${access}`,
+        description: reasons.join("; or "),
       };
     }
   }

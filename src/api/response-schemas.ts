@@ -133,6 +133,16 @@ export const SandboxViewSchema = z.looseObject({
     .describe("none, all, or the hosts reachable through agentd's proxy"),
 });
 
+/** The commands of one hook point, as GET /agents/:id answers them. */
+const HookListSchema = z.array(
+  z.looseObject({
+    command: z.string(),
+    timeout_ms: z.number(),
+    source: z.enum(["config", "agent"]),
+    tools: z.array(z.string()).optional(),
+  }),
+);
+
 export const AgentDetailSchema = AgentSummarySchema.extend({
   file: z.string(),
   sandbox_view: SandboxViewSchema.nullable().describe(
@@ -156,17 +166,7 @@ export const AgentDetailSchema = AgentSummarySchema.extend({
       capabilities: z.enum(["full", "read-only", "no-tools"]),
       sandbox_mode: z.enum(["workspace-write", "read-only", "off"]),
       hooks: z
-        .record(
-          z.enum(["before_tool", "after_tool", "on_run_end"]),
-          z.array(
-            z.looseObject({
-              command: z.string(),
-              timeout_ms: z.number(),
-              source: z.enum(["config", "agent"]),
-              tools: z.array(z.string()).optional(),
-            }),
-          ),
-        )
+        .object({ before_tool: HookListSchema, after_tool: HookListSchema, on_run_end: HookListSchema })
         .describe("config hooks first, then the agent's"),
     })
     .nullable(),

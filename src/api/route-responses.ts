@@ -6,16 +6,22 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Bad input: the body, a query or path parameter (the field is named)",
   401: "Missing, wrong or revoked bearer token",
   403: "FORBIDDEN_ROLE: the token's role may not do this (x-agentd-role names the role needed)",
-  404: "No such agent, run or approval",
+  404: "No such agent, run, approval, question, token or memory",
   409: "Conflict: the agent is invalid or disabled, or the run is not in a state for this",
   413: "PAYLOAD_TOO_LARGE: the body is larger than the route takes",
   415: "The body is not application/json",
   421: "The Host header names another server",
   429: "RATE_LIMITED: too many requests; the retry-after header says in how many seconds to try again",
   500: "Internal error: the details are in the daemon log",
-  503: "The daemon is shutting down",
+  503: "SHUTTING_DOWN or STORE_UNAVAILABLE: the daemon is shutting down, or its database cannot be reached",
+  504: "NODE_UNREACHABLE: the node running the run did not confirm the answer (it is kept and applied when that node reads it)",
   507: "STORAGE_FULL: the store has no room to record a new run (GET /health says why); it takes runs again once space returns",
 };
+
+/** What an error status of the API means, as the OpenAPI document describes it. */
+export function errorDescription(status: number): string {
+  return ERROR_DESCRIPTIONS[status] ?? "Error";
+}
 
 /** Statuses every route can answer: an authentication failure, a foreign Host, an internal error. */
 const ALWAYS = [401, 421, 500, 503] as const;
@@ -37,6 +43,8 @@ export interface RouteDocumentation {
   success: { status: number; description: string; schema: z.ZodType };
   /** Other successful answers the route can give (a duplicate's 200 beside a 202). */
   alsoSuccess?: ReadonlyArray<{ status: number; description: string; schema: z.ZodType }>;
+  /** Answers without a body (a 304 to If-None-Match). */
+  bodiless?: ReadonlyArray<{ status: number; description: string }>;
   /** Error statuses this route answers besides those every route can (401, 421, 500, 503). */
   errors?: readonly number[];
 }
@@ -47,10 +55,11 @@ export interface RouteDocumentation {
  * filtered by these schemas.
  */
 export function documented(documentation: RouteDocumentation): Record<string, unknown> {
-  const { operationId, success, alsoSuccess = [], errors = [] } = documentation;
-  const others = Object.fromEntries(
-    alsoSuccess.map((answer) => [answer.status, jsonSchemaOf(answer.schema, answer.description)]),
-  );
+  const { operationId, success, alsoSuccess = [], bodiless = [], errors = [] } = documentation;
+  const others = Object.fromEntries([
+    ...alsoSuccess.map((answer) => [answer.status, jsonSchemaOf(answer.schema, answer.description)]),
+    ...bodiless.map((answer) => [answer.status, { description: answer.description, type: "null" }]),
+  ]);
   return {
     operationId,
     response: {

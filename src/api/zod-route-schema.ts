@@ -51,6 +51,12 @@ export function documentedAsNumber<Schema extends z.ZodType>(
 }
 
 /**
+ * Marks the JSON Schema of a request part the route takes optionally (a body that may be left out):
+ * completeOpenApiDocument turns it into `requestBody.required: false` and removes the mark.
+ */
+export const OPTIONAL_BODY_KEY = "x-agentd-optional";
+
+/**
  * A fastify route schema from a zod schema: its JSON Schema feeds @fastify/swagger (GET
  * /openapi.json), and `zodValidatorCompiler` validates the request with the zod schema itself.
  */
@@ -66,6 +72,7 @@ export function routeSchema(schema: z.ZodType): Record<string, unknown> {
       Object.assign(jsonSchema, numeric);
     },
   }) as Record<string, unknown>;
+  if (schema.safeParse(undefined).success) jsonSchema[OPTIONAL_BODY_KEY] = true;
   zodByJsonSchema.set(jsonSchema, schema);
   return jsonSchema;
 }

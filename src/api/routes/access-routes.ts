@@ -75,7 +75,7 @@ export function registerAccessRoutes(app: FastifyInstance, { services, access }:
         ...documented({
           operationId: "createToken",
           success: { status: 201, description: "The token: store it now", schema: CreatedTokenSchema },
-          errors: [400, 409, 415],
+          errors: [400, 409, 415, 507],
         }),
       },
     },
@@ -98,7 +98,7 @@ export function registerAccessRoutes(app: FastifyInstance, { services, access }:
         ...documented({
           operationId: "revokeToken",
           success: { status: 200, description: "Revoked", schema: RevokedTokenSchema },
-          errors: [400, 404, 409],
+          errors: [400, 404, 409, 507],
         }),
       },
     },

@@ -35,6 +35,7 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         ...documented({
           operationId: "listAgents",
           success: { status: 200, description: "A page of agents, by id", schema: AgentListSchema },
+          bodiless: [{ status: 304, description: "Not modified: If-None-Match names the ETag of this page" }],
           errors: [400],
         }),
       },

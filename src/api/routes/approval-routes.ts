@@ -46,7 +46,7 @@ export function registerApprovalRoutes(app: FastifyInstance, { services }: Route
         ...documented({
           operationId: "decideApproval",
           success: { status: 200, description: "The decision, applied", schema: DecisionSchema },
-          errors: [400, 404, 415],
+          errors: [400, 404, 415, 504, 507],
         }),
       },
     },

@@ -13,6 +13,14 @@ const HookSkippedSchema = z.looseObject({
   reason: z.literal("filter").describe("the payload did not pass the trigger's filter: no run"),
 });
 
+/**
+ * The delivery's body as the parser below keeps it: its raw bytes, which the signature covers (none
+ * when the request had no body). Documented as the sender's JSON payload.
+ */
+const HookBodySchema = z
+  .custom<Buffer | undefined>((body) => body === undefined || Buffer.isBuffer(body))
+  .describe("The sender's JSON payload, exactly as it signed it");
+
 const HookParamsSchema = z.object({
   agent: z.string().describe("the agent the trigger belongs to"),
   name: z.string().describe("the trigger's name (its `webhook:` key)"),
@@ -48,6 +56,7 @@ export function registerHookRoutes(app: FastifyInstance, { services }: RouteCont
           tags: ["triggers"],
           security: [],
           params: routeSchema(HookParamsSchema),
+          body: routeSchema(HookBodySchema),
           ...documented({
             operationId: "deliverWebhook",
             success: { status: 202, description: "The delivery started a run", schema: RunStartedSchema },

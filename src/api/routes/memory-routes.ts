@@ -100,7 +100,11 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
           "Replace the agent's memory; refused with 409 when it changed since `version`, and with 400 when it would hold a vault secret's value",
         params: routeSchema(AgentParamsSchema),
         body: routeSchema(MemoryPutBodySchema),
-        ...documented({ operationId: "putAgentMemory", success: answer, errors: [400, 404, 409, 415] }),
+        ...documented({
+          operationId: "putAgentMemory",
+          success: answer,
+          errors: [400, 404, 409, 415, 507],
+        }),
       },
     },
     async (request) => {
@@ -133,7 +137,7 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
       schema: {
         summary: "A shared memory (frontmatter memory.scope), whole, with its version",
         params: routeSchema(ScopeParamsSchema),
-        ...documented({ operationId: "getSharedMemory", success: answer, errors: [400] }),
+        ...documented({ operationId: "getSharedMemory", success: answer, errors: [400, 404] }),
       },
     },
     async (request) => operatorsOf(services.memories).ofScope(request.params.scope),
@@ -145,7 +149,11 @@ export function registerMemoryRoutes(app: FastifyInstance, { services }: RouteCo
         summary: "Replace a shared memory; 409 when it changed since `version`",
         params: routeSchema(ScopeParamsSchema),
         body: routeSchema(MemoryPutBodySchema),
-        ...documented({ operationId: "putSharedMemory", success: answer, errors: [400, 409, 415] }),
+        ...documented({
+          operationId: "putSharedMemory",
+          success: answer,
+          errors: [400, 404, 409, 415, 507],
+        }),
       },
     },
     async (request) => {

@@ -48,7 +48,7 @@ export function registerQuestionRoutes(app: FastifyInstance, { services }: Route
         ...documented({
           operationId: "answerQuestion",
           success: { status: 200, description: "The answer, given to the run", schema: AnswerSchema },
-          errors: [400, 404, 415],
+          errors: [400, 404, 415, 504, 507],
         }),
       },
     },

@@ -42,7 +42,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
         ...documented({
           operationId: "listRuns",
           success: { status: 200, description: "Runs, newest first", schema: RunListSchema },
-          errors: [400],
+          errors: [400, 404],
         }),
       },
     },
@@ -80,7 +80,7 @@ export function registerRunRoutes(app: FastifyInstance, { services }: RouteConte
           ...documented({
             operationId: `${action}Run`,
             success: { status: 200, description: LIFECYCLE_ANSWERS[action], schema: RunRecordSchema },
-            errors: [400, 404, 409, 415],
+            errors: [400, 404, 409, 415, 507],
           }),
         },
       },
