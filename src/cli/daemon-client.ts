@@ -6,6 +6,7 @@ import type { Config } from "../config/config-schema.js";
 import { loadConfig } from "../config/load-config.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import { ERROR_CODES, type ErrorCode } from "../errors/error-codes.js";
+import { DataDirectoryLock } from "../locks/data-directory-lock.js";
 import type { GlobalOptions } from "./output.js";
 import { wantsColor } from "./terminal/terminal-style.js";
 
@@ -79,8 +80,9 @@ export class DaemonClient {
   }
 
   /**
-   * The daemon of the config file: `AGENTD_URL`, else `server.host`/`server.port` (a wildcard host
-   * means this machine); the token from `AGENTD_TOKEN`, else `server.token`, else the token file
+   * The daemon of the config file: `AGENTD_URL`, else the address the daemon holding the config's
+   * `data_dir` wrote in its lock (the port it really listens on: `server.port: 0` picks one), else
+   * `server.host`/`server.port` (a wildcard host means this machine); the token from `AGENTD_TOKEN`, else `server.token`, else the token file
    * the daemon generated in `data_dir`.
    */
   static fromConfig(configFile: string | undefined, environment: NodeJS.ProcessEnv): DaemonClient {
@@ -88,6 +90,8 @@ export class DaemonClient {
     const token = clientToken(config, environment);
     const url = environment.AGENTD_URL;
     if (url !== undefined && url !== "") return new DaemonClient({ baseUrl: url, token });
+    const listening = DataDirectoryLock.holderOf(config.data_dir)?.url;
+    if (listening !== undefined) return new DaemonClient({ baseUrl: localDaemonUrl(listening), token });
     const host = ["0.0.0.0", "::", ""].includes(config.server.host) ? "127.0.0.1" : config.server.host;
     const hostPart = host.includes(":") ? `[${host}]` : host;
     return new DaemonClient({ baseUrl: `http://${hostPart}:${config.server.port}`, token });
