@@ -56,3 +56,11 @@ export function auditEntryId(now: Date): string {
 
 /** Valid `after` cursors of `GET /audit`. */
 export const AUDIT_CURSOR = /^[0-9a-z]{12}-[0-9a-f]{12}$/;
+
+/**
+ * The cursor below which every entry was made before `time`: ids start with their milliseconds, so
+ * `id < auditIdBefore(time)` holds exactly for the entries older than `time`.
+ */
+export function auditIdBefore(time: Date): string {
+  return time.getTime().toString(36).padStart(12, "0");
+}

@@ -1,5 +1,5 @@
 import { closeSync, fstatSync, fsyncSync, mkdirSync, openSync, readSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Clock, systemClock } from "../clock/clock.js";
 import { WholeAppends } from "../util/whole-append.js";
@@ -77,6 +77,31 @@ export class FilesAuditLog implements AuditLog {
     }
     entries.sort((left, right) => (left.id < right.id ? -1 : left.id > right.id ? 1 : 0));
     return entries.slice(0, limit);
+  }
+
+  /**
+   * Deletes the day files whose whole day is before `before` (UTC): an entry goes with its day, at
+   * most a day after it is past retention. Counts the entries deleted.
+   */
+  async prune(before: Date): Promise<number> {
+    let names: string[];
+    try {
+      names = await readdir(this.#folder);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      throw error;
+    }
+    const firstKept = before.toISOString().slice(0, 10);
+    let deleted = 0;
+    for (const name of names) {
+      const day = DAY_FILE.exec(name)?.[1];
+      if (day === undefined || day >= firstKept) continue;
+      const file = path.join(this.#folder, name);
+      const text = await readFile(file, "utf8");
+      deleted += text.split("\n").filter((line) => parseLine(line) !== undefined).length;
+      await rm(file, { force: true });
+    }
+    return deleted;
   }
 }
 

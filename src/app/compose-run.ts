@@ -174,10 +174,10 @@ async function openRunAudit(core: OpenRunCore<CoreDefinitions>): Promise<{ close
     });
     const pending = new Set<Promise<void>>();
     const record = auditedRunStarts(recorder, localUserName());
-    core.onRunCreated = (run) => {
+    core.whenRunCreated((run) => {
       const recorded = record(run).finally(() => pending.delete(recorded));
       pending.add(recorded);
-    };
+    });
     return {
       close: async () => {
         await Promise.all(pending);

@@ -1,4 +1,5 @@
 import { AuditRecorder } from "../access/audit-recorder.js";
+import { AuditRetention } from "../access/audit-retention.js";
 import { TokenRegistry } from "../access/token-registry.js";
 import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
@@ -48,10 +49,19 @@ export async function openDaemonAccess(options: OpenDaemonAccessOptions): Promis
             clock: options.clock,
           });
     const audit = new AuditRecorder({ log: stores.audit, logger, publish: options.publish });
+    // Entries past `retention.audit_days` are deleted at start and every hour, as run history is.
+    const retention = new AuditRetention({
+      log: stores.audit,
+      days: options.config.retention.audit_days,
+      clock: options.clock,
+      logger,
+    });
+    retention.start();
     return {
       tokens,
       audit,
       close: async () => {
+        await retention.stop();
         tokens?.close();
         await stores.close();
       },

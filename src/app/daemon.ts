@@ -201,7 +201,7 @@ async function serveDaemon(
     publish: (draft) => bus.publish(draft),
   });
   // Runs started otherwise than by a request (schedules, triggers, sub-agents) are audited as they are created.
-  core.onRunCreated = auditedRunStarts(access.audit);
+  core.whenRunCreated(auditedRunStarts(access.audit));
   const scheduler = new Scheduler({
     runs,
     events: bus,

@@ -105,8 +105,11 @@ export interface RunCore {
   closeTools(): Promise<void>;
   /** The agents' memories (src/memory): what the memory tools and the API read and write. */
   readonly memories: MemoryService;
-  /** Called with each new run once its record is written (the audit trail of run starts); set once. */
-  onRunCreated: ((record: RunRecord) => void) | undefined;
+  /**
+   * Sets what is told of each new run once its record is written (the audit trail of run starts).
+   * A method, not a field: the core is copied into the opened one, and the run manager calls this.
+   */
+  whenRunCreated(listener: ((record: RunRecord) => void) | undefined): void;
 }
 
 /** The agents a core serves: a snapshot now, and what closes with the core (the daemon's watcher). */
@@ -374,6 +377,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     list: (filter) => store.runs.list({ ...filter, limit: filter.limit ?? 20 }),
     isHere: (id) => runs.isHere(id),
   });
+  let runCreated: ((record: RunRecord) => void) | undefined;
   const runs: RunManager = new RunManager({
     store: store.runs,
     events: bus,
@@ -387,7 +391,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
-    onRunCreated: (record) => core.onRunCreated?.(record),
+    onRunCreated: (record) => runCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
     checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
     runHistory: (run, agent) => events.runEvents(run, 0, agent),
@@ -418,7 +422,9 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     deliveries,
     closeTools: () => defaultTools.close(),
     memories: memory.memories,
-    onRunCreated: undefined,
+    whenRunCreated: (listener) => {
+      runCreated = listener;
+    },
   };
   return core;
 }

@@ -16,11 +16,17 @@ export const RetentionSettingsSchema = z.strictObject({
 });
 export type RetentionSettings = z.infer<typeof RetentionSettingsSchema>;
 
-/** Config `retention:`: the built-in default for a key left out or `null`. */
-export const ConfigRetentionSchema = z.strictObject({
-  days: Bound.transform((days) => days ?? DEFAULT_RETENTION.days),
-  runs_per_agent: Bound.transform((runs) => runs ?? DEFAULT_RETENTION.runsPerAgent),
-});
+/**
+ * Config `retention:`: the built-in default for a key left out or `null`. `audit_days` (config only,
+ * docs/access.md) bounds the audit trail; left out, it follows `days`.
+ */
+export const ConfigRetentionSchema = z
+  .strictObject({
+    days: Bound.transform((days) => days ?? DEFAULT_RETENTION.days),
+    runs_per_agent: Bound.transform((runs) => runs ?? DEFAULT_RETENTION.runsPerAgent),
+    audit_days: Bound,
+  })
+  .transform(({ audit_days, ...rest }) => ({ ...rest, audit_days: audit_days ?? rest.days }));
 
 /** An agent file's `retention:` as the override `retentionOf` takes: only the keys it sets. */
 export function retentionOverrideOf(settings: RetentionSettings | undefined): Partial<RetentionPolicy> {

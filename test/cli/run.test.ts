@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeEach, describe, expect, it } from "vitest";
 import { runAgentCommand } from "../../src/cli/commands/run.js";
+import { localUserName } from "../../src/util/local-user.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { captureRunIo, useRunProject } from "./run-project.js";
 
@@ -59,7 +60,12 @@ describe("agentd run", () => {
       result: "done",
       worker: "llm",
     });
-    const events = lines.slice(0, -1);
+    // The run's start is audited (actor `cli`, the local user) once, beside the run's own events.
+    const audits = lines.slice(0, -1).filter((event) => event.type === "audit");
+    expect(audits.map((event) => event.data)).toEqual([
+      { action: "run.start", actor: { kind: "cli", name: localUserName() } },
+    ]);
+    const events = lines.slice(0, -1).filter((event) => event.type !== "audit");
     expect(events.map((event) => event.type)).toEqual([
       "status",
       "status",
@@ -73,7 +79,7 @@ describe("agentd run", () => {
       "running",
     ]);
     expect(events.every((event) => event.run === record?.id && event.agent === "hello")).toBe(true);
-    expect(events.map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(lines.slice(0, -1).map((event) => event.id)).toEqual([1, 2, 3, 4, 5, 6, 7]);
     // The agent lists no tools: the call is refused, and the refusal is an observation.
     expect(events[3]?.data).toMatchObject({ tool: "read_file", ok: false });
     const toolResult = project.server.chatRequests[1]?.body?.messages.find(

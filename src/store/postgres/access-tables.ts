@@ -22,3 +22,20 @@ export const ACCESS_TABLES_SQL = `
   CREATE TRIGGER agentd_audit_append_only BEFORE UPDATE OR DELETE ON agentd_audit
     FOR EACH ROW EXECUTE FUNCTION agentd_audit_append_only();
 `;
+
+/**
+ * Migration 15: the audit table still refuses every UPDATE, and every DELETE but of rows older than
+ * the cutoff that a retention prune sets for its own transaction (`agentd.audit_prune_before`, an
+ * entry id prefix): retention (`retention.audit_days`) can delete old entries, nothing else can.
+ */
+export const AUDIT_RETENTION_SQL = `
+  CREATE OR REPLACE FUNCTION agentd_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+      IF TG_OP = 'DELETE'
+        AND OLD.id < coalesce(nullif(current_setting('agentd.audit_prune_before', true), ''), '') THEN
+        RETURN OLD;
+      END IF;
+      RAISE EXCEPTION 'agentd_audit is append-only';
+    END;
+  $$;
+`;

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import { ACCESS_TABLES_SQL } from "./access-tables.js";
+import { ACCESS_TABLES_SQL, AUDIT_RETENTION_SQL } from "./access-tables.js";
 import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 import { PER_AGENT_ORDER_SQL } from "./per-agent-order-migration.js";
 
@@ -179,6 +179,11 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 14,
     description: "deliveries held by one node each, adopted by another when it dies",
     sql: DELIVERY_TABLES_SQL,
+  },
+  {
+    version: 15,
+    description: "the audit trail pruned under retention: DELETE allowed below a prune's cutoff only",
+    sql: AUDIT_RETENTION_SQL,
   },
 ];
 

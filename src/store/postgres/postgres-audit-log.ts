@@ -4,11 +4,15 @@ import {
   type AuditEntry,
   AuditEntrySchema,
   auditEntryId,
+  auditIdBefore,
 } from "../../access/audit-entry.js";
 import type { AuditLog } from "../../access/audit-log.js";
 import { type Clock, systemClock } from "../../clock/clock.js";
 
-/** The audit trail in `agentd_audit` (append-only: the table refuses UPDATE and DELETE). */
+/**
+ * The audit trail in `agentd_audit` (append-only: the table refuses UPDATE, and DELETE but of the
+ * rows older than the cutoff a prune names in its own transaction, migration 15).
+ */
 export class PostgresAuditLog implements AuditLog {
   readonly #pool: pg.Pool;
   readonly #clock: Clock;
@@ -44,5 +48,25 @@ export class PostgresAuditLog implements AuditLog {
       const parsed = AuditEntrySchema.safeParse(row.entry);
       return parsed.success ? [parsed.data] : [];
     });
+  }
+
+  async prune(before: Date): Promise<number> {
+    const cutoff = auditIdBefore(before);
+    const client = await this.#pool.connect();
+    try {
+      await client.query("BEGIN");
+      try {
+        // The table's trigger lets a DELETE through only below the cutoff set for this transaction.
+        await client.query("SELECT set_config('agentd.audit_prune_before', $1, true)", [cutoff]);
+        const result = await client.query("DELETE FROM agentd_audit WHERE id < $1", [cutoff]);
+        await client.query("COMMIT");
+        return result.rowCount ?? 0;
+      } catch (error) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw error;
+      }
+    } finally {
+      client.release();
+    }
   }
 }

@@ -82,6 +82,8 @@ export async function writeBatch(
         : drafts.filter(
             (draft) =>
               typeof draft.run !== "string" ||
+              // Who acted on a run is recorded by the node asked, which need not hold the run.
+              draft.type === "audit" ||
               !(draft.type === "status" ? refusedRuns.has(draft.run) : lost.has(draft.run)),
           ),
     );
@@ -178,7 +180,7 @@ async function runsNotHeld(client: pg.PoolClient, node: string, drafts: TimedDra
   const runs = [
     ...new Set(
       drafts.flatMap((draft) =>
-        typeof draft.run === "string" && draft.type !== "status" ? [draft.run] : [],
+        typeof draft.run === "string" && draft.type !== "status" && draft.type !== "audit" ? [draft.run] : [],
       ),
     ),
   ];

@@ -1,0 +1,78 @@
+import type { Clock } from "../clock/clock.js";
+import type { Logger } from "../logging/logger.js";
+import type { AuditLog } from "./audit-log.js";
+
+const DAY_MILLISECONDS = 86_400_000;
+
+/** How often the audit trail is pruned while the daemon runs (and once at start), as run history is. */
+export const AUDIT_PRUNE_INTERVAL_MILLISECONDS = 60 * 60 * 1000;
+
+export interface AuditRetentionOptions {
+  log: Pick<AuditLog, "prune">;
+  /** Config `retention.audit_days` (which follows `retention.days` when left out); null keeps all. */
+  days: number | null;
+  /** The time and the timer; tests move it by hand. */
+  clock: Clock;
+  logger: Logger;
+  intervalMilliseconds?: number;
+}
+
+/**
+ * Deletes the audit entries older than `retention.audit_days` at start and then every hour, one
+ * prune at a time. On a cluster each node prunes the shared table: a delete of what is gone is a
+ * no-op. A failed prune is logged and tried again at the next interval.
+ */
+export class AuditRetention {
+  readonly #options: AuditRetentionOptions;
+  #cancel: (() => void) | undefined;
+  #running: Promise<number> | undefined;
+  #stopped = false;
+
+  constructor(options: AuditRetentionOptions) {
+    this.#options = options;
+  }
+
+  /** Prunes now, then every interval (nothing with `days: null`). */
+  start(): void {
+    if (this.#options.days === null) return;
+    this.#stopped = false;
+    void this.pruneNow();
+  }
+
+  /** One prune now (or the one under way); resolves with the entries it deleted. */
+  pruneNow(): Promise<number> {
+    this.#cancel?.();
+    this.#running ??= this.#prune().finally(() => {
+      this.#running = undefined;
+      this.#schedule();
+    });
+    return this.#running;
+  }
+
+  /** Stops the timer; a prune under way finishes. Resolves once it has. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#cancel?.();
+    this.#cancel = undefined;
+    await this.#running;
+  }
+
+  async #prune(): Promise<number> {
+    const { days, clock, logger, log } = this.#options;
+    if (days === null) return 0;
+    try {
+      const deleted = await log.prune(new Date(clock.now() - days * DAY_MILLISECONDS));
+      if (deleted > 0) logger.info({ deleted, days }, "pruned the audit trail past retention");
+      return deleted;
+    } catch (error) {
+      logger.warn({ err: error }, "could not prune the audit trail; trying again later");
+      return 0;
+    }
+  }
+
+  #schedule(): void {
+    if (this.#stopped) return;
+    const interval = this.#options.intervalMilliseconds ?? AUDIT_PRUNE_INTERVAL_MILLISECONDS;
+    this.#cancel = this.#options.clock.setTimer(() => void this.pruneNow(), interval);
+  }
+}
