@@ -78,8 +78,8 @@ try {
       : median(cpuRatios) <= RATIO_TARGET
         ? " ok"
         : " OVER TARGET";
-    console.log(`  ${mode} / off, CPU time: ${describeRatios(cpuRatios)} ${target}${verdict}`);
-    console.log(`  ${mode} / off, wall time: ${describeRatios(wallRatios)}`);
+    console.log(`  ratio ${mode} / off, CPU time: ${describeRatios(cpuRatios)} ${target}${verdict}`);
+    console.log(`  ratio ${mode} / off, wall time: ${describeRatios(wallRatios)}`);
   }
 } finally {
   server.close();
