@@ -84,14 +84,18 @@ describe("agentd run and the data folder", { timeout: 120_000 }, () => {
       return current.ended_at === undefined ? undefined : current;
     }, "the daemon's run");
     const daemonEvents = await runEvents(daemon, run);
-    // The daemon's run also carries who started it (an `audit` event: a token), which a run on the
-    // command line has no API caller for.
+    // Each run carries who started it (an `audit` event): a token for the daemon's, the local user
+    // for the command line's.
     const started = daemonEvents.filter((event) => event.type === "audit");
     expect(started.map((event) => event.data)).toEqual([
       { action: "run.start", actor: { kind: "token", name: "default" } },
     ]);
+    const startedHere = localEvents.filter((event) => event.type === "audit");
+    expect(startedHere.map((event) => event.data)).toMatchObject([
+      { action: "run.start", actor: { kind: "cli" } },
+    ]);
     expect(daemonEvents.filter((event) => event.type !== "audit").map(comparable)).toEqual(
-      localEvents.map(comparable),
+      localEvents.filter((event) => event.type !== "audit").map(comparable),
     );
     expect(comparableRecord(record)).toEqual(comparableRecord(localRecord));
     // One log per agent, its ids gap-free across both writers.
