@@ -312,3 +312,28 @@ export const DeliveryListSchema = z.looseObject({
   deliveries: z.array(DeliverySchema),
   next: z.string().nullable().describe("pass as `before` for the next page; null: the last page"),
 });
+
+/** One change of a memory in its history (`GET /agents/:id/memory/history`). */
+const MemoryChangeSchema = z.looseObject({
+  id: z.number().int(),
+  time: z.string(),
+  agent: z.string().describe("the agent whose log told the change"),
+  run: z.string().nullable().describe("the run whose memory tool made it; null for an operator's"),
+  by: z.enum(["agent", "operator"]),
+  actor: z.looseObject({ kind: z.string(), name: z.string() }).optional(),
+  operation: z.enum(["add", "replace", "remove", "set"]),
+  text: z.string().optional(),
+  old: z.string().optional(),
+  new: z.string().optional(),
+  added: z.array(z.string()).optional().describe("a set: the lines it added"),
+  removed: z.array(z.string()).optional().describe("a set: the lines it removed"),
+  version: z.string(),
+  chars: z.number().int(),
+});
+
+/** A memory's history: its changes, newest first, and whether the logs were read whole. */
+export const MemoryHistorySchema = z.looseObject({
+  memory: z.string(),
+  changes: z.array(MemoryChangeSchema),
+  complete: z.boolean().describe("false when the agents' logs are longer than what was read"),
+});

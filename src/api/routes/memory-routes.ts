@@ -8,6 +8,7 @@ import { actorOf, recordAction } from "../record-action.js";
 import { AgentParamsSchema, limitUpTo } from "../request-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { documented } from "../route-responses.js";
+import { MemoryHistorySchema } from "../response-schemas.js";
 import { routeSchema } from "../zod-route-schema.js";
 
 const ScopeParamsSchema = z.object({ scope: MemoryScopeNameSchema });
@@ -43,29 +44,6 @@ async function auditChange(
 
 const HistoryQuerySchema = z.object({
   limit: limitUpTo(1_000, 100),
-});
-
-const ChangeSchema = z.looseObject({
-  id: z.number().int(),
-  time: z.string(),
-  agent: z.string().describe("the agent whose log told the change"),
-  run: z.string().nullable().describe("the run whose memory tool made it; null for an operator's"),
-  by: z.enum(["agent", "operator"]),
-  actor: z.looseObject({ kind: z.string(), name: z.string() }).optional(),
-  operation: z.enum(["add", "replace", "remove", "set"]),
-  text: z.string().optional(),
-  old: z.string().optional(),
-  new: z.string().optional(),
-  added: z.array(z.string()).optional().describe("a set: the lines it added"),
-  removed: z.array(z.string()).optional().describe("a set: the lines it removed"),
-  version: z.string(),
-  chars: z.number().int(),
-});
-
-export const MemoryHistorySchema = z.looseObject({
-  memory: z.string(),
-  changes: z.array(ChangeSchema),
-  complete: z.boolean().describe("false when the agents' logs are longer than what was read"),
 });
 
 function operatorsOf(memories: MemoryOperators | undefined): MemoryOperators {

@@ -6,6 +6,7 @@ import type {
   AgentDetailSchema,
   AgentSummarySchema,
   DeliveryListSchema,
+  MemoryHistorySchema,
   TriggerListSchema,
   EventSchema,
   MergedEventPageSchema,
@@ -33,3 +34,5 @@ export type TriggerList = z.infer<typeof TriggerListSchema>;
 export type TriggerStatus = TriggerList["triggers"][number];
 
 export const FINISHED_STATUSES: ReadonlySet<RunStatus> = new Set(["completed", "failed", "stopped"]);
+/** `GET /agents/:id/memory/history`: a memory's changes, newest first. */
+export type MemoryHistory = z.infer<typeof MemoryHistorySchema>;

@@ -1,34 +1,12 @@
 // A memory's history under its text: each change, newest first, with when, which run or operator
 // made it, and what it changed (GET /agents/:id/memory/history).
 
+import type { MemoryHistory } from "../api-types.js";
 import { RelativeTime } from "../components.js";
 import { useNow } from "../hooks.js";
 import { routeHref } from "../route.js";
 
-/** One change (the API's MemoryHistorySchema, src/api/routes/memory-routes.ts). */
-interface Change {
-  id: number;
-  time: string;
-  agent: string;
-  run: string | null;
-  by: "agent" | "operator";
-  actor?: { kind: string; name: string };
-  operation: "add" | "replace" | "remove" | "set";
-  text?: string;
-  old?: string;
-  new?: string;
-  added?: string[];
-  removed?: string[];
-  version: string;
-  chars: number;
-}
-
-/** `GET /agents/:id/memory/history`. */
-export interface MemoryHistory {
-  memory: string;
-  changes: Change[];
-  complete: boolean;
-}
+type Change = MemoryHistory["changes"][number];
 
 export function MemoryHistoryList({ history }: { history: MemoryHistory | undefined }) {
   const now = useNow();

@@ -3,8 +3,9 @@
 
 import { useEffect, useState } from "preact/hooks";
 import { ApiError, describeError, getJson, putJson } from "../api-client.js";
+import type { MemoryHistory } from "../api-types.js";
 import { ErrorBanner, Panel } from "../components.js";
-import { type MemoryHistory, MemoryHistoryList } from "./memory-history.js";
+import { MemoryHistoryList } from "./memory-history.js";
 
 /** `GET /agents/:id/memory` (the API's MemorySchema). */
 interface AgentMemory {
