@@ -1,4 +1,5 @@
 import type { Clock } from "../clock/clock.js";
+import { RepeatingTask } from "../clock/repeating-task.js";
 import type { Logger } from "../logging/logger.js";
 import type { AuditLog } from "./audit-log.js";
 
@@ -24,37 +25,30 @@ export interface AuditRetentionOptions {
  */
 export class AuditRetention {
   readonly #options: AuditRetentionOptions;
-  #cancel: (() => void) | undefined;
-  #running: Promise<number> | undefined;
-  #stopped = false;
+  readonly #task: RepeatingTask<number>;
 
   constructor(options: AuditRetentionOptions) {
     this.#options = options;
+    this.#task = new RepeatingTask({
+      run: () => this.#prune(),
+      clock: options.clock,
+      intervalMilliseconds: options.intervalMilliseconds ?? AUDIT_PRUNE_INTERVAL_MILLISECONDS,
+    });
   }
 
   /** Prunes now, then every interval (nothing with `days: null`). */
   start(): void {
-    if (this.#options.days === null) return;
-    this.#stopped = false;
-    void this.pruneNow();
+    if (this.#options.days !== null) this.#task.start();
   }
 
   /** One prune now (or the one under way); resolves with the entries it deleted. */
   pruneNow(): Promise<number> {
-    this.#cancel?.();
-    this.#running ??= this.#prune().finally(() => {
-      this.#running = undefined;
-      this.#schedule();
-    });
-    return this.#running;
+    return this.#task.runNow();
   }
 
   /** Stops the timer; a prune under way finishes. Resolves once it has. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#cancel?.();
-    this.#cancel = undefined;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#task.stop();
   }
 
   async #prune(): Promise<number> {
@@ -68,11 +62,5 @@ export class AuditRetention {
       logger.warn({ err: error }, "could not prune the audit trail; trying again later");
       return 0;
     }
-  }
-
-  #schedule(): void {
-    if (this.#stopped) return;
-    const interval = this.#options.intervalMilliseconds ?? AUDIT_PRUNE_INTERVAL_MILLISECONDS;
-    this.#cancel = this.#options.clock.setTimer(() => void this.pruneNow(), interval);
   }
 }

@@ -1,5 +1,6 @@
 import type { Logger } from "../logging/logger.js";
 import type { Clock } from "../clock/clock.js";
+import { RepeatingTask } from "../clock/repeating-task.js";
 import type { RetentionPolicy } from "../config/retention-policy.js";
 
 /** What one prune deleted. */
@@ -30,36 +31,30 @@ export interface RetentionPrunerOptions {
  */
 export class RetentionPruner {
   readonly #options: RetentionPrunerOptions;
-  #cancel: (() => void) | undefined;
-  #running: Promise<void> | undefined;
-  #stopped = false;
+  readonly #task: RepeatingTask<void>;
 
   constructor(options: RetentionPrunerOptions) {
     this.#options = options;
+    this.#task = new RepeatingTask({
+      run: () => this.#prune(),
+      clock: options.clock,
+      intervalMilliseconds: options.intervalMilliseconds ?? DEFAULT_PRUNE_INTERVAL_MILLISECONDS,
+    });
   }
 
   /** Prunes now, then every interval. */
   start(): void {
-    this.#stopped = false;
-    void this.pruneNow();
+    this.#task.start();
   }
 
   /** One prune now (or the one under way); resolves once it is done. */
   pruneNow(): Promise<void> {
-    this.#cancel?.();
-    this.#running ??= this.#prune().finally(() => {
-      this.#running = undefined;
-      this.#schedule();
-    });
-    return this.#running;
+    return this.#task.runNow();
   }
 
   /** Stops the timer; a prune under way finishes. Resolves once it has. */
-  async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#cancel?.();
-    this.#cancel = undefined;
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#task.stop();
   }
 
   async #prune(): Promise<void> {
@@ -70,11 +65,5 @@ export class RetentionPruner {
     } catch (error) {
       logger.warn({ err: error }, "could not prune history past retention; trying again later");
     }
-  }
-
-  #schedule(): void {
-    if (this.#stopped) return;
-    const interval = this.#options.intervalMilliseconds ?? DEFAULT_PRUNE_INTERVAL_MILLISECONDS;
-    this.#cancel = this.#options.clock.setTimer(() => void this.pruneNow(), interval);
   }
 }
