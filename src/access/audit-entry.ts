@@ -54,6 +54,16 @@ export function auditEntryId(now: Date): string {
   return `${now.getTime().toString(36).padStart(12, "0")}-${randomBytes(6).toString("hex")}`;
 }
 
+/** The entry a log writes for a draft at `now`, stamped with the node of a cluster that wrote it. */
+export function newAuditEntry(draft: AuditDraft, now: Date, node: string | undefined): AuditEntry {
+  return {
+    id: auditEntryId(now),
+    time: now.toISOString(),
+    ...draft,
+    ...(node === undefined ? {} : { node }),
+  };
+}
+
 /** Valid `after` cursors of `GET /audit`. */
 export const AUDIT_CURSOR = /^[0-9a-z]{12}-[0-9a-f]{12}$/;
 

@@ -3,7 +3,7 @@ import { readdir, readFile, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Clock, systemClock } from "../clock/clock.js";
 import { WholeAppends } from "../util/whole-append.js";
-import { type AuditDraft, type AuditEntry, AuditEntrySchema, auditEntryId } from "./audit-entry.js";
+import { type AuditDraft, type AuditEntry, AuditEntrySchema, newAuditEntry } from "./audit-entry.js";
 import type { AuditLog } from "./audit-log.js";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
@@ -31,13 +31,7 @@ export class FilesAuditLog implements AuditLog {
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
-    const now = new Date(this.#clock.now());
-    const entry: AuditEntry = {
-      id: auditEntryId(now),
-      time: now.toISOString(),
-      ...draft,
-      ...(this.#node === undefined ? {} : { node: this.#node }),
-    };
+    const entry = newAuditEntry(draft, new Date(this.#clock.now()), this.#node);
     const file = path.join(this.#folder, `${entry.time.slice(0, 10)}.jsonl`);
     mkdirSync(this.#folder, { recursive: true, mode: 0o700 });
     const descriptor = openSync(file, "a+", 0o600);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AUDIT_ACTIONS, AUDIT_CURSOR } from "../access/audit-entry.js";
+import { AUDIT_CURSOR, AuditEntrySchema } from "../access/audit-entry.js";
 import { TokenNameSchema } from "../access/api-token.js";
 import { ROLES } from "../access/role.js";
 import { ACTOR_KINDS } from "../events/actor.js";
@@ -57,17 +57,8 @@ export const CreatedTokenSchema = TokenSummarySchema.extend({
 
 export const RevokedTokenSchema = z.looseObject({ revoked: z.string() });
 
-export const AuditEntryResponseSchema = z.looseObject({
-  id: z.string(),
-  time: z.string(),
-  actor: ActorResponseSchema,
-  action: z.enum(AUDIT_ACTIONS),
-  agent: z.string().optional(),
-  run: z.string().optional(),
-  target: z.string().optional(),
-  details: z.record(z.string(), z.unknown()).optional(),
-  node: z.string().optional(),
-});
+/** An audit entry as the log keeps it, open to fields a later version adds. */
+export const AuditEntryResponseSchema = AuditEntrySchema.extend({ actor: ActorResponseSchema }).loose();
 
 export const AuditPageSchema = z.looseObject({
   entries: z.array(AuditEntryResponseSchema),

@@ -3,7 +3,7 @@ import {
   type AuditDraft,
   type AuditEntry,
   AuditEntrySchema,
-  auditEntryId,
+  newAuditEntry,
   auditIdBefore,
 } from "../../access/audit-entry.js";
 import type { AuditLog } from "../../access/audit-log.js";
@@ -25,13 +25,7 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
-    const now = new Date(this.#clock.now());
-    const entry: AuditEntry = {
-      id: auditEntryId(now),
-      time: now.toISOString(),
-      ...draft,
-      ...(this.#node === undefined ? {} : { node: this.#node }),
-    };
+    const entry = newAuditEntry(draft, new Date(this.#clock.now()), this.#node);
     await this.#pool.query("INSERT INTO agentd_audit (id, entry) VALUES ($1, $2)", [
       entry.id,
       JSON.stringify(entry),
