@@ -2,6 +2,7 @@ import { createInterface, type Interface } from "node:readline";
 import { AgentdError } from "../errors/agentd-error.js";
 import { formatDuration } from "../util/duration.js";
 import type { ApprovalBroker, RequestedApproval } from "./approval-broker.js";
+import { terminalSafeText } from "../util/terminal-safe-text.js";
 
 /** Longest argument text shown in a question; the rest is counted, not printed. */
 const SHOWN_ARGUMENT_CHARACTERS = 2_000;
@@ -94,9 +95,10 @@ export function announceApprovals(broker: ApprovalBroker, write: (text: string) 
 }
 
 function question(approval: RequestedApproval): string {
+  // The arguments are the agent's: what the operator approves is shown, never obeyed by the terminal.
   return [
-    `approval ${approval.id}: ${approval.tool} (${approval.reason}; ${expiry(approval)})`,
-    `  arguments: ${shownArguments(approval.arguments)}`,
+    terminalSafeText(`approval ${approval.id}: ${approval.tool} (${approval.reason}; ${expiry(approval)})`),
+    `  arguments: ${terminalSafeText(shownArguments(approval.arguments))}`,
     "approve? [y]es / [n]o / [a]lways for this run › ",
   ].join("\n");
 }

@@ -1,6 +1,7 @@
 import { createInterface, type Interface } from "node:readline";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { PendingQuestion, QuestionBroker } from "./question-broker.js";
+import { terminalSafeText } from "../util/terminal-safe-text.js";
 
 export interface QuestionPromptOptions {
   /** Where the human types answers (the terminal's stdin). */
@@ -65,15 +66,20 @@ export function promptQuestions(broker: QuestionBroker, options: QuestionPromptO
 export function announceQuestions(broker: QuestionBroker, write: (text: string) => void): () => void {
   return broker.onAsked((question) => {
     write(
-      `question ${question.id}: "${question.question}" waits for an answer, but there is no terminal to ask; ` +
+      `question ${question.id}: "${terminalSafeText(question.question)}" waits for an answer, but there is no terminal to ask; ` +
         `it expires unanswered at ${question.expires_at}\n`,
     );
   });
 }
 
 function prompt(question: PendingQuestion): string {
-  const choices = (question.choices ?? []).map((choice, index) => `  ${index + 1}. ${choice}`);
-  return [`question ${question.id}: ${question.question}`, ...choices, "answer › "].join("\n");
+  // The question and its choices are the agent's: shown, never obeyed by the terminal.
+  const choices = (question.choices ?? []).map(
+    (choice, index) => `  ${index + 1}. ${terminalSafeText(choice)}`,
+  );
+  return [`question ${question.id}: ${terminalSafeText(question.question)}`, ...choices, "answer › "].join(
+    "\n",
+  );
 }
 
 /** A typed number picks that choice; anything else is the answer as typed. */

@@ -12,8 +12,8 @@ export const PAYLOAD_FOLDER = ".agentd/payloads";
  * whose commands may have put symlinks anywhere in it: the path is opened the way the file tools
  * open one (each name looked up under the folder already held, a symlink resolved inside the
  * workdir, never out of it, the file created with O_EXCL), and nothing is written where the
- * agent's sandbox hides. A read-only workdir still gets the file: the daemon writes it for the
- * agent to read.
+ * agent's sandbox hides. A read-only workdir still gets the file (the daemon writes it for the
+ * agent to read), but never in a place the sandbox keeps read-only even in a writable workdir.
  */
 export async function writePayloadFile(options: {
   workdir: string;
@@ -22,15 +22,11 @@ export async function writePayloadFile(options: {
   body: Buffer;
   now: Date;
 }): Promise<string> {
-  const held = holdWorkdir({ workdir: options.workdir, sandbox: options.sandbox }, { create: true });
-  const sandboxAccess = held.access;
-  const workdir = {
-    ...held,
-    access: (realPath: string) => {
-      const access = sandboxAccess(realPath);
-      return access === "read-only" ? "writable" : access;
-    },
-  };
+  // A read-only workdir is written as if it were writable, and no further: what the sandbox keeps
+  // read-only inside any workdir (agents folders, `.git/hooks`…) stays so, whatever a link says.
+  const sandbox: SandboxPolicy =
+    options.sandbox.mode === "read-only" ? { ...options.sandbox, mode: "workspace-write" } : options.sandbox;
+  const workdir = holdWorkdir({ workdir: options.workdir, sandbox }, { create: true });
   const stamp = options.now
     .toISOString()
     .replace(/[-:]/g, "")
@@ -48,6 +44,6 @@ export async function writePayloadFile(options: {
     }
     return opened.relative;
   } finally {
-    await held.directory.release();
+    await workdir.directory.release();
   }
 }

