@@ -7,9 +7,12 @@
 // end. Blocks of benches not run this time are kept as they were (with their own date and load).
 // Not a bench itself (run-all runs *.bench.mjs only). `npm run bench:docs` builds first.
 // Usage: node scripts/bench/bench-docs.mjs [--quick] [name-filter…]
+//   (npm run bench:docs -- llm-loop: that bench's block alone; the console shows the load before
+//   and after each bench, which the block records too)
 //   --quick      each bench in its quick mode (a few iterations): checks the generator, the figures
 //                mean little (the block says so)
-//   name-filter  only the benches whose file name contains one of the words
+//   name-filter  a bench's name (llm-loop) for that bench alone, or a word: the benches whose file
+//                name contains it
 import { spawn, execFileSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -27,9 +30,17 @@ if (!existsSync(path.join(root, "dist"))) {
   process.exit(2);
 }
 
-const benches = readdirSync(directory)
-  .filter((file) => file.endsWith(".bench.mjs"))
-  .filter((file) => filters.length === 0 || filters.some((filter) => file.includes(filter)))
+const allBenches = readdirSync(directory).filter((file) => file.endsWith(".bench.mjs"));
+// A filter that names a bench exactly (`llm-loop`) picks that one alone; another word picks every
+// bench whose file name contains it (`loop`: llm-loop and memory-loop).
+const benches = allBenches
+  .filter(
+    (file) =>
+      filters.length === 0 ||
+      filters.some((filter) =>
+        allBenches.includes(`${filter}.bench.mjs`) ? file === `${filter}.bench.mjs` : file.includes(filter),
+      ),
+  )
   .sort();
 if (benches.length === 0) {
   console.error(`no bench matches ${filters.join(", ")}`);
@@ -41,13 +52,15 @@ let document = readFileSync(documentPath, "utf8");
 const failed = [];
 for (const file of benches) {
   const name = file.slice(0, -".bench.mjs".length);
-  console.log(`=== ${file}`);
+  console.log(`=== ${file} (load average ${loadavg()[0].toFixed(1)} on ${cpus().length} cores)`);
   const result = await runBench(file);
   if (result.code !== 0) failed.push(file);
   document = replaceBlock(document, name, renderBlock(name, result));
   // Written after every bench, so a long pass stopped half-way keeps what it measured.
   writeFileSync(documentPath, withSummary(document));
-  console.log(`--- ${file}: exit ${result.code} in ${result.seconds.toFixed(1)} s`);
+  console.log(
+    `--- ${file}: exit ${result.code} in ${result.seconds.toFixed(1)} s, load average ${result.loadBefore.toFixed(1)} → ${result.loadAfter.toFixed(1)} on ${cpus().length} cores${result.loadBefore > cpus().length ? " (busier than its cores: the figures are noisy, rerun on a quiet machine)" : ""}`,
+  );
 }
 if (failed.length > 0) {
   console.error(`${failed.length} bench(es) failed: ${failed.join(", ")}`);

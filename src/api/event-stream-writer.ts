@@ -83,9 +83,10 @@ export class EventStreamWriter {
           // Older than the ring: a page from disk.
           const before = this.#lastSent;
           const lines = await this.#source.history(this.#agent, this.#lastSent, REPLAY_PAGE_EVENTS);
-          this.#sendPage(() => {
-            for (const { id, line } of lines) this.#send(id, line);
-          });
+          this.#sendPage(
+            lines.map(({ id }) => id),
+            lines.map(({ line }) => line),
+          );
           if (this.#lastSent > before) continue;
           // Nothing there (a gap a failed write left, a pruned range): on with the ring, read
           // again after the wait, unless it moved on meanwhile.
@@ -93,7 +94,7 @@ export class EventStreamWriter {
           page = this.#ringPage();
           if (page.oldest !== oldest) continue;
         }
-        this.#sendPage(() => page.lines.forEach((line, index) => this.#send(page.ids[index] ?? 0, line)));
+        this.#sendPage(page.ids, page.lines);
         // A short page is all the ring holds now: live from here, in this same tick.
         if (page.lines.length < REPLAY_PAGE_EVENTS) {
           this.#live = true;
@@ -110,16 +111,18 @@ export class EventStreamWriter {
   }
 
   /**
-   * Sends a page's events as one write to the socket (corked, uncorked in the same tick, never
-   * across a wait for `drain`), not one system call and chunk per event.
+   * Sends a page's events as one write to the socket: the frames joined into one string, not one
+   * chunk per event (a replay of 500 events is one write, not 500 buffered chunks and a writev).
    */
-  #sendPage(sendEvents: () => void): void {
-    this.#response.cork();
-    try {
-      sendEvents();
-    } finally {
-      this.#response.uncork();
+  #sendPage(ids: readonly number[], lines: readonly string[]): void {
+    let frames = "";
+    for (let index = 0; index < lines.length; index++) {
+      const id = ids[index] ?? 0;
+      if (id <= this.#lastSent) continue;
+      this.#lastSent = id;
+      frames += `id: ${id}\ndata: ${lines[index]}\n\n`;
     }
+    if (frames !== "" && !this.#closed) this.#response.write(frames);
   }
 
   #send(id: number, line: string): void {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import type { ChatMessage } from "../llm/chat-message.js";
 import type { Logger } from "../logging/logger.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
@@ -28,11 +29,19 @@ export class CheckpointStore implements CheckpointRecords {
 
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
+    const serialised = new WeakMap<ChatMessage, string>();
     return {
       resumeFrom,
-      save: (state) => {
-        const checkpoint: Checkpoint = { run, ...state, saved_at: this.#now().toISOString() };
-        return this.#writes.write(this.#fileOf(run), JSON.stringify(checkpoint), { sync: false });
+      save: ({ messages, ...state }) => {
+        // The conversation only grows by new message objects: each is serialised once per run.
+        const lines = messages.map((message) => {
+          let line = serialised.get(message);
+          if (line === undefined) serialised.set(message, (line = JSON.stringify(message)));
+          return line;
+        });
+        const rest = JSON.stringify({ run, ...state, saved_at: this.#now().toISOString() });
+        const text = `{"messages":[${lines.join(",")}],${rest.slice(1)}`;
+        return this.#writes.write(this.#fileOf(run), text, { sync: false });
       },
     };
   }

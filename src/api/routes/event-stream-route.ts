@@ -50,6 +50,8 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
       const watch = clientGoneSignal(request, reply, shutdownSignal);
       reply.hijack();
       const response = reply.raw;
+      // The head, the preamble and a replay's first page leave in one write to the socket.
+      response.cork();
       response.writeHead(200, {
         "content-type": "text/event-stream; charset=utf-8",
         "cache-control": "no-cache",
@@ -75,7 +77,9 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         if (!response.writableEnded) response.end();
       };
       watch.signal.addEventListener("abort", finish, { once: true });
-      await writer.start();
+      const started = writer.start();
+      response.uncork();
+      await started;
       if (watch.signal.aborted) finish();
     },
   );
