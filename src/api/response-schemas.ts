@@ -315,7 +315,10 @@ export const DeliveryListSchema = z.looseObject({
 
 /** One configured delivery target with its health (`GET /deliveries/targets`). */
 export const DeliveryTargetStatusSchema = z.looseObject({
-  agent: z.string().nullable().describe("the agent whose deliver: names it; null: a config target no agent names"),
+  agent: z
+    .string()
+    .nullable()
+    .describe("the agent whose deliver: names it; null: a config target no agent names"),
   target: z.string().describe("the config name, or <kind>#<index> in the agent's deliver:"),
   to: z.enum(["webhook", "slack", "discord", "telegram", "email", "file"]),
   when: z.array(z.enum(["always", "failure", "changed", "waiting", "agent"])),

@@ -59,7 +59,8 @@ export function targetStatuses(
     }),
   );
   for (const [name, target] of Object.entries(config.targets)) {
-    if (!named.has(name)) statuses.push({ agent: null, ...describe(name, target, true, mask), ...healthOf([], mask) });
+    if (!named.has(name))
+      statuses.push({ agent: null, ...describe(name, target, true, mask), ...healthOf([], mask) });
   }
   return statuses;
 }
