@@ -12,7 +12,7 @@ import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
 import type { SharedDeliveryRows } from "./shared-delivery-rows.js";
-import type { SharedTriggerStarts } from "./shared-trigger-starts.js";
+import type { SharedTriggerStarts } from "../triggers/shared-trigger-starts.js";
 import type { StorageState } from "./storage-state.js";
 
 /** What `GET /health` says about the store. */

@@ -1,6 +1,6 @@
 import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../logging/logger.js";
-import type { SharedTriggerStarts } from "../store/shared-trigger-starts.js";
+import type { SharedTriggerStarts } from "./shared-trigger-starts.js";
 import {
   DeliveryRateLimit,
   type RateLimit,

@@ -154,7 +154,7 @@ describe.skipIf(missing !== undefined)("deliveries and triggers on a cluster", {
     // The same targets and health on both (the holder may know of an attempt more than the store).
     const shown = (targets: TargetStatus[]) =>
       targets.map(({ agent, target, destination, health }) => ({ agent, target, destination, health }));
-    expect(shown(targetsOnFirst)).toEqual(shown(targetsOnSecond));
+    expect(shown(targetsOnFirst ?? [])).toEqual(shown(targetsOnSecond ?? []));
     expect(targetsOnFirst).toEqual([
       expect.objectContaining({
         agent: "digest",

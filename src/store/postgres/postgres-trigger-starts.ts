@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { SharedStartVerdict, SharedTriggerStarts } from "../shared-trigger-starts.js";
+import type { SharedStartVerdict, SharedTriggerStarts } from "../../triggers/shared-trigger-starts.js";
 
 /** The first key of the advisory locks that serialise one trigger's starts (the second: the key's hash). */
 const TRIGGER_LOCK_SPACE = 7_412_017;
