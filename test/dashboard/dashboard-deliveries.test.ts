@@ -144,6 +144,15 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
       /^digest {2}slack#1 \(slack, always\) {2}http:\/\/127\.0\.0\.1:\d+\/… {2}retrying .*refused/im,
     );
 
+    const listed = await agentd(["deliveries", "--status", "retrying", "--config", configFile], {
+      environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
+    });
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(
+      /^d_\w+ {2}\S+Z {2}digest {2}r_\w+ {2}slack#1 \(slack, always\) {2}retrying {2}\d+ attempts? .*refused/im,
+    );
+    expect(listed.stdout).not.toContain("file#0");
+
     const { page } = browser;
     await page.goto("/#/deliveries");
     const row = page.locator(".delivery-targets-table tr[data-target='digest/slack#1']");
