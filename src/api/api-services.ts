@@ -16,14 +16,10 @@ import type { PendingApproval } from "../approvals/approval-broker.js";
 import type { StartedRun } from "../runs/queue/idempotent-starts.js";
 import type { HookAnswer, HookDelivery } from "../triggers/webhook-intake.js";
 import type { TriggerStatus } from "../triggers/trigger-health.js";
-import type { DeliveryRecord, DeliveryStatus } from "../deliveries/delivery-record.js";
+import type { DeliveriesView } from "../deliveries/deliveries.js";
 
-/** Deliveries of runs' outcomes (src/deliveries/): the list and the counts by status. */
-export interface DeliveriesService {
-  /** Newest first, optionally of one status. */
-  list(status?: DeliveryStatus): DeliveryRecord[] | Promise<DeliveryRecord[]>;
-  counts(): Record<DeliveryStatus, number>;
-}
+/** Deliveries of runs' outcomes (src/deliveries/): pages of them, the targets' health, the counts. */
+export type DeliveriesService = DeliveriesView;
 import type { MemoryOperators } from "../memory/memory-operators.js";
 import type { AgentSwitches } from "../definitions/agent-switches.js";
 

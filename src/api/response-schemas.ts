@@ -313,6 +313,30 @@ export const DeliveryListSchema = z.looseObject({
   next: z.string().nullable().describe("pass as `before` for the next page; null: the last page"),
 });
 
+/** One configured delivery target with its health (`GET /deliveries/targets`). */
+export const DeliveryTargetStatusSchema = z.looseObject({
+  agent: z
+    .string()
+    .nullable()
+    .describe("the agent whose deliver: names it; null: a config target no agent names"),
+  target: z.string().describe("the config name, or <kind>#<index> in the agent's deliver:"),
+  to: z.enum(["webhook", "slack", "discord", "telegram", "email", "file"]),
+  when: z.array(z.enum(["always", "failure", "changed", "waiting", "agent"])),
+  shared: z.boolean().describe("a config deliveries.targets entry"),
+  destination: z
+    .string()
+    .describe("where it goes, credentials left out: a URL's scheme and host, a chat, the recipients, a path"),
+  health: z
+    .enum(["ok", "retrying", "failing", "untried"])
+    .describe("failing: its latest finished deliveries failed; untried: none finished yet"),
+  last_status: z.enum(["pending", "retrying", "sent", "failed"]).nullable(),
+  last_at: z.string().nullable().describe("when its newest delivery last changed"),
+  last_error: z.string().nullable().describe("the last error of its newest delivery not sent, masked"),
+  failing_streak: z.number().int().describe("its newest finished deliveries that failed, in a row"),
+});
+
+export const DeliveryTargetListSchema = z.looseObject({ targets: z.array(DeliveryTargetStatusSchema) });
+
 /** One change of a memory in its history (`GET /agents/:id/memory/history`). */
 const MemoryChangeSchema = z.looseObject({
   id: z.number().int(),

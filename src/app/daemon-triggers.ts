@@ -1,5 +1,6 @@
 import type { Logger } from "../logging/logger.js";
 import { IdempotentStarts } from "../runs/queue/idempotent-starts.js";
+import { ClusterRateLimit } from "../triggers/cluster-rate-limit.js";
 import { Triggers } from "../triggers/triggers.js";
 import { dateSource } from "../clock/clock.js";
 import type { DefinitionSource } from "./definition-source.js";
@@ -20,6 +21,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     clock,
     logger,
     webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
+    rateLimit: store.triggerStarts && new ClusterRateLimit(store.triggerStarts, clock, logger),
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),
       recorded: (agentId, key) => idempotent.recorded(agentId, key),

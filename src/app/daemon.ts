@@ -275,7 +275,7 @@ async function serveDaemon(
     ...(store.storage ? { storage: store.storage } : {}),
     ...(access.tokens ? { tokens: access.tokens } : {}),
     audit: access.audit,
-    deliveries: core.deliveries.service,
+    deliveries: core.deliveries.view,
   };
   const stopWorking = async (graceMilliseconds: number) => {
     await drainRuns({

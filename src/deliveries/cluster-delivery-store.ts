@@ -1,6 +1,6 @@
 import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { parseJsonAs } from "../schema/parse-json-as.js";
-import { DeliveryRecordSchema, type DeliveryRecord } from "./delivery-record.js";
+import { DeliveryRecordSchema, type DeliveryPageQuery, type DeliveryRecord } from "./delivery-record.js";
 import type { DeliveryStore } from "./files-delivery-store.js";
 
 /**
@@ -25,12 +25,14 @@ export class ClusterDeliveryStore implements DeliveryStore {
 
   /** Claims the open deliveries of dead nodes; answers every open one this node holds. */
   async adopt(): Promise<DeliveryRecord[]> {
-    const records = (await this.#rows.adopt()).flatMap((text) => {
-      const record = parseJsonAs(DeliveryRecordSchema, text);
-      return record === undefined ? [] : [record];
-    });
+    const records = parseRecords(await this.#rows.adopt());
     for (const record of records) this.#written.set(record.id, JSON.stringify(record));
     return records;
+  }
+
+  /** Every node's deliveries: what `GET /deliveries` answers on any node of the cluster. */
+  async page(query: DeliveryPageQuery): Promise<DeliveryRecord[]> {
+    return parseRecords(await this.#rows.page(query));
   }
 
   save(records: readonly DeliveryRecord[]): Promise<void> {
@@ -54,4 +56,12 @@ export class ClusterDeliveryStore implements DeliveryStore {
   settled(): Promise<void> {
     return this.#writing;
   }
+}
+
+/** Records as the store keeps them; one that does not parse (a newer agentd's) is left out. */
+function parseRecords(texts: readonly string[]): DeliveryRecord[] {
+  return texts.flatMap((text) => {
+    const record = parseJsonAs(DeliveryRecordSchema, text);
+    return record === undefined ? [] : [record];
+  });
 }

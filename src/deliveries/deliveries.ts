@@ -14,6 +14,8 @@ import { ClusterDeliveryStore } from "./cluster-delivery-store.js";
 import { FilesDeliveryStore } from "./files-delivery-store.js";
 import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { NotifyToolSource } from "./notify-tool.js";
+import type { DeliveryPage, DeliveryPageQuery, DeliveryStatus } from "./delivery-record.js";
+import { type TargetStatus, targetStatuses } from "./target-status.js";
 import {
   type RunDeliveries,
   type RunDeliveriesOptions,
@@ -42,9 +44,24 @@ function adoptEvery(config: Config): number {
   return config.store.lease;
 }
 
+/** Deliveries read to tell each target's health: every one kept (a thousand finished, and the open ones). */
+const DELIVERIES_READ_FOR_HEALTH = 5_000;
+
+/** What the API serves of deliveries: pages of them, the targets with their health, the counts. */
+export interface DeliveriesView {
+  /** `GET /deliveries`: on a cluster, every node's. */
+  page(query: DeliveryPageQuery): Promise<DeliveryPage>;
+  /** `GET /deliveries/targets`: every configured target with its health. */
+  targets(): Promise<TargetStatus[]>;
+  /** The deliveries this daemon holds, by status (`/metrics`: each node counts its own). */
+  counts(): Record<DeliveryStatus, number>;
+}
+
 /** Deliveries as the composition root wires them: the service, the notify tool, and the bus followed. */
 export interface Deliveries {
   readonly service: DeliveryService;
+  /** What the API serves. */
+  readonly view: DeliveriesView;
   /** The `notify` tool, for the tool executor's sources. */
   readonly notifyTools: NotifyToolSource;
   /** Loads and resumes the kept deliveries; call before any run can end. */
@@ -128,8 +145,22 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         });
     }, adoptEvery(config));
   };
+  const view: DeliveriesView = {
+    page: (query) => service.page(query),
+    counts: () => service.counts(),
+    targets: async () => {
+      const snapshot = options.definitions();
+      const definitions = [...new Set(snapshot.agents.map((agent) => agent.id))].flatMap((id) => {
+        const definition = snapshot.get(id);
+        return definition === undefined ? [] : [definition];
+      });
+      const { deliveries } = await service.page({ limit: DELIVERIES_READ_FOR_HEALTH });
+      return targetStatuses(definitions, settings, deliveries, options.redactor.redactText);
+    },
+  };
   return {
     service,
+    view,
     notifyTools,
     load: async () => {
       await service.start().catch((error: unknown) => {

@@ -51,6 +51,31 @@ export const DeliveryRecordSchema = z.object({
 });
 export type DeliveryRecord = z.infer<typeof DeliveryRecordSchema>;
 
+/** One page of deliveries (`GET /deliveries`): newest first, ids below `before`. */
+export interface DeliveryPageQuery {
+  status?: DeliveryStatus | undefined;
+  agent?: string | undefined;
+  run?: string | undefined;
+  /** The last id of the page before. */
+  before?: string | undefined;
+  limit: number;
+}
+
+/** A page of deliveries and the `before` of the next one (null: the last page). */
+export interface DeliveryPage {
+  deliveries: DeliveryRecord[];
+  next: string | null;
+}
+
+/** Whether the delivery is one a page query asks for (its `before` and `limit` aside). */
+export function matchesDeliveryQuery(record: DeliveryRecord, query: DeliveryPageQuery): boolean {
+  return (
+    (query.status === undefined || record.status === query.status) &&
+    (query.agent === undefined || record.agent === query.agent) &&
+    (query.run === undefined || record.run === query.run)
+  );
+}
+
 /** Whether the delivery still has attempts to make. */
 export function isOpenDelivery(record: DeliveryRecord): boolean {
   return record.status === "pending" || record.status === "retrying";

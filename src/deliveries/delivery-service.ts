@@ -10,7 +10,14 @@ import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import type { AttemptOutcome } from "./attempt-outcome.js";
 import type { DeliveryFacts } from "./delivery-facts.js";
-import { type DeliveryRecord, type DeliveryStatus, isOpenDelivery } from "./delivery-record.js";
+import {
+  type DeliveryPage,
+  type DeliveryPageQuery,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  isOpenDelivery,
+  matchesDeliveryQuery,
+} from "./delivery-record.js";
 import { deliverySubject, deliveryText } from "./delivery-text.js";
 import type { NamedTarget } from "./delivery-targets.js";
 import type { DeliveryStore } from "./files-delivery-store.js";
@@ -162,6 +169,30 @@ export class DeliveryService {
       (record) => status === undefined || record.status === status,
     );
     return all.sort((left, right) => (left.id < right.id ? 1 : left.id > right.id ? -1 : 0));
+  }
+
+  /**
+   * A page of deliveries, newest first (`GET /deliveries`): this daemon's, or on a cluster every
+   * node's as the store has them — those this node holds as it knows them now (its latest attempt
+   * may not be written yet), so every node answers the same list.
+   */
+  async page(query: DeliveryPageQuery): Promise<DeliveryPage> {
+    const { store } = this.#options;
+    const found =
+      store.page === undefined
+        ? this.list(query.status).filter(
+            (record) =>
+              matchesDeliveryQuery(record, query) && (query.before === undefined || record.id < query.before),
+          )
+        : await store.page({ ...query, limit: query.limit + 1 });
+    const page = found.slice(0, query.limit);
+    const last = page.at(-1);
+    return {
+      deliveries: page
+        .map((record) => this.#records.get(record.id) ?? record)
+        .filter((record) => matchesDeliveryQuery(record, query)),
+      next: found.length > page.length && last !== undefined ? last.id : null,
+    };
   }
 
   /** How many deliveries are in each status (metrics). */

@@ -5,7 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import { parseJsonAs } from "../schema/parse-json-as.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
-import { DeliveryRecordSchema, type DeliveryRecord } from "./delivery-record.js";
+import { DeliveryRecordSchema, type DeliveryPageQuery, type DeliveryRecord } from "./delivery-record.js";
 
 /** Where deliveries are kept between starts. */
 export interface DeliveryStore {
@@ -17,6 +17,11 @@ export interface DeliveryStore {
   settled(): Promise<void>;
   /** A cluster's store: claims the open deliveries of dead nodes, answers every open one held. */
   adopt?(): Promise<DeliveryRecord[]>;
+  /**
+   * A cluster's store: the deliveries of every node, newest first, as the store has them (at most
+   * `limit`). Absent: a daemon's own deliveries are all it has, in memory.
+   */
+  page?(query: DeliveryPageQuery): Promise<DeliveryRecord[]>;
 }
 
 const DeliveriesFileSchema = z.object({ deliveries: z.array(z.unknown()) });

@@ -12,6 +12,7 @@ import type { ScheduleStates } from "../scheduler/schedule-states.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import type { ClusterMembership } from "./cluster-membership.js";
 import type { SharedDeliveryRows } from "./shared-delivery-rows.js";
+import type { SharedTriggerStarts } from "../triggers/shared-trigger-starts.js";
 import type { StorageState } from "./storage-state.js";
 
 /** What `GET /health` says about the store. */
@@ -50,6 +51,8 @@ export interface DurableStore {
   readonly memories?: MemoryStore;
   /** The cluster's deliveries (PostgreSQL); absent: `<data_dir>/deliveries.json` of this daemon. */
   readonly deliveries?: SharedDeliveryRows;
+  /** Webhook triggers' starts counted across the cluster (PostgreSQL); absent: each daemon counts its own. */
+  readonly triggerStarts?: SharedTriggerStarts;
   health(): StoreHealth;
   /** Resolves once every write accepted so far is in the store. */
   committed(): Promise<void>;

@@ -8,6 +8,16 @@ export interface DeliveryRow {
   record: string;
 }
 
+/** Which deliveries a page holds (`GET /deliveries`): newest first, ids below `before`. */
+export interface DeliveryRowQuery {
+  status?: string | undefined;
+  agent?: string | undefined;
+  run?: string | undefined;
+  /** Only ids that sort before this one (the last id of the page before). */
+  before?: string | undefined;
+  limit: number;
+}
+
 /**
  * The deliveries of a cluster (PostgreSQL store): each row held by the node that made or adopted
  * it. A node writes only the rows it holds; the open rows of a node whose lease lapsed are adopted
@@ -21,4 +31,6 @@ export interface SharedDeliveryRows {
    * open row this node holds now, each as its record's JSON.
    */
   adopt(): Promise<string[]>;
+  /** The cluster's deliveries, whichever node holds them, newest first: each record's JSON. */
+  page(query: DeliveryRowQuery): Promise<string[]>;
 }

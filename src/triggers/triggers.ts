@@ -5,7 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
 import { followRunEnds } from "./after-triggers.js";
-import { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import { DeliveryRateLimit, type TriggerRateLimit } from "./delivery-rate-limit.js";
 import { triggerDetail } from "./trigger-detail.js";
 import { TriggerHealth, type TriggerStatus, triggerKeyOf } from "./trigger-health.js";
 import { kindOf } from "./trigger-schema.js";
@@ -25,6 +25,8 @@ export interface TriggersOptions {
   logger: Logger;
   /** Config `triggers.webhook_body_limit`. */
   webhookBodyLimitBytes: number;
+  /** Where webhook starts are counted; default this daemon's memory (a cluster's store counts them all). */
+  rateLimit?: TriggerRateLimit | undefined;
 }
 
 /**
@@ -52,7 +54,7 @@ export class Triggers {
       triggers,
       secrets: this.#secrets,
       runs: options.runs,
-      rateLimit: new DeliveryRateLimit(options.clock),
+      rateLimit: options.rateLimit ?? new DeliveryRateLimit(options.clock),
       sandboxOf: options.sandboxOf,
       clock: options.clock,
       logger: options.logger,

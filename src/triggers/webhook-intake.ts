@@ -5,7 +5,7 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
-import type { DeliveryRateLimit } from "./delivery-rate-limit.js";
+import type { TriggerRateLimit } from "./delivery-rate-limit.js";
 import type { TriggerHealth, TriggerOutcome } from "./trigger-health.js";
 import { matchesFilter } from "./payload-filter.js";
 import { writePayloadFile } from "./payload-file.js";
@@ -40,7 +40,8 @@ export interface WebhookIntakeOptions {
   triggers: () => TriggerSet;
   secrets: TriggerSecrets;
   runs: TriggerRuns;
-  rateLimit: DeliveryRateLimit;
+  /** Where starts are counted: this daemon, or the cluster (`rate_limit` of each trigger). */
+  rateLimit: TriggerRateLimit;
   /** The sandbox policy of an agent's children: where its payload file may go. */
   sandboxOf: (definition: AgentDefinition) => SandboxPolicy;
   clock: Clock;
@@ -138,7 +139,7 @@ export class WebhookIntake {
       runs.recorded(definition.id, key) ?? (replayOf === undefined ? undefined : runs.get(replayOf));
     if (recorded !== undefined) return duplicateOf(recorded);
     const limitKey = `${definition.id}/${name}`;
-    const verdict = rateLimit.take(limitKey, settings.rate_limit);
+    const verdict = await rateLimit.take(limitKey, settings.rate_limit);
     if (!verdict.allowed) {
       return {
         status: 429,
@@ -170,7 +171,7 @@ export class WebhookIntake {
       );
       if (scheme === "github") this.#recent.remember(`${definition.id}/${name}/${digest}`, started.run.id);
       if (started.duplicate) {
-        rateLimit.giveBack(limitKey);
+        await rateLimit.giveBack(limitKey, verdict.start);
         return duplicateOf(started.run);
       }
       this.#options.logger.info(
@@ -179,7 +180,7 @@ export class WebhookIntake {
       );
       return { status: 202, body: { run: started.run.id, status: started.run.status } };
     } catch (error) {
-      rateLimit.giveBack(limitKey);
+      await rateLimit.giveBack(limitKey, verdict.start);
       throw error;
     }
   }

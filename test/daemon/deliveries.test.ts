@@ -4,7 +4,7 @@ import { type IncomingMessage, type Server, type ServerResponse, createServer } 
 import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { httpErrorReply, textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { agentEvents, startRun, waitForRunEnd } from "./api-shapes.js";
@@ -65,6 +65,10 @@ describe("deliveries of the daemon", () => {
     project.writeAgent("watcher", {
       deliver: [{ to: "discord", url: `${chat.url}/api/webhooks/1/discord`, when: ["agent"] }],
     });
+    project.writeAgent("pager", {
+      tools: ["ask_human"],
+      deliver: [{ to: "slack", url: `${chat.url}/pager`, when: ["failure", "waiting"] }],
+    });
     const daemon = await kit.daemon(project.configFile, {
       environment: { AGENTD_SECRET_SLACK_URL: `${chat.url}/services/T1/B1/${SLACK_TOKEN}` },
     });
@@ -116,6 +120,29 @@ describe("deliveries of the daemon", () => {
       reply.text(),
     );
     expect(metrics).toContain('agentd_delivery_attempts_total{status="sent"} 3');
+
+    // when: [failure, waiting]: a failed run; a completed one delivers nothing; a run waiting for an
+    // answer, with its dashboard link (last: it holds the agent's one slot).
+    const pagerRequests = () => chat.received.filter((request) => request.path === "/pager");
+    llm.enqueue(httpErrorReply(400));
+    await waitForRunEnd(daemon, await startRun(daemon, "pager", "fail"));
+    const failure = await waitFor(() => pagerRequests()[0], "the failure delivery");
+    expect((JSON.parse(failure.body) as { text: string }).text).toMatch(/pager failed/);
+    llm.enqueue(textReply("all good"));
+    await waitForRunEnd(daemon, await startRun(daemon, "pager", "succeed"));
+    llm.enqueue(toolCallReply({ name: "ask_human", arguments: { question: "Deploy to production now?" } }));
+    const waiting = await startRun(daemon, "pager", "ask before deploying");
+    await waitFor(() => pagerRequests().length === 2, "the waiting delivery");
+    expect((JSON.parse(pagerRequests()[1]?.body ?? "{}") as { text: string }).text).toMatch(
+      new RegExp(`Deploy to production now\\?[\\s\\S]*${daemon.url}/#/runs/${waiting}`),
+    );
+    const pagerDeliveries = (
+      (await daemon.request("GET", "/deliveries?agent=pager")).body as { deliveries: Delivery[] }
+    ).deliveries;
+    expect(pagerDeliveries.map((delivery) => [delivery.when, delivery.status])).toEqual([
+      ["waiting", "sent"],
+      ["failure", "sent"],
+    ]);
   }, 120_000);
 
   it("sends a pending delivery after a kill -9 of the daemon", async () => {

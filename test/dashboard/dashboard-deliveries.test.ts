@@ -8,12 +8,14 @@ import type { DaemonProcess } from "../support/daemon-process.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
+import { agentd } from "../support/agentd-cli.js";
 
 // The dashboard's deliveries (an agent's page, a run's page) and its Triggers page, on a real
 // daemon and a real browser: one target that takes the message, one whose receiver is down.
 const HOOK_SECRET = "dashboard-hook-secret-0123456789";
 let daemon: DaemonProcess;
 let browser: TestBrowser;
+let configFile: string;
 
 const kit = useTestKit("file");
 beforeAll(async () => {
@@ -28,6 +30,7 @@ beforeAll(async () => {
     ],
     triggers: [{ webhook: "poke", secret: "{{secret:poke_hook}}", signature: "bearer" }],
   });
+  configFile = project.configFile;
   daemon = await kit.daemon(project.configFile, { environment: { AGENTD_SECRET_POKE_HOOK: HOOK_SECRET } });
   browser = await launchTestBrowser(daemon.url);
   const tokenFile = path.join(project.dataDirectory, "api.token");
@@ -107,6 +110,63 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
     await expect(row.locator("td.last-error").textContent()).resolves.toMatch(/signature did not verify/);
     expect(await row.textContent()).not.toContain(HOOK_SECRET);
     await browser.screenshot("triggers-page");
+    expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it("lists the targets with their health on the Deliveries page, at GET /deliveries/targets and in the CLI", async () => {
+    // The first case left the file target sent and the Slack target retrying.
+    const reply = await daemon.request("GET", "/deliveries/targets");
+    expect(reply.status).toBe(200);
+    const { targets } = reply.body as {
+      targets: Array<{ target: string; destination: string; health: string; when: string[] }>;
+    };
+    expect(targets.map(({ target, health, when }) => [target, health, when])).toEqual([
+      ["file#0", "ok", ["always"]],
+      ["slack#1", "retrying", ["always"]],
+    ]);
+    // A Slack webhook's path is its credential: the host only.
+    expect(targets[1]?.destination).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/…$/);
+    expect(JSON.stringify(targets)).not.toContain("XXXX");
+    const document = (await daemon.request("GET", "/openapi.json")).body as {
+      paths: Record<string, { get?: { operationId?: string; "x-agentd-role"?: string } }>;
+    };
+    expect(document.paths["/deliveries/targets"]?.get).toMatchObject({
+      operationId: "listDeliveryTargets",
+      "x-agentd-role": "read",
+    });
+
+    const printed = await agentd(["deliveries", "--targets", "--config", configFile], {
+      environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
+    });
+    expect(printed.exitCode, printed.stderr).toBe(0);
+    expect(printed.stdout).toMatch(/^digest {2}file#0 \(file, always\) {2}digest\.log {2}ok {2}last \S+Z$/m);
+    expect(printed.stdout).toMatch(
+      /^digest {2}slack#1 \(slack, always\) {2}http:\/\/127\.0\.0\.1:\d+\/… {2}retrying .*refused/im,
+    );
+
+    const listed = await agentd(["deliveries", "--status", "retrying", "--config", configFile], {
+      environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
+    });
+    expect(listed.exitCode, listed.stderr).toBe(0);
+    expect(listed.stdout).toMatch(
+      /^d_\w+ {2}\S+Z {2}digest {2}r_\w+ {2}slack#1 \(slack, always\) {2}retrying {2}\d+ attempts? .*refused/im,
+    );
+    expect(listed.stdout).not.toContain("file#0");
+
+    const { page } = browser;
+    await page.goto("/#/deliveries");
+    const row = page.locator(".delivery-targets-table tr[data-target='digest/slack#1']");
+    await row.waitFor();
+    await expect(row.locator("td.health .pill").textContent()).resolves.toBe("retrying");
+    await expect(row.locator("td.last-error").textContent()).resolves.toMatch(
+      /ECONNREFUSED|connect|refused/i,
+    );
+    expect(await row.textContent()).not.toContain("XXXX");
+    const fileRow = page.locator(".delivery-targets-table tr[data-target='digest/file#0']");
+    await expect(fileRow.locator("td.health .pill").textContent()).resolves.toBe("ok");
+    // Below the targets, the newest deliveries of every agent.
+    await page.locator(".panel-deliveries tr[data-target='slack#1']").first().waitFor();
+    await browser.screenshot("deliveries-page");
     expect(browser.consoleErrors).toEqual([]);
   });
 });

@@ -2,19 +2,25 @@ import type { FastifyInstance } from "fastify";
 import type { z } from "zod";
 import { servedDelivery } from "../../deliveries/delivery-record.js";
 import { DeliveryListQuerySchema } from "../request-schemas.js";
-import { DeliveryListSchema } from "../response-schemas.js";
+import { DeliveryListSchema, DeliveryTargetListSchema } from "../response-schemas.js";
 import type { RouteContext } from "../route-context.js";
 import { documented } from "../route-responses.js";
 import { routeSchema } from "../zod-route-schema.js";
 
-/** GET /deliveries: runs' outcomes sent (or being sent) to their targets, newest first. */
+/**
+ * `GET /deliveries`: runs' outcomes sent (or being sent) to their targets, newest first — on a
+ * cluster every node's, from the store, so each node answers the same list. `GET
+ * /deliveries/targets`: every configured target with its health, never a credential.
+ */
 export function registerDeliveryRoutes(app: FastifyInstance, { services }: RouteContext): void {
   app.get<{ Querystring: z.output<typeof DeliveryListQuerySchema> }>(
     "/deliveries",
     {
+      config: { role: "read" },
       schema: {
         summary:
           "Deliveries of runs' outcomes with their attempts, newest first, by status, a page at a time",
+        tags: ["deliveries"],
         querystring: routeSchema(DeliveryListQuerySchema),
         ...documented({
           operationId: "listDeliveries",
@@ -25,19 +31,28 @@ export function registerDeliveryRoutes(app: FastifyInstance, { services }: Route
     },
     async (request) => {
       const { status, before, limit, agent, run } = request.query;
-      const all = (await services.deliveries?.list(status)) ?? [];
-      const rest = all.filter(
-        (record) =>
-          (before === undefined || record.id < before) &&
-          (agent === undefined || record.agent === agent) &&
-          (run === undefined || record.run === run),
-      );
-      const page = rest.slice(0, limit);
-      const last = page.at(-1);
-      return {
-        deliveries: page.map(servedDelivery),
-        next: rest.length > page.length && last ? last.id : null,
-      };
+      if (services.deliveries === undefined) return { deliveries: [], next: null };
+      const page = await services.deliveries.page({ status, before, limit, agent, run });
+      return { deliveries: page.deliveries.map(servedDelivery), next: page.next };
     },
+  );
+  app.get(
+    "/deliveries/targets",
+    {
+      config: { role: "read" },
+      schema: {
+        summary: "Every configured delivery target with its health, credentials left out",
+        tags: ["deliveries"],
+        ...documented({
+          operationId: "listDeliveryTargets",
+          success: {
+            status: 200,
+            description: "The agents' targets in the agents' order, then config targets no agent names",
+            schema: DeliveryTargetListSchema,
+          },
+        }),
+      },
+    },
+    async () => ({ targets: (await services.deliveries?.targets()) ?? [] }),
   );
 }

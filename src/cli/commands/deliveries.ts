@@ -19,15 +19,53 @@ const DeliveryListSchema = z.object({
   ),
 });
 
-/** `agentd deliveries`: runs' outcomes sent to their targets, newest first, with their health. */
+const TargetListSchema = z.object({
+  targets: z.array(
+    z.object({
+      agent: z.string().nullable(),
+      target: z.string(),
+      to: z.string(),
+      when: z.array(z.string()),
+      destination: z.string(),
+      health: z.string(),
+      last_at: z.string().nullable(),
+      last_error: z.string().nullable(),
+      failing_streak: z.number(),
+    }),
+  ),
+});
+
+/**
+ * `agentd deliveries`: runs' outcomes sent to their targets, newest first; `--targets`: every
+ * configured target with its health.
+ */
 export function registerDeliveriesCommand(program: Command, io: ClientCommandIo = processIo): void {
   program
     .command("deliveries")
-    .description("list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed")
+    .description(
+      "list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed; --targets: the targets and their health",
+    )
     .option("--status <status>", "only deliveries in this status")
     .option("--limit <n>", "at most this many", "50")
-    .action(async (options: { status?: string; limit: string }, command: Command) => {
+    .option("--targets", "list the configured targets with their health instead")
+    .action(async (options: { status?: string; limit: string; targets?: boolean }, command: Command) => {
       const { client, json } = clientOf(command, io);
+      if (options.targets === true) {
+        const { targets } = await client.get("/deliveries/targets", TargetListSchema);
+        if (json) for (const target of targets) io.out(JSON.stringify(target));
+        else if (targets.length === 0) io.out("no delivery targets");
+        else {
+          for (const target of targets) {
+            const streak = target.failing_streak > 0 ? ` (${target.failing_streak} failed in a row)` : "";
+            const last = target.last_at === null ? "" : `  last ${target.last_at}`;
+            const error = target.last_error === null ? "" : `  ${target.last_error}`;
+            io.out(
+              `${target.agent ?? "(no agent)"}  ${target.target} (${target.to}, ${target.when.join("|")})  ${target.destination}  ${target.health}${streak}${last}${error}`,
+            );
+          }
+        }
+        return;
+      }
       const query = new URLSearchParams({ limit: options.limit });
       if (options.status !== undefined) query.set("status", options.status);
       const { deliveries } = await client.get(`/deliveries?${query.toString()}`, DeliveryListSchema);

@@ -6,6 +6,7 @@ import type {
   AgentDetailSchema,
   AgentSummarySchema,
   DeliveryListSchema,
+  DeliveryTargetListSchema,
   MemoryHistorySchema,
   TriggerListSchema,
   EventSchema,
@@ -30,6 +31,8 @@ export type PendingQuestion = z.infer<typeof PendingQuestionSchema>;
 
 export type DeliveryList = z.infer<typeof DeliveryListSchema>;
 export type Delivery = DeliveryList["deliveries"][number];
+export type DeliveryTargetList = z.infer<typeof DeliveryTargetListSchema>;
+export type DeliveryTargetStatus = DeliveryTargetList["targets"][number];
 export type TriggerList = z.infer<typeof TriggerListSchema>;
 export type TriggerStatus = TriggerList["triggers"][number];
 

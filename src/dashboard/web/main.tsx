@@ -13,6 +13,7 @@ import { ApprovalsView } from "./views/approvals-view.js";
 import { FeedView } from "./views/feed-view.js";
 import { RunView } from "./views/run-view.js";
 import { TriggersView } from "./views/triggers-view.js";
+import { DeliveriesView } from "./views/deliveries-view.js";
 import { useSession } from "./session.js";
 
 function App() {
@@ -51,6 +52,8 @@ function CurrentView({ route }: { route: Route }) {
       return <ActivityView />;
     case "triggers":
       return <TriggersView />;
+    case "deliveries":
+      return <DeliveriesView />;
     default:
       return <AgentsView />;
   }
@@ -89,6 +92,7 @@ function NavigationBar({ route }: { route: Route }) {
           {link({ view: "feed" }, "Live feed")}
           {link({ view: "activity" }, "Cost & activity")}
           {link({ view: "triggers" }, "Triggers")}
+          {link({ view: "deliveries" }, "Deliveries")}
         </ul>
       </nav>
       {session?.authenticated ? (
@@ -134,6 +138,8 @@ function titleOf(route: Route): string {
       return "Cost & activity";
     case "triggers":
       return "Triggers";
+    case "deliveries":
+      return "Deliveries";
     default:
       return "Agents";
   }

@@ -8,7 +8,8 @@ export type Route =
   | { view: "approvals" }
   | { view: "feed" }
   | { view: "activity" }
-  | { view: "triggers" };
+  | { view: "triggers" }
+  | { view: "deliveries" };
 
 /** Parses `#/agents/x`, `#/runs/r_1`… ; anything else is the agents list. */
 export function parseRoute(hash: string): Route {
@@ -24,6 +25,7 @@ export function parseRoute(hash: string): Route {
   if (first === "feed") return { view: "feed" };
   if (first === "activity") return { view: "activity" };
   if (first === "triggers") return { view: "triggers" };
+  if (first === "deliveries") return { view: "deliveries" };
   return { view: "agents" };
 }
 

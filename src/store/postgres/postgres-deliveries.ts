@@ -1,7 +1,11 @@
 import type pg from "pg";
-import type { DeliveryRow, SharedDeliveryRows } from "../shared-delivery-rows.js";
+import type { DeliveryRow, DeliveryRowQuery, SharedDeliveryRows } from "../shared-delivery-rows.js";
 
-/** Finished deliveries of a node kept, newest first (the files store keeps as many). */
+/**
+ * Finished deliveries the cluster keeps, newest first, whichever node made them (a lone daemon's
+ * files store keeps as many). Counted over the cluster, not per node: a node started again is a new
+ * node, and rows counted per node would pile up at every restart.
+ */
 const FINISHED_KEPT = 1_000;
 /** Rows written by one statement at most. */
 const ROWS_PER_STATEMENT = 1_000;
@@ -41,12 +45,13 @@ export class PostgresDeliveries implements SharedDeliveryRows {
       );
     }
     if (rows.some((row) => row.status === "sent" || row.status === "failed")) {
-      // This node's finished deliveries beyond the newest FINISHED_KEPT are history nobody reads.
+      // Finished deliveries beyond the newest FINISHED_KEPT are history nobody reads. A finished
+      // row is never written again, so deleting one another node holds undoes nothing.
       await this.#pool.query(
-        `DELETE FROM agentd_deliveries WHERE claimed_by = $1 AND status IN ('sent', 'failed') AND id < (
-           SELECT id FROM agentd_deliveries WHERE claimed_by = $1 AND status IN ('sent', 'failed')
-           ORDER BY id DESC OFFSET $2 LIMIT 1)`,
-        [this.#node, FINISHED_KEPT - 1],
+        `DELETE FROM agentd_deliveries WHERE status IN ('sent', 'failed') AND id COLLATE "C" < (
+           SELECT id FROM agentd_deliveries WHERE status IN ('sent', 'failed')
+           ORDER BY id COLLATE "C" DESC OFFSET $1 LIMIT 1)`,
+        [FINISHED_KEPT - 1],
       );
     }
   }
@@ -63,5 +68,17 @@ export class PostgresDeliveries implements SharedDeliveryRows {
       [this.#node],
     );
     return held.rows.map((row) => row.record);
+  }
+
+  async page(query: DeliveryRowQuery): Promise<string[]> {
+    const rows = await this.#pool.query<{ record: string }>(
+      `SELECT record FROM agentd_deliveries
+       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR agent = $2)
+         AND ($3::text IS NULL OR (record::jsonb ->> 'run') = $3)
+         AND ($4::text IS NULL OR id COLLATE "C" < $4)
+       ORDER BY id COLLATE "C" DESC LIMIT $5`,
+      [query.status ?? null, query.agent ?? null, query.run ?? null, query.before ?? null, query.limit],
+    );
+    return rows.rows.map((row) => row.record);
   }
 }

@@ -18,6 +18,7 @@ import { PostgresCheckpoints } from "./postgres-checkpoints.js";
 import { PostgresCliCooldowns } from "./postgres-cli-cooldowns.js";
 import { PostgresMemories } from "./postgres-memories.js";
 import { PostgresDeliveries } from "./postgres-deliveries.js";
+import { PostgresTriggerStarts } from "./postgres-trigger-starts.js";
 import { PostgresEventBus } from "./postgres-event-bus.js";
 import { PostgresEventLog } from "./postgres-event-log.js";
 import { PostgresRetention, type PruneReport } from "./postgres-retention.js";
@@ -215,6 +216,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     cooldowns,
     memories: new PostgresMemories(pool),
     deliveries: new PostgresDeliveries(pool, node.id),
+    triggerStarts: new PostgresTriggerStarts(pool),
     cluster,
     runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {
