@@ -1,5 +1,6 @@
 import { type RouteAccess, rolesAllowed } from "../access/role.js";
 import type { RouteAccessTable } from "./route-access.js";
+import { errorDescription } from "./route-responses.js";
 
 type Operation = Record<string, unknown> & { responses?: Record<string, unknown> };
 type OpenApiPaths = Record<string, Record<string, Operation>>;
@@ -20,9 +21,10 @@ const ORIGIN_REFUSED = "ORIGIN_NOT_ALLOWED: sent by a web page of another origin
 
 /**
  * Writes each operation's access into the OpenAPI document: `x-agentd-role`, `x-agentd-roles` (the
- * roles that may call it), a 403 response where a role could be refused (FORBIDDEN_ROLE) or a page
- * of another origin sent a state-changing request (ORIGIN_NOT_ALLOWED), and no security requirement
- * on routes served without the API token.
+ * roles that may call it), a 401 on every route that needs a token (and on no other: a token-free
+ * route declares its own 401 if it answers one), a 403 response where a role could be refused
+ * (FORBIDDEN_ROLE) or a page of another origin sent a state-changing request (ORIGIN_NOT_ALLOWED),
+ * and no security requirement on routes served without the API token.
  */
 export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: RouteAccessTable): void {
   for (const [key, access] of table) {
@@ -40,14 +42,19 @@ export function annotateRouteAccess(document: { paths?: OpenApiPaths }, table: R
     const tokenFree = access === "public" || access === "own";
     if (tokenFree) operation["security"] = [];
     const responses = (operation.responses ??= {});
-    const unauthorized = responses["401"];
+    // Every route has the error body on its 500: the 401 and 403 added here take it.
+    const internal = responses["500"];
+    if (internal === undefined) continue;
+    if (!tokenFree) {
+      responses["401"] ??= { ...structuredClone(internal as object), description: errorDescription(401) };
+    }
     const reasons = [
       ...(tokenFree || access === "read" ? [] : [`FORBIDDEN_ROLE: the token's role is below ${access}`]),
       ...(STATE_CHANGING.has(method.toLowerCase()) ? [ORIGIN_REFUSED] : []),
     ];
-    if (reasons.length > 0 && responses["403"] === undefined && unauthorized !== undefined) {
+    if (reasons.length > 0 && responses["403"] === undefined) {
       responses["403"] = {
-        ...structuredClone(unauthorized as Record<string, unknown>),
+        ...structuredClone(internal as Record<string, unknown>),
         description: reasons.join("; or "),
       };
     }

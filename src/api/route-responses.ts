@@ -4,7 +4,7 @@ import { ErrorBodySchema } from "./response-schemas.js";
 /** Why each error status can happen, for the OpenAPI document. */
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: "Bad input: the body, a query or path parameter (the field is named)",
-  401: "Missing, wrong or revoked bearer token",
+  401: "Not authenticated: a missing, wrong or revoked token (on a webhook: a bad signature)",
   403: "FORBIDDEN_ROLE: the token's role may not do this (x-agentd-role names the role needed)",
   404: "No such agent, run, approval, question, token or memory",
   409: "Conflict: the agent is invalid or disabled, or the run is not in a state for this",
@@ -23,8 +23,12 @@ export function errorDescription(status: number): string {
   return ERROR_DESCRIPTIONS[status] ?? "Error";
 }
 
-/** Statuses every route can answer: an authentication failure, a foreign Host, an internal error. */
-const ALWAYS = [401, 421, 500, 503] as const;
+/**
+ * Statuses every route can answer: a foreign Host, an internal error, a daemon shutting down. The
+ * 401 of a missing or wrong token is added to the routes that need a token by annotateRouteAccess
+ * (openapi-roles.ts): a route served without one lists its own 401 in `errors` if it has one.
+ */
+const ALWAYS = [421, 500, 503] as const;
 
 function jsonSchemaOf(schema: z.ZodType, description: string): Record<string, unknown> {
   const { $schema: _ignored, ...jsonSchema } = z.toJSONSchema(schema, {
@@ -45,7 +49,10 @@ export interface RouteDocumentation {
   alsoSuccess?: ReadonlyArray<{ status: number; description: string; schema: z.ZodType }>;
   /** Answers without a body (a 304 to If-None-Match). */
   bodiless?: ReadonlyArray<{ status: number; description: string }>;
-  /** Error statuses this route answers besides those every route can (401, 421, 500, 503). */
+  /**
+   * Error statuses this route answers besides those every route can (421, 500, 503) and the 401 and
+   * 403 its access brings (openapi-roles.ts).
+   */
   errors?: readonly number[];
 }
 

@@ -36,8 +36,8 @@ import { type OpenRunCore, openRunCore } from "./run-core.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
 import { auditedRunStarts, openDaemonAccess } from "./daemon-access.js";
 import { createTriggers } from "./daemon-triggers.js";
-import { AgentSwitches } from "../definitions/agent-switches.js";
 import { type SwitchedDefinitionSource, withAgentSwitches } from "./switched-definitions.js";
+import { openAgentSwitches } from "../store/open-agent-switches.js";
 
 /** Pieces a caller (a test, a benchmark) may swap for its own; everything else is built from config. */
 export interface DaemonOverrides {
@@ -133,12 +133,13 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     vault: overrides.vault,
     logger: overrides.logger,
     clock: overrides.clock,
-    // An operator's enable/disable (data_dir/agent-switches.json) is read once the folder is ours.
+    // An operator's enable/disable (data_dir/agent-switches.json, or the cluster's table) is read
+    // once the folder is ours.
     loadDefinitions: async ({ config, logger }) =>
       withAgentSwitches(
         overrides.definitions ??
           (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
-        AgentSwitches.open(config.data_dir),
+        await openAgentSwitches(config, logger),
       ),
     requeueQueuedRuns: true,
     shareQueue: true,

@@ -74,6 +74,7 @@ export function withAgentSwitches(
     async close() {
       stopSwitches();
       stopSource();
+      await switches.close();
       await source.close();
     },
   };

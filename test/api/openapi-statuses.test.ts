@@ -86,6 +86,27 @@ function send(probe: Probe): Promise<ProbeAnswer> {
   });
 }
 
+/** Each probe's status, by operation: sent once, read by the tests that judge them. */
+const probed = new Map<string, Promise<Array<[string, number]>>>();
+
+function probeAnswers(documented: DocumentedOperation): Promise<Array<[string, number]>> {
+  const label = labelOf(documented);
+  let answers = probed.get(label);
+  if (answers === undefined) {
+    answers = (async () => {
+      const statuses: Array<[string, number]> = [];
+      for (const probe of probesOf(documented)) statuses.push([probe.why, (await send(probe)).status]);
+      return statuses;
+    })();
+    probed.set(label, answers);
+  }
+  return answers;
+}
+
+async function answersOf(documented: DocumentedOperation): Promise<Set<number>> {
+  return new Set((await probeAnswers(documented)).map(([, status]) => status));
+}
+
 /** The requests that reach each route's error answers: none is specific to one route. */
 function probesOf(documented: DocumentedOperation): Probe[] {
   const { method, path, operation } = documented;
@@ -151,14 +172,33 @@ describe("the OpenAPI document against the running daemon", { timeout: 60_000 },
     for (const documented of operations) {
       // The event stream answers headers and then streams: probed like the rest, closed at once.
       const declared = declaredStatuses(documented);
-      for (const probe of probesOf(documented)) {
-        const { status } = await send(probe);
+      for (const [why, status] of await probeAnswers(documented)) {
         if (!declared.includes(status)) {
-          undeclared.push(`${labelOf(documented)} ${probe.why}: ${status}, declares ${declared.join(" ")}`);
+          undeclared.push(`${labelOf(documented)} ${why}: ${status}, declares ${declared.join(" ")}`);
         }
       }
     }
     expect(undeclared).toEqual([]);
+  });
+
+  it("declares 401 and 403 where the route answers them, and nowhere else", async () => {
+    const wrong: string[] = [];
+    for (const documented of operations) {
+      const declared = declaredStatuses(documented);
+      const answers = await answersOf(documented);
+      // The probes reach both wherever they can happen: a request without a token (401 on a token
+      // route, on the login, on a webhook's unknown trigger), a read token on a route that needs
+      // more and a foreign origin on a POST (403). A public route has no token to refuse.
+      for (const status of [401, 403]) {
+        if (declared.includes(status) !== answers.has(status)) {
+          const role = documented.operation["x-agentd-role"];
+          wrong.push(
+            `${labelOf(documented)} (${role}): ${declared.includes(status) ? "declares" : "does not declare"} ${status}, answers ${[...answers].join(" ")}`,
+          );
+        }
+      }
+    }
+    expect(wrong).toEqual([]);
   });
 
   it("answers each success in the media type the document declares", async () => {

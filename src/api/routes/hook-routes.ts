@@ -68,7 +68,7 @@ export function registerHookRoutes(app: FastifyInstance, { services }: RouteCont
                 schema: z.union([RunDuplicateSchema, HookSkippedSchema]),
               },
             ],
-            errors: [400, 409, 413, 415, 429, 507],
+            errors: [400, 401, 409, 413, 415, 429, 507],
           }),
         },
       },

@@ -5,7 +5,8 @@ import { loadConfig } from "../../config/load-config.js";
 import type { AgentStatus } from "../../definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { AgentSwitches } from "../../definitions/agent-switches.js";
+import { createLogger } from "../../logging/logger.js";
+import { openAgentSwitches } from "../../store/open-agent-switches.js";
 import { type ClientCommandIo, DaemonClient, processIo } from "../daemon-client.js";
 import { EXIT_OK, type GlobalOptions } from "../output.js";
 import { type LiveAgent, LiveAgentListSchema } from "./live-agent-schema.js";
@@ -38,11 +39,18 @@ export interface AgentListing {
  */
 export async function listAgentsOffline(config: Config): Promise<AgentListing[]> {
   const snapshot = await loadDefinitions(config);
-  const switches = AgentSwitches.open(config.data_dir);
-  return snapshot.agents.map((status) => ({
-    ...toListing(status),
-    switched_off: switches.disabled(status.id) ?? null,
-  }));
+  // Read only: a switches file from before a cluster is the daemon's to move into the database.
+  const switches = await openAgentSwitches(config, createLogger({ level: "silent", pretty: false }), {
+    importFile: false,
+  });
+  try {
+    return snapshot.agents.map((status) => ({
+      ...toListing(status),
+      switched_off: switches.disabled(status.id) ?? null,
+    }));
+  } finally {
+    await switches.close();
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import type pg from "pg";
 import { ACCESS_TABLES_SQL, AUDIT_RETENTION_SQL } from "./access-tables.js";
 import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 import { PER_AGENT_ORDER_SQL } from "./per-agent-order-migration.js";
+import { AGENT_SWITCHES_SQL } from "./postgres-agent-switches.js";
 import { TRIGGER_START_TABLES_SQL } from "./trigger-start-tables.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
@@ -187,9 +188,14 @@ export const MIGRATIONS: readonly Migration[] = [
     sql: AUDIT_RETENTION_SQL,
   },
   {
-    version: 17,
+    version: 16,
     description: "webhook triggers' starts, one row each, so a trigger's rate limit holds across the cluster",
     sql: TRIGGER_START_TABLES_SQL,
+  },
+  {
+    version: 17,
+    description: "the operators' agent switches (agentd disable), shared by every node",
+    sql: AGENT_SWITCHES_SQL,
   },
 ];
 
