@@ -393,7 +393,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
     onRunCreated: (record) => runCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
-    checkpoints: maskingCheckpoints(store.checkpoints, redactValue),
+    checkpoints: maskingCheckpoints(store.checkpoints, redactor),
     runHistory: (run, agent) => events.runEvents(run, 0, agent),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.

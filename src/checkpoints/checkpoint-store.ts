@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
+import type { ChatMessage } from "../llm/chat-message.js";
 import type { Logger } from "../logging/logger.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
@@ -30,9 +31,12 @@ export class CheckpointStore implements CheckpointRecords {
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
     return {
       resumeFrom,
-      save: (state) => {
-        const checkpoint: Checkpoint = { run, ...state, saved_at: this.#now().toISOString() };
-        return this.#writes.write(this.#fileOf(run), JSON.stringify(checkpoint), { sync: false });
+      save: ({ messages, ...state }) => {
+        // The conversation only grows, and a message is the same object from save to save (see
+        // masking-checkpoints.ts): each is turned into JSON once, not the whole history at each save.
+        const head = JSON.stringify({ run, ...state, saved_at: this.#now().toISOString() });
+        const text = `${head.slice(0, -1)},"messages":[${messages.map(this.#jsonOf).join(",")}]}`;
+        return this.#writes.write(this.#fileOf(run), text, { sync: false });
       },
     };
   }
@@ -73,6 +77,17 @@ export class CheckpointStore implements CheckpointRecords {
   settled(): Promise<void> {
     return this.#writes.settled();
   }
+
+  readonly #messageJson = new WeakMap<ChatMessage, string>();
+
+  readonly #jsonOf = (message: ChatMessage): string => {
+    let json = this.#messageJson.get(message);
+    if (json === undefined) {
+      json = JSON.stringify(message);
+      this.#messageJson.set(message, json);
+    }
+    return json;
+  };
 
   #fileOf(run: string): string {
     return path.join(this.#directory, `${run}.json`);
