@@ -41,6 +41,7 @@ import { tracedModel } from "../telemetry/traced-model.js";
 import { type Deliveries, createDeliveries } from "../deliveries/deliveries.js";
 import { createMemoryParts, finishedRunsBefore } from "../memory/memory-parts.js";
 import { withMemoryContext } from "../memory/memory-context-worker.js";
+import { agentsUsingMemory } from "../memory/memory-users.js";
 import type { MemoryService } from "../memory/memory-service.js";
 import { haltingWhileLeaseLapsed } from "./lease-halted-workers.js";
 
@@ -317,7 +318,12 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     shared: store.deliveries,
   });
   await deliveries.load();
-  const memory = createMemoryParts({ config, store: store.memories, redact: redactor.redactText });
+  const memory = createMemoryParts({
+    config,
+    store: store.memories,
+    redact: redactor.redactText,
+    handEdits: { events: bus, agentsOf: (key) => agentsUsingMemory(options.definitions(), key) },
+  });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({
     config,
@@ -393,7 +399,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
     onRunCreated: (record) => runCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },
-    checkpoints: maskingCheckpoints(store.checkpoints, redactValue, () => redactor.size),
+    checkpoints: maskingCheckpoints(store.checkpoints, redactor),
     runHistory: (run, agent) => events.runEvents(run, 0, agent),
     requeueQueuedRuns: options.requeueQueuedRuns,
     // On a shared store, unfinished runs are other nodes' until their lease says otherwise.

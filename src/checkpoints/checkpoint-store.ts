@@ -29,18 +29,13 @@ export class CheckpointStore implements CheckpointRecords {
 
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
-    const serialised = new WeakMap<ChatMessage, string>();
     return {
       resumeFrom,
       save: ({ messages, ...state }) => {
-        // The conversation only grows by new message objects: each is serialised once per run.
-        const lines = messages.map((message) => {
-          let line = serialised.get(message);
-          if (line === undefined) serialised.set(message, (line = JSON.stringify(message)));
-          return line;
-        });
-        const rest = JSON.stringify({ run, ...state, saved_at: this.#now().toISOString() });
-        const text = `{"messages":[${lines.join(",")}],${rest.slice(1)}`;
+        // The conversation only grows, and a message is the same object from save to save (see
+        // masking-checkpoints.ts): each is turned into JSON once, not the whole history at each save.
+        const head = JSON.stringify({ run, ...state, saved_at: this.#now().toISOString() });
+        const text = `${head.slice(0, -1)},"messages":[${messages.map(this.#jsonOf).join(",")}]}`;
         return this.#writes.write(this.#fileOf(run), text, { sync: false });
       },
     };
@@ -82,6 +77,17 @@ export class CheckpointStore implements CheckpointRecords {
   settled(): Promise<void> {
     return this.#writes.settled();
   }
+
+  readonly #messageJson = new WeakMap<ChatMessage, string>();
+
+  readonly #jsonOf = (message: ChatMessage): string => {
+    let json = this.#messageJson.get(message);
+    if (json === undefined) {
+      json = JSON.stringify(message);
+      this.#messageJson.set(message, json);
+    }
+    return json;
+  };
 
   #fileOf(run: string): string {
     return path.join(this.#directory, `${run}.json`);

@@ -1,46 +1,67 @@
 import type { ChatMessage } from "../llm/chat-message.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 
+/** What the masking needs of the vault's redactor. */
+export interface CheckpointRedactor {
+  /** A copy of a JSON-like value with every string masked. */
+  redactValue<Value>(value: Value): Value;
+  /** How many forms of secret values it knows: grows when it learns one. */
+  readonly size: number;
+}
+
 /**
  * Checkpoints whose every string is masked before it is kept, as events are: tool outputs reach the
  * conversation masked already, but what the model writes itself (its text, a tool call's
  * arguments) and the task may hold a secret's value, and the checkpoint is written to `data_dir`
  * or the shared database. A resumed run continues from the masked conversation.
  *
- * A run saves its whole conversation every round, and the conversation only grows by new message
- * objects (the worker never changes one in place): each message is masked once, and its masked copy
- * reused by the run's later saves while `generation()` (the redactor's count of known secrets; it
- * changes when one is learned) stays the same. Without the cache masking cost O(rounds²) per run.
+ * A run saves its whole conversation several times a round, and the conversation only grows: each
+ * message is masked once per run (the loop never changes a message it has made, it adds new ones),
+ * not at every save. Masking is the costly part (every form of every value, in every view of the
+ * text): re-masking the system prompt (a memory section of 8,000 characters, say) and the history
+ * at each save made a round's cost grow with the prompt. Once the redactor learns a new value,
+ * every message is masked again, so a value learned mid-run is masked in what came before it too.
  */
 export function maskingCheckpoints(
   records: CheckpointRecords,
-  redactValue: <Value>(value: Value) => Value,
-  generation: () => number = () => 0,
+  redactor: CheckpointRedactor,
 ): CheckpointRecords {
   return {
     forRun: (run, resumeFrom) => {
       const checkpoints = records.forRun(run, resumeFrom);
-      let masked = new WeakMap<ChatMessage, ChatMessage>();
-      let maskedAt = generation();
-      const maskMessage = (message: ChatMessage): ChatMessage => {
-        const known = masked.get(message);
-        if (known) return known;
-        const copy = redactValue(message);
-        masked.set(message, copy);
-        return copy;
-      };
+      const masked = new MaskedMessages(redactor);
       return {
         resumeFrom: checkpoints.resumeFrom,
-        save: ({ messages, ...rest }) => {
-          if (generation() !== maskedAt) {
-            masked = new WeakMap();
-            maskedAt = generation();
-          }
-          return checkpoints.save({ ...redactValue(rest), messages: messages.map(maskMessage) });
-        },
+        save: ({ messages, ...rest }) =>
+          checkpoints.save({ ...redactor.redactValue(rest), messages: messages.map(masked.of) }),
       };
     },
     load: (run) => records.load(run),
     remove: (run) => records.remove(run),
+  };
+}
+
+/** Each message of one run masked once, for as long as the redactor knows no new value. */
+class MaskedMessages {
+  readonly #redactor: CheckpointRedactor;
+  #masked = new WeakMap<ChatMessage, ChatMessage>();
+  #knownForms: number;
+
+  constructor(redactor: CheckpointRedactor) {
+    this.#redactor = redactor;
+    this.#knownForms = redactor.size;
+  }
+
+  readonly of = (message: ChatMessage): ChatMessage => {
+    if (this.#redactor.size !== this.#knownForms) {
+      this.#masked = new WeakMap();
+      this.#knownForms = this.#redactor.size;
+    }
+    let masked = this.#masked.get(message);
+    if (masked === undefined) {
+      masked = this.#redactor.redactValue(message);
+      this.#masked.set(message, masked);
+    }
+    return masked;
   };
 }

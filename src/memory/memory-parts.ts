@@ -2,7 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import { FileMemoryStore } from "./file-memory-store.js";
-import { MemoryService } from "./memory-service.js";
+import { type HandEditNotice, MemoryService } from "./memory-service.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MemoryTools } from "./memory-tools.js";
 
@@ -17,10 +17,13 @@ export function createMemoryParts(options: {
   config: Config;
   store?: MemoryStore | undefined;
   redact: (text: string) => string;
+  /** Where a hand edit of a memory's file is told (files only: a shared store has no hand edits). */
+  handEdits?: HandEditNotice | undefined;
 }): MemoryParts {
   const memories = new MemoryService({
     store: options.store ?? new FileMemoryStore(options.config.data_dir),
     redact: options.redact,
+    ...(options.store === undefined ? { handEdits: options.handEdits } : {}),
   });
   return { memories, tools: new MemoryTools(memories) };
 }

@@ -20,7 +20,21 @@ export interface MemoryServiceOptions {
   store: MemoryStore;
   /** Masks the vault's known values in a text (the redactor): a write that adds one is refused. */
   redact: (text: string) => string;
+  /**
+   * Where a change made by hand on a memory's file is told, once the service sees it (files in
+   * data_dir only: on PostgreSQL a change the service did not make is another node's, told there).
+   */
+  handEdits?: HandEditNotice | undefined;
 }
+
+/** Who is told of a hand edit: the agents that use the memory, in their logs. */
+export interface HandEditNotice {
+  events: EventPublisher;
+  agentsOf: (key: MemoryKey) => readonly string[];
+}
+
+/** The actor of a change made by hand on a memory's file, noticed by the daemon. */
+export const HAND_EDIT_ACTOR: Actor = { kind: "system", name: "file" };
 
 /** Who changes a memory, and where the change is told. */
 export interface MemoryWriter {
@@ -56,13 +70,18 @@ const RETRIES = 50;
 export class MemoryService {
   readonly #options: MemoryServiceOptions;
   readonly #mutex = new KeyMutex();
+  /** The last text of each memory this service read or wrote: a different one was edited by hand. */
+  readonly #seen = new Map<string, StoredMemory>();
 
   constructor(options: MemoryServiceOptions) {
     this.#options = options;
   }
 
+  /** The memory now (a hand edit since it was last seen is told first, see `handEdits`). */
   read(key: MemoryKey): Promise<StoredMemory> {
-    return this.#options.store.read(key);
+    if (this.#options.handEdits === undefined) return this.#options.store.read(key);
+    // In the key's queue, so a write under way is seen as this service's, never as a hand edit.
+    return this.#mutex.run(memoryKeyText(key), () => this.#readNoticing(key));
   }
 
   /** A memory tool's edit: refused (AgentdError TOOL_BAD_ARGUMENTS / TOOL_DENIED) or applied and told. */
@@ -73,7 +92,7 @@ export class MemoryService {
   ): Promise<StoredMemory & { unchanged: boolean }> {
     return this.#mutex.run(memoryKeyText(key), async () => {
       for (let attempt = 0; ; attempt += 1) {
-        const current = await this.#options.store.read(key);
+        const current = await this.#readNoticing(key);
         const edited = toolEdit.edit(current.content);
         if (!edited.ok) throw new AgentdError("TOOL_BAD_ARGUMENTS", edited.message);
         if (edited.unchanged === true) return { ...current, unchanged: true };
@@ -88,6 +107,7 @@ export class MemoryService {
         this.#refuseSecrets(current.content, edited.content, "TOOL_DENIED");
         const written = await this.#options.store.replace(key, edited.content, current.version);
         if (written) {
+          this.#seen.set(memoryKeyText(key), written);
           this.#tell(key, toolEdit.change, written, writer);
           return { ...written, unchanged: false };
         }
@@ -114,7 +134,7 @@ export class MemoryService {
       throw new AgentdError("BAD_REQUEST", "a memory holds text: no NUL characters", { field: "content" });
     }
     return this.#mutex.run(memoryKeyText(key), async () => {
-      const current = await this.#options.store.read(key);
+      const current = await this.#readNoticing(key);
       const stale = () =>
         new AgentdError("CONFLICT", `the memory changed since version ${expectedVersion}`, {
           field: "version",
@@ -124,10 +144,38 @@ export class MemoryService {
       this.#refuseSecrets(current.content, content, "BAD_REQUEST");
       const written = await this.#options.store.replace(key, content, current.version);
       if (!written) throw stale();
+      this.#seen.set(memoryKeyText(key), written);
       const changes = memoryLineChanges(current.content, content);
       this.#tell(key, { operation: "set", chars: content.length, ...changes }, written, writer);
       return written;
     });
+  }
+
+  /**
+   * Reads the memory; when it is not what this service last read or wrote, it was edited by hand on
+   * its file (the only other writer of data_dir's memories): told as an operator's `set` by
+   * HAND_EDIT_ACTOR, with the lines it added and removed. A hand edit made while the daemon was
+   * stopped is seen as the memory's first state, and not told.
+   */
+  async #readNoticing(key: MemoryKey): Promise<StoredMemory> {
+    const current = await this.#options.store.read(key);
+    const notice = this.#options.handEdits;
+    if (notice === undefined) return current;
+    const keyText = memoryKeyText(key);
+    const before = this.#seen.get(keyText);
+    this.#seen.set(keyText, current);
+    if (before !== undefined && before.version !== current.version) {
+      const change = { operation: "set" as const, chars: current.content.length };
+      const lines = memoryLineChanges(before.content, current.content);
+      this.#tell(key, { ...change, ...lines }, current, {
+        agents: notice.agentsOf(key),
+        run: null,
+        events: notice.events,
+        by: "operator",
+        actor: HAND_EDIT_ACTOR,
+      });
+    }
+    return current;
   }
 
   #refuseSecrets(before: string, after: string, code: "TOOL_DENIED" | "BAD_REQUEST"): void {

@@ -47,4 +47,6 @@ export interface RunRecord {
   trace_id?: string;
   /** The run's `invoke_agent` span in that trace: a run resumed later continues under it. */
   span_id?: string;
+  /** False when that span was not sampled (a caller's `traceparent` said so): resumed, it stays so. */
+  trace_sampled?: false;
 }

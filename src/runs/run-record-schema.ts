@@ -49,6 +49,7 @@ export const RunRecordObjectSchema = z.object({
     .string()
     .regex(/^[0-9a-f]{16}$/)
     .optional(),
+  trace_sampled: z.literal(false).optional(),
 });
 /** A run record read back from `<data_dir>/runs/<run>.json`: checked once where it enters. */
 export const RunRecordSchema: z.ZodType<RunRecord> = RunRecordObjectSchema;

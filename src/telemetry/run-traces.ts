@@ -78,8 +78,10 @@ export class RunTraces {
       parentForNewRun() ??
       (record.parent_run === undefined ? undefined : this.#runs.get(record.parent_run)?.context);
     const runTrace = this.#start(record, parent ?? ROOT_CONTEXT);
-    const { traceId, spanId } = runTrace.span.spanContext();
-    return { ...record, trace_id: traceId, span_id: spanId };
+    const { traceId, spanId, traceFlags } = runTrace.span.spanContext();
+    // The sampling decision of the run's first span is kept, so a resumed run takes it over.
+    const sampled = (traceFlags & TraceFlags.SAMPLED) !== 0;
+    return { ...record, trace_id: traceId, span_id: spanId, ...(sampled ? {} : { trace_sampled: false }) };
   };
 
   /**
@@ -216,7 +218,8 @@ export class RunTraces {
   /**
    * A run this process did not create (resumed after a restart, or taken over from another node):
    * a new span in the trace its record names, a child of the run's first span (its `span_id`,
-   * exported as `unfinished` by a daemon that stopped; missing from the trace after a crash).
+   * exported as `unfinished` by a daemon that stopped; missing from the trace after a crash), with
+   * that span's sampling decision (`trace_sampled`).
    */
   #resumed(runId: string): RunTrace | undefined {
     const record = this.records(runId);
@@ -228,7 +231,8 @@ export class RunTraces {
             traceId: record.trace_id,
             // Records written before span_id was kept: the trace, under a parent of its own.
             spanId: record.span_id ?? randomBytes(8).toString("hex"),
-            traceFlags: TraceFlags.SAMPLED,
+            // Not sampled at first (the caller's `traceparent` said so), not sampled resumed.
+            traceFlags: record.trace_sampled === false ? TraceFlags.NONE : TraceFlags.SAMPLED,
             isRemote: true,
           });
     return this.#start(record, parent, true);

@@ -259,6 +259,18 @@ describe("agent memory", { timeout: 60_000 }, () => {
     writeFileSync(file, "Edited by hand: use stg-3.\n");
     const edited = await runWith("reader", "check", textReply("ok"));
     expect(systemPrompt(edited.requests[0])).toContain("Edited by hand: use stg-3.");
+    // The hand edit is in the history as a change of the file, with its lines.
+    const history = await scripted.daemon.request("GET", "/agents/reader/memory/history");
+    const [newest] = (history.body as { changes: Array<Record<string, unknown>> }).changes;
+    expect(newest).toMatchObject({
+      operation: "set",
+      by: "operator",
+      actor: { kind: "system", name: "file" },
+      run: null,
+      added: ["Edited by hand: use stg-3."],
+      removed: ["Operator: the staging host is stg-2."],
+      version: (await memoryOf("/agents/reader/memory")).version,
+    });
   });
 
   it(

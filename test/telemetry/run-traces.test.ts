@@ -20,6 +20,8 @@ const SECRET = "tok-Trace-6f2a91c4e8";
 /** The parent a caller names when it starts a run. */
 const CALLER_TRACE = "4bf92f3577b34da6a3ce929d0e0e4736";
 const CALLER_SPAN = "00f067aa0ba902b7";
+/** A caller's trace that it did not sample (flags 00). */
+const UNSAMPLED_TRACE = "5c0a3f4e6b7d8e9f0a1b2c3d4e5f6a7b";
 
 const kit = useTestKit();
 
@@ -245,7 +247,7 @@ describe("a run's trace", () => {
   );
 
   it(
-    "continues a run resumed after a restart in its trace, under the run's first span",
+    "continues a run resumed after a restart in its trace, under the run's first span, sampled or not as it was",
     { timeout: 120_000 },
     async () => {
       const receiver: OtlpReceiver = await startOtlpReceiver();
@@ -262,19 +264,36 @@ describe("a run's trace", () => {
         // A stop does not wait for the hanging model call.
         config: { telemetry: { traces: { endpoint: receiver.url } }, shutdown: { grace: 100 } },
       });
-      project.writeAgent("steady", {
-        resume: true,
-        workdir: "./work",
-        tools: ["write_file"],
-        permissions: { allow: ["write_file"] },
-      });
+      // One run per agent at a time: the unsampled run is another agent's.
+      for (const name of ["steady", "quiet"])
+        project.writeAgent(name, {
+          resume: true,
+          workdir: "./work",
+          tools: ["write_file"],
+          permissions: { allow: ["write_file"] },
+        });
       const environment = { OTEL_BSP_SCHEDULE_DELAY: "50" };
       let daemon = await kit.daemon(project.configFile, { environment });
       const started = await daemon.request("POST", "/agents/steady/runs", {
         task: "write",
       });
       const { run, trace_id } = started.body as { run: string; trace_id: string };
-      await llm.waitForChatRequests(2, 30_000);
+      // A caller that did not sample its trace: the run is in it, and exports nothing, resumed too.
+      const unsampledStart = await fetch(`${daemon.url}/agents/quiet/runs`, {
+        method: "POST",
+        headers: {
+          ...daemon.headers(),
+          "content-type": "application/json",
+          traceparent: `00-${UNSAMPLED_TRACE}-${CALLER_SPAN}-00`,
+        },
+        body: JSON.stringify({ task: "write" }),
+      });
+      const unsampled = ((await unsampledStart.json()) as { run: string }).run;
+      await llm.waitForChatRequests(4, 30_000);
+      expect(await getRun(daemon, unsampled)).toMatchObject({
+        trace_id: UNSAMPLED_TRACE,
+        trace_sampled: false,
+      });
       const first = await getRun(daemon, run);
       expect(first).toMatchObject({ trace_id, span_id: expect.stringMatching(/^[0-9a-f]{16}$/) });
       // A stop exports the run's span as it stands; the restart resumes the run.
@@ -292,6 +311,10 @@ describe("a run's trace", () => {
       llm.setDefaultReply(() => textReply("resumed and done"));
       daemon = await kit.daemon(project.configFile, { environment });
       expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed", trace_id });
+      expect(await waitForRunEnd(daemon, unsampled)).toMatchObject({
+        status: "completed",
+        trace_id: UNSAMPLED_TRACE,
+      });
       const resumed = await receiver.waitFor((spans) =>
         spans.find(
           (span) => span.name === "invoke_agent steady" && span.attributes["agentd.run.resumed"] === true,
@@ -310,6 +333,10 @@ describe("a run's trace", () => {
       expect(
         spans.filter((span) => span.traceId !== trace_id && span.name.startsWith("invoke_agent")),
       ).toEqual([]);
+      // The stop flushes every span there is: none of the unsampled run's, before or after the restart.
+      daemon.signal("SIGTERM");
+      await daemon.exited;
+      expect(receiver.spans.filter((span) => span.traceId === UNSAMPLED_TRACE)).toEqual([]);
     },
   );
 });
