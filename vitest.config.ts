@@ -1,5 +1,6 @@
 import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
+import { LongestFirstSequencer } from "./test/support/longest-first-sequencer.js";
 
 export default defineConfig({
   test: {
@@ -18,6 +19,9 @@ export default defineConfig({
     // not on the CPU; vitest's default (one worker per core, less one: a single worker on 2 cores)
     // runs those waits one after another. One test file per core, and one more, overlaps them.
     maxWorkers: availableParallelism() + 1,
+    // The longest files first (from test/file-durations.json), so no worker is left running one long
+    // file at the end while the others idle: on a clean clone vitest would order by file size.
+    sequence: { sequencer: LongestFirstSequencer },
     reporters: ["default"],
   },
 });
