@@ -217,6 +217,36 @@ describe.skipIf(missing !== undefined)("per-agent event order on PostgreSQL", { 
     }
   });
 
+  it("claims queued runs in the order the database took them, not by the posting nodes' clocks", async () => {
+    await pool.query(
+      "INSERT INTO agentd_nodes (id, name, lease_until) VALUES ('node-q', 'q', now() + interval '1 hour')",
+    );
+    const client = await pool.connect();
+    try {
+      // Posted first by a node whose clock is ahead, then by one whose clock is behind.
+      for (const [id, createdAt] of [
+        ["r_firstposted", "2026-03-01T10:00:05.000Z"],
+        ["r_secondposted", "2026-03-01T10:00:00.000Z"],
+      ] as const)
+        await writeBatch(client, "node-q", [
+          { kind: "run", record: queuedRecord(id, "epsilon", createdAt), claimable: true },
+        ]);
+    } finally {
+      client.release();
+    }
+    const queue = new PostgresRunQueue({
+      pool,
+      runs: {} as PostgresRunRecords,
+      node: "node-q",
+      logger,
+      committed: () => Promise.resolve(),
+    });
+    const only = (agent: string) => (agent === "epsilon" ? 5 : 0);
+    expect((await queue.claim(1, only)).map(({ record }) => record.id)).toEqual(["r_firstposted"]);
+    expect((await queue.claim(1, only)).map(({ record }) => record.id)).toEqual(["r_secondposted"]);
+    queue.close();
+  });
+
   it("has a follower on another node see every event and every run, in order, when commits land out of order", async () => {
     const database = await postgres.createDatabase("follower");
     const nodePool = new pg.Pool({ connectionString: database, max: 12 });

@@ -29,7 +29,9 @@ export interface PostgresRunQueueOptions {
 
 /**
  * The cluster's run queue in `agentd_runs`: a posted run is written with no `claimed_by`; a node
- * with free slots claims the oldest in one transaction. `FOR UPDATE SKIP LOCKED` lets claimers
+ * with free slots claims the first in one transaction, in the order the database gave the rows
+ * when they were inserted (`queue_position`, from a sequence: one order for every node, whatever
+ * their clocks). `FOR UPDATE SKIP LOCKED` lets claimers
  * pass over the rows another claimer is taking instead of waiting on them; a transaction-scoped
  * advisory lock per agent makes the count of the agent's runs in flight (of every node) and the
  * claims that fill it one step, so two nodes never both fill the last slot of an agent. A node
@@ -73,7 +75,7 @@ export class PostgresRunQueue implements SharedRunQueue {
       }
       const candidates = await client.query<{ id: string; agent: string; record: unknown }>(
         `SELECT id, agent, record FROM agentd_runs WHERE status = 'queued' AND claimed_by IS NULL
-         ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+         ORDER BY queue_position, created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [count + EXTRA_CANDIDATES],
       );
       const room = await this.#roomByAgent(client, candidates.rows, limitOf);
