@@ -2,7 +2,7 @@ import type pg from "pg";
 import { ACCESS_TABLES_SQL, AUDIT_RETENTION_SQL } from "./access-tables.js";
 import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 import { PER_AGENT_ORDER_SQL } from "./per-agent-order-migration.js";
-import { QUEUE_ORDER_SQL } from "./queue-order-migration.js";
+import { NOTABLE_EVENTS_SQL, QUEUE_ORDER_SQL } from "./queue-order-migration.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
 interface Migration {
@@ -188,8 +188,9 @@ export const MIGRATIONS: readonly Migration[] = [
   },
   {
     version: 16,
-    description: "the run queue ordered by a database sequence, not by each node's clock",
-    sql: QUEUE_ORDER_SQL,
+    description:
+      "the run queue ordered by a database sequence, not by each node's clock; events every node reads marked",
+    sql: QUEUE_ORDER_SQL + NOTABLE_EVENTS_SQL,
   },
 ];
 

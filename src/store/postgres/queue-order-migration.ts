@@ -21,3 +21,14 @@ export const QUEUE_ORDER_SQL = `
   CREATE INDEX agentd_runs_claimable ON agentd_runs (queue_position)
     WHERE status = 'queued' AND claimed_by IS NULL;
 `;
+
+/**
+ * Events a node reads of every agent, even of one it does not follow (migration 16 too): the
+ * `approval` and `question` events and the status that ends a run, which pending approvals,
+ * `after` triggers and deliveries need cluster-wide. Marked when written (older rows are not),
+ * found through a partial index, so a node not following an agent reads only those of it.
+ */
+export const NOTABLE_EVENTS_SQL = `
+  ALTER TABLE agentd_events ADD COLUMN notable boolean NOT NULL DEFAULT false;
+  CREATE INDEX agentd_events_notable ON agentd_events (agent, id) WHERE notable;
+`;
