@@ -18,7 +18,8 @@ export interface ApiMetrics {
  * the run manager at scrape time.
  */
 export function createApiMetrics(
-  services: Pick<ApiServices, "bus" | "runs" | "llm" | "storage" | "deliveries">,
+  services: Pick<ApiServices, "bus" | "runs" | "llm" | "storage" | "deliveries"> &
+    Partial<Pick<ApiServices, "events">>,
 ): ApiMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "agentd_" });
@@ -101,6 +102,16 @@ export function createApiMetrics(
       },
     });
   }
+  new Counter({
+    name: "agentd_store_events_read_total",
+    help: "Events this node read from a shared store (PostgreSQL) since it started, by agent",
+    labelNames: ["agent"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [agent, count] of services.events?.eventsRead() ?? []) this.inc({ agent }, count);
+    },
+  });
   new Gauge({
     name: "agentd_runs_active",
     help: "Runs not finished, by status",

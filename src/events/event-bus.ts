@@ -9,10 +9,20 @@ export interface EventPublisher {
   publish(draft: EventDraft): void;
 }
 
+/** How a listener follows the bus. */
+export interface SubscribeOptions {
+  /**
+   * Only complete sequences: each agent's events gap-free, as on one node. On a cluster a node
+   * reads in full only the agents it runs or a client of it follows; a listener without this
+   * also gets the notable events (approvals, questions, a run's end) of every other agent.
+   */
+  complete?: boolean;
+}
+
 /** What the event store follows: every event as it is born, and the ids persisted before start. */
 export interface EventFeed {
   /** Returns the function that unsubscribes. */
-  subscribe(listener: EventListener): () => void;
+  subscribe(listener: EventListener, options?: SubscribeOptions): () => void;
   /** Continues an agent's ids after `lastId` (from the store at start-up). */
   seed(agent: string, lastId: number): void;
 }

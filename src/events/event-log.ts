@@ -27,6 +27,14 @@ export interface EventLog {
   holdRun?(run: string, agent: string): void;
   /** The held run launches: creates its log off the event loop with the lines held. Never rejects. */
   openRun?(run: string): Promise<void>;
+  /**
+   * Follows `agent`'s events (every agent's when undefined) until the function it resolves with is
+   * called: a store shared by a cluster reads in full only the agents followed. Resolves once the
+   * agent's latest events are delivered. Absent: every agent is followed always.
+   */
+  follow?(agent: string | undefined): Promise<() => void>;
+  /** Events read from a shared store since start, per agent (absent for the files). */
+  eventsRead?(): ReadonlyMap<string, number>;
   /** The run ended: its log may be flushed to the device and closed. */
   runEnded(run: string, agent: string): void;
   /**

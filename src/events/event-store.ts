@@ -103,8 +103,22 @@ export class EventStore {
       store.#lastIds.set(log.agent, log.lastId);
       options.bus.seed(log.agent, log.lastId);
     }
-    store.#unsubscribe = options.bus.subscribe((event) => store.#append(event));
+    store.#unsubscribe = options.bus.subscribe((event) => store.#append(event), { complete: true });
     return store;
+  }
+
+  /**
+   * Follows the agent's events (every agent's when undefined) until the function it resolves with
+   * is called: on a cluster a node holds in full only the agents it runs or a client follows. Call
+   * before a poll, a stream or the merged feed; resolves once the latest events are here.
+   */
+  follow(agent: string | undefined): Promise<() => void> {
+    return this.#log.follow?.(agent) ?? Promise.resolve(() => undefined);
+  }
+
+  /** Events read from a shared store since start, per agent (empty for the files). */
+  eventsRead(): ReadonlyMap<string, number> {
+    return this.#log.eventsRead?.() ?? new Map();
   }
 
   /** Agents that have events (in memory or on disk at start). */
@@ -233,6 +247,9 @@ export class EventStore {
     }
     this.#storage?.succeeded();
     this.#lastSequence++;
+    // An agent followed again after a pause (a cluster) comes back from its latest events: the
+    // ring never holds a gap, the events in between are read from the log.
+    if (event.id > this.lastId(event.agent) + 1) this.#rings.delete(event.agent);
     this.#lastIds.set(event.agent, event.id);
     this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);
     if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {

@@ -6,6 +6,8 @@ import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { ChangeFeed } from "../../src/store/postgres/change-feed.js";
 import { loadSnapshot } from "../../src/store/postgres/load-snapshot.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
+import { PostgresRunQueue } from "../../src/store/postgres/postgres-run-queue.js";
+import type { PostgresRunRecords } from "../../src/store/postgres/postgres-run-records.js";
 import { writeBatch } from "../../src/store/postgres/write-batch.js";
 import type { WriteOperation } from "../../src/store/postgres/write-operation.js";
 import { queuedRecord } from "../runs/queued-record.js";
@@ -140,6 +142,109 @@ describe.skipIf(missing !== undefined)("per-agent event order on PostgreSQL", { 
       second.release();
       third.release();
     }
+  });
+
+  it("numbers a requeue after a write of the same run another node committed while it waited", async () => {
+    const ended: RunRecord = {
+      ...queuedRecord("r_requeued", "delta", "2026-03-01T10:00:00.000Z"),
+      status: "failed",
+      reason: "crashed",
+      ended_at: "2026-03-01T10:01:00.000Z",
+    };
+    const setup = await pool.connect();
+    try {
+      await writeBatch(setup, "node-b", [{ kind: "run", record: ended }]);
+    } finally {
+      setup.release();
+    }
+    await pool.query("INSERT INTO agentd_checkpoints (run, checkpoint) VALUES ($1, $2)", [
+      "r_requeued",
+      JSON.stringify({
+        run: "r_requeued",
+        round: 1,
+        messages: [],
+        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+        cost_usd: 0,
+        removed_tools: [],
+        recent_calls: [],
+        saved_at: "2026-03-01T10:00:30.000Z",
+      }),
+    ]);
+    const written: string[] = [];
+    const queue = new PostgresRunQueue({
+      pool,
+      // Only what requeue tells the records: the change its write committed with.
+      runs: {
+        written: (_record: RunRecord, change: string) => written.push(change),
+      } as unknown as PostgresRunRecords,
+      node: "node-a",
+      logger,
+      committed: () => Promise.resolve(),
+    });
+    // Another node writes the run (same status and end: the requeue's condition still holds):
+    // it holds the row when the requeue starts, and takes its change number after the requeue did.
+    const other = await pool.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT id FROM agentd_runs WHERE id = 'r_requeued' FOR UPDATE");
+      const requeued = queue.requeue(queuedRecord("r_requeued", "delta", ended.created_at), ended);
+      await waitFor(async () => {
+        const waiting = await pool.query<{ count: number }>(
+          "SELECT count(*)::int AS count FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%agentd_runs%'",
+        );
+        return (waiting.rows[0]?.count ?? 0) > 0;
+      }, "the requeue to wait on the run's row");
+      const theirs = await other.query<{ change: string }>(
+        "SELECT nextval('agentd_changes')::text AS change",
+      );
+      const theirChange = BigInt(theirs.rows[0]?.change ?? "0");
+      await other.query("UPDATE agentd_runs SET change = $1, node = 'node-b' WHERE id = 'r_requeued'", [
+        theirChange.toString(),
+      ]);
+      await other.query("COMMIT");
+      expect(await requeued).toBeDefined();
+      const row = await pool.query<{ change: string; status: string }>(
+        "SELECT change::text AS change, status FROM agentd_runs WHERE id = 'r_requeued'",
+      );
+      expect(row.rows[0]?.status).toBe("queued");
+      // The later write carries the higher number: a node holding the other write (with its
+      // number) takes the requeued record from the feed instead of keeping its stale copy.
+      expect(BigInt(row.rows[0]?.change ?? "0")).toBeGreaterThan(theirChange);
+      expect(written).toEqual([row.rows[0]?.change]);
+    } finally {
+      other.release();
+      queue.close();
+    }
+  });
+
+  it("claims queued runs in the order the database took them, not by the posting nodes' clocks", async () => {
+    await pool.query(
+      "INSERT INTO agentd_nodes (id, name, lease_until) VALUES ('node-q', 'q', now() + interval '1 hour')",
+    );
+    const client = await pool.connect();
+    try {
+      // Posted first by a node whose clock is ahead, then by one whose clock is behind.
+      for (const [id, createdAt] of [
+        ["r_firstposted", "2026-03-01T10:00:05.000Z"],
+        ["r_secondposted", "2026-03-01T10:00:00.000Z"],
+      ] as const)
+        await writeBatch(client, "node-q", [
+          { kind: "run", record: queuedRecord(id, "epsilon", createdAt), claimable: true },
+        ]);
+    } finally {
+      client.release();
+    }
+    const queue = new PostgresRunQueue({
+      pool,
+      runs: {} as PostgresRunRecords,
+      node: "node-q",
+      logger,
+      committed: () => Promise.resolve(),
+    });
+    const only = (agent: string) => (agent === "epsilon" ? 5 : 0);
+    expect((await queue.claim(1, only)).map(({ record }) => record.id)).toEqual(["r_firstposted"]);
+    expect((await queue.claim(1, only)).map(({ record }) => record.id)).toEqual(["r_secondposted"]);
+    queue.close();
   });
 
   it("has a follower on another node see every event and every run, in order, when commits land out of order", async () => {

@@ -46,18 +46,24 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     async (request, reply) => {
       const { id } = request.params;
       const { after, limit, wait } = request.query;
-      requireAgent(services, id);
-      let page = store.pollLines(id, { after, limit });
-      if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
-        const watch = clientGoneSignal(request, reply, shutdownSignal);
-        try {
-          await store.wait(id, after, wait * 1_000, watch.signal);
-        } finally {
-          watch.release();
+      // On a cluster, a node reads in full the agents its clients follow (from their latest events on).
+      const unfollow = await store.follow(id);
+      try {
+        requireAgent(services, id);
+        let page = store.pollLines(id, { after, limit });
+        if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+          const watch = clientGoneSignal(request, reply, shutdownSignal);
+          try {
+            await store.wait(id, after, wait * 1_000, watch.signal);
+          } finally {
+            watch.release();
+          }
+          page = store.pollLines(id, { after, limit });
         }
-        page = store.pollLines(id, { after, limit });
+        return reply.type("application/json; charset=utf-8").send(pollBody(page));
+      } finally {
+        unfollow();
       }
-      return reply.type("application/json; charset=utf-8").send(pollBody(page));
     },
   );
 
@@ -80,17 +86,22 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     },
     async (request, reply) => {
       const { after, limit, wait } = request.query;
-      let page = store.mergedLines(after, limit);
-      if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
-        const watch = clientGoneSignal(request, reply, shutdownSignal);
-        try {
-          await store.waitForAny(wait * 1_000, watch.signal);
-        } finally {
-          watch.release();
+      const unfollow = await store.follow(undefined);
+      try {
+        let page = store.mergedLines(after, limit);
+        if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+          const watch = clientGoneSignal(request, reply, shutdownSignal);
+          try {
+            await store.waitForAny(wait * 1_000, watch.signal);
+          } finally {
+            watch.release();
+          }
+          page = store.mergedLines(after, limit);
         }
-        page = store.mergedLines(after, limit);
+        return reply.type("application/json; charset=utf-8").send(mergedBody(page));
+      } finally {
+        unfollow();
       }
-      return reply.type("application/json; charset=utf-8").send(mergedBody(page));
     },
   );
 }

@@ -45,7 +45,14 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     },
     async (request, reply) => {
       const agent = request.params.id;
-      requireAgent(services, agent);
+      // On a cluster, a node reads in full the agents its clients follow, while they do.
+      const unfollow = await services.events.follow(agent);
+      try {
+        requireAgent(services, agent);
+      } catch (error) {
+        unfollow();
+        throw error;
+      }
       const replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
       const watch = clientGoneSignal(request, reply, shutdownSignal);
       reply.hijack();
@@ -68,11 +75,12 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
       });
       // Subscribed before the replay: the writer takes bus events only once it is live, and reads
       // the ones published meanwhile from the store.
-      const unsubscribe = services.bus.subscribe((event) => writer.offer(event));
+      const unsubscribe = services.bus.subscribe((event) => writer.offer(event), { complete: true });
       const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), heartbeatMilliseconds);
       const finish = () => {
         clearInterval(heartbeat);
         unsubscribe();
+        unfollow();
         watch.release();
         if (!response.writableEnded) response.end();
       };

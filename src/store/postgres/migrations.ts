@@ -3,6 +3,7 @@ import { ACCESS_TABLES_SQL, AUDIT_RETENTION_SQL } from "./access-tables.js";
 import { DELIVERY_TABLES_SQL } from "./delivery-tables.js";
 import { PER_AGENT_ORDER_SQL } from "./per-agent-order-migration.js";
 import { AGENT_SWITCHES_SQL } from "./postgres-agent-switches.js";
+import { NOTABLE_EVENTS_SQL, QUEUE_ORDER_SQL } from "./queue-order-migration.js";
 import { TRIGGER_START_TABLES_SQL } from "./trigger-start-tables.js";
 
 /** One schema change, applied once, in order of `version`. Never edit a released one: add the next. */
@@ -196,6 +197,12 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 17,
     description: "the operators' agent switches (agentd disable), shared by every node",
     sql: AGENT_SWITCHES_SQL,
+  },
+  {
+    version: 18,
+    description:
+      "the run queue ordered by a database sequence, not by each node's clock; events every node reads marked",
+    sql: QUEUE_ORDER_SQL + NOTABLE_EVENTS_SQL,
   },
 ];
 

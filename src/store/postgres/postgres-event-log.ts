@@ -9,10 +9,25 @@ import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
 export class PostgresEventLog implements EventLog {
   readonly #pool: pg.Pool;
   readonly #loaded: LoadedAgentLog[];
+  readonly #following: Pick<EventLog, "follow" | "eventsRead">;
 
-  constructor(pool: pg.Pool, loaded: LoadedAgentLog[]) {
+  /** `following`: which agents this node reads in full (see EventInterest), and what it read. */
+  constructor(
+    pool: pg.Pool,
+    loaded: LoadedAgentLog[],
+    following: Required<Pick<EventLog, "follow" | "eventsRead">>,
+  ) {
     this.#pool = pool;
     this.#loaded = loaded;
+    this.#following = following;
+  }
+
+  follow(agent: string | undefined): Promise<() => void> {
+    return this.#following.follow?.(agent) ?? Promise.resolve(() => undefined);
+  }
+
+  eventsRead(): ReadonlyMap<string, number> {
+    return this.#following.eventsRead?.() ?? new Map();
   }
 
   /**

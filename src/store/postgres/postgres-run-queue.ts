@@ -7,7 +7,6 @@ import type { ClaimedRun, SharedRunQueue, Withdrawal } from "../../runs/queue/sh
 import { parseCheckpoint } from "./postgres-checkpoints.js";
 import type { PostgresRunRecords } from "./postgres-run-records.js";
 import { postIdempotentRun } from "./post-idempotent-run.js";
-import { takeChangeNumber } from "./write-batch.js";
 
 /** Claims are tried this often without a notification: covers one lost to a reconnect. */
 const POLL_MILLISECONDS = 2_000;
@@ -30,7 +29,9 @@ export interface PostgresRunQueueOptions {
 
 /**
  * The cluster's run queue in `agentd_runs`: a posted run is written with no `claimed_by`; a node
- * with free slots claims the oldest in one transaction. `FOR UPDATE SKIP LOCKED` lets claimers
+ * with free slots claims the first in one transaction, in the order the database gave the rows
+ * when they were inserted (`queue_position`, from a sequence: one order for every node, whatever
+ * their clocks). `FOR UPDATE SKIP LOCKED` lets claimers
  * pass over the rows another claimer is taking instead of waiting on them; a transaction-scoped
  * advisory lock per agent makes the count of the agent's runs in flight (of every node) and the
  * claims that fill it one step, so two nodes never both fill the last slot of an agent. A node
@@ -74,7 +75,7 @@ export class PostgresRunQueue implements SharedRunQueue {
       }
       const candidates = await client.query<{ id: string; agent: string; record: unknown }>(
         `SELECT id, agent, record FROM agentd_runs WHERE status = 'queued' AND claimed_by IS NULL
-         ORDER BY created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
+         ORDER BY queue_position, created_at, id LIMIT $1 FOR UPDATE SKIP LOCKED`,
         [count + EXTRA_CANDIDATES],
       );
       const room = await this.#roomByAgent(client, candidates.rows, limitOf);
@@ -151,24 +152,28 @@ export class PostgresRunQueue implements SharedRunQueue {
     const client = await this.#options.pool.connect();
     try {
       await client.query("BEGIN");
-      const change = await takeChangeNumber(client);
-      const result = await client.query<{ checkpoint: string }>(
-        `UPDATE agentd_runs AS r SET status = 'queued', claimed_by = NULL, node = $2, record = $3, ended_at = $7, change = $4
+      // The row is locked before the change number is taken (as every writer does): a write of
+      // the run by another node that committed meanwhile got a lower number, so no node keeps
+      // that write over this one.
+      await client.query("SELECT 1 FROM agentd_runs WHERE id = $1 FOR UPDATE", [ended.id]);
+      const result = await client.query<{ checkpoint: string; change: string }>(
+        `UPDATE agentd_runs AS r SET status = 'queued', claimed_by = NULL, node = $2, record = $3, ended_at = $6,
+           change = nextval('agentd_changes')
          FROM agentd_checkpoints AS c
-         WHERE r.id = $1 AND c.run = r.id AND r.status = $5 AND r.ended_at IS NOT DISTINCT FROM $6
-         RETURNING c.checkpoint`,
+         WHERE r.id = $1 AND c.run = r.id AND r.status = $4 AND r.ended_at IS NOT DISTINCT FROM $5
+         RETURNING c.checkpoint, r.change::text AS change`,
         [
           ended.id,
           this.#options.node,
           JSON.stringify(queued),
-          change,
           ended.status,
           ended.ended_at ?? null,
           queued.ended_at ?? null,
         ],
       );
       const checkpoint = parseCheckpoint(result.rows[0]?.checkpoint);
-      if (checkpoint === undefined) {
+      const change = result.rows[0]?.change;
+      if (checkpoint === undefined || change === undefined) {
         await client.query("ROLLBACK");
         return undefined;
       }

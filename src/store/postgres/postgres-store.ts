@@ -12,6 +12,7 @@ import type { EventHub } from "../../events/event-bus.js";
 import type { BusOptions, DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
+import { EventInterest } from "./event-interest.js";
 import { loadSnapshot } from "./load-snapshot.js";
 import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
@@ -128,6 +129,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     },
   });
   const runNodes = snapshot.runNodes;
+  // A node reads in full only the agents it writes events of and those its clients follow.
+  const interest = new EventInterest();
+  const eventsRead = new Map<string, number>();
   const feed = new ChangeFeed({
     url: options.url,
     pool,
@@ -137,6 +141,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     eventCursors: new Map(snapshot.logs.map((log) => [log.agent, log.lastId])),
     onRun: (record, writer, change) => runs.applyRemote(record, writer, change),
     onEvent: (event) => bus?.deliver(event),
+    interest,
+    bufferSize: options.bufferSize,
+    onNotable: (event) => bus?.deliverNotable(event),
+    onEventsRead: (agent, count) => eventsRead.set(agent, (eventsRead.get(agent) ?? 0) + count),
     onCooldown: (cooldown) => cooldowns.applyRemote(cooldown),
     onControl: (payload) => {
       const parsed = RunControlMessageSchema.safeParse(parseJson(payload));
@@ -152,8 +160,13 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     leaseHeld: () => node.lease.held(),
     onSettled: (batch, change, refused) => {
       runs.settled(batch, change, refused);
-      // This node's own events come back through the feed too: it reads the agents it wrote to.
-      if (change !== undefined) feed.read(agentsOf(batch));
+      // This node's own events come back through the feed too: it reads the agents it wrote to,
+      // and follows them in full for a while.
+      if (change !== undefined) {
+        const agents = agentsOf(batch);
+        interest.touch(agents);
+        feed.read(agents);
+      }
       if (refused.length === 0) return;
       const lost = refused.map(({ record }) => record.id);
       logger.warn(
@@ -210,7 +223,16 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   return {
     backend: "postgres",
     runs,
-    events: new PostgresEventLog(pool, snapshot.logs),
+    events: new PostgresEventLog(pool, snapshot.logs, {
+      follow: async (agent) => {
+        const followed = agent === undefined ? interest.followsAll() : interest.follows(agent);
+        const release = interest.hold(agent);
+        // An agent not followed until now: its latest events are read before the caller serves them.
+        if (!followed) await feed.readNow(agent === undefined ? undefined : [agent]);
+        return release;
+      },
+      eventsRead: () => eventsRead,
+    }),
     schedules: new PostgresScheduleStates({ writer, pool, node: node.id, logger }, snapshot.states),
     checkpoints,
     cooldowns,

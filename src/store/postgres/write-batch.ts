@@ -312,6 +312,7 @@ async function writeEvents(
     id: [] as number[],
     run: [] as Array<string | null>,
     line: [] as string[],
+    notable: [] as boolean[],
   };
   for (const [index, draft] of drafts.entries()) {
     const id = nextId.get(draft.agent) ?? 1;
@@ -328,14 +329,25 @@ async function writeEvents(
     columns.id.push(id);
     columns.run.push(draft.run);
     columns.line.push(JSON.stringify(event));
+    columns.notable.push(isNotable(draft));
   }
   await client.query(
-    `INSERT INTO agentd_events (agent, id, run, line, change, position)
-     SELECT agent, id, run, line, $1, position
-     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[]) WITH ORDINALITY AS e(agent, id, run, line, position)`,
-    [change, columns.agent, columns.id, columns.run, columns.line],
+    `INSERT INTO agentd_events (agent, id, run, line, change, position, notable)
+     SELECT agent, id, run, line, $1, position, notable
+     FROM unnest($2::text[], $3::bigint[], $4::text[], $5::text[], $6::boolean[])
+       WITH ORDINALITY AS e(agent, id, run, line, notable, position)`,
+    [change, columns.agent, columns.id, columns.run, columns.line, columns.notable],
   );
   return agents;
+}
+
+/**
+ * Whether every node reads the event, following its agent or not: approvals, questions and the
+ * status that ends a run (see NOTABLE_EVENTS_SQL).
+ */
+export function isNotable(draft: TimedDraft): boolean {
+  if (draft.type === "approval" || draft.type === "question") return true;
+  return draft.type === "status" && isTerminal(draft.data.status);
 }
 
 async function writeStates(
