@@ -199,7 +199,7 @@ export class WatchTriggers {
     watching.pending.clear();
     if (paths.length === 0) return;
     const { definition, name, settings } = trigger;
-    const listed = paths.slice(0, MAX_LISTED_PATHS).join("\n");
+    const listed = paths.slice(0, MAX_LISTED_PATHS).map(listedPath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
       if (variable === "paths") return `${listed}${more}`;
@@ -268,4 +268,13 @@ function isSymlink(file: string): boolean {
 function defaultTask(own: string | undefined): string {
   const line = "These files were added or changed in {{folder}}:\n\n{{paths}}";
   return own === undefined ? line : `${own}\n\n${line}`;
+}
+
+/**
+ * One line of `{{paths}}`: the path as it is, or JSON-quoted when it holds a control character (a
+ * newline, CR, ESC, C1, U+2028/9) or starts with `"`, so that a file name cannot add a line of its
+ * own to the task or pass for a quoted one.
+ */
+function listedPath(relative: string): string {
+  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|^"/.test(relative) ? JSON.stringify(relative) : relative;
 }
