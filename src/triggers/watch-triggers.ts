@@ -276,5 +276,11 @@ function defaultTask(own: string | undefined): string {
  * own to the task or pass for a quoted one.
  */
 function listedPath(relative: string): string {
-  return /[\u0000-\u001f\u007f-\u009f\u2028\u2029]|^"/.test(relative) ? JSON.stringify(relative) : relative;
+  const unsafe =
+    relative.startsWith('"') ||
+    [...relative].some((character) => {
+      const code = character.codePointAt(0) ?? 0;
+      return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+    });
+  return unsafe ? JSON.stringify(relative) : relative;
 }
