@@ -37,12 +37,15 @@ export function normalHost(host: string): string {
 
 /**
  * The rule of `rules` that lets `host:port` through, or undefined. `*.example.com` matches every
- * subdomain of example.com, not example.com itself; a rule without a port allows every port.
+ * subdomain of example.com, not example.com itself, and never an IP address; a rule without a port
+ * allows every port.
  */
 export function matchHostRule(rules: readonly HostRule[], host: string, port: number): HostRule | undefined {
   const wanted = normalHost(host);
   return rules.find((rule) => {
     if (rule.port !== undefined && rule.port !== port) return false;
+    // `*.1` is a name suffix: it must not match the address 10.0.0.1, which is never looked up.
+    if (rule.wildcard && net.isIP(wanted) !== 0) return false;
     return rule.wildcard ? wanted.endsWith(`.${rule.host}`) : wanted === rule.host;
   });
 }

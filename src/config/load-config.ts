@@ -106,6 +106,7 @@ function resolveFolders(loaded: LoadedConfig): LoadedConfig {
           baseDirectory,
         ),
         allow_unsandboxed: config.sandbox.allow_unsandboxed,
+        private_addresses: config.sandbox.private_addresses,
       },
       vault: {
         ...config.vault,

@@ -29,6 +29,12 @@ const SandboxObjectSchema = z.strictObject({
    * its sandbox). Listing any runs every child of the daemon without the seccomp filter.
    */
   unix_sockets: z.array(z.string().min(1)).default([]),
+  /**
+   * `refuse` (default): a listed name that resolves to a private, link-local, CGNAT, unique-local or
+   * other internal address is refused by the proxy and `http_request`; `allow`: let it through
+   * (intranet hosts). Loopback stays refused unless listed itself. Config only.
+   */
+  private_addresses: z.enum(["refuse", "allow"]).default("refuse"),
 });
 
 /** The daemon-wide `sandbox:` of config.yaml; `sandbox: off` is short for `{ mode: off }`. */
@@ -39,7 +45,7 @@ export const SandboxSettingsSchema = z.union([
 /** Config `sandbox:` as parsed, the operator-only lists (`allow_unsandboxed`) included. */
 export type SandboxConfig = z.infer<typeof SandboxObjectSchema>;
 /** The sandbox of one agent or server: config `sandbox:` without what only the operator decides. */
-export type SandboxSettings = Omit<SandboxConfig, "allow_unsandboxed">;
+export type SandboxSettings = Omit<SandboxConfig, "allow_unsandboxed" | "private_addresses">;
 
 /**
  * An agent's (or an MCP server's) `sandbox:`: what it sets overrides the daemon's setting; `read`

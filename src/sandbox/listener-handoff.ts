@@ -26,11 +26,18 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
 };
 
 /**
- * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <n> <n name and
- * value pairs> <command> <args…>`; perl's own environment holds no PERL* variable but
- * PERL_BADLANG=0, so that nothing the command's environment says changes what perl runs and a
- * locale missing in the sandbox does not make it warn; the pairs are the command's PERL* variables,
- * put back before it runs),
+ * Where the command's PERL* variables wait while perl runs: `<SAVED>=<n>`, then `<SAVED>_NAME_<i>`
+ * and `<SAVED>_VALUE_<i>`. In the environment, not in perl's arguments: /proc/<pid>/cmdline (what
+ * `ps` shows every local user) must not carry a secret a PERL* variable holds.
+ */
+const SAVED = "AGENTD_HANDOFF_PERL";
+
+/**
+ * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <command>
+ * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, so that nothing the
+ * command's environment says changes what perl runs and a locale missing in the sandbox does not
+ * make it warn; the command's PERL* variables wait under other names, see SAVED, and are put back
+ * before it runs),
  * under the seccomp filter, the channel on descriptor 4): makes a TCP socket listening on
  * 127.0.0.1:<port> in the sandbox's own network namespace (AF_INET, which the filter allows), sends
  * it to the daemon over the channel as Node's IPC sends a handle (one JSON line with the descriptor
@@ -40,8 +47,11 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
  * Written for perl-base (Essential in Debian): the core language alone, no module.
  */
 export const HANDOFF_CODE = `
-my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port, $count) = splice(@ARGV, 0, 8);
-my %restore = splice(@ARGV, 0, 2 * $count);
+my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port) = splice(@ARGV, 0, 7);
+my %restore;
+for my $i (0 .. (delete $ENV{${SAVED}} // 0) - 1) {
+  $restore{delete $ENV{"${SAVED}_NAME_$i"}} = delete $ENV{"${SAVED}_VALUE_$i"};
+}
 my $fd = syscall($socket, 2, 1 | 0x80000, 0);
 die "agentd sandbox: the proxy listener: $!\\n" if $fd < 0;
 my $one = pack("i", 1);
@@ -65,9 +75,9 @@ exit($missing ? 127 : 126);
 `;
 
 /**
- * The handoff's perl arguments after the code and its environment: the command's PERL* variables
- * (PERL5OPT, PERL5LIB… would change what perl runs) go to the arguments, to be put back for the
- * command alone.
+ * The handoff's perl arguments and environment: the command's PERL* variables (PERL5OPT, PERL5LIB…
+ * would change what perl runs) wait under other names (see SAVED), never in the arguments, to be
+ * put back for the command alone.
  */
 export function handoffInvocation(
   program: HandoffProgram,
@@ -76,7 +86,14 @@ export function handoffInvocation(
   environment: Record<string, string>,
 ): { arguments: string[]; environment: Record<string, string> } {
   const perlVariables = Object.entries(environment).filter(([name]) => name.startsWith("PERL"));
-  const kept = Object.fromEntries(Object.entries(environment).filter(([name]) => !name.startsWith("PERL")));
+  const kept = Object.fromEntries(
+    Object.entries(environment).filter(([name]) => !name.startsWith("PERL") && !name.startsWith(SAVED)),
+  );
+  const saved: Record<string, string> = { [SAVED]: String(perlVariables.length) };
+  perlVariables.forEach(([name, value], index) => {
+    saved[`${SAVED}_NAME_${index}`] = name;
+    saved[`${SAVED}_VALUE_${index}`] = value;
+  });
   return {
     arguments: [
       program.perl,
@@ -84,11 +101,9 @@ export function handoffInvocation(
       HANDOFF_CODE,
       ...program.systemCalls.map(String),
       String(port),
-      String(perlVariables.length),
-      ...perlVariables.flat(),
       ...command,
     ],
-    environment: { ...kept, PERL_BADLANG: "0" },
+    environment: { ...kept, ...saved, PERL_BADLANG: "0" },
   };
 }
 

@@ -3,12 +3,12 @@ import type net from "node:net";
 import type { Duplex } from "node:stream";
 import type { HostRule } from "../config/host-rules.js";
 import { openTunnel } from "./proxy-connect-tunnel.js";
-import { ProxyContext } from "./proxy-context.js";
+import { ProxyContext, type ProxyOptions } from "./proxy-context.js";
 import { forwardRequest } from "./proxy-forward-request.js";
 import { DEFAULT_PROXY_LIMITS, type ProxyLimits } from "./proxy-limits.js";
 import { endAfterWrites, endWithRawReply } from "./proxy-raw-reply.js";
 
-export { guardedLookup, hostRefusal } from "./proxy-host-check.js";
+export { guardedLookup, hostRefusal, isAddressRefusal } from "./proxy-host-check.js";
 
 /** A running proxy: close it when the child is gone. */
 export interface NetworkProxy {
@@ -18,7 +18,9 @@ export interface NetworkProxy {
 /**
  * An HTTP proxy (absolute-URI requests and CONNECT tunnels) listening on a unix socket that is
  * bound into one sandbox, whose network namespace has no other way out. Every request's host and
- * port are checked against `rules`; a refusal is a 403 whose body says why.
+ * port are checked against `rules`, and each name's addresses are (no internal address unless
+ * `options.privateAddresses`, no loopback unless a rule names it); a refusal is a 403 whose body
+ * says why.
  *
  * It runs in the daemon's process and its client may be hostile, so nothing a client or an
  * upstream sends may throw out of it or hold it: each connection's failure ends that connection
@@ -29,8 +31,9 @@ export async function startNetworkProxy(
   socketPath: string,
   rules: readonly HostRule[],
   limits: Partial<ProxyLimits> = {},
+  options: ProxyOptions = {},
 ): Promise<NetworkProxy> {
-  const context = new ProxyContext(rules, { ...DEFAULT_PROXY_LIMITS, ...limits });
+  const context = new ProxyContext(rules, { ...DEFAULT_PROXY_LIMITS, ...limits }, options);
   const server = createProxyServer(context);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

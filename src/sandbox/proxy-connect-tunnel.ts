@@ -3,13 +3,13 @@ import net from "node:net";
 import { pipeline } from "node:stream";
 import { matchHostRule } from "../config/host-rules.js";
 import type { ProxyContext } from "./proxy-context.js";
-import { guardedLookup, hostRefusal } from "./proxy-host-check.js";
+import { guardedLookup, hostRefusal, isAddressRefusal } from "./proxy-host-check.js";
 import { endWithRawReply } from "./proxy-raw-reply.js";
 import { connectTarget } from "./proxy-target.js";
 
 /**
  * Answers `CONNECT host:port`: `400` for a malformed target or a CONNECT with a body, `403` for a
- * host the rules do not list, `503` when every upstream slot is taken, `502`/`504` when the
+ * host the rules do not list or a name that resolves to an internal address, `503` when every upstream slot is taken, `502`/`504` when the
  * upstream cannot be reached; else `200` and a byte tunnel, closed when either side has been idle
  * for `idleTimeoutMilliseconds`. Whatever happens ends this client's socket only.
  */
@@ -40,7 +40,7 @@ export function openTunnel(
     upstream = net.connect({
       host: target.host,
       port: target.port,
-      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.lookups),
+      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.guard),
       timeout: limits.connectTimeoutMilliseconds,
     });
   } catch (error) {
@@ -58,6 +58,7 @@ export function openTunnel(
   });
   upstream.on("error", (error) => {
     if (established) client.destroy();
+    else if (isAddressRefusal(error)) endWithRawReply(client, 403, error.message);
     else endWithRawReply(client, 502, `cannot reach ${target.authority}: ${error.message}`);
   });
   upstream.once("connect", () => {

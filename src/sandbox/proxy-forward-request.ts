@@ -4,13 +4,14 @@ import { pipeline } from "node:stream";
 import { matchHostRule } from "../config/host-rules.js";
 import type { ProxyContext } from "./proxy-context.js";
 import { clientResponseHeaders, safeStatusMessage, upstreamRequestHeaders } from "./proxy-headers.js";
-import { guardedLookup, hostRefusal } from "./proxy-host-check.js";
+import { guardedLookup, hostRefusal, isAddressRefusal } from "./proxy-host-check.js";
 import { refusalStatusText } from "./proxy-status-text.js";
 import { forwardTarget } from "./proxy-target.js";
 
 /**
  * Forwards an absolute-URI request (`GET http://host/path`) and streams the answer back: `400` for
- * a target or request node cannot send, `403` for a host the rules do not list, `503` when every
+ * a target or request node cannot send, `403` for a host the rules do not list or a name that
+ * resolves to an internal address, `503` when every
  * upstream slot is taken, `502` for an upstream that fails or answers what HTTP/1.1 cannot carry
  * on (a status outside 200-599, a head too large), `504` when it cannot be reached in time. Once the
  * answer's head is sent, a failure ends the client's connection (the body is cut, never patched).
@@ -48,7 +49,7 @@ export function forwardRequest(
       headers: upstreamRequestHeaders(request, target.authority),
       setHost: false,
       agent: false,
-      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.lookups),
+      lookup: guardedLookup(matchHostRule(context.rules, target.host, target.port), context.guard),
       maxHeaderSize: limits.maxHeaderBytes,
       insecureHTTPParser: false,
     });
@@ -75,6 +76,7 @@ export function forwardRequest(
   upstream.on("error", (error) => {
     // Junk after a complete answer (bytes past its end) fails the upstream, not the answer.
     if (answer?.complete) return;
+    if (isAddressRefusal(error)) return replyError(response, 403, error.message);
     replyError(response, 502, `${target.authority}: ${error.message}`);
   });
   upstream.on("close", () => {

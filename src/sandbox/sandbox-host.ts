@@ -66,6 +66,8 @@ export class SandboxHost {
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
   readonly #unixSockets: string[];
+  /** Config `sandbox.private_addresses: allow`: the daemon's, whatever a child's settings say. */
+  readonly #privateAddresses: boolean;
   readonly #architecture: string;
   /** Default workspaces live here: `<project>/.agentd/workspaces/<agent id>`. */
   readonly workspacesRoot: string;
@@ -87,6 +89,7 @@ export class SandboxHost {
     this.#searchPath = environment["PATH"] ?? "";
     this.#socketPlaces = [...hostSocketPlaces(environment), proxySocketsFolder()];
     this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
+    this.#privateAddresses = config.sandbox.private_addresses === "allow";
     this.#architecture = options.architecture ?? process.arch;
     this.workspacesRoot = defaultWorkspacesRoot(config);
     const project = path.dirname(config.agents_dir);
@@ -173,7 +176,7 @@ export class SandboxHost {
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     return {
       mode: settings.mode,
-      network: networkOf(settings.network, request.hosts ?? []),
+      network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
       workdir,
       hidden,
       alwaysHidden,
@@ -219,7 +222,11 @@ export function defaultWorkspacesRoot(config: Pick<Config, "agents_dir">): strin
   return path.join(path.dirname(config.agents_dir), ".agentd", "workspaces");
 }
 
-function networkOf(setting: SandboxSettings["network"], hosts: readonly string[]): SandboxNetwork {
+function networkOf(
+  setting: SandboxSettings["network"],
+  hosts: readonly string[],
+  privateAddresses: boolean,
+): SandboxNetwork {
   if (setting === "all") return { kind: "all" };
   const entries = [...(setting === "none" ? [] : setting), ...hosts];
   if (entries.length === 0) return { kind: "none" };
@@ -227,7 +234,7 @@ function networkOf(setting: SandboxSettings["network"], hosts: readonly string[]
     const rule = parseHostRule(entry);
     return rule === undefined ? [] : [rule];
   });
-  return { kind: "hosts", rules };
+  return { kind: "hosts", rules, privateAddresses };
 }
 
 /** Creates a missing folder; never throws (a place nothing can create stays missing for all). */

@@ -6,7 +6,12 @@ export type SandboxNetwork =
   | { kind: "none" }
   | { kind: "all" }
   /** Only through the daemon's proxy, which lets these hosts through. */
-  | { kind: "hosts"; rules: HostRule[] };
+  | {
+      kind: "hosts";
+      rules: HostRule[];
+      /** Config `sandbox.private_addresses: allow`: allowed names may resolve to internal addresses. */
+      privateAddresses?: boolean | undefined;
+    };
 
 /**
  * Everything needed to start one child inside the sandbox, resolved for that child (an agent's

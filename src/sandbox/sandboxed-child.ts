@@ -94,7 +94,14 @@ export async function prepareSandboxedChild(
   const socketPath = path.join(folder, "proxy.sock");
   let proxy: NetworkProxy;
   try {
-    proxy = await startNetworkProxy(socketPath, policy.network.rules);
+    proxy = await startNetworkProxy(
+      socketPath,
+      policy.network.rules,
+      {},
+      {
+        privateAddresses: policy.network.privateAddresses,
+      },
+    );
   } catch (error) {
     await rm(folder, { recursive: true, force: true });
     throw error;

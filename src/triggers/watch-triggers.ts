@@ -199,7 +199,7 @@ export class WatchTriggers {
     watching.pending.clear();
     if (paths.length === 0) return;
     const { definition, name, settings } = trigger;
-    const listed = paths.slice(0, MAX_LISTED_PATHS).join("\n");
+    const listed = paths.slice(0, MAX_LISTED_PATHS).map(listedPath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
       if (variable === "paths") return `${listed}${more}`;
@@ -268,4 +268,19 @@ function isSymlink(file: string): boolean {
 function defaultTask(own: string | undefined): string {
   const line = "These files were added or changed in {{folder}}:\n\n{{paths}}";
   return own === undefined ? line : `${own}\n\n${line}`;
+}
+
+/**
+ * One line of `{{paths}}`: the path as it is, or JSON-quoted when it holds a control character (a
+ * newline, CR, ESC, C1, U+2028/9) or starts with `"`, so that a file name cannot add a line of its
+ * own to the task or pass for a quoted one.
+ */
+function listedPath(relative: string): string {
+  const unsafe =
+    relative.startsWith('"') ||
+    [...relative].some((character) => {
+      const code = character.codePointAt(0) ?? 0;
+      return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
+    });
+  return unsafe ? JSON.stringify(relative) : relative;
 }

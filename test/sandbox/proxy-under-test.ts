@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -51,18 +51,42 @@ export interface ProxyUnderTest {
   stop(): Promise<void>;
 }
 
+/** How the proxy host runs besides its host list and limits. */
+export interface ProxyHostOptions {
+  /** The proxy's `privateAddresses` option (config `sandbox.private_addresses: allow`). */
+  privateAddresses?: boolean;
+  /**
+   * Lines of an /etc/hosts the proxy resolves names with: the proxy then runs under bubblewrap with
+   * this file bound over /etc/hosts (and `pid` is bubblewrap's).
+   */
+  etcHosts?: string;
+}
+
 /** Starts the proxy host fixture with this host list and these limits; resolves once it listens. */
 export async function startProxyUnderTest(
   hostList: string[],
   limits: Partial<ProxyLimits>,
+  options: ProxyHostOptions = {},
 ): Promise<ProxyUnderTest> {
   const folder = mkdtempSync(path.join(tmpdir(), "agentd-proxy-fuzz-"));
   const socketPath = path.join(folder, "proxy.sock");
-  const child: ChildProcess = spawn(
-    process.execPath,
-    [HOST_SCRIPT, socketPath, JSON.stringify(hostList), JSON.stringify(limits)],
-    { stdio: ["ignore", "pipe", "pipe"] },
-  );
+  const hostArguments = [
+    HOST_SCRIPT,
+    socketPath,
+    JSON.stringify(hostList),
+    JSON.stringify(limits),
+    JSON.stringify({ privateAddresses: options.privateAddresses ?? false }),
+  ];
+  let command = process.execPath;
+  let commandArguments = hostArguments;
+  if (options.etcHosts !== undefined) {
+    const hostsFile = path.join(folder, "hosts");
+    writeFileSync(hostsFile, options.etcHosts);
+    command = "bwrap";
+    commandArguments = ["--dev-bind", "/", "/", "--ro-bind", hostsFile, "/etc/hosts", "--", process.execPath];
+    commandArguments.push(...hostArguments);
+  }
+  const child: ChildProcess = spawn(command, commandArguments, { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   const exited = once(child, "exit");

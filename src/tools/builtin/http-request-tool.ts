@@ -2,7 +2,7 @@ import { Agent, type Response, fetch } from "undici";
 import { traceContextHeaders } from "../../telemetry/trace-scope.js";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { assertHostAllowed } from "../../sandbox/network-access.js";
+import { assertHostAllowed, lookupGuard } from "../../sandbox/network-access.js";
 import { guardedLookup } from "../../sandbox/network-proxy.js";
 import { defineTool } from "../tool-definition.js";
 import { type CappedBody, readCappedBody } from "./read-capped-body.js";
@@ -46,7 +46,9 @@ export const httpRequestTool = defineTool({
     // The connection resolves the name through the same guard that checked it: a name that
     // answers a public address to the check and 127.0.0.1 to the connection reaches nothing.
     const dispatcher =
-      rule === undefined ? undefined : new Agent({ connect: { lookup: guardedLookup(rule) } });
+      rule === undefined
+        ? undefined
+        : new Agent({ connect: { lookup: guardedLookup(rule, lookupGuard(context.sandbox)) } });
     const timeout = timeoutSignal(context.settings.http_timeout);
     let response: Response;
     let body: CappedBody;
