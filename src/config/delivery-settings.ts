@@ -131,6 +131,11 @@ export const DeliveriesConfigSchema = z.strictObject({
       port: z.number().int().min(1).max(65_535).optional(),
       /** true: TLS from the first byte (port 465); false (default): STARTTLS when the server offers it. */
       secure: z.boolean().optional(),
+      /**
+       * With `secure: false`: refuse to go on unless the server offers STARTTLS, so no login crosses
+       * the network in clear. Default true when a `user` is set, else false.
+       */
+      require_tls: z.boolean().optional(),
       user: z.string().min(1).optional(),
       password: z.string().min(1).optional(),
     })

@@ -8,9 +8,17 @@ type SmtpSettings = NonNullable<DeliveriesConfig["smtp"]>;
 const SMTP_TIMEOUT_MILLISECONDS = 30_000;
 
 /**
+ * The codes Node's TLS gives a certificate it does not trust (OpenSSL's verify results, and a name
+ * that does not match the host): a configuration problem no retry fixes.
+ */
+const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_ISSUER|HOSTNAME_MISMATCH/;
+
+/**
  * Sends one plain-text email over the configured SMTP server with nodemailer: TLS from the first
- * byte with `secure: true`, else STARTTLS whenever the server offers it; the user and password
- * authenticate. A 4xx reply or a connection failure may be retried; a 5xx reply ends the delivery.
+ * byte with `secure: true`, else STARTTLS — required when a user logs in (`require_tls`, so a
+ * stripped STARTTLS never sends the password in clear); the user and password authenticate. The server's certificate is verified against Node's CAs (with
+ * `NODE_EXTRA_CA_CERTS`); one not trusted ends the delivery, its error naming why. A 4xx reply or
+ * a connection failure may be retried; a 5xx reply ends the delivery.
  */
 export async function sendEmail(
   smtp: SmtpSettings | undefined,
@@ -22,6 +30,7 @@ export async function sendEmail(
     host: smtp.host,
     port: smtp.port ?? (smtp.secure === true ? 465 : 587),
     secure: smtp.secure ?? false,
+    requireTLS: smtp.require_tls ?? smtp.user !== undefined,
     ...(smtp.user === undefined ? {} : { auth: { user: smtp.user, pass: smtp.password ?? "" } }),
     connectionTimeout: SMTP_TIMEOUT_MILLISECONDS,
     greetingTimeout: SMTP_TIMEOUT_MILLISECONDS,
@@ -38,7 +47,18 @@ export async function sendEmail(
     });
     return { ok: true };
   } catch (error) {
-    const failure = error as Error & { responseCode?: number; code?: string };
+    const failure = error as Error & { responseCode?: number; code?: string; originalCode?: string };
+    const tlsCode = failure.originalCode ?? failure.code ?? "";
+    if (UNTRUSTED_CERTIFICATE.test(tlsCode))
+      return permanentFailure(
+        `SMTP ${smtp.host}: the server's TLS certificate is not trusted (${failure.message}, ${tlsCode}); ` +
+          "trust its CA with NODE_EXTRA_CA_CERTS",
+      );
+    if (failure.code === "ETLS")
+      return permanentFailure(
+        `SMTP ${smtp.host}: the server did not start TLS (${failure.message}); ` +
+          "nothing is sent in clear while require_tls is on",
+      );
     const code = failure.responseCode;
     const text = `SMTP ${smtp.host}: ${failure.message}`;
     // 5xx is the server's final word (bad recipient, refused login); the rest may pass later.

@@ -87,7 +87,7 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
     expect(browser.consoleErrors).toEqual([]);
   });
 
-  it("lists triggers with their health on the Triggers page", async () => {
+  it("lists triggers with their health on the Triggers page, and shows a run's trigger", async () => {
     const refused = await fetch(`${daemon.url}/hooks/digest/poke`, {
       method: "POST",
       headers: { "content-type": "application/json", authorization: "Bearer wrong" },
@@ -96,12 +96,30 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
     expect(refused.status).toBe(401);
     const accepted = await fetch(`${daemon.url}/hooks/digest/poke`, {
       method: "POST",
-      headers: { "content-type": "application/json", authorization: `Bearer ${HOOK_SECRET}` },
+      headers: {
+        "content-type": "application/json",
+        authorization: `Bearer ${HOOK_SECRET}`,
+        "idempotency-key": "poke-delivery-1",
+      },
       body: "{}",
     });
     expect(accepted.status).toBe(202);
+    const { run } = (await accepted.json()) as { run: string };
 
     const { page } = browser;
+    // The run's page and its agent's runs table say what started it.
+    await page.goto(`/#/runs/${run}`);
+    await expect(page.locator(".run-trigger").textContent()).resolves.toBe(
+      "webhook poke (delivery poke-delivery-1)",
+    );
+    await page.goto("/#/agents/digest");
+    const runRow = page.locator(`.runs-table tr[data-run='${run}']`);
+    await runRow.waitFor();
+    await expect(runRow.locator("td.trigger-cell").textContent()).resolves.toBe(
+      "webhook poke (delivery poke-delivery-1)",
+    );
+    await expect(page.locator(".runs-table td.trigger-cell").last().textContent()).resolves.toBe("api");
+
     await page.goto("/#/triggers");
     const row = page.locator("tr[data-trigger='digest/poke']");
     await row.waitFor();

@@ -230,7 +230,14 @@ describe("deliveries to real receivers", () => {
     const port = (smtp.server.address() as AddressInfo).port;
     const { service, events } = setUp({
       config: {
-        smtp: { host: "127.0.0.1", port, secure: false, user: "agentd", password: "smtp-password-123" },
+        smtp: {
+          host: "127.0.0.1",
+          port,
+          secure: false,
+          require_tls: false,
+          user: "agentd",
+          password: "smtp-password-123",
+        },
       },
     });
     await service.start();

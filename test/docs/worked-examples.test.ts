@@ -108,6 +108,8 @@ describe("the docs' worked examples", () => {
         ...deliveries.smtp,
         host: "127.0.0.1",
         port: (smtp.server.address() as AddressInfo).port,
+        // The local stand-in speaks no TLS (test/deliveries/email-tls.test.ts covers TLS).
+        require_tls: false,
       };
       // docs/triggers.md: the reviewer, its verdicts sent to the local CI.
       const [reviewerAgent] = blocks(

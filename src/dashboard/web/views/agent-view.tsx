@@ -16,6 +16,7 @@ import {
 } from "../components.js";
 import { useNow, usePolling } from "../hooks.js";
 import { routeHref } from "../route.js";
+import { triggerText } from "../trigger-text.js";
 import { MemoryPanel } from "./memory-panel.js";
 import { AgentSwitch } from "./agent-switch.js";
 import { DeliveriesPanel } from "./deliveries-panel.js";
@@ -159,6 +160,7 @@ export function RunsTable({
             <th scope="col">Run</th>
             <th scope="col">Status</th>
             <th scope="col">Task</th>
+            <th scope="col">Trigger</th>
             <th scope="col">Started</th>
             <th scope="col" class="number">
               Tokens
@@ -187,6 +189,9 @@ export function RunsTable({
               </td>
               <td class="task-cell" data-label="Task">
                 {run.task}
+              </td>
+              <td class="trigger-cell" data-label="Trigger">
+                {triggerText(run.trigger)}
               </td>
               <td data-label="Started">
                 <RelativeTime time={run.started_at ?? run.created_at} now={now} />

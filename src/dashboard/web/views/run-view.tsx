@@ -18,6 +18,7 @@ import { ApprovalCall } from "./approval-call.js";
 import { MarkdownText } from "../markdown-view.js";
 import { RerunButton } from "./rerun-button.js";
 import { DeliveriesPanel } from "./deliveries-panel.js";
+import { triggerText } from "../trigger-text.js";
 
 const PAGE_ROWS = 200;
 
@@ -213,7 +214,7 @@ function RunHeader({ run, now, onChange }: { run: RunRecord; now: Date; onChange
         </div>
         <div>
           <dt>Trigger</dt>
-          <dd>{triggerText(run.trigger)}</dd>
+          <dd class="run-trigger">{triggerText(run.trigger)}</dd>
         </div>
         <div>
           <dt>Created</dt>
@@ -524,14 +525,4 @@ function useFollowBottom(version: number): { enabled: boolean; set: (enabled: bo
 
 function isUnsandboxedWarning(row: TimelineRow): boolean {
   return row.kind === "event" && row.event.type === "warning" && row.event.data["code"] === "UNSANDBOXED";
-}
-
-/** `webhook github-pr (delivery 72d3…)`, `after writer (r_…)`, `schedule`: what started the run. */
-function triggerText(trigger: RunRecord["trigger"]): string {
-  const name = "name" in trigger && trigger.name !== undefined ? ` ${trigger.name}` : "";
-  const id =
-    "id" in trigger && trigger.id !== undefined
-      ? ` (${trigger.kind === "after" ? "" : "delivery "}${trigger.id})`
-      : "";
-  return `${trigger.kind}${name}${id}`;
 }
