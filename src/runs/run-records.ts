@@ -47,7 +47,7 @@ export interface RunRecords {
   /**
    * Replaces a run's record. The files store writes it off the event loop and returns a promise
    * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
-   * before the status event itself (PostgreSQL) serves it at once and returns nothing.
+   * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
    */
   save(record: RunRecord): Promise<void> | void;
 }
