@@ -50,4 +50,9 @@ export interface RunRecords {
    * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
    */
   save(record: RunRecord): Promise<void> | void;
+  /**
+   * A store whose `save` returns nothing: the newest record of the run saved and not durable yet
+   * (not served), for decisions taken meanwhile (RunRecorder.newest).
+   */
+  unwritten?(id: string): RunRecord | undefined;
 }

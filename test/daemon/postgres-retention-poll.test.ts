@@ -58,7 +58,7 @@ describe.skipIf(missing !== undefined)(
       for (const task of ["two", "three", "four"]) await runOne(task);
 
       // The next start prunes: the two newest runs are kept. Killed as soon as the last run is
-      // reported completed: reported, so committed (test/daemon/postgres-reported-end.test.ts).
+      // reported completed: reported, so committed (test/daemon/reported-end-kill.test.ts).
       await daemon.kill();
       daemon = await cluster.restart(0);
       await waitFor(

@@ -50,6 +50,8 @@ export class PostgresRunRecords implements RunRecords {
    */
   #finishedOrder: string[] = [];
   #finishedHead = 0;
+  /** The newest record of each run saved and not committed yet: for decisions, never served. */
+  readonly #saving = new Map<string, RunRecord>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
@@ -148,8 +150,13 @@ export class PostgresRunRecords implements RunRecords {
    * commits with it or later.
    */
   save(record: RunRecord): void {
+    this.#saving.set(record.id, record);
     this.#writeStarted(record.id);
     this.#writer.enqueue({ kind: "run", record });
+  }
+
+  unwritten(id: string): RunRecord | undefined {
+    return this.#saving.get(id);
   }
 
   /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
@@ -168,6 +175,7 @@ export class PostgresRunRecords implements RunRecords {
     for (const operation of batch) {
       if (operation.kind !== "run") continue;
       const { record } = operation;
+      if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
       const committed = change !== undefined && !kept.has(record.id);
       // Batches commit in order: the newest committed state of a run is held last.
       if (committed) {
