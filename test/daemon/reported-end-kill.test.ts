@@ -25,7 +25,7 @@ const HOLD = 4242;
  * reported is lost or changed): on PostgreSQL once committed, on the files store once its record
  * file is written (in the kernel, safe from kill -9). The write of a run's `completed` row is held
  * in the database (a trigger waits on a lock the test holds): meanwhile the API still reports the
- * run running, and no `completed` event is out. Once it commits, a kill -9 the moment the API says
+ * run unfinished, and no `completed` event is out. Once it commits, a kill -9 the moment the API says
  * completed loses nothing: the row says completed, a restarted node reports it completed (never
  * `crashed`), and the agent's next run is not blocked by the dead node's lease.
  */
@@ -60,7 +60,8 @@ describe("a run's end reported, then kill -9", { timeout: 120_000 }, () => {
         return waiting.rowCount === 1 ? true : undefined;
       }, "the completed row's write to wait");
       // The run ended in the node's memory; its end is not committed, so it is not reported.
-      expect((await getRun(daemon, run)).status).toBe("running");
+      // (Its start may be in the same held write as its end under load: then it is still queued.)
+      expect(["queued", "running"]).toContain((await getRun(daemon, run)).status);
       expect(await toldStatuses(daemon, run)).not.toContain("completed");
 
       await admin.query("DROP TRIGGER hold_completed ON agentd_runs");
@@ -71,7 +72,7 @@ describe("a run's end reported, then kill -9", { timeout: 120_000 }, () => {
         record.status !== "completed";
         record = await getRun(daemon, run)
       )
-        expect(record.status).toBe("running");
+        expect(["queued", "running"]).toContain(record.status);
       await daemon.kill();
       const row = await admin.query<{ status: string }>("SELECT status FROM agentd_runs WHERE id = $1", [
         run,
