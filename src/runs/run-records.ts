@@ -47,7 +47,12 @@ export interface RunRecords {
   /**
    * Replaces a run's record. The files store writes it off the event loop and returns a promise
    * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
-   * before the status event itself (PostgreSQL) serves it at once and returns nothing.
+   * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
    */
   save(record: RunRecord): Promise<void> | void;
+  /**
+   * A store whose `save` returns nothing: the newest record of the run saved and not durable yet
+   * (not served), for decisions taken meanwhile (RunRecorder.newest).
+   */
+  unwritten?(id: string): RunRecord | undefined;
 }

@@ -66,12 +66,18 @@ describe.skipIf(missing !== undefined)("durability on PostgreSQL", { timeout: 24
     });
     expect(refused.status).toBe(503);
     expect(refused.body).toMatchObject({ error: { code: "STORE_UNAVAILABLE" } });
-    // The run in flight needs no store to finish: it ends while the database is away.
+    // The run in flight needs no store to finish: it ends while the database is away, its changes
+    // waiting in memory; it is reported completed only once they are committed.
+    await waitFor(
+      async () => ((await health(owner)).body.store.pending_writes > 0 ? true : undefined),
+      "the run in flight's changes to wait for the database",
+    );
+    expect((await getRun(owner, inFlight)).status).toBe("running");
+    await postgres.resume();
     await waitFor(
       async () => ((await getRun(owner, inFlight)).status === "completed" ? true : undefined),
-      "the run in flight to complete without the database",
+      "the run in flight reported completed once its end is committed",
     );
-    await postgres.resume();
     for (const node of nodes) {
       await waitFor(async () => ((await health(node)).body.status === "ok" ? true : undefined), "health ok");
     }

@@ -79,7 +79,10 @@ export class RunRecorder {
 
   /** A run's newest record, written or still being written, for decisions here (not to serve). */
   newest(id: string): RunRecord | undefined {
-    return this.#options.live.get(id)?.record ?? this.#unwritten.get(id) ?? this.#options.store.get(id);
+    const { store } = this.#options;
+    return (
+      this.#options.live.get(id)?.record ?? this.#unwritten.get(id) ?? store.unwritten?.(id) ?? store.get(id)
+    );
   }
 
   publishStatus(record: RunRecord, message?: string, extra: StatusExtra = {}): void {

@@ -29,7 +29,7 @@ export interface PostgresRunRecordsOptions {
  * run, and the latest finished runs up to a bound (loaded at start, then followed through the
  * change feed), so memory and start-up stay flat however long the history; older runs are read
  * from the database (`page`, `find`). This node's changes are written through the writer in order,
- * before the status event that reports them. A run can change hands (posted by one node, claimed
+ * before the status event that reports them, and held (served) once committed. A run can change hands (posted by one node, claimed
  * by another), so a record from the feed replaces the one held only when it is newer: never while
  * this node's own write of the run waits, nor when this node's last write of it committed with a
  * later change.
@@ -50,6 +50,8 @@ export class PostgresRunRecords implements RunRecords {
    */
   #finishedOrder: string[] = [];
   #finishedHead = 0;
+  /** The newest record of each run saved and not committed yet: for decisions, never served. */
+  readonly #saving = new Map<string, RunRecord>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
@@ -78,7 +80,7 @@ export class PostgresRunRecords implements RunRecords {
 
   /**
    * One page of runs, newest first, read from the database through an index; a run held in
-   * memory is served as held (this node's latest change of it may not be committed yet).
+   * memory is served as held (committed, and maybe newer than the page's snapshot).
    */
   async list(query: RunListQuery): Promise<RunRecord[]> {
     const stored = await readRunPage(this.#pool, query);
@@ -142,11 +144,19 @@ export class PostgresRunRecords implements RunRecords {
     this.#nodes.set(record.id, this.#node);
   }
 
+  /**
+   * Queues the record's write; it is served (`get`, `find`, `list`, the counts) once committed, so
+   * nothing reports a status a kill -9 could still lose. Its status event, queued right after,
+   * commits with it or later.
+   */
   save(record: RunRecord): void {
-    this.#put(record);
-    this.#nodes.set(record.id, this.#node);
+    this.#saving.set(record.id, record);
     this.#writeStarted(record.id);
     this.#writer.enqueue({ kind: "run", record });
+  }
+
+  unwritten(id: string): RunRecord | undefined {
+    return this.#saving.get(id);
   }
 
   /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
@@ -162,9 +172,18 @@ export class PostgresRunRecords implements RunRecords {
    */
   settled(batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]): void {
     const kept = new Map(refused.map((write) => [write.record.id, write]));
-    for (const operation of batch)
-      if (operation.kind === "run")
-        this.#writeSettled(operation.record.id, kept.has(operation.record.id) ? undefined : change);
+    for (const operation of batch) {
+      if (operation.kind !== "run") continue;
+      const { record } = operation;
+      if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
+      const committed = change !== undefined && !kept.has(record.id);
+      // Batches commit in order: the newest committed state of a run is held last.
+      if (committed) {
+        this.#put(record);
+        this.#nodes.set(record.id, this.#node);
+      }
+      this.#writeSettled(record.id, committed ? change : undefined);
+    }
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
       this.#put(record);

@@ -21,7 +21,7 @@ export interface PostgresWriterOptions {
   /**
    * Called after each batch: committed with its change number (the change feed reads what was
    * written) and the run writes refused because another node holds the run now, or dropped
-   * (`change` undefined) when PostgreSQL kept refusing it.
+   * (`change` undefined) when PostgreSQL kept refusing it or the runs' fence dropped it.
    */
   onSettled: (batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]) => void;
   /**
@@ -103,6 +103,7 @@ export class PostgresWriter {
       for (const resolve of this.#barriers.get(operation) ?? []) resolve();
       this.#barriers.delete(operation);
     }
+    this.#options.onSettled(dropped, undefined, []);
     this.#options.logger.warn(
       { dropped: dropped.length },
       "changes of runs this node let go were dropped before the database saw them",
