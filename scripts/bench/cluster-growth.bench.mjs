@@ -17,6 +17,11 @@
 // the runs table (copies of a real run's record), then a node started on it and its RSS read from
 // /proc once it listens, against a node started on an empty database: run lists and old runs are
 // read from the database, paged, so the ratio should stay near 1.
+// (d) the events each node reads: 3 nodes, PLACED_AGENTS agents per node, each agent defined on
+// every node but enabled (run) on one only, PLACED_RUNS runs of each posted to its node; once all
+// ended, each node's agentd_store_events_read_total (summed over agents) over the events written
+// in total. 1.0 is the old every-node-reads-everything; a node that reads only the agents it runs
+// plus the others' notable events reads a little over 1/3.
 // PostgreSQL is a real server on loopback started by the test harness's helper
 // (test/support/postgres-server.ts), fsync off as in the tests. Skipped (exit 0) when PostgreSQL
 // is not installed.
@@ -46,6 +51,10 @@ const NODE_COUNTS = QUICK ? [3, 2, 1] : [10, 3, 2, 1];
 const RUNS = QUICK ? 6 : 150;
 const RUN_REPETITIONS = QUICK ? 1 : 4;
 const NODE_CONCURRENCY = 8;
+/** (d): agents per node (each run on its node only) and runs of each. */
+const PLACED_NODES = 3;
+const PLACED_AGENTS = QUICK ? 2 : 10;
+const PLACED_RUNS = QUICK ? 2 : 10;
 /** Finished runs in the database for (c). */
 const HISTORY = QUICK ? 2_000 : 200_000;
 /** The lock every write transaction took before migration 13 (write-batch.ts), for the `before` column. */
@@ -173,9 +182,37 @@ function workspace(root, llmUrl, databaseUrl) {
   return path.join(folder, "config.yaml");
 }
 
-async function post(node, task) {
-  const reply = await node.request("POST", "/agents/worker/runs", { task });
-  if (reply.status !== 202) throw new Error(`POST /agents/worker/runs answered ${reply.status}`);
+/**
+ * A node of (d): every agent `a<n>-<k>` of every node defined, only its own (`n` = `index`)
+ * enabled, so it serves the others' events and approvals but runs only its own.
+ */
+function placedWorkspace(root, llmUrl, databaseUrl, index) {
+  const configFile = workspace(root, llmUrl, databaseUrl);
+  const agents = path.join(path.dirname(configFile), "agents");
+  rmSync(path.join(agents, "worker.md"));
+  for (let node = 0; node < PLACED_NODES; node++)
+    for (let agent = 0; agent < PLACED_AGENTS; agent++)
+      writeFileSync(
+        path.join(agents, `a${node}-${agent}.md`),
+        `---\n${stringify({ description: "placed on one node", enabled: node === index })}---\nAnswer.\n`,
+      );
+  return configFile;
+}
+
+/** A node's agentd_store_events_read_total, summed over the agents. */
+async function eventsRead(node) {
+  const text = await globalThis
+    .fetch(`${node.url}/metrics`, { headers: node.headers() })
+    .then((reply) => reply.text());
+  return text
+    .split("\n")
+    .filter((line) => line.startsWith("agentd_store_events_read_total{"))
+    .reduce((sum, line) => sum + Number(line.split(" ").at(-1)), 0);
+}
+
+async function post(node, task, agent = "worker") {
+  const reply = await node.request("POST", `/agents/${agent}/runs`, { task });
+  if (reply.status !== 202) throw new Error(`POST /agents/${agent}/runs answered ${reply.status}`);
   return reply.body.run;
 }
 
@@ -230,6 +267,7 @@ const writes = { before: new Map(), after: new Map() };
 const throughput = new Map(NODE_COUNTS.map((count) => [count, []]));
 const loads = [];
 const memory = {};
+const placed = { written: 0, read: [] };
 try {
   const pool = new pg.Pool({ connectionString: await postgres.createDatabase("growth_writes"), max: 12 });
   await migrate(pool);
@@ -294,6 +332,34 @@ try {
       await history.end();
     }
     memory.history = await startedRss(daemons, workspace(root, llm.url, databaseUrl));
+
+    // (d): each node runs its own agents only; what each reads of all that was written.
+    const placedUrl = await postgres.createDatabase("growth_placed");
+    for (let index = 0; index < PLACED_NODES; index++)
+      nodes.push(
+        await daemons.startDaemonProcess({ configFile: placedWorkspace(root, llm.url, placedUrl, index) }),
+      );
+    const placedIds = await Promise.all(
+      nodes.flatMap((node, index) =>
+        Array.from({ length: PLACED_AGENTS * PLACED_RUNS }, (_, run) =>
+          post(node, `placed job ${run}`, `a${index}-${run % PLACED_AGENTS}`),
+        ),
+      ),
+    );
+    // Ended as every node lists them: each has read what it reads of them.
+    for (const node of nodes) await completed(node, placedIds);
+    const counters = new pg.Client({ connectionString: placedUrl });
+    await counters.connect();
+    try {
+      placed.written = (
+        await counters.query("SELECT coalesce(sum(last_id), 0)::int AS total FROM agentd_event_counters")
+      ).rows[0].total;
+    } finally {
+      await counters.end();
+    }
+    for (const node of nodes) placed.read.push(await eventsRead(node));
+    loads.push(loadavg()[0]);
+    for (const node of nodes.splice(0)) await node.kill();
   } finally {
     for (const node of nodes) await node.kill();
     await llm.close();
@@ -346,6 +412,15 @@ console.log(
   `(c) a node's RSS once it listens: empty database ${format(memory.empty, 1)} MB, ${memory.runs} runs in the database ${format(memory.history, 1)} MB (written in ${format(memory.writeSeconds, 1)} s)`,
 );
 console.log(`  RSS ratio many runs / empty: ${format(memory.history / memory.empty, 2)}x`);
+console.log(
+  `(d) events read per node / events written in total (1.0 = every node reads everything), ${PLACED_NODES} nodes, ${PLACED_AGENTS} agents each run on one node, ${PLACED_RUNS} runs of each, ${placed.written} events written:`,
+);
+console.log(
+  `  ${placed.read.map((read, index) => `node ${index + 1} ${format(read / placed.written, 2)}`).join(", ")}; mean ${format(
+    placed.read.reduce((sum, read) => sum + read, 0) / placed.read.length / placed.written,
+    2,
+  )}`,
+);
 console.log(
   `  cores: ${availableParallelism()}, load average now: ${load()}, 1-min load over the run: ${range(loads, 1)}`,
 );

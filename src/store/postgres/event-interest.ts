@@ -1,3 +1,5 @@
+import type { EventDraft } from "../../events/agent-event.js";
+
 /** How long an agent stays followed after its last follower left or its last write here. */
 export const FOLLOW_LINGER_MILLISECONDS = 60_000;
 
@@ -89,4 +91,15 @@ export class EventInterest {
     else this.#agents.set(agent, following);
     return following;
   }
+}
+
+/**
+ * Whether this node writing `event` makes it follow the event's agent: the events of running a
+ * run do. An audit entry (an answer or a stop given here for a run elsewhere) and the `queued`
+ * status of a run posted here for any node to claim do not: otherwise every node behind a load
+ * balancer would follow every agent again.
+ */
+export function followsOnWrite(event: EventDraft): boolean {
+  if (event.type === "audit") return false;
+  return !(event.type === "status" && event.data.status === "queued");
 }

@@ -12,7 +12,7 @@ import type { EventHub } from "../../events/event-bus.js";
 import type { BusOptions, DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
-import { EventInterest } from "./event-interest.js";
+import { EventInterest, followsOnWrite } from "./event-interest.js";
 import { loadSnapshot } from "./load-snapshot.js";
 import { migrate } from "./migrations.js";
 import { PostgresCheckpoints } from "./postgres-checkpoints.js";
@@ -27,7 +27,7 @@ import { PostgresRunQueue } from "./postgres-run-queue.js";
 import { PostgresRunRecords } from "./postgres-run-records.js";
 import { PostgresScheduleStates } from "./postgres-schedule-states.js";
 import { PostgresWriter } from "./postgres-writer.js";
-import type { WriteOperation } from "./write-operation.js";
+import type { TimedDraft, WriteOperation } from "./write-operation.js";
 
 export interface PostgresStoreOptions {
   url: string;
@@ -163,9 +163,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       // This node's own events come back through the feed too: it reads the agents it wrote to,
       // and follows them in full for a while.
       if (change !== undefined) {
-        const agents = agentsOf(batch);
-        interest.touch(agents);
-        feed.read(agents);
+        interest.touch(agentsOf(batch, followsOnWrite));
+        feed.read(agentsOf(batch));
       }
       if (refused.length === 0) return;
       const lost = refused.map(({ record }) => record.id);
@@ -319,9 +318,11 @@ function openPool(
 }
 
 /** The agents a batch wrote events of. */
-function agentsOf(batch: WriteOperation[]): Set<string> {
+/** The agents of the batch's events (of those `which` keeps). */
+function agentsOf(batch: WriteOperation[], which: (event: TimedDraft) => boolean = () => true): Set<string> {
   const agents = new Set<string>();
-  for (const operation of batch) if (operation.kind === "event") agents.add(operation.draft.agent);
+  for (const operation of batch)
+    if (operation.kind === "event" && which(operation.draft)) agents.add(operation.draft.agent);
   return agents;
 }
 
