@@ -70,7 +70,8 @@ export const COMMANDS: Readonly<Record<string, CommandEntry>> = {
   },
   deliveries: {
     usage: "deliveries",
-    description: "list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed",
+    description:
+      "list deliveries of runs' outcomes (newest first); --status pending|retrying|sent|failed; --targets: the targets and their health",
     load: async () => (await import("./deliveries.js")).registerDeliveriesCommand,
   },
   validate: {
