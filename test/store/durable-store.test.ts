@@ -191,6 +191,8 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
 
     const running = { ...older, status: "running" as const, started_at: "2026-01-01T00:00:04.000Z" };
     await store.runs.save(running);
+    // On PostgreSQL a record is served once its write has committed, never before (SPEC 8).
+    await store.committed?.();
     expect(store.runs.get("r_0001")).toEqual(running);
     // An update never makes an older run the newest.
     expect(store.runs.lastOf("alpha")?.id).toBe("r_0002");
@@ -205,6 +207,7 @@ describe.each(backends)("the $name store", { timeout: 60_000 }, (backend) => {
       result: "done",
     };
     await store.runs.save(ended);
+    await store.committed?.();
     expect(store.runs.unfinishedOf("alpha")).toEqual({ unfinished: 1, queued: 0 });
     expect(store.runs.unfinishedOf("beta")).toEqual({ unfinished: 1, queued: 1 });
     expect(store.runs.queuedCount()).toBe(1);
