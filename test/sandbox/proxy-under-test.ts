@@ -83,7 +83,18 @@ export async function startProxyUnderTest(
     const hostsFile = path.join(folder, "hosts");
     writeFileSync(hostsFile, options.etcHosts);
     command = "bwrap";
-    commandArguments = ["--dev-bind", "/", "/", "--ro-bind", hostsFile, "/etc/hosts", "--", process.execPath];
+    // --die-with-parent: stop() kills bwrap, and the proxy host inside must end with it.
+    commandArguments = [
+      "--die-with-parent",
+      "--dev-bind",
+      "/",
+      "/",
+      "--ro-bind",
+      hostsFile,
+      "/etc/hosts",
+      "--",
+      process.execPath,
+    ];
     commandArguments.push(...hostArguments);
   }
   const child: ChildProcess = spawn(command, commandArguments, { stdio: ["ignore", "pipe", "pipe"] });
