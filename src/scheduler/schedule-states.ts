@@ -19,8 +19,9 @@ export interface ScheduleStates {
    */
   claimFire(agentId: string, scheduledFor: string): boolean | Promise<boolean>;
   /**
-   * Fires of this daemon accounted for by a report (`skipped`, `missed`) published just before:
-   * their claims are settled after that event. (A run settles its fire's claim with its record.)
+   * Fires of this daemon accounted for by a report (`skipped`, `missed`) published just before, in
+   * the same synchronous step: their claims are settled in the transaction that writes that event,
+   * so a crash leaves both or neither. (A run settles its fire's claim with its record.)
    */
   settleFires(agentId: string, scheduledFor: string[]): void;
   /**

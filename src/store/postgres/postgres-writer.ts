@@ -118,9 +118,15 @@ export class PostgresWriter {
     return this.#queue.length;
   }
 
+  /**
+   * Queues the operation. The batch is cut in a later microtask, so the changes a caller makes in
+   * one synchronous step go in one transaction (a report's event and the settling of its fires).
+   */
   enqueue(operation: WriteOperation): void {
     this.#queue.push(operation);
-    if (!this.#writing) void this.#drain();
+    if (this.#writing) return;
+    this.#writing = true;
+    queueMicrotask(() => void this.#drain());
   }
 
   /**
@@ -236,7 +242,10 @@ export class PostgresWriter {
         });
         continue;
       }
-      const batch = this.#queue.slice(0, BATCH_SIZE);
+      let size = Math.min(BATCH_SIZE, this.#queue.length);
+      // Fires settled by a report commit with the report's event before them, never after it.
+      while (this.#queue[size]?.kind === "fires_settled") size += 1;
+      const batch = this.#queue.slice(0, size);
       this.#inFlight = batch.length;
       try {
         let written: Awaited<ReturnType<typeof writeBatch>>;
