@@ -5,7 +5,8 @@ export type RunTrigger =
   | { kind: "api" }
   | { kind: "cli" }
   | { kind: "schedule"; scheduled_for: string }
-  | { kind: "missed"; scheduled_for: string }
+  /** A catch-up run under `on_missed: run_once`: the latest of the missed fires, and how many it stands for. */
+  | { kind: "missed"; scheduled_for: string; fires?: number }
   /** A sub-agent's run, started by its parent's model through an `agent__<id>` tool. */
   | { kind: "agent"; parent_run: string }
   /** A trigger of the agent file (src/triggers/): its name, and the sender's delivery id or the upstream run. */

@@ -12,7 +12,11 @@ const RunTriggerSchema = z.union([
   z.object({ kind: z.literal("api") }),
   z.object({ kind: z.literal("cli") }),
   z.object({ kind: z.literal("schedule"), scheduled_for: z.string() }),
-  z.object({ kind: z.literal("missed"), scheduled_for: z.string() }),
+  z.object({
+    kind: z.literal("missed"),
+    scheduled_for: z.string(),
+    fires: z.number().int().positive().optional(),
+  }),
   z.object({ kind: z.literal("agent"), parent_run: z.string() }),
   z.object({
     kind: z.enum(["webhook", "after", "watch"]),

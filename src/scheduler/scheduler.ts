@@ -139,10 +139,12 @@ export class Scheduler {
       return;
     }
     const { definition, schedule } = scheduled;
+    // The run's record says how many fires it stands for and settles them: the `missed` event
+    // after it is the notice, and a crash between the two loses the notice, never the account.
     const run = await this.#startRun(
       definition,
       schedule,
-      { kind: "missed", scheduled_for: scheduledFor },
+      { kind: "missed", scheduled_for: scheduledFor, fires: times.length },
       times,
     );
     if (run) this.#publishMissed(agentId, scheduledFor, "run_once", times.length, run.id);

@@ -113,7 +113,7 @@ describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout:
       );
       expect(report).toMatchObject({ on_missed: "run_once", count: lost.length });
       const catchUp = await getRun(survivor, report.run as string);
-      expect(catchUp.trigger).toEqual({ kind: "missed", scheduled_for: latest });
+      expect(catchUp.trigger).toEqual({ kind: "missed", scheduled_for: latest, fires: lost.length });
       const unsettled = await database.query(
         "SELECT 1 FROM agentd_schedule_fires WHERE scheduled_for = ANY($1::text[]) AND NOT settled",
         [lost],
