@@ -134,13 +134,21 @@ let harness: ToolHarness;
 let binFolder: string;
 const savedPath = process.env["PATH"];
 
+/** Whether each program is on PATH, asked once per program (not once per disguise that needs it). */
+const installedPrograms = new Map<string, boolean>();
+
 function installed(program: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
+  let found = installedPrograms.get(program);
+  if (found === undefined) {
+    try {
+      execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+      found = true;
+    } catch {
+      found = false;
+    }
+    installedPrograms.set(program, found);
   }
+  return found;
 }
 
 /** An empty workdir: what an earlier case left must not decide this one. */
