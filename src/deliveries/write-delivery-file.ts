@@ -1,6 +1,7 @@
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { holdWorkdir } from "../tools/workdir/held-workdir.js";
 import { openBeneath } from "../tools/workdir/open-beneath.js";
+import { errnoCodeOf } from "../util/errno-code.js";
 import { type AttemptOutcome, permanentFailure } from "./attempt-outcome.js";
 
 /**
@@ -31,7 +32,7 @@ export async function writeDeliveryFile(
       await opened.handle.close();
     }
   } catch (error) {
-    const code = (error as { code?: string }).code;
+    const code = errnoCodeOf(error);
     const retryable = code === "ENOSPC" || code === "EDQUOT" || code === "EROFS" || code === "EIO";
     return { ok: false, error: `cannot write ${requested}: ${describe(error)}`, retryable };
   } finally {

@@ -38,10 +38,17 @@ export function inspectLogFile(file: string): LogFileState {
 
 /**
  * Moves what sits at a log's path aside to `<name>.damaged-<time>` (kept for whoever wants to look
- * at it), so a fresh log can be made there, and says so. Returns false when even the move failed:
- * the error then names the file to move aside by hand.
+ * at it), so a fresh log can be made there, and says so: what was found, where it went, what
+ * happens now (`consequence`) and what to do. Returns false when even the move failed: the error
+ * then names the file to move aside by hand.
  */
-export function moveAsideDamaged(file: string, reason: string, logger: Logger, now = new Date()): boolean {
+export function moveAsideDamaged(
+  file: string,
+  reason: string,
+  logger: Logger,
+  consequence = "a new log starts in its place",
+  now = new Date(),
+): boolean {
   const aside = `${file}.damaged-${now.toISOString().replaceAll(":", "-")}`;
   try {
     renameSync(file, aside);
@@ -54,7 +61,7 @@ export function moveAsideDamaged(file: string, reason: string, logger: Logger, n
   }
   logger.warn(
     { file, moved_to: aside, reason },
-    `moved a damaged event log aside (${reason}); a new one starts`,
+    `moved ${file} aside (${reason}): ${consequence}; look at ${aside}, then delete it`,
   );
   return true;
 }

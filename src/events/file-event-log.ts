@@ -88,7 +88,18 @@ export class FileEventLog implements EventLog {
     for (const folder of [agentEventsDirectory(this.#dataDirectory), runsDirectory(this.#dataDirectory)]) {
       // A file where the folder should be: moved aside like a damaged log (mkdir would throw EEXIST).
       const found = statSync(folder, { throwIfNoEntry: false });
-      if (found && !found.isDirectory()) moveAsideDamaged(folder, "not a folder", this.#logger);
+      if (found && !found.isDirectory()) {
+        const restored =
+          folder === runsDirectory(this.#dataDirectory)
+            ? ""
+            : " (the agents' events come back from their run logs)";
+        moveAsideDamaged(
+          folder,
+          "not a folder",
+          this.#logger,
+          `an empty folder starts in its place${restored}`,
+        );
+      }
       mkdirSync(folder, { recursive: true });
     }
     const logs = loadAgentLogs({
@@ -348,11 +359,12 @@ export class FileEventLog implements EventLog {
     }
     const earlier = (byRun.get(run) ?? []).filter((earlierLine) => earlierLine !== line);
     if (earlier.length === 0) return;
+    const file = runEventsFile(this.#dataDirectory, run);
     this.#logger.warn(
-      { run, lines: earlier.length },
+      { file, from: agentFile, run, lines: earlier.length },
       "rebuilt a missing or empty run log from its agent's log",
     );
-    this.#files.append(runEventsFile(this.#dataDirectory, run), `${earlier.join("\n")}\n`);
+    this.#files.append(file, `${earlier.join("\n")}\n`);
   }
 }
 

@@ -84,10 +84,12 @@ function loadAgentLog(options: LoadAgentLogsOptions, agent: string, runs: string
   let highestId = 0;
   const found: LoggedEvent[] = [];
   const damaged: Array<{ line?: number; offset: number; salvaged: number }> = [];
+  let crlf = 0;
   tail?.lines.forEach((text, index) => {
     const salvaged = salvageLine(text, agent);
     highestId = Math.max(highestId, salvaged.highestId);
     found.push(...salvaged.events);
+    if (text.endsWith("\r")) crlf += 1;
     if (!salvaged.damaged) return;
     damaged.push({
       ...(tail.firstLine === undefined ? {} : { line: tail.firstLine + index }),
@@ -95,10 +97,11 @@ function loadAgentLog(options: LoadAgentLogsOptions, agent: string, runs: string
       salvaged: salvaged.events.length,
     });
   });
-  if (damaged.length > 0) {
+  warnDamagedLines(logger, file, damaged);
+  if (crlf > 0) {
     logger.warn(
-      { file, lines: damaged.slice(0, 20), count: damaged.length },
-      "skipped damaged lines in an event log (events glued on one line were read apart)",
+      { file, count: crlf },
+      "read event log lines that end with CRLF (edited by another tool?): they are kept as they are, new lines end with LF",
     );
   }
   const { kept, dropped } = keepIncreasing(found);
@@ -151,6 +154,32 @@ function loadAgentLog(options: LoadAgentLogsOptions, agent: string, runs: string
     sequence: 0,
   }));
   return { agent, events, lastId: highestId };
+}
+
+/**
+ * Says which lines of an event log were damaged, in two warnings: lines skipped (nothing whole in
+ * them: garbled, not JSON, no event, another agent's event) and lines holding events glued
+ * together (read apart). Either way the file keeps the line; only what is served changes.
+ */
+function warnDamagedLines(
+  logger: Logger,
+  file: string,
+  damaged: Array<{ line?: number; offset: number; salvaged: number }>,
+): void {
+  const skipped = damaged.filter((line) => line.salvaged === 0);
+  const glued = damaged.filter((line) => line.salvaged > 0);
+  if (skipped.length > 0) {
+    logger.warn(
+      { file, lines: skipped.slice(0, 20), count: skipped.length },
+      "skipped damaged lines of an event log (garbled, or no event of this agent): they stay in the file and are not served",
+    );
+  }
+  if (glued.length > 0) {
+    logger.warn(
+      { file, lines: glued.slice(0, 20), count: glued.length },
+      "read apart events glued on one line of an event log (an append onto a torn line): each is served",
+    );
+  }
 }
 
 /**

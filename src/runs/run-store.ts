@@ -568,7 +568,10 @@ export class RunStore implements RunRecords {
     this.#index.close();
     writeIndex(this.#index.directory, records);
     this.#index.open();
-    this.#logger.warn({ reason, runs: records.length }, "rebuilt the run index from the run records");
+    this.#logger.warn(
+      { directory: this.#index.directory, reason, runs: records.length },
+      `rebuilt the run index and the open runs from the run records (${reason}): every run is listed again`,
+    );
     return stateOf(records);
   }
 

@@ -109,7 +109,7 @@ export class StorageState implements StorageGate, StorageStatus {
     this.#episodes += 1;
     this.#logger.warn(
       { error: reason.code, file: reason.file, err: error },
-      "the store is full: new runs are refused (507 STORAGE_FULL) and running runs wait until space returns",
+      `the store is full (${reason.code}): new runs are refused (507 STORAGE_FULL) and running runs wait until space returns; ${remedyOf(reason.code)}`,
     );
     this.#scheduleProbe();
     this.#tell(true);
@@ -238,4 +238,13 @@ export class StorageState implements StorageGate, StorageStatus {
       }
     }
   }
+}
+
+/** What to do about a full store, by the error its write failed with. */
+function remedyOf(code: string): string {
+  if (code === "EDQUOT") return "free space in data_dir or raise its quota; everything resumes by itself";
+  if (code === "EROFS")
+    return "make data_dir writable again (remount it read-write); everything resumes by itself";
+  if (code === "ENOSPC") return "free space in data_dir; everything resumes by itself";
+  return "free space in data_dir (or make it writable); everything resumes by itself";
 }

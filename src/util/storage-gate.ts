@@ -1,3 +1,5 @@
+import { errnoCodeOf } from "./errno-code.js";
+
 /**
  * Error codes that mean the store cannot write for lack of room, not because of a fault in what was
  * written: no space (ENOSPC), over quota (EDQUOT), a read-only remount (EROFS), and PostgreSQL's
@@ -24,9 +26,9 @@ export function spaceFailureOf(error: unknown): SpaceFailure | undefined {
   for (let current = error; current !== null && typeof current === "object";) {
     if (seen.has(current)) return undefined;
     seen.add(current);
-    const fields = current as { code?: unknown; file?: unknown; path?: unknown; message?: unknown };
+    const fields = current as { file?: unknown; path?: unknown; message?: unknown };
     if (file === undefined) file = stringOf(fields.file) ?? stringOf(fields.path);
-    const code = stringOf(fields.code);
+    const code = errnoCodeOf(current);
     if (code !== undefined && SPACE_CODES.has(code)) {
       return { code, ...(file === undefined ? {} : { file }), message: stringOf(fields.message) ?? code };
     }

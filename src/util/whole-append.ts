@@ -1,5 +1,6 @@
 import { fstatSync, ftruncateSync, writeSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
+import { errnoCodeOf } from "./errno-code.js";
 
 /**
  * Appends that land whole or not at all, on descriptors opened in append mode. `writeSync` can
@@ -85,7 +86,7 @@ export function storeWriteFailed(
   cause: unknown,
   message = `could not append to ${file}`,
 ): AgentdError {
-  const code = (cause as NodeJS.ErrnoException | undefined)?.code;
+  const code = errnoCodeOf(cause);
   return new AgentdError("STORE_WRITE_FAILED", code === undefined ? message : `${message} (${code})`, {
     file,
     hint: "check that data_dir is writable and the disk is not full",

@@ -74,12 +74,36 @@ function movedAsideLines(daemon: DaemonProcess): { file: string; moved_to: strin
     .map((line) => JSON.parse(line) as { file: string; moved_to: string; msg: string });
 }
 
+/** The messages of a daemon's warnings and errors, but those of runs ending (a crashed run's end). */
+function repairsSaid(daemon: DaemonProcess): string[] {
+  return daemon
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { level: number; msg: string })
+    .filter((line) => line.level >= 40 && line.msg !== "run ended" && !line.msg.startsWith("run interrupted"))
+    .map((line) => line.msg);
+}
+
+/** The warning of a rebuilt index, with why it was rebuilt. */
+function rebuiltIndex(reason: string): RegExp {
+  const escaped = reason.replaceAll(/[.()]/g, "\\$&");
+  return new RegExp(
+    `^rebuilt the run index and the open runs from the run records \\(${escaped}\\): every run is listed again$`,
+  );
+}
+
 /**
  * Starts a daemon on a damaged copy of the seed and checks what every damaged state must keep:
  * every run served (the interrupted one ended `crashed`, never run again), a new run completes.
  * `aside`: the path (under data_dir/runs) that must have been moved aside, once, with one log line.
+ * `said`: what the start's warnings say was repaired (the move aside's line apart), in order.
  */
-async function restartAfter(damage: (runs: string) => void, aside?: string): Promise<DaemonProcess> {
+async function restartAfter(
+  damage: (runs: string) => void,
+  aside: string | undefined,
+  said: RegExp[],
+): Promise<DaemonProcess> {
   const project = kit.project({ llmUrl: llm.url });
   project.writeAgent("keep", {});
   rmSync(project.dataDirectory, { recursive: true, force: true });
@@ -98,61 +122,87 @@ async function restartAfter(damage: (runs: string) => void, aside?: string): Pro
     const file = path.join(project.dataDirectory, "runs", aside);
     const moved = movedAsideLines(daemon).filter((line) => line.file === path.resolve(file));
     expect(moved).toHaveLength(1);
-    expect(moved[0]?.msg).toContain("look at");
+    expect(moved[0]?.msg).toMatch(/^moved \S+ aside \(.+\): .+; look at \S+, then delete it$/);
     expect(existsSync(moved[0]?.moved_to ?? "")).toBe(true);
   }
+  const repairs = repairsSaid(daemon).filter((message) => !message.startsWith("moved "));
+  expect(repairs).toEqual(said.map((pattern) => expect.stringMatching(pattern)));
   return daemon;
 }
 
 describe("the daemon restarted on damaged run files", () => {
   it("lists every run again after the run index was emptied", async () => {
-    await restartAfter((runs) => truncateSync(path.join(runs, "index", firstSegment(runs)), 0));
+    await restartAfter((runs) => truncateSync(path.join(runs, "index", firstSegment(runs)), 0), undefined, [
+      rebuiltIndex("run index segment 00000001.jsonl is missing or was cut short"),
+    ]);
   });
 
   it("lists every run again after the open-runs journal was removed", async () => {
-    await restartAfter((runs) => rmSync(path.join(runs, "open"), { recursive: true }));
+    await restartAfter((runs) => rmSync(path.join(runs, "open"), { recursive: true }), undefined, [
+      rebuiltIndex("the open-runs journal is missing or empty"),
+    ]);
   });
 
   it("starts with a folder where an index segment should be", async () => {
-    await restartAfter((runs) => {
-      const segment = path.join(runs, "index", firstSegment(runs));
-      rmSync(segment);
-      mkdirSync(segment);
-    }, "index/00000001.jsonl");
+    await restartAfter(
+      (runs) => {
+        const segment = path.join(runs, "index", firstSegment(runs));
+        rmSync(segment);
+        mkdirSync(segment);
+      },
+      "index/00000001.jsonl",
+      [rebuiltIndex("a damaged part of the run index was moved aside")],
+    );
   });
 
   it("starts with a file where the run index folder should be", async () => {
-    await restartAfter((runs) => {
-      rmSync(path.join(runs, "index"), { recursive: true });
-      writeFileSync(path.join(runs, "index"), "not a folder\n");
-    }, "index");
+    await restartAfter(
+      (runs) => {
+        rmSync(path.join(runs, "index"), { recursive: true });
+        writeFileSync(path.join(runs, "index"), "not a folder\n");
+      },
+      "index",
+      [rebuiltIndex("a damaged part of the run index was moved aside")],
+    );
   });
 
   it("starts with a folder where an open-runs journal file should be", async () => {
-    await restartAfter((runs) => {
-      const [journal] = readdirSync(path.join(runs, "open")).sort();
-      if (journal === undefined) throw new Error("the seed has no open-runs journal");
-      rmSync(path.join(runs, "open", journal));
-      mkdirSync(path.join(runs, "open", journal));
-      writeFileSync(path.join(runs, "open", journal, "keep-me"), "user data\n");
-    }, "open/00000001.jsonl");
+    await restartAfter(
+      (runs) => {
+        const [journal] = readdirSync(path.join(runs, "open")).sort();
+        if (journal === undefined) throw new Error("the seed has no open-runs journal");
+        rmSync(path.join(runs, "open", journal));
+        mkdirSync(path.join(runs, "open", journal));
+        writeFileSync(path.join(runs, "open", journal, "keep-me"), "user data\n");
+      },
+      "open/00000001.jsonl",
+      [rebuiltIndex("a damaged part of the open-runs journal was moved aside")],
+    );
   });
 
   it("starts with a folder where a finished run's record should be", async () => {
-    await restartAfter((runs) => {
-      rmSync(path.join(runs, `${finished}.json`), { force: true });
-      mkdirSync(path.join(runs, `${finished}.json`));
-    }, `${finished}.json`);
+    await restartAfter(
+      (runs) => {
+        rmSync(path.join(runs, `${finished}.json`), { force: true });
+        mkdirSync(path.join(runs, `${finished}.json`));
+      },
+      `${finished}.json`,
+      [],
+    );
   });
 
   it("never follows a symbolic link where a finished run's record should be", async () => {
     const outside = kit.project({ llmUrl: llm.url });
     const target = path.join(outside.root, "elsewhere.json");
     writeFileSync(target, "not agentd's\n");
-    await restartAfter((runs) => {
-      rmSync(path.join(runs, `${finished}.json`), { force: true });
-      symlinkSync(target, path.join(runs, `${finished}.json`));
-    }, `${finished}.json`);
+    await restartAfter(
+      (runs) => {
+        rmSync(path.join(runs, `${finished}.json`), { force: true });
+        symlinkSync(target, path.join(runs, `${finished}.json`));
+      },
+      `${finished}.json`,
+      [],
+    );
     expect(readFileSync(target, "utf8")).toBe("not agentd's\n");
   });
 
@@ -160,6 +210,7 @@ describe("the daemon restarted on damaged run files", () => {
     await restartAfter(
       (runs) => writeFileSync(path.join(runs, `${interrupted}.json`), "{garbled"),
       `${interrupted}.json`,
+      [],
     );
   });
 
@@ -167,13 +218,21 @@ describe("the daemon restarted on damaged run files", () => {
     await restartAfter(
       (runs) => writeFileSync(path.join(runs, `${interrupted}.json`), ""),
       `${interrupted}.json`,
+      [],
     );
   });
 
   it("starts with a file where runs/ should be", async () => {
-    await restartAfter((runs) => {
-      rmSync(runs, { recursive: true });
-      writeFileSync(runs, "not a folder\n");
-    }, "");
+    await restartAfter(
+      (runs) => {
+        rmSync(runs, { recursive: true });
+        writeFileSync(runs, "not a folder\n");
+      },
+      "",
+      [
+        /^rebuilt the run records from the agent logs \(their tasks and definition hashes are unknown\)$/,
+        /^rebuilt a missing or empty run log from its agent's log$/,
+      ],
+    );
   });
 });

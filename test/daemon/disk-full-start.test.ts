@@ -78,6 +78,18 @@ describe("a daemon started on a full data_dir", () => {
       const fresh = served.filter((event) => !reported.some((one) => one.id === event.id));
       expect(fresh.length).toBeGreaterThan(0);
       for (const event of fresh) expect(event.id).toBeGreaterThan(highest);
+      // The full disk left nothing to repair: the restart's warnings are the crashed run's alone.
+      const warnings = second
+        .stderr()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as { level: number; msg: string; run?: string })
+        .filter((line) => line.level >= 40);
+      expect(warnings.map((line) => line.msg)).toEqual([
+        "run interrupted by a crash marked failed (crashed)",
+        "run ended",
+      ]);
+      expect(warnings.every((line) => line.run === cut)).toBe(true);
     },
   );
 });

@@ -40,10 +40,14 @@ interface Seeded {
   newestFinished: string;
 }
 
-/** One damaged state: what it does to its agent's files; the highest id it shows, if any. */
+/**
+ * One damaged state: what it does to its agent's files; the highest id it shows, if any; and the
+ * warnings the start logs about the agent's log, in order (what was wrong, what was done).
+ */
 interface DamagedState {
   agent: string;
   damage: (data: string, seeded: Seeded) => number | void;
+  said: RegExp[];
 }
 
 function agentLog(data: string, agent: string): string {
@@ -58,6 +62,18 @@ function writeLines(file: string, lines: string[]): void {
   writeFileSync(file, lines.map((line) => `${line}\n`).join(""));
 }
 
+/** The start's warnings: a torn last line cut off, events restored from the run logs. */
+const CUT = /^cut a torn last line off an event log/;
+const RESTORED = /^restored events the agent's log lost from its run logs/;
+const REBUILT = /^rebuilt a missing or empty run log from its agent's log/;
+
+/** The warning of a thing moved aside: what it was, where it went, what to do next. */
+function saidMovedAside(reason: string): RegExp {
+  return new RegExp(
+    `^moved \\S+ aside \\(${reason}\\): a new log starts in its place; look at \\S+\\.damaged-\\S+, then delete it$`,
+  );
+}
+
 /** Where the symbolic links of the link states point: outside data_dir. */
 let outside = "";
 let dangling = "";
@@ -69,6 +85,7 @@ const STATES = {
       appendFileSync(agentLog(data, agent), `{"id":${highest + 1},"agent":"${agent}","run":null,"ty`);
       return highest + 1;
     },
+    said: [CUT],
   },
   garbled: {
     agent: "garbled",
@@ -77,6 +94,7 @@ const STATES = {
       lines[lines.length - 1] = "#~~ garbled: the end of this line was never written ~~";
       writeLines(agentLog(data, agent), lines);
     },
+    said: [/skipped damaged lines of an event log/, RESTORED],
   },
   glued: {
     agent: "glued",
@@ -86,6 +104,7 @@ const STATES = {
       lines[lines.length - 1] = `${lines.at(-1)}${last}`;
       writeLines(agentLog(data, agent), lines);
     },
+    said: [/read apart events glued on one line/],
   },
   bigger: {
     agent: "bigger",
@@ -96,14 +115,24 @@ const STATES = {
       writeLines(agentLog(data, agent), lines);
       return highest + 50;
     },
+    said: [/left lines out of order/],
   },
   lost: {
     agent: "lost",
     damage: (data, { agent }) =>
       writeLines(agentLog(data, agent), logLines(agentLog(data, agent)).slice(0, -3)),
+    said: [RESTORED],
   },
-  emptied: { agent: "emptied", damage: (data, { agent }) => truncateSync(agentLog(data, agent), 0) },
-  missing: { agent: "missing", damage: (data, { agent }) => rmSync(agentLog(data, agent)) },
+  emptied: {
+    agent: "emptied",
+    damage: (data, { agent }) => truncateSync(agentLog(data, agent), 0),
+    said: [RESTORED],
+  },
+  missing: {
+    agent: "missing",
+    damage: (data, { agent }) => rmSync(agentLog(data, agent)),
+    said: [RESTORED],
+  },
   folder: {
     agent: "folder",
     damage: (data, { agent }) => {
@@ -111,6 +140,7 @@ const STATES = {
       mkdirSync(agentLog(data, agent));
       writeFileSync(path.join(agentLog(data, agent), "stray"), "x");
     },
+    said: [saidMovedAside("a folder"), RESTORED],
   },
   fifo: {
     agent: "fifo",
@@ -118,6 +148,7 @@ const STATES = {
       rmSync(agentLog(data, agent));
       execFileSync("mkfifo", [agentLog(data, agent)]);
     },
+    said: [saidMovedAside("not a regular file"), RESTORED],
   },
   link: {
     agent: "link",
@@ -125,6 +156,7 @@ const STATES = {
       rmSync(agentLog(data, agent));
       symlinkSync(outside, agentLog(data, agent));
     },
+    said: [saidMovedAside("a symbolic link"), RESTORED],
   },
   dangling: {
     agent: "dangling",
@@ -132,6 +164,7 @@ const STATES = {
       rmSync(agentLog(data, agent));
       symlinkSync(dangling, agentLog(data, agent));
     },
+    said: [saidMovedAside("a symbolic link"), RESTORED],
   },
   nul: {
     agent: "nul",
@@ -141,16 +174,19 @@ const STATES = {
       text.fill(0, lastLineStart);
       writeFileSync(agentLog(data, agent), Buffer.concat([text, Buffer.alloc(4096)]));
     },
+    said: [CUT, RESTORED],
   },
   partial: {
     agent: "partial",
     damage: (data, { agent, highest }) =>
       void writeFileSync(agentLog(data, agent), `{"id":${highest},"agent":"${agent}","run":"r`),
+    said: [CUT, RESTORED],
   },
   strangers: {
     agent: "strangers",
     damage: (data, { agent }) =>
       appendFileSync(agentLog(data, agent), '{"hello":"world"}\n[1,2,3]\n42\n"text"\n'),
+    said: [/skipped damaged lines of an event log/],
   },
   crlf: {
     agent: "crlf",
@@ -159,6 +195,7 @@ const STATES = {
         agentLog(data, agent),
         readFileSync(agentLog(data, agent), "utf8").replaceAll("\n", "\r\n"),
       ),
+    said: [/lines that end with CRLF/],
   },
   "run-log-folder": {
     agent: "run-log-folder",
@@ -167,6 +204,7 @@ const STATES = {
       rmSync(runLog);
       mkdirSync(runLog);
     },
+    said: [],
   },
   "run-logs": {
     agent: "run-logs",
@@ -174,6 +212,7 @@ const STATES = {
       rmSync(path.join(data, "runs", `${slowRun}.events.jsonl`));
       appendFileSync(path.join(data, "runs", `${newestFinished}.events.jsonl`), `{"id":3,"agent":"${agent}`);
     },
+    said: [],
   },
 } satisfies Record<string, DamagedState>;
 
@@ -184,6 +223,7 @@ const EVENTS_FOLDER: DamagedState = {
     rmSync(path.join(data, "events"), { recursive: true });
     writeFileSync(path.join(data, "events"), "not a folder\n");
   },
+  said: [RESTORED],
 };
 
 const AGENTS = [...Object.values(STATES).map((state) => state.agent), EVENTS_FOLDER.agent, "other"];
@@ -312,13 +352,36 @@ async function expectServed(
   return after;
 }
 
+/**
+ * The start's warnings (and errors) about `file`, in order, match `said`: each repair is told,
+ * naming the file, and nothing else is.
+ */
+function expectSaid(daemon: DaemonProcess, file: string, said: RegExp[]): void {
+  const about = daemon
+    .stderr()
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line) as { level: number; file?: string; msg: string })
+    .filter(
+      (line) => line.level >= 40 && line.file !== undefined && path.resolve(line.file) === path.resolve(file),
+    )
+    .map((line) => line.msg);
+  expect({ file, said: about }).toEqual({
+    file,
+    said: said.map((pattern) => expect.stringMatching(pattern)),
+  });
+}
+
 /** The names in `folder` that a damaged `name` was moved aside as. */
 function movedAside(folder: string, name: string): string[] {
   return readdirSync(folder).filter((entry) => entry.startsWith(`${name}.damaged-`));
 }
 
 describe("the daemon restarted on damaged event files", () => {
-  const check = (state: DamagedState) => checkRecovered(damaged.daemon, state.agent);
+  const check = async (state: DamagedState) => {
+    await checkRecovered(damaged.daemon, state.agent);
+    expectSaid(damaged.daemon, agentLog(damaged.data, state.agent), state.said);
+  };
 
   it("starts after a torn last line, above the torn line's id", () => check(STATES.torn));
 
@@ -359,6 +422,10 @@ describe("the daemon restarted on damaged event files", () => {
   // Stopped the start before: `error INTERNAL: EEXIST: file already exists, mkdir '…/events'`.
   it("starts with a file where the events folder should be, and moves it aside", async () => {
     await checkRecovered(eventsFolder.daemon, EVENTS_FOLDER.agent);
+    expectSaid(eventsFolder.daemon, path.join(eventsFolder.data, "events"), [
+      /^moved \S+ aside \(not a folder\): an empty folder starts in its place \(the agents' events come back from their run logs\); look at \S+, then delete it$/,
+    ]);
+    expectSaid(eventsFolder.daemon, agentLog(eventsFolder.data, EVENTS_FOLDER.agent), EVENTS_FOLDER.said);
     // Every agent lost its log with the folder: what they reported is still served.
     await expectServed(eventsFolder.daemon, "other", seededOf("other").reported);
     const aside = movedAside(eventsFolder.data, "events");
@@ -377,13 +444,25 @@ describe("the daemon restarted on damaged event files", () => {
   it("starts with a folder where a running run's log should be, rebuilt from the agent log", async () => {
     await check(STATES["run-log-folder"]);
     const { slowRun } = seededOf(STATES["run-log-folder"].agent);
+    expectSaid(damaged.daemon, path.join(damaged.data, "runs", `${slowRun}.events.jsonl`), [
+      saidMovedAside("a folder"),
+      REBUILT,
+    ]);
     expect(movedAside(path.join(damaged.data, "runs"), `${slowRun}.events.jsonl`)).toHaveLength(1);
   });
 
-  it("starts with a run log missing and another torn", () => check(STATES["run-logs"]));
+  it("starts with a run log missing and another torn", async () => {
+    await check(STATES["run-logs"]);
+    const { slowRun, newestFinished } = seededOf(STATES["run-logs"].agent);
+    expectSaid(damaged.daemon, path.join(damaged.data, "runs", `${slowRun}.events.jsonl`), [REBUILT]);
+    // A finished run's log is not read at start (its torn line is skipped whenever it is read,
+    // and nothing is appended to it again): nothing to say of it.
+    expectSaid(damaged.daemon, path.join(damaged.data, "runs", `${newestFinished}.events.jsonl`), []);
+  });
 
-  it("leaves the undamaged agent's events as they were", async () => {
+  it("leaves the undamaged agent's events as they were, and says nothing of its log", async () => {
     const { reported } = seededOf("other");
+    expectSaid(damaged.daemon, agentLog(damaged.data, "other"), []);
     expect((await agentEvents(damaged.daemon, "other")).slice(0, reported.length)).toEqual(reported);
   });
 });

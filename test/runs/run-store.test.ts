@@ -118,7 +118,9 @@ describe("RunStore", () => {
     for (const name of readdirSync(indexDirectory)) writeFileSync(path.join(indexDirectory, name), "");
     const emptied = recordingLogger();
     const afterEmptied = RunStore.open({ dataDirectory, logger: emptied.logger });
-    expect(emptied.warnings()).toContain("rebuilt the run index from the run records");
+    expect(emptied.warnings()).toContainEqual(
+      expect.stringContaining("rebuilt the run index and the open runs from the run records"),
+    );
     expect(ids(await afterEmptied.list({ limit: 100 }))).toEqual(["r_zzzzzz", ...ids(records).reverse()]);
     afterEmptied.close();
 
@@ -126,7 +128,9 @@ describe("RunStore", () => {
     rmSync(path.join(store.directory, "open"), { recursive: true });
     const missing = recordingLogger();
     const afterMissing = RunStore.open({ dataDirectory, logger: missing.logger });
-    expect(missing.warnings()).toContain("rebuilt the run index from the run records");
+    expect(missing.warnings()).toContainEqual(
+      expect.stringContaining("rebuilt the run index and the open runs from the run records"),
+    );
     // The queued run lived in the journal alone: gone with it; every run with a record is back.
     expect(ids(await afterMissing.list({ limit: 100 }))).toEqual(ids(records).reverse());
   });

@@ -39,6 +39,13 @@ describe("spaceFailureOf", () => {
       code: "EDQUOT",
       file: "/data/x",
     });
+    // What Node 20 really gives for a write over a quota (its libuv has no name for errno 122):
+    // `UNKNOWN` from the sync API, `Unknown system error -122` from the promise API.
+    for (const code of ["UNKNOWN", "Unknown system error -122"]) {
+      const overQuota = Object.assign(errnoError(code, "/data/y"), { errno: -122 });
+      expect(spaceFailureOf(overQuota)).toMatchObject({ code: "EDQUOT", file: "/data/y" });
+    }
+    expect(spaceFailureOf(Object.assign(errnoError("UNKNOWN"), { errno: -5 }))).toBeUndefined();
     expect(spaceFailureOf(new Error("outer", { cause: errnoError("EROFS") }))?.code).toBe("EROFS");
     expect(spaceFailureOf(Object.assign(new Error("disk full"), { code: "53100" }))?.code).toBe("53100");
     expect(spaceFailureOf(errnoError("EACCES"))).toBeUndefined();

@@ -19,6 +19,32 @@ export function mountSmallTmpfs(folder: string, size: string): boolean {
   }
 }
 
+/**
+ * Mounts on `folder` a btrfs file system (a sparse 128 MB image at `image`, on a loop device)
+ * whose quota group is limited to `limit` (e.g. "4m"): a write past it fails with EDQUOT, for root
+ * too. The kernel's user quotas would not do: root passes their limits (CAP_SYS_RESOURCE), and
+ * tmpfs quotas need CONFIG_TMPFS_QUOTA. False where it cannot be had (not root, no loop device,
+ * no btrfs in the kernel, no `mkfs.btrfs`/`btrfs` of btrfs-progs). The caller unmounts it.
+ */
+export function mountQuotaLimited(folder: string, image: string, limit: string): boolean {
+  try {
+    execFileSync("truncate", ["-s", "128m", image], { stdio: "pipe" });
+    execFileSync("mkfs.btrfs", ["-q", "-M", image], { stdio: "pipe" });
+    execFileSync("mount", ["-o", "loop", image, folder], { stdio: "pipe" });
+  } catch {
+    return false;
+  }
+  try {
+    execFileSync("chmod", ["0700", folder], { stdio: "pipe" });
+    execFileSync("btrfs", ["quota", "enable", folder], { stdio: "pipe" });
+    execFileSync("btrfs", ["qgroup", "limit", limit, folder], { stdio: "pipe" });
+    return true;
+  } catch {
+    unmount(folder);
+    return false;
+  }
+}
+
 /** Lazily unmounts `folder` (whatever still holds it open). */
 export function unmount(folder: string): void {
   try {
