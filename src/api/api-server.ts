@@ -18,7 +18,13 @@ import { createApiMetrics } from "./api-metrics.js";
 import type { ApiServices } from "./api-services.js";
 import { ANONYMOUS, createAuthentication, singleTokenIdentifier, type TokenIdentifier } from "./api-auth.js";
 import { annotateRouteAccess } from "./openapi-roles.js";
-import { checkRole, declareRouteAccess, isTokenFree, type RouteAccessTable } from "./route-access.js";
+import {
+  checkRole,
+  declareRouteAccess,
+  isTokenFree,
+  routeAccessOf,
+  type RouteAccessTable,
+} from "./route-access.js";
 import { registerAccessRoutes } from "./routes/access-routes.js";
 import { createRequestGuard } from "./request-guard.js";
 import { SessionStore } from "./session-store.js";
@@ -260,12 +266,17 @@ async function configure(
     (route) => OPEN_ROUTES.has(route) || route === DOCS_PREFIX || route.startsWith(`${DOCS_PREFIX}/`),
   );
   app.decorateRequest("principal", undefined);
-  app.addHook("onRequest", async (request) => {
+  // A callback hook, not an async one: every request would otherwise wait a promise and a tick. A
+  // throw is answered as a rejection is.
+  app.addHook("onRequest", (request, _reply, done) => {
     guard(request);
-    if (isTokenFree(request)) return;
-    const principal = authenticate === undefined ? ANONYMOUS : authenticate(request.headers);
-    checkRole(request, principal);
-    request.principal = principal;
+    const required = routeAccessOf(request);
+    if (!isTokenFree(required)) {
+      const principal = authenticate === undefined ? ANONYMOUS : authenticate(request.headers);
+      checkRole(request, principal, required);
+      request.principal = principal;
+    }
+    done();
   });
   await app.register(swagger, {
     openapi: {

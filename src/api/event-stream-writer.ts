@@ -28,6 +28,8 @@ export class EventStreamWriter {
   readonly #source: StreamEventSource;
   readonly #response: ServerResponse;
   readonly #resume: boolean;
+  /** Text the first write carries before its frames (the stream's opening comment). */
+  #pending: string;
   #lastSent: number;
   #live = false;
   #replaying = false;
@@ -38,11 +40,17 @@ export class EventStreamWriter {
     response: ServerResponse;
     /** The last id the client has: replay what follows it; undefined: start with the next event. */
     after: number | undefined;
+    /**
+     * Written before the first event, in the same write as a replay's first page (the response's
+     * head goes with it): one chunk to the socket for the head, the preamble and the page.
+     */
+    preamble?: string;
   }) {
     this.#agent = options.agent;
     this.#source = options.source;
     this.#response = options.response;
     this.#resume = options.after !== undefined;
+    this.#pending = options.preamble ?? "";
     this.#lastSent = options.after ?? options.source.lastId(options.agent);
   }
 
@@ -50,6 +58,7 @@ export class EventStreamWriter {
   start(): Promise<void> {
     if (!this.#resume) {
       this.#live = true;
+      this.#write("");
       return Promise.resolve();
     }
     return this.#replay();
@@ -75,6 +84,7 @@ export class EventStreamWriter {
     try {
       while (!this.#closed) {
         if (this.#response.writableLength > STREAM_HIGH_WATER_BYTES) {
+          this.#write("");
           await drained(this.#response);
           continue;
         }
@@ -82,6 +92,7 @@ export class EventStreamWriter {
         if (page.missed > 0) {
           // Older than the ring: a page from disk.
           const before = this.#lastSent;
+          this.#write("");
           const lines = await this.#source.history(this.#agent, this.#lastSent, REPLAY_PAGE_EVENTS);
           this.#sendPage(
             lines.map(({ id }) => id),
@@ -97,6 +108,7 @@ export class EventStreamWriter {
         this.#sendPage(page.ids, page.lines);
         // A short page is all the ring holds now: live from here, in this same tick.
         if (page.lines.length < REPLAY_PAGE_EVENTS) {
+          this.#write("");
           this.#live = true;
           return;
         }
@@ -122,13 +134,21 @@ export class EventStreamWriter {
       this.#lastSent = id;
       frames += `id: ${id}\ndata: ${lines[index]}\n\n`;
     }
-    if (frames !== "" && !this.#closed) this.#response.write(frames);
+    if (frames !== "") this.#write(frames);
   }
 
   #send(id: number, line: string): void {
     if (id <= this.#lastSent || this.#closed) return;
     this.#lastSent = id;
-    this.#response.write(`id: ${id}\ndata: ${line}\n\n`);
+    this.#write(`id: ${id}\ndata: ${line}\n\n`);
+  }
+
+  /** Writes `text` after what is pending (the preamble, once); nothing when both are empty. */
+  #write(text: string): void {
+    if (this.#closed) return;
+    const chunk = this.#pending === "" ? text : this.#pending + text;
+    this.#pending = "";
+    if (chunk !== "") this.#response.write(chunk);
   }
 }
 

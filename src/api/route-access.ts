@@ -44,11 +44,19 @@ export function declareRouteAccess(app: FastifyInstance, open: (url: string) => 
 }
 
 /**
- * Refuses a principal below the route's role: 403 FORBIDDEN_ROLE naming the role needed. A
- * request that matched no route needs only to be authenticated (and then gets its 404).
+ * What the request's route requires (`read` for a request that matched no route). Read once per
+ * request: fastify builds `request.routeOptions` anew on every access.
  */
-export function checkRole(request: FastifyRequest, principal: Principal): void {
-  const required = (request.routeOptions.config as { role?: RouteAccess }).role ?? "read";
+export function routeAccessOf(request: FastifyRequest): RouteAccess {
+  return (request.routeOptions.config as { role?: RouteAccess }).role ?? "read";
+}
+
+/**
+ * Refuses a principal below `required` (the route's role, routeAccessOf): 403 FORBIDDEN_ROLE naming
+ * the role needed. A request that matched no route needs only to be authenticated (and then gets
+ * its 404).
+ */
+export function checkRole(request: FastifyRequest, principal: Principal, required: RouteAccess): void {
   if (roleAllows(principal.role, required)) return;
   const route = `${request.method} ${request.routeOptions.url ?? request.url.split("?")[0]}`;
   throw new AgentdError(
@@ -61,8 +69,7 @@ export function checkRole(request: FastifyRequest, principal: Principal): void {
   );
 }
 
-/** Whether a route is served without the API token. */
-export function isTokenFree(request: FastifyRequest): boolean {
-  const required = (request.routeOptions.config as { role?: RouteAccess }).role;
+/** Whether a route requiring `required` (routeAccessOf) is served without the API token. */
+export function isTokenFree(required: RouteAccess): boolean {
   return required === "public" || required === "own";
 }

@@ -116,6 +116,14 @@ export class EventStore {
     return this.#log.follow?.(agent) ?? Promise.resolve(() => undefined);
   }
 
+  /**
+   * Whether every agent is followed always (a log of this node's own, not a cluster's shared
+   * store): a poll or a stream need not call `follow`, nor wait for it.
+   */
+  get followsEveryAgent(): boolean {
+    return this.#log.follow === undefined;
+  }
+
   /** Events read from a shared store since start, per agent (empty for the files). */
   eventsRead(): ReadonlyMap<string, number> {
     return this.#log.eventsRead?.() ?? new Map();

@@ -1,12 +1,34 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { MergedLinesPage } from "../../events/merged-feed.js";
-import type { PollLinesPage } from "../../events/event-store.js";
+import type { EventStore, PollLinesPage } from "../../events/event-store.js";
 import { AgentEventsQuerySchema, AgentParamsSchema, MergedEventsQuerySchema } from "../request-schemas.js";
 import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { EventPageSchema, MergedEventPageSchema } from "../response-schemas.js";
+
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** A poll of one agent's events, as validated. */
+type PollRequest = FastifyRequest<{
+  Params: z.output<typeof AgentParamsSchema>;
+  Querystring: z.output<typeof AgentEventsQuerySchema>;
+}>;
+
+/** Runs `answer` while the agent (every agent: undefined) is followed, then stops following it. */
+async function whileFollowing(
+  store: EventStore,
+  agent: string | undefined,
+  answer: () => Promise<void> | undefined,
+): Promise<void> {
+  const unfollow = await store.follow(agent);
+  try {
+    await answer();
+  } finally {
+    unfollow();
+  }
+}
 
 // Events are kept as their JSON text: the body is assembled around it, never serialized again.
 function pollBody(page: PollLinesPage): string {
@@ -43,29 +65,38 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
         }),
       },
     },
-    async (request, reply) => {
-      const { id } = request.params;
-      const { after, limit, wait } = request.query;
-      // On a cluster, a node reads in full the agents its clients follow (from their latest events on).
-      const unfollow = await store.follow(id);
-      try {
-        requireAgent(services, id);
-        let page = store.pollLines(id, { after, limit });
-        if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
-          const watch = clientGoneSignal(request, reply, shutdownSignal);
-          try {
-            await store.wait(id, after, wait * 1_000, watch.signal);
-          } finally {
-            watch.release();
-          }
-          page = store.pollLines(id, { after, limit });
-        }
-        return reply.type("application/json; charset=utf-8").send(pollBody(page));
-      } finally {
-        unfollow();
-      }
+    (request, reply) => {
+      // On a cluster, a node reads in full the agents its clients follow (from their latest events
+      // on); a node's own log has every agent: the common poll is answered in this same tick.
+      if (store.followsEveryAgent) return answerPoll(request, reply);
+      return whileFollowing(store, request.params.id, () => answerPoll(request, reply));
     },
   );
+
+  /** Answers a poll: at once, or (a long poll with nothing yet) once an event came or `wait` ran out. */
+  function answerPoll(request: PollRequest, reply: FastifyReply): Promise<void> | undefined {
+    const { id } = request.params;
+    const { after, limit, wait } = request.query;
+    requireAgent(services, id);
+    const page = store.pollLines(id, { after, limit });
+    if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+      return waitThenAnswer(request, reply);
+    }
+    reply.type(JSON_TYPE).send(pollBody(page));
+    return undefined;
+  }
+
+  async function waitThenAnswer(request: PollRequest, reply: FastifyReply): Promise<void> {
+    const { id } = request.params;
+    const { after, limit, wait } = request.query;
+    const watch = clientGoneSignal(request, reply, shutdownSignal);
+    try {
+      await store.wait(id, after, wait * 1_000, watch.signal);
+    } finally {
+      watch.release();
+    }
+    reply.type(JSON_TYPE).send(pollBody(store.pollLines(id, { after, limit })));
+  }
 
   app.get<{ Querystring: z.output<typeof MergedEventsQuerySchema> }>(
     "/events",

@@ -1,9 +1,9 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { EventStreamWriter } from "../event-stream-writer.js";
-import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
+import { requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { errorResponses } from "../route-responses.js";
 
@@ -17,14 +17,97 @@ function lastEventIdOf(header: string | string[] | undefined): number | undefine
   return Number(header);
 }
 
+/** The stream's opening comment and the client's reconnection delay, before any event. */
+const PREAMBLE = ": agentd event stream\nretry: 2000\n\n";
+
+const STREAM_HEAD = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-accel-buffering": "no",
+};
+
+type StreamRequest = FastifyRequest<{
+  Params: z.output<typeof AgentParamsSchema>;
+  Querystring: z.output<typeof StreamQuerySchema>;
+}>;
+
 /**
  * GET /agents/:id/events/stream: Server-Sent Events, `id:` = event id, `data:` = the event's JSON.
  * With Last-Event-ID (or ?after=) it first replays what followed that id, a bounded page at a time
  * and waiting for the socket to drain, from disk while it is older than memory; without either it
  * starts with the next event. Comments keep idle connections open. See EventStreamWriter.
+ *
+ * A stream ends when its connection closes or the server shuts down. A replay costs what a bare
+ * route writing the same bytes costs, or near: no AbortController per stream (its abort builds a
+ * DOMException with a stack), one listener on the shutdown signal for all streams, and the head,
+ * the preamble and the first page in one write.
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
   const { services, shutdownSignal, heartbeatMilliseconds } = context;
+  /** The end of each open stream; the server's shutdown ends them all. */
+  const openStreams = new Set<() => void>();
+  shutdownSignal.addEventListener(
+    "abort",
+    () => {
+      for (const end of [...openStreams]) end();
+    },
+    { once: true },
+  );
+
+  /** Streams the agent's events; `unfollow` is called when the stream ends (or fails to start). */
+  function stream(request: StreamRequest, reply: FastifyReply, unfollow: () => void): void {
+    const agent = request.params.id;
+    let replayFrom: number | undefined;
+    try {
+      requireAgent(services, agent);
+      replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
+    } catch (error) {
+      unfollow();
+      throw error;
+    }
+    reply.hijack();
+    const response = reply.raw;
+    // Sent with the first write: the preamble, and a replay's first page with it.
+    response.writeHead(200, STREAM_HEAD);
+    const writer = new EventStreamWriter({
+      agent,
+      source: services.events,
+      response,
+      after: replayFrom,
+      preamble: PREAMBLE,
+    });
+    // Subscribed before the replay: the writer takes bus events only once it is live, and reads
+    // the ones published meanwhile from the store.
+    const unsubscribe = services.bus.subscribe((event) => writer.offer(event), { complete: true });
+    const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), heartbeatMilliseconds);
+    let ended = false;
+    const end = () => {
+      if (ended) return;
+      ended = true;
+      openStreams.delete(end);
+      response.off("close", end);
+      clearInterval(heartbeat);
+      unsubscribe();
+      unfollow();
+      // A connection the client closed takes no end (it would only fail on the closed socket).
+      if (!response.writableEnded && !response.destroyed) response.end();
+    };
+    openStreams.add(end);
+    response.once("close", end);
+    writer.start().then(
+      // A server shutting down as the stream started: the replay, then the end. A client gone
+      // before the stream started (while a cluster's node caught up) had no listener to tell.
+      () => {
+        if (shutdownSignal.aborted || response.destroyed) end();
+      },
+      (error: unknown) => {
+        request.log.error({ err: error, agent }, "event stream replay failed");
+        end();
+      },
+    );
+  }
+
   app.get<{ Params: z.output<typeof AgentParamsSchema>; Querystring: z.output<typeof StreamQuerySchema> }>(
     "/agents/:id/events/stream",
     {
@@ -43,52 +126,11 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
         },
       },
     },
-    async (request, reply) => {
-      const agent = request.params.id;
-      // On a cluster, a node reads in full the agents its clients follow, while they do.
-      const unfollow = await services.events.follow(agent);
-      try {
-        requireAgent(services, agent);
-      } catch (error) {
-        unfollow();
-        throw error;
-      }
-      const replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
-      const watch = clientGoneSignal(request, reply, shutdownSignal);
-      reply.hijack();
-      const response = reply.raw;
-      // The head, the preamble and a replay's first page leave in one write to the socket.
-      response.cork();
-      response.writeHead(200, {
-        "content-type": "text/event-stream; charset=utf-8",
-        "cache-control": "no-cache",
-        connection: "keep-alive",
-        "x-accel-buffering": "no",
-      });
-      response.write(": agentd event stream\nretry: 2000\n\n");
-
-      const writer = new EventStreamWriter({
-        agent,
-        source: services.events,
-        response,
-        after: replayFrom,
-      });
-      // Subscribed before the replay: the writer takes bus events only once it is live, and reads
-      // the ones published meanwhile from the store.
-      const unsubscribe = services.bus.subscribe((event) => writer.offer(event), { complete: true });
-      const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), heartbeatMilliseconds);
-      const finish = () => {
-        clearInterval(heartbeat);
-        unsubscribe();
-        unfollow();
-        watch.release();
-        if (!response.writableEnded) response.end();
-      };
-      watch.signal.addEventListener("abort", finish, { once: true });
-      const started = writer.start();
-      response.uncork();
-      await started;
-      if (watch.signal.aborted) finish();
+    (request, reply) => {
+      // On a cluster, a node reads in full the agents its clients follow, while they do; a node's
+      // own log has every agent.
+      if (services.events.followsEveryAgent) return stream(request, reply, () => undefined);
+      return services.events.follow(request.params.id).then((unfollow) => stream(request, reply, unfollow));
     },
   );
 }
