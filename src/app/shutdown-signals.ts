@@ -60,3 +60,13 @@ export function shutdownOnSignals(
     if (received) onSignal(received);
   });
 }
+
+/**
+ * Ends the process as soon as its event loop is empty, skipping Node's tear-down of the heap
+ * (freeing every object and compiled function of a daemon took about 0.2 CPU-s, seconds of wall
+ * time on a loaded machine, after the last log line). Nothing is lost: `beforeExit` comes only once
+ * no write, timer or socket is pending, and the `exit` handlers (the data folder's lock) still run.
+ */
+export function exitWhenIdle(): void {
+  process.once("beforeExit", () => process.exit());
+}

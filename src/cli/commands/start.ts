@@ -5,7 +5,7 @@ import type { Daemon, StartDaemonOptions } from "../../app/daemon.js";
 import { listenWhileStarting } from "../../api/starting-server.js";
 import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
 import { packageVersion } from "../../util/package-version.js";
-import { holdSignalsWhileStarting, shutdownOnSignals } from "../../app/shutdown-signals.js";
+import { exitWhenIdle, holdSignalsWhileStarting, shutdownOnSignals } from "../../app/shutdown-signals.js";
 import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
@@ -130,6 +130,7 @@ export function registerStartCommand(program: Command): void {
       if (stopRequested) {
         await stopped;
         reportWhatKeepsRunning(daemon);
+        exitWhenIdle();
         return;
       }
       const summary = summarizeStartup(daemon);
@@ -146,5 +147,6 @@ export function registerStartCommand(program: Command): void {
       // Everything is closed: the process ends by itself when the event loop is empty. Should a
       // handle still hold it, say which (the daemon still exits at the supervisor's SIGKILL).
       reportWhatKeepsRunning(daemon);
+      exitWhenIdle();
     });
 }
