@@ -106,8 +106,8 @@ export class CheckpointJournal {
   #append(line: Buffer): boolean {
     const { file } = this.#options;
     try {
-      // Not created here: a file that is gone is written whole again.
-      this.#descriptor ??= openSync(file, constants.O_WRONLY | constants.O_APPEND);
+      // Not created here, nor through a link put in its place: such a file is written whole again.
+      this.#descriptor ??= openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
     } catch {
       this.#current = false;
       return false;
