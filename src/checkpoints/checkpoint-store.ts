@@ -6,18 +6,23 @@ import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
+import { CheckpointJournal } from "./checkpoint-journal.js";
+import { readCheckpointJournal } from "./read-checkpoint-journal.js";
 
 /**
- * One checkpoint file per run under `<data_dir>/checkpoints/`, replaced atomically off the event
- * loop (survives a kill -9 once the promise of `save` resolved; `load` sees a save at once). A run
- * that ends for good drops its file; one cut off by a crash or a shutdown keeps it, so it can be
- * resumed.
+ * One checkpoint file per run under `<data_dir>/checkpoints/`, a journal (CheckpointJournal): a
+ * save that only adds messages is a line appended on the event loop, any other replaces the file
+ * atomically off the event loop. Either survives a kill -9 once the promise of `save` resolved;
+ * `load` sees a save at once. A run that ends for good drops its file; one cut off by a crash or a
+ * shutdown keeps it, so it can be resumed.
  */
 export class CheckpointStore implements CheckpointRecords {
   readonly #directory: string;
   readonly #logger: Logger;
   readonly #now: () => Date;
   readonly #writes: LatestFileWrites;
+  /** The runs saving here, each with its file. */
+  readonly #journals = new Map<string, CheckpointJournal>();
 
   /** `storage`: a save that fails for lack of space waits for room (the run waits with it). */
   constructor(options: { dataDirectory: string; logger: Logger; now?: () => Date; storage?: StorageGate }) {
@@ -29,16 +34,18 @@ export class CheckpointStore implements CheckpointRecords {
 
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
-    return {
-      resumeFrom,
-      save: ({ messages, ...state }) => {
-        // The conversation only grows, and a message is the same object from save to save (see
-        // masking-checkpoints.ts): each is turned into JSON once, not the whole history at each save.
-        const head = JSON.stringify({ run, ...state, saved_at: this.#now().toISOString() });
-        const text = `${head.slice(0, -1)},"messages":[${messages.map(this.#jsonOf).join(",")}]}`;
-        return this.#writes.write(this.#fileOf(run), text, { sync: false });
-      },
-    };
+    // The conversation only grows, and a message is the same object from save to save (see
+    // masking-checkpoints.ts): each is turned into JSON once, and written once while it only grows.
+    const journal = new CheckpointJournal({
+      run,
+      file: this.#fileOf(run),
+      writes: this.#writes,
+      jsonOf: this.#jsonOf,
+      now: this.#now,
+    });
+    this.#journals.get(run)?.close();
+    this.#journals.set(run, journal);
+    return { resumeFrom, save: (checkpoint) => journal.save(checkpoint) };
   }
 
   /** The last checkpoint of a run, or undefined (none, or unreadable: logged). */
@@ -48,7 +55,7 @@ export class CheckpointStore implements CheckpointRecords {
     const pending = this.#writes.pending(file);
     if (pending === null) return undefined;
     if (pending === undefined && !existsSync(file)) return undefined;
-    const parsed = CheckpointSchema.safeParse(parseJson(pending ?? readFileSync(file, "utf8")));
+    const parsed = CheckpointSchema.safeParse(readCheckpointJournal(pending ?? readFileSync(file, "utf8")));
     if (parsed.success) return parsed.data;
     this.#logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable checkpoint");
     return undefined;
@@ -60,6 +67,8 @@ export class CheckpointStore implements CheckpointRecords {
    * to a run that is not resumable.
    */
   remove(run: string): void {
+    this.#journals.get(run)?.close();
+    this.#journals.delete(run);
     const file = this.#fileOf(run);
     this.#writes
       .remove(file)
@@ -78,6 +87,12 @@ export class CheckpointStore implements CheckpointRecords {
     return this.#writes.settled();
   }
 
+  /** Lets go of the files kept open for appends, once the store is settled (a later save writes its file whole). */
+  close(): void {
+    for (const journal of this.#journals.values()) journal.close();
+    this.#journals.clear();
+  }
+
   readonly #messageJson = new WeakMap<ChatMessage, string>();
 
   readonly #jsonOf = (message: ChatMessage): string => {
@@ -91,13 +106,5 @@ export class CheckpointStore implements CheckpointRecords {
 
   #fileOf(run: string): string {
     return path.join(this.#directory, `${run}.json`);
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }

@@ -154,12 +154,16 @@ export class SandboxHost {
     // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
     // (an agent file's, say) would show a socket, and with the filter off, open it.
     // Compared as real paths, as they are bound: a link to /run/user/1000 is that folder.
-    const realPlaces = socketPlaces.map((place) => existingRealPath(place) ?? place);
+    const resolved = new Map<string, string | undefined>();
+    const realPlaces = socketPlaces.map((place) => existingRealPath(place, resolved) ?? place);
     const outsidePlaces = (entry: string) => {
-      const real = existingRealPath(entry) ?? path.resolve(entry);
+      const real = existingRealPath(entry, resolved) ?? path.resolve(entry);
       return !realPlaces.some((place) => isInside(real, place));
     };
-    const read = [...settings.read.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces)];
+    const read = [
+      ...settings.read.filter(outsidePlaces),
+      ...neededInsideSocketPlaces(socketPlaces, resolved),
+    ];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }

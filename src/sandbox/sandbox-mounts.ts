@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
@@ -34,8 +34,11 @@ const NO_EXTRA: ExtraBinds = { read: [], write: [] };
  * hidden. Paths that do not exist are left out; every path is real (symlinks resolved).
  */
 export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTRA): SandboxMount[] {
-  const workdir = existingRealPath(policy.workdir) ?? policy.workdir;
-  const real = (entries: readonly string[]) => entries.flatMap((entry) => existingRealPath(entry) ?? []);
+  // A path met twice (the socket places are hidden, then hidden again) is resolved once.
+  const resolved = new Map<string, string | undefined>();
+  const workdir = existingRealPath(policy.workdir, resolved) ?? policy.workdir;
+  const real = (entries: readonly string[]) =>
+    entries.flatMap((entry) => existingRealPath(entry, resolved) ?? []);
   const read = real([...policy.read, ...extra.read]);
   const write = real([...policy.write, ...extra.write]);
   const mounts: SandboxMount[] = [
@@ -151,14 +154,25 @@ export function accessOf(mounts: readonly SandboxMount[], realPath: string): Mou
   return "hidden";
 }
 
-/** The path with every symlink resolved, or undefined when nothing is there. */
-export function existingRealPath(entry: string): string | undefined {
+/**
+ * The path with every symlink resolved, or undefined when nothing is there (a dangling link
+ * included). `resolved`: answers already found in the same computation, by path, kept there too.
+ * Most paths asked about (the host's socket places) do not exist: that costs one `access`, not a
+ * thrown error; the rest one realpath(3).
+ */
+export function existingRealPath(
+  entry: string,
+  resolved?: Map<string, string | undefined>,
+): string | undefined {
+  if (resolved?.has(entry)) return resolved.get(entry);
+  let real: string | undefined;
   try {
-    lstatSync(entry);
-    return realpathSync(entry);
+    real = existsSync(entry) ? realpathSync.native(entry) : undefined;
   } catch {
-    return undefined;
+    real = undefined;
   }
+  resolved?.set(entry, real);
+  return real;
 }
 
 /** True when `inner` is `outer` or lies below it. */

@@ -73,11 +73,15 @@ export function hostSocketPlaces(environment: NodeJS.ProcessEnv): string[] {
 /**
  * Files inside socket places the system itself needs, to show read-only: `/etc/resolv.conf` when
  * it leads into `/run/systemd/resolve` (systemd-resolved), or name resolution would fail.
+ * `resolved`: real paths already found by the caller (see existingRealPath).
  */
-export function neededInsideSocketPlaces(places: readonly string[]): string[] {
-  const resolver = existingRealPath("/etc/resolv.conf");
+export function neededInsideSocketPlaces(
+  places: readonly string[],
+  resolved?: Map<string, string | undefined>,
+): string[] {
+  const resolver = existingRealPath("/etc/resolv.conf", resolved);
   if (resolver === undefined) return [];
-  const realPlaces = places.flatMap((entry) => existingRealPath(entry) ?? []);
+  const realPlaces = places.flatMap((entry) => existingRealPath(entry, resolved) ?? []);
   return realPlaces.some((place) => isInside(resolver, place)) ? [resolver] : [];
 }
 

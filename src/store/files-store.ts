@@ -91,6 +91,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       storage.close();
       await committed();
       runs.close();
+      checkpoints.close();
       await Promise.all([spares.close(), flushesSettled()]);
     },
   };

@@ -1,0 +1,178 @@
+import { Buffer } from "node:buffer";
+import { closeSync, constants, ftruncateSync, openSync, writeSync } from "node:fs";
+import type { ChatMessage } from "../llm/chat-message.js";
+import type { LatestFileWrites } from "../util/latest-file-writes.js";
+import type { Checkpoint } from "./checkpoint.js";
+
+/** Appended bytes allowed past the last whole write before the file is written whole again. */
+const MIN_APPENDED_BYTES = 256 * 1024;
+
+export interface CheckpointJournalOptions {
+  run: string;
+  file: string;
+  /** The store's atomic replacements (temp file, rename, off the event loop; waits for room). */
+  writes: LatestFileWrites;
+  /** A message's JSON, made once per message. */
+  jsonOf: (message: ChatMessage) => string;
+  now: () => Date;
+}
+
+/**
+ * One run's checkpoint file, kept as a journal: a save whose conversation only grew since the last
+ * one (the usual round: the model's answer, then each tool result) is one line appended on the
+ * event loop (its new messages and the state), in the kernel once `save` returns, so safe from
+ * kill -9 before the round's tools run; anything else (the first save, a compaction, a value the
+ * redactor learned mid-run, which masks the messages again) replaces the whole file atomically
+ * with one line off the event loop, as does a save after an append failed (it then waits for room
+ * like every replacement) and one once the appended lines outweigh the last whole write (so the
+ * file stays within about twice its state). A line whose append fails is cut off again; one a
+ * power cut tore is ignored when the file is read (readCheckpointJournal).
+ */
+export class CheckpointJournal {
+  readonly #options: CheckpointJournalOptions;
+  /** The messages the file holds, or is about to once its replacement lands (the saved objects). */
+  #messages: readonly ChatMessage[] = [];
+  /** The rest of the state last saved, as written. */
+  #stateJson = "";
+  #removedToolsJson = "";
+  #recentCallsJson = "";
+  /** True once the file on disk holds the last save (its replacement landed, appends since). */
+  #current = false;
+  #descriptor: number | undefined;
+  /** The file's size while current. */
+  #size = 0;
+  #wholeBytes = 0;
+  #appendedBytes = 0;
+  #replacements = 0;
+  #closed = false;
+
+  constructor(options: CheckpointJournalOptions) {
+    this.#options = options;
+  }
+
+  /** Keeps the state; resolves once it is in the kernel (an append: already when this returns). */
+  save(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void> {
+    const { messages, removed_tools, recent_calls, ...rest } = checkpoint;
+    if (this.#current && this.#extends(messages)) {
+      const stateJson = JSON.stringify(rest);
+      const removedToolsJson = JSON.stringify(removed_tools);
+      const recentCallsJson = JSON.stringify(recent_calls);
+      const added = messages.slice(this.#messages.length);
+      const unchanged =
+        added.length === 0 &&
+        stateJson === this.#stateJson &&
+        removedToolsJson === this.#removedToolsJson &&
+        recentCallsJson === this.#recentCallsJson;
+      // The file holds this state already (the end of a round whose last result was saved).
+      if (unchanged) return Promise.resolve();
+      const fields = [`"keep":${this.#messages.length}`];
+      if (stateJson.length > 2) fields.push(stateJson.slice(1, -1));
+      if (removedToolsJson !== this.#removedToolsJson) fields.push(`"removed_tools":${removedToolsJson}`);
+      if (recentCallsJson !== this.#recentCallsJson) fields.push(`"recent_calls":${recentCallsJson}`);
+      fields.push(`"saved_at":${JSON.stringify(this.#options.now().toISOString())}`);
+      fields.push(`"messages":[${added.map(this.#options.jsonOf).join(",")}]`);
+      const line = Buffer.from(`{${fields.join(",")}}\n`, "utf8");
+      if (this.#appendedBytes + line.length <= Math.max(this.#wholeBytes, MIN_APPENDED_BYTES)) {
+        if (this.#append(line)) {
+          this.#messages = messages;
+          this.#stateJson = stateJson;
+          this.#removedToolsJson = removedToolsJson;
+          this.#recentCallsJson = recentCallsJson;
+          return Promise.resolve();
+        }
+      }
+    }
+    return this.#replace(checkpoint);
+  }
+
+  /** Lets go of the file (the next save, if any, writes it whole). */
+  close(): void {
+    this.#closed = true;
+    this.#current = false;
+    this.#closeDescriptor();
+  }
+
+  /** Whether `messages` begins with every message the file holds, the same objects. */
+  #extends(messages: readonly ChatMessage[]): boolean {
+    const held = this.#messages;
+    if (messages.length < held.length) return false;
+    for (let index = held.length - 1; index >= 0; index -= 1) {
+      if (messages[index] !== held[index]) return false;
+    }
+    return true;
+  }
+
+  /** Appends `line` whole, or leaves the file as it was and returns false. */
+  #append(line: Buffer): boolean {
+    const { file } = this.#options;
+    try {
+      // Not created here, nor through a link put in its place: such a file is written whole again.
+      this.#descriptor ??= openSync(file, constants.O_WRONLY | constants.O_APPEND | constants.O_NOFOLLOW);
+    } catch {
+      this.#current = false;
+      return false;
+    }
+    const descriptor = this.#descriptor;
+    try {
+      for (let offset = 0; offset < line.length;) {
+        offset += writeSync(descriptor, line, offset, line.length - offset);
+      }
+    } catch {
+      // ENOSPC mid-line, say: cut it off; the whole write that follows waits for room, and replaces
+      // the file in any case (a torn end left by a failed cut included).
+      try {
+        ftruncateSync(descriptor, this.#size);
+      } catch {
+        // The replacement that follows rewrites the file.
+      }
+      this.#current = false;
+      this.#closeDescriptor();
+      return false;
+    }
+    this.#size += line.length;
+    this.#appendedBytes += line.length;
+    return true;
+  }
+
+  #replace(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void> {
+    const { messages, removed_tools, recent_calls, ...rest } = checkpoint;
+    const { run, file, writes, jsonOf } = this.#options;
+    // The rename gives the file a new inode: appends go to a descriptor opened after it.
+    this.#closeDescriptor();
+    this.#current = false;
+    this.#messages = messages;
+    this.#stateJson = JSON.stringify(rest);
+    this.#removedToolsJson = JSON.stringify(removed_tools);
+    this.#recentCallsJson = JSON.stringify(recent_calls);
+    const head = JSON.stringify({ run, ...rest, removed_tools, recent_calls, saved_at: this.#now() });
+    const text = `${head.slice(0, -1)},"messages":[${messages.map(jsonOf).join(",")}]}\n`;
+    this.#replacements += 1;
+    const replacement = this.#replacements;
+    const written = writes.write(file, text, { sync: false });
+    written.then(
+      () => {
+        if (replacement !== this.#replacements || this.#closed) return;
+        this.#current = true;
+        this.#size = Buffer.byteLength(text, "utf8");
+        this.#wholeBytes = this.#size;
+        this.#appendedBytes = 0;
+      },
+      () => undefined,
+    );
+    return written;
+  }
+
+  #now(): string {
+    return this.#options.now().toISOString();
+  }
+
+  #closeDescriptor(): void {
+    if (this.#descriptor === undefined) return;
+    try {
+      closeSync(this.#descriptor);
+    } catch {
+      // Closed either way.
+    }
+    this.#descriptor = undefined;
+  }
+}
