@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
@@ -21,7 +21,7 @@ interface AgentRow {
 describe.skipIf(missing !== undefined)("agent switches on a cluster", { timeout: 180_000 }, () => {
   const kit = useTestKit("file");
   let cluster: PostgresCluster;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -42,13 +42,8 @@ describe.skipIf(missing !== undefined)("agent switches on a cluster", { timeout:
         }
       },
     });
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 120_000);
-
-  afterAll(async () => {
-    await database?.end();
-  });
 
   const agent = async (daemon: DaemonProcess, id: string) =>
     (await daemon.request("GET", `/agents/${id}`)).body as AgentRow;
