@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import type pg from "pg";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
@@ -44,6 +44,12 @@ describe.skipIf(missing !== undefined)("agent switches on a cluster", { timeout:
     });
     database = cluster.database;
   }, 120_000);
+
+  // Before the kit's clean-up, with room for a loaded machine: the daemons stop here, and the
+  // kit's 20 s is left for PostgreSQL and the model.
+  afterAll(async () => {
+    await Promise.all((cluster?.nodes ?? []).map((node) => node.kill()));
+  }, 60_000);
 
   const agent = async (daemon: DaemonProcess, id: string) =>
     (await daemon.request("GET", `/agents/${id}`)).body as AgentRow;

@@ -58,6 +58,8 @@ export class PostgresRunRecords implements RunRecords {
    * from then on, so a client that sees a run ended finds its events up to the end served too.
    */
   readonly #ending = new Map<string, RunRecord>();
+  /** Ending status events published and not read back yet: the run's status each tells. */
+  readonly #endsPublished = new Map<string, string>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
@@ -161,6 +163,11 @@ export class PostgresRunRecords implements RunRecords {
     this.#writer.enqueue({ kind: "run", record });
   }
 
+  /** The run's ending status event was published (queued after its record): its record waits for it. */
+  endPublished(id: string, status: string): void {
+    this.#endsPublished.set(id, status);
+  }
+
   unwritten(id: string): RunRecord | undefined {
     return this.#saving.get(id) ?? this.#ending.get(id);
   }
@@ -171,6 +178,7 @@ export class PostgresRunRecords implements RunRecords {
    * back is served now if it is the one the event tells (`status` undefined: whatever it is).
    */
   endTold(id: string, status?: string): void {
+    if (status === undefined || this.#endsPublished.get(id) === status) this.#endsPublished.delete(id);
     const ending = this.#ending.get(id);
     if (ending === undefined || (status !== undefined && ending.status !== status)) return;
     this.#ending.delete(id);
@@ -199,7 +207,8 @@ export class PostgresRunRecords implements RunRecords {
       // once its status event is served (`endTold`).
       if (committed) {
         this.#ending.delete(record.id);
-        if (isTerminal(record.status)) this.#ending.set(record.id, record);
+        if (isTerminal(record.status) && this.#endsPublished.get(record.id) === record.status)
+          this.#ending.set(record.id, record);
         else this.#put(record);
         this.#nodes.set(record.id, this.#node);
       }

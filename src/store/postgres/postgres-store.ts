@@ -257,7 +257,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     cluster,
     runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {
-      bus = new PostgresEventBus({ writer, ...busOptions });
+      bus = new PostgresEventBus({
+        writer,
+        ...busOptions,
+        // A run's ending record waits for its ending status event, published right after it.
+        onPublish: (draft) => {
+          if (draft.type === "status" && typeof draft.run === "string" && isTerminal(draft.data.status))
+            runs.endPublished(draft.run, draft.data.status);
+        },
+      });
       return bus;
     },
     committed: () => writer.committed(),
