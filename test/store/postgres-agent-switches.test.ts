@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
@@ -21,7 +21,7 @@ interface AgentRow {
 describe.skipIf(missing !== undefined)("agent switches on a cluster", { timeout: 180_000 }, () => {
   const kit = useTestKit("file");
   let cluster: PostgresCluster;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -42,13 +42,14 @@ describe.skipIf(missing !== undefined)("agent switches on a cluster", { timeout:
         }
       },
     });
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 120_000);
 
+  // Before the kit's clean-up, with room for a loaded machine: the daemons stop here, and the
+  // kit's 20 s is left for PostgreSQL and the model.
   afterAll(async () => {
-    await database?.end();
-  });
+    await Promise.all((cluster?.nodes ?? []).map((node) => node.kill()));
+  }, 60_000);
 
   const agent = async (daemon: DaemonProcess, id: string) =>
     (await daemon.request("GET", `/agents/${id}`)).body as AgentRow;

@@ -3,7 +3,8 @@ import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { getRun, runEvents, startRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
-import { startPostgresCluster } from "../support/postgres-cluster.js";
+import type pg from "pg";
+import { eventsReadBy, startPostgresCluster } from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
@@ -33,6 +34,7 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
   const kit = useTestKit("file");
   let nodes: DaemonProcess[] = [];
   let ids: string[] = [];
+  let database: pg.Pool;
 
   beforeAll(async () => {
     const cluster = await startPostgresCluster(kit, {
@@ -64,7 +66,7 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
         project.writeAgent("questioner", { tools: ["ask_human"], permissions: { allow: ["ask_human"] } });
       },
     });
-    ({ nodes, ids } = cluster);
+    ({ nodes, ids, database } = cluster);
   }, 180_000);
 
   /** Once the run waits for its answer: a node other than the run's, and the question as it lists it. */
@@ -100,6 +102,23 @@ describe.skipIf(missing !== undefined)("runs claimed across the cluster", { time
       expect(record.status).toBe("completed");
       expect([ids[1], ids[2]]).toContain(record.node);
     }
+    // Posting runs for the cluster does not make the first node follow their agent: of the
+    // events of "worker", written by the nodes running them, it reads only the notable ones.
+    const counts = await waitFor(async () => {
+      const rows = await database.query<{ ended: number; notable: number; total: number }>(
+        `SELECT count(*) FILTER (WHERE line::json->>'type' = 'status' AND line::json->'data'->>'status' = 'completed')::int AS ended,
+                count(*) FILTER (WHERE notable)::int AS notable, count(*)::int AS total
+         FROM agentd_events WHERE agent = 'worker'`,
+      );
+      const row = rows.rows[0];
+      return row?.ended === posted.length ? row : undefined;
+    }, "every posted run's ending status to be written");
+    expect(counts.notable).toBeLessThan(counts.total);
+    await waitFor(
+      async () => (await eventsReadBy(first, "worker")) >= counts.notable,
+      "the first node to read the runs' notable events",
+    );
+    expect(await eventsReadBy(first, "worker")).toBe(counts.notable);
     // Stopped from another node: the stop reaches the node running it.
     await second.request("POST", `/runs/${busy}/stop`);
     const stopped = await finished(third, [busy]);

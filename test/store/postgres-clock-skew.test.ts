@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from "node:fs";
 import path from "node:path";
-import pg from "pg";
+import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
@@ -9,6 +9,7 @@ import { postgresMissingReason } from "../support/postgres-server.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
+import { TICKER_CONFIG, writeTicker } from "../support/postgres-ticker.js";
 
 /** libfaketime, as the `faketime` package installs it (Debian: /usr/lib/<triplet>/faketime). */
 function faketimeLibrary(): string | undefined {
@@ -43,7 +44,7 @@ const TOLERANCE_MILLISECONDS = 5_000;
 describe.skipIf(missing !== undefined)("a node with a skewed clock", { timeout: 240_000 }, () => {
   const kit = useTestKit("file");
   let cluster: PostgresCluster;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -52,21 +53,15 @@ describe.skipIf(missing !== undefined)("a node with a skewed clock", { timeout: 
       reply: textReply("tick done"),
       environment: (index): Record<string, string> =>
         index === 1 ? { LD_PRELOAD: library as string, FAKETIME: `+${SKEW_MILLISECONDS / 1_000}s` } : {},
-      config: () => ({ scheduler: { queue_limit: 1_000 }, concurrency: 20 }),
-      agents: (project) =>
-        project.writeAgent("ticker", {
-          schedule: { cron: "* * * * * *", task: "tick", overlap: "queue", on_missed: "run_once" },
-          limits: { max_concurrent_runs: 50 },
-        }),
+      config: () => TICKER_CONFIG,
+      agents: writeTicker,
     });
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 180_000);
 
   // Before the kit's clean-up (hooks after a test run last registered first): the daemons go
   // here, with room for a loaded machine, and the kit's 20 s is left for PostgreSQL and the model.
   afterAll(async () => {
-    await database?.end().catch(() => undefined);
     await Promise.all((cluster?.nodes ?? []).map((node) => node.kill()));
   }, 60_000);
 

@@ -1,6 +1,5 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
+import { beforeAll, describe, expect, it } from "vitest";
 import { getRun } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
@@ -8,18 +7,18 @@ import { postgresMissingReason } from "../support/postgres-server.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
+import {
+  type MissedData,
+  TICKER_CONFIG,
+  tickerMissedReports,
+  tickerRuns as tickerRunsIn,
+  writeTicker,
+} from "../support/postgres-ticker.js";
 
 const missing = postgresMissingReason();
 const LEASE_MILLISECONDS = 6_000;
 /** Sweeps, lease expiry and a loaded machine: generous. */
 const SETTLE_MILLISECONDS = 60_000;
-
-interface MissedData {
-  scheduled_for: string;
-  on_missed: string;
-  count: number;
-  run?: string;
-}
 
 /**
  * Fires are never lost in silence: a fire claimed by a node killed before its run was written, or
@@ -29,44 +28,21 @@ interface MissedData {
 describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout: 240_000 }, () => {
   const kit = useTestKit("file");
   let cluster: PostgresCluster;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
       nodes: 2,
       lease: LEASE_MILLISECONDS,
       reply: textReply("tick done"),
-      config: () => ({ scheduler: { queue_limit: 1_000 }, concurrency: 20 }),
-      agents: (project) =>
-        project.writeAgent("ticker", {
-          schedule: { cron: "* * * * * *", task: "tick", overlap: "queue", on_missed: "run_once" },
-          limits: { max_concurrent_runs: 50 },
-        }),
+      config: () => TICKER_CONFIG,
+      agents: writeTicker,
     });
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 180_000);
 
-  afterAll(async () => {
-    await database?.end().catch(() => undefined);
-  });
-
-  async function tickerRuns(): Promise<RunRecord[]> {
-    const rows = await database.query<{ record: string }>(
-      "SELECT record FROM agentd_runs WHERE agent = 'ticker'",
-    );
-    return rows.rows.map((row) => JSON.parse(row.record) as RunRecord);
-  }
-
-  async function missedEvents(): Promise<MissedData[]> {
-    const rows = await database.query<{ line: string }>(
-      "SELECT line FROM agentd_events WHERE agent = 'ticker' ORDER BY id",
-    );
-    return rows.rows
-      .map((row) => JSON.parse(row.line) as { type: string; data: MissedData })
-      .filter((event) => event.type === "missed")
-      .map((event) => event.data);
-  }
+  const tickerRuns = () => tickerRunsIn(database);
+  const missedEvents = () => tickerMissedReports(database);
 
   /** No fire ran twice: each scheduled time has one run at most, in the whole cluster. */
   async function expectNoFireRunTwice(): Promise<void> {
@@ -135,7 +111,6 @@ describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout:
 
   it("runs or reports once the fires due while PostgreSQL was away", async () => {
     await expectNoFireRunTwice();
-    await database.end();
     // From a few fires before the outage: a fire due as it began is missed too, and counted.
     const since = new Date(Math.floor(Date.now() / 1_000) * 1_000 - 3_000).toISOString();
     await cluster.postgres.pause();
@@ -145,8 +120,6 @@ describe.skipIf(missing !== undefined)("schedule fires on a cluster", { timeout:
     const lastDue = firstDue + 2_000;
     await waitFor(async () => (Date.now() > lastDue + 300 ? true : undefined), "three fires to be due");
     await cluster.postgres.resume();
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
 
     const due = [firstDue, firstDue + 1_000, lastDue].map((time) => new Date(time).toISOString());
     /** The reports since the outage began; the fires they can cover end at the latest one's time. */

@@ -1,11 +1,15 @@
-import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type pg from "pg";
+import { beforeAll, describe, expect, it } from "vitest";
 import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { agentEvents, getRun, listRuns, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
-import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
+import {
+  eventsReadBy as eventsRead,
+  type PostgresCluster,
+  startPostgresCluster,
+} from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
@@ -17,15 +21,6 @@ const CALLS_PER_RUN = 6;
 const RUNS = 6;
 /** Small rings: a follower arriving late reads part from the ring's restart, part from history. */
 const BUFFER_SIZE = 16;
-
-/** The events of `agent` this node read from PostgreSQL, from its /metrics. */
-async function eventsRead(node: DaemonProcess, agent: string): Promise<number> {
-  const text = await fetch(`${node.url}/metrics`, { headers: node.headers() }).then((reply) => reply.text());
-  const line = text
-    .split("\n")
-    .find((candidate) => candidate.startsWith(`agentd_store_events_read_total{agent="${agent}"}`));
-  return line === undefined ? 0 : Number(line.split(" ").at(-1));
-}
 
 /** Reads the SSE stream of `agent` resumed after `lastEventId` until event `last`. */
 async function streamed(
@@ -72,7 +67,7 @@ describe.skipIf(missing !== undefined)("which events a node reads", { timeout: 1
   let cluster: PostgresCluster;
   let nodeA: DaemonProcess;
   let nodeB: DaemonProcess;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -105,13 +100,8 @@ describe.skipIf(missing !== undefined)("which events a node reads", { timeout: 1
       },
     });
     [nodeA, nodeB] = cluster.nodes as [DaemonProcess, DaemonProcess];
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 120_000);
-
-  afterAll(async () => {
-    await database?.end().catch(() => undefined);
-  });
 
   async function written(agent: string): Promise<number> {
     const result = await database.query<{ last_id: string }>(
@@ -208,18 +198,16 @@ describe.skipIf(missing !== undefined)("which events a node reads", { timeout: 1
     const woken = (await poll).body as { events: AgentEvent[] };
     expect(woken.events[0]?.id).toBe(total + 1);
     await waitForRunEnd(nodeA, run, 60_000);
-    // Its record ends before its last events are committed: wait for its ending status on each.
-    const servedToEnd = (node: DaemonProcess) =>
-      waitFor(async () => {
-        const events = await agentEvents(node, "busy", total);
-        const last = events.at(-1);
-        return last?.type === "status" && last.run === run && last.data.status === "completed"
-          ? events
-          : undefined;
-      }, "the new run's events to its end");
-    const newOnA = await servedToEnd(nodeA);
-    expect(await servedToEnd(nodeB)).toEqual(newOnA);
+    // Served ended on A: its events up to its ending status are served there already.
+    const newOnA = await agentEvents(nodeA, "busy", total);
+    expect(newOnA.at(-1)).toMatchObject({ type: "status", run, data: { status: "completed" } });
     const after = newOnA.at(-1)?.id ?? 0;
+    // B serves the same once its feed has read them.
+    const newOnB = await waitFor(async () => {
+      const events = await agentEvents(nodeB, "busy", total);
+      return events.at(-1)?.id === after ? events : undefined;
+    }, "node B to serve the new run's events to its end");
+    expect(newOnB).toEqual(newOnA);
     expect((await eventsRead(nodeB, "busy")) - readBefore).toBeGreaterThanOrEqual(after - total);
   });
 });

@@ -1,5 +1,5 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { listRuns, postRunWithKey } from "../daemon/api-shapes.js";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { migrate } from "../../src/store/postgres/migrations.js";
@@ -16,7 +16,7 @@ const missing = postgresMissingReason();
 describe.skipIf(missing !== undefined)("Idempotency-Key on a cluster", { timeout: 180_000 }, () => {
   const kit = useTestKit("file");
   let cluster: PostgresCluster;
-  let database: pg.Client;
+  let database: pg.Pool;
 
   beforeAll(async () => {
     cluster = await startPostgresCluster(kit, {
@@ -24,13 +24,8 @@ describe.skipIf(missing !== undefined)("Idempotency-Key on a cluster", { timeout
       reply: textReply("done"),
       agents: (project) => project.writeAgent("worker", { limits: { max_concurrent_runs: 20 } }),
     });
-    database = new pg.Client({ connectionString: cluster.postgres.url });
-    await database.connect();
+    database = cluster.database;
   }, 120_000);
-
-  afterAll(async () => {
-    await database?.end();
-  });
 
   it("makes one run per key when two nodes get the same key at once", async () => {
     const [first, second] = cluster.nodes as [DaemonProcess, DaemonProcess];

@@ -1,3 +1,4 @@
+import pg from "pg";
 import type { DaemonProcess } from "./daemon-process.js";
 import { type PostgresServer, startPostgres } from "./postgres-server.js";
 import type { ScriptedLlmServer, ScriptedReply } from "./scripted-llm-server.js";
@@ -7,6 +8,8 @@ import type { TestKit } from "./test-kit.js";
 /** Real daemons on one real PostgreSQL and one scripted model: a cluster, undone by the test kit. */
 export interface PostgresCluster {
   postgres: PostgresServer;
+  /** Connections of the test's own to the cluster's database, for looking at what was written. */
+  database: pg.Pool;
   llm: ScriptedLlmServer;
   /** The daemons in the order they started; a node started again replaces its entry. */
   nodes: DaemonProcess[];
@@ -47,6 +50,10 @@ export async function startPostgresCluster(
 ): Promise<PostgresCluster> {
   const postgres = await startPostgres();
   kit.defer(() => postgres.stop());
+  // A pool: it connects again after PostgreSQL was paused (`postgres.pause()` cuts connections).
+  const database = new pg.Pool({ connectionString: postgres.url, max: 2 });
+  database.on("error", () => undefined);
+  kit.defer(() => database.end().catch(() => undefined));
   const llm = await kit.scriptedLlm();
   llm.setDefaultReply(options.reply);
   const store = {
@@ -77,6 +84,7 @@ export async function startPostgresCluster(
   }
   return {
     postgres,
+    database,
     llm,
     nodes,
     projects,
@@ -88,4 +96,13 @@ export async function startPostgresCluster(
     },
     restart: start,
   };
+}
+
+/** The events of `agent` a node read from PostgreSQL, from its /metrics (0 before the first). */
+export async function eventsReadBy(node: DaemonProcess, agent: string): Promise<number> {
+  const text = await fetch(`${node.url}/metrics`, { headers: node.headers() }).then((reply) => reply.text());
+  const line = text
+    .split("\n")
+    .find((candidate) => candidate.startsWith(`agentd_store_events_read_total{agent="${agent}"}`));
+  return line === undefined ? 0 : Number(line.split(" ").at(-1));
 }

@@ -20,19 +20,24 @@ export class PostgresEventBus implements EventHub {
   readonly #writer: PostgresWriter;
   readonly #redact: (draft: EventDraft) => EventDraft;
   readonly #now: () => Date;
+  readonly #onPublish: ((draft: EventDraft) => void) | undefined;
 
+  /** `onPublish`: told of each draft as it is handed to the writer. */
   constructor(options: {
     writer: PostgresWriter;
     redact?: (draft: EventDraft) => EventDraft;
     now?: () => Date;
+    onPublish?: (draft: EventDraft) => void;
   }) {
     this.#writer = options.writer;
+    this.#onPublish = options.onPublish;
     this.#redact = options.redact ?? ((draft) => draft);
     this.#now = options.now ?? (() => new Date());
   }
 
   publish(draft: EventDraft): void {
     const safe = this.#redact(draft);
+    this.#onPublish?.(safe);
     this.#writer.enqueue({ kind: "event", draft: { ...safe, time: this.#now().toISOString() } });
   }
 

@@ -29,7 +29,8 @@ export interface PostgresRunRecordsOptions {
  * run, and the latest finished runs up to a bound (loaded at start, then followed through the
  * change feed), so memory and start-up stay flat however long the history; older runs are read
  * from the database (`page`, `find`). This node's changes are written through the writer in order,
- * before the status event that reports them, and held (served) once committed. A run can change hands (posted by one node, claimed
+ * before the status event that reports them, and held (served) once committed; a run's end is
+ * served once its ending status event is too (see `endTold`). A run can change hands (posted by one node, claimed
  * by another), so a record from the feed replaces the one held only when it is newer: never while
  * this node's own write of the run waits, nor when this node's last write of it committed with a
  * later change.
@@ -52,6 +53,13 @@ export class PostgresRunRecords implements RunRecords {
   #finishedHead = 0;
   /** The newest record of each run saved and not committed yet: for decisions, never served. */
   readonly #saving = new Map<string, RunRecord>();
+  /**
+   * This node's ending records committed whose ending status event was not read back yet: served
+   * from then on, so a client that sees a run ended finds its events up to the end served too.
+   */
+  readonly #ending = new Map<string, RunRecord>();
+  /** Ending status events published and not read back yet: the run's status each tells. */
+  readonly #endsPublished = new Map<string, string>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
   /** The change number this node's last committed write of each run got. */
@@ -155,8 +163,26 @@ export class PostgresRunRecords implements RunRecords {
     this.#writer.enqueue({ kind: "run", record });
   }
 
+  /** The run's ending status event was published (queued after its record): its record waits for it. */
+  endPublished(id: string, status: string): void {
+    this.#endsPublished.set(id, status);
+  }
+
   unwritten(id: string): RunRecord | undefined {
-    return this.#saving.get(id);
+    return this.#saving.get(id) ?? this.#ending.get(id);
+  }
+
+  /**
+   * A status event of the run was read back from the database (and is about to be served), or
+   * will never be (dropped, or a read that should have brought it failed): its ending record held
+   * back is served now if it is the one the event tells (`status` undefined: whatever it is).
+   */
+  endTold(id: string, status?: string): void {
+    if (status === undefined || this.#endsPublished.get(id) === status) this.#endsPublished.delete(id);
+    const ending = this.#ending.get(id);
+    if (ending === undefined || (status !== undefined && ending.status !== status)) return;
+    this.#ending.delete(id);
+    this.#put(ending);
   }
 
   /** A record this node wrote in a transaction of its own (not the writer's), committed with `change`. */
@@ -177,15 +203,20 @@ export class PostgresRunRecords implements RunRecords {
       const { record } = operation;
       if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
       const committed = change !== undefined && !kept.has(record.id);
-      // Batches commit in order: the newest committed state of a run is held last.
+      // Batches commit in order: the newest committed state of a run is held last; an ending one
+      // once its status event is served (`endTold`).
       if (committed) {
-        this.#put(record);
+        this.#ending.delete(record.id);
+        if (isTerminal(record.status) && this.#endsPublished.get(record.id) === record.status)
+          this.#ending.set(record.id, record);
+        else this.#put(record);
         this.#nodes.set(record.id, this.#node);
       }
       this.#writeSettled(record.id, committed ? change : undefined);
     }
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
+      this.#ending.delete(record.id);
       this.#put(record);
       this.#nodes.set(record.id, node);
       // The feed's older changes of the run must not replace it.
@@ -209,6 +240,7 @@ export class PostgresRunRecords implements RunRecords {
   applyRemote(record: RunRecord, node: string, change: string): void {
     if (this.#pendingWrites.has(record.id)) return;
     if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(change)) return;
+    this.#ending.delete(record.id);
     this.#put(record);
     this.#nodes.set(record.id, node);
   }
@@ -247,6 +279,7 @@ export class PostgresRunRecords implements RunRecords {
   }
 
   #letGo(id: string): void {
+    this.#ending.delete(id);
     this.#records.forget(id);
     this.#finished.delete(id);
     this.#nodes.delete(id);

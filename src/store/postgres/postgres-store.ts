@@ -9,6 +9,7 @@ import type { Logger } from "../../logging/logger.js";
 import { DEFAULT_RETENTION, type RetentionPolicy } from "../../config/retention-policy.js";
 import type { ClusterHandlers, ClusterMembership, RunControlMessage } from "../cluster-membership.js";
 import type { EventHub } from "../../events/event-bus.js";
+import { isTerminal } from "../../run-vocabulary/run-status.js";
 import type { BusOptions, DurableStore } from "../durable-store.js";
 import { ChangeFeed } from "./change-feed.js";
 import { ClusterNode } from "./cluster-node.js";
@@ -140,10 +141,17 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     snapshot: snapshot.snapshot,
     eventCursors: new Map(snapshot.logs.map((log) => [log.agent, log.lastId])),
     onRun: (record, writer, change) => runs.applyRemote(record, writer, change),
-    onEvent: (event) => bus?.deliver(event),
+    // A run's ending record is served from its ending status event on: both before its listeners.
+    onEvent: (event) => {
+      if (event.type === "status" && event.run !== null) runs.endTold(event.run, event.data.status);
+      bus?.deliver(event);
+    },
     interest,
     bufferSize: options.bufferSize,
-    onNotable: (event) => bus?.deliverNotable(event),
+    onNotable: (event) => {
+      if (event.type === "status" && event.run !== null) runs.endTold(event.run, event.data.status);
+      bus?.deliverNotable(event);
+    },
     onEventsRead: (agent, count) => eventsRead.set(agent, (eventsRead.get(agent) ?? 0) + count),
     onCooldown: (cooldown) => cooldowns.applyRemote(cooldown),
     onControl: (payload) => {
@@ -165,6 +173,14 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
       if (change !== undefined) {
         interest.touch(agentsOf(batch, followsOnWrite));
         feed.read(agentsOf(batch));
+      }
+      // Ending status events: read back (and the ending records with them) by the next read; one
+      // dropped, or a read that failed, serves its record anyway.
+      const ends = endingStatuses(batch);
+      if (ends.length > 0) {
+        const told = () => ends.forEach(({ run, status }) => runs.endTold(run, status));
+        if (change === undefined) told();
+        else void feed.readNow(new Set(ends.map(({ agent }) => agent))).then(told);
       }
       if (refused.length === 0) return;
       const lost = refused.map(({ record }) => record.id);
@@ -241,7 +257,15 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     cluster,
     runQueue: (life) => new ClusterRunQueue(queue, life),
     createBus: (busOptions) => {
-      bus = new PostgresEventBus({ writer, ...busOptions });
+      bus = new PostgresEventBus({
+        writer,
+        ...busOptions,
+        // A run's ending record waits for its ending status event, published right after it.
+        onPublish: (draft) => {
+          if (draft.type === "status" && typeof draft.run === "string" && isTerminal(draft.data.status))
+            runs.endPublished(draft.run, draft.data.status);
+        },
+      });
       return bus;
     },
     committed: () => writer.committed(),
@@ -317,13 +341,24 @@ function openPool(
   return pool;
 }
 
-/** The agents a batch wrote events of. */
 /** The agents of the batch's events (of those `which` keeps). */
 function agentsOf(batch: WriteOperation[], which: (event: TimedDraft) => boolean = () => true): Set<string> {
   const agents = new Set<string>();
   for (const operation of batch)
     if (operation.kind === "event" && which(operation.draft)) agents.add(operation.draft.agent);
   return agents;
+}
+
+/** The ending status events of the batch: each run's, with its agent. */
+function endingStatuses(batch: WriteOperation[]): Array<{ agent: string; run: string; status: string }> {
+  const ends: Array<{ agent: string; run: string; status: string }> = [];
+  for (const operation of batch) {
+    if (operation.kind !== "event") continue;
+    const { draft } = operation;
+    if (draft.type === "status" && typeof draft.run === "string" && isTerminal(draft.data.status))
+      ends.push({ agent: draft.agent, run: draft.run, status: draft.data.status });
+  }
+  return ends;
 }
 
 function parseJson(text: string): unknown {
