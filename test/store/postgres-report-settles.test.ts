@@ -67,20 +67,28 @@ describe.skipIf(missing !== undefined)("a report and the fires it settles", { ti
     ];
   }
 
-  function batchOf(batches: WriteOperation[][], wanted: WriteOperation): number {
-    return batches.findIndex((batch) => batch.includes(wanted));
-  }
-
-  it("commits them together when queued to an idle writer", async () => {
+  /**
+   * Queues `before` other changes, then the report of the fire at `at` and its settling, one right
+   * after the other as the scheduler does; true once written if the two committed in one batch.
+   */
+  async function reportedTogether(agent: string, at: string, before: number): Promise<boolean> {
     const { writing, batches } = writer();
-    const at = "2026-01-01T00:00:00.000Z";
-    await claim("idle", at);
-    const [event, settled] = report("idle", at) as [WriteOperation, WriteOperation];
+    await claim(agent, at);
+    for (let index = 0; index < before; index++)
+      writing.enqueue({
+        kind: "event",
+        draft: { agent: "busy", run: null, type: "thought", data: { text: `${index}` }, time: at },
+      });
+    const [event, settled] = report(agent, at) as [WriteOperation, WriteOperation];
     writing.enqueue(event);
     writing.enqueue(settled);
     await writing.flushed(30_000);
-    expect(batchOf(batches, event)).toBeGreaterThanOrEqual(0);
-    expect(batchOf(batches, settled)).toBe(batchOf(batches, event));
+    const batchOf = (wanted: WriteOperation) => batches.findIndex((batch) => batch.includes(wanted));
+    return batchOf(event) >= 0 && batchOf(settled) === batchOf(event);
+  }
+
+  it("commits them together when queued to an idle writer", async () => {
+    expect(await reportedTogether("idle", "2026-01-01T00:00:00.000Z", 0)).toBe(true);
     const row = await pool.query<{ settled: boolean }>(
       "SELECT settled FROM agentd_schedule_fires WHERE agent = 'idle'",
     );
@@ -92,20 +100,7 @@ describe.skipIf(missing !== undefined)("a report and the fires it settles", { ti
   it.each([499, 500])(
     "commits them together when a batch would be cut between them (%i changes before)",
     async (before) => {
-      const { writing, batches } = writer();
-      const at = `2026-01-01T00:0${before - 498}:00.000Z`;
-      await claim("cut", at);
-      for (let index = 0; index < before; index++)
-        writing.enqueue({
-          kind: "event",
-          draft: { agent: "busy", run: null, type: "thought", data: { text: `${index}` }, time: at },
-        });
-      const [event, settled] = report("cut", at) as [WriteOperation, WriteOperation];
-      writing.enqueue(event);
-      writing.enqueue(settled);
-      await writing.flushed(30_000);
-      expect(batchOf(batches, event)).toBeGreaterThanOrEqual(0);
-      expect(batchOf(batches, settled)).toBe(batchOf(batches, event));
+      expect(await reportedTogether(`cut-${before}`, "2026-01-01T00:01:00.000Z", before)).toBe(true);
     },
   );
 });
