@@ -202,7 +202,11 @@ export class RunManager implements ChildRuns {
     // A parent waiting for its sub-agent goes on once the child's end is on disk and told.
     const { onEnd } = run;
     if (onEnd) void this.#recorder.publications.published(record.id).then(() => onEnd(record));
-    if (!isResumable(record)) this.#options.checkpoints?.remove(record.id);
+    // Its checkpoint goes once the end is written: a crash before that leaves the run as it was,
+    // resumable from the checkpoint, never without it.
+    const { checkpoints } = this.#options;
+    if (checkpoints && !isResumable(record))
+      void this.#recorder.publications.published(record.id).then(() => checkpoints.remove(record.id));
     this.#dispatch();
     this.#idle.notifyWhenSettled();
     return record;
