@@ -13,7 +13,7 @@ import { localRunQueue } from "./queue/local-run-queue.js";
 import type { RunQueue } from "./queue/run-queue.js";
 import { queuedRecord } from "./record/new-run-record.js";
 import { RunRecorder } from "./record/run-recorder.js";
-import { recoverInterruptedRuns } from "./resume/recover-runs.js";
+import { recoverInterruptedRuns, spendingAfterCrash } from "./resume/recover-runs.js";
 import { requeueAfterRestart } from "./resume/requeue-after-restart.js";
 import { isResumable, resumeInterruptedRuns } from "./resume/resume-interrupted.js";
 import { relinquishRuns } from "./takeover/relinquish-runs.js";
@@ -214,7 +214,9 @@ export class RunManager implements ChildRuns {
 
   /** Ends a run interrupted by a crash (at start-up, or left by a dead node) `failed`/`crashed`. */
   markCrashed(record: RunRecord, message: string): RunRecord {
-    return this.#recorder.markCrashed(record, message);
+    // What the record had not caught up with yet of its spending is in its checkpoint.
+    const spent = spendingAfterCrash(record, this.#options.checkpoints?.load(record.id));
+    return this.#recorder.markCrashed(spent, message);
   }
 
   /** Queues here a run that was queued on a node that died (takeover/): it had not started. */

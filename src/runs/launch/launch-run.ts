@@ -7,20 +7,30 @@ import type { LiveRun } from "../live-runs.js";
 import { RunControl } from "../../run-vocabulary/run-control.js";
 import { recordPatchOf } from "../../run-vocabulary/run-outcome.js";
 import type { RunLife } from "../run-life.js";
-import { type Usage, addUsage } from "../../run-vocabulary/run-status.js";
+import { type Usage, addUsage, isTerminal } from "../../run-vocabulary/run-status.js";
 import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
+import { SpendingWrites } from "./spending-writes.js";
+import { systemClock } from "../../clock/clock.js";
 
 /**
  * Starts runs given a slot: each gets its RunControl (stop, pause, timeout, shutdown), its
  * `running` record, its event log, and then its worker, a few per tick; the worker's outcome ends
- * the run. While it runs, the worker's status and spending land in its record.
+ * the run. While it runs, the worker's status and spending land in its record (the spending at
+ * most once a second between status changes: SpendingWrites).
  */
 export class RunLauncher {
   readonly #life: RunLife;
   readonly #workerStarts = new PacedJobs(LAUNCHES_PER_TICK);
+  readonly #spendingWrites: SpendingWrites;
 
   constructor(life: RunLife) {
     this.#life = life;
+    const { options } = life;
+    this.#spendingWrites = new SpendingWrites({
+      clock: options.clock ?? systemClock,
+      holds: (run) => life.live.get(run.record.id) === run && !isTerminal(run.record.status),
+      save: (run) => this.#saveSpending(run),
+    });
   }
 
   launch(run: LiveRun): void {
@@ -95,6 +105,7 @@ export class RunLauncher {
   }
 
   #finish(run: LiveRun, outcome: RunOutcome): void {
+    this.#spendingWrites.forget(run);
     if (!this.#life.live.has(run.record.id)) return;
     const patch = recordPatchOf(outcome);
     // A worker that threw reports nothing spent: what the record accrued call by call stays.
@@ -115,15 +126,25 @@ export class RunLauncher {
     this.#life.recorder.transition(run, { status });
   }
 
-  /** Keeps the usage and cost in the record as they accrue: a crash later does not lose them. */
+  /**
+   * Keeps the usage and cost in the record as they accrue: at once in memory (every status change
+   * writes them), on disk within SPENDING_WRITE_INTERVAL_MILLISECONDS. Numbers only: nothing in
+   * them is a secret to mask.
+   */
   #recordSpending(run: LiveRun, usage: Usage, costUsd: number): void {
-    const { live, options, redact } = this.#life;
-    if (!live.has(run.record.id)) return;
-    const record = redact({
+    if (!this.#life.live.has(run.record.id)) return;
+    run.record = {
       ...run.record,
       usage: addUsage(run.record.usage, usage),
       cost_usd: run.record.cost_usd + costUsd,
-    });
+    };
+    this.#spendingWrites.changed(run);
+  }
+
+  #saveSpending(run: LiveRun): void {
+    const { options, redact } = this.#life;
+    // Masked again as every record write is: the redactor may have learnt a value since.
+    const record = redact(run.record);
     run.record = record;
     Promise.resolve(options.store.save(record)).catch((error: unknown) =>
       options.logger.error({ err: error, run: record.id }, "could not write a run's spending"),

@@ -1,3 +1,4 @@
+import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { isTerminal } from "../../run-vocabulary/run-status.js";
 import type { RunRecords } from "../run-records.js";
@@ -40,4 +41,18 @@ export function crashedRecord(record: RunRecord, endedAt: Date, message: string)
     ended_at: endedAt.toISOString(),
     error: { code: "INTERNAL", message },
   };
+}
+
+/**
+ * The spending of a run cut off by a crash: its record's, or its checkpoint's when that is more. A
+ * running run's record is written at most once a second between status changes
+ * (launch/spending-writes.ts), while its checkpoint, appended after each model call before the
+ * round's tools run, carries the spending so far: what the record had not caught up with yet.
+ */
+export function spendingAfterCrash(record: RunRecord, checkpoint: Checkpoint | undefined): RunRecord {
+  if (checkpoint === undefined) return record;
+  const usage = checkpoint.usage.total_tokens > record.usage.total_tokens ? checkpoint.usage : record.usage;
+  const costUsd = Math.max(record.cost_usd, checkpoint.cost_usd);
+  if (usage === record.usage && costUsd === record.cost_usd) return record;
+  return { ...record, usage, cost_usd: costUsd };
 }

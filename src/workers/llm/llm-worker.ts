@@ -116,7 +116,7 @@ export class LlmWorker implements Worker {
     const from = checkpoints?.resumeFrom;
     if (from) {
       budget.iterations = from.round;
-      budget.record(from.usage, from.cost_usd);
+      budget.restore(from.usage, from.cost_usd);
       failures.restoreDisabled(from.removed_tools);
       detector.restore(from.recent_calls);
       // The answers given before the cut (on any node): a resumed run sees them.

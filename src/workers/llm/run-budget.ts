@@ -31,6 +31,16 @@ export class RunBudget implements RunSpending {
     this.#onRecord?.(usage, costUsd);
   }
 
+  /**
+   * Starts a resumed run from what its checkpoint had spent. Not told to `onRecord`: the run's
+   * record carries that spending already (kept from before the cut, or taken from the checkpoint
+   * by crash recovery), and counting it again would double it.
+   */
+  restore(usage: Usage, costUsd: number): void {
+    this.usage = addUsage(this.usage, usage);
+    this.costUsd += costUsd;
+  }
+
   /** Adds what a call cut off mid-stream by a budget had spent (carried by its BUDGET_EXCEEDED). */
   recordCutOff(error: unknown): void {
     const spent = spentByCutOff(error);

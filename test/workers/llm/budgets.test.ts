@@ -69,4 +69,41 @@ describe("LLM loop budgets", () => {
     expect(outcome.error?.message).toContain("cut off mid-stream");
     await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
   });
+
+  it("resumes a run's budget from its checkpoint and reports only what it spends after", async () => {
+    const harness = new LoopHarness(server, {
+      definition: makeDefinition({ limits: { max_tokens: 1_000 } }),
+    });
+    const reported: number[] = [];
+    harness.context.recordSpending = (usage) => reported.push(usage.total_tokens);
+    const saved: number[] = [];
+    harness.context.checkpoints = {
+      resumeFrom: {
+        run: "r_test",
+        round: 1,
+        messages: [
+          { role: "system", content: "You are a test agent." },
+          { role: "user", content: "Do the test task" },
+        ],
+        usage: { prompt_tokens: 600, completion_tokens: 300, total_tokens: 900 },
+        cost_usd: 0,
+        removed_tools: [],
+        recent_calls: [],
+        saved_at: new Date(0).toISOString(),
+      },
+      save: (checkpoint) => {
+        saved.push(checkpoint.usage.total_tokens);
+        return Promise.resolve();
+      },
+    };
+    server.setDefaultReply(endlessToolCalls({ promptTokens: 100, completionTokens: 50 }));
+    const outcome = await harness.run();
+    // 900 before the cut + 150: the limit holds across the crash; the record, which kept the 900,
+    // hears only the 150 (counting the checkpoint's again would double it).
+    expect(outcome).toMatchObject({ status: "failed", reason: "budget_exceeded" });
+    expect(outcome.usage.total_tokens).toBe(1_050);
+    expect(server.chatRequests).toHaveLength(1);
+    expect(reported).toEqual([150]);
+    expect(saved.at(-1)).toBe(1_050);
+  });
 });
