@@ -28,8 +28,9 @@ class SpendingWorker implements Worker {
   #finish: (() => void) | undefined;
 
   run(context: RunContext): Promise<RunOutcome> {
-    let usage = EMPTY_USAGE;
-    let costUsd = 0;
+    // A resumed run goes on from its checkpoint's spending, as the LLM loop's budget does.
+    let usage = context.checkpoints?.resumeFrom?.usage ?? EMPTY_USAGE;
+    let costUsd = context.checkpoints?.resumeFrom?.cost_usd ?? 0;
     this.#spend = async (calls) => {
       for (let call = 0; call < calls; call++) {
         usage = addUsage(usage, CALL);
@@ -118,5 +119,12 @@ describe("a run's spending while it runs", () => {
     const crashed = second.manager.get(run.id);
     expect(crashed).toMatchObject({ status: "failed", reason: "crashed", cost_usd: 0.02 });
     expect(crashed?.usage).toEqual({ prompt_tokens: 200, completion_tokens: 100, total_tokens: 300 });
+
+    // Resumed, the run adds what it spends after: counted once, on top of what it had.
+    await second.manager.resume(run.id);
+    await second.worker.spend(1);
+    second.worker.finish();
+    const ended = await second.log.waitForStatus(run.id, "completed");
+    expect(ended.data).toMatchObject({ usage: { total_tokens: 450 } });
   });
 });

@@ -10,6 +10,7 @@ import type { RunLife } from "../run-life.js";
 import { type Usage, addUsage, isTerminal } from "../../run-vocabulary/run-status.js";
 import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
 import { SpendingWrites } from "./spending-writes.js";
+import { spendingAfterCrash } from "../resume/recover-runs.js";
 import { systemClock } from "../../clock/clock.js";
 
 /**
@@ -44,6 +45,9 @@ export class RunLauncher {
     });
     run.control = control;
     life.live.inFlight.add(run.record.agent, 1);
+    // A resumed run's record goes on from the larger spending: its own, or its checkpoint's (a run
+    // taken over from a dead node has a record that may not have caught up with it).
+    if (run.resumeFrom) run.record = spendingAfterCrash(run.record, run.resumeFrom);
     // The run's log is created while `running` is written: the worker's events go straight to it.
     const logOpened = options.runLogs?.open(run.record.id);
     recorder.transition(
