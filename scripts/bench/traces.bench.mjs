@@ -71,7 +71,7 @@ async function run(rounds, mode) {
   const traces =
     mode === "off"
       ? undefined
-      : openCoreTraces({
+      : await openCoreTraces({
           settings: {
             traces: {
               endpoint: server.sinkUrl,

@@ -1,4 +1,3 @@
-import { fetch } from "undici";
 import { timeoutSignal } from "../util/timeout-signal.js";
 import type { AttemptOutcome } from "./attempt-outcome.js";
 
@@ -20,6 +19,8 @@ export async function postJson(
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
   const where = `POST ${originOf(url)}`;
+  // Loaded at the first delivery: a daemon that posts none does not pay for undici at its start.
+  const { fetch } = await import("undici");
   let response;
   try {
     response = await fetch(url, {

@@ -1,4 +1,3 @@
-import nodemailer from "nodemailer";
 import type { DeliveriesConfig } from "../config/delivery-settings.js";
 import { type AttemptOutcome, permanentFailure } from "./attempt-outcome.js";
 
@@ -26,6 +25,8 @@ export async function sendEmail(
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
   if (smtp === undefined) return permanentFailure("config deliveries.smtp is not set");
+  // Loaded at the first email: a daemon that sends none does not pay for nodemailer at its start.
+  const { default: nodemailer } = await import("nodemailer");
   const transport = nodemailer.createTransport({
     host: smtp.host,
     port: smtp.port ?? (smtp.secure === true ? 465 : 587),

@@ -1,7 +1,7 @@
 import type { TelemetrySettings } from "../config/telemetry-settings.js";
 import type { Logger } from "../logging/logger.js";
 import { type TracedRunContext, RunTraces } from "./run-traces.js";
-import { createTraceExport, type TraceExport } from "./trace-export.js";
+import type { TraceExport } from "./trace-export.js";
 import { traceDestination } from "./trace-destination.js";
 import type { SpanExporter } from "@opentelemetry/sdk-trace-base";
 
@@ -22,15 +22,15 @@ export interface CoreTraces {
 
 /**
  * Traces for a core when config `telemetry.traces` or the `OTEL_*` variables ask for them (nothing
- * of the SDK runs otherwise). `redact` masks every exported string (the vault's redactor).
+ * of the SDK is loaded otherwise). `redact` masks every exported string (the vault's redactor).
  */
-export function openCoreTraces(options: {
+export async function openCoreTraces(options: {
   settings: TelemetrySettings;
   redact: (text: string) => string;
   environment?: NodeJS.ProcessEnv;
   /** Tests and benches: where spans go instead of OTLP. */
   exporter?: SpanExporter;
-}): CoreTraces {
+}): Promise<CoreTraces> {
   const destination = traceDestination(options.settings, options.environment);
   if ("off" in destination) {
     return {
@@ -40,6 +40,8 @@ export function openCoreTraces(options: {
       shutdown: () => Promise.resolve(),
     };
   }
+  // The SDK and its OTLP exporter are loaded only when traces are on: most starts never need them.
+  const { createTraceExport } = await import("./trace-export.js");
   const exported: TraceExport = createTraceExport(destination, options.redact, options.exporter);
   const runs = new RunTraces({ tracer: exported.tracer, content: destination.content });
   return {

@@ -10,7 +10,9 @@ import {
   defaultTextMapSetter,
   trace,
 } from "@opentelemetry/api";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
+// The propagator's own module, not the package's index: that loads the whole of @opentelemetry/core
+// and the semantic conventions (tens of milliseconds at every start, traces on or off).
+import { W3CTraceContextPropagator } from "@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js";
 
 /**
  * What the code running for a run (its worker, a tool call, a hook) is part of: the span it

@@ -1,10 +1,11 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
+import { writeModuleTracer } from "../support/module-tracer.js";
 
 /** The built CLI (`npm run build` first, as `npm test` does). */
 const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
@@ -35,38 +36,6 @@ const NOT_BUNDLED = [
   "src/app/daemon.ts",
   "src/definitions/definition-watcher.ts",
 ];
-
-/**
- * Hooks that append every module loaded from a file to `traceFile`: ES modules imported (the hook
- * of module.register) and CommonJS modules required (Module._load: what the bundle requires from
- * node_modules, and what those require in turn).
- */
-function writeModuleTracer(directory: string, traceFile: string): string {
-  const hooks = path.join(directory, "trace-hooks.mjs");
-  writeFileSync(
-    hooks,
-    `import { appendFileSync } from "node:fs";
-export async function load(url, context, next) {
-  appendFileSync(${JSON.stringify(traceFile)}, url + "\\n");
-  return next(url, context);
-}
-`,
-  );
-  const register = path.join(directory, "trace-register.mjs");
-  writeFileSync(
-    register,
-    `import { appendFileSync } from "node:fs";
-import Module, { register } from "node:module";
-register(${JSON.stringify(`file://${hooks}`)});
-const load = Module._load;
-Module._load = function (request, parent, isMain) {
-  try { appendFileSync(${JSON.stringify(traceFile)}, Module._resolveFilename(request, parent, isMain) + "\\n"); } catch {}
-  return load.apply(this, arguments);
-};
-`,
-  );
-  return register;
-}
 
 describe("agentd run's start-up", () => {
   let server: ScriptedLlmServer | undefined;

@@ -54,7 +54,7 @@ describe("the OTLP export", () => {
 
   it("sends protobuf spans the official definitions decode, masked, and flushes on shutdown", async () => {
     receiver = await startOtlpReceiver();
-    const traces = openCoreTraces({
+    const traces = await openCoreTraces({
       settings: settings({ traces: { endpoint: receiver.url, headers: { "x-api-key": "k1" } } }),
       redact: (text) => text.replaceAll("hunter2-secret", "[secret:pw]"),
     });

@@ -1,4 +1,4 @@
-import { Agent, type Response, fetch } from "undici";
+import type { Response } from "undici";
 import { traceContextHeaders } from "../../telemetry/trace-scope.js";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
@@ -43,6 +43,8 @@ export const httpRequestTool = defineTool({
     // then the plain value, which the redactor masks in every message, event and log line.
     const where = `${value.method} ${url.origin}${decodedPath(url.pathname)}`;
     const rule = await assertHostAllowed(context.sandbox, url);
+    // Loaded at the first call: a daemon whose agents make none does not pay for undici at its start.
+    const { Agent, fetch } = await import("undici");
     // The connection resolves the name through the same guard that checked it: a name that
     // answers a public address to the check and 127.0.0.1 to the connection reaches nothing.
     const dispatcher =
