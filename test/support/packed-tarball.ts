@@ -69,10 +69,19 @@ export async function packTarballInto(folder: string): Promise<PackedTarball> {
   const described = path.join(cache, "pack.json");
   if (!existsSync(described)) {
     const making = mkdtempSync(path.join(tmpdir(), "agentd-packing-"));
-    const packed = await execa("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", making], {
-      cwd: ROOT,
-    });
-    writeFileSync(path.join(making, "pack.json"), packed.stdout);
+    try {
+      const packed = await execa(
+        "npm",
+        ["pack", "--json", "--ignore-scripts", "--pack-destination", making],
+        {
+          cwd: ROOT,
+        },
+      );
+      writeFileSync(path.join(making, "pack.json"), packed.stdout);
+    } catch (error) {
+      rmSync(making, { recursive: true, force: true });
+      throw error;
+    }
     try {
       renameSync(making, cache);
       for (const name of readdirSync(tmpdir()))
