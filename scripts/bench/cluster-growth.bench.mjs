@@ -33,14 +33,12 @@ import { availableParallelism, loadavg, tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { setTimeout } from "node:timers/promises";
-import { fileURLToPath, pathToFileURL } from "node:url";
 import pg from "pg";
-import ts from "typescript";
 import { stringify } from "yaml";
 import { migrate } from "../../dist/store/postgres/migrations.js";
 import { writeBatch } from "../../dist/store/postgres/write-batch.js";
+import { importTestSupport } from "./test-support-import.mjs";
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const QUICK = process.argv.includes("--quick");
 const WRITER_COUNTS = [1, 3, 10];
 /** Batches each writer writes per measurement, and events in a batch (a turn of a busy run). */
@@ -64,24 +62,6 @@ const PLACED_RUNS = QUICK ? 2 : 10;
 const HISTORY = QUICK ? 200 : 200_000;
 /** The lock every write transaction took before migration 13 (write-batch.ts), for the `before` column. */
 const OLD_CHANGES_LOCK = 7_412_000_002;
-
-/**
- * The test harness's TypeScript helpers, transpiled to plain JavaScript into a folder two levels
- * below this worktree's root (as test/support is, so their paths to dist/ and their imports of
- * `pg` or `execa` resolve the same, and their `./sibling.js` imports find each other), removed at
- * the end; the bench starts PostgreSQL and the daemons exactly as the tests do.
- */
-const SUPPORT = mkdtempSync(path.join(ROOT, ".agentd-bench-"));
-const SUPPORT_FOLDER = path.join(SUPPORT, "support");
-mkdirSync(SUPPORT_FOLDER);
-for (const name of ["postgres-server", "daemon-process", "agentd-cli", "scripted-llm-server"]) {
-  const source = readFileSync(path.join(ROOT, "test/support", `${name}.ts`), "utf8");
-  const { outputText } = ts.transpileModule(source, {
-    compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 },
-  });
-  writeFileSync(path.join(SUPPORT_FOLDER, `${name}.js`), outputText);
-}
-const importTestSupport = (name) => import(pathToFileURL(path.join(SUPPORT_FOLDER, `${name}.js`)).href);
 
 function spread(values) {
   const sorted = [...values].sort((left, right) => left - right);
@@ -259,10 +239,9 @@ async function runThroughput(nodes, label) {
   return RUNS / ((performance.now() - started) / 1_000);
 }
 
-const helper = await importTestSupport("postgres-server");
+const helper = await importTestSupport("test/support/postgres-server.ts");
 const missing = helper.postgresMissingReason();
 if (missing !== undefined) {
-  rmSync(SUPPORT, { recursive: true, force: true });
   console.log(`skipped: ${missing}`);
   process.exit(0);
 }
@@ -297,8 +276,8 @@ try {
     await pool.end();
   }
 
-  const daemons = await importTestSupport("daemon-process");
-  const scripted = await importTestSupport("scripted-llm-server");
+  const daemons = await importTestSupport("test/support/daemon-process.ts");
+  const scripted = await importTestSupport("test/support/scripted-llm-server.ts");
   const llm = await scripted.startScriptedLlmServer();
   llm.setDefaultReply(() => scripted.textReply("done"));
   const databaseUrl = await postgres.createDatabase("growth_runs");
@@ -372,7 +351,6 @@ try {
 } finally {
   await postgres.stop();
   rmSync(root, { recursive: true, force: true });
-  rmSync(SUPPORT, { recursive: true, force: true });
 }
 
 console.log(

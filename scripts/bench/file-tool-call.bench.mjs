@@ -11,7 +11,7 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import ts from "typescript";
+import { transformSync } from "esbuild";
 import { QUICK } from "./bench-daemon.mjs";
 
 /** The last commit whose file tools opened by name after a path check. */
@@ -51,9 +51,7 @@ async function loadOldTools(folder) {
         encoding: "utf8",
         stdio: ["ignore", "pipe", "ignore"],
       });
-      const output = ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-      }).outputText;
+      const output = transformSync(source, { loader: "ts", format: "esm", target: "es2023" }).code;
       mkdirSync(path.dirname(path.join(folder, name)), { recursive: true });
       writeFileSync(path.join(folder, `${name}.js`), output);
     }

@@ -11,7 +11,7 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import ts from "typescript";
+import { transformSync } from "esbuild";
 import { QUICK } from "./bench-daemon.mjs";
 
 /** The last commit with the hand-written scanners. */
@@ -144,13 +144,15 @@ function gitShow(commit, file) {
 
 function transpileInto(folder, commit, files) {
   for (const file of files) {
-    const output = ts
-      .transpileModule(gitShow(commit, `src/${file}.ts`), {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-      })
-      // The grammar came from the tree-sitter-bash package then; it is vendored now.
-      .outputText.replace(
-        `require.resolve("tree-sitter-bash/tree-sitter-bash.wasm")`,
+    const output = transformSync(gitShow(commit, `src/${file}.ts`), {
+      loader: "ts",
+      format: "esm",
+      target: "es2023",
+    })
+      // The grammar came from the tree-sitter-bash package then; it is vendored now. (esbuild names
+      // the module's own `require` require2, clear of the one CommonJS would give.)
+      .code.replace(
+        /require\d*\.resolve\("tree-sitter-bash\/tree-sitter-bash\.wasm"\)/,
         JSON.stringify(GRAMMAR),
       );
     mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });

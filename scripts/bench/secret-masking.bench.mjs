@@ -9,7 +9,7 @@ import os, { tmpdir } from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import ts from "typescript";
+import { transformSync } from "esbuild";
 import { QUICK } from "./bench-daemon.mjs";
 
 /** The last commit with the exact-forms masker. */
@@ -61,9 +61,7 @@ async function loadOld(folder) {
         encoding: "utf8",
         stdio: ["ignore", "pipe", "ignore"],
       });
-      const output = ts.transpileModule(source, {
-        compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2023 },
-      }).outputText;
+      const output = transformSync(source, { loader: "ts", format: "esm", target: "es2023" }).code;
       writeFileSync(path.join(folder, `${name}.js`), output);
     }
     return (await import(pathToFileURL(path.join(folder, "secret-redactor.js")).href)).SecretRedactor;

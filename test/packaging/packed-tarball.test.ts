@@ -5,12 +5,10 @@ import { execa } from "execa";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { startDaemonProcess } from "../support/daemon-process.js";
+import { packTarballInto } from "../support/packed-tarball.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
-const PackSchema = z.array(
-  z.object({ filename: z.string(), files: z.array(z.object({ path: z.string() })) }),
-);
 const { version } = z
   .object({ version: z.string() })
   .parse(JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")));
@@ -26,12 +24,7 @@ describe("the packed npm tarball", { timeout: 240_000 }, () => {
 
   beforeAll(async () => {
     folder = mkdtempSync(path.join(tmpdir(), "agentd-pack-"));
-    // --ignore-scripts: `prepare` would rebuild the dist/ that other tests are running.
-    const packed = await execa("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", folder], {
-      cwd: ROOT,
-    });
-    const [tarball] = PackSchema.parse(JSON.parse(packed.stdout));
-    if (tarball === undefined) throw new Error("npm pack made no tarball");
+    const tarball = await packTarballInto(folder);
     files = tarball.files.map((file) => file.path);
     // Unpacked as npm would (package/ → the package's folder), with this repository's dependencies:
     // the same package.json and lock, so the same tree npm would install, without a network.

@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { closedPort } from "../support/closed-port.js";
 import { killGroup } from "../support/daemon-process.js";
+import { packTarballInto } from "../support/packed-tarball.js";
 import { type ScriptedLlmServer, startScriptedLlmServer, textReply } from "../support/scripted-llm-server.js";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -86,11 +87,7 @@ describe("the README's tour against the packed tarball", { timeout: 300_000 }, (
     llm.setDefaultReply(textReply("No findings."));
     folder = mkdtempSync(path.join(tmpdir(), "agentd-tour-"));
     // --ignore-scripts: `prepare` would rebuild the dist/ that other tests are running.
-    const packed = await execa("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", folder], {
-      cwd: ROOT,
-    });
-    const [tarball] = z.array(z.object({ filename: z.string() })).parse(JSON.parse(packed.stdout));
-    if (tarball === undefined) throw new Error("npm pack made no tarball");
+    const tarball = await packTarballInto(folder);
     project = path.join(folder, "project");
     const installed = path.join(project, "node_modules", "agentd");
     mkdirSync(installed, { recursive: true });
