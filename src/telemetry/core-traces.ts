@@ -1,5 +1,6 @@
 import type { TelemetrySettings } from "../config/telemetry-settings.js";
 import type { Logger } from "../logging/logger.js";
+import { MaskedContent } from "./masked-content.js";
 import { type TracedRunContext, RunTraces } from "./run-traces.js";
 import { createTraceExport, type TraceExport } from "./trace-export.js";
 import { traceDestination } from "./trace-destination.js";
@@ -27,6 +28,8 @@ export interface CoreTraces {
 export function openCoreTraces(options: {
   settings: TelemetrySettings;
   redact: (text: string) => string;
+  /** How many forms the vault knows (it grows with each secret learned): masked content is masked again then. */
+  secretsKnown?: () => number;
   environment?: NodeJS.ProcessEnv;
   /** Tests and benches: where spans go instead of OTLP. */
   exporter?: SpanExporter;
@@ -40,8 +43,19 @@ export function openCoreTraces(options: {
       shutdown: () => Promise.resolve(),
     };
   }
-  const exported: TraceExport = createTraceExport(destination, options.redact, options.exporter);
-  const runs = new RunTraces({ tracer: exported.tracer, content: destination.content });
+  // Content on: a chat span's conversation is masked message by message where it is recorded.
+  const content = destination.content ? new MaskedContent(options.redact, options.secretsKnown) : undefined;
+  const exported: TraceExport = createTraceExport(
+    destination,
+    options.redact,
+    options.exporter,
+    content && ((span, key, value) => content.isMasked(span, key, value)),
+  );
+  const runs = new RunTraces({
+    tracer: exported.tracer,
+    content: destination.content,
+    maskedContent: content,
+  });
   return {
     runs,
     logFields: runs.logFields,

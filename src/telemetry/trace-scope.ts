@@ -11,6 +11,7 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { W3CTraceContextPropagator } from "@opentelemetry/core";
+import type { MaskedContent } from "./masked-content.js";
 
 /**
  * What the code running for a run (its worker, a tool call, a hook) is part of: the span it
@@ -25,6 +26,8 @@ export interface TraceScope {
   readonly tracer: Tracer;
   /** The run it belongs to. */
   readonly runId?: string;
+  /** With content on: how its model calls' conversations are encoded and masked. */
+  readonly content?: MaskedContent;
 }
 
 const propagator = new W3CTraceContextPropagator();
