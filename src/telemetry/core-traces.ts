@@ -17,6 +17,8 @@ export interface CoreTraces {
   readonly logFields: ((mergeObject: object) => object) | undefined;
   /** Logs where traces go, or why they are off when that needs saying. */
   announce(logger: Logger): void;
+  /** Exports the spans of runs that ended, now (a bench charges each run its export). Never rejects. */
+  flush(): Promise<void>;
   /** Ends the spans of runs still open and exports what is buffered, within `boundMilliseconds`. */
   shutdown(boundMilliseconds?: number): Promise<void>;
 }
@@ -40,6 +42,7 @@ export function openCoreTraces(options: {
       runs: undefined,
       logFields: undefined,
       announce: (logger) => destination.warning && logger.warn(destination.warning),
+      flush: () => Promise.resolve(),
       shutdown: () => Promise.resolve(),
     };
   }
@@ -64,6 +67,7 @@ export function openCoreTraces(options: {
         { endpoint: destination.url, service: destination.serviceName, content: destination.content },
         "exporting traces",
       ),
+    flush: () => exported.flush(),
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();
       return exported.shutdown(boundMilliseconds);

@@ -9,6 +9,8 @@ import type { TraceDestination } from "./trace-destination.js";
 /** The tracer runs are traced with, and how its spans are flushed at the end. */
 export interface TraceExport {
   readonly tracer: Tracer;
+  /** Exports what is buffered now and goes on (a bench charges each run its export). Never rejects. */
+  flush(): Promise<void>;
   /** Exports what is still buffered and stops; gives up after `boundMilliseconds`. Never rejects. */
   shutdown(boundMilliseconds: number): Promise<void>;
 }
@@ -43,6 +45,7 @@ export function createTraceExport(
   let closing: Promise<void> | undefined;
   return {
     tracer: provider.getTracer("agentd", packageVersion()),
+    flush: () => provider.forceFlush().catch(() => undefined),
     shutdown: (boundMilliseconds) =>
       (closing ??= new Promise<void>((resolve) => {
         // The bound is the daemon's stop, not a wait a test could stand in for: a plain timer.
