@@ -4,7 +4,9 @@
 // information), in interleaved pairs (paired-measurement.mjs). The model server and the OTLP sink run
 // in a process of their own (scripted-model-process.mjs), so the CPU time measured is the loop's and
 // the exporter's, not the peers'. Every traced run exports through the vault's redactor with secrets
-// loaded, as the daemon does, and is flushed before the next starts. Target: CPU per round, traces
+// loaded, as the daemon does, and is flushed before the next starts. A mode's runs share one
+// provider and exporter (one connection to the collector), as a daemon has one for its life; each
+// run is charged its own export (flushed before it returns). Target: CPU per round, traces
 // exporting / off, within 1.05 (issue 32).
 // Run with `node --expose-gc` (npm run bench does); imports the built code from dist/.
 import { cpus } from "node:os";
@@ -24,6 +26,8 @@ import { startScriptedModel } from "./scripted-model-process.mjs";
 const ROUNDS = Number(process.env.TRACES_BENCH_ROUNDS ?? (QUICK ? 10 : 200));
 const REPETITIONS = Number(process.env.TRACES_BENCH_REPETITIONS ?? (QUICK ? 1 : 15));
 const RATIO_TARGET = 1.05;
+/** Each run's id is new, as in a daemon (one provider sees many runs). */
+let runNumber = 0;
 const TOOL = {
   type: "function",
   function: {
@@ -44,12 +48,13 @@ try {
   const off = () => run(ROUNDS, "off");
   const perRound = { units: ROUNDS, unit: "round", width: 32 };
   for (const mode of ["exporting", "exporting with content"]) {
+    const traces = await openTraces(mode);
     const result = await measurePairs({
       pairs: REPETITIONS,
       warmup: 2,
       floor: off,
-      subject: () => run(ROUNDS, mode),
-    });
+      subject: () => run(ROUNDS, mode, traces),
+    }).finally(() => traces.shutdown());
     console.log(
       `traces ${mode}: ${ROUNDS} rounds, ${REPETITIONS} pairs, ${formatLoad(result, cpus().length)}`,
     );
@@ -66,22 +71,20 @@ try {
   await server.close();
 }
 
-/** One run of `rounds` rounds; traced runs get a core's traces of their own, flushed at the end. */
-async function run(rounds, mode) {
-  const traces =
-    mode === "off"
-      ? undefined
-      : await openCoreTraces({
-          settings: {
-            traces: {
-              endpoint: server.sinkUrl,
-              protocol: "http/protobuf",
-              content: mode.includes("content"),
-            },
-          },
-          redact: redactor.redactText,
-          environment: {},
-        });
+/** A core's traces for a mode's runs, opened once as a daemon opens them. */
+function openTraces(mode) {
+  return openCoreTraces({
+    settings: {
+      traces: { endpoint: server.sinkUrl, protocol: "http/protobuf", content: mode.includes("content") },
+    },
+    redact: redactor.redactText,
+    secretsKnown: () => redactor.size,
+    environment: {},
+  });
+}
+
+/** One run of `rounds` rounds; a traced run's spans are exported before it returns. */
+async function run(rounds, mode, traces) {
   const llm = ConfigSchema.parse({ llm: { context: { max_tokens: 1_000_000 } } }).llm;
   const client = new ModelClient({
     baseUrl: server.modelUrl,
@@ -109,7 +112,7 @@ async function run(rounds, mode) {
   const worker = (runs ? tracedWorkerFor(workerFor, runs) : workerFor)();
   const events = new EventBus();
   if (runs) events.subscribe(runs.onEvent);
-  const runId = `r_bench${mode.length}`;
+  const runId = `r_bench${mode.length}_${(runNumber += 1)}`;
   runs?.stampNewRun({
     id: runId,
     agent: "bench",
@@ -133,7 +136,7 @@ async function run(rounds, mode) {
     throw new Error(`the run ended ${outcome.status}: ${outcome.error?.message}`);
   events.publish({ agent: "bench", run: runId, type: "status", data: { status: "completed" } });
   // The export is part of the cost: the run's spans are flushed before the next run starts.
-  await traces?.shutdown();
+  await traces?.flush();
 }
 
 function noop(input) {

@@ -193,7 +193,11 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
       const destination = options.logDestination
         ? { destination: options.logDestination, pretty: false }
         : {};
-      const traces = await openCoreTraces({ settings: config.telemetry, redact: redactor.redactText });
+      const traces = await openCoreTraces({
+        settings: config.telemetry,
+        redact: redactor.redactText,
+        secretsKnown: () => redactor.size,
+      });
       const logger =
         options.logger ??
         createLogger({ ...config.log, ...destination, redact: redactor.redactText, mixin: traces.logFields });

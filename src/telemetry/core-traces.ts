@@ -1,5 +1,6 @@
 import type { TelemetrySettings } from "../config/telemetry-settings.js";
 import type { Logger } from "../logging/logger.js";
+import { MaskedContent } from "./masked-content.js";
 import { type TracedRunContext, RunTraces } from "./run-traces.js";
 import type { TraceExport } from "./trace-export.js";
 import { traceDestination } from "./trace-destination.js";
@@ -16,6 +17,8 @@ export interface CoreTraces {
   readonly logFields: ((mergeObject: object) => object) | undefined;
   /** Logs where traces go, or why they are off when that needs saying. */
   announce(logger: Logger): void;
+  /** Exports the spans of runs that ended, now (a bench charges each run its export). Never rejects. */
+  flush(): Promise<void>;
   /** Ends the spans of runs still open and exports what is buffered, within `boundMilliseconds`. */
   shutdown(boundMilliseconds?: number): Promise<void>;
 }
@@ -27,6 +30,8 @@ export interface CoreTraces {
 export async function openCoreTraces(options: {
   settings: TelemetrySettings;
   redact: (text: string) => string;
+  /** How many forms the vault knows (it grows with each secret learned): masked content is masked again then. */
+  secretsKnown?: () => number;
   environment?: NodeJS.ProcessEnv;
   /** Tests and benches: where spans go instead of OTLP. */
   exporter?: SpanExporter;
@@ -37,13 +42,25 @@ export async function openCoreTraces(options: {
       runs: undefined,
       logFields: undefined,
       announce: (logger) => destination.warning && logger.warn(destination.warning),
+      flush: () => Promise.resolve(),
       shutdown: () => Promise.resolve(),
     };
   }
   // The SDK and its OTLP exporter are loaded only when traces are on: most starts never need them.
   const { createTraceExport } = await import("./trace-export.js");
-  const exported: TraceExport = createTraceExport(destination, options.redact, options.exporter);
-  const runs = new RunTraces({ tracer: exported.tracer, content: destination.content });
+  // Content on: a chat span's conversation is masked message by message where it is recorded.
+  const content = destination.content ? new MaskedContent(options.redact, options.secretsKnown) : undefined;
+  const exported: TraceExport = createTraceExport(
+    destination,
+    options.redact,
+    options.exporter,
+    content && ((span, key, value) => content.isMasked(span, key, value)),
+  );
+  const runs = new RunTraces({
+    tracer: exported.tracer,
+    content: destination.content,
+    maskedContent: content,
+  });
   return {
     runs,
     logFields: runs.logFields,
@@ -52,6 +69,7 @@ export async function openCoreTraces(options: {
         { endpoint: destination.url, service: destination.serviceName, content: destination.content },
         "exporting traces",
       ),
+    flush: () => exported.flush(),
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();
       return exported.shutdown(boundMilliseconds);

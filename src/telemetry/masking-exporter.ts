@@ -2,19 +2,26 @@ import type { Attributes } from "@opentelemetry/api";
 import type { ExportResult } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 
+/** Whether a span's attribute holds a value masked where it was recorded, still valid (MaskedContent). */
+export type AlreadyMasked = (span: object, key: string, value: unknown) => boolean;
+
 /**
  * An exporter that masks every string a span carries (its name, attributes, events, links and
  * status message) with the vault's redactor before handing the batch on: whatever a span was
  * given, a secret value never leaves the daemon. It runs on the batch, off the run's own path.
+ * An attribute masked where it was recorded (`alreadyMasked`: a chat span's conversation) is
+ * passed on as it is.
  */
 export class MaskingSpanExporter implements SpanExporter {
   readonly #next: SpanExporter;
   readonly #redact: (text: string) => string;
+  readonly #alreadyMasked: AlreadyMasked;
   #redactOnce: (text: string) => string;
 
-  constructor(next: SpanExporter, redact: (text: string) => string) {
+  constructor(next: SpanExporter, redact: (text: string) => string, alreadyMasked?: AlreadyMasked) {
     this.#next = next;
     this.#redact = redact;
+    this.#alreadyMasked = alreadyMasked ?? (() => false);
     this.#redactOnce = redact;
   }
 
@@ -51,7 +58,7 @@ export class MaskingSpanExporter implements SpanExporter {
   #mask(span: ReadableSpan): void {
     const writable = span as { -readonly [Key in keyof ReadableSpan]: ReadableSpan[Key] };
     writable.name = this.#redactOnce(span.name);
-    this.#maskAttributes(span.attributes);
+    this.#maskAttributes(span.attributes, span);
     for (const event of span.events) {
       (event as { name: string }).name = this.#redactOnce(event.name);
       if (event.attributes) this.#maskAttributes(event.attributes);
@@ -62,10 +69,12 @@ export class MaskingSpanExporter implements SpanExporter {
     }
   }
 
-  #maskAttributes(attributes: Attributes): void {
+  #maskAttributes(attributes: Attributes, span?: ReadableSpan): void {
     for (const [key, value] of Object.entries(attributes)) {
-      if (typeof value === "string") attributes[key] = this.#redactOnce(value);
-      else if (Array.isArray(value))
+      if (typeof value === "string") {
+        if (span === undefined || !this.#alreadyMasked(span, key, value))
+          attributes[key] = this.#redactOnce(value);
+      } else if (Array.isArray(value))
         attributes[key] = value.map((item: unknown) =>
           typeof item === "string" ? this.#redactOnce(item) : item,
         ) as string[] | number[];

@@ -14,6 +14,7 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
+import type { MaskedContent } from "./masked-content.js";
 import { addSpanEvent } from "./run-span-events.js";
 import {
   type TraceScope,
@@ -47,6 +48,8 @@ export interface RunTracesOptions {
   tracer: Tracer;
   /** Prompt, completion, task and tool content in spans (masked at export). */
   content: boolean;
+  /** With content: how a chat span's conversation is encoded and masked, message by message. */
+  maskedContent?: MaskedContent | undefined;
 }
 
 /**
@@ -60,6 +63,7 @@ export interface RunTracesOptions {
 export class RunTraces {
   readonly tracer: Tracer;
   readonly content: boolean;
+  readonly #maskedContent: MaskedContent | undefined;
   readonly #runs = new Map<string, RunTrace>();
   /**
    * The record of a run this process did not create (resumed after a restart, taken over): set by
@@ -70,6 +74,7 @@ export class RunTraces {
   constructor(options: RunTracesOptions) {
     this.tracer = options.tracer;
     this.content = options.content;
+    this.#maskedContent = options.content ? options.maskedContent : undefined;
   }
 
   /** Starts a new run's span and puts its trace id in its first record. */
@@ -239,7 +244,9 @@ export class RunTraces {
   }
 
   #scope(context: Context, runId: string): TraceScope {
-    return { tracer: this.tracer, context, runId };
+    return this.#maskedContent === undefined
+      ? { tracer: this.tracer, context, runId }
+      : { tracer: this.tracer, context, runId, content: this.#maskedContent };
   }
 
   #toolSpan(tool: string, callId: string, parent: Context): Span {

@@ -3,25 +3,29 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
-import { MaskingSpanExporter } from "./masking-exporter.js";
+import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
 import type { TraceDestination } from "./trace-destination.js";
 
 /** The tracer runs are traced with, and how its spans are flushed at the end. */
 export interface TraceExport {
   readonly tracer: Tracer;
+  /** Exports what is buffered now and goes on (a bench charges each run its export). Never rejects. */
+  flush(): Promise<void>;
   /** Exports what is still buffered and stops; gives up after `boundMilliseconds`. Never rejects. */
   shutdown(boundMilliseconds: number): Promise<void>;
 }
 
 /**
  * The official SDK's pipeline: a BasicTracerProvider whose BatchSpanProcessor hands batches to the
- * OTLP/HTTP protobuf exporter, through the masking exporter. No global provider is registered:
- * the tracer is handed to the run core, so two cores in one process (tests) never mix their spans.
+ * OTLP/HTTP protobuf exporter, through the masking exporter (which leaves what `alreadyMasked`
+ * names as it is). No global provider is registered: the tracer is handed to the run core, so two
+ * cores in one process (tests) never mix their spans.
  */
 export function createTraceExport(
   destination: TraceDestination,
   redact: (text: string) => string,
   exporter?: SpanExporter,
+  alreadyMasked?: AlreadyMasked,
 ): TraceExport {
   const otlp =
     exporter ??
@@ -36,11 +40,12 @@ export function createTraceExport(
       "service.name": destination.serviceName,
       "service.version": packageVersion(),
     }),
-    spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact))],
+    spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact, alreadyMasked))],
   });
   let closing: Promise<void> | undefined;
   return {
     tracer: provider.getTracer("agentd", packageVersion()),
+    flush: () => provider.forceFlush().catch(() => undefined),
     shutdown: (boundMilliseconds) =>
       (closing ??= new Promise<void>((resolve) => {
         // The bound is the daemon's stop, not a wait a test could stand in for: a plain timer.

@@ -13,6 +13,7 @@ import {
 // The propagator's own module, not the package's index: that loads the whole of @opentelemetry/core
 // and the semantic conventions (tens of milliseconds at every start, traces on or off).
 import { W3CTraceContextPropagator } from "@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js";
+import type { MaskedContent } from "./masked-content.js";
 
 /**
  * What the code running for a run (its worker, a tool call, a hook) is part of: the span it
@@ -27,6 +28,8 @@ export interface TraceScope {
   readonly tracer: Tracer;
   /** The run it belongs to. */
   readonly runId?: string;
+  /** With content on: how its model calls' conversations are encoded and masked. */
+  readonly content?: MaskedContent;
 }
 
 const propagator = new W3CTraceContextPropagator();

@@ -2,6 +2,7 @@ import { type Span, SpanKind } from "@opentelemetry/api";
 import type { ChatMessage, ModelResponse } from "../llm/chat-message.js";
 import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
 import * as names from "./genai-attributes.js";
+import { type MaskedContent, partsOf } from "./masked-content.js";
 import { failed } from "./run-traces.js";
 import { currentTraceScope } from "./trace-scope.js";
 
@@ -35,13 +36,11 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
               : { [names.GEN_AI_REQUEST_TEMPERATURE]: request.temperature }),
             ...(scope.runId === undefined ? {} : { [names.GEN_AI_CONVERSATION_ID]: scope.runId }),
             ...server,
-            ...(options.content
-              ? { [names.GEN_AI_INPUT_MESSAGES]: JSON.stringify(request.messages.map(partsOf)) }
-              : {}),
           },
         },
         scope.context,
       );
+      if (options.content) recordInput(span, request.messages, scope.content);
       const traced: CompleteOptions = {
         ...completeOptions,
         onRetry: (notice) => {
@@ -76,6 +75,21 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
   };
 }
 
+/**
+ * The conversation sent (`gen_ai.input.messages`): masked message by message where the run's
+ * content is (each message once per run); whole at export otherwise.
+ */
+function recordInput(span: Span, messages: readonly ChatMessage[], content: MaskedContent | undefined): void {
+  if (!span.isRecording()) return;
+  if (content === undefined) {
+    span.setAttribute(names.GEN_AI_INPUT_MESSAGES, JSON.stringify(messages.map(partsOf)));
+    return;
+  }
+  const masked = content.inputMessages(messages);
+  span.setAttribute(names.GEN_AI_INPUT_MESSAGES, masked);
+  content.markMasked(span, names.GEN_AI_INPUT_MESSAGES, masked);
+}
+
 function describeResponse(span: Span, response: ModelResponse, content: boolean): void {
   span.setAttributes({
     [names.GEN_AI_RESPONSE_MODEL]: response.model,
@@ -94,32 +108,6 @@ function describeResponse(span: Span, response: ModelResponse, content: boolean)
       names.GEN_AI_OUTPUT_MESSAGES,
       JSON.stringify([{ ...partsOf(message), finish_reason: response.finishReason }]),
     );
-  }
-}
-
-/** A message in the conventions' shape: `{ role, parts: [{ type: "text" | "tool_call" | "tool_call_response", … }] }`. */
-function partsOf(message: ChatMessage): { role: string; parts: Record<string, unknown>[] } {
-  switch (message.role) {
-    case "tool":
-      return {
-        role: "tool",
-        parts: [{ type: "tool_call_response", id: message.tool_call_id, response: message.content }],
-      };
-    case "assistant":
-      return {
-        role: "assistant",
-        parts: [
-          ...(message.content ? [{ type: "text", content: message.content }] : []),
-          ...(message.tool_calls ?? []).map((call) => ({
-            type: "tool_call",
-            id: call.id,
-            name: call.function.name,
-            arguments: call.function.arguments,
-          })),
-        ],
-      };
-    default:
-      return { role: message.role, parts: [{ type: "text", content: message.content }] };
   }
 }
 
