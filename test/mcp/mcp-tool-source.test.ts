@@ -72,7 +72,7 @@ describe("McpToolSource over stdio", () => {
       const { executor } = shared;
       const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
       expect(specs.map((spec) => spec.name).sort()).toEqual(
-        ["add", "crash", "echo", "env", "env_names", "fail", "grow", "pids", "slow"].map(
+        ["add", "crash", "echo", "env", "env_names", "fail", "grow", "meta", "pids", "slow"].map(
           (tool) => `mcp__fixture__${tool}`,
         ),
       );
