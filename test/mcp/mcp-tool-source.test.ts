@@ -198,7 +198,7 @@ describe("McpToolSource over stdio", () => {
   it("starts a server once for concurrent first uses", async () => {
     const { source } = harness();
     const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
-    expect(listings.every((tools) => tools.length === 9)).toBe(true);
+    expect(listings.every((tools) => tools.length === 10)).toBe(true);
     expect(await runningFixtureServers()).toHaveLength(1);
   });
 
