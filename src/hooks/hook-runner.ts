@@ -1,5 +1,5 @@
 import { performance } from "node:perf_hooks";
-import { traceContextEnvironment } from "../telemetry/trace-scope.js";
+import { loggerInScope, scopeOfSignal, traceContextEnvironment } from "../telemetry/trace-scope.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
@@ -125,7 +125,8 @@ export class HookRunner implements ToolHooks {
           ? verdict.message
           : undefined;
     if (verdict.outcome === "failed") {
-      this.#options.logger.warn(
+      // A tool hook's line names its call's span (found by the call's signal).
+      loggerInScope(this.#options.logger, scopeOfSignal(scope.signal)).warn(
         {
           run: scope.runId,
           agent: definition.id,

@@ -10,8 +10,11 @@ export interface LoggerOptions {
   redact?: (text: string) => string;
   /** Where lines go; default stderr. */
   destination?: NodeJS.WritableStream;
-  /** Fields added to every line from where it is logged (a run's `trace_id`: telemetry). */
-  mixin?: ((mergeObject: object) => object) | undefined;
+  /**
+   * Fields added to every line from where it is logged (a run's `trace_id`: telemetry); handed the
+   * line's fields, its level and the logger (a child) it is written with.
+   */
+  mixin?: ((mergeObject: object, level: number, logger: unknown) => object) | undefined;
 }
 
 /**

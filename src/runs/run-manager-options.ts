@@ -37,8 +37,11 @@ export interface RunManagerOptions {
   runLogs?: { hold(runId: string, agentId: string): void; open(runId: string): Promise<void> };
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
-  /** Starts a new run's trace and puts its id in its first record (telemetry); called once per run. */
-  traceNewRun?: (record: RunRecord) => RunRecord;
+  /**
+   * Starts a new run's trace and puts its id in its first record (telemetry); called once per run,
+   * with a sub-agent's the signal of the tool call that starts it (its parent span).
+   */
+  traceNewRun?: (record: RunRecord, callSignal?: AbortSignal) => RunRecord;
   /** Told of each new run once its record is written (a sub-agent's too; not a duplicate start): the audit trail. */
   onRunCreated?: (record: RunRecord) => void;
   /**

@@ -58,7 +58,7 @@ export class SubAgentTools implements ToolSource {
         description: `${description} (a sub-agent: give it a task, its answer comes back)`,
         schema: TaskSchema,
         subject: ({ task }) => ({ kind: "texts", texts: [task] }),
-        run: ({ task }, context) => this.#run(agentId, task, context.run),
+        run: ({ task }, context) => this.#run(agentId, task, context.run, context.signal),
       }),
       allowedWhenUnlisted: true,
     };
@@ -68,6 +68,7 @@ export class SubAgentTools implements ToolSource {
     agentId: string,
     task: string,
     scope: Parameters<ToolDefinition["run"]>[1]["run"],
+    callSignal: AbortSignal,
   ): Promise<ToolOutput> {
     if (!scope) throw new AgentdError("TOOL_FAILED", "a sub-agent can only be started from a run");
     const left = scope.budget?.remaining() ?? {
@@ -79,6 +80,7 @@ export class SubAgentTools implements ToolSource {
       agent: agentId,
       task,
       budget: left,
+      callSignal,
     });
     const own = this.#options.agents(agentId);
     const ownLimits = own && own.state !== "invalid" ? own.definition.limits : undefined;

@@ -14,7 +14,7 @@ export interface CoreTraces {
   /** Undefined when traces are off. */
   readonly runs: RunTraces | undefined;
   /** For the logger: a run's `trace_id` on its lines (undefined when off: no mixin at all). */
-  readonly logFields: ((mergeObject: object) => object) | undefined;
+  readonly logFields: ((mergeObject: object, level: number, logger: unknown) => object) | undefined;
   /** Logs where traces go, or why they are off when that needs saying. */
   announce(logger: Logger): void;
   /** Exports the spans of runs that ended, now (a bench charges each run its export). Never rejects. */
@@ -88,12 +88,15 @@ export function tracedWorkerFor<Definition, Context extends TracedRunContext, Ou
   };
 }
 
-/** A tool executor whose calls are `execute_tool` spans (the ToolExecutor, structurally). */
+/**
+ * A tool executor whose calls are `execute_tool` spans (the ToolExecutor, structurally): each call
+ * is handed its own signal (`signal` in its scope), by which what it does finds its span.
+ */
 export function tracedTools<
   Definition,
   Spec,
   Call extends { callId: string; tool: string; argumentsJson: string },
-  Scope extends { runId: string },
+  Scope extends { runId: string; control: { signal: AbortSignal }; signal?: AbortSignal },
   Result extends { ok: boolean; output: string; code?: string },
 >(
   tools: {
@@ -107,6 +110,9 @@ export function tracedTools<
 } {
   return {
     specs: (definition, signal) => tools.specs(definition, signal),
-    execute: (call, scope) => traces.executeTool(call, scope.runId, () => tools.execute(call, scope)),
+    execute: (call, scope) =>
+      traces.executeTool(call, scope.runId, scope.control.signal, (signal) =>
+        tools.execute(call, signal === undefined ? scope : { ...scope, signal }),
+      ),
   };
 }

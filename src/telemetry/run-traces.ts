@@ -18,9 +18,10 @@ import type { MaskedContent } from "./masked-content.js";
 import { addSpanEvent } from "./run-span-events.js";
 import {
   type TraceScope,
-  currentTraceScope,
-  parentForNewRun,
-  runInTraceScope,
+  openCallScope,
+  requestParent,
+  scopeOfLogger,
+  scopeOfSignal,
   setRunScope,
 } from "./trace-scope.js";
 
@@ -77,10 +78,15 @@ export class RunTraces {
     this.#maskedContent = options.content ? options.maskedContent : undefined;
   }
 
-  /** Starts a new run's span and puts its trace id in its first record. */
-  readonly stampNewRun = (record: RunRecord): RunRecord => {
+  /**
+   * Starts a new run's span and puts its trace id in its first record: a child of the tool call
+   * whose signal is `callSignal` (a sub-agent's), else of an incoming request's `traceparent`, else
+   * of its parent run's span.
+   */
+  readonly stampNewRun = (record: RunRecord, callSignal?: AbortSignal): RunRecord => {
     const parent =
-      parentForNewRun() ??
+      scopeOfSignal(callSignal)?.context ??
+      requestParent() ??
       (record.parent_run === undefined ? undefined : this.#runs.get(record.parent_run)?.context);
     const runTrace = this.#start(record, parent ?? ROOT_CONTEXT);
     const { traceId, spanId, traceFlags } = runTrace.span.spanContext();
@@ -111,20 +117,26 @@ export class RunTraces {
     return work({ ...context, events });
   }
 
-  /** Runs one tool call in an `execute_tool <tool>` span under the current one (or its run's). */
+  /**
+   * Runs one tool call in an `execute_tool <tool>` span under its run's (the run whose signal is
+   * `runSignal`). `work` is handed the call's own signal, a child of the run's: what the call does
+   * with it (its tool, its hooks, a sub-agent) finds the call's span by it. Untraced, `work` gets none.
+   */
   async executeTool<Result extends { ok: boolean; output: string; code?: string }>(
     call: { callId: string; tool: string; argumentsJson: string },
     runId: string,
-    work: () => Promise<Result>,
+    runSignal: AbortSignal,
+    work: (callSignal?: AbortSignal) => Promise<Result>,
   ): Promise<Result> {
     const runTrace = this.#runs.get(runId);
-    const parent = runTrace?.context ?? currentTraceScope()?.context;
+    const parent = runTrace?.context ?? scopeOfSignal(runSignal)?.context;
     if (parent === undefined) return work();
     const span = this.#toolSpan(call.tool, call.callId, parent);
     if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, call.argumentsJson);
     runTrace?.toolSpans.set(call.callId, span);
+    const callScope = openCallScope(runSignal, this.#scope(trace.setSpan(parent, span), runId));
     try {
-      const result = await runInTraceScope(this.#scope(trace.setSpan(parent, span), runId), work);
+      const result = await work(callScope.signal);
       const outcome = result.ok ? "ok" : result.code === "TOOL_DENIED" ? "denied" : "failed";
       span.setAttribute(names.AGENTD_TOOL_OUTCOME, outcome);
       if (!result.ok) {
@@ -138,6 +150,7 @@ export class RunTraces {
       failed(span, error);
       throw error;
     } finally {
+      callScope.close();
       runTrace?.toolSpans.delete(call.callId);
       span.end();
     }
@@ -166,9 +179,12 @@ export class RunTraces {
     span.end();
   };
 
-  /** For the logger's mixin: the trace of the run a line is about (by `run`, or by where it is logged). */
-  readonly logFields = (mergeObject: object): Record<string, string> => {
-    const scope = currentTraceScope();
+  /**
+   * For the logger's mixin: the span of a line logged for a tool call or a CLI process (by the
+   * logger `loggerInScope` made for it), else the trace of the run the line names (`run`).
+   */
+  readonly logFields = (mergeObject: object, _level?: number, logger?: unknown): Record<string, string> => {
+    const scope = scopeOfLogger(logger);
     if (scope !== undefined) {
       const spanContext = trace.getSpanContext(scope.context);
       if (spanContext) return { trace_id: spanContext.traceId, span_id: spanContext.spanId };
@@ -271,7 +287,8 @@ export class RunTraces {
       case "action": {
         // A tool call the executor did not run (a CLI worker's own tools): a span from its events.
         if (runTrace.toolSpans.has(draft.data.call_id)) return;
-        const parent = currentTraceScope(signal)?.context ?? runTrace.context;
+        // While a CLI process runs, the run's signal finds its span (see traceStep).
+        const parent = scopeOfSignal(signal)?.context ?? runTrace.context;
         const span = this.#toolSpan(draft.data.tool, draft.data.call_id, parent);
         if (this.content)
           span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, JSON.stringify(draft.data.arguments));

@@ -3,7 +3,6 @@ import {
   type Attributes,
   type Context,
   ROOT_CONTEXT,
-  type Span,
   SpanStatusCode,
   type Tracer,
   defaultTextMapGetter,
@@ -17,11 +16,14 @@ import type { MaskedContent } from "./masked-content.js";
 
 /**
  * What the code running for a run (its worker, a tool call, a hook) is part of: the span it
- * runs in, and the tracer that makes its child spans. A run's own scope is found by its signal
- * (`scopeOfSignal`); a tool call's and a CLI process's are held in an AsyncLocalStorage while they
- * run, so a hook, `http_request`, an MCP call or a sub-agent finds the `traceparent` to pass on
- * without being handed it. Nothing is held when traces are off: every reader then gets `undefined`
- * at the cost of a lookup.
+ * runs in, and the tracer that makes its child spans. Every scope is found by the signal the code
+ * is handed: a run's by the run's signal (`setRunScope`), a tool call's by the call's own signal (a
+ * child of the run's, `openCallScope`), a CLI process's by its run's signal while it runs
+ * (`traceStep`). So a hook, `http_request`, an MCP call, a sub-agent or a log line finds the span to
+ * pass on from what it already carries. No AsyncLocalStorage on a run's path: on Node 20 each time
+ * one is enabled or disabled its promise hooks cost 100–200 µs of the main thread, and enabled they
+ * tax every promise of the process. Nothing is registered when traces are off: every reader then
+ * gets `undefined` at the cost of a lookup.
  */
 export interface TraceScope {
   readonly context: Context;
@@ -35,11 +37,9 @@ export interface TraceScope {
 const propagator = new W3CTraceContextPropagator();
 
 /**
- * An AsyncLocalStorage that is enabled only while some `run` of it is in flight. On Node 20 an
- * enabled AsyncLocalStorage installs promise hooks that every promise of the process pays for (the
- * model client's streaming makes thousands a round): a traced run's loop must not pay that, so
- * the storage holds the scopes of tool calls and CLI processes only, and is disabled again when
- * the last one settles (what they left behind then reads no scope, and needs none).
+ * An AsyncLocalStorage that is enabled only while some `run` of it is in flight (on Node 20 an
+ * enabled one installs promise hooks every promise of the process pays for). It holds only the
+ * parent an incoming request names, per request: never anything of a run's loop.
  */
 class ScopedStorage<Store> {
   readonly #storage = new AsyncLocalStorage<Store>();
@@ -73,43 +73,79 @@ class ScopedStorage<Store> {
   }
 }
 
-const callScopes = new ScopedStorage<TraceScope>();
-/** Each traced run's own scope, by the run's signal (the model calls and the CLI worker find it so). */
-const runScopes = new WeakMap<AbortSignal, TraceScope>();
+/** The scopes of traced runs (by the run's signal) and of their tool calls (by the call's signal). */
+const scopes = new WeakMap<AbortSignal, TraceScope>();
 
 /** Makes `scope` the scope of the run whose signal is `signal` (until `signal` is collected). */
 export function setRunScope(signal: AbortSignal, scope: TraceScope): void {
-  runScopes.set(signal, scope);
-}
-
-/** The scope of the run whose signal is `signal`, if it is traced. */
-export function scopeOfSignal(signal: AbortSignal | undefined): TraceScope | undefined {
-  return signal === undefined ? undefined : runScopes.get(signal);
-}
-
-/** Runs `work` inside `scope` (a tool call's, a CLI process's): what it starts, awaits included, sees it. */
-export function runInTraceScope<Result>(scope: TraceScope, work: () => Result): Result {
-  return callScopes.run(scope, work);
+  scopes.set(signal, scope);
 }
 
 /**
- * The scope the caller runs in: its tool call's or CLI process's, else its run's (by signal), if
- * any. A sub-agent's run is started inside its parent's tool call and inherits that call's scope:
- * when the signal names another run, the run's own scope wins.
+ * The scope of the code handed `signal`: its tool call's (a call's own signal), else its run's
+ * (or the run's CLI process's while one runs), if it is traced.
  */
-export function currentTraceScope(signal?: AbortSignal): TraceScope | undefined {
-  const call = callScopes.getStore();
-  const run = scopeOfSignal(signal);
-  if (run !== undefined && call?.runId !== run.runId) return run;
-  return call ?? run;
+export function scopeOfSignal(signal: AbortSignal | undefined): TraceScope | undefined {
+  return signal === undefined ? undefined : scopes.get(signal);
+}
+
+/** A tool call's own signal, and how to let go of its run's once the call settled. */
+export interface CallScope {
+  /** Aborted with the run's signal, with its reason; `scopeOfSignal` finds the call's scope by it. */
+  readonly signal: AbortSignal;
+  /** Stops listening to the run's signal. */
+  close(): void;
 }
 
 /**
- * The W3C trace context headers of the current span (`traceparent`, and `tracestate` when set),
- * for a child process's environment or an outgoing request; empty outside any traced run.
+ * Opens a tool call's scope: a signal of its own, a child of its run's `runSignal`, under which
+ * `scope` is found. What the call is handed this signal for (its tool, its hooks, a sub-agent it
+ * starts) finds the call's span by it, side-by-side calls each their own.
+ */
+export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallScope {
+  const controller = new AbortController();
+  scopes.set(controller.signal, scope);
+  if (runSignal.aborted) {
+    controller.abort(runSignal.reason);
+    return { signal: controller.signal, close: () => undefined };
+  }
+  const abort = () => controller.abort(runSignal.reason);
+  runSignal.addEventListener("abort", abort, { once: true });
+  return { signal: controller.signal, close: () => runSignal.removeEventListener("abort", abort) };
+}
+
+/** Where a logger made by `loggerInScope` keeps its scope (its children inherit it). */
+const LOGGER_SCOPE = Symbol("agentd.traceScope");
+
+/**
+ * A logger whose lines carry the span of `scope` (`trace_id`, `span_id`, added by the mixin
+ * `RunTraces.logFields`): what code running for a tool call or a CLI process logs with. Without a
+ * scope (traces off, or not traced), `logger` itself.
+ */
+export function loggerInScope<Logged extends { child(bindings: Record<string, never>): Logged }>(
+  logger: Logged,
+  scope: TraceScope | undefined,
+): Logged {
+  if (scope === undefined) return logger;
+  const scoped = logger.child({});
+  Object.defineProperty(scoped, LOGGER_SCOPE, { value: scope });
+  return scoped;
+}
+
+/** The scope of a logger made by `loggerInScope` (or one of its children), if any. */
+export function scopeOfLogger(logger: unknown): TraceScope | undefined {
+  return typeof logger === "object" && logger !== null
+    ? (logger as { [LOGGER_SCOPE]?: TraceScope })[LOGGER_SCOPE]
+    : undefined;
+}
+
+/**
+ * The W3C trace context headers of the span of the code handed `signal` (`traceparent`, and
+ * `tracestate` when set), for a child process's environment or an outgoing request; empty outside
+ * any traced run.
  */
 export function traceContextHeaders(signal?: AbortSignal): Record<string, string> {
-  const scope = currentTraceScope(signal);
+  const scope = scopeOfSignal(signal);
   if (scope === undefined) return {};
   const carrier: Record<string, string> = {};
   propagator.inject(scope.context, carrier, defaultTextMapSetter);
@@ -141,32 +177,38 @@ export function remoteParentOf(headers: Record<string, string | string[] | undef
 /** The parent a request's `traceparent` names while `work` runs: runs it creates are its children. */
 const requestParents = new ScopedStorage<Context>();
 
-/** Runs `work` with the parent context of an incoming request (see remoteParentOf). */
+/**
+ * Runs `work` with the parent context of an incoming request (see remoteParentOf). Per HTTP request,
+ * off the loop's path: the storage is enabled only while such a request is being answered.
+ */
 export function withRequestParent<Result>(parent: Context | undefined, work: () => Result): Result {
   return parent === undefined ? work() : requestParents.run(parent, work);
 }
 
-/** The parent for a run created now: the current span (a sub-agent's tool call), or a request's. */
-export function parentForNewRun(): Context | undefined {
-  return callScopes.getStore()?.context ?? requestParents.getStore();
+/** The parent an incoming request being answered names, for a run it creates. */
+export function requestParent(): Context | undefined {
+  return requestParents.getStore();
 }
 
 /**
- * Runs `work` in a child span of the current one (a CLI worker's process in the run whose signal
- * is `signal`, say); without a traced run around it, just runs it. The span ends when `work`
- * settles, in error when it throws.
+ * Runs `work` in a child span of the scope of the run whose signal is `signal` (a CLI worker's
+ * process); without a traced run, just runs it. While `work` runs the step is what the run's
+ * signal finds (a run runs one such step at a time), and `work` is handed its scope. The span ends
+ * when `work` settles, in error when it throws.
  */
 export async function traceStep<Result>(
   name: string,
   attributes: Attributes,
-  work: (span: Span | undefined) => Promise<Result>,
+  work: (step: TraceScope | undefined) => Promise<Result>,
   signal?: AbortSignal,
 ): Promise<Result> {
-  const scope = currentTraceScope(signal);
-  if (scope === undefined) return work(undefined);
+  const scope = scopeOfSignal(signal);
+  if (scope === undefined || signal === undefined) return work(undefined);
   const span = scope.tracer.startSpan(name, { attributes }, scope.context);
+  const step: TraceScope = { ...scope, context: trace.setSpan(scope.context, span) };
+  scopes.set(signal, step);
   try {
-    return await callScopes.run({ ...scope, context: trace.setSpan(scope.context, span) }, () => work(span));
+    return await work(step);
   } catch (error) {
     span.setStatus({
       code: SpanStatusCode.ERROR,
@@ -174,6 +216,7 @@ export async function traceStep<Result>(
     });
     throw error;
   } finally {
+    if (scopes.get(signal) === step) scopes.set(signal, scope);
     span.end();
   }
 }

@@ -4,7 +4,7 @@ import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
 import * as names from "./genai-attributes.js";
 import { type MaskedContent, partsOf } from "./masked-content.js";
 import { failed } from "./run-traces.js";
-import { currentTraceScope } from "./trace-scope.js";
+import { scopeOfSignal } from "./trace-scope.js";
 
 export interface TracedModelOptions {
   /** The endpoint's base URL: `server.address` and `server.port` of each call. */
@@ -21,7 +21,7 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
   const server = serverOf(options.endpoint);
   return {
     async complete(request, completeOptions) {
-      const scope = currentTraceScope(completeOptions.signal);
+      const scope = scopeOfSignal(completeOptions.signal);
       if (scope === undefined) return model.complete(request, completeOptions);
       const span = scope.tracer.startSpan(
         `${names.OPERATION_CHAT} ${request.model}`,

@@ -14,6 +14,7 @@ import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import { capOutput } from "./cap-output.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
+import { loggerInScope, scopeOfSignal } from "../telemetry/trace-scope.js";
 import { injectSecrets } from "./inject-secrets.js";
 import { agentToolName } from "./agent-tool-name.js";
 import { type ListedTool, listedTool } from "./listed-tool-name.js";
@@ -151,7 +152,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         owner: `agent "${definition.id}"`,
         hookCommands: definition.hooks.map((hook) => hook.command),
       }),
-      signal: control.signal,
+      signal: scope.signal ?? control.signal,
       settings: this.#options.settings,
       run: scope,
       callId: call.callId,
@@ -209,7 +210,10 @@ export class DefaultToolExecutor implements ToolExecutor {
       if (control.signal.aborted) throw control.signal.reason;
       const failure = toAgentdError(error, "TOOL_FAILED");
       if (failure.code === "TOOL_FAILED" || failure.code === "INTERNAL") {
-        this.#options.logger.warn({ run: scope.runId, tool: call.tool, err: failure }, "tool failed");
+        loggerInScope(this.#options.logger, scopeOfSignal(scope.signal)).warn(
+          { run: scope.runId, tool: call.tool, err: failure },
+          "tool failed",
+        );
       }
       return { ok: false, code: failure.code, output: failure.describe() };
     }
@@ -290,13 +294,13 @@ function offeredNames(definition: AgentDefinition): string[] {
   return [...definition.frontmatter.tools, ...definition.frontmatter.agents.map(agentToolName), ...notify];
 }
 
-/** The run as its hooks see it: a stop ends a tool hook too. */
+/** The run as its hooks see it: a stop ends a tool hook too; the call's signal names its span. */
 function hookScope(scope: ToolRunScope) {
   return {
     runId: scope.runId,
     definition: scope.definition,
     events: scope.events,
-    signal: scope.control.signal,
+    signal: scope.signal ?? scope.control.signal,
   };
 }
 

@@ -44,6 +44,11 @@ export interface ToolRunScope {
   setStatus(status: "running" | "waiting"): Promise<void> | void;
   /** The LLM worker's budgets; absent where a caller runs tools outside the loop. */
   budget?: RunSpending;
+  /**
+   * The call's own signal, a child of the run's (aborted with it), when the caller gives one (the
+   * tracing wrapper): the tool, its hooks and the call's log lines find the call's span by it.
+   */
+  signal?: AbortSignal;
 }
 
 /**

@@ -6,7 +6,10 @@ export interface HookRunScope {
   runId: string;
   definition: AgentDefinition;
   events: EventPublisher;
-  /** Stops the hook with its run (tool hooks); `on_run_end` hooks have only their timeout. */
+  /**
+   * Stops the hook with its run (tool hooks: the call's signal, by which the call's trace scope is
+   * found); `on_run_end` hooks have only their timeout.
+   */
   signal?: AbortSignal;
   /** The run's signal, for `on_run_end` hooks: the run's trace scope is found by it. */
   runSignal?: AbortSignal;

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { openCoreTraces } from "../../src/telemetry/core-traces.js";
 import { traceDestination } from "../../src/telemetry/trace-destination.js";
-import { traceContextEnvironment, traceStep, runInTraceScope } from "../../src/telemetry/trace-scope.js";
+import { setRunScope, traceContextEnvironment, traceStep } from "../../src/telemetry/trace-scope.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.js";
 
 const settings = (telemetry: unknown = {}) => ConfigSchema.parse({ telemetry }).telemetry;
@@ -61,12 +61,15 @@ describe("the OTLP export", () => {
     const runs = traces.runs;
     if (runs === undefined) throw new Error("traces should be on");
     let seen: Record<string, string> = {};
-    await runInTraceScope(
-      { tracer: runs.tracer, context: (await import("@opentelemetry/api")).ROOT_CONTEXT },
-      () =>
-        traceStep("step hunter2-secret", { note: "pw=hunter2-secret", count: 3 }, async () => {
-          seen = traceContextEnvironment();
-        }),
+    const { signal } = new AbortController();
+    setRunScope(signal, { tracer: runs.tracer, context: (await import("@opentelemetry/api")).ROOT_CONTEXT });
+    await traceStep(
+      "step hunter2-secret",
+      { note: "pw=hunter2-secret", count: 3 },
+      async () => {
+        seen = traceContextEnvironment(signal);
+      },
+      signal,
     );
     await traces.shutdown();
     const [span] = await receiver.waitFor((spans) => (spans.length > 0 ? spans : undefined));

@@ -9,6 +9,8 @@ export interface ChildRunRequest {
   task: string;
   /** What is left of the parent's `max_tokens` and `max_cost_usd`: the child's limits are cut to it. */
   budget: { tokens: number; costUsd: number };
+  /** The signal of the tool call that starts it: its trace span is the child's parent. */
+  callSignal?: AbortSignal;
 }
 
 /**

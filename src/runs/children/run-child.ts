@@ -46,6 +46,7 @@ export async function runChild(life: RunLife, request: ChildRunRequest): Promise
     trigger: { kind: "agent", parent_run: request.parentRun },
     parentRun: request.parentRun,
     definition,
+    ...(request.callSignal === undefined ? {} : { callSignal: request.callSignal }),
   });
   await life.recorder.create(record).catch((error: unknown) => {
     throw storeFailure(record, error);

@@ -16,6 +16,8 @@ export interface NewRun {
   parentRun?: string;
   /** The `Idempotency-Key` it was posted with. */
   idempotencyKey?: string;
+  /** A sub-agent's: the signal of the tool call that starts it (its trace span is the run's parent). */
+  callSignal?: AbortSignal;
 }
 
 /** The first record of a run: `queued`, nothing spent (not yet masked: the caller redacts it). */
@@ -38,7 +40,7 @@ export function newRunRecord(run: NewRun): RunRecord {
 /** A new run's first record, with this node's id source and clock, masked. */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
   const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
-  return life.redact(life.options.traceNewRun?.(record) ?? record);
+  return life.redact(life.options.traceNewRun?.(record, run.callSignal) ?? record);
 }
 
 /** A run's record could not be written: nothing was started, and the caller is told why. */

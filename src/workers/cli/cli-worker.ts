@@ -1,5 +1,5 @@
 import { mkdir } from "node:fs/promises";
-import { traceContextEnvironment, traceStep } from "../../telemetry/trace-scope.js";
+import { loggerInScope, traceContextEnvironment, traceStep } from "../../telemetry/trace-scope.js";
 import { cliSpanAttributes } from "../../telemetry/cli-span.js";
 import type { Config } from "../../config/config-schema.js";
 import type { CliSettings } from "../../definitions/agent-schema.js";
@@ -162,7 +162,7 @@ export class CliWorker implements Worker {
       exit = await traceStep(
         `invoke_agent ${adapter.tool}`,
         cliSpanAttributes(adapter.tool, model),
-        () =>
+        (step) =>
           runCliProcess({
             command: adapter.command,
             arguments: launch.arguments,
@@ -173,7 +173,7 @@ export class CliWorker implements Worker {
               ...runDirectory.environment(),
               ...launch.environment,
               ...adapter.environment,
-              ...traceContextEnvironment(),
+              ...traceContextEnvironment(context.control.signal),
             },
             sandbox,
             control: context.control,
@@ -188,7 +188,7 @@ export class CliWorker implements Worker {
                 budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));
               return verdict;
             },
-            logger: this.#logger,
+            logger: loggerInScope(this.#logger, step),
           }),
         context.control.signal,
       );
