@@ -1,5 +1,3 @@
-import type { ExportResult } from "@opentelemetry/core";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { EventBus } from "../../src/events/event-bus.js";
@@ -9,22 +7,11 @@ import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { openCoreTraces } from "../../src/telemetry/core-traces.js";
 import { partsOf } from "../../src/telemetry/masked-content.js";
 import { tracedModel } from "../../src/telemetry/traced-model.js";
+import { KeptSpans } from "../support/kept-spans.js";
 
 const FIRST_SECRET = "tok-Content-5b1e7d20aa";
 /** A value the run sees before the vault knows it is a secret. */
 const LATE_SECRET = "late-Secret-93c4e1f0bd";
-
-/** Keeps what the masking exporter hands on. */
-class KeptSpans implements SpanExporter {
-  readonly spans: ReadableSpan[] = [];
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    this.spans.push(...spans);
-    done({ code: 0 });
-  }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
 
 /** A model that calls a tool every round, its arguments naming the round. */
 const model: ModelProvider = {

@@ -1,8 +1,6 @@
 import { type Server, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
-import type { ExportResult } from "@opentelemetry/core";
-import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ConfigSchema } from "../../src/config/config-schema.js";
@@ -20,18 +18,7 @@ import { EnvVault } from "../../src/vault/env-vault.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { testSandboxHost } from "../support/test-sandbox.js";
 import { fixtureServer } from "../mcp/mcp-test-kit.js";
-
-/** Keeps what the masking exporter hands on. */
-class KeptSpans implements SpanExporter {
-  readonly spans: ReadableSpan[] = [];
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    this.spans.push(...spans);
-    done({ code: 0 });
-  }
-  shutdown(): Promise<void> {
-    return Promise.resolve();
-  }
-}
+import { KeptSpans } from "../support/kept-spans.js";
 
 /** A tool that throws: the executor logs "tool failed" inside the call. */
 const breaking = defineTool({
