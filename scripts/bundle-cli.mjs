@@ -36,8 +36,22 @@ const BUNDLED_PACKAGES = new Set([
  * `agentd run` also takes pino and what it depends on into its bundle: loaded from node_modules, it
  * was the largest single cost before the first request (finding and compiling some twenty files).
  * The daemon's chunks keep pino external: its transports' workers load pino's files anyway.
+ * The same for the packages the run's modules import as they load: the OpenTelemetry API and the
+ * W3C propagator's file of `@opentelemetry/core` (trace scopes, with traces off too; some fifty
+ * files from node_modules, each resolved, read and compiled with no code cache), standardwebhooks
+ * (deliveries) and cookie (a constant of the API's). The OpenTelemetry SDK, loaded from
+ * node_modules when traces are on, brings its own copy of the API: the two share their state
+ * through the API's global (same version, `Symbol.for` keys), as the API is made to.
+ * test/cli/run-module-loads.test.ts fails when the run loads a package from node_modules.
  */
-const RUN_BUNDLED_PACKAGES = new Set([...BUNDLED_PACKAGES, ...withDependencies("pino")]);
+const RUN_BUNDLED_PACKAGES = new Set([
+  ...BUNDLED_PACKAGES,
+  ...withDependencies("pino"),
+  "@opentelemetry/api",
+  "@opentelemetry/core",
+  ...withDependencies("standardwebhooks"),
+  "cookie",
+]);
 
 // Chunk names carry a hash of their content: the last build's would pile up. The code cache
 // belongs to the last build's bundle.
