@@ -11,6 +11,8 @@ import { writeModuleTracer } from "../support/module-tracer.js";
 const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
 /** `agentd run` bundled alone: agentd's modules and the packages it bundles are inside. */
 const RUN_BUNDLE = path.resolve(import.meta.dirname, "../../dist/cli/run-command.cjs");
+/** What the bundle holds, one path a line, as esbuild's metafile lists it (scripts/bundle-cli.mjs). */
+const RUN_BUNDLE_MODULES = path.resolve(import.meta.dirname, "../../dist/cli/run-command.modules.txt");
 
 /**
  * Packages an `agentd run` of an LLM agent with no schedule, no shell call and no MCP server never
@@ -85,12 +87,12 @@ describe("agentd run's start-up", () => {
       // (scripts/bundle-cli.mjs, RUN_BUNDLED_PACKAGES).
       expect(loaded.filter((module) => module.includes("/node_modules/"))).toEqual([]);
 
-      // esbuild heads every module it bundles with a `// <path>` line, relative to the root
-      // (node_modules through a link: the path to where it points).
-      const bundled = readFileSync(RUN_BUNDLE, "utf8")
+      // The build lists the bundle's modules beside it, relative to the root (node_modules
+      // through a link: the path to where it points).
+      const bundled = readFileSync(RUN_BUNDLE_MODULES, "utf8")
+        .trim()
         .split("\n")
-        .filter((line) => /^\/\/ \S*(src|node_modules)\//.test(line))
-        .map((line) => line.slice(3).replace(/^.*?(?=node_modules\/)/, ""));
+        .map((module) => module.replace(/^.*?(?=node_modules\/)/, ""));
       expect(bundled).toContain("src/cli/commands/run.ts");
       expect(bundled.filter((module) => NOT_BUNDLED.some((prefix) => module.startsWith(prefix)))).toEqual([]);
       expect(bundled.filter((module) => NOT_NEEDED.some((pattern) => pattern.test(module)))).toEqual([]);
