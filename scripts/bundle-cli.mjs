@@ -36,8 +36,22 @@ const BUNDLED_PACKAGES = new Set([
  * `agentd run` also takes pino and what it depends on into its bundle: loaded from node_modules, it
  * was the largest single cost before the first request (finding and compiling some twenty files).
  * The daemon's chunks keep pino external: its transports' workers load pino's files anyway.
+ * The same for the packages the run's modules import as they load: the OpenTelemetry API and the
+ * W3C propagator's file of `@opentelemetry/core` (trace scopes, with traces off too; some fifty
+ * files from node_modules, each resolved, read and compiled with no code cache), standardwebhooks
+ * (deliveries) and cookie (a constant of the API's). The OpenTelemetry SDK, loaded from
+ * node_modules when traces are on, brings its own copy of the API: the two share their state
+ * through the API's global (same version, `Symbol.for` keys), as the API is made to.
+ * test/cli/run-module-loads.test.ts fails when the run loads a package from node_modules.
  */
-const RUN_BUNDLED_PACKAGES = new Set([...BUNDLED_PACKAGES, ...withDependencies("pino")]);
+const RUN_BUNDLED_PACKAGES = new Set([
+  ...BUNDLED_PACKAGES,
+  ...withDependencies("pino"),
+  "@opentelemetry/api",
+  "@opentelemetry/core",
+  ...withDependencies("standardwebhooks"),
+  "cookie",
+]);
 
 // Chunk names carry a hash of their content: the last build's would pile up. The code cache
 // belongs to the last build's bundle.
@@ -113,7 +127,7 @@ await build({
   plugins: plugins(BUNDLED_PACKAGES),
 });
 
-await build({
+const runBundle = await build({
   absWorkingDir: root,
   entryPoints: ["src/cli/run-entry.ts"],
   outfile: "dist/cli/run-command.cjs",
@@ -121,6 +135,11 @@ await build({
   format: "cjs",
   platform: "node",
   target: "node20.19",
+  // Without the indentation, line breaks and comments: a third less to read and turn into a string
+  // at every start (the code cache does not spare that). Names are kept, so a stack trace still
+  // names the functions, at a column of the bundle's few lines.
+  minifyWhitespace: true,
+  metafile: true,
   // What a module reads from import.meta, in CommonJS terms.
   define: { "import.meta.dirname": "__dirname", "import.meta.url": "importMetaUrlOfBundle" },
   // import() of a package left in node_modules becomes require() (Node ≥ 20.19 requires ES modules
@@ -131,6 +150,12 @@ await build({
   plugins: plugins(RUN_BUNDLED_PACKAGES),
 });
 asciiOnly(path.join(root, "dist", "cli", "run-command.cjs"));
+// What the run's bundle holds, one path a line (the minified bundle names none):
+// test/cli/run-module-loads.test.ts checks it.
+writeFileSync(
+  path.join(root, "dist", "cli", "run-command.modules.txt"),
+  `${Object.keys(runBundle.metafile.inputs).join("\n")}\n`,
+);
 
 // What bin/agentd.js requires: `agentd run` to its bundle with no ES module loaded, the rest to main.js.
 await build({
