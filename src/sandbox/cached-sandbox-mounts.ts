@@ -1,4 +1,5 @@
-import { type SandboxMount, existingRealPath, sandboxMounts } from "./sandbox-mounts.js";
+import path from "node:path";
+import { type MountAccess, type SandboxMount, existingRealPath, sandboxMounts } from "./sandbox-mounts.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** Distinct layer sets kept: a daemon's agents have a few policies each, not hundreds. */
@@ -20,7 +21,11 @@ export function cachedSandboxMounts(policy: SandboxPolicy): readonly SandboxMoun
   const key = layerKey(policy, resolved);
   let layers = layersByKey.get(key);
   if (layers === undefined) {
-    layers = sandboxMounts(policy, undefined, resolved);
+    // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
+    layers = sandboxMounts(policy, undefined, resolved).map((mount) => ({
+      ...mount,
+      path: path.resolve(mount.path),
+    }));
     if (layersByKey.size >= KEPT_LAYER_SETS) {
       const oldest = layersByKey.keys().next();
       if (oldest.done !== true) layersByKey.delete(oldest.value);
@@ -53,4 +58,26 @@ function layerKey(policy: SandboxPolicy, resolved: Map<string, string | undefine
     for (const entry of list) key += `\u0000\u0001${entry}\u0000${existingRealPath(entry, resolved) ?? ""}`;
   }
   return key;
+}
+
+/**
+ * `accessOf` for layers from cachedSandboxMounts, whose paths are written as path.resolve writes
+ * them: the path is resolved once and compared with each layer as a string (a layer holds it when
+ * it is the layer's path or starts with it and a `/`), which is what isInside's path.relative
+ * decides for such paths, without resolving both again for every layer of every check.
+ */
+export function layeredAccess(layers: readonly SandboxMount[], realPath: string): MountAccess {
+  const target = path.resolve(realPath);
+  for (let index = layers.length - 1; index >= 0; index -= 1) {
+    const layer = layers[index] as SandboxMount;
+    if (!holds(layer.path, target)) continue;
+    return layer.private ? "hidden" : layer.access;
+  }
+  return "hidden";
+}
+
+/** Whether `inner` is `outer` or lies below it; both written as path.resolve writes them. */
+function holds(outer: string, inner: string): boolean {
+  if (outer === "/") return true;
+  return inner === outer || (inner.startsWith(outer) && inner.charCodeAt(outer.length) === 0x2f);
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { cachedSandboxMounts } from "../../src/sandbox/cached-sandbox-mounts.js";
+import { cachedSandboxMounts, layeredAccess } from "../../src/sandbox/cached-sandbox-mounts.js";
 import { accessOf, sandboxMounts } from "../../src/sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
 
@@ -63,5 +63,25 @@ describe("cachedSandboxMounts", () => {
     expect(relinked).toEqual(sandboxMounts(policyOf([npmrc])));
     expect(accessOf(relinked, path.join(root, "elsewhere"))).toBe("hidden");
     expect(accessOf(envHidden, path.join(root, "elsewhere"))).toBe("read-only");
+
+    // The string comparison of layeredAccess decides as accessOf's isInside does.
+    const probes = [
+      "/",
+      "/tmp/x",
+      root,
+      `${root}/`,
+      `${root}/work`,
+      `${root}/workshop`,
+      `${root}/work/.npmrc`,
+      `${root}/work/./.env`,
+      `${root}/work/sub/../.env`,
+      `${root}/work/..b`,
+      `${root}/elsewhere/deep/file`,
+      `${root}/data`,
+      `${root}/dat`,
+    ];
+    for (const probe of probes) {
+      expect([probe, layeredAccess(relinked, probe)]).toEqual([probe, accessOf(relinked, probe)]);
+    }
   });
 });

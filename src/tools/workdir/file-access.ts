@@ -1,6 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
-import { cachedSandboxMounts } from "../../sandbox/cached-sandbox-mounts.js";
-import { type MountAccess, type SandboxMount, accessOf } from "../../sandbox/sandbox-mounts.js";
+import { cachedSandboxMounts, layeredAccess } from "../../sandbox/cached-sandbox-mounts.js";
+import type { MountAccess, SandboxMount } from "../../sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 
 /** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
@@ -22,7 +22,7 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
   let access = accessByPolicy.get(policy);
   if (access === undefined) {
     let mounts: readonly SandboxMount[] | undefined;
-    access = (realPath) => accessOf((mounts ??= cachedSandboxMounts(policy)), realPath);
+    access = (realPath) => layeredAccess((mounts ??= cachedSandboxMounts(policy)), realPath);
     accessByPolicy.set(policy, access);
   }
   return access;
