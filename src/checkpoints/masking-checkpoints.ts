@@ -33,7 +33,7 @@ export function maskingCheckpoints(
       return {
         resumeFrom: checkpoints.resumeFrom,
         save: ({ messages, ...rest }) =>
-          checkpoints.save({ ...redactor.redactValue(rest), messages: messages.map(masked.of) }),
+          checkpoints.save({ ...redactor.redactValue(rest), messages: masked.all(messages) }),
       };
     },
     load: (run) => records.load(run),
@@ -50,6 +50,30 @@ class MaskedMessages {
   constructor(redactor: CheckpointRedactor) {
     this.#redactor = redactor;
     this.#knownForms = redactor.size;
+  }
+
+  /** The messages of the last save, and what they were masked to, position by position. */
+  #lastMessages: readonly ChatMessage[] = [];
+  #lastMasked: ChatMessage[] = [];
+
+  /**
+   * Every message masked. A save repeats the last one's messages and adds a few: those found at
+   * the same position as before take their masked form from there (a comparison instead of a
+   * lookup), the rest through `of`.
+   */
+  all(messages: readonly ChatMessage[]): ChatMessage[] {
+    if (this.#redactor.size !== this.#knownForms) this.#lastMessages = [];
+    const last = this.#lastMessages;
+    const lastMasked = this.#lastMasked;
+    const masked = new Array<ChatMessage>(messages.length);
+    for (let index = 0; index < messages.length; index += 1) {
+      const message = messages[index] as ChatMessage;
+      masked[index] = last[index] === message ? (lastMasked[index] as ChatMessage) : this.of(message);
+    }
+    // A copy: the caller may change its array after the save.
+    this.#lastMessages = messages.slice();
+    this.#lastMasked = masked;
+    return masked;
   }
 
   readonly of = (message: ChatMessage): ChatMessage => {

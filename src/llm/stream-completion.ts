@@ -55,9 +55,17 @@ export async function streamCompletion(
   options: AttemptOptions,
 ): Promise<ModelResponse> {
   const { site, timeouts } = options;
+  // One controller per attempt, aborted by the run's signal through a listener removed when the
+  // attempt ends: AbortSignal.any would register a dependent signal on the run's long-lived signal
+  // every call (kept until collected in Node 20), which the garbage collector then walks all run.
   const attempt = new AbortController();
-  const signal = AbortSignal.any([options.signal, attempt.signal]);
-  const abortWith = (reason: AgentdError) => attempt.abort(reason);
+  const { signal } = attempt;
+  const abortWith = (reason: unknown) => {
+    if (!signal.aborted) attempt.abort(reason);
+  };
+  const abortWithRun = () => abortWith(options.signal.reason);
+  options.signal.addEventListener("abort", abortWithRun, { once: true });
+  if (options.signal.aborted) abortWithRun();
   const timeout = (what: string, milliseconds: number) =>
     llmError("LLM_TIMEOUT", `${site.model} at ${site.endpoint}: ${what} (${milliseconds} ms)`, site, {
       retryable: true,
@@ -121,6 +129,7 @@ export async function streamCompletion(
     if (attempt.signal.aborted && attempt.signal.reason instanceof AgentdError) throw attempt.signal.reason;
     throw classifyLlmError(error, site);
   } finally {
+    options.signal.removeEventListener("abort", abortWithRun);
     clearTimeout(hardTimer);
     clearTimeout(silenceTimer);
   }

@@ -32,10 +32,14 @@ const NO_EXTRA: ExtraBinds = { read: [], write: [] };
  * the always-hidden paths (data_dir, the vault) hidden once more so no bind reveals them, then the
  * protected paths (definitions) read-only over everything, and their hidden ones (config, .env)
  * hidden. Paths that do not exist are left out; every path is real (symlinks resolved).
+ * `resolved`: the paths' real paths found already (existingRealPath), by path.
  */
-export function sandboxMounts(policy: SandboxPolicy, extra: ExtraBinds = NO_EXTRA): SandboxMount[] {
+export function sandboxMounts(
+  policy: SandboxPolicy,
+  extra: ExtraBinds = NO_EXTRA,
+  resolved = new Map<string, string | undefined>(),
+): SandboxMount[] {
   // A path met twice (the socket places are hidden, then hidden again) is resolved once.
-  const resolved = new Map<string, string | undefined>();
   const workdir = existingRealPath(policy.workdir, resolved) ?? policy.workdir;
   const real = (entries: readonly string[]) =>
     entries.flatMap((entry) => existingRealPath(entry, resolved) ?? []);

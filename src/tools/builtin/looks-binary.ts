@@ -12,3 +12,8 @@ export async function looksBinary(file: FileHandle): Promise<boolean> {
   const { bytesRead } = await file.read(buffer, 0, SNIFF_BYTES, 0);
   return buffer.subarray(0, bytesRead).includes(0);
 }
+
+/** The same test on a file's first bytes read already (at least SNIFF_BYTES of them, or the whole file). */
+export function startLooksBinary(start: Buffer): boolean {
+  return start.subarray(0, SNIFF_BYTES).includes(0);
+}

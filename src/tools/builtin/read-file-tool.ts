@@ -4,9 +4,10 @@ import { type ToolContext, type ToolOutput, defineTool } from "../tool-definitio
 import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
 import { openBeneath } from "../workdir/open-beneath.js";
 import type { OpenedEntry } from "../workdir/opened-entry.js";
-import { looksBinary } from "./looks-binary.js";
+import { startLooksBinary } from "./looks-binary.js";
 import { pathSubject } from "./path-subject.js";
 import { readLines } from "./read-lines.js";
+import { readFileStart } from "./text-lines.js";
 
 const DEFAULT_LINE_LIMIT = 2_000;
 /** Output kept free for the closing note and a secret's mask, so the executor's cap does not cut the note. */
@@ -69,7 +70,9 @@ async function readOpened(
   }
   // A FIFO or device would block the read (or never end): only regular files are read.
   if (!info.isFile()) throw notRegular(value.path);
-  if (await looksBinary(handle)) {
+  // One read serves both the look for binary content and the first lines.
+  const start = await readFileStart(handle);
+  if (startLooksBinary(start.bytes)) {
     return {
       ok: true,
       output: `"${relative}" is a binary file (${info.size} bytes); its content is not shown`,
@@ -82,6 +85,7 @@ async function readOpened(
     maxCharacters: textBudget(context.settings.max_output_bytes),
     signal: context.signal,
     redactPiece: (text, cutAt) => context.redactPiece(text, cutAt),
+    start,
   });
   if (read.lines.length === 0 && offset > 1) {
     return { ok: true, output: `"${relative}" has fewer than ${offset} lines` };

@@ -1,6 +1,6 @@
 import type { FileHandle } from "node:fs/promises";
 import type { ToolContext } from "../tool-definition.js";
-import { textLines } from "./text-lines.js";
+import { type FileStart, textLines } from "./text-lines.js";
 
 /** What a bounded line read found. */
 export interface LinesRead {
@@ -21,6 +21,8 @@ export interface ReadLinesOptions {
   signal: AbortSignal;
   /** Masks secrets in a line cut at the budget, including a value the cut splits (ToolContext.redactPiece). */
   redactPiece: ToolContext["redactPiece"];
+  /** The file's first bytes, read already (readFileStart). */
+  start?: FileStart;
 }
 
 /** The lines asked for of an open text file, within a character budget; the file is streamed, never loaded whole. */
@@ -32,6 +34,7 @@ export async function readLines(file: FileHandle, options: ReadLinesOptions): Pr
   for await (const line of textLines(file, {
     maxLineCharacters: options.maxCharacters,
     signal: options.signal,
+    ...(options.start === undefined ? {} : { start: options.start }),
   })) {
     number++;
     if (number < options.offset) continue;

@@ -18,7 +18,7 @@ export interface TextLine {
  */
 export async function* textLines(
   file: FileHandle,
-  options: { maxLineCharacters: number; signal: AbortSignal },
+  options: { maxLineCharacters: number; signal: AbortSignal; start?: FileStart },
 ): AsyncGenerator<TextLine> {
   let current = "";
   let cut = false;
@@ -33,7 +33,7 @@ export async function* textLines(
     cut = false;
     return line;
   };
-  for await (const chunk of chunks(file, options.signal)) {
+  for await (const chunk of chunks(file, options.signal, options.start)) {
     let start = 0;
     for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
       add(chunk.slice(start, newline));
@@ -45,18 +45,43 @@ export async function* textLines(
   if (current !== "" || cut) yield take();
 }
 
-/** The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept whole). */
-async function* chunks(file: FileHandle, signal: AbortSignal): AsyncGenerator<string> {
+/** The first bytes of a file, read once for both a look at them and the lines (readFileStart). */
+export interface FileStart {
+  bytes: Buffer;
+}
+
+/** Reads the first CHUNK_BYTES of an open file, whatever its position. */
+export async function readFileStart(file: FileHandle): Promise<FileStart> {
+  // Not zeroed: only the bytes read are ever looked at.
+  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, 0);
+  return { bytes: buffer.subarray(0, bytesRead) };
+}
+
+/**
+ * The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept
+ * whole); `start`: its first bytes, read already (readFileStart), not read again.
+ */
+async function* chunks(file: FileHandle, signal: AbortSignal, start?: FileStart): AsyncGenerator<string> {
   const decoder = new StringDecoder("utf8");
-  const buffer = Buffer.alloc(CHUNK_BYTES);
-  for (let position = 0; ;) {
+  let position = 0;
+  let more = true;
+  if (start !== undefined) {
+    position = start.bytes.length;
+    // A regular file reads short only at its end: a short start is the whole file.
+    more = start.bytes.length === CHUNK_BYTES;
+    const text = decoder.write(start.bytes);
+    if (text !== "") yield text;
+  }
+  const buffer = more ? Buffer.alloc(CHUNK_BYTES) : undefined;
+  while (buffer !== undefined && more) {
     signal.throwIfAborted();
     const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, position);
     position += bytesRead;
     const text = decoder.write(buffer.subarray(0, bytesRead));
     if (text !== "") yield text;
     // A regular file reads short only at its end: no read is spent on learning that.
-    if (bytesRead < CHUNK_BYTES) break;
+    more = bytesRead === CHUNK_BYTES;
   }
   const rest = decoder.end();
   if (rest !== "") yield rest;

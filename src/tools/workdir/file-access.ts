@@ -1,5 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
-import { type MountAccess, accessOf, sandboxMounts } from "../../sandbox/sandbox-mounts.js";
+import { cachedSandboxMounts, layeredAccess } from "../../sandbox/cached-sandbox-mounts.js";
+import type { MountAccess, SandboxMount } from "../../sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 
 /** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
@@ -20,8 +21,8 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
   if (policy.mode === "off") return UNSANDBOXED;
   let access = accessByPolicy.get(policy);
   if (access === undefined) {
-    let mounts: ReturnType<typeof sandboxMounts> | undefined;
-    access = (realPath) => accessOf((mounts ??= sandboxMounts(policy)), realPath);
+    let mounts: readonly SandboxMount[] | undefined;
+    access = (realPath) => layeredAccess((mounts ??= cachedSandboxMounts(policy)), realPath);
     accessByPolicy.set(policy, access);
   }
   return access;

@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../../llm/chat-message.js";
+import type { ChatMessage, ChatToolCall } from "../../llm/chat-message.js";
 
 /** What a call to the model would have failed on, and was fixed. */
 export interface HistoryRepair {
@@ -18,6 +18,9 @@ const MISSING_RESULT =
  * are dropped. Returns the same array when nothing needed fixing.
  */
 export function repairHistory(messages: ChatMessage[]): HistoryRepair {
+  // Every round checks the whole history, which is almost always valid: the check allocates
+  // nothing, and only a history that needs fixing is copied.
+  if (isWellFormed(messages)) return { messages, addedResults: 0, droppedResults: 0 };
   const repaired: ChatMessage[] = [];
   let pending = new Map<string, boolean>();
   let addedResults = 0;
@@ -51,4 +54,38 @@ export function repairHistory(messages: ChatMessage[]): HistoryRepair {
 
   if (addedResults === 0 && droppedResults === 0) return { messages, addedResults, droppedResults };
   return { messages: repaired, addedResults, droppedResults };
+}
+
+/**
+ * Whether every tool call has exactly one result right after its assistant message, and every
+ * tool result answers such a call: what `repairHistory` would leave as it is. A call id used twice
+ * in one message counts as not well formed (the repair then decides).
+ */
+function isWellFormed(messages: readonly ChatMessage[]): boolean {
+  let index = 0;
+  while (index < messages.length) {
+    const message = messages[index] as ChatMessage;
+    index += 1;
+    if (message.role === "tool") return false;
+    if (message.role !== "assistant" || message.tool_calls === undefined) continue;
+    const calls = message.tool_calls;
+    const groupStart = index;
+    while (index < messages.length) {
+      const result = messages[index] as ChatMessage;
+      if (result.role !== "tool") break;
+      if (!callsInclude(calls, result.tool_call_id)) return false;
+      for (let earlier = groupStart; earlier < index; earlier += 1) {
+        if ((messages[earlier] as { tool_call_id: string }).tool_call_id === result.tool_call_id)
+          return false;
+      }
+      index += 1;
+    }
+    if (index - groupStart !== calls.length) return false;
+  }
+  return true;
+}
+
+function callsInclude(calls: readonly ChatToolCall[], id: string): boolean {
+  for (const call of calls) if (call.id === id) return true;
+  return false;
 }

@@ -1,0 +1,83 @@
+import path from "node:path";
+import { type MountAccess, type SandboxMount, existingRealPath, sandboxMounts } from "./sandbox-mounts.js";
+import type { SandboxPolicy } from "./sandbox-policy.js";
+
+/** Distinct layer sets kept: a daemon's agents have a few policies each, not hundreds. */
+const KEPT_LAYER_SETS = 64;
+
+/** Layers by everything they were computed from (see layerKey), least recently used first. */
+const layersByKey = new Map<string, readonly SandboxMount[]>();
+
+/**
+ * The layers of a policy (`sandboxMounts` without extra binds), computed once for each set of
+ * inputs. A file tool call makes a new policy, and laying out some forty paths (which holds which,
+ * what is pinned, what opens past what) every call was a tenth of a tool call's cost; the layers
+ * are a pure function of the policy's lists and of where each path really is, so every path is
+ * still resolved with realpath(3) on every call, and any change (a file that appeared, a symlink
+ * that points elsewhere, a new protected path) is a new key and new layers.
+ */
+export function cachedSandboxMounts(policy: SandboxPolicy): readonly SandboxMount[] {
+  const resolved = new Map<string, string | undefined>();
+  const key = layerKey(policy, resolved);
+  let layers = layersByKey.get(key);
+  if (layers === undefined) {
+    // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
+    layers = sandboxMounts(policy, undefined, resolved).map((mount) => ({
+      ...mount,
+      path: path.resolve(mount.path),
+    }));
+    if (layersByKey.size >= KEPT_LAYER_SETS) {
+      const oldest = layersByKey.keys().next();
+      if (oldest.done !== true) layersByKey.delete(oldest.value);
+    }
+  } else {
+    layersByKey.delete(key);
+  }
+  layersByKey.set(key, layers);
+  return layers;
+}
+
+/**
+ * What `sandboxMounts` reads of a policy, each path with its real path (or none): its mode, then
+ * every list in order. NUL cannot occur in a path, so no two inputs make the same key.
+ */
+function layerKey(policy: SandboxPolicy, resolved: Map<string, string | undefined>): string {
+  const lists = [
+    [policy.workdir],
+    policy.read,
+    policy.write,
+    policy.hidden,
+    policy.alwaysHidden,
+    policy.protected,
+    policy.protectedHidden,
+    policy.internal,
+  ];
+  let key = policy.mode;
+  for (const list of lists) {
+    key += "\u0000\u0002";
+    for (const entry of list) key += `\u0000\u0001${entry}\u0000${existingRealPath(entry, resolved) ?? ""}`;
+  }
+  return key;
+}
+
+/**
+ * `accessOf` for layers from cachedSandboxMounts, whose paths are written as path.resolve writes
+ * them: the path is resolved once and compared with each layer as a string (a layer holds it when
+ * it is the layer's path or starts with it and a `/`), which is what isInside's path.relative
+ * decides for such paths, without resolving both again for every layer of every check.
+ */
+export function layeredAccess(layers: readonly SandboxMount[], realPath: string): MountAccess {
+  const target = path.resolve(realPath);
+  for (let index = layers.length - 1; index >= 0; index -= 1) {
+    const layer = layers[index] as SandboxMount;
+    if (!holds(layer.path, target)) continue;
+    return layer.private ? "hidden" : layer.access;
+  }
+  return "hidden";
+}
+
+/** Whether `inner` is `outer` or lies below it; both written as path.resolve writes them. */
+function holds(outer: string, inner: string): boolean {
+  if (outer === "/") return true;
+  return inner === outer || (inner.startsWith(outer) && inner.charCodeAt(outer.length) === 0x2f);
+}
