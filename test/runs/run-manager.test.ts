@@ -14,6 +14,7 @@ import type { Worker } from "../../src/workers/worker.js";
 import { ControlledWorker } from "./controlled-worker.js";
 import { EventLog } from "./event-waiter.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { runRecordOnDisk } from "../support/run-record-on-disk.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
@@ -58,7 +59,7 @@ function setup(
 
 /** The run as a restart would read it back from disk. */
 function recordOnDisk(dataDirectory: string, runId: string): { status: string; reason?: string } {
-  const record = RunStore.open({ dataDirectory, logger }).get(runId);
+  const record = runRecordOnDisk(dataDirectory, runId);
   if (!record) throw new Error(`run ${runId} is not on disk`);
   return record;
 }
