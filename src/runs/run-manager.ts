@@ -146,7 +146,8 @@ export class RunManager implements ChildRuns {
   #dispatch(): void {
     if (!this.#accepting || this.#options.storage?.full || this.#pacing.holding()) return;
     const launch = (run: LiveRun) => this.#launcher.launch(run);
-    if (launchWaiting(this.#live, this.#options.concurrency, launch, () => this.#pacing.soon()))
+    const later = () => this.#pacing.soon();
+    if (launchWaiting(this.#live, this.#options.concurrency, launch, later, this.#pacing.perTick()))
       this.#queue.fill();
   }
 

@@ -78,6 +78,15 @@ export class RunStore implements RunRecords {
   /** New runs whose journal line is not written yet: in any journal begun meanwhile. */
   readonly #creating = new Map<string, RunRecord>();
   #newest: NewestRuns = new Map();
+  /**
+   * Runs created here whose record was never saved. The first change of such a run, its launch
+   * (`running`), is on disk once it is a line of the open-runs journal (one write for every run
+   * launched in that turn of the event loop), not once a file is made on libuv's threads (four
+   * trips there, queued behind every other launch's): its worker starts that much sooner.
+   */
+  readonly #unfiled = new Set<string>();
+  /** Runs whose `running` line is being appended to the journal: their next save waits for it. */
+  readonly #journaling = new Map<string, { record: RunRecord; appended: Promise<void> }>();
   /** The newest state of each run with a save under way (not served before it is on disk). */
   readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
@@ -284,6 +293,7 @@ export class RunStore implements RunRecords {
       this.#creating.delete(record.id);
     }
     this.#open.set(record.id, record);
+    this.#unfiled.add(record.id);
     noteNewest(this.#newest, record);
     if (record.idempotency_key !== undefined) {
       this.#keys?.set(`${record.agent}\0${record.idempotency_key}`, record.id);
@@ -301,6 +311,12 @@ export class RunStore implements RunRecords {
     const file = this.#fileOf(record.id);
     this.#saving.set(record.id, record);
     try {
+      if (this.#unfiled.delete(record.id) && record.status === "running") {
+        await this.#launched(record);
+        return;
+      }
+      // After the journal's line of its launch: the file (which start-up prefers) is newer.
+      await this.#journaling.get(record.id)?.appended;
       await this.#writes.write(file, `${JSON.stringify(record, null, 2)}\n`, { sync: false });
     } finally {
       if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
@@ -364,6 +380,34 @@ export class RunStore implements RunRecords {
     return pruned;
   }
 
+  /**
+   * A new run's launch: on disk once its `running` record is a line of the open-runs journal, which
+   * start-up reads for a run without a record file (the line replaces its `queued` one). The record
+   * file follows off the event loop, not waited for: what a start rebuilds from when the journal
+   * is damaged or gone.
+   */
+  async #launched(record: RunRecord): Promise<void> {
+    this.#writes
+      .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
+      );
+    const appended = (async () => {
+      if (this.#journal.full) this.#beginJournal();
+      await this.#journal.append({ record });
+    })();
+    this.#journaling.set(record.id, { record, appended: appended.catch(() => undefined) });
+    try {
+      await appended;
+    } catch (error) {
+      this.#storage?.failed(error, this.#journal.directory);
+      throw error;
+    } finally {
+      this.#journaling.delete(record.id);
+    }
+    this.#open.set(record.id, record);
+  }
+
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
     return this.#writes.size + this.#index.pending + this.#journal.pending;
@@ -396,6 +440,7 @@ export class RunStore implements RunRecords {
       if (stats && !stats.isDirectory()) rmSync(file, { force: true });
     }
     this.#recent.delete(run);
+    this.#unfiled.delete(run);
     if (this.#open.delete(run)) this.#close(run);
     if (this.#newest.get(agent)?.run === run) this.#newest.delete(agent);
   }
@@ -531,7 +576,11 @@ export class RunStore implements RunRecords {
   #beginJournal(): void {
     this.#recordedSegments = this.#index.sizes();
     this.#journal.begin({
-      records: [...this.#open.values(), ...this.#creating.values()],
+      // A launch whose line is still pending in the file about to go is in the new one.
+      records: [
+        ...[...this.#open.values()].map((record) => this.#journaling.get(record.id)?.record ?? record),
+        ...this.#creating.values(),
+      ],
       newest: this.#newest,
       segments: this.#recordedSegments,
     });

@@ -52,11 +52,8 @@ export async function openAccessStores(options: OpenAccessStoresOptions): Promis
       close: () => pool.end(),
     };
   }
-  return {
-    tokens: new FilesTokenStore(config.data_dir),
-    audit: new FilesAuditLog(config.data_dir, at),
-    close: async () => undefined,
-  };
+  const audit = new FilesAuditLog(config.data_dir, at);
+  return { tokens: new FilesTokenStore(config.data_dir), audit, close: () => audit.close() };
 }
 
 /** An audit recorder on the store of `config`, for a command that acts without the daemon. */

@@ -4,11 +4,12 @@
  * after, with requests and timers answered between them.
  */
 export class PacedJobs {
-  readonly #perTick: number;
+  /** Jobs per tick, or what says it at each tick. */
+  readonly #perTick: number | (() => number);
   readonly #jobs: Array<() => void> = [];
   #scheduled = false;
 
-  constructor(perTick: number) {
+  constructor(perTick: number | (() => number)) {
     this.#perTick = perTick;
   }
 
@@ -23,7 +24,8 @@ export class PacedJobs {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      for (const job of this.#jobs.splice(0, this.#perTick)) job();
+      const count = typeof this.#perTick === "number" ? this.#perTick : this.#perTick();
+      for (const job of this.#jobs.splice(0, count)) job();
       this.#schedule();
     });
   }

@@ -1,10 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
-import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import {
   eventsOnDisk,
   followMerged,
@@ -14,6 +13,7 @@ import {
   tornLines,
   unmount,
 } from "../support/small-disk.js";
+import { runRecordOnDisk } from "../support/run-record-on-disk.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { getRun, startRun, waitForRunEnd } from "./api-shapes.js";
@@ -53,9 +53,7 @@ describe("a CLI worker flooding events while data_dir fills up", () => {
     // The fake CLI printed everything and exited before it could be halted: its run has ended,
     // but its end is not recorded before its held events are written (a kill -9 now would find a
     // completed run whose log lacks its last events and its end).
-    const recordOnDisk = () =>
-      (JSON.parse(readFileSync(path.join(project.dataDirectory, "runs", `${run}.json`), "utf8")) as RunRecord)
-        .status;
+    const recordOnDisk = () => runRecordOnDisk(project.dataDirectory, run)?.status;
     expect((await getRun(daemon, run)).status).toBe("running");
     expect(recordOnDisk()).toBe("running");
     const whileFull = await followMerged(daemon, cursor);

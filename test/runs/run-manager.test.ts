@@ -14,11 +14,13 @@ import type { Worker } from "../../src/workers/worker.js";
 import { ControlledWorker } from "./controlled-worker.js";
 import { EventLog } from "./event-waiter.js";
 import { makeDefinition } from "../support/make-definition.js";
+import { runRecordOnDisk } from "../support/run-record-on-disk.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
 interface Setup {
   manager: RunManager;
+  store: RunStore;
   bus: EventBus;
   worker: ControlledWorker;
   log: EventLog;
@@ -44,8 +46,9 @@ function setup(
     agents.set(definition.id, { state: "ready", definition });
   }
   const shutdown = new AbortController();
+  const store = RunStore.open({ dataDirectory, logger });
   const manager = new RunManager({
-    store: RunStore.open({ dataDirectory, logger }),
+    store,
     events: bus,
     agents: (id) => agents.get(id),
     workerFor: () => options.worker ?? worker,
@@ -53,12 +56,12 @@ function setup(
     shutdownSignal: shutdown.signal,
     logger,
   });
-  return { manager, bus, worker, log, dataDirectory, agents, shutdown };
+  return { manager, store, bus, worker, log, dataDirectory, agents, shutdown };
 }
 
 /** The run as a restart would read it back from disk. */
 function recordOnDisk(dataDirectory: string, runId: string): { status: string; reason?: string } {
-  const record = RunStore.open({ dataDirectory, logger }).get(runId);
+  const record = runRecordOnDisk(dataDirectory, runId);
   if (!record) throw new Error(`run ${runId} is not on disk`);
   return record;
 }
@@ -284,7 +287,9 @@ describe("RunManager", () => {
     await first.log.waitForStatus(finished.id, "completed");
     const interrupted = await first.manager.start("b", "cut short");
     await first.worker.waitForStarted(2);
-    // No shutdown: the first manager is simply abandoned, as kill -9 would leave it.
+    // No shutdown: the first manager is simply abandoned, as kill -9 would leave it (its writes in
+    // the kernel: none of them lands after the restart's, as none of a killed process's would).
+    await first.store.settled();
     const second = setup({ dataDirectory: first.dataDirectory, definitions: [makeDefinition({ id: "a" })] });
     await second.manager.published();
     expect(second.manager.get(finished.id)).toMatchObject({ status: "completed", result: "kept" });

@@ -1,5 +1,6 @@
 import {
   appendFileSync,
+  cpSync,
   existsSync,
   mkdtempSync,
   readdirSync,
@@ -70,6 +71,34 @@ describe("RunStore", () => {
     const reopened = RunStore.open({ dataDirectory, logger: silent });
     expect(reopened.get("r_queued")).toEqual(store.get("r_queued"));
     expect(ids(reopened.unfinished())).toEqual(["r_queued"]);
+  });
+
+  it("records a launch in the journal, its next change in the record file, and a restart finds each", async () => {
+    const dataDirectory = place();
+    const store = RunStore.open({ dataDirectory, logger: silent });
+    const queued = queuedRecord("r_launched");
+    await store.create(queued);
+    const running: RunRecord = { ...queued, status: "running", started_at: queued.created_at };
+    await store.save(running);
+    // On disk as a journal line (one write for every launch of a turn): what a kill -9 before its
+    // record file lands leaves, and a restart finds it running (then ends it as crashed).
+    const journalOnly = place();
+    cpSync(dataDirectory, journalOnly, { recursive: true });
+    rmSync(path.join(journalOnly, "runs", "r_launched.json"), { force: true });
+    expect(store.get("r_launched")?.status).toBe("running");
+    expect(RunStore.open({ dataDirectory: journalOnly, logger: silent }).get("r_launched")).toEqual(running);
+    // The record file follows off the event loop.
+    await store.settled();
+    expect(JSON.parse(readFileSync(path.join(store.directory, "r_launched.json"), "utf8"))).toEqual(running);
+    const paused: RunRecord = { ...running, status: "paused" };
+    await store.save(paused);
+    expect(JSON.parse(readFileSync(path.join(store.directory, "r_launched.json"), "utf8"))).toEqual(paused);
+    await store.save(running);
+    await store.save(ended(queued));
+    store.close();
+    const reopened = RunStore.open({ dataDirectory, logger: silent });
+    expect(reopened.get("r_launched")?.status).toBe("completed");
+    expect(reopened.unfinished()).toEqual([]);
   });
 
   it("pages newest first with limit and before, across index segments, by agent and status", async () => {

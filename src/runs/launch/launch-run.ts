@@ -8,7 +8,6 @@ import { RunControl } from "../../run-vocabulary/run-control.js";
 import { recordPatchOf } from "../../run-vocabulary/run-outcome.js";
 import type { RunLife } from "../run-life.js";
 import { type Usage, addUsage, isTerminal } from "../../run-vocabulary/run-status.js";
-import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
 import { SpendingWrites } from "./spending-writes.js";
 import { spendingAfterCrash } from "../resume/recover-runs.js";
 import { systemClock } from "../../clock/clock.js";
@@ -21,11 +20,12 @@ import { systemClock } from "../../clock/clock.js";
  */
 export class RunLauncher {
   readonly #life: RunLife;
-  readonly #workerStarts = new PacedJobs(LAUNCHES_PER_TICK);
+  readonly #workerStarts: PacedJobs;
   readonly #spendingWrites: SpendingWrites;
 
   constructor(life: RunLife) {
     this.#life = life;
+    this.#workerStarts = new PacedJobs(() => life.pacing.perTick());
     const { options } = life;
     this.#spendingWrites = new SpendingWrites({
       clock: options.clock ?? systemClock,

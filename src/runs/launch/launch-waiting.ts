@@ -1,6 +1,5 @@
 import { performance } from "node:perf_hooks";
 import type { LiveRun, LiveRuns } from "../live-runs.js";
-import { LAUNCHES_PER_TICK } from "./launch-pacing.js";
 
 /** How long one tick may spend launching runs before the rest waits for the next tick. */
 const DISPATCH_SLICE_MILLISECONDS = 5;
@@ -8,8 +7,8 @@ const DISPATCH_SLICE_MILLISECONDS = 5;
 /**
  * Launches the runs waiting here that the limits allow, oldest first: the daemon-wide
  * `concurrency` (a sub-agent runs under its waiting parent's slot) and each agent's
- * `max_concurrent_runs`. Launching writes a record and starts a worker: past LAUNCHES_PER_TICK runs
- * or DISPATCH_SLICE_MILLISECONDS the rest waits for the next tick (`later`), so 100 runs starting
+ * `max_concurrent_runs`. Launching writes a record and starts a worker: past `perTick` runs
+ * (LaunchPacing.perTick) or DISPATCH_SLICE_MILLISECONDS the rest waits for the next tick (`later`), so 100 runs starting
  * at once do not hold the event loop (and every API request) for the time of all of them. Returns
  * false when it left launchable runs for that later tick.
  */
@@ -18,6 +17,7 @@ export function launchWaiting(
   concurrency: number,
   launch: (run: LiveRun) => void,
   later: () => void,
+  perTick: number,
 ): boolean {
   const sliceEnd = performance.now() + DISPATCH_SLICE_MILLISECONDS;
   let launched = 0;
@@ -28,7 +28,7 @@ export function launchWaiting(
     if (!run.parentControl && live.inFlight.total >= concurrency) continue;
     const agentLimit = run.definition.limits.max_concurrent_runs;
     if (live.inFlight.of(run.record.agent) >= agentLimit) continue;
-    if (launched >= LAUNCHES_PER_TICK || performance.now() > sliceEnd) {
+    if (launched >= perTick || performance.now() > sliceEnd) {
       later();
       return false;
     }

@@ -100,7 +100,9 @@ export class LlmWorker implements Worker {
     const answerParts: string[] = [];
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
+    let firstSave: NodeJS.Immediate | undefined;
     const save = (current: readonly ChatMessage[]) => {
+      clearImmediate(firstSave);
       const saved = checkpoints?.save({
         round: budget.iterations,
         messages: [...current],
@@ -123,12 +125,15 @@ export class LlmWorker implements Worker {
       const answers = recordedAnswers((await context.history?.()) ?? []);
       messages = answerInterruptedCalls(from.messages, events, answers);
     }
-    // Round 0. A new run's holds only the prompt and task (what its record has too): not waited
-    // for, so the first model call does not wait for a disk write. A resumed run's holds the
-    // interrupted calls it just answered, and reported: on disk first, so a second crash never
-    // answers them twice.
+    // Round 0. A new run's holds only the prompt and task (what its record has too): written once
+    // its first model request is out (unless a later save came first), so that request waits for
+    // no disk write nor its masking. A resumed run's holds the interrupted calls it just answered,
+    // and reported: on disk first, so a second crash never answers them twice.
     if (from) await save(messages);
-    else void save(messages);
+    else {
+      const initial = [...messages];
+      firstSave = setImmediate(() => void save(initial));
+    }
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();

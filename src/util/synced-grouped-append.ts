@@ -1,0 +1,128 @@
+import { closeSync, fdatasync, fstatSync, mkdirSync, openSync, readSync } from "node:fs";
+import path from "node:path";
+import { storeWriteFailed, WholeAppends } from "./whole-append.js";
+
+interface PendingLine {
+  file: string;
+  text: string;
+  resolve: () => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Append-only files (such as one per day) written by group commit and flushed to the device: the
+ * lines appended during one turn of the event loop go out in one `write` on a descriptor kept open,
+ * then one `fdatasync` on libuv's threads, and each `append` resolves once its line is on the
+ * device. While a flush is under way the next lines gather for the one after it. Nothing blocks the
+ * event loop on the disk: 20 entries at once cost one write and one flush, not 20 opens and 20
+ * fsyncs made on the loop. The files are opened in append mode, so other processes may append
+ * whole lines to them too; a line another writer left torn (a crash mid-write) is ended before the
+ * next group, so it stays a line of its own. A failed write is cut back (WholeAppends) and rejects
+ * its group. Folders are made (0700) at a file's first open; files are 0600.
+ */
+export class SyncedGroupedAppend {
+  #pending: PendingLine[] = [];
+  #scheduled = false;
+  #flushing: Promise<void> | undefined;
+  #open: { file: string; descriptor: number } | undefined;
+  #closed = false;
+  readonly #whole = new WholeAppends();
+
+  /** Appends `line` (a newline is added) to `file`; resolves once it is on the device. */
+  append(file: string, line: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#pending.push({ file, text: `${line}\n`, resolve, reject });
+      this.#schedule();
+    });
+  }
+
+  /** Writes and flushes what is pending, then closes the file kept open (a later append opens it again). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#flushing || this.#pending.length > 0) {
+      if (!this.#flushing && this.#pending.length > 0) this.#flushing = this.#flush();
+      await this.#flushing;
+    }
+    this.#release();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#flushing) return;
+    this.#scheduled = true;
+    // Lines appended by the other requests handled in this turn join the same write.
+    setImmediate(() => {
+      this.#scheduled = false;
+      if (this.#flushing || this.#pending.length === 0) return;
+      this.#flushing = this.#flush();
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const batch = this.#pending;
+    this.#pending = [];
+    // In order, a file at a time (a group spans two files only when the day turns).
+    for (let start = 0; start < batch.length;) {
+      const file = batch[start]?.file;
+      let end = start;
+      while (end < batch.length && batch[end]?.file === file) end += 1;
+      const group = batch.slice(start, end);
+      start = end;
+      if (file === undefined) continue;
+      try {
+        const descriptor = this.#descriptorOf(file);
+        const lead = endsTorn(descriptor) ? "\n" : "";
+        this.#whole.append(file, descriptor, Buffer.from(lead + group.map((line) => line.text).join("")));
+        await datasync(file, descriptor);
+      } catch (error) {
+        this.#release();
+        for (const line of group) line.reject(error);
+        continue;
+      }
+      for (const line of group) line.resolve();
+    }
+    this.#flushing = undefined;
+    if (this.#closed && this.#pending.length === 0) this.#release();
+    if (this.#pending.length > 0) this.#schedule();
+  }
+
+  /** The kept descriptor of `file`, opened anew when it is another file or was deleted since. */
+  #descriptorOf(file: string): number {
+    const open = this.#open;
+    if (open?.file === file && fstatSync(open.descriptor).nlink > 0) return open.descriptor;
+    this.#release();
+    let descriptor: number;
+    try {
+      mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+      descriptor = openSync(file, "a+", 0o600);
+    } catch (error) {
+      throw storeWriteFailed(file, error);
+    }
+    this.#open = { file, descriptor };
+    return descriptor;
+  }
+
+  #release(): void {
+    if (!this.#open) return;
+    try {
+      closeSync(this.#open.descriptor);
+    } catch {
+      // Already gone: nothing is left to flush through it.
+    }
+    this.#open = undefined;
+  }
+}
+
+function datasync(file: string, descriptor: number): Promise<void> {
+  return new Promise((resolve, reject) =>
+    fdatasync(descriptor, (error) => (error ? reject(storeWriteFailed(file, error)) : resolve())),
+  );
+}
+
+/** Whether the file's last byte is not a newline (a line cut short). */
+function endsTorn(descriptor: number): boolean {
+  const size = fstatSync(descriptor).size;
+  if (size === 0) return false;
+  const last = Buffer.alloc(1);
+  readSync(descriptor, last, 0, 1, size - 1);
+  return last[0] !== 0x0a;
+}
