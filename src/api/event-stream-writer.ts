@@ -10,6 +10,9 @@ export const REPLAY_PAGE_EVENTS = 500;
  */
 export const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
 
+/** The comment a stream writes now and then so that an idle connection stays open. */
+const HEARTBEAT = ": heartbeat\n\n";
+
 /** What the writer reads: the ring buffer (pollLines), the log on disk (history), the last id. */
 export type StreamEventSource = Pick<EventStore, "pollLines" | "history" | "lastId">;
 
@@ -54,14 +57,32 @@ export class EventStreamWriter {
     this.#lastSent = options.after ?? options.source.lastId(options.agent);
   }
 
-  /** Starts: live at once without a resume point, else after the replay. */
-  start(): Promise<void> {
+  /**
+   * Starts: live at once without a resume point, else after the replay. Returns a promise only
+   * when the replay has to wait (for the socket to drain, for a page from disk); a resume whose
+   * backlog is in the ring and fits one page is sent and live before this returns.
+   */
+  start(): Promise<void> | undefined {
     if (!this.#resume) {
       this.#live = true;
       this.#write("");
-      return Promise.resolve();
+      return undefined;
+    }
+    if (!this.#closed && this.#response.writableLength <= STREAM_HIGH_WATER_BYTES) {
+      const page = this.#ringPage();
+      if (page.missed === 0 && page.lines.length < REPLAY_PAGE_EVENTS) {
+        this.#sendPage(page.ids, page.lines);
+        this.#write("");
+        this.#live = true;
+        return undefined;
+      }
     }
     return this.#replay();
+  }
+
+  /** Writes a comment that keeps an idle connection open. */
+  heartbeat(): void {
+    this.#write(HEARTBEAT);
   }
 
   /** A bus event (any agent's): sent when live; otherwise the replay reads it from the store. */
@@ -127,14 +148,18 @@ export class EventStreamWriter {
    * chunk per event (a replay of 500 events is one write, not 500 buffered chunks and a writev).
    */
   #sendPage(ids: readonly number[], lines: readonly string[]): void {
-    let frames = "";
+    // Joined once into a flat string, what is pending (the preamble) first: appending frame by
+    // frame builds a rope that the socket's write then flattens, a copy and a string per frame more.
+    const frames: string[] = [this.#pending];
     for (let index = 0; index < lines.length; index++) {
       const id = ids[index] ?? 0;
       if (id <= this.#lastSent) continue;
       this.#lastSent = id;
-      frames += `id: ${id}\ndata: ${lines[index]}\n\n`;
+      frames.push("id: ", String(id), "\ndata: ", lines[index] ?? "", "\n\n");
     }
-    if (frames !== "") this.#write(frames);
+    if (frames.length === 1) return;
+    this.#pending = "";
+    this.#write(frames.join(""));
   }
 
   #send(id: number, line: string): void {

@@ -30,6 +30,10 @@ export function createRequestGuard(options: RequestGuardOptions): (request: Fast
         },
       );
     }
+    const method = request.method;
+    // A read passes the origin check whatever its origin, and the media type is a POST's rule: a
+    // poll is not made to gather the facts of either.
+    if (method === "GET" || method === "HEAD") return;
     const origin = request.headers.origin;
     const secFetchSite = request.headers["sec-fetch-site"];
     const facts = {

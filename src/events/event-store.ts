@@ -76,6 +76,8 @@ export class EventStore {
   readonly #storage: StorageGate | undefined;
   readonly #rings = new Map<string, EventRing>();
   readonly #lastIds = new Map<string, number>();
+  /** Per agent, the store-wide sequence of its last stored event since open (see pageVersion). */
+  readonly #changedAt = new Map<string, number>();
   readonly #waiters: EventWaiters;
   readonly #epoch = randomUUID();
   #lastSequence = 0;
@@ -141,6 +143,16 @@ export class EventStore {
   /** The last id given to the agent's events, 0 when none. */
   lastId(agent: string): number {
     return this.#lastIds.get(agent) ?? 0;
+  }
+
+  /**
+   * A number that changes whenever an answer of `pollLines` for the agent may change: each event of
+   * the agent stored since open gives it a value no agent had before (the store-wide sequence, which
+   * only grows). A page read at one version is the page any later read at that version gets: the
+   * API keeps a poll's body while it stays the same.
+   */
+  pageVersion(agent: string): number {
+    return this.#changedAt.get(agent) ?? 0;
   }
 
   /** SPEC 6 poll: the agent's events with id > after, from memory, oldest first. */
@@ -260,6 +272,7 @@ export class EventStore {
     if (event.id > this.lastId(event.agent) + 1) this.#rings.delete(event.agent);
     this.#lastIds.set(event.agent, event.id);
     this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);
+    this.#changedAt.set(event.agent, this.#lastSequence);
     if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {
       this.#log.runEnded(event.run, event.agent);
     }

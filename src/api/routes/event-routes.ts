@@ -7,6 +7,7 @@ import { clientGoneSignal, requireAgent, type RouteContext } from "../route-cont
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { EventPageSchema, MergedEventPageSchema } from "../response-schemas.js";
+import { PollPageCache } from "../poll-page-cache.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -43,6 +44,15 @@ function mergedBody(page: MergedLinesPage): string {
 export function registerEventRoutes(app: FastifyInstance, context: RouteContext): void {
   const { services, shutdownSignal } = context;
   const store = services.events;
+  const pages = new PollPageCache();
+
+  /** The poll's body: the one last sent for the same page while the agent's events stay the same. */
+  function pollPage(agent: string, after: number, limit: number) {
+    return pages.body(agent, store.pageVersion(agent), after, limit, () => {
+      const page = store.pollLines(agent, { after, limit });
+      return { text: pollBody(page), empty: page.lines.length === 0 };
+    });
+  }
 
   app.get<{
     Params: z.output<typeof AgentParamsSchema>;
@@ -78,11 +88,11 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     const { id } = request.params;
     const { after, limit, wait } = request.query;
     requireAgent(services, id);
-    const page = store.pollLines(id, { after, limit });
-    if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
+    const page = pollPage(id, after, limit);
+    if (page.empty && wait > 0 && !shutdownSignal.aborted) {
       return waitThenAnswer(request, reply);
     }
-    reply.type(JSON_TYPE).send(pollBody(page));
+    reply.type(JSON_TYPE).send(page.bytes);
     return undefined;
   }
 
@@ -95,7 +105,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     } finally {
       watch.release();
     }
-    reply.type(JSON_TYPE).send(pollBody(store.pollLines(id, { after, limit })));
+    reply.type(JSON_TYPE).send(pollPage(id, after, limit).bytes);
   }
 
   app.get<{ Querystring: z.output<typeof MergedEventsQuerySchema> }>(

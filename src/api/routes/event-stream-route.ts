@@ -3,6 +3,7 @@ import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { EventStreamWriter } from "../event-stream-writer.js";
+import { EventStreamHub } from "../event-stream-hub.js";
 import { requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { errorResponses } from "../route-responses.js";
@@ -32,6 +33,12 @@ type StreamRequest = FastifyRequest<{
   Querystring: z.output<typeof StreamQuerySchema>;
 }>;
 
+/** A replay that failed: logged, and its stream ended. */
+function replayFailed(request: StreamRequest, error: unknown, end: () => void): void {
+  request.log.error({ err: error, agent: request.params.id }, "event stream replay failed");
+  end();
+}
+
 /**
  * GET /agents/:id/events/stream: Server-Sent Events, `id:` = event id, `data:` = the event's JSON.
  * With Last-Event-ID (or ?after=) it first replays what followed that id, a bounded page at a time
@@ -40,20 +47,15 @@ type StreamRequest = FastifyRequest<{
  *
  * A stream ends when its connection closes or the server shuts down. A replay costs what a bare
  * route writing the same bytes costs, or near: no AbortController per stream (its abort builds a
- * DOMException with a stack), one listener on the shutdown signal for all streams, and the head,
- * the preamble and the first page in one write.
+ * DOMException with a stack), one bus subscription, one heartbeat timer and one listener on the
+ * shutdown signal for all streams (EventStreamHub), the head, the preamble and the first page in
+ * one write, and no promise when the backlog is in memory.
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
   const { services, shutdownSignal, heartbeatMilliseconds } = context;
-  /** The end of each open stream; the server's shutdown ends them all. */
-  const openStreams = new Set<() => void>();
-  shutdownSignal.addEventListener(
-    "abort",
-    () => {
-      for (const end of [...openStreams]) end();
-    },
-    { once: true },
-  );
+  /** The open streams: the server's shutdown ends them all. */
+  const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
+  shutdownSignal.addEventListener("abort", () => hub.endAll(), { once: true });
 
   /** Streams the agent's events; `unfollow` is called when the stream ends (or fails to start). */
   function stream(request: StreamRequest, reply: FastifyReply, unfollow: () => void): void {
@@ -77,35 +79,39 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
       after: replayFrom,
       preamble: PREAMBLE,
     });
-    // Subscribed before the replay: the writer takes bus events only once it is live, and reads
-    // the ones published meanwhile from the store.
-    const unsubscribe = services.bus.subscribe((event) => writer.offer(event), { complete: true });
-    const heartbeat = setInterval(() => response.write(": heartbeat\n\n"), heartbeatMilliseconds);
     let ended = false;
     const end = () => {
       if (ended) return;
       ended = true;
-      openStreams.delete(end);
       response.off("close", end);
-      clearInterval(heartbeat);
-      unsubscribe();
+      remove();
       unfollow();
       // A connection the client closed takes no end (it would only fail on the closed socket).
       if (!response.writableEnded && !response.destroyed) response.end();
     };
-    openStreams.add(end);
+    // Added before the replay: the writer takes bus events only once it is live, and reads the
+    // ones published meanwhile from the store.
+    const remove = hub.add({
+      agent,
+      offer: (event) => writer.offer(event),
+      heartbeat: () => writer.heartbeat(),
+      end,
+    });
     response.once("close", end);
-    writer.start().then(
-      // A server shutting down as the stream started: the replay, then the end. A client gone
-      // before the stream started (while a cluster's node caught up) had no listener to tell.
-      () => {
-        if (shutdownSignal.aborted || response.destroyed) end();
-      },
-      (error: unknown) => {
-        request.log.error({ err: error, agent }, "event stream replay failed");
-        end();
-      },
-    );
+    // A server shutting down as the stream started: the replay, then the end. A client gone before
+    // the stream started (while a cluster's node caught up) had no listener to tell.
+    const endIfGone = () => {
+      if (shutdownSignal.aborted || response.destroyed) end();
+    };
+    let replay: Promise<void> | undefined;
+    try {
+      replay = writer.start();
+    } catch (error) {
+      replayFailed(request, error, end);
+      return;
+    }
+    if (replay === undefined) endIfGone();
+    else replay.then(endIfGone, (error: unknown) => replayFailed(request, error, end));
   }
 
   app.get<{ Params: z.output<typeof AgentParamsSchema>; Querystring: z.output<typeof StreamQuerySchema> }>(

@@ -1,0 +1,93 @@
+import type { AgentEvent } from "../events/agent-event.js";
+import type { EventFeed } from "../events/event-bus.js";
+
+/** An open event stream as the hub sees it. */
+export interface HubStream {
+  /** The agent whose events it streams. */
+  readonly agent: string;
+  /** Takes one of the agent's events as it is published. */
+  offer(event: AgentEvent): void;
+  /** Writes a comment that keeps an idle connection open. */
+  heartbeat(): void;
+  /** Ends the stream (the server shuts down). */
+  end(): void;
+}
+
+/**
+ * What the open event streams share, so that opening one costs a set insertion: one subscription
+ * to the bus that hands each event to the streams of its agent only, and one timer that writes
+ * every stream's heartbeat. Both exist while a stream is open. A stream's first heartbeat comes
+ * within one interval of its opening, each next one an interval later.
+ */
+export class EventStreamHub {
+  readonly #bus: EventFeed;
+  readonly #heartbeatMilliseconds: number;
+  readonly #byAgent = new Map<string, Set<HubStream>>();
+  #open = 0;
+  #unsubscribe: (() => void) | undefined;
+  #heartbeat: ReturnType<typeof setInterval> | undefined;
+
+  constructor(bus: EventFeed, heartbeatMilliseconds: number) {
+    this.#bus = bus;
+    this.#heartbeatMilliseconds = heartbeatMilliseconds;
+  }
+
+  /**
+   * Adds an open stream: it takes its agent's events from now on. Returns the function that
+   * removes it (again: nothing).
+   */
+  add(stream: HubStream): () => void {
+    let streams = this.#byAgent.get(stream.agent);
+    if (streams === undefined) {
+      streams = new Set();
+      this.#byAgent.set(stream.agent, streams);
+    }
+    streams.add(stream);
+    if (this.#open++ === 0) this.#start();
+    const agentStreams = streams;
+    return () => {
+      if (!agentStreams.delete(stream)) return;
+      if (agentStreams.size === 0 && this.#byAgent.get(stream.agent) === agentStreams) {
+        this.#byAgent.delete(stream.agent);
+      }
+      if (--this.#open === 0) this.#stop();
+    };
+  }
+
+  /** Open streams. */
+  get size(): number {
+    return this.#open;
+  }
+
+  /** Ends every open stream. */
+  endAll(): void {
+    for (const streams of [...this.#byAgent.values()]) {
+      for (const stream of [...streams]) stream.end();
+    }
+  }
+
+  #start(): void {
+    // `complete`: each agent's events gap-free, as the streams' replays read them from the store.
+    this.#unsubscribe = this.#bus.subscribe((event) => this.#deliver(event), { complete: true });
+    this.#heartbeat = setInterval(() => this.#beat(), this.#heartbeatMilliseconds);
+  }
+
+  #stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+  }
+
+  #deliver(event: AgentEvent): void {
+    const streams = this.#byAgent.get(event.agent);
+    if (streams === undefined) return;
+    for (const stream of streams) stream.offer(event);
+  }
+
+  #beat(): void {
+    for (const streams of this.#byAgent.values()) {
+      for (const stream of streams) stream.heartbeat();
+    }
+  }
+}
