@@ -71,7 +71,10 @@ export function registerLazyApiDocs(app: FastifyInstance, options: LazyApiDocsOp
     // A HEAD is asked as the GET it is the head of: fastify's HEAD route sends the head of the answer.
     const answer = await (await docs()).inject({ method: "GET", url: request.url, headers: request.headers });
     // A file the explorer does not have is any other unknown route.
-    if (answer.statusCode === 404) return reply.callNotFound();
+    if (answer.statusCode === 404) {
+      reply.callNotFound();
+      return reply;
+    }
     reply.status(answer.statusCode);
     for (const [name, value] of Object.entries(answer.headers))
       if (value !== undefined && !HOP_HEADERS.has(name)) reply.header(name, value);
@@ -90,9 +93,9 @@ async function buildDocs(declared: RouteOptions[], options: LazyApiDocsOptions):
   ]);
   const docs = Fastify({ schemaController: { compilersFactory: ACCEPT_ALL } });
   await docs.register(swagger, options.swagger);
-  const notServed = async () => {
-    throw new Error("the docs' instance serves no API route");
-  };
+  // Only the docs are asked of it, but a URL with dot segments (/docs/../agents) is resolved by
+  // inject: such a request is any other unknown route.
+  const notServed = async (_request: FastifyRequest, reply: FastifyReply) => reply.code(404).send();
   for (const route of declared) {
     docs.route({
       method: route.method,
