@@ -18,7 +18,7 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
 const CHROMIUM = process.env.AGENTD_CHROMIUM ?? "/usr/bin/chromium";
 const RUNS = QUICK ? 1 : 5;
-const LARGE = QUICK ? 100 : 1_000;
+const LARGE = QUICK ? 20 : 1_000;
 const PAINT_TARGET_MILLISECONDS = 1_500;
 const PAGE_TARGET_BYTES = 100 * 1024;
 

@@ -37,7 +37,6 @@ import { importTestSupport } from "./test-support-import.mjs";
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..");
 const MAIN = path.join(ROOT, "dist", "cli", "main.js");
 const BIN = path.join(ROOT, "bin", "agentd.js");
-const AGENTS = 50;
 const TARGET_RATIO = 1.5;
 /** Runs written per round trip of the generator. */
 const CHUNK = 1_000;
@@ -48,11 +47,13 @@ function option(name, fallback) {
 }
 const STORES = option("stores", "files,postgres").split(",");
 /**
- * `--quick`: one start each on a history of 200 runs, without the warm-up pair (the suite runs it
- * so, to see it still runs).
+ * `--quick`: one start each on a history of 50 runs of 5 agents, without the warm-up pair (the
+ * suite runs it so, to see it still runs).
  */
 const QUICK = process.argv.includes("--quick") || process.env.AGENTD_BENCH_QUICK === "1";
-const SIZES = option("sizes", QUICK ? "200" : "1000,10000,50000,200000")
+/** Agents of each project, the history spread over them (5 in the quick mode: each start reads them). */
+const AGENTS = QUICK ? 5 : 50;
+const SIZES = option("sizes", QUICK ? "50" : "1000,10000,50000,200000")
   .split(",")
   .map(Number);
 /** Pairs counted per size and command (after the warm-up pair): five give quartiles worth reading. */

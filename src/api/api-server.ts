@@ -1,6 +1,4 @@
 import { setMaxListeners } from "node:events";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
@@ -32,6 +30,7 @@ import { toErrorReply } from "./error-reply.js";
 import { answerClientError } from "./client-error-reply.js";
 import { parseJsonBody } from "./json-body.js";
 import { completeOpenApiDocument } from "./openapi-document.js";
+import { registerLazyApiDocs } from "./lazy-api-docs.js";
 import type { ApiAccess, RouteContext } from "./route-context.js";
 import { registerAuthRoutes } from "./routes/auth-routes.js";
 import { registerAgentRoutes } from "./routes/agent-routes.js";
@@ -139,7 +138,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     },
     clock,
   };
-  const routeAccess = await configure(app, options, context.access);
+  configure(app, options, context.access);
   registerHealthRoutes(app, context);
   registerAuthRoutes(app, context);
   registerAgentRoutes(app, context);
@@ -156,12 +155,6 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
   registerAgentSwitchRoutes(app, context);
   registerMetricsRoutes(app, metrics.registry);
   registerDashboardRoutes(app, () => loadDashboardAssets());
-  app.get("/openapi.json", { schema: { hide: true } }, async () =>
-    withRouteAccess(
-      completeOpenApiDocument(app.swagger() as Parameters<typeof completeOpenApiDocument>[0]),
-      routeAccess,
-    ),
-  );
 
   let url: string;
   if (listening && handler) {
@@ -226,13 +219,9 @@ function withRouteAccess<Document extends object>(document: Document, table: Rou
 
 /**
  * Validation, errors, authentication and roles, JSON bodies and the OpenAPI document: before any
- * route. Answers what each route requires, filled in as routes are added.
+ * route.
  */
-async function configure(
-  app: FastifyInstance,
-  options: ApiServerOptions,
-  access: ApiAccess,
-): Promise<RouteAccessTable> {
+function configure(app: FastifyInstance, options: ApiServerOptions, access: ApiAccess): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializeAsIs);
   app.setErrorHandler((error, request, reply) => {
@@ -278,24 +267,23 @@ async function configure(
     }
     done();
   });
-  await app.register(swagger, {
-    openapi: {
-      info: { title: "agentd", version: "1", description: "Run AI agents defined as Markdown files." },
-      // Relative: the document is served by the daemon it describes, whatever its address.
-      servers: [{ url: "/", description: "this daemon" }],
-      components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-      security: [{ bearer: [] }],
+  // GET /openapi.json and an API explorer at /docs, built at their first request.
+  registerLazyApiDocs(app, {
+    prefix: DOCS_PREFIX,
+    swagger: {
+      openapi: {
+        info: { title: "agentd", version: "1", description: "Run AI agents defined as Markdown files." },
+        // Relative: the document is served by the daemon it describes, whatever its address.
+        servers: [{ url: "/", description: "this daemon" }],
+        components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+        security: [{ bearer: [] }],
+      },
     },
-  });
-  // An API explorer at /docs, from the swagger-ui files of the installed package (no CDN).
-  await app.register(swaggerUi, {
-    routePrefix: DOCS_PREFIX,
-    transformSpecification: (document) =>
+    complete: (document) =>
       withRouteAccess(
         completeOpenApiDocument(document as Parameters<typeof completeOpenApiDocument>[0]),
         routeAccess,
       ),
-    transformSpecificationClone: true,
   });
   if (options.logger.isLevelEnabled("debug")) {
     app.addHook("onResponse", async (request, reply) => {
@@ -305,7 +293,6 @@ async function configure(
       );
     });
   }
-  return routeAccess;
 }
 
 /** A request's URL for the log: the login URL's query is the token, so it is left out. */

@@ -14,6 +14,7 @@ import {
   RunRecordSchema,
   RunStartedSchema,
 } from "../../src/api/response-schemas.js";
+import { rawRequest } from "../support/raw-http.js";
 import { type ApiFixture, startApiFixture } from "./api-fixture.js";
 
 let fixture: ApiFixture | undefined;
@@ -147,6 +148,23 @@ describe("the OpenAPI document", () => {
     expect(html).toContain("swagger-ui");
     expect(html).not.toMatch(/(src|href)="https?:\/\//);
     const document = await fetch(`${fixture.url}/docs/json`);
-    expect(((await document.json()) as { openapi: string }).openapi).toMatch(/^3\./);
+    const explored = (await document.json()) as { openapi: string };
+    expect(explored.openapi).toMatch(/^3\./);
+    // Built at the first request to the docs (src/api/lazy-api-docs.ts): the same document either way.
+    const served = await fetch(`${fixture.url}/openapi.json`);
+    expect(await served.json()).toEqual(explored);
+    const head = await fetch(`${fixture.url}/docs/static/swagger-ui.css`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(Number(head.headers.get("content-length"))).toBeGreaterThan(1_000);
+  });
+
+  it("answers a file the explorer lacks, or a path out of /docs, as any unknown route", async () => {
+    fixture = await startApiFixture();
+    // fetch would resolve the dot segments itself: sent as written, as a client may.
+    for (const written of ["/docs/no-such-file.js", "/docs/../agents", "/docs/static/%2e%2e/%2e%2e/agents"]) {
+      const answer = await rawRequest(fixture.url, { path: written });
+      expect(answer.status, written).toBe(404);
+      expect(answer.body, written).toMatchObject({ error: { code: "NOT_FOUND" } });
+    }
   });
 });
