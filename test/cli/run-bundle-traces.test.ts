@@ -1,7 +1,5 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { agentdBin } from "../support/agentd-cli.js";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.js";
 import {
   type ScriptedLlmServer,
@@ -10,9 +8,6 @@ import {
   toolCallReply,
 } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
-
-/** The built CLI (`npm run build` first, as `npm test` does). */
-const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
 
 /**
  * `agentd run`'s bundle carries its own copy of the OpenTelemetry API (scripts/bundle-cli.mjs); the
@@ -43,15 +38,8 @@ describe("agentd run's traces, from its bundle", () => {
     });
     llm.enqueue(toolCallReply({ name: "read_file", arguments: { path: "x" } }), textReply("done"));
 
-    const child = spawn(process.execPath, [BIN, "run", "reader"], {
-      cwd: project.root,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-    const [code] = (await once(child, "exit")) as [number];
-    expect(code, output).toBe(0);
+    const { exitCode, all } = await agentdBin(["run", "reader"], { cwd: project.root });
+    expect(exitCode, all).toBe(0);
 
     // The run flushes its spans before it exits.
     const spans = receiver.spans;

@@ -1,14 +1,11 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { agentdBin } from "../support/agentd-cli.js";
 import { startScriptedLlmServer, textReply, type ScriptedLlmServer } from "../support/scripted-llm-server.js";
 import { createTempProject, type TempProject } from "../support/temp-project.js";
 import { writeModuleTracer } from "../support/module-tracer.js";
 
-/** The built CLI (`npm run build` first, as `npm test` does). */
-const BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
 /** `agentd run` bundled alone: agentd's modules and the packages it bundles are inside. */
 const RUN_BUNDLE = path.resolve(import.meta.dirname, "../../dist/cli/run-command.cjs");
 /** What the bundle holds, one path a line, as esbuild's metafile lists it (scripts/bundle-cli.mjs). */
@@ -65,16 +62,12 @@ describe("agentd run's start-up", () => {
       server.enqueue(textReply("hi"));
       const traceFile = path.join(project.root, "modules.txt");
       const register = writeModuleTracer(project.root, traceFile);
-      const child = spawn(process.execPath, ["--import", register, BIN, "run", "writer"], {
+      const { exitCode, all } = await agentdBin(["run", "writer"], {
         cwd: project.root,
-        stdio: ["ignore", "pipe", "pipe"],
+        nodeArguments: ["--import", register],
       });
-      let output = "";
-      child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-      child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output += chunk));
-      const [code] = (await once(child, "exit")) as [number];
-      expect(code, output).toBe(0);
-      expect(output).toContain("hi");
+      expect(exitCode, all).toBe(0);
+      expect(all).toContain("hi");
       const loaded = readFileSync(traceFile, "utf8").trim().split("\n");
       // The trace works: it saw the bin, and the built-ins required.
       expect(loaded.some((module) => module.endsWith("/bin/agentd.js"))).toBe(true);

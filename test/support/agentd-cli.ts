@@ -4,6 +4,9 @@ import { execa } from "execa";
 /** The built CLI (`npm run build` first, as `npm test` does). */
 export const AGENTD_MAIN = path.resolve(import.meta.dirname, "../../dist/cli/main.js");
 
+/** The package's bin, as `npx agentd` starts it: `agentd run` goes from it to the run's bundle. */
+export const AGENTD_BIN = path.resolve(import.meta.dirname, "../../bin/agentd.js");
+
 export interface AgentdCliOptions {
   /** The folder it runs in (the test process's by default). */
   cwd?: string;
@@ -29,6 +32,22 @@ export function agentd(args: string[], options: AgentdCliOptions = {}) {
     reject: false,
     // What a terminal shows: the last newline is part of what a test checks.
     stripFinalNewline: false,
+    timeout: options.timeoutMilliseconds ?? 60_000,
+  });
+}
+
+/**
+ * `agentd <args>` started through the package's bin, with Node's own `nodeArguments` (a module
+ * hook, say) before it; otherwise as `agentd` above. `all` holds stdout and stderr interleaved.
+ */
+export function agentdBin(args: string[], options: AgentdCliOptions & { nodeArguments?: string[] } = {}) {
+  return execa(process.execPath, [...(options.nodeArguments ?? []), AGENTD_BIN, ...args], {
+    cwd: options.cwd,
+    stdin: "ignore",
+    env: { ...environmentWithoutAgentd(), ...options.environment },
+    extendEnv: false,
+    reject: false,
+    all: true,
     timeout: options.timeoutMilliseconds ?? 60_000,
   });
 }
