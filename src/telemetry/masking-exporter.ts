@@ -1,6 +1,7 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { ExportResult } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { SpanShapes } from "./span-shapes.js";
 
 /** Whether a span's attribute holds a value masked where it was recorded, still valid (MaskedContent). */
 export type AlreadyMasked = (span: object, key: string, value: unknown) => boolean;
@@ -16,6 +17,7 @@ export class MaskingSpanExporter implements SpanExporter {
   readonly #next: SpanExporter;
   readonly #redact: (text: string) => string;
   readonly #alreadyMasked: AlreadyMasked;
+  readonly #shapes = new SpanShapes();
   #redactOnce: (text: string) => string;
 
   constructor(next: SpanExporter, redact: (text: string) => string, alreadyMasked?: AlreadyMasked) {
@@ -42,6 +44,7 @@ export class MaskingSpanExporter implements SpanExporter {
     } finally {
       this.#redactOnce = this.#redact;
     }
+    this.#shapes.keep(spans);
     this.#next.export(spans, resultCallback);
   }
 
@@ -70,7 +73,9 @@ export class MaskingSpanExporter implements SpanExporter {
   }
 
   #maskAttributes(attributes: Attributes, span?: ReadableSpan): void {
-    for (const [key, value] of Object.entries(attributes)) {
+    // for…in, not Object.entries: no array per attribute (the SDK's attribute objects are plain).
+    for (const key in attributes) {
+      const value = attributes[key];
       if (typeof value === "string") {
         if (span === undefined || !this.#alreadyMasked(span, key, value))
           attributes[key] = this.#redactOnce(value);
