@@ -1,7 +1,6 @@
 import type { Attributes } from "@opentelemetry/api";
 import type { ExportResult } from "@opentelemetry/core";
 import type { ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace-base";
-import { SpanShapes } from "./span-shapes.js";
 
 /** Whether a span's attribute holds a value masked where it was recorded, still valid (MaskedContent). */
 export type AlreadyMasked = (span: object, key: string, value: unknown) => boolean;
@@ -17,7 +16,6 @@ export class MaskingSpanExporter implements SpanExporter {
   readonly #next: SpanExporter;
   readonly #redact: (text: string) => string;
   readonly #alreadyMasked: AlreadyMasked;
-  readonly #shapes = new SpanShapes();
   #redactOnce: (text: string) => string;
 
   constructor(next: SpanExporter, redact: (text: string) => string, alreadyMasked?: AlreadyMasked) {
@@ -44,7 +42,6 @@ export class MaskingSpanExporter implements SpanExporter {
     } finally {
       this.#redactOnce = this.#redact;
     }
-    this.#shapes.keep(spans);
     this.#next.export(spans, resultCallback);
   }
 

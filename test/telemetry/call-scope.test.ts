@@ -1,7 +1,5 @@
 import { ROOT_CONTEXT, trace } from "@opentelemetry/api";
-import type { ReadableSpan } from "@opentelemetry/sdk-trace-base";
 import { describe, expect, it } from "vitest";
-import { SpanShapes } from "../../src/telemetry/span-shapes.js";
 import { type TraceScope, openCallScope, scopeOfSignal } from "../../src/telemetry/trace-scope.js";
 
 const scope = (runId: string): TraceScope => ({
@@ -28,17 +26,5 @@ describe("a tool call's scope", () => {
     expect(elsewhere.signal.aborted).toBe(false);
     const late = openCallScope(run.signal, scope("r_1"));
     expect(late.signal.reason).toBe(reason);
-  });
-});
-
-describe("the kept span shapes", () => {
-  it("keep the last span of each operation and status, and no more than a dozen", () => {
-    const span = (operation: string, code = 0) =>
-      ({ attributes: { "gen_ai.operation.name": operation }, status: { code } }) as unknown as ReadableSpan;
-    const shapes = new SpanShapes();
-    shapes.keep([span("chat"), span("chat"), span("execute_tool"), span("execute_tool", 2)]);
-    expect(shapes.size).toBe(3);
-    shapes.keep(Array.from({ length: 40 }, (_, index) => span(`operation ${index}`)));
-    expect(shapes.size).toBe(12);
   });
 });
