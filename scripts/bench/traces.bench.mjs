@@ -4,10 +4,11 @@
 // information). Each mode runs in a process of its own for that process's whole life, as a daemon
 // is traced or not for its whole life: one process in one mode, warmed up, then measured in
 // interleaved pairs against the untraced process (paired-measurement.mjs), each run's CPU time
-// (user + system) that of its own process. Nothing forces a garbage collection in the measured
-// processes: a forced gc() before each run made V8 drop and recompile the optimized code whose
-// objects had all died (the SDK's span path after each batch), a cost a daemon does not pay, and
-// which fell on whichever side's code was flushed when both modes shared one process. The model
+// (user + system) that of its own process since its previous run ended. Nothing forces a garbage
+// collection in the measured processes: a forced gc() before each run made V8 drop and recompile
+// the optimized code whose objects had all died (the SDK's span path after each batch), a cost a
+// daemon does not pay, and which fell on whichever side's code was flushed when both modes shared
+// one process. The model
 // server and the OTLP sink run in a process of their own (scripted-model-process.mjs). Every
 // traced run exports through the vault's redactor with secrets loaded, as the daemon does, and is
 // flushed before it returns, so each run is charged its own export; a mode's runs share one
@@ -117,7 +118,7 @@ async function startMode(mode, server) {
 /**
  * Role `mode`: one mode's process for its whole life. Its traces (for a traced mode) are opened once,
  * as a daemon opens them; each `{ rounds }` message runs one run and answers with the CPU time
- * (user + system) this process spent on it, its export included.
+ * (user + system) this process spent since the previous run ended, the run's export included.
  */
 async function serveMode() {
   const mode = option("mode");
@@ -158,16 +159,21 @@ async function serveMode() {
           environment: {},
         });
   let runNumber = 0;
+  // A run is charged from the end of the one before: what the process did while it waited (the
+  // collections and compilations a run leaves behind, done on V8's threads or when idle) belongs to
+  // the runs, not to nobody.
+  let lastRunEnded = cpuMicroseconds();
   process.on("disconnect", async () => {
     await traces?.shutdown();
     process.exit(0);
   });
   process.on("message", async ({ rounds }) => {
     runNumber += 1;
-    const before = cpuMicroseconds();
     try {
       await run({ modelUrl, rounds, traces, runId: `r_bench_${mode.length}_${runNumber}` });
-      process.send({ cpuMicroseconds: cpuMicroseconds() - before });
+      const ended = cpuMicroseconds();
+      process.send({ cpuMicroseconds: ended - lastRunEnded });
+      lastRunEnded = ended;
     } catch (error) {
       process.send({ error: String(error?.stack ?? error) });
     }
