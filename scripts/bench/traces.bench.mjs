@@ -8,11 +8,11 @@
 // collection in the measured processes: a forced gc() before each run made V8 drop and recompile
 // the optimized code whose objects had all died (the SDK's span path after each batch), a cost a
 // daemon does not pay, and which fell on whichever side's code was flushed when both modes shared
-// one process. The model
-// server and the OTLP sink run in a process of their own (scripted-model-process.mjs). Every
-// traced run exports through the vault's redactor with secrets loaded, as the daemon does, and is
-// flushed before it returns, so each run is charged its own export; a mode's runs share one
-// provider and exporter (one connection to the collector), as a daemon has one for its life.
+// one process. The model server and the OTLP sink run in a process of their own
+// (scripted-model-process.mjs). Every traced run exports through the vault's redactor with secrets
+// loaded, as the daemon does, and is flushed before it returns, so each run is charged its own
+// export; a mode's runs share one provider and exporter (one connection to the collector), as a
+// daemon has one for its life.
 // Target: CPU per round, traces exporting / off, within 1.05 (issue 32).
 // Run with `node --expose-gc` (npm run bench does); imports the built code from dist/ (or from
 // TRACES_BENCH_DIST, a dist/ folder to measure another build with this script).
