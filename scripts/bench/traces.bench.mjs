@@ -1,33 +1,36 @@
 // Traces benchmark: what OpenTelemetry traces add to the think-act-observe loop per round. The same
 // 200-round run through agentd's LlmWorker (the model calls a trivial in-process tool every round)
 // with traces off, and on and exporting over OTLP/HTTP protobuf (content off; then content on, for
-// information), in interleaved pairs (paired-measurement.mjs). The model server and the OTLP sink run
-// in a process of their own (scripted-model-process.mjs), so the CPU time measured is the loop's and
-// the exporter's, not the peers'. Every traced run exports through the vault's redactor with secrets
-// loaded, as the daemon does, and is flushed before the next starts. A mode's runs share one
-// provider and exporter (one connection to the collector), as a daemon has one for its life; each
-// run is charged its own export (flushed before it returns). Target: CPU per round, traces
-// exporting / off, within 1.05 (issue 32).
-// Run with `node --expose-gc` (npm run bench does); imports the built code from dist/.
+// information). Each mode runs in a process of its own for that process's whole life, as a daemon
+// is traced or not for its whole life: one process in one mode, warmed up, then measured in
+// interleaved pairs against the untraced process (paired-measurement.mjs), each run's CPU time
+// (user + system) that of its own process since its previous run ended. Nothing forces a garbage
+// collection in the measured processes: a forced gc() before each run made V8 drop and recompile
+// the optimized code whose objects had all died (the SDK's span path after each batch), a cost a
+// daemon does not pay, and which fell on whichever side's code was flushed when both modes shared
+// one process. The model server and the OTLP sink run in a process of their own
+// (scripted-model-process.mjs). Every traced run exports through the vault's redactor with secrets
+// loaded, as the daemon does, and is flushed before it returns, so each run is charged its own
+// export; a mode's runs share one provider and exporter (one connection to the collector), as a
+// daemon has one for its life.
+// Target: CPU per round, traces exporting / off, within 1.05 (issue 32).
+// Run with `node --expose-gc` (npm run bench does); imports the built code from dist/ (or from
+// TRACES_BENCH_DIST, a dist/ folder to measure another build with this script).
+// Roles: the same file runs as one mode's process (`--role=mode --mode=<mode>`).
+import { fork } from "node:child_process";
+import { once } from "node:events";
 import { cpus } from "node:os";
-import { ConfigSchema, LimitsSchema } from "../../dist/config/config-schema.js";
-import { AgentFrontmatterSchema } from "../../dist/definitions/agent-schema.js";
-import { EventBus } from "../../dist/events/event-bus.js";
-import { ModelClient } from "../../dist/llm/model-client.js";
-import { RunControl } from "../../dist/run-vocabulary/run-control.js";
-import { SecretRedactor } from "../../dist/secrets/secret-redactor.js";
-import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
-import { openCoreTraces, tracedTools, tracedWorkerFor } from "../../dist/telemetry/core-traces.js";
-import { tracedModel } from "../../dist/telemetry/traced-model.js";
+import path from "node:path";
+import { URL, fileURLToPath, pathToFileURL } from "node:url";
 import { QUICK } from "./bench-daemon.mjs";
-import { formatLoad, formatRatio, formatSide, measurePairs } from "./paired-measurement.mjs";
+import { cpuMicroseconds, formatLoad, formatRatio, formatSide, measurePairs } from "./paired-measurement.mjs";
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
 const ROUNDS = Number(process.env.TRACES_BENCH_ROUNDS ?? (QUICK ? 10 : 200));
 const REPETITIONS = Number(process.env.TRACES_BENCH_REPETITIONS ?? (QUICK ? 1 : 15));
+/** Unmeasured runs of each process before its first measured one (its code optimized, its pools open). */
+const WARMUP = QUICK ? 1 : 3;
 const RATIO_TARGET = 1.05;
-/** Each run's id is new, as in a daemon (one provider sees many runs). */
-let runNumber = 0;
 const TOOL = {
   type: "function",
   function: {
@@ -36,58 +39,163 @@ const TOOL = {
     parameters: { type: "object", properties: { round: { type: "number" } }, required: ["round"] },
   },
 };
-// The daemon's exporter masks with the vault's redactor: a few secrets loaded, as in a real vault.
-const redactor = new SecretRedactor();
-redactor.add("openai", "sk-bench-0123456789abcdefghijklmnopqrstuv");
-redactor.add("github", "ghp_benchBENCHbench0123456789abcdefABCDEF");
-redactor.add("smtp", "correct horse battery staple");
+/** The built modules a mode's process loads (from dist/ or TRACES_BENCH_DIST), by export name. */
+const built = {};
+const role = option("role");
 
-// The model and the OTLP sink in a process of their own: this process's CPU time is the loop's.
-const server = await startScriptedModel();
-try {
-  const off = () => run(ROUNDS, "off");
-  const perRound = { units: ROUNDS, unit: "round", width: 32 };
-  for (const mode of ["exporting", "exporting with content"]) {
-    const traces = await openTraces(mode);
-    const result = await measurePairs({
-      pairs: REPETITIONS,
-      warmup: 2,
-      floor: off,
-      subject: () => run(ROUNDS, mode, traces),
-    }).finally(() => traces.shutdown());
-    console.log(
-      `traces ${mode}: ${ROUNDS} rounds, ${REPETITIONS} pairs, ${formatLoad(result, cpus().length)}`,
-    );
-    console.log(formatSide("traces off", result.floor, perRound));
-    console.log(formatSide(`traces ${mode}`, result.subject, perRound));
-    // Content copies the whole history into every chat span: informative, no target.
-    const target = mode.includes("content") ? {} : { target: RATIO_TARGET };
-    console.log(formatRatio(`  CPU ratio traces ${mode} / off`, result.cpuRatios, target));
-    console.log(formatRatio(`  wall ratio traces ${mode} / off`, result.wallRatios));
+if (role === "mode") await serveMode();
+else await main();
+
+async function main() {
+  // The model and the OTLP sink in a process of their own, each mode in its own: no process is
+  // charged for another's work.
+  const server = await startScriptedModel();
+  // TRACES_MODES=exporting leaves the content mode out (it has no target).
+  const modes = (process.env.TRACES_MODES ?? "exporting,exporting with content").split(",");
+  const processes = new Map();
+  try {
+    for (const mode of ["off", ...modes]) processes.set(mode, await startMode(mode, server));
+    const off = processes.get("off");
+    const perRound = { units: ROUNDS, unit: "round", width: 32 };
+    for (const mode of modes) {
+      const traced = processes.get(mode);
+      const result = await measurePairs({
+        pairs: REPETITIONS,
+        warmup: WARMUP,
+        floor: () => off.run(ROUNDS),
+        subject: () => traced.run(ROUNDS),
+      });
+      console.log(
+        `traces ${mode}: ${ROUNDS} rounds, ${REPETITIONS} pairs, each mode in its own process, ${formatLoad(result, cpus().length)}`,
+      );
+      console.log(formatSide("traces off", result.floor, perRound));
+      console.log(formatSide(`traces ${mode}`, result.subject, perRound));
+      // Content copies the whole history into every chat span: informative, no target.
+      const target = mode.includes("content") ? {} : { target: RATIO_TARGET };
+      console.log(formatRatio(`  CPU ratio traces ${mode} / off`, result.cpuRatios, target));
+      console.log(formatRatio(`  wall ratio traces ${mode} / off`, result.wallRatios));
+    }
+    const { sinkRequests, sinkBytes } = await server.stats();
+    console.log(`  the OTLP sink received ${sinkRequests} export requests, ${sinkBytes} bytes`);
+  } finally {
+    for (const child of processes.values()) await child.close();
+    await server.close();
   }
-  const { sinkRequests, sinkBytes } = await server.stats();
-  console.log(`  the OTLP sink received ${sinkRequests} export requests, ${sinkBytes} bytes`);
-} finally {
-  await server.close();
 }
 
-/** A core's traces for a mode's runs, opened once as a daemon opens them. */
-function openTraces(mode) {
-  return openCoreTraces({
-    settings: {
-      traces: { endpoint: server.sinkUrl, protocol: "http/protobuf", content: mode.includes("content") },
-    },
-    redact: redactor.redactText,
-    secretsKnown: () => redactor.size,
-    environment: {},
+/**
+ * Starts one mode's process. Resolves with `run(rounds)`, which runs one run there and resolves
+ * with `{ cpuMicroseconds }` (that process's CPU time for the run), and `close()`.
+ */
+async function startMode(mode, server) {
+  const options = [`--mode=${mode}`, `--model-url=${server.modelUrl}`, `--sink-url=${server.sinkUrl}`];
+  const child = fork(fileURLToPath(import.meta.url), ["--role=mode", ...options], {
+    // Not this process's --expose-gc: nothing in a mode's process may force a collection.
+    execArgv: [],
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
+  const exited = once(child, "exit");
+  await once(child, "message");
+  return {
+    run: async (rounds) => {
+      child.send({ rounds });
+      const [answer] = await Promise.race([
+        once(child, "message"),
+        exited.then(([code]) => {
+          throw new Error(`the ${mode} process exited with ${code}`);
+        }),
+      ]);
+      if (answer.error) throw new Error(`a ${mode} run failed: ${answer.error}`);
+      return answer;
+    },
+    close: async () => {
+      if (child.connected) child.disconnect();
+      if (child.exitCode === null) await exited;
+    },
+  };
+}
+
+/**
+ * Role `mode`: one mode's process for its whole life. Its traces (for a traced mode) are opened once,
+ * as a daemon opens them; each `{ rounds }` message runs one run and answers with the CPU time
+ * (user + system) this process spent since the previous run ended, the run's export included.
+ */
+async function serveMode() {
+  const mode = option("mode");
+  const modelUrl = option("model-url");
+  const sinkUrl = option("sink-url");
+  const dist = process.env.TRACES_BENCH_DIST
+    ? pathToFileURL(`${path.resolve(process.env.TRACES_BENCH_DIST)}/`)
+    : new URL("../../dist/", import.meta.url);
+  const modules = await Promise.all(
+    [
+      "config/config-schema.js",
+      "definitions/agent-schema.js",
+      "events/event-bus.js",
+      "llm/model-client.js",
+      "run-vocabulary/run-control.js",
+      "secrets/secret-redactor.js",
+      "workers/llm/llm-worker.js",
+      "telemetry/core-traces.js",
+      "telemetry/traced-model.js",
+    ].map((file) => import(new URL(file, dist).href)),
+  );
+  Object.assign(built, ...modules);
+  const { SecretRedactor, openCoreTraces } = built;
+  // The daemon's exporter masks with the vault's redactor: a few secrets loaded, as in a real vault.
+  const redactor = new SecretRedactor();
+  redactor.add("openai", "sk-bench-0123456789abcdefghijklmnopqrstuv");
+  redactor.add("github", "ghp_benchBENCHbench0123456789abcdefABCDEF");
+  redactor.add("smtp", "correct horse battery staple");
+  const traces =
+    mode === "off"
+      ? undefined
+      : await openCoreTraces({
+          settings: {
+            traces: { endpoint: sinkUrl, protocol: "http/protobuf", content: mode.includes("content") },
+          },
+          redact: redactor.redactText,
+          secretsKnown: () => redactor.size,
+          environment: {},
+        });
+  let runNumber = 0;
+  // A run is charged from the end of the one before: what the process did while it waited (the
+  // collections and compilations a run leaves behind, done on V8's threads or when idle) belongs to
+  // the runs, not to nobody.
+  let lastRunEnded = cpuMicroseconds();
+  process.on("disconnect", async () => {
+    await traces?.shutdown();
+    process.exit(0);
+  });
+  process.on("message", async ({ rounds }) => {
+    runNumber += 1;
+    try {
+      await run({ modelUrl, rounds, traces, runId: `r_bench_${mode.length}_${runNumber}` });
+      const ended = cpuMicroseconds();
+      process.send({ cpuMicroseconds: ended - lastRunEnded });
+      lastRunEnded = ended;
+    } catch (error) {
+      process.send({ error: String(error?.stack ?? error) });
+    }
+  });
+  process.send({ ready: true });
 }
 
 /** One run of `rounds` rounds; a traced run's spans are exported before it returns. */
-async function run(rounds, mode, traces) {
+async function run({ modelUrl, rounds, traces, runId }) {
+  const {
+    ConfigSchema,
+    EventBus,
+    LlmWorker,
+    ModelClient,
+    RunControl,
+    tracedModel,
+    tracedTools,
+    tracedWorkerFor,
+  } = built;
   const llm = ConfigSchema.parse({ llm: { context: { max_tokens: 1_000_000 } } }).llm;
   const client = new ModelClient({
-    baseUrl: server.modelUrl,
+    baseUrl: modelUrl,
     apiKey: "bench",
     timeouts: { firstChunkMilliseconds: 30_000, idleMilliseconds: 30_000, callMilliseconds: 60_000 },
     maxAttempts: 1,
@@ -106,13 +214,12 @@ async function run(rounds, mode, traces) {
     execute: async (call) => ({ ok: true, output: noop(JSON.parse(call.argumentsJson)) }),
   };
   const runs = traces?.runs;
-  const model = runs ? tracedModel(client, { endpoint: server.modelUrl, content: runs.content }) : client;
+  const model = runs ? tracedModel(client, { endpoint: modelUrl, content: runs.content }) : client;
   const tools = runs ? tracedTools(plainTools, runs) : plainTools;
   const workerFor = () => new LlmWorker({ model, tools, llm });
   const worker = (runs ? tracedWorkerFor(workerFor, runs) : workerFor)();
   const events = new EventBus();
   if (runs) events.subscribe(runs.onEvent);
-  const runId = `r_bench${mode.length}_${(runNumber += 1)}`;
   runs?.stampNewRun({
     id: runId,
     agent: "bench",
@@ -139,11 +246,17 @@ async function run(rounds, mode, traces) {
   await traces?.flush();
 }
 
+/** The value of `--<name>=<value>` on this process's command line. */
+function option(name) {
+  return process.argv.find((argument) => argument.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 function noop(input) {
   return `noop done for round ${input.round}`;
 }
 
 function benchDefinition(rounds) {
+  const { AgentFrontmatterSchema, LimitsSchema } = built;
   const frontmatter = AgentFrontmatterSchema.parse({ description: "benchmark agent" });
   return {
     id: "bench",

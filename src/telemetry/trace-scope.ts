@@ -97,10 +97,15 @@ export interface CallScope {
   close(): void;
 }
 
+/** The signals of the tool calls in flight under each run's signal: one listener per run aborts them. */
+const callSignals = new WeakMap<AbortSignal, Set<AbortController>>();
+
 /**
  * Opens a tool call's scope: a signal of its own, a child of its run's `runSignal`, under which
  * `scope` is found. What the call is handed this signal for (its tool, its hooks, a sub-agent it
- * starts) finds the call's span by it, side-by-side calls each their own.
+ * starts) finds the call's span by it, side-by-side calls each their own. The run's signal gets
+ * one abort listener for all its calls, not one per call: adding and removing an EventTarget
+ * listener for every tool call is most of what a call's scope costs.
  */
 export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallScope {
   const controller = new AbortController();
@@ -109,9 +114,23 @@ export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallSc
     controller.abort(runSignal.reason);
     return { signal: controller.signal, close: () => undefined };
   }
-  const abort = () => controller.abort(runSignal.reason);
-  runSignal.addEventListener("abort", abort, { once: true });
-  return { signal: controller.signal, close: () => runSignal.removeEventListener("abort", abort) };
+  let open = callSignals.get(runSignal);
+  if (open === undefined) {
+    const calls = new Set<AbortController>();
+    open = calls;
+    callSignals.set(runSignal, calls);
+    runSignal.addEventListener(
+      "abort",
+      () => {
+        for (const call of calls) call.abort(runSignal.reason);
+        calls.clear();
+      },
+      { once: true },
+    );
+  }
+  const calls = open;
+  calls.add(controller);
+  return { signal: controller.signal, close: () => calls.delete(controller) };
 }
 
 /** Where a logger made by `loggerInScope` keeps its scope (its children inherit it). */
