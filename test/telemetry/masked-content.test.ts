@@ -3,11 +3,13 @@ import { ConfigSchema } from "../../src/config/config-schema.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import type { ChatMessage, ModelResponse } from "../../src/llm/chat-message.js";
 import type { ModelProvider } from "../../src/llm/model-client.js";
+import { newRunRecord } from "../../src/runs/record/new-run-record.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { openCoreTraces } from "../../src/telemetry/core-traces.js";
 import { partsOf } from "../../src/telemetry/masked-content.js";
 import { tracedModel } from "../../src/telemetry/traced-model.js";
 import { KeptSpans } from "../support/kept-spans.js";
+import { makeDefinition } from "../support/make-definition.js";
 
 const FIRST_SECRET = "tok-Content-5b1e7d20aa";
 /** A value the run sees before the vault knows it is a secret. */
@@ -58,17 +60,16 @@ async function tracedRun(rounds: number, learnAt?: number) {
   const traced = tracedModel(model, { content: true });
   const control = new AbortController();
   const runId = "r_content";
-  runs.stampNewRun({
-    id: runId,
-    agent: "lead",
-    task: "echo",
-    status: "queued",
-    trigger: { kind: "api" },
-    definition_hash: "h",
-    created_at: new Date(0).toISOString(),
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    cost_usd: 0,
-  });
+  runs.stampNewRun(
+    newRunRecord({
+      id: runId,
+      agent: "lead",
+      task: "echo",
+      trigger: { kind: "api" },
+      definition: makeDefinition({ id: "lead" }),
+      createdAt: new Date(0),
+    }),
+  );
   // Each round's conversation as the model was sent it: what its span must hold, masked.
   const sent: ChatMessage[][] = [];
   await runs.run(

@@ -8,6 +8,7 @@ import { EventBus } from "../../src/events/event-bus.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { McpToolSource } from "../../src/mcp/mcp-tool-source.js";
 import { RunControl } from "../../src/run-vocabulary/run-control.js";
+import { newRunRecord } from "../../src/runs/record/new-run-record.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { openCoreTraces, tracedTools } from "../../src/telemetry/core-traces.js";
 import { builtinTools } from "../../src/tools/builtin/builtin-tools.js";
@@ -93,17 +94,16 @@ describe("a traced tool call's context", () => {
         },
       });
       const runId = "r_context";
-      const record = runs.stampNewRun({
-        id: runId,
-        agent: definition.id,
-        task: "call",
-        status: "queued",
-        trigger: { kind: "api" },
-        definition_hash: "h",
-        created_at: new Date(0).toISOString(),
-        usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-        cost_usd: 0,
-      });
+      const record = runs.stampNewRun(
+        newRunRecord({
+          id: runId,
+          agent: definition.id,
+          task: "call",
+          trigger: { kind: "api" },
+          definition,
+          createdAt: new Date(0),
+        }),
+      );
       const control = new RunControl();
       const bus = new EventBus();
       try {
