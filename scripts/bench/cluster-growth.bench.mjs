@@ -283,8 +283,15 @@ try {
   const databaseUrl = await postgres.createDatabase("growth_runs");
   const nodes = [];
   try {
-    for (let index = 0; index < NODE_COUNTS[0]; index++)
-      nodes.push(await daemons.startDaemonProcess({ configFile: workspace(root, llm.url, databaseUrl) }));
+    // Started at once, as a cluster's nodes may be (migrations wait on their advisory lock): nothing
+    // is measured before every node listens.
+    nodes.push(
+      ...(await Promise.all(
+        Array.from({ length: NODE_COUNTS[0] }, () =>
+          daemons.startDaemonProcess({ configFile: workspace(root, llm.url, databaseUrl) }),
+        ),
+      )),
+    );
     // Warm-up on all nodes, not counted (none in the quick mode, which checks that it runs).
     if (!QUICK) await runThroughput(nodes, "warm-up");
     for (const count of NODE_COUNTS) {
@@ -295,9 +302,12 @@ try {
     }
     for (const node of nodes.splice(0)) await node.kill();
 
-    // (c): an empty database, then the one above with HISTORY more finished runs.
+    // (c): an empty database, then the one above with HISTORY more finished runs. The quick mode
+    // (which checks that it runs, not what it measures) starts the two nodes at once.
     const emptyUrl = await postgres.createDatabase("growth_empty");
-    memory.empty = await startedRss(daemons, workspace(root, llm.url, emptyUrl));
+    const emptyRss = () => startedRss(daemons, workspace(root, llm.url, emptyUrl));
+    const emptyStarted = QUICK ? emptyRss() : undefined;
+    if (!QUICK) memory.empty = await emptyRss();
     const history = new pg.Client({ connectionString: databaseUrl });
     await history.connect();
     try {
@@ -316,13 +326,17 @@ try {
       await history.end();
     }
     memory.history = await startedRss(daemons, workspace(root, llm.url, databaseUrl));
+    if (emptyStarted !== undefined) memory.empty = await emptyStarted;
 
     // (d): each node runs its own agents only; what each reads of all that was written.
     const placedUrl = await postgres.createDatabase("growth_placed");
-    for (let index = 0; index < PLACED_NODES; index++)
-      nodes.push(
-        await daemons.startDaemonProcess({ configFile: placedWorkspace(root, llm.url, placedUrl, index) }),
-      );
+    nodes.push(
+      ...(await Promise.all(
+        Array.from({ length: PLACED_NODES }, (_, index) =>
+          daemons.startDaemonProcess({ configFile: placedWorkspace(root, llm.url, placedUrl, index) }),
+        ),
+      )),
+    );
     const placedIds = await Promise.all(
       nodes.flatMap((node, index) =>
         Array.from({ length: PLACED_AGENTS * PLACED_RUNS }, (_, run) =>

@@ -207,13 +207,18 @@ describe("named, scoped tokens", () => {
       expect((await call("GET", "/runs", token)).status).toBe(200);
       expect((await call("GET", "/audit", token)).status).toBe(403);
 
-      const listed = await agentd(["token", "list"]);
+      // Three CLI calls that change nothing (a refused create changes nothing), at once: each CLI
+      // process costs a second or more on a loaded machine.
+      const [listed, listedAsRun, again] = await Promise.all([
+        agentd(["token", "list"]),
+        agentd(["token", "list"], token),
+        agentd(["token", "create", "--name", "ci", "--role", "read"]),
+      ]);
       expect(listed.exitCode, listed.stderr).toBe(0);
       expect(listed.stdout).toMatch(/^ci\s+run\s/m);
       expect(listed.stdout).toMatch(/^default\s+admin\s/m);
       expect(listed.stdout).not.toContain(token);
-      expect((await agentd(["token", "list"], token)).stderr).toContain("FORBIDDEN_ROLE");
-      const again = await agentd(["token", "create", "--name", "ci", "--role", "read"]);
+      expect(listedAsRun.stderr).toContain("FORBIDDEN_ROLE");
       expect(again.exitCode).not.toBe(0);
       expect(again.stderr).toContain("CONFLICT");
 
@@ -268,8 +273,12 @@ describe("the audit trail", () => {
     "records every action with its actor, in the audit log and in the run's events",
     { timeout: 240_000 },
     async () => {
-      const runToken = await createToken("starter", "run");
-      const approveToken = await createToken("approver", "approve");
+      // The starter's token by the CLI (the trail names the CLI as its creator), the approver's by
+      // the API: one CLI process fewer, and what the trail says of the approver is its approvals.
+      const [runToken, approveToken] = await Promise.all([
+        createToken("starter", "run"),
+        apiToken("approver", "approve"),
+      ]);
 
       scripted.llm.enqueue(
         toolCallReply({ name: "write_file", arguments: { path: "a.md", content: "text" } }),
@@ -335,12 +344,16 @@ describe("the audit trail", () => {
       await waitForRunEnd(scripted.daemon, third.run);
 
       // A secret changed with the CLI (no daemon involved), and a token revoked.
-      const secret = await agentdCli(["--config", scripted.project.configFile, "secrets", "set", "api_key"], {
-        input: "a-long-enough-secret-value",
-        environment: { AGENTD_VAULT_KEY: VAULT_KEY },
-      });
+      // Independent of each other: at once.
+      const [secret, revokedStarter] = await Promise.all([
+        agentdCli(["--config", scripted.project.configFile, "secrets", "set", "api_key"], {
+          input: "a-long-enough-secret-value",
+          environment: { AGENTD_VAULT_KEY: VAULT_KEY },
+        }),
+        agentd(["token", "revoke", "starter"]),
+      ]);
       expect(secret.exitCode, secret.stderr).toBe(0);
-      expect((await agentd(["token", "revoke", "starter"])).exitCode).toBe(0);
+      expect(revokedStarter.exitCode).toBe(0);
 
       const trail = await auditTrail();
       const of = (action: string, target?: string) =>
@@ -409,10 +422,10 @@ describe("the audit trail", () => {
         .body as { entries: AuditEntry[] };
       expect(second2.entries[0]?.id).toBe(trail[1]?.id);
       expect((await call("GET", "/audit?after=zzz", scripted.daemon.token)).status).toBe(400);
-      const printed = await agentd(["audit"]);
+      const [printed, refusedAudit] = await Promise.all([agentd(["audit"]), agentd(["audit"], approveToken)]);
       expect(printed.exitCode, printed.stderr).toBe(0);
       expect(printed.stdout).toContain("token:approver");
-      expect((await agentd(["audit"], approveToken)).stderr).toContain("FORBIDDEN_ROLE");
+      expect(refusedAudit.stderr).toContain("FORBIDDEN_ROLE");
     },
   );
 
