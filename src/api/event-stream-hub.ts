@@ -17,8 +17,8 @@ export interface HubStream {
  * What the open event streams share, so that opening one costs a set insertion: one subscription
  * to the bus that hands each event to the streams of its agent only, and one timer that writes
  * every stream's heartbeat. Both exist while a stream is open. Streams are objects with methods, so
- * that opening one makes no closure. A stream's first heartbeat comes
- * within one interval of its opening, each next one an interval later.
+ * that opening one makes no closure. A stream's first heartbeat comes within one interval of its
+ * opening, each next one an interval later.
  */
 export class EventStreamHub {
   readonly #bus: EventFeed;
