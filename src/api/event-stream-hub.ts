@@ -16,8 +16,9 @@ export interface HubStream {
 /**
  * What the open event streams share, so that opening one costs a set insertion: one subscription
  * to the bus that hands each event to the streams of its agent only, and one timer that writes
- * every stream's heartbeat. Both exist while a stream is open. A stream's first heartbeat comes
- * within one interval of its opening, each next one an interval later.
+ * every stream's heartbeat. Both exist while a stream is open. Streams are objects with methods, so
+ * that opening one makes no closure. A stream's first heartbeat comes within one interval of its
+ * opening, each next one an interval later.
  */
 export class EventStreamHub {
   readonly #bus: EventFeed;
@@ -32,26 +33,25 @@ export class EventStreamHub {
     this.#heartbeatMilliseconds = heartbeatMilliseconds;
   }
 
-  /**
-   * Adds an open stream: it takes its agent's events from now on. Returns the function that
-   * removes it (again: nothing).
-   */
-  add(stream: HubStream): () => void {
+  /** Adds an open stream: it takes its agent's events from now on. */
+  add(stream: HubStream): void {
     let streams = this.#byAgent.get(stream.agent);
     if (streams === undefined) {
       streams = new Set();
       this.#byAgent.set(stream.agent, streams);
     }
+    const size = streams.size;
     streams.add(stream);
+    if (streams.size === size) return;
     if (this.#open++ === 0) this.#start();
-    const agentStreams = streams;
-    return () => {
-      if (!agentStreams.delete(stream)) return;
-      if (agentStreams.size === 0 && this.#byAgent.get(stream.agent) === agentStreams) {
-        this.#byAgent.delete(stream.agent);
-      }
-      if (--this.#open === 0) this.#stop();
-    };
+  }
+
+  /** Removes a stream `add` added (again, or one never added: nothing). */
+  remove(stream: HubStream): void {
+    const streams = this.#byAgent.get(stream.agent);
+    if (streams === undefined || !streams.delete(stream)) return;
+    if (streams.size === 0) this.#byAgent.delete(stream.agent);
+    if (--this.#open === 0) this.#stop();
   }
 
   /** Open streams. */

@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventStore } from "../events/event-store.js";
+import type { ReplayPageCache } from "./replay-page-cache.js";
 
 /** Most events a replay holds in memory at once (one page, from the ring buffer or from disk). */
 export const REPLAY_PAGE_EVENTS = 500;
@@ -31,6 +32,7 @@ export class EventStreamWriter {
   readonly #source: StreamEventSource;
   readonly #response: ServerResponse;
   readonly #resume: boolean;
+  readonly #firstPages: ReplayPageCache;
   /** Text the first write carries before its frames (the stream's opening comment). */
   #pending: string;
   #lastSent: number;
@@ -48,11 +50,14 @@ export class EventStreamWriter {
      * head goes with it): one chunk to the socket for the head, the preamble and the page.
      */
     preamble?: string;
+    /** Where a replay that fits one page finds its first write (the same store as `source`). */
+    firstPages: ReplayPageCache;
   }) {
     this.#agent = options.agent;
     this.#source = options.source;
     this.#response = options.response;
     this.#resume = options.after !== undefined;
+    this.#firstPages = options.firstPages;
     this.#pending = options.preamble ?? "";
     this.#lastSent = options.after ?? options.source.lastId(options.agent);
   }
@@ -69,10 +74,13 @@ export class EventStreamWriter {
       return undefined;
     }
     if (!this.#closed && this.#response.writableLength <= STREAM_HIGH_WATER_BYTES) {
-      const page = this.#ringPage();
-      if (page.missed === 0 && page.lines.length < REPLAY_PAGE_EVENTS) {
-        this.#sendPage(page.ids, page.lines);
-        this.#write("");
+      // What is pending (the preamble) and the whole backlog, as bytes kept while the agent's
+      // events stay the same: one write, nothing to join nor to encode.
+      const page = this.#firstPages.firstPage(this.#agent, this.#lastSent, this.#pending);
+      if (page !== undefined) {
+        this.#pending = "";
+        this.#lastSent = page.lastId;
+        if (page.bytes.length > 0) this.#response.write(page.bytes);
         this.#live = true;
         return undefined;
       }

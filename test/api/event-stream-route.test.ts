@@ -88,6 +88,36 @@ describe("GET /agents/:id/events/stream", () => {
     expect(events.map((event) => event.id)).toEqual([2, 3, 4, 5, 6, 7]);
   });
 
+  it("answers resumes from one id with the same bytes, and with the events that came since", async () => {
+    fixture = await startApiFixture();
+    for (let index = 1; index <= 3; index++) fixture.bus.publish(thought("writer", `event ${index}`));
+    /** The stream's text from Last-Event-ID 1 up to the end of event `last`. */
+    const resume = async (last: number): Promise<string> => {
+      const response = await fixture.request("/agents/writer/events/stream", {
+        headers: { "last-event-id": "1" },
+        signal: AbortSignal.timeout(15_000),
+      });
+      const reader = (response.body as ReadableStream<Uint8Array>)
+        .pipeThrough(new TextDecoderStream())
+        .getReader();
+      let text = "";
+      while (!text.includes(`id: ${last}\n`) || !text.endsWith("\n\n")) {
+        const chunk = await reader.read();
+        if (chunk.done) break;
+        text += chunk.value;
+      }
+      await reader.cancel();
+      return text;
+    };
+    const frame = (id: number) =>
+      `id: ${id}\ndata: ${fixture.store.pollLines("writer", { after: id - 1, limit: 1 }).lines[0]}\n\n`;
+    const first = await resume(3);
+    expect(first).toBe(`: agentd event stream\nretry: 2000\n\n${frame(2)}${frame(3)}`);
+    expect(await resume(3)).toBe(first);
+    fixture.bus.publish(thought("writer", "event 4"));
+    expect(await resume(4)).toBe(`${first}${frame(4)}`);
+  });
+
   it("replays a backlog of many pages and goes live without a gap or a repeat", async () => {
     fixture = await startApiFixture({ bufferSize: 50 });
     const backlog = 3_000;

@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
-import { EventStreamWriter } from "../event-stream-writer.js";
+import { REPLAY_PAGE_EVENTS } from "../event-stream-writer.js";
 import { EventStreamHub } from "../event-stream-hub.js";
+import { OpenEventStream } from "../open-event-stream.js";
+import { ReplayPageCache } from "../replay-page-cache.js";
 import { requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { errorResponses } from "../route-responses.js";
@@ -33,11 +35,8 @@ type StreamRequest = FastifyRequest<{
   Querystring: z.output<typeof StreamQuerySchema>;
 }>;
 
-/** A replay that failed: logged, and its stream ended. */
-function replayFailed(request: StreamRequest, error: unknown, end: () => void): void {
-  request.log.error({ err: error, agent: request.params.id }, "event stream replay failed");
-  end();
-}
+/** What a stream that follows no agent (a node's own log has them all) calls as it ends. */
+const FOLLOWS_ALREADY = (): void => undefined;
 
 /**
  * GET /agents/:id/events/stream: Server-Sent Events, `id:` = event id, `data:` = the event's JSON.
@@ -47,15 +46,17 @@ function replayFailed(request: StreamRequest, error: unknown, end: () => void): 
  *
  * A stream ends when its connection closes or the server shuts down. A replay costs what a bare
  * route writing the same bytes costs, or near: no AbortController per stream (its abort builds a
- * DOMException with a stack), one bus subscription, one heartbeat timer and one listener on the
- * shutdown signal for all streams (EventStreamHub), the head, the preamble and the first page in
- * one write, and no promise when the backlog is in memory.
+ * DOMException with a stack), no closure per stream (OpenEventStream), one bus subscription, one
+ * heartbeat timer and one listener on the shutdown signal for all streams (EventStreamHub), the
+ * head, the preamble and a short backlog in one write of bytes kept while the agent's events stay
+ * the same (ReplayPageCache), and no promise when the backlog is in memory.
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
   const { services, shutdownSignal, heartbeatMilliseconds } = context;
   /** The open streams: the server's shutdown ends them all. */
   const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
   shutdownSignal.addEventListener("abort", () => hub.endAll(), { once: true });
+  const firstPages = new ReplayPageCache(services.events, { pageEvents: REPLAY_PAGE_EVENTS });
 
   /** Streams the agent's events; `unfollow` is called when the stream ends (or fails to start). */
   function stream(request: StreamRequest, reply: FastifyReply, unfollow: () => void): void {
@@ -72,46 +73,18 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     const response = reply.raw;
     // Sent with the first write: the preamble, and a replay's first page with it.
     response.writeHead(200, STREAM_HEAD);
-    const writer = new EventStreamWriter({
+    new OpenEventStream({
       agent,
-      source: services.events,
       response,
+      source: services.events,
+      firstPages,
       after: replayFrom,
       preamble: PREAMBLE,
-    });
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      response.off("close", end);
-      remove();
-      unfollow();
-      // A connection the client closed takes no end (it would only fail on the closed socket).
-      if (!response.writableEnded && !response.destroyed) response.end();
-    };
-    // Added before the replay: the writer takes bus events only once it is live, and reads the
-    // ones published meanwhile from the store.
-    const remove = hub.add({
-      agent,
-      offer: (event) => writer.offer(event),
-      heartbeat: () => writer.heartbeat(),
-      end,
-    });
-    response.once("close", end);
-    // A server shutting down as the stream started: the replay, then the end. A client gone before
-    // the stream started (while a cluster's node caught up) had no listener to tell.
-    const endIfGone = () => {
-      if (shutdownSignal.aborted || response.destroyed) end();
-    };
-    let replay: Promise<void> | undefined;
-    try {
-      replay = writer.start();
-    } catch (error) {
-      replayFailed(request, error, end);
-      return;
-    }
-    if (replay === undefined) endIfGone();
-    else replay.then(endIfGone, (error: unknown) => replayFailed(request, error, end));
+      hub,
+      shutdownSignal,
+      unfollow,
+      logger: request.log,
+    }).start();
   }
 
   app.get<{ Params: z.output<typeof AgentParamsSchema>; Querystring: z.output<typeof StreamQuerySchema> }>(
@@ -135,7 +108,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     (request, reply) => {
       // On a cluster, a node reads in full the agents its clients follow, while they do; a node's
       // own log has every agent.
-      if (services.events.followsEveryAgent) return stream(request, reply, () => undefined);
+      if (services.events.followsEveryAgent) return stream(request, reply, FOLLOWS_ALREADY);
       return services.events.follow(request.params.id).then((unfollow) => stream(request, reply, unfollow));
     },
   );
