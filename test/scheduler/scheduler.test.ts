@@ -76,7 +76,7 @@ describe("Scheduler", () => {
     await vi.waitFor(() => {
       const state = JSON.parse(readFileSync(stateFile, "utf8"));
       expect(state.agents.ticker.last_fire).toBe(new Date(START + 1_000).toISOString());
-    });
+    }, 10_000);
     expect(runs.get(context?.runId ?? "")?.trigger).toEqual({
       kind: "schedule",
       scheduled_for: new Date(START + 1_000).toISOString(),
