@@ -1,4 +1,5 @@
 import type { LaunchPacing } from "./launch/launch-pacing.js";
+import type { LaunchWave } from "./launch/launch-wave.js";
 import type { LiveRun, LiveRuns } from "./live-runs.js";
 import type { RunQueue } from "./queue/run-queue.js";
 import type { RunRecorder } from "./record/run-recorder.js";
@@ -18,6 +19,8 @@ export interface RunLife {
   readonly live: LiveRuns;
   readonly recorder: RunRecorder;
   readonly pacing: LaunchPacing;
+  /** The launches under way, and the work that waits until their first requests are out. */
+  readonly wave: LaunchWave;
   /** Where runs started here wait for a slot: this process, or the cluster's queue. */
   queue(): RunQueue;
   /** False once shutdown began: new runs are refused. */

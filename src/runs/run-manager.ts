@@ -4,6 +4,7 @@ import { runChild } from "./children/run-child.js";
 import { LaunchPacing } from "./launch/launch-pacing.js";
 import { RunLauncher } from "./launch/launch-run.js";
 import { launchWaiting } from "./launch/launch-waiting.js";
+import { LaunchWave } from "./launch/launch-wave.js";
 import type { RunFilter } from "./run-filter.js";
 import { DEFAULT_RUN_LIST_LIMIT } from "./run-records.js";
 import { type LiveRun, LiveRuns } from "./live-runs.js";
@@ -41,6 +42,7 @@ export class RunManager implements ChildRuns {
   readonly #recorder: RunRecorder;
   readonly #idle: IdleRuns;
   readonly #pacing = new LaunchPacing(() => this.#dispatch());
+  readonly #wave = new LaunchWave();
   readonly #launcher: RunLauncher;
   readonly #queue: RunQueue;
   readonly #life: RunLife;
@@ -67,6 +69,7 @@ export class RunManager implements ChildRuns {
       live,
       recorder: this.#recorder,
       pacing: this.#pacing,
+      wave: this.#wave,
       createRunId: options.createRunId ?? createRunIdSource(now),
       queue: () => this.#queue,
       accepting: () => this.#accepting,
@@ -77,6 +80,7 @@ export class RunManager implements ChildRuns {
       resume: (id) => this.resume(id),
     };
     this.#launcher = new RunLauncher(this.#life);
+    store.writeLaunchFilesAfter?.((write) => this.#wave.afterLaunches(write));
     const recovered =
       options.recover === false
         ? { crashed: [], queued: [] }
@@ -149,6 +153,16 @@ export class RunManager implements ChildRuns {
     const later = () => this.#pacing.soon();
     if (launchWaiting(this.#live, this.#options.concurrency, launch, later, this.#pacing.perTick()))
       this.#queue.fill();
+  }
+
+  /**
+   * Runs `job` once the runs just queued launched and, with the launches under way, sent their
+   * first model request: for work none of them needs before it, such as the schedule state of the
+   * fires that started them. Asked in the next turn, after the launches of the runs queued by now
+   * (LaunchPacing.soon) began.
+   */
+  afterLaunches(job: () => void): void {
+    setImmediate(() => this.#wave.afterLaunches(job));
   }
 
   /** Pauses a running or waiting run; resolves with the record once on disk and told (pause/). */
@@ -303,6 +317,7 @@ export class RunManager implements ChildRuns {
 
   /** Resolves once every status change so far is on disk and published (before the logs close). */
   published(): Promise<void> {
+    this.#wave.flush();
     return this.#recorder.publications.settled();
   }
 

@@ -18,6 +18,12 @@ export interface ScheduledRuns {
   queuedRuns(agentId: string): number;
   /** The agent's newest run: its `scheduled_for` accounts for a fire even if the state file lags. */
   lastRun(agentId: string): RunRecord | undefined;
+  /**
+   * Runs `job` once the runs being launched sent their first model request (RunManager); without
+   * it, at once. A wake's schedule state waits for it: the fires' own runs account for them
+   * meanwhile (`lastRun`).
+   */
+  afterLaunches?(job: () => void): void;
 }
 
 export interface SchedulerOptions {
@@ -220,10 +226,14 @@ export class Scheduler {
     });
     const starts = due.map(({ scheduled, scheduledFor }) => this.#fire(scheduled, scheduledFor));
     let wokeLate = false;
+    // Agents on the same cron due at the same time share their next fire: worked out once.
+    const followingOf = new Map<string, number | undefined>();
     for (const { scheduled, at, scheduledFor } of due) {
       const agentId = scheduled.definition.id;
       const { schedule } = scheduled;
-      const following = nextFireAfter(schedule, at);
+      const sameFires = `${scheduled.key}\u0000${at}`;
+      if (!followingOf.has(sameFires)) followingOf.set(sameFires, nextFireAfter(schedule, at));
+      const following = followingOf.get(sameFires);
       // A wake later than the following fire (a loaded or suspended machine): those fires were
       // missed here. Another node may have run them: they are claimed like the others, and the
       // ones this node gets are run or reported under on_missed by the sweep started below.
@@ -244,8 +254,14 @@ export class Scheduler {
         wokeLate = true;
       }
     }
-    this.#options.state.flush();
-    void Promise.all(starts);
+    // Written once the fires' runs are recorded and have sent their first model request, not in
+    // their way: until then each run's record says which fire it stands for (#accountedUntil), so
+    // a crash meanwhile runs no fire twice (a fire skipped as overlapping may then be caught up
+    // under on_missed, as one missed while the daemon was down).
+    const { runs, state } = this.#options;
+    void Promise.allSettled(starts).then(() =>
+      runs.afterLaunches ? runs.afterLaunches(() => state.flush()) : state.flush(),
+    );
     if (wokeLate) void this.sweepUnsettledFires();
   }
 

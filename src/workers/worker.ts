@@ -30,6 +30,11 @@ export interface RunContext {
    * included), so a run that crashes later still shows what it spent. The outcome's totals are final.
    */
   recordSpending?(usage: Usage, costUsd: number): void;
+  /**
+   * Runs `job` once the runs launched with this one sent their first model request (at once when
+   * none is under way): for work of the run that its first request need not wait for.
+   */
+  afterLaunches?(job: () => void): void;
 }
 
 /** A way of executing a run: the LLM loop, a CLI tool, or a CLI tool with LLM fallback. */

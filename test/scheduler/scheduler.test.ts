@@ -72,8 +72,11 @@ describe("Scheduler", () => {
     clock.advanceTo(START + 1_000);
     const [context] = await worker.waitForStarted(1);
     expect(context?.task).toBe("tick");
-    const state = JSON.parse(readFileSync(stateFile, "utf8"));
-    expect(state.agents.ticker.last_fire).toBe(new Date(START + 1_000).toISOString());
+    // The state is written once the fire's run launched (its first request out): not in its way.
+    await vi.waitFor(() => {
+      const state = JSON.parse(readFileSync(stateFile, "utf8"));
+      expect(state.agents.ticker.last_fire).toBe(new Date(START + 1_000).toISOString());
+    }, 10_000);
     expect(runs.get(context?.runId ?? "")?.trigger).toEqual({
       kind: "schedule",
       scheduled_for: new Date(START + 1_000).toISOString(),

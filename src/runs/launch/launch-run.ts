@@ -38,6 +38,8 @@ export class RunLauncher {
     const life = this.#life;
     const { options, recorder } = life;
     const { definition } = run;
+    // Under way until the turn after its worker starts: what can wait, waits for that (LaunchWave).
+    const launched = life.wave.begin();
     const control = new RunControl({
       parent: run.parentControl?.signal ?? options.shutdownSignal,
       timeoutMilliseconds: definition.limits.timeout,
@@ -48,18 +50,14 @@ export class RunLauncher {
     // A resumed run's record goes on from the larger spending: its own, or its checkpoint's (a run
     // taken over from a dead node has a record that may not have caught up with it).
     if (run.resumeFrom) run.record = spendingAfterCrash(run.record, run.resumeFrom);
-    // The run's log is created while `running` is written: the worker's events go straight to it.
-    const logOpened = options.runLogs?.open(run.record.id);
-    recorder.transition(
-      run,
-      {
-        status: "running",
-        started_at: life.now().toISOString(),
-        ...(options.node === undefined ? {} : { node: options.node }),
-      },
-      undefined,
-      logOpened,
-    );
+    // The run's log is created once the launches under way sent their first request: its lines
+    // wait in memory until then (each is in the agent's log already, which is what makes it safe).
+    life.wave.afterLaunches(() => void options.runLogs?.open(run.record.id));
+    recorder.transition(run, {
+      status: "running",
+      started_at: life.now().toISOString(),
+      ...(options.node === undefined ? {} : { node: options.node }),
+    });
     const context: RunContext = {
       runId: run.record.id,
       definition,
@@ -78,6 +76,7 @@ export class RunLauncher {
         return recorder.publications.published(run.record.id);
       },
       recordSpending: (usage, costUsd) => this.#recordSpending(run, usage, costUsd),
+      afterLaunches: (job) => life.wave.afterLaunches(job),
       ...(options.checkpoints
         ? { checkpoints: options.checkpoints.forRun(run.record.id, run.resumeFrom) }
         : {}),
@@ -97,18 +96,23 @@ export class RunLauncher {
     }
     // The worker starts once `running` is on disk (a crash before that finds the run queued, and
     // nothing of it has run yet), a few per tick however many records land together.
+    // A run that answered while others still launch ends once their first requests are out.
     void recorder.publications.published(run.record.id).then(() =>
-      this.#workerStarts.add(() =>
+      this.#workerStarts.add(() => {
         executeRun(options.workerFor(definition), context, options.logger)
-          .then((outcome) => this.#finish(run, outcome))
+          .then((outcome) => life.wave.afterLaunches(() => this.#finish(run, outcome, launched)))
           .catch((error: unknown) =>
             options.logger.error({ err: error, run: run.record.id }, "could not record the end of a run"),
-          ),
-      ),
+          );
+        // By the next turn the worker has sent its first model request (nothing before it waits
+        // for I/O but the tool listing of MCP servers, which the wave does not wait for then).
+        setImmediate(launched);
+      }),
     );
   }
 
-  #finish(run: LiveRun, outcome: RunOutcome): void {
+  #finish(run: LiveRun, outcome: RunOutcome, launched: () => void): void {
+    launched();
     this.#spendingWrites.forget(run);
     if (!this.#life.live.has(run.record.id)) return;
     const patch = recordPatchOf(outcome);

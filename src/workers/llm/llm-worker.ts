@@ -100,9 +100,10 @@ export class LlmWorker implements Worker {
     const answerParts: string[] = [];
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
-    let firstSave: NodeJS.Immediate | undefined;
+    /** Whether round 0 still waits to be saved (a later save replaces it). */
+    let firstSavePending = false;
     const save = (current: readonly ChatMessage[]) => {
-      clearImmediate(firstSave);
+      firstSavePending = false;
       const saved = checkpoints?.save({
         round: budget.iterations,
         messages: [...current],
@@ -126,13 +127,18 @@ export class LlmWorker implements Worker {
       messages = answerInterruptedCalls(from.messages, events, answers);
     }
     // Round 0. A new run's holds only the prompt and task (what its record has too): written once
-    // its first model request is out (unless a later save came first), so that request waits for
-    // no disk write nor its masking. A resumed run's holds the interrupted calls it just answered,
-    // and reported: on disk first, so a second crash never answers them twice.
+    // its first model request is out, and those of the runs launched with it (unless a later save
+    // came first), so no request waits for a disk write nor its masking. A resumed run's holds the
+    // interrupted calls it just answered, and reported: on disk first, so a second crash never
+    // answers them twice.
     if (from) await save(messages);
     else {
       const initial = [...messages];
-      firstSave = setImmediate(() => void save(initial));
+      firstSavePending = true;
+      const saveFirst = () => {
+        if (firstSavePending) void save(initial);
+      };
+      setImmediate(() => (context.afterLaunches ? context.afterLaunches(saveFirst) : saveFirst()));
     }
     for (;;) {
       control.signal.throwIfAborted();
