@@ -5,6 +5,7 @@ import { ChatChunkSchema } from "./chat-chunk-schema.js";
 import type { ChatMessage, ChatTool, ModelResponse } from "./chat-message.js";
 import { estimateMessagesTokens, estimateTextTokens } from "./estimate-tokens.js";
 import { type CallSite, classifyLlmError, llmError } from "./llm-error.js";
+import { plainChatChunk } from "./plain-chat-chunk.js";
 import { type PriceTable, costOf } from "./price-table.js";
 import { StreamAssembler } from "./stream-assembler.js";
 
@@ -136,6 +137,8 @@ export async function streamCompletion(
 }
 
 function parseChunk(raw: unknown, site: CallSite): ChatChunk {
+  const plain = plainChatChunk(raw);
+  if (plain !== undefined) return plain;
   const parsed = ChatChunkSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];
