@@ -15,6 +15,8 @@ export interface ChatRequest {
   messages: readonly ChatMessage[];
   tools?: readonly ChatTool[];
   temperature?: number;
+  /** The messages' estimated tokens when the caller knows them already (estimateMessagesTokens). */
+  promptTokens?: number;
 }
 
 /** The running estimate of a call in flight, given to a cut-off check after each chunk. */
@@ -81,7 +83,7 @@ export async function streamCompletion(
     timeouts.firstChunkMilliseconds,
   );
   const assembler = new StreamAssembler(site);
-  const promptTokens = estimateMessagesTokens(request.messages);
+  const promptTokens = request.promptTokens ?? estimateMessagesTokens(request.messages);
   try {
     const stream = await options.client.chat.completions.create(
       {
