@@ -5,6 +5,7 @@ import { ChatChunkSchema } from "./chat-chunk-schema.js";
 import type { ChatMessage, ChatTool, ModelResponse } from "./chat-message.js";
 import { estimateMessagesTokens, estimateTextTokens } from "./estimate-tokens.js";
 import { type CallSite, classifyLlmError, llmError } from "./llm-error.js";
+import { plainChatChunk } from "./plain-chat-chunk.js";
 import { type PriceTable, costOf } from "./price-table.js";
 import { StreamAssembler } from "./stream-assembler.js";
 
@@ -14,6 +15,8 @@ export interface ChatRequest {
   messages: readonly ChatMessage[];
   tools?: readonly ChatTool[];
   temperature?: number;
+  /** The messages' estimated tokens when the caller knows them already (estimateMessagesTokens). */
+  promptTokens?: number;
 }
 
 /** The running estimate of a call in flight, given to a cut-off check after each chunk. */
@@ -80,7 +83,7 @@ export async function streamCompletion(
     timeouts.firstChunkMilliseconds,
   );
   const assembler = new StreamAssembler(site);
-  const promptTokens = estimateMessagesTokens(request.messages);
+  const promptTokens = request.promptTokens ?? estimateMessagesTokens(request.messages);
   try {
     const stream = await options.client.chat.completions.create(
       {
@@ -136,6 +139,8 @@ export async function streamCompletion(
 }
 
 function parseChunk(raw: unknown, site: CallSite): ChatChunk {
+  const plain = plainChatChunk(raw);
+  if (plain !== undefined) return plain;
   const parsed = ChatChunkSchema.safeParse(raw);
   if (parsed.success) return parsed.data;
   const issue = parsed.error.issues[0];

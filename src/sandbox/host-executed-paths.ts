@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from "node:fs";
+import { type Dir, existsSync, mkdirSync, opendirSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -47,6 +47,9 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".config/git/config",
 ];
 
+/** Entries of a writable folder listed before its candidates are looked up one by one instead. */
+const MAX_LISTED_NAMES = 256;
+
 /** The same, for a CLI's own config folder bound writable (its name decides which it is). */
 const EXECUTED_IN_CLI_FOLDER: Record<string, string[]> = {
   ".claude": [
@@ -74,12 +77,21 @@ export const CLI_EXECUTED_NAMES: Readonly<Record<string, readonly string[]>> = {
  * The existing host-executed paths inside each writable folder. A missing one cannot be bound
  * read-only (bubblewrap would create it on the host), so a sandboxed process can still create a
  * name that does not exist yet; git's hooks folder is created when `.git` exists without one.
+ *
+ * Runs for every tool call (a policy is made per call): the folder is listed once and only the
+ * names whose first component it holds are looked up, instead of some forty lookups of names that
+ * are almost all missing. Names are compared without case, so a folder on a case-insensitive
+ * filesystem (where `.BashRC` is `.bashrc`) still has each candidate looked up; a folder that
+ * cannot be listed has every candidate looked up, as before.
  */
 export function hostExecutedPaths(writableFolders: readonly string[]): string[] {
   const found: string[] = [];
   for (const folder of new Set(writableFolders)) {
+    const present = lowerCaseNamesIn(folder);
+    const mayHold = (name: string) =>
+      present === undefined || present.has(firstComponent(name).toLowerCase());
     const hooks = path.join(folder, ".git", "hooks");
-    if (existsSync(path.join(folder, ".git", "HEAD")) && !existsSync(hooks)) {
+    if (mayHold(".git") && existsSync(path.join(folder, ".git", "HEAD")) && !existsSync(hooks)) {
       try {
         mkdirSync(hooks);
       } catch {
@@ -88,9 +100,41 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
     }
     const names = [...EXECUTED_IN_ANY_FOLDER, ...(EXECUTED_IN_CLI_FOLDER[path.basename(folder)] ?? [])];
     for (const name of names) {
+      if (!mayHold(name)) continue;
       const candidate = path.join(folder, name);
       if (existsSync(candidate)) found.push(candidate);
     }
   }
   return found;
+}
+
+/**
+ * The names in a folder, lower-cased; undefined when it cannot be listed or holds more than
+ * MAX_LISTED_NAMES entries (listing a big folder would cost more than the lookups it saves): then
+ * nothing is ruled out.
+ */
+function lowerCaseNamesIn(folder: string): Set<string> | undefined {
+  let directory: Dir | undefined;
+  try {
+    directory = opendirSync(folder, { bufferSize: 128 });
+    const names = new Set<string>();
+    for (let entry = directory.readSync(); entry !== null; entry = directory.readSync()) {
+      if (names.size >= MAX_LISTED_NAMES) return undefined;
+      names.add(entry.name.toLowerCase());
+    }
+    return names;
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      directory?.closeSync();
+    } catch {
+      // Closed either way.
+    }
+  }
+}
+
+function firstComponent(name: string): string {
+  const slash = name.indexOf("/");
+  return slash === -1 ? name : name.slice(0, slash);
 }

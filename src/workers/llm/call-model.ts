@@ -21,12 +21,19 @@ export function callModel(
   messages: ChatMessage[],
   tools: ChatTool[],
   parts: ModelCallParts,
+  promptTokens?: number,
 ): Promise<ModelResponse> {
   const { model, context, budget, events } = parts;
   const { definition } = context;
   const temperature = definition.frontmatter.temperature ?? parts.llm.temperature;
   const call = model.complete(
-    { model: definition.model, messages, tools, ...(temperature === undefined ? {} : { temperature }) },
+    {
+      model: definition.model,
+      messages,
+      tools,
+      ...(temperature === undefined ? {} : { temperature }),
+      ...(promptTokens === undefined ? {} : { promptTokens }),
+    },
     {
       signal: context.control.signal,
       fallbackModels: definition.frontmatter.fallback_models,

@@ -36,8 +36,9 @@ export async function compactHistory(
   settings: CompactionSettings,
   summarize: Summarize,
   signal: AbortSignal,
+  estimatedTokens?: number,
 ): Promise<Compaction | undefined> {
-  const tokensBefore = estimateMessagesTokens(messages);
+  const tokensBefore = estimatedTokens ?? estimateMessagesTokens(messages);
   if (tokensBefore <= settings.maxTokens) return undefined;
   const headEnd = headLength(messages);
   const tailStart = tailStartOf(messages, headEnd, settings.keepRecent);

@@ -11,6 +11,7 @@ import { LoopDetector } from "./loop-detector.js";
 import { failureOutcome } from "./loop-outcome.js";
 import { repairHistory } from "./repair-history.js";
 import { RunBudget } from "./run-budget.js";
+import { HistoryTokens } from "./history-tokens.js";
 import { compactRunHistory } from "./run-compaction.js";
 import { RunEvents } from "./run-events.js";
 import { type RecordedAnswer, interruptedCallOutput, recordedAnswers } from "./recorded-answers.js";
@@ -98,13 +99,15 @@ export class LlmWorker implements Worker {
     const failures = new ToolFailures();
     const detector = new LoopDetector();
     const answerParts: string[] = [];
+    const tokens = new HistoryTokens();
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
     /** Whether round 0 still waits to be saved (a later save replaces it). */
     let firstSavePending = false;
     const save = (current: readonly ChatMessage[]) => {
+      if (checkpoints === undefined) return undefined;
       firstSavePending = false;
-      const saved = checkpoints?.save({
+      const saved = checkpoints.save({
         round: budget.iterations,
         messages: [...current],
         usage: budget.usage,
@@ -113,7 +116,7 @@ export class LlmWorker implements Worker {
         recent_calls: detector.recentCalls(),
       });
       // Awaited where it matters (before a round's tools run), where a failure to write shows too.
-      saved?.catch(() => undefined);
+      saved.catch(() => undefined);
       return saved;
     };
     const from = checkpoints?.resumeFrom;
@@ -145,11 +148,17 @@ export class LlmWorker implements Worker {
       budget.check();
       await control.waitWhilePaused();
       messages = repaired(messages, events);
-      messages = await compactRunHistory(messages, { ...parts, settings: this.#options.llm.context });
-      const response = await callModel(messages, toolsFor(specs, failures), {
+      messages = await compactRunHistory(messages, {
         ...parts,
-        llm: this.#options.llm,
+        settings: this.#options.llm.context,
+        tokens,
       });
+      const response = await callModel(
+        messages,
+        toolsFor(specs, failures),
+        { ...parts, llm: this.#options.llm },
+        tokens.of(messages),
+      );
       budget.iterations += 1;
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
@@ -183,7 +192,8 @@ export class LlmWorker implements Worker {
         detector,
         events,
         budget,
-        onResult: (results) => save([...messages, ...results]),
+        // The round so far, checkpointed after each result (no copy to make without checkpoints).
+        ...(checkpoints === undefined ? {} : { onResult: (results) => save([...messages, ...results]) }),
       });
       messages.push(...round.results);
       for (const notice of round.notices) messages.push({ role: "user", content: notice });

@@ -88,12 +88,29 @@ function canonicalArguments(argumentsJson: string): string {
   }
 }
 
+/** The value with every object's keys in order; the value itself when they are in order already. */
 function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
+  if (Array.isArray(value)) {
+    let changed = false;
+    const sorted = value.map((entry: unknown) => {
+      const inOrder = sortKeys(entry);
+      if (inOrder !== entry) changed = true;
+      return inOrder;
+    });
+    return changed ? sorted : value;
+  }
   if (value === null || typeof value !== "object") return value;
-  return Object.fromEntries(
-    Object.entries(value as Record<string, unknown>)
-      .sort(([left], [right]) => left.localeCompare(right))
-      .map(([key, entry]) => [key, sortKeys(entry)]),
-  );
+  const entries = Object.entries(value as Record<string, unknown>);
+  let changed = false;
+  for (let index = 0; index < entries.length; index += 1) {
+    const entry = entries[index] as [string, unknown];
+    const inOrder = sortKeys(entry[1]);
+    if (inOrder !== entry[1]) {
+      changed = true;
+      entry[1] = inOrder;
+    }
+    if (index > 0 && (entries[index - 1] as [string, unknown])[0].localeCompare(entry[0]) > 0) changed = true;
+  }
+  if (!changed) return value;
+  return Object.fromEntries(entries.sort(([left], [right]) => left.localeCompare(right)));
 }

@@ -6,6 +6,7 @@ import type { RunContext } from "../worker.js";
 import { compactHistory } from "./compact-history.js";
 import { SUMMARY_INSTRUCTIONS } from "./guard-messages.js";
 import type { RunBudget } from "./run-budget.js";
+import type { HistoryTokens } from "./history-tokens.js";
 import type { RunEvents } from "./run-events.js";
 
 export interface RunCompactionParts {
@@ -14,6 +15,8 @@ export interface RunCompactionParts {
   budget: RunBudget;
   events: RunEvents;
   settings: Config["llm"]["context"];
+  /** The history's estimated tokens, kept as it grows. */
+  tokens: HistoryTokens;
 }
 
 /**
@@ -25,7 +28,7 @@ export async function compactRunHistory(
   messages: ChatMessage[],
   parts: RunCompactionParts,
 ): Promise<ChatMessage[]> {
-  const { model, context, budget, events, settings } = parts;
+  const { model, context, budget, events, settings, tokens } = parts;
   const summarize = async (transcript: string) => {
     const response = await model
       .complete(
@@ -51,6 +54,7 @@ export async function compactRunHistory(
     { maxTokens: settings.max_tokens, keepRecent: settings.keep_recent },
     summarize,
     context.control.signal,
+    tokens.of(messages),
   );
   if (!compaction) return messages;
   events.publish("compaction", {

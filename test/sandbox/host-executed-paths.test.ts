@@ -1,0 +1,58 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { hostExecutedPaths } from "../../src/sandbox/host-executed-paths.js";
+
+const root = mkdtempSync(path.join(tmpdir(), "agentd-host-executed-"));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+function folderWith(name: string, files: string[]): string {
+  const folder = path.join(root, name);
+  for (const file of files) {
+    mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
+    writeFileSync(path.join(folder, file), "");
+  }
+  mkdirSync(folder, { recursive: true });
+  return folder;
+}
+
+describe("host-executed paths of a writable folder", () => {
+  it("finds the files that exist, and creates git's hooks folder where .git has none", () => {
+    const folder = folderWith("repo", [
+      ".git/HEAD",
+      ".git/config",
+      ".bashrc",
+      ".vscode/tasks.json",
+      "notes.txt",
+    ]);
+    const found = hostExecutedPaths([folder]);
+    expect(found.sort()).toEqual(
+      [".bashrc", ".git/config", ".git/hooks", ".vscode/tasks.json"].map((name) => path.join(folder, name)),
+    );
+    expect(existsSync(path.join(folder, ".git", "hooks"))).toBe(true);
+  });
+
+  it("follows links as before and skips a dangling one", () => {
+    const folder = folderWith("linked", ["real-profile"]);
+    symlinkSync(path.join(folder, "real-profile"), path.join(folder, ".profile"));
+    symlinkSync(path.join(folder, "missing"), path.join(folder, ".zshrc"));
+    expect(hostExecutedPaths([folder])).toEqual([path.join(folder, ".profile")]);
+  });
+
+  it("finds them in a folder too big to list, in a CLI's config folder, and none in a missing one", () => {
+    const big = folderWith("big", [
+      ...Array.from({ length: 300 }, (_, index) => `file-${index}`),
+      ".envrc",
+      ".claude/hooks/pre.sh",
+    ]);
+    expect(hostExecutedPaths([big]).sort()).toEqual(
+      [".claude/hooks", ".envrc"].map((name) => path.join(big, name)),
+    );
+    const cli = folderWith(".claude", ["settings.json", "plugins/x.json"]);
+    expect(hostExecutedPaths([cli]).sort()).toEqual(
+      ["plugins", "settings.json"].map((name) => path.join(cli, name)),
+    );
+    expect(hostExecutedPaths([path.join(root, "absent")])).toEqual([]);
+  });
+});
