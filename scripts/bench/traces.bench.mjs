@@ -1,17 +1,20 @@
 // Traces benchmark: what OpenTelemetry traces add to the think-act-observe loop per round. The same
 // 200-round run through agentd's LlmWorker (the model calls a trivial in-process tool every round)
 // with traces off, and on and exporting over OTLP/HTTP protobuf (content off; then content on, for
-// information). Each mode runs in a process of its own for that process's whole life, as a daemon
-// is traced or not for its whole life: one process in one mode, warmed up, then measured in
-// interleaved pairs against the untraced process (paired-measurement.mjs), each run's CPU time
-// (user + system) that of its own process since its previous run ended. Nothing forces a garbage
-// collection in the measured processes: a forced gc() before each run made V8 drop and recompile
-// the optimized code whose objects had all died (the SDK's span path after each batch), a cost a
-// daemon does not pay, and which fell on whichever side's code was flushed when both modes shared
-// one process. The model server and the OTLP sink run in a process of their own
+// information). Each mode runs in processes of its own for their whole life, as a daemon is traced
+// or not for its whole life: PROCESSES processes per mode, taking turns run by run, each warmed up
+// for 4,000 rounds (a fresh process's CPU per round falls for its first thousands of rounds: three
+// warm-up runs, as before, measured processes of different ages, not modes), then measured in
+// interleaved pairs against the untraced processes (paired-measurement.mjs; or, with
+// TRACES_BENCH_TOGETHER=1, each pair's two runs side by side, so both meet the same load). Each
+// run's CPU time (user + system) is that of its own process since its previous run ended.
+// TRACES_MODES=aa measures the bench's own noise floor: untraced processes against untraced ones.
+// Nothing forces a garbage collection in the measured processes: a forced gc() before each run made
+// V8 drop and recompile the optimized code whose objects had all died, a cost a daemon does not pay.
+// The model server and the OTLP sink run in a process of their own
 // (scripted-model-process.mjs). Every traced run exports through the vault's redactor with secrets
 // loaded, as the daemon does, and is flushed before it returns, so each run is charged its own
-// export; a mode's runs share one provider and exporter (one connection to the collector), as a
+// export; a process's runs share one provider and exporter (one connection to the collector), as a
 // daemon has one for its life.
 // Target: CPU per round, traces exporting / off, within 1.05 (issue 32).
 // Run with `node --expose-gc` (npm run bench does); imports the built code from dist/ (or from
@@ -19,7 +22,9 @@
 // Roles: the same file runs as one mode's process (`--role=mode --mode=<mode>`).
 import { fork } from "node:child_process";
 import { once } from "node:events";
-import { cpus } from "node:os";
+import { readFileSync } from "node:fs";
+import { cpus, loadavg } from "node:os";
+import { performance } from "node:perf_hooks";
 import path from "node:path";
 import { URL, fileURLToPath, pathToFileURL } from "node:url";
 import { QUICK } from "./bench-daemon.mjs";
@@ -27,9 +32,17 @@ import { cpuMicroseconds, formatLoad, formatRatio, formatSide, measurePairs } fr
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
 const ROUNDS = Number(process.env.TRACES_BENCH_ROUNDS ?? (QUICK ? 10 : 200));
-const REPETITIONS = Number(process.env.TRACES_BENCH_REPETITIONS ?? (QUICK ? 1 : 15));
-/** Unmeasured runs of each process before its first measured one (its code optimized, its pools open). */
-const WARMUP = QUICK ? 1 : 3;
+const REPETITIONS = Number(process.env.TRACES_BENCH_REPETITIONS ?? (QUICK ? 1 : 21));
+/** Each pair's two runs side by side (TRACES_BENCH_TOGETHER=1) rather than one after the other. */
+const TOGETHER = process.env.TRACES_BENCH_TOGETHER === "1";
+/** Processes per side, taking turns (TRACES_BENCH_PROCESSES). */
+const PROCESSES = Number(process.env.TRACES_BENCH_PROCESSES ?? (QUICK ? 1 : 2));
+/**
+ * Unmeasured runs of each process before its first measured one (TRACES_BENCH_WARMUP): a fresh
+ * process's CPU per round falls for its first 2,000–3,000 rounds (13 ms, then 4 ms after 1,000
+ * rounds, then 1.5–2 ms, beside an older process at 1.5–2 ms all along), so 4,000 rounds.
+ */
+const WARMUP = Number(process.env.TRACES_BENCH_WARMUP ?? (QUICK ? 1 : Math.ceil(4_000 / ROUNDS)));
 const RATIO_TARGET = 1.05;
 const TOOL = {
   type: "function",
@@ -50,37 +63,101 @@ async function main() {
   // The model and the OTLP sink in a process of their own, each mode in its own: no process is
   // charged for another's work.
   const server = await startScriptedModel();
-  // TRACES_MODES=exporting leaves the content mode out (it has no target).
+  // TRACES_MODES=exporting leaves the content mode out (it has no target); TRACES_MODES=aa measures
+  // the bench's own noise floor: untraced processes against other untraced processes.
   const modes = (process.env.TRACES_MODES ?? "exporting,exporting with content").split(",");
-  const processes = new Map();
+  const sides = new Map();
+  let floor;
   try {
-    for (const mode of ["off", ...modes]) processes.set(mode, await startMode(mode, server));
-    const off = processes.get("off");
+    // Every side's processes started before any is measured, then each warmed up alike.
+    floor = await startSide("off", server);
+    for (const mode of modes) sides.set(mode, await startSide(mode === "aa" ? "off" : mode, server));
+    // Side by side: the warm-ups are long (a process's CPU per round falls for thousands of rounds).
+    await Promise.all([floor, ...sides.values()].map((side) => side.warmUp()));
     const perRound = { units: ROUNDS, unit: "round", width: 32 };
     for (const mode of modes) {
-      const traced = processes.get(mode);
-      const result = await measurePairs({
+      const subject = sides.get(mode);
+      const label = mode === "aa" ? "off, other processes (A/A)" : `traces ${mode}`;
+      const result = await (TOGETHER ? measureTogether : measurePairs)({
         pairs: REPETITIONS,
-        warmup: WARMUP,
-        floor: () => off.run(ROUNDS),
-        subject: () => traced.run(ROUNDS),
+        warmup: 0,
+        floor: floor.run,
+        subject: subject.run,
       });
       console.log(
-        `traces ${mode}: ${ROUNDS} rounds, ${REPETITIONS} pairs, each mode in its own process, ${formatLoad(result, cpus().length)}`,
+        `${label}: ${ROUNDS} rounds, ${REPETITIONS} pairs, ${PROCESSES} processes per side taking turns, ${formatLoad(result, cpus().length)}`,
       );
       console.log(formatSide("traces off", result.floor, perRound));
-      console.log(formatSide(`traces ${mode}`, result.subject, perRound));
-      // Content copies the whole history into every chat span: informative, no target.
-      const target = mode.includes("content") ? {} : { target: RATIO_TARGET };
-      console.log(formatRatio(`  CPU ratio traces ${mode} / off`, result.cpuRatios, target));
-      console.log(formatRatio(`  wall ratio traces ${mode} / off`, result.wallRatios));
+      console.log(formatSide(label, result.subject, perRound));
+      // Content copies the whole history into every chat span: informative, no target. A/A: ~1.00.
+      const target = mode.includes("content") || mode === "aa" ? {} : { target: RATIO_TARGET };
+      const ratioLabel = mode === "aa" ? "off A/A / off" : `traces ${mode} / off`;
+      console.log(formatRatio(`  CPU ratio ${ratioLabel}`, result.cpuRatios, target));
+      console.log(formatRatio(`  wall ratio ${ratioLabel}`, result.wallRatios));
     }
     const { sinkRequests, sinkBytes } = await server.stats();
     console.log(`  the OTLP sink received ${sinkRequests} export requests, ${sinkBytes} bytes`);
   } finally {
-    for (const child of processes.values()) await child.close();
+    for (const side of sides.values()) await side.close();
+    await floor?.close();
     await server.close();
   }
+}
+
+/**
+ * measurePairs' shape, each pair's two runs started at the same moment instead of one after the
+ * other: on a shared machine the load a run meets changes from second to second, and CPU time per
+ * unit of work grows with it, so two runs side by side meet the same load where two in a row may not.
+ */
+async function measureTogether({ pairs, floor, subject }) {
+  const loadBefore = loadavg()[0];
+  const sides = { floor: { wall: [], cpu: [] }, subject: { wall: [], cpu: [] } };
+  const timed = async (name, action) => {
+    const started = performance.now();
+    const { cpuMicroseconds } = await action();
+    return { name, wall: performance.now() - started, cpu: cpuMicroseconds };
+  };
+  for (let index = 0; index < pairs; index += 1) {
+    // Which side's message is sent first alternates, as measurePairs alternates the order.
+    const first = index % 2 === 0 ? ["floor", floor] : ["subject", subject];
+    const second = index % 2 === 0 ? ["subject", subject] : ["floor", floor];
+    for (const sample of await Promise.all([timed(...first), timed(...second)])) {
+      sides[sample.name].wall.push(sample.wall);
+      sides[sample.name].cpu.push(sample.cpu);
+    }
+  }
+  const ratiosOf = (key) =>
+    sides.subject[key].map((value, index) => value / Math.max(Number.EPSILON, sides.floor[key][index]));
+  return {
+    ...sides,
+    wallRatios: ratiosOf("wall"),
+    cpuRatios: ratiosOf("cpu"),
+    pairs,
+    loadBefore,
+    loadAfter: loadavg()[0],
+  };
+}
+
+/**
+ * One side of the comparison: PROCESSES processes of one mode, taking turns run by run, so no
+ * one process's luck (where its heap and its optimized code landed) is the side's figure.
+ */
+async function startSide(mode, server) {
+  const processes = [];
+  for (let index = 0; index < PROCESSES; index += 1) processes.push(await startMode(mode, server));
+  let turn = 0;
+  return {
+    warmUp: () =>
+      Promise.all(
+        processes.map(async (child) => {
+          for (let index = 0; index < WARMUP; index += 1) await child.run(ROUNDS);
+        }),
+      ),
+    run: () => processes[turn++ % processes.length].run(ROUNDS),
+    close: async () => {
+      for (const child of processes) await child.close();
+    },
+  };
 }
 
 /**
@@ -170,9 +247,15 @@ async function serveMode() {
   process.on("message", async ({ rounds }) => {
     runNumber += 1;
     try {
+      const started = cpuMicroseconds();
+      const mainStarted = mainThreadMicroseconds();
       await run({ modelUrl, rounds, traces, runId: `r_bench_${mode.length}_${runNumber}` });
       const ended = cpuMicroseconds();
-      process.send({ cpuMicroseconds: ended - lastRunEnded });
+      process.send({
+        cpuMicroseconds: ended - lastRunEnded,
+        runMicroseconds: ended - started,
+        mainMicroseconds: mainThreadMicroseconds() - mainStarted,
+      });
       lastRunEnded = ended;
     } catch (error) {
       process.send({ error: String(error?.stack ?? error) });
@@ -244,6 +327,11 @@ async function run({ modelUrl, rounds, traces, runId }) {
   events.publish({ agent: "bench", run: runId, type: "status", data: { status: "completed" } });
   // The export is part of the cost: the run's spans are flushed before the next run starts.
   await traces?.flush();
+}
+
+/** This process's main thread's time on a CPU so far, in microseconds (schedstat, in ns). */
+function mainThreadMicroseconds() {
+  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]) / 1_000;
 }
 
 /** The value of `--<name>=<value>` on this process's command line. */
