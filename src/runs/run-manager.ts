@@ -80,7 +80,6 @@ export class RunManager implements ChildRuns {
       resume: (id) => this.resume(id),
     };
     this.#launcher = new RunLauncher(this.#life);
-    store.writeLaunchFilesAfter?.((write) => this.#wave.afterLaunches(write));
     const recovered =
       options.recover === false
         ? { crashed: [], queued: [] }

@@ -55,10 +55,4 @@ export interface RunRecords {
    * (not served), for decisions taken meanwhile (RunRecorder.newest).
    */
   unwritten?(id: string): RunRecord | undefined;
-  /**
-   * A store that writes a launched run's record twice (a journal line that makes it durable, then
-   * its own file, which start-up prefers): the file's write is handed to `later` (RunManager: once
-   * the launches under way sent their first request). The run is on disk without it.
-   */
-  writeLaunchFilesAfter?(later: (write: () => void) => void): void;
 }

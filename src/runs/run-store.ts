@@ -89,8 +89,6 @@ export class RunStore implements RunRecords {
   readonly #journaling = new Map<string, { record: RunRecord; appended: Promise<void> }>();
   /** Launched runs whose record file is still to be written (after their journal line), by id. */
   readonly #launchFiles = new Map<string, RunRecord>();
-  /** When a launched run's record file is written (writeLaunchFilesAfter): at once by default. */
-  #launchFilesLater: (write: () => void) => void = (write) => write();
   /** The newest state of each run with a save under way (not served before it is on disk). */
   readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
@@ -406,21 +404,11 @@ export class RunStore implements RunRecords {
       throw error;
     } finally {
       this.#journaling.delete(record.id);
-      // After the journal's line (not competing with it for libuv's threads), and after the
-      // launches under way sent their first request when the run manager says so.
-      this.#launchFilesLater(() => this.#writeLaunchFile(record.id));
+      // After the journal's line, not competing with it for libuv's threads. Not deferred further:
+      // with the journal damaged, this file is what a start finds of a run killed just after launch.
+      this.#writeLaunchFile(record.id);
     }
     this.#open.set(record.id, record);
-  }
-
-  /**
-   * Hands the write of each launched run's record file to `later` (the run manager: once the
-   * launches under way sent their first model request). The journal line made the run durable;
-   * the file is what a start rebuilds from when the journal is damaged, and any later change of
-   * the run writes its own file instead.
-   */
-  writeLaunchFilesAfter(later: (write: () => void) => void): void {
-    this.#launchFilesLater = later;
   }
 
   #writeLaunchFile(id: string): void {

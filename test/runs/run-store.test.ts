@@ -101,36 +101,6 @@ describe("RunStore", () => {
     expect(reopened.unfinished()).toEqual([]);
   });
 
-  it("writes a launched run's record file when told, and not at all once a newer record came", async () => {
-    const dataDirectory = place();
-    const store = RunStore.open({ dataDirectory, logger: silent });
-    const kept: Array<() => void> = [];
-    store.writeLaunchFilesAfter((write) => kept.push(write));
-    const queued = queuedRecord("r_later");
-    await store.create(queued);
-    const running: RunRecord = { ...queued, status: "running", started_at: queued.created_at };
-    await store.save(running);
-    // Durable as its journal line; the file waits for its turn (the launches' first requests).
-    const file = path.join(store.directory, "r_later.json");
-    expect(kept).toHaveLength(1);
-    expect(existsSync(file)).toBe(false);
-    expect(RunStore.open({ dataDirectory, logger: silent }).get("r_later")).toEqual(running);
-    kept.shift()?.();
-    await store.settled();
-    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(running);
-    // A second launch whose run changes before its turn: the newer record is the file, never the older.
-    const other = queuedRecord("r_overtaken");
-    await store.create(other);
-    await store.save({ ...other, status: "running", started_at: other.created_at });
-    await store.save(ended(other));
-    kept.shift()?.();
-    await store.settled();
-    expect(JSON.parse(readFileSync(path.join(store.directory, "r_overtaken.json"), "utf8"))).toEqual(
-      ended(other),
-    );
-    store.close();
-  });
-
   it("pages newest first with limit and before, across index segments, by agent and status", async () => {
     const store = RunStore.open({ dataDirectory: place(), logger: silent, segmentBytes: 400 });
     const records = await history(store, 30, ["alpha", "beta"]);

@@ -50,14 +50,20 @@ export class RunLauncher {
     // A resumed run's record goes on from the larger spending: its own, or its checkpoint's (a run
     // taken over from a dead node has a record that may not have caught up with it).
     if (run.resumeFrom) run.record = spendingAfterCrash(run.record, run.resumeFrom);
-    // The run's log is created once the launches under way sent their first request: its lines
-    // wait in memory until then (each is in the agent's log already, which is what makes it safe).
-    life.wave.afterLaunches(() => void options.runLogs?.open(run.record.id));
-    recorder.transition(run, {
-      status: "running",
-      started_at: life.now().toISOString(),
-      ...(options.node === undefined ? {} : { node: options.node }),
-    });
+    // The run's log is created while `running` is written: the worker's events go straight to it.
+    // Not deferred to the launch wave: a kill -9 right after the launch would find no run log (and,
+    // with the journal damaged, no record file), and the next start would rebuild them.
+    const logOpened = options.runLogs?.open(run.record.id);
+    recorder.transition(
+      run,
+      {
+        status: "running",
+        started_at: life.now().toISOString(),
+        ...(options.node === undefined ? {} : { node: options.node }),
+      },
+      undefined,
+      logOpened,
+    );
     const context: RunContext = {
       runId: run.record.id,
       definition,
