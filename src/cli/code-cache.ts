@@ -20,9 +20,11 @@ type ModuleWrapper = (
  * there is simply no cache. V8 checks the cache against the source it is given. The bundle must
  * not call import() (Node 20 lets a script compiled this way do so only behind an experimental
  * flag or with a warning): it is built with its dynamic imports turned into require().
+ * A bundle that answers several commands keeps one cache a kind of command (`cacheFile`): the
+ * cache holds the functions the first process ran, and a daemon runs others than `validate` does.
  * Returns the bundle's exports, or undefined when there is no bundle (only tsc's output is built).
  */
-export function loadWithCodeCache(file: string): unknown {
+export function loadWithCodeCache(file: string, cacheFile = `${file}.cache`): unknown {
   let source: string;
   try {
     // The bundle is ASCII (scripts/bundle-cli.mjs escapes the rest): Latin-1 copies its bytes
@@ -31,7 +33,6 @@ export function loadWithCodeCache(file: string): unknown {
   } catch {
     return undefined;
   }
-  const cacheFile = `${file}.cache`;
   let cachedData: Buffer | undefined;
   try {
     cachedData = readFileSync(cacheFile);
