@@ -60,6 +60,11 @@ function writeCodeCache(cacheFile: string, script: vm.Script): void {
     renameSync(temporary, cacheFile);
   } catch {
     // A folder this process may not write to: the next start compiles again, as without a cache.
-    rmSync(temporary, { force: true });
+    // Nothing here may throw: the process is exiting, with the code its command set.
+    try {
+      rmSync(temporary, { force: true });
+    } catch {
+      // no temporary file was made
+    }
   }
 }
