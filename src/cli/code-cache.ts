@@ -3,6 +3,21 @@ import Module, { createRequire } from "node:module";
 import path from "node:path";
 import vm from "node:vm";
 
+/**
+ * The process event that writes the caches still to be written at once. An event, not a function
+ * of this module: the bundle that asks for it holds its own copy of this module, not the one that
+ * loaded the bundle.
+ */
+const WRITE_CODE_CACHE_NOW = "agentd:write-code-cache-now";
+
+/**
+ * Writes now the code cache of the bundle this process runs, when it had none (or V8 refused it),
+ * instead of at exit: for a daemon, once it is up, as a supervisor or a test may end it by SIGKILL.
+ */
+export function writeCodeCacheNow(): void {
+  (process as NodeJS.EventEmitter).emit(WRITE_CODE_CACHE_NOW);
+}
+
 type ModuleWrapper = (
   exports: unknown,
   require: NodeJS.Require,
@@ -43,9 +58,17 @@ export function loadWithCodeCache(file: string, cacheFile = `${file}.cache`): un
     filename: file,
     ...(cachedData ? { cachedData } : {}),
   });
-  // Written at exit, so the functions the command ran are in it too, not only the top level.
+  // Written at exit, so the functions the command ran are in it too, not only the top level; or
+  // earlier, when the command says so (a daemon is often ended by SIGKILL, with no exit).
   if (cachedData === undefined || script.cachedDataRejected === true) {
-    process.once("exit", () => writeCodeCache(cacheFile, script));
+    let written = false;
+    const write = (): void => {
+      if (written) return;
+      written = true;
+      writeCodeCache(cacheFile, script);
+    };
+    process.once("exit", write);
+    process.once(WRITE_CODE_CACHE_NOW, write);
   }
   const module = { exports: {} as unknown };
   const wrapper = script.runInThisContext() as ModuleWrapper;
