@@ -1,4 +1,4 @@
-import { readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import Module, { createRequire } from "node:module";
 import path from "node:path";
 import vm from "node:vm";
@@ -50,7 +50,9 @@ export function loadWithCodeCache(file: string, cacheFile = `${file}.cache`): un
   }
   let cachedData: Buffer | undefined;
   try {
-    cachedData = readFileSync(cacheFile);
+    // V8 checks a cache against its source's length only: one older than the bundle (a bundle
+    // replaced in place by one of the same length) would run the old bundle's compiled code.
+    if (statSync(cacheFile).mtimeMs >= statSync(file).mtimeMs) cachedData = readFileSync(cacheFile);
   } catch {
     cachedData = undefined;
   }

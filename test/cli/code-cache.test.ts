@@ -1,6 +1,14 @@
 import { spawn, spawnSync } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -90,5 +98,15 @@ console.log(loaded === undefined ? "no bundle" : loaded.where + ", require " + (
     expect(loadInChild(bundle, cacheFile)).toBe(`bundle.cjs in ${path.basename(folder)}, require beside`);
     expect(loadInChild(bundle, cacheFile)).toBe(`bundle.cjs in ${path.basename(folder)}, require beside`);
     expect(readdirSync(folder).sort()).toEqual(["beside.cjs", "bundle.cjs", "read-only"]);
+  });
+
+  it("leaves aside a cache older than its bundle, even of the same length", () => {
+    loadInChild();
+    // V8 checks only the source's length: the same length, other code, a newer file.
+    const source = readFileSync(bundle, "utf8");
+    writeFileSync(bundle, source.replace("' in '", "' at '"));
+    const later = new Date(Date.now() + 60_000);
+    utimesSync(bundle, later, later);
+    expect(loadInChild()).toBe(`bundle.cjs at ${path.basename(folder)}, require beside`);
   });
 });
