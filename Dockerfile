@@ -15,9 +15,12 @@ COPY tsconfig.json tsconfig.build.json tsconfig.web.json ./
 # The build compiles src/, copies the dashboard's files and bundles the CLI (scripts/).
 COPY scripts ./scripts
 COPY src ./src
-# `agentd run --help` leaves V8's compiled code of `agentd run` beside its bundle (the image's
-# dist/ is read-only to the daemon's user, which could not write it at its first run).
-RUN npm run build && node dist/cli/main.js run --help > /dev/null && npm prune --omit=dev
+# `--help` of `run`, of `start` and of the other commands leaves V8's compiled code beside each
+# bundle (the image's dist/ is read-only to the daemon's user, which could not write it at its
+# first run).
+RUN npm run build && node dist/cli/main.js run --help > /dev/null \
+  && node dist/cli/main.js start --help > /dev/null && node dist/cli/main.js --help > /dev/null \
+  && npm prune --omit=dev
 
 FROM node:20-bookworm-slim
 # bubblewrap: the sandbox of shell commands, CLI workers and stdio MCP servers.

@@ -1,16 +1,18 @@
 // Part of `npm run build`, after tsc: bundles the CLI, so a command loads a few files instead of
-// hundreds of modules (module loading was most of `agentd run`'s start-up).
-// - dist/cli/main.js and its chunks in dist/chunks/: every command's module a chunk of its own,
-//   imported only when that command runs.
-// - dist/cli/run-command.cjs: `agentd run` alone in one CommonJS file, run with V8's code cache
-//   (src/cli/code-cache.ts): no module of it is compiled again on the next run.
-// - dist/cli/launch.cjs: what the bin (CommonJS) requires: `agentd run` goes to its bundle without
-//   Node's ES module loader, every other command to main.js.
-// tsc's per-file output stays in dist/ for tests and benchmarks that import a module. The bundles
-// sit two folders below the root, as tsc's modules do, so paths a module resolves from its own
-// location (package.json, dist/dashboard/web) are the same from either.
+// hundreds of modules (module loading and compiling was most of a command's and a daemon's start).
+// - dist/cli/run-command.cjs: `agentd run` alone in one CommonJS file.
+// - dist/cli/main-command.cjs: every other command (the daemon's `start` too) in another.
+//   Both are run with V8's code cache (src/cli/code-cache.ts): no module of them is compiled again
+//   on the next start (Node 20 has no compile cache of its own for modules).
+// - dist/cli/launch.cjs: what the bin (CommonJS) requires: each command to its bundle without
+//   Node's ES module loader. tsc's dist/cli/main.js (`node dist/cli/main.js`, the tests' way in)
+//   hands over to the same bundles.
+// tsc's per-file output stays in dist/ for tests and benchmarks that import a module, and answers
+// when the bundles are missing. The bundles sit two folders below the root, as tsc's modules do,
+// so paths a module resolves from its own location (package.json, dist/dashboard/web, vendor/,
+// presets/) are the same from either.
 import { build } from "esbuild";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -53,10 +55,40 @@ const RUN_BUNDLED_PACKAGES = new Set([
   "cookie",
 ]);
 
-// Chunk names carry a hash of their content: the last build's would pile up. The code cache
-// belongs to the last build's bundle.
+/**
+ * Packages main-command.cjs leaves in node_modules; it bundles every other. Each reads files beside
+ * its own modules, has native or optional parts, or is loaded only for a feature that is off by
+ * default, later than the start:
+ * - @napi-rs/keyring: native (the keychain vault); pg, pg-native: PostgreSQL (native part optional);
+ * - web-tree-sitter: its WebAssembly file beside it (the shell tool's parser, at its first call);
+ * - @fastify/swagger, @fastify/swagger-ui: static files beside them (/docs, loaded at its first call);
+ * - the OpenTelemetry SDK and exporter (traces on; they share the bundled API's global state);
+ * - nodemailer and undici: a delivery by e-mail or webhook, the http_request tool;
+ * - fsevents: chokidar's optional native watcher on macOS.
+ * test/cli/start-module-loads.test.ts fails when a daemon's start loads a package from
+ * node_modules that is not one of these.
+ */
+const MAIN_EXTERNAL_PACKAGES = new Set([
+  "@napi-rs/keyring",
+  "pg",
+  "pg-native",
+  "web-tree-sitter",
+  "@fastify/swagger",
+  "@fastify/swagger-ui",
+  "@opentelemetry/sdk-trace-base",
+  "@opentelemetry/exporter-trace-otlp-proto",
+  "@opentelemetry/resources",
+  "nodemailer",
+  "undici",
+  "fsevents",
+]);
+
+// dist/chunks held an earlier build's ES module chunks of main.js. The code cache belongs to the
+// last build's bundle.
 rmSync(path.join(root, "dist", "chunks"), { recursive: true, force: true });
-rmSync(path.join(root, "dist", "cli", "run-command.cjs.cache"), { force: true });
+for (const file of readdirSync(path.join(root, "dist", "cli"))) {
+  if (file.endsWith(".cache")) rmSync(path.join(root, "dist", "cli", file), { force: true });
+}
 
 const plugins = (bundledPackages) => [
   {
@@ -106,56 +138,52 @@ const plugins = (bundledPackages) => [
   },
 ];
 
-await build({
-  absWorkingDir: root,
-  entryPoints: { "cli/main": "src/cli/main.ts" },
-  outdir: "dist",
-  chunkNames: "chunks/[name]-[hash]",
-  bundle: true,
-  splitting: true,
-  format: "esm",
-  platform: "node",
-  target: "node20.19",
-  sourcemap: true,
-  // Stack traces need the src/ file and line, not its text: smaller maps load faster.
-  sourcesContent: false,
-  // Bundled CommonJS packages call require(): an ES module has none of its own.
-  banner: {
-    js: 'import { createRequire as createRequireOfBundle } from "node:module"; const require = createRequireOfBundle(import.meta.url);',
-  },
-  logLevel: "warning",
-  plugins: plugins(BUNDLED_PACKAGES),
-});
+/**
+ * One command bundle: a CommonJS file in dist/cli, beside tsc's main.js, with the packages it
+ * bundles, run with V8's code cache (src/cli/code-cache.ts). Returns what it holds, one path a line
+ * (the minified bundle names none), written beside it for the tests that check it.
+ */
+async function buildCommandBundle(entryPoint, outfile, bundledPackages) {
+  const bundle = await build({
+    absWorkingDir: root,
+    entryPoints: [entryPoint],
+    outfile,
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20.19",
+    // Without the indentation, line breaks and comments: a third less to read and turn into a
+    // string at every start (the code cache does not spare that). Names are kept, so a stack trace
+    // still names the functions, at a column of the bundle's few lines.
+    minifyWhitespace: true,
+    // Read only when a stack trace is formatted (src/cli/source-mapped-stacks.ts), for `start`
+    // or with --enable-source-maps. The src/ file and line, not its text: a smaller map.
+    sourcemap: true,
+    sourcesContent: false,
+    metafile: true,
+    // What a module reads from import.meta, in CommonJS terms.
+    define: { "import.meta.dirname": "__dirname", "import.meta.url": "importMetaUrlOfBundle" },
+    // import() of a package left in node_modules becomes require() (Node >= 20.19 requires ES
+    // modules too): code-cache.ts compiles the file as a script, whose import() Node 20 refuses.
+    supported: { "dynamic-import": false },
+    banner: { js: 'const importMetaUrlOfBundle = require("node:url").pathToFileURL(__filename).href;' },
+    logLevel: "warning",
+    plugins: plugins(bundledPackages),
+  });
+  const file = path.join(root, outfile);
+  asciiOnly(file);
+  writeFileSync(
+    file.replace(/\.cjs$/, ".modules.txt"),
+    `${Object.keys(bundle.metafile.inputs).join("\n")}\n`,
+  );
+}
 
-const runBundle = await build({
-  absWorkingDir: root,
-  entryPoints: ["src/cli/run-entry.ts"],
-  outfile: "dist/cli/run-command.cjs",
-  bundle: true,
-  format: "cjs",
-  platform: "node",
-  target: "node20.19",
-  // Without the indentation, line breaks and comments: a third less to read and turn into a string
-  // at every start (the code cache does not spare that). Names are kept, so a stack trace still
-  // names the functions, at a column of the bundle's few lines.
-  minifyWhitespace: true,
-  metafile: true,
-  // What a module reads from import.meta, in CommonJS terms.
-  define: { "import.meta.dirname": "__dirname", "import.meta.url": "importMetaUrlOfBundle" },
-  // import() of a package left in node_modules becomes require() (Node ≥ 20.19 requires ES modules
-  // too): code-cache.ts compiles the file as a script, whose import() Node 20 refuses.
-  supported: { "dynamic-import": false },
-  banner: { js: 'const importMetaUrlOfBundle = require("node:url").pathToFileURL(__filename).href;' },
-  logLevel: "warning",
-  plugins: plugins(RUN_BUNDLED_PACKAGES),
+// test/cli/run-module-loads.test.ts checks what the run's bundle holds.
+await buildCommandBundle("src/cli/run-entry.ts", "dist/cli/run-command.cjs", RUN_BUNDLED_PACKAGES);
+// test/cli/start-module-loads.test.ts checks what a daemon's start loads beside it.
+await buildCommandBundle("src/cli/main-entry.ts", "dist/cli/main-command.cjs", {
+  has: (name) => !MAIN_EXTERNAL_PACKAGES.has(name),
 });
-asciiOnly(path.join(root, "dist", "cli", "run-command.cjs"));
-// What the run's bundle holds, one path a line (the minified bundle names none):
-// test/cli/run-module-loads.test.ts checks it.
-writeFileSync(
-  path.join(root, "dist", "cli", "run-command.modules.txt"),
-  `${Object.keys(runBundle.metafile.inputs).join("\n")}\n`,
-);
 
 // What bin/agentd.js requires: `agentd run` to its bundle with no ES module loaded, the rest to main.js.
 await build({

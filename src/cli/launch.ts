@@ -1,17 +1,17 @@
 import path from "node:path";
 import { pathToFileURL } from "node:url";
+import { loadCommandBundle } from "./command-bundle.js";
 import { requestedCommand } from "./requested-command.js";
-import { loadRunBundle } from "./run-bundle.js";
 
 /**
  * What the `agentd` bin runs first (bin/agentd.js, CommonJS, requires this module's bundle
- * dist/cli/launch.cjs). `agentd run` goes straight to its own bundle: no ES module is loaded on
- * its way to the first model request, so Node's ES module loader never starts (it, and main.js's
- * imports, cost some milliseconds). Every other command, and `run` when only tsc's output is
- * built, is main.js's.
+ * dist/cli/launch.cjs). Every command goes straight to its CommonJS bundle (`agentd run` to its
+ * own, the rest to main-command.cjs), run with V8's code cache: no ES module is loaded, so Node's
+ * ES module loader never starts (it, and the imports of hundreds of modules, cost a start tenths of
+ * a CPU-second). When only tsc's output is built, main.js answers.
  */
 export async function launch(): Promise<void> {
-  const run = requestedCommand(process.argv.slice(2)) === "run" ? loadRunBundle() : undefined;
-  if (run) await run.main();
+  const bundle = loadCommandBundle(requestedCommand(process.argv.slice(2)));
+  if (bundle) await bundle.main();
   else await import(pathToFileURL(path.join(import.meta.dirname, "main.js")).href);
 }

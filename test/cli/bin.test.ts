@@ -55,7 +55,7 @@ describe("the agentd bin", () => {
     expect(JSON.parse(lines.at(-1) ?? "{}")).toMatchObject({ agent: "writer", status: "completed" });
   });
 
-  it("answers every other command through main.js, with the same exit codes", async () => {
+  it("answers every other command through its bundle, with the same exit codes", async () => {
     const { root } = await startProject();
     const help = await run(BIN, ["--help"], root);
     expect(help.code).toBe(0);

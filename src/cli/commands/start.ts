@@ -9,6 +9,7 @@ import { exitWhenIdle, holdSignalsWhileStarting, shutdownOnSignals } from "../..
 import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../app/startup-summary.js";
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
+import { writeCodeCacheNow } from "../code-cache.js";
 
 /** How long the start-up look at the model server may take. */
 const PROBE_TIMEOUT_MILLISECONDS = 3_000;
@@ -133,6 +134,9 @@ export function registerStartCommand(program: Command): void {
         exitWhenIdle();
         return;
       }
+      // Before the line a supervisor or a test waits for, and often ends the daemon after with
+      // SIGKILL: the compiled code of the start is kept once (when its bundle had no cache).
+      writeCodeCacheNow();
       const summary = summarizeStartup(daemon);
       if (!globals.json) process.stderr.write(formatStartupSummary(summary, loginLine(daemon, loaded.file)));
       printJson({
