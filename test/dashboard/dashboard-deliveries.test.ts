@@ -105,6 +105,15 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
     });
     expect(accepted.status).toBe(202);
     const { run } = (await accepted.json()) as { run: string };
+    // This run delivers too: its deliveries settle here (the file's sent, Slack's first attempt
+    // failed), not during the next case, which reads each target's health from its newest delivery.
+    await waitFor(async () => {
+      const reply = await daemon.request("GET", `/deliveries?run=${run}`);
+      const statuses = (reply.body as { deliveries: Array<{ status: string }> }).deliveries.map(
+        (d) => d.status,
+      );
+      return statuses.includes("sent") && statuses.includes("retrying");
+    }, "the webhook run's deliveries: one sent, one retrying");
 
     const { page } = browser;
     // The run's page and its agent's runs table say what started it.
@@ -157,8 +166,10 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
       environment: { AGENTD_URL: daemon.url, AGENTD_TOKEN: daemon.token ?? "" },
     });
     expect(printed.exitCode, printed.stderr).toBe(0);
-    expect(printed.stdout).toMatch(/^digest {2}file#0 \(file, always\) {2}digest\.log {2}ok {2}last \S+Z$/m);
-    expect(printed.stdout).toMatch(
+    expect(printed.stdout, printed.stdout).toMatch(
+      /^digest {2}file#0 \(file, always\) {2}digest\.log {2}ok {2}last \S+Z$/m,
+    );
+    expect(printed.stdout, printed.stdout).toMatch(
       /^digest {2}slack#1 \(slack, always\) {2}http:\/\/127\.0\.0\.1:\d+\/… {2}retrying .*refused/im,
     );
 
