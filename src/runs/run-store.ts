@@ -87,8 +87,6 @@ export class RunStore implements RunRecords {
   readonly #unfiled = new Set<string>();
   /** Runs whose `running` line is being appended to the journal: their next save waits for it. */
   readonly #journaling = new Map<string, { record: RunRecord; appended: Promise<void> }>();
-  /** Launched runs whose record file is still to be written (after their journal line), by id. */
-  readonly #launchFiles = new Map<string, RunRecord>();
   /** The newest state of each run with a save under way (not served before it is on disk). */
   readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
@@ -312,8 +310,6 @@ export class RunStore implements RunRecords {
   async save(record: RunRecord): Promise<void> {
     const file = this.#fileOf(record.id);
     this.#saving.set(record.id, record);
-    // A launched run's record file not written yet: this newer record takes its place.
-    this.#launchFiles.delete(record.id);
     try {
       if (this.#unfiled.delete(record.id) && record.status === "running") {
         await this.#launched(record);
@@ -391,7 +387,11 @@ export class RunStore implements RunRecords {
    * is damaged or gone.
    */
   async #launched(record: RunRecord): Promise<void> {
-    this.#launchFiles.set(record.id, record);
+    this.#writes
+      .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
+      .catch((error: unknown) =>
+        this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
+      );
     const appended = (async () => {
       if (this.#journal.full) this.#beginJournal();
       await this.#journal.append({ record });
@@ -404,32 +404,17 @@ export class RunStore implements RunRecords {
       throw error;
     } finally {
       this.#journaling.delete(record.id);
-      // After the journal's line, not competing with it for libuv's threads. Not deferred further:
-      // with the journal damaged, this file is what a start finds of a run killed just after launch.
-      this.#writeLaunchFile(record.id);
     }
     this.#open.set(record.id, record);
   }
 
-  #writeLaunchFile(id: string): void {
-    const record = this.#launchFiles.get(id);
-    if (!record) return;
-    this.#launchFiles.delete(id);
-    this.#writes
-      .write(this.#fileOf(id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
-      .catch((error: unknown) =>
-        this.#logger.warn({ err: error, run: id }, "could not write a launched run's record"),
-      );
-  }
-
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
-    return this.#writes.size + this.#launchFiles.size + this.#index.pending + this.#journal.pending;
+    return this.#writes.size + this.#index.pending + this.#journal.pending;
   }
 
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
   settled(): Promise<void> {
-    for (const id of [...this.#launchFiles.keys()]) this.#writeLaunchFile(id);
     return this.#writes.settled();
   }
 
