@@ -90,6 +90,39 @@ export async function measurePairs({ pairs, warmup = 1, floor, subject }) {
       await record("floor", floor);
     }
   }
+  return pairedResult(sides, pairs, loadBefore);
+}
+
+/**
+ * measurePairs' shape, each pair's two runs started at the same moment instead of one after the
+ * other: on a shared machine the load a run meets changes from second to second, and CPU time per
+ * unit of work grows with it, so two runs side by side meet the same load where two in a row may
+ * not. For sides whose work runs in processes of their own (each action returns
+ * `{ cpuMicroseconds }`); no warm-up pairs.
+ * @param {{ pairs: number, floor: () => Promise<{ cpuMicroseconds: number }>, subject: () => Promise<{ cpuMicroseconds: number }> }} options
+ */
+export async function measurePairsTogether({ pairs, floor, subject }) {
+  const loadBefore = loadavg()[0];
+  const sides = { floor: { wall: [], cpu: [] }, subject: { wall: [], cpu: [] } };
+  const timed = async (name, action) => {
+    const started = performance.now();
+    const { cpuMicroseconds: cpu } = await action();
+    return { name, wall: performance.now() - started, cpu };
+  };
+  for (let index = 0; index < pairs; index += 1) {
+    // Which side's run is asked first alternates, as measurePairs alternates the order.
+    const first = index % 2 === 0 ? ["floor", floor] : ["subject", subject];
+    const second = index % 2 === 0 ? ["subject", subject] : ["floor", floor];
+    for (const sample of await Promise.all([timed(...first), timed(...second)])) {
+      sides[sample.name].wall.push(sample.wall);
+      sides[sample.name].cpu.push(sample.cpu);
+    }
+  }
+  return pairedResult(sides, pairs, loadBefore);
+}
+
+/** Both sides' samples with the per-pair ratios subject / floor, and the load around them. */
+function pairedResult(sides, pairs, loadBefore) {
   const ratiosOf = (key) =>
     sides.subject[key].map((value, index) => value / Math.max(Number.EPSILON, sides.floor[key][index]));
   return {

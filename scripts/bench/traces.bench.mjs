@@ -23,12 +23,18 @@
 import { fork } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
-import { cpus, loadavg } from "node:os";
-import { performance } from "node:perf_hooks";
+import { cpus } from "node:os";
 import path from "node:path";
 import { URL, fileURLToPath, pathToFileURL } from "node:url";
 import { QUICK } from "./bench-daemon.mjs";
-import { cpuMicroseconds, formatLoad, formatRatio, formatSide, measurePairs } from "./paired-measurement.mjs";
+import {
+  cpuMicroseconds,
+  formatLoad,
+  formatRatio,
+  formatSide,
+  measurePairs,
+  measurePairsTogether,
+} from "./paired-measurement.mjs";
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
 const ROUNDS = Number(process.env.TRACES_BENCH_ROUNDS ?? (QUICK ? 10 : 200));
@@ -78,7 +84,7 @@ async function main() {
     for (const mode of modes) {
       const subject = sides.get(mode);
       const label = mode === "aa" ? "off, other processes (A/A)" : `traces ${mode}`;
-      const result = await (TOGETHER ? measureTogether : measurePairs)({
+      const result = await (TOGETHER ? measurePairsTogether : measurePairs)({
         pairs: REPETITIONS,
         warmup: 0,
         floor: floor.run,
@@ -102,40 +108,6 @@ async function main() {
     await floor?.close();
     await server.close();
   }
-}
-
-/**
- * measurePairs' shape, each pair's two runs started at the same moment instead of one after the
- * other: on a shared machine the load a run meets changes from second to second, and CPU time per
- * unit of work grows with it, so two runs side by side meet the same load where two in a row may not.
- */
-async function measureTogether({ pairs, floor, subject }) {
-  const loadBefore = loadavg()[0];
-  const sides = { floor: { wall: [], cpu: [] }, subject: { wall: [], cpu: [] } };
-  const timed = async (name, action) => {
-    const started = performance.now();
-    const { cpuMicroseconds } = await action();
-    return { name, wall: performance.now() - started, cpu: cpuMicroseconds };
-  };
-  for (let index = 0; index < pairs; index += 1) {
-    // Which side's message is sent first alternates, as measurePairs alternates the order.
-    const first = index % 2 === 0 ? ["floor", floor] : ["subject", subject];
-    const second = index % 2 === 0 ? ["subject", subject] : ["floor", floor];
-    for (const sample of await Promise.all([timed(...first), timed(...second)])) {
-      sides[sample.name].wall.push(sample.wall);
-      sides[sample.name].cpu.push(sample.cpu);
-    }
-  }
-  const ratiosOf = (key) =>
-    sides.subject[key].map((value, index) => value / Math.max(Number.EPSILON, sides.floor[key][index]));
-  return {
-    ...sides,
-    wallRatios: ratiosOf("wall"),
-    cpuRatios: ratiosOf("cpu"),
-    pairs,
-    loadBefore,
-    loadAfter: loadavg()[0],
-  };
 }
 
 /**
