@@ -1,5 +1,4 @@
-import { randomUUID } from "node:crypto";
-import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { mkdir, open, rm, rmdir, stat } from "node:fs/promises";
 import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -26,10 +25,8 @@ export async function withFileLock<Result>(
   const timeout = timeoutSignal(WAIT_MILLISECONDS);
   const waiting = signal ? AbortSignal.any([signal, timeout]) : timeout;
   while (!(await tryLock(lock))) {
-    if (await isStale(lock)) {
-      await breakStaleLock(lock);
-      continue;
-    }
+    // Broken by this waiter: try at once; being broken by another: wait as for a held lock.
+    if ((await isStale(lock)) && (await breakStaleLock(lock))) continue;
     if (waiting.aborted) {
       if (waiting.reason !== timeout.reason) throw waiting.reason;
       throw new AgentdError("VAULT_UNAVAILABLE", `the vault file ${file} stayed locked by another process`, {
@@ -65,24 +62,27 @@ async function isStale(lock: string): Promise<boolean> {
 }
 
 /**
- * Takes a stale lock away by renaming it to a name only this process uses, then deleting that:
- * two waiters that both saw the stale lock cannot both remove it, and neither can remove a fresh
- * lock a third one has just taken (the rename then fails, or moves a lock that is checked again).
+ * Takes a stale lock away, one waiter at a time: under `<lock>.break` (a folder, made exclusively),
+ * the lock is looked at again and removed only if it is still stale. No fresh lock can be taken
+ * while the stale one is there (a lock is made exclusively), and only the holder of `.break`
+ * removes a stale one, so a waiter never removes a lock another has just taken. (Renaming the lock
+ * aside to look at it, as this did before, could move a fresh lock away for a moment, in which a
+ * third waiter took the lock too: two writers inside.) A `.break` left by a process that died while
+ * breaking is itself removed once stale. True when this waiter did the breaking.
  */
-async function breakStaleLock(lock: string): Promise<void> {
-  // A name no other waiter uses, in this process too: two waiters of one process in the same
-  // millisecond once shared it, and one removed the fresh lock the other had moved there.
-  const claimed = `${lock}.${process.pid}.${randomUUID()}.stale`;
+async function breakStaleLock(lock: string): Promise<boolean> {
+  const breaking = `${lock}.break`;
   try {
-    await rename(lock, claimed);
-  } catch {
-    return; // Someone else took it first.
+    await mkdir(breaking, { mode: 0o700 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    if (await isStale(breaking)) await rmdir(breaking).catch(() => undefined);
+    return false; // Another waiter is breaking it.
   }
-  if (await isStale(claimed)) {
-    await rm(claimed, { force: true });
-    return;
+  try {
+    if (await isStale(lock)) await rm(lock, { force: true });
+    return true;
+  } finally {
+    await rmdir(breaking).catch(() => undefined);
   }
-  // A fresh lock was renamed by mistake: put it back unless its owner already took a new one.
-  await link(claimed, lock).catch(() => undefined);
-  await rm(claimed, { force: true });
 }
