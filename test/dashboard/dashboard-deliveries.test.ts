@@ -51,18 +51,23 @@ afterAll(async () => {
   await browser?.close();
 });
 
+/** Waits until the run's file delivery is sent and its Slack delivery's first attempt failed. */
+async function deliveriesSettled(runId: string): Promise<void> {
+  await waitFor(async () => {
+    const reply = await daemon.request("GET", `/deliveries?run=${runId}`);
+    const statuses = (reply.body as { deliveries: Array<{ status: string }> }).deliveries.map(
+      (d) => d.status,
+    );
+    return statuses.includes("sent") && statuses.includes("retrying");
+  }, `run ${runId}'s deliveries: one sent, one retrying`);
+}
+
 describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () => {
   it("shows a run's deliveries on its page and its agent's: target, status, attempts, last error, next retry", async () => {
     const runId = await startRun(daemon, "digest", "send the digest");
     await waitFor(async () => (await getRun(daemon, runId)).status === "completed", "the run ends");
     // Readiness: the file target sent, the Slack target's first attempt failed and another is due.
-    await waitFor(async () => {
-      const reply = await daemon.request("GET", `/deliveries?run=${runId}`);
-      const statuses = (reply.body as { deliveries: Array<{ status: string }> }).deliveries.map(
-        (d) => d.status,
-      );
-      return statuses.includes("sent") && statuses.includes("retrying");
-    }, "one delivery sent, one retrying");
+    await deliveriesSettled(runId);
 
     const { page } = browser;
     await page.goto(`/#/runs/${runId}`);
@@ -107,13 +112,7 @@ describe("deliveries and triggers in the dashboard", { timeout: 120_000 }, () =>
     const { run } = (await accepted.json()) as { run: string };
     // This run delivers too: its deliveries settle here (the file's sent, Slack's first attempt
     // failed), not during the next case, which reads each target's health from its newest delivery.
-    await waitFor(async () => {
-      const reply = await daemon.request("GET", `/deliveries?run=${run}`);
-      const statuses = (reply.body as { deliveries: Array<{ status: string }> }).deliveries.map(
-        (d) => d.status,
-      );
-      return statuses.includes("sent") && statuses.includes("retrying");
-    }, "the webhook run's deliveries: one sent, one retrying");
+    await deliveriesSettled(run);
 
     const { page } = browser;
     // The run's page and its agent's runs table say what started it.
