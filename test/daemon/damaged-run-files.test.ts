@@ -48,6 +48,13 @@ beforeAll(async () => {
     await waitForRunEnd(daemon, finished);
     interrupted = await startRun(daemon, "keep", "slow");
     await waitFor(async () => (await getRun(daemon, interrupted)).status === "running", "the slow run");
+    // The launch's record file follows its journal line off the event loop: the damaged states
+    // below start from a data folder that holds both.
+    const record = path.join(seed.dataDirectory, "runs", `${interrupted}.json`);
+    await waitFor(
+      () => existsSync(record) && readFileSync(record, "utf8").includes('"running"'),
+      "the slow run's record file",
+    );
   } finally {
     await daemon.kill();
   }
