@@ -9,7 +9,7 @@ import { callModel } from "./call-model.js";
 import { CONTINUE_AFTER_LENGTH } from "./guard-messages.js";
 import { LoopDetector } from "./loop-detector.js";
 import { failureOutcome } from "./loop-outcome.js";
-import { repairHistory } from "./repair-history.js";
+import { HistoryRepairer } from "./repair-history.js";
 import { RunBudget } from "./run-budget.js";
 import { HistoryTokens } from "./history-tokens.js";
 import { compactRunHistory } from "./run-compaction.js";
@@ -100,6 +100,7 @@ export class LlmWorker implements Worker {
     const detector = new LoopDetector();
     const answerParts: string[] = [];
     const tokens = new HistoryTokens();
+    const repairer = new HistoryRepairer();
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
     /** Whether round 0 still waits to be saved (a later save replaces it). */
@@ -147,7 +148,7 @@ export class LlmWorker implements Worker {
       control.signal.throwIfAborted();
       budget.check();
       await control.waitWhilePaused();
-      messages = repaired(messages, events);
+      messages = repaired(messages, repairer, events);
       messages = await compactRunHistory(messages, {
         ...parts,
         settings: this.#options.llm.context,
@@ -246,8 +247,8 @@ function answerInterruptedCalls(
   return result;
 }
 
-function repaired(messages: ChatMessage[], events: RunEvents): ChatMessage[] {
-  const repair = repairHistory(messages);
+function repaired(messages: ChatMessage[], repairer: HistoryRepairer, events: RunEvents): ChatMessage[] {
+  const repair = repairer.repair(messages);
   if (repair.addedResults > 0 || repair.droppedResults > 0) {
     events.publish("warning", {
       code: "HISTORY_REPAIRED",
