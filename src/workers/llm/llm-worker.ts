@@ -1,7 +1,7 @@
 import type { Config } from "../../config/config-schema.js";
-import type { ChatMessage, ChatTool, ModelResponse } from "../../llm/chat-message.js";
+import type { ChatMessage, ModelResponse } from "../../llm/chat-message.js";
 import type { ModelProvider } from "../../llm/model-client.js";
-import type { ToolExecutor, ToolSpec } from "../../tools/tool-executor.js";
+import type { ToolExecutor } from "../../tools/tool-executor.js";
 import { settleOrAbandon } from "../../util/settle-or-abandon.js";
 import type { RunContext, Worker } from "../worker.js";
 import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
@@ -17,6 +17,7 @@ import { RunEvents } from "./run-events.js";
 import { type RecordedAnswer, interruptedCallOutput, recordedAnswers } from "./recorded-answers.js";
 import { runToolCalls } from "./run-tool-calls.js";
 import { ToolFailures } from "./tool-failures.js";
+import { OfferedTools } from "./offered-tools.js";
 
 /** Continuation requests after `finish_reason: length` before the partial answer is taken as final. */
 const MAX_CONTINUATIONS = 2;
@@ -101,6 +102,10 @@ export class LlmWorker implements Worker {
     const answerParts: string[] = [];
     const tokens = new HistoryTokens();
     const repairer = new HistoryRepairer();
+    // What every round passes on, made once per run.
+    const compaction = { ...parts, settings: this.#options.llm.context, tokens };
+    const modelCall = { ...parts, llm: this.#options.llm };
+    const tools = new OfferedTools(specs, failures);
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
     /** Whether round 0 still waits to be saved (a later save replaces it). */
@@ -149,17 +154,10 @@ export class LlmWorker implements Worker {
       budget.check();
       await control.waitWhilePaused();
       messages = repaired(messages, repairer, events);
-      messages = await compactRunHistory(messages, {
-        ...parts,
-        settings: this.#options.llm.context,
-        tokens,
-      });
-      const response = await callModel(
-        messages,
-        toolsFor(specs, failures),
-        { ...parts, llm: this.#options.llm },
-        tokens.of(messages),
-      );
+      // Within budget (nearly every round) there is nothing to compact: no call, no await.
+      if (tokens.of(messages) > compaction.settings.max_tokens)
+        messages = await compactRunHistory(messages, compaction);
+      const response = await callModel(messages, tools.current(), modelCall, tokens.of(messages));
       budget.iterations += 1;
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
@@ -256,15 +254,6 @@ function repaired(messages: ChatMessage[], repairer: HistoryRepairer, events: Ru
     });
   }
   return repair.messages;
-}
-
-function toolsFor(specs: readonly ToolSpec[], failures: ToolFailures): ChatTool[] {
-  return specs
-    .filter((spec) => !failures.isDisabled(spec.name))
-    .map((spec) => ({
-      type: "function",
-      function: { name: spec.name, description: spec.description, parameters: spec.parameters },
-    }));
 }
 
 function assistantMessage(response: ModelResponse): ChatMessage {
