@@ -152,7 +152,8 @@ export class LlmWorker implements Worker {
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();
-      await control.waitWhilePaused();
+      // Not halted (nearly always): go on in this same tick, with no promise to wait for.
+      if (control.halted) await control.waitWhilePaused();
       messages = repaired(messages, repairer, events);
       // Within budget (nearly every round) there is nothing to compact: no call, no await.
       if (tokens.of(messages) > compaction.settings.max_tokens)
