@@ -25,6 +25,11 @@ export class LlmCallFeed {
     return () => this.#listeners.delete(listener);
   }
 
+  /** Whether anyone listens: a caller with nothing to tell need not build the report. */
+  get listened(): boolean {
+    return this.#listeners.size > 0;
+  }
+
   report(report: LlmCallReport): void {
     for (const listener of this.#listeners) {
       try {

@@ -139,13 +139,16 @@ export class ModelClient implements ModelProvider {
     const client = await this.#connect();
     for (let attempt = 1; ; attempt += 1) {
       const startedAt = performance.now();
-      const report = (outcome: string, retried: boolean) =>
+      // Every call of every round reports; with no listener (no metrics) there is nothing to build.
+      const report = (outcome: string, retried: boolean) => {
+        if (!this.calls.listened) return;
         this.calls.report({
           ...site,
           outcome,
           durationMilliseconds: performance.now() - startedAt,
           retried,
         });
+      };
       try {
         breaker.acquire();
       } catch (error) {

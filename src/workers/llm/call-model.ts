@@ -19,7 +19,7 @@ export interface ModelCallParts {
  */
 export function callModel(
   messages: ChatMessage[],
-  tools: ChatTool[],
+  tools: readonly ChatTool[],
   parts: ModelCallParts,
   promptTokens?: number,
 ): Promise<ModelResponse> {

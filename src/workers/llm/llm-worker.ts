@@ -1,7 +1,7 @@
 import type { Config } from "../../config/config-schema.js";
-import type { ChatMessage, ChatTool, ModelResponse } from "../../llm/chat-message.js";
+import type { ChatMessage, ModelResponse } from "../../llm/chat-message.js";
 import type { ModelProvider } from "../../llm/model-client.js";
-import type { ToolExecutor, ToolSpec } from "../../tools/tool-executor.js";
+import type { ToolExecutor } from "../../tools/tool-executor.js";
 import { settleOrAbandon } from "../../util/settle-or-abandon.js";
 import type { RunContext, Worker } from "../worker.js";
 import type { RunOutcome } from "../../run-vocabulary/run-outcome.js";
@@ -9,7 +9,7 @@ import { callModel } from "./call-model.js";
 import { CONTINUE_AFTER_LENGTH } from "./guard-messages.js";
 import { LoopDetector } from "./loop-detector.js";
 import { failureOutcome } from "./loop-outcome.js";
-import { repairHistory } from "./repair-history.js";
+import { HistoryRepairer } from "./repair-history.js";
 import { RunBudget } from "./run-budget.js";
 import { HistoryTokens } from "./history-tokens.js";
 import { compactRunHistory } from "./run-compaction.js";
@@ -17,6 +17,7 @@ import { RunEvents } from "./run-events.js";
 import { type RecordedAnswer, interruptedCallOutput, recordedAnswers } from "./recorded-answers.js";
 import { runToolCalls } from "./run-tool-calls.js";
 import { ToolFailures } from "./tool-failures.js";
+import { OfferedTools } from "./offered-tools.js";
 
 /** Continuation requests after `finish_reason: length` before the partial answer is taken as final. */
 const MAX_CONTINUATIONS = 2;
@@ -100,6 +101,11 @@ export class LlmWorker implements Worker {
     const detector = new LoopDetector();
     const answerParts: string[] = [];
     const tokens = new HistoryTokens();
+    const repairer = new HistoryRepairer();
+    // What every round passes on, made once per run.
+    const compaction = { ...parts, settings: this.#options.llm.context, tokens };
+    const modelCall = { ...parts, llm: this.#options.llm };
+    const tools = new OfferedTools(specs, failures);
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
     /** Whether round 0 still waits to be saved (a later save replaces it). */
@@ -146,19 +152,13 @@ export class LlmWorker implements Worker {
     for (;;) {
       control.signal.throwIfAborted();
       budget.check();
-      await control.waitWhilePaused();
-      messages = repaired(messages, events);
-      messages = await compactRunHistory(messages, {
-        ...parts,
-        settings: this.#options.llm.context,
-        tokens,
-      });
-      const response = await callModel(
-        messages,
-        toolsFor(specs, failures),
-        { ...parts, llm: this.#options.llm },
-        tokens.of(messages),
-      );
+      // Not halted (nearly always): go on in this same tick, with no promise to wait for.
+      if (control.halted) await control.waitWhilePaused();
+      messages = repaired(messages, repairer, events);
+      // Within budget (nearly every round) there is nothing to compact: no call, no await.
+      if (tokens.of(messages) > compaction.settings.max_tokens)
+        messages = await compactRunHistory(messages, compaction);
+      const response = await callModel(messages, tools.current(), modelCall, tokens.of(messages));
       budget.iterations += 1;
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
@@ -246,8 +246,8 @@ function answerInterruptedCalls(
   return result;
 }
 
-function repaired(messages: ChatMessage[], events: RunEvents): ChatMessage[] {
-  const repair = repairHistory(messages);
+function repaired(messages: ChatMessage[], repairer: HistoryRepairer, events: RunEvents): ChatMessage[] {
+  const repair = repairer.repair(messages);
   if (repair.addedResults > 0 || repair.droppedResults > 0) {
     events.publish("warning", {
       code: "HISTORY_REPAIRED",
@@ -255,15 +255,6 @@ function repaired(messages: ChatMessage[], events: RunEvents): ChatMessage[] {
     });
   }
   return repair.messages;
-}
-
-function toolsFor(specs: readonly ToolSpec[], failures: ToolFailures): ChatTool[] {
-  return specs
-    .filter((spec) => !failures.isDisabled(spec.name))
-    .map((spec) => ({
-      type: "function",
-      function: { name: spec.name, description: spec.description, parameters: spec.parameters },
-    }));
 }
 
 function assistantMessage(response: ModelResponse): ChatMessage {

@@ -57,12 +57,45 @@ export function repairHistory(messages: ChatMessage[]): HistoryRepair {
 }
 
 /**
+ * `repairHistory` for one run's history, which the loop only appends to between rounds and never
+ * changes a message of (as HistoryTokens relies on too). Checking the whole history every round
+ * made a round's cost grow with the run; this checks only the messages appended since the last
+ * well-formed check. Another array (compacted, repaired, resumed) is checked whole.
+ */
+export class HistoryRepairer {
+  #messages: readonly ChatMessage[] | undefined;
+  /** Length of the prefix found well formed; its scan ended on a message boundary there. */
+  #checked = 0;
+  #last: ChatMessage | undefined;
+
+  repair(messages: ChatMessage[]): HistoryRepair {
+    const grown =
+      messages === this.#messages &&
+      messages.length >= this.#checked &&
+      (this.#checked === 0 || messages[this.#checked - 1] === this.#last);
+    // A well-formed prefix ends where a full scan would start its next message: scanning on from
+    // there says what scanning the whole would (a stray tool result there fails either way).
+    if (isWellFormed(messages, grown ? this.#checked : 0)) {
+      this.#messages = messages;
+      this.#checked = messages.length;
+      this.#last = messages.at(-1);
+      return { messages, addedResults: 0, droppedResults: 0 };
+    }
+    this.#messages = undefined;
+    this.#checked = 0;
+    this.#last = undefined;
+    return repairHistory(messages);
+  }
+}
+
+/**
  * Whether every tool call has exactly one result right after its assistant message, and every
  * tool result answers such a call: what `repairHistory` would leave as it is. A call id used twice
- * in one message counts as not well formed (the repair then decides).
+ * in one message counts as not well formed (the repair then decides). `from`: where to start, the
+ * end of a prefix already found well formed.
  */
-function isWellFormed(messages: readonly ChatMessage[]): boolean {
-  let index = 0;
+function isWellFormed(messages: readonly ChatMessage[], from = 0): boolean {
+  let index = from;
   while (index < messages.length) {
     const message = messages[index] as ChatMessage;
     index += 1;

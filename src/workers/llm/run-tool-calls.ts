@@ -59,7 +59,8 @@ export async function runToolCalls(
       results.push({ role: "tool", tool_call_id: call.id, content: answerRemovedTool(call, parts) });
       continue;
     }
-    await context.control.waitWhilePaused();
+    context.control.signal.throwIfAborted();
+    if (context.control.halted) await context.control.waitWhilePaused();
     if (isSubAgentCall(call)) {
       // Start this and the sub-agent calls right after it together; their results keep call order.
       for (const next of calls.slice(index)) {

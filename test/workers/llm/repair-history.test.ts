@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../../src/llm/chat-message.js";
-import { repairHistory } from "../../../src/workers/llm/repair-history.js";
+import { HistoryRepairer, repairHistory } from "../../../src/workers/llm/repair-history.js";
 
 const assistant = (...ids: string[]): ChatMessage => ({
   role: "assistant",
@@ -32,6 +32,32 @@ describe("repairHistory", () => {
       expect([repair.addedResults, repair.droppedResults]).toEqual([added, dropped]);
       if (added + dropped === 0) expect(repair.messages).toBe(messages);
       else expect(repairHistory(repair.messages).messages).toBe(repair.messages);
+    }
+  });
+
+  it("repairs a history grown round by round as it would repair the whole", () => {
+    // Each history grows a well-formed one by appended messages, as the loop does between rounds.
+    const start = (): ChatMessage[] => [user, assistant("a"), result("a"), assistant()];
+    const appended: ChatMessage[][] = [
+      [assistant("b"), result("b")], // well formed
+      [result("x")], // an orphan result right after a closed group
+      [result("a")], // a second result for a call of the closed group
+      [assistant("c")], // a call without its result
+      [assistant("c"), result("c"), result("c")], // a second result for a new call
+      [user, assistant("d", "e"), result("e"), result("d")], // well formed, results in any order
+    ];
+    for (const more of appended) {
+      const repairer = new HistoryRepairer();
+      const messages = start();
+      expect(repairer.repair(messages).messages).toBe(messages);
+      messages.push(...more);
+      const whole = repairHistory([...messages]);
+      const repair = repairer.repair(messages);
+      expect([repair.addedResults, repair.droppedResults]).toEqual([
+        whole.addedResults,
+        whole.droppedResults,
+      ]);
+      expect(repair.messages).toEqual(whole.messages);
     }
   });
 });
