@@ -8,16 +8,30 @@ const KEPT_LAYER_SETS = 64;
 /** Layers by everything they were computed from (see layerKey), least recently used first. */
 const layersByKey = new Map<string, readonly SandboxMount[]>();
 
+/** Real paths found while a policy was made (keepResolutions), until its layers are first worked out. */
+const resolutionsByPolicy = new WeakMap<SandboxPolicy, Map<string, string | undefined>>();
+
+/**
+ * Hands the real paths `policyFor` found while making `policy` (its socket places, its read and
+ * write entries) to the first working-out of its layers, in the same tool call: each path is then
+ * resolved once per call for both, not once for the policy and again for its layers. Used once:
+ * a later working-out of the same policy resolves every path afresh.
+ */
+export function keepResolutions(policy: SandboxPolicy, resolved: Map<string, string | undefined>): void {
+  resolutionsByPolicy.set(policy, resolved);
+}
+
 /**
  * The layers of a policy (`sandboxMounts` without extra binds), computed once for each set of
  * inputs. A file tool call makes a new policy, and laying out some forty paths (which holds which,
  * what is pinned, what opens past what) every call was a tenth of a tool call's cost; the layers
  * are a pure function of the policy's lists and of where each path really is, so every path is
- * still resolved with realpath(3) on every call, and any change (a file that appeared, a symlink
+ * still resolved with realpath(3) on every call (once, shared with policyFor: keepResolutions), and any change (a file that appeared, a symlink
  * that points elsewhere, a new protected path) is a new key and new layers.
  */
 export function cachedSandboxMounts(policy: SandboxPolicy): readonly SandboxMount[] {
-  const resolved = new Map<string, string | undefined>();
+  const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
+  resolutionsByPolicy.delete(policy);
   const key = layerKey(policy, resolved);
   let layers = layersByKey.get(key);
   if (layers === undefined) {

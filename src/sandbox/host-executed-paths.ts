@@ -1,4 +1,4 @@
-import { type Dir, existsSync, mkdirSync, opendirSync } from "node:fs";
+import { type Dir, existsSync, mkdirSync, opendirSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -49,6 +49,13 @@ const EXECUTED_IN_ANY_FOLDER = [
 
 /** Entries of a writable folder listed before its candidates are looked up one by one instead. */
 const MAX_LISTED_NAMES = 256;
+
+/**
+ * A folder whose entries take at most this much room (its size, as `stat` gives it) is read in one
+ * call: a few hundred names at most on ext4, xfs, btrfs or tmpfs, whose folders grow with their
+ * entries. A bigger one is read a batch at a time, up to MAX_LISTED_NAMES.
+ */
+const SMALL_FOLDER_BYTES = 64 * 1024;
 
 /** The same, for a CLI's own config folder bound writable (its name decides which it is). */
 const EXECUTED_IN_CLI_FOLDER: Record<string, string[]> = {
@@ -111,9 +118,33 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
 /**
  * The names in a folder, lower-cased; undefined when it cannot be listed or holds more than
  * MAX_LISTED_NAMES entries (listing a big folder would cost more than the lookups it saves): then
- * nothing is ruled out.
+ * nothing is ruled out. A small folder (the usual workdir) is read with one `readdir`: a `Dir`
+ * costs more to make than the lookups it spares (Node wraps its methods anew for each one), and
+ * this runs on every tool call.
  */
 function lowerCaseNamesIn(folder: string): Set<string> | undefined {
+  let size: number | undefined;
+  try {
+    size = statSync(folder, { throwIfNoEntry: false })?.size;
+  } catch {
+    return undefined;
+  }
+  if (size === undefined) return undefined;
+  if (size > SMALL_FOLDER_BYTES) return namesReadInBatches(folder);
+  try {
+    const names = new Set<string>();
+    for (const name of readdirSync(folder)) {
+      if (names.size >= MAX_LISTED_NAMES) return undefined;
+      names.add(name.toLowerCase());
+    }
+    return names;
+  } catch {
+    return undefined;
+  }
+}
+
+/** lowerCaseNamesIn for a big folder: read a batch at a time, given up past MAX_LISTED_NAMES. */
+function namesReadInBatches(folder: string): Set<string> | undefined {
   let directory: Dir | undefined;
   try {
     directory = opendirSync(folder, { bufferSize: 128 });

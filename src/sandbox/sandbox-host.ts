@@ -6,6 +6,7 @@ import type { Config } from "../config/config-schema.js";
 import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bubblewrap.js";
 import { isInside } from "./bubblewrap-arguments.js";
 import { existingRealPath } from "./sandbox-mounts.js";
+import { keepResolutions } from "./cached-sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "../config/host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "../config/sandbox-settings.js";
@@ -178,7 +179,7 @@ export class SandboxHost {
       ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
     ].filter(outsidePlaces);
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
-    return {
+    const policy: SandboxPolicy = {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
       workdir,
@@ -198,6 +199,8 @@ export class SandboxHost {
       searchPath: this.#searchPath,
       owner: request.owner,
     };
+    keepResolutions(policy, resolved);
+    return policy;
   }
 
   /**

@@ -55,4 +55,16 @@ describe("host-executed paths of a writable folder", () => {
     );
     expect(hostExecutedPaths([path.join(root, "absent")])).toEqual([]);
   });
+
+  it("finds them in a folder whose entries take more room than one read of it takes", () => {
+    // Long names: the folder's size passes 64 KiB on ext4, xfs and btrfs (read a batch at a time).
+    const wide = folderWith("wide", [
+      ...Array.from({ length: 800 }, (_, index) => `${"n".repeat(120)}-${index}`),
+      ".npmrc",
+      ".vscode/tasks.json",
+    ]);
+    expect(hostExecutedPaths([wide]).sort()).toEqual(
+      [".npmrc", ".vscode/tasks.json"].map((name) => path.join(wide, name)),
+    );
+  });
 });

@@ -1,4 +1,4 @@
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "../workdir/open-file.js";
 import type { ToolContext } from "../tool-definition.js";
 import { type FileStart, textLines } from "./text-lines.js";
 
@@ -26,7 +26,7 @@ export interface ReadLinesOptions {
 }
 
 /** The lines asked for of an open text file, within a character budget; the file is streamed, never loaded whole. */
-export async function readLines(file: FileHandle, options: ReadLinesOptions): Promise<LinesRead> {
+export async function readLines(file: OpenFile, options: ReadLinesOptions): Promise<LinesRead> {
   const lines: string[] = [];
   let number = 0;
   let collected = 0;

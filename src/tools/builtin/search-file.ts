@@ -1,6 +1,6 @@
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { ToolContext } from "../tool-definition.js";
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "../workdir/open-file.js";
 import type { LineMatcher } from "./line-matcher.js";
 import { textLines } from "./text-lines.js";
 
@@ -32,7 +32,7 @@ interface NumberedLine {
  * A matcher failure (TOOL_TIMEOUT) or an abort is thrown, with the results found so far kept.
  */
 export async function searchFile(
-  file: { relative: string; handle: FileHandle },
+  file: { relative: string; handle: OpenFile },
   matcher: LineMatcher,
   state: SearchState,
 ): Promise<boolean> {

@@ -1,4 +1,4 @@
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "../workdir/open-file.js";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { type ToolContext, type ToolOutput, defineTool } from "../tool-definition.js";
@@ -82,7 +82,7 @@ export const searchFilesTool = defineTool({
 /** An open file to search; closed by the search once searched. */
 interface SearchedFile {
   relative: string;
-  handle: FileHandle;
+  handle: OpenFile;
 }
 
 async function search(

@@ -1,4 +1,4 @@
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "../workdir/open-file.js";
 import { StringDecoder } from "node:string_decoder";
 
 /** Bytes read at a time (what a read stream would read). */
@@ -17,7 +17,7 @@ export interface TextLine {
  * even one enormous line never sits in memory: only its first `maxLineCharacters` are kept.
  */
 export async function* textLines(
-  file: FileHandle,
+  file: OpenFile,
   options: { maxLineCharacters: number; signal: AbortSignal; start?: FileStart },
 ): AsyncGenerator<TextLine> {
   let current = "";
@@ -51,7 +51,7 @@ export interface FileStart {
 }
 
 /** Reads the first CHUNK_BYTES of an open file, whatever its position. */
-export async function readFileStart(file: FileHandle): Promise<FileStart> {
+export async function readFileStart(file: OpenFile): Promise<FileStart> {
   // Not zeroed: only the bytes read are ever looked at.
   const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, 0);
@@ -62,7 +62,7 @@ export async function readFileStart(file: FileHandle): Promise<FileStart> {
  * The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept
  * whole); `start`: its first bytes, read already (readFileStart), not read again.
  */
-async function* chunks(file: FileHandle, signal: AbortSignal, start?: FileStart): AsyncGenerator<string> {
+async function* chunks(file: OpenFile, signal: AbortSignal, start?: FileStart): AsyncGenerator<string> {
   const decoder = new StringDecoder("utf8");
   let position = 0;
   let more = true;

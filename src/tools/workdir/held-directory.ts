@@ -1,5 +1,5 @@
 import { closeSync, constants, openSync, readlinkSync } from "node:fs";
-import type { FileHandle } from "node:fs/promises";
+import type { OpenFile } from "./open-file.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 
 // The lookups and checks here are synchronous, as confinePath's realpath is: single metadata
@@ -31,8 +31,8 @@ export class HeldDirectory {
     this.#close = close;
   }
 
-  /** A folder opened as a FileHandle (by openBeneath), closed through it. */
-  static ofHandle(handle: FileHandle, realPath: string, relative: string): HeldDirectory {
+  /** A folder opened by openBeneath, closed through its OpenFile. */
+  static ofHandle(handle: OpenFile, realPath: string, relative: string): HeldDirectory {
     return new HeldDirectory(handle.fd, realPath, relative, () => handle.close());
   }
 

@@ -1,10 +1,11 @@
-import { constants, mkdirSync } from "node:fs";
+import { constants, mkdirSync, openSync } from "node:fs";
 import { type FileHandle, open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { requireAccess } from "./file-access.js";
 import { type HeldDirectory, linkTargetOf, openFolderIn } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
 import { type OpenIntent, type OpenedEntry, READ_FLAGS, checkedEntry } from "./opened-entry.js";
+import { DescriptorFile, type OpenFile } from "./open-file.js";
 import { componentsOf, linkComponents } from "./workdir-components.js";
 
 /** Symlinks followed before a chain counts as a loop (the kernel's limit, ELOOP). */
@@ -23,6 +24,16 @@ type Step = { opened: OpenedEntry } | { link: string; folder: string[]; rest: st
  * truncates: the caller does, once the entry is known to be a regular file. Filesystem failures
  * (ENOENT, ENOTDIR, EISDIR, ENXIO) are thrown as they come, for the tool to word.
  */
+export function openBeneath(
+  workdir: HeldWorkdir,
+  requested: string,
+  intent: { kind: "read" },
+): Promise<OpenedEntry>;
+export function openBeneath(
+  workdir: HeldWorkdir,
+  requested: string,
+  intent: { kind: "write"; append: boolean },
+): Promise<OpenedEntry & { handle: FileHandle }>;
 export async function openBeneath(
   workdir: HeldWorkdir,
   requested: string,
@@ -63,7 +74,7 @@ async function descend(
     const name = components.at(-1) ?? ".";
     const last =
       intent.kind === "read"
-        ? await openForRead(folder, name)
+        ? openForRead(folder, name)
         : await openForWrite(workdir, folder, name, intent.append);
     if ("link" in last) return { link: last.link, folder: components.slice(0, -1), rest: [] };
     return { opened: await checkedEntry(workdir, last.handle, intent, last.created, requested) };
@@ -95,12 +106,18 @@ function openFolder(
   }
 }
 
-type LastOpening = { handle: FileHandle; created: boolean } | { link: string };
+type LastOpening = { handle: OpenFile; created: boolean } | { link: string };
 
-async function openForRead(folder: HeldDirectory, name: string): Promise<LastOpening> {
+/**
+ * Opens the last name for reading. The open itself is synchronous, as each folder's on the way is:
+ * one system call that cannot block (O_NONBLOCK: a FIFO opens at once, and the fstat that follows
+ * refuses it), where a `FileHandle` opened through libuv's threads cost several times the open;
+ * the file's content is read through libuv's threads (DescriptorFile).
+ */
+function openForRead(folder: HeldDirectory, name: string): LastOpening {
   const entry = folder.entryPath(name);
   try {
-    return { handle: await open(entry, READ_FLAGS), created: false };
+    return { handle: new DescriptorFile(openSync(entry, READ_FLAGS)), created: false };
   } catch (error) {
     const link = (error as NodeJS.ErrnoException).code === "ELOOP" ? linkTargetOf(entry) : undefined;
     if (link === undefined) throw error;

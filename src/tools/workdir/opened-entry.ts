@@ -1,17 +1,18 @@
 import { type Stats, constants, fstatSync } from "node:fs";
-import { type FileHandle, open } from "node:fs/promises";
+import { open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { isInside, relativeTo } from "./confine-path.js";
 import { requireAccess } from "./file-access.js";
 import { type HeldDirectory, realPathOf } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
+import type { OpenFile } from "./open-file.js";
 
 /** Read: anything (the caller refuses what it cannot use). Write: a regular file, created if missing. */
 export type OpenIntent = { kind: "read" } | { kind: "write"; append: boolean };
 
 /** A file or folder opened inside the workdir and checked after opening. */
 export interface OpenedEntry {
-  handle: FileHandle;
+  handle: OpenFile;
   /** fstat of the open descriptor. */
   info: Stats;
   /** Where it really is, read back from the descriptor. */
@@ -52,13 +53,13 @@ export async function openWalkedFile(
  * inside the workdir, and the sandbox lets the agent read (write) it. A file with other hard links
  * is not written: another of its names may lie outside the workdir. Closes it when refused.
  */
-export async function checkedEntry(
+export async function checkedEntry<Handle extends OpenFile>(
   workdir: HeldWorkdir,
-  handle: FileHandle,
+  handle: Handle,
   intent: OpenIntent,
   created: boolean,
   requested: string,
-): Promise<OpenedEntry> {
+): Promise<OpenedEntry & { handle: Handle }> {
   try {
     const info = fstatSync(handle.fd);
     const realPath = realPathOf(handle.fd);
