@@ -7,9 +7,13 @@
 // server answers at once from a worker thread, so runs end well before the next fire.
 // Targets: p99 creation lateness under 20 ms, model request p99 within 30 ms of the fire. Also
 // checks every fire ran exactly once.
-// Usage: node scripts/bench/cron-lateness.bench.mjs [--quick] (after a build).
-import { rmSync } from "node:fs";
+// Usage: node scripts/bench/cron-lateness.bench.mjs [--quick] [--cpu-prof-dir=<dir>] (after a build).
+// `--cpu-prof-dir`: a CPU profile of the daemon's measured window in each round (the main thread,
+// where the scheduler, the launches and the model client run; not the warm-up, not croner's window).
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { Session } from "node:inspector/promises";
 import { loadavg } from "node:os";
+import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
@@ -23,6 +27,9 @@ const TARGET_P99_MILLISECONDS = 20;
 const TARGET_MODEL_REQUEST_P99_MILLISECONDS = 30;
 /** Windows measured for each side, alternating, so a change in the machine's load hits both. */
 const ROUNDS = QUICK ? 1 : 3;
+const PROFILE_DIRECTORY = process.argv
+  .find((argument) => argument.startsWith("--cpu-prof-dir="))
+  ?.slice("--cpu-prof-dir=".length);
 
 if (!isMainThread) {
   // The model server keeps when each request arrived (wall clock) and hands them over when asked.
@@ -35,6 +42,24 @@ if (!isMainThread) {
   parentPort.postMessage({ port });
 } else {
   await main();
+}
+
+/** Starts profiling this thread when asked to (--cpu-prof-dir); returns what stops it. */
+async function startProfile(name) {
+  if (!PROFILE_DIRECTORY) return async () => {};
+  const session = new Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 200 });
+  await session.post("Profiler.start");
+  return async () => {
+    const { profile } = await session.post("Profiler.stop");
+    session.disconnect();
+    mkdirSync(PROFILE_DIRECTORY, { recursive: true });
+    const file = path.join(PROFILE_DIRECTORY, `${name}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    console.error(`CPU profile: ${file}`);
+  };
 }
 
 /** Waits until just after a whole second, so both windows hold the same number of fires. */
@@ -67,7 +92,7 @@ async function takeArrivals(model) {
   return arrivals;
 }
 
-async function daemonScheduler(port, model) {
+async function daemonScheduler(port, model, round) {
   const agents = Object.fromEntries(
     Array.from({ length: JOBS }, (_, index) => [
       `ticker-${index}`,
@@ -81,10 +106,12 @@ async function daemonScheduler(port, model) {
   // The same window as bare croner's: the fires due in the WINDOW_SECONDS seconds after this one.
   await alignToSecond();
   const windowStart = Date.now();
+  const stopProfile = await startProfile(`cron-lateness-daemon-round-${round + 1}`);
   await takeArrivals(model);
   await delay(WINDOW_SECONDS * 1000);
   // Each fire's run asks the model once, well within the second it was due.
   const arrivals = await takeArrivals(model);
+  await stopProfile();
   await daemon.shutdown();
   const scheduledRuns = (await daemon.runs.list({ limit: 100_000 })).filter(
     (run) => run.trigger.kind === "schedule" && Date.parse(run.trigger.scheduled_for) >= windowStart,
@@ -131,7 +158,7 @@ async function main() {
   const rounds = [];
   for (let round = 0; round < ROUNDS; round++) {
     const bare = await bareCroner();
-    const daemon = await daemonScheduler(port, model);
+    const daemon = await daemonScheduler(port, model, round);
     rounds.push({
       bare,
       daemon,
