@@ -54,7 +54,8 @@ export class EventStreamHub {
   remove(stream: HubStream): void {
     const streams = this.#byAgent.get(stream.agent);
     if (streams === undefined || !streams.delete(stream)) return;
-    if (streams.size === 0) this.#byAgent.delete(stream.agent);
+    // An agent's set stays, empty, for its next stream (replays of one agent come one after
+    // another); the sets go when the hub stops.
     this.#open--;
   }
 
@@ -88,6 +89,7 @@ export class EventStreamHub {
     this.#unsubscribe = undefined;
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
+    this.#byAgent.clear();
   }
 
   #deliver(event: AgentEvent): void {
