@@ -16,9 +16,12 @@ export interface HubStream {
 /**
  * What the open event streams share, so that opening one costs a set insertion: one subscription
  * to the bus that hands each event to the streams of its agent only, and one timer that writes
- * every stream's heartbeat. Both exist while a stream is open. Streams are objects with methods, so
- * that opening one makes no closure. A stream's first heartbeat comes within one interval of its
- * opening, each next one an interval later.
+ * every stream's heartbeat. Both start with the first stream and stay while streams come and go:
+ * they stop at the first heartbeat that finds no stream open (or when all are ended), not as the
+ * last one closes, so that replays which open and close one after another do not subscribe and
+ * set a timer each. The timer never keeps the process alive on its own. Streams are objects with
+ * methods, so that opening one makes no closure. A stream's first heartbeat comes within one
+ * interval of its opening, each next one an interval later.
  */
 export class EventStreamHub {
   readonly #bus: EventFeed;
@@ -43,15 +46,17 @@ export class EventStreamHub {
     const size = streams.size;
     streams.add(stream);
     if (streams.size === size) return;
-    if (this.#open++ === 0) this.#start();
+    this.#open++;
+    if (this.#heartbeat === undefined) this.#start();
   }
 
   /** Removes a stream `add` added (again, or one never added: nothing). */
   remove(stream: HubStream): void {
     const streams = this.#byAgent.get(stream.agent);
     if (streams === undefined || !streams.delete(stream)) return;
-    if (streams.size === 0) this.#byAgent.delete(stream.agent);
-    if (--this.#open === 0) this.#stop();
+    // An agent's set stays, empty, for its next stream (replays of one agent come one after
+    // another); the sets go when the hub stops.
+    this.#open--;
   }
 
   /** Open streams. */
@@ -59,17 +64,24 @@ export class EventStreamHub {
     return this.#open;
   }
 
-  /** Ends every open stream. */
+  /** Ends every open stream, and stops the subscription and the timer. */
   endAll(): void {
     for (const streams of [...this.#byAgent.values()]) {
       for (const stream of [...streams]) stream.end();
     }
+    if (this.#open === 0) this.#stop();
+  }
+
+  /** Whether the bus subscription and the heartbeat timer are running. */
+  get running(): boolean {
+    return this.#heartbeat !== undefined;
   }
 
   #start(): void {
     // `complete`: each agent's events gap-free, as the streams' replays read them from the store.
     this.#unsubscribe = this.#bus.subscribe((event) => this.#deliver(event), { complete: true });
     this.#heartbeat = setInterval(() => this.#beat(), this.#heartbeatMilliseconds);
+    this.#heartbeat.unref();
   }
 
   #stop(): void {
@@ -77,6 +89,7 @@ export class EventStreamHub {
     this.#unsubscribe = undefined;
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
+    this.#byAgent.clear();
   }
 
   #deliver(event: AgentEvent): void {
@@ -86,6 +99,10 @@ export class EventStreamHub {
   }
 
   #beat(): void {
+    if (this.#open === 0) {
+      this.#stop();
+      return;
+    }
     for (const streams of this.#byAgent.values()) {
       for (const stream of streams) stream.heartbeat();
     }

@@ -59,14 +59,8 @@ export class OpenEventStream implements HubStream {
     this.#shutdownSignal = options.shutdownSignal;
     this.#unfollow = options.unfollow;
     this.#logger = options.logger;
-    this.#writer = new EventStreamWriter({
-      agent: options.agent,
-      source: options.source,
-      response: options.response,
-      after: options.after,
-      preamble: options.preamble,
-      firstPages: options.firstPages,
-    });
+    // The writer reads its own fields of the same options: no second object per stream.
+    this.#writer = new EventStreamWriter(options);
   }
 
   /**
@@ -111,7 +105,8 @@ export class OpenEventStream implements HubStream {
     if (this.#ended) return;
     this.#ended = true;
     const response = this.#response;
-    response.off("close", endOnClose);
+    // The `close` listener stays (the response is this stream's alone, and closes once): it finds
+    // no stream any more. Removing it would cost a listener search on every stream's end.
     response[OPEN_STREAM] = undefined;
     this.#hub.remove(this);
     this.#unfollow();
