@@ -266,19 +266,18 @@ export class RunTraces {
   }
 
   #toolSpan(tool: string, callId: string, parent: Context): Span {
-    return this.tracer.startSpan(
+    const span = this.tracer.startSpan(
       `${names.OPERATION_EXECUTE_TOOL} ${tool}`,
-      {
-        kind: SpanKind.INTERNAL,
-        attributes: {
-          [names.GEN_AI_OPERATION_NAME]: names.OPERATION_EXECUTE_TOOL,
-          [names.GEN_AI_TOOL_NAME]: tool,
-          [names.GEN_AI_TOOL_CALL_ID]: callId,
-          [names.GEN_AI_TOOL_TYPE]: tool.startsWith("mcp__") ? "extension" : "function",
-        },
-      },
+      { kind: SpanKind.INTERNAL },
       parent,
     );
+    // Set on the span, not handed to startSpan: the SDK copies and checks a start's attributes
+    // object twice before the span checks each one again (no sampler reads them).
+    span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_EXECUTE_TOOL);
+    span.setAttribute(names.GEN_AI_TOOL_NAME, tool);
+    span.setAttribute(names.GEN_AI_TOOL_CALL_ID, callId);
+    span.setAttribute(names.GEN_AI_TOOL_TYPE, tool.startsWith("mcp__") ? "extension" : "function");
+    return span;
   }
 
   /** One of the run's events, as it is published. */

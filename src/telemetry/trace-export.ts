@@ -4,6 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
 import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
+import { PooledRandomIds } from "./span-ids.js";
 import type { TraceDestination } from "./trace-destination.js";
 
 /** The tracer runs are traced with, and how its spans are flushed at the end. */
@@ -41,6 +42,7 @@ export function createTraceExport(
       "service.version": packageVersion(),
     }),
     spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact, alreadyMasked))],
+    idGenerator: new PooledRandomIds(),
   });
   let closing: Promise<void> | undefined;
   return {

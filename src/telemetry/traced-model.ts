@@ -1,4 +1,4 @@
-import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
+import { type Span, SpanKind } from "@opentelemetry/api";
 import type { ChatMessage, ModelResponse } from "../llm/chat-message.js";
 import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
 import * as names from "./genai-attributes.js";
@@ -23,24 +23,23 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
     async complete(request, completeOptions) {
       const scope = scopeOfSignal(completeOptions.signal);
       if (scope === undefined) return model.complete(request, completeOptions);
-      // Set one by one, not spread: object spreads are a measurable part of a span's own cost.
-      const attributes: Attributes = {
-        [names.GEN_AI_OPERATION_NAME]: names.OPERATION_CHAT,
-        [names.GEN_AI_PROVIDER_NAME]: "openai",
-        [names.GEN_AI_REQUEST_MODEL]: request.model,
-      };
-      if (request.temperature !== undefined)
-        attributes[names.GEN_AI_REQUEST_TEMPERATURE] = request.temperature;
-      if (scope.runId !== undefined) attributes[names.GEN_AI_CONVERSATION_ID] = scope.runId;
-      if (server !== undefined) {
-        attributes[names.SERVER_ADDRESS] = server.address;
-        attributes[names.SERVER_PORT] = server.port;
-      }
       const span = scope.tracer.startSpan(
         `${names.OPERATION_CHAT} ${request.model}`,
-        { kind: SpanKind.CLIENT, attributes },
+        { kind: SpanKind.CLIENT },
         scope.context,
       );
+      // Set on the span one by one, not handed to startSpan: the SDK copies and checks a start's
+      // attributes object twice before the span checks each one again (no sampler reads them).
+      span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_CHAT);
+      span.setAttribute(names.GEN_AI_PROVIDER_NAME, "openai");
+      span.setAttribute(names.GEN_AI_REQUEST_MODEL, request.model);
+      if (request.temperature !== undefined)
+        span.setAttribute(names.GEN_AI_REQUEST_TEMPERATURE, request.temperature);
+      if (scope.runId !== undefined) span.setAttribute(names.GEN_AI_CONVERSATION_ID, scope.runId);
+      if (server !== undefined) {
+        span.setAttribute(names.SERVER_ADDRESS, server.address);
+        span.setAttribute(names.SERVER_PORT, server.port);
+      }
       if (options.content) recordInput(span, request.messages, scope.content);
       const traced: CompleteOptions = {
         ...completeOptions,
