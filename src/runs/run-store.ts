@@ -87,6 +87,8 @@ export class RunStore implements RunRecords {
   readonly #unfiled = new Set<string>();
   /** Runs whose `running` line is being appended to the journal: their next save waits for it. */
   readonly #journaling = new Map<string, { record: RunRecord; appended: Promise<void> }>();
+  /** Launches whose record file's write is not issued yet (it is at the end of their turn). */
+  #launchWritesDue = 0;
   /** The newest state of each run with a save under way (not served before it is on disk). */
   readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
@@ -383,18 +385,30 @@ export class RunStore implements RunRecords {
   /**
    * A new run's launch: on disk once its `running` record is a line of the open-runs journal, which
    * start-up reads for a run without a record file (the line replaces its `queued` one). The record
-   * file follows off the event loop, not waited for: what a start rebuilds from when the journal
-   * is damaged or gone.
+   * file follows off the event loop, not waited for (its write issued at the end of this turn): what
+   * a start rebuilds from when the journal is damaged or gone.
    */
   async #launched(record: RunRecord): Promise<void> {
-    this.#writes
-      .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
-      .catch((error: unknown) =>
-        this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
-      );
+    // Issued at the end of this turn, once the turn's launches have asked for their run logs:
+    // libuv's threads take jobs in order, and a record file (open, write, close, rename) queued
+    // first held the next run's log creation, which its `running` waits for, behind it.
+    this.#launchWritesDue += 1;
+    const issued = new Promise<void>((resolve) =>
+      setImmediate(() => {
+        this.#launchWritesDue -= 1;
+        this.#writes
+          .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
+          .catch((error: unknown) =>
+            this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
+          );
+        resolve();
+      }),
+    );
     const appended = (async () => {
       if (this.#journal.full) this.#beginJournal();
       await this.#journal.append({ record });
+      // A later save of the run waits for this: its write is issued after the launch's.
+      await issued;
     })();
     this.#journaling.set(record.id, { record, appended: appended.catch(() => undefined) });
     try {
@@ -410,11 +424,13 @@ export class RunStore implements RunRecords {
 
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
-    return this.#writes.size + this.#index.pending + this.#journal.pending;
+    return this.#launchWritesDue + this.#writes.size + this.#index.pending + this.#journal.pending;
   }
 
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
-  settled(): Promise<void> {
+  async settled(): Promise<void> {
+    // Launches' record files are issued at the end of their turn (#launched).
+    if (this.#launchWritesDue > 0) await new Promise((resolve) => setImmediate(resolve));
     return this.#writes.settled();
   }
 
