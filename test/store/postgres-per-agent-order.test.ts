@@ -12,6 +12,7 @@ import { writeBatch } from "../../src/store/postgres/write-batch.js";
 import type { WriteOperation } from "../../src/store/postgres/write-operation.js";
 import { queuedRecord } from "../runs/queued-record.js";
 import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
+import { heldAtCommit } from "../support/held-at-commit.js";
 import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
@@ -33,39 +34,6 @@ function event(agent: string, index: number, run: string | null = null): WriteOp
 function runWrite(id: string, agent: string): WriteOperation {
   const record: RunRecord = queuedRecord(id, agent, "2026-03-01T10:00:00.000Z");
   return { kind: "run", record };
-}
-
-/**
- * A writer held inside its transaction, just before COMMIT, with every lock it took: `release`
- * lets it commit. A thin wrapper around a real client, so the batch runs the real statements.
- */
-function heldAtCommit(client: pg.PoolClient): {
-  client: pg.PoolClient;
-  atCommit: Promise<void>;
-  release: () => void;
-} {
-  let release = () => undefined as void;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let reached = () => undefined as void;
-  const atCommit = new Promise<void>((resolve) => {
-    reached = resolve;
-  });
-  const query = client.query.bind(client) as (text: string, values?: unknown[]) => Promise<unknown>;
-  const wrapped = new Proxy(client, {
-    get(target, property, receiver) {
-      if (property !== "query") return Reflect.get(target, property, receiver) as unknown;
-      return async (text: string, values?: unknown[]) => {
-        if (text === "COMMIT") {
-          reached();
-          await gate;
-        }
-        return query(text, values);
-      };
-    },
-  });
-  return { client: wrapped, atCommit, release };
 }
 
 /** Whether the backend `pid` waits on a lock now (pg_stat_activity). */

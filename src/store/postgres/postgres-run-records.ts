@@ -62,8 +62,19 @@ export class PostgresRunRecords implements RunRecords {
   readonly #endsPublished = new Map<string, string>();
   /** This node's writes of each run not committed yet. */
   readonly #pendingWrites = new Map<string, number>();
-  /** The change number this node's last committed write of each run got. */
+  /**
+   * The change number of each run's record held: this node's last committed write of it, or the
+   * newest record of another node applied since. A record with a lower number is older.
+   */
   readonly #committedChanges = new Map<string, bigint>();
+  /**
+   * The newest record another node committed of a run while this node's own write of it waited:
+   * applied once that write settles, unless what it settled with is newer. Dropping it instead
+   * left a node serving a run as `queued` for good when the feed brought the claiming node's
+   * `running` before this node's write of the posted run had settled (a busy event loop reads the
+   * two sockets in either order), since the feed never reads a change twice.
+   */
+  readonly #remoteWhileWriting = new Map<string, { record: RunRecord; node: string; change: bigint }>();
 
   constructor(options: PostgresRunRecordsOptions, loaded: RunRecord[], nodes: Map<string, string>) {
     this.#writer = options.writer;
@@ -148,6 +159,9 @@ export class PostgresRunRecords implements RunRecords {
       this.#writeSettled(record.id, undefined);
       throw error;
     }
+    // Held when it committed (settled), or replaced since by a newer record of the node that
+    // claimed it: never put back over that one.
+    if (this.#records.get(record.id)) return;
     this.#put(record);
     this.#nodes.set(record.id, this.#node);
   }
@@ -216,6 +230,8 @@ export class PostgresRunRecords implements RunRecords {
     }
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
+      // A newer record of another node was applied meanwhile (#remoteWhileWriting).
+      if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(keptChange)) continue;
       this.#ending.delete(record.id);
       this.#put(record);
       this.#nodes.set(record.id, node);
@@ -234,15 +250,34 @@ export class PostgresRunRecords implements RunRecords {
     else this.#pendingWrites.set(id, left);
     // Only of a run still held: a run let go of would keep its entry forever.
     if (change !== undefined && this.#records.get(id)) this.#committedChanges.set(id, BigInt(change));
+    const remote = left <= 0 ? this.#remoteWhileWriting.get(id) : undefined;
+    if (remote !== undefined) {
+      this.#remoteWhileWriting.delete(id);
+      this.#applyNewer(remote.record, remote.node, remote.change);
+    }
   }
 
-  /** A record another node wrote (from the change feed), unless this node wrote the run since. */
+  /**
+   * A record another node wrote (from the change feed), unless what is held is newer; while this
+   * node's own write of the run waits, kept until that write settles.
+   */
   applyRemote(record: RunRecord, node: string, change: string): void {
-    if (this.#pendingWrites.has(record.id)) return;
-    if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(change)) return;
+    const number = BigInt(change);
+    if (this.#pendingWrites.has(record.id)) {
+      const kept = this.#remoteWhileWriting.get(record.id);
+      if (kept === undefined || kept.change < number)
+        this.#remoteWhileWriting.set(record.id, { record, node, change: number });
+      return;
+    }
+    this.#applyNewer(record, node, number);
+  }
+
+  #applyNewer(record: RunRecord, node: string, change: bigint): void {
+    if ((this.#committedChanges.get(record.id) ?? -1n) > change) return;
     this.#ending.delete(record.id);
     this.#put(record);
     this.#nodes.set(record.id, node);
+    if (this.#records.get(record.id)) this.#committedChanges.set(record.id, change);
   }
 
   /**
