@@ -1,4 +1,4 @@
-import { readFileSync, readdirSync } from "node:fs";
+import { closeSync, openSync, readSync, readdirSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import pidtree from "pidtree";
 
@@ -86,11 +86,35 @@ function readProcFolder(): string[] {
   }
 }
 
+/**
+ * Where readProcFile reads; grown to the largest file met. /proc files report no size, so
+ * readFileSync would allocate a 64 KiB buffer for each (most of a scan's cost).
+ */
+let procBuffer = Buffer.allocUnsafe(16 * 1024);
+
 /** A /proc file's text, read at once; undefined when it cannot be read (the process ended, or is another user's). */
 export function readProcFile(file: string): string | undefined {
+  let descriptor: number;
   try {
-    return readFileSync(file, "latin1");
+    descriptor = openSync(file, "r");
   } catch {
     return undefined;
+  }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === procBuffer.length) {
+        const larger = Buffer.allocUnsafe(procBuffer.length * 2);
+        procBuffer.copy(larger);
+        procBuffer = larger;
+      }
+      const read = readSync(descriptor, procBuffer, length, procBuffer.length - length, null);
+      if (read === 0) return procBuffer.toString("latin1", 0, length);
+      length += read;
+    }
+  } catch {
+    return undefined;
+  } finally {
+    closeSync(descriptor);
   }
 }
