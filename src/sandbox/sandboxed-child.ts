@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, rmdir } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { Duplex } from "node:stream";
@@ -118,7 +118,7 @@ export async function prepareSandboxedChild(
   const releaseProxy = async (): Promise<void> => {
     closeDescriptor();
     await proxy.close();
-    await rm(folder, { recursive: true, force: true });
+    await removeSocketsFolder(folder);
   };
   const handoff = handoffProgram(policy.searchPath);
   if (handoff !== undefined) {
@@ -181,4 +181,17 @@ export async function prepareSandboxedChild(
         await releaseProxy();
       })()),
   };
+}
+
+/**
+ * Removes a proxy's folder once its server closed, which unlinked the socket: one rmdir(2) for the
+ * empty folder (a recursive rm looks at it first, several round trips to the thread pool on every
+ * host-list call), and the recursive rm only when something is left in it.
+ */
+async function removeSocketsFolder(folder: string): Promise<void> {
+  try {
+    await rmdir(folder);
+  } catch {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
