@@ -1,8 +1,7 @@
 import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { setTimeout as delay } from "node:timers/promises";
 import { timeoutSignal } from "../util/timeout-signal.js";
-import { PROCESS_MARKER_VARIABLE, findTreeMembers } from "./find-tree-members.js";
+import { PROCESS_MARKER_VARIABLE, findTreeMembers, readProcFile } from "./find-tree-members.js";
 
 /** How often a terminating tree is looked at. */
 const POLL_MILLISECONDS = 50;
@@ -34,7 +33,7 @@ export class ProcessTree {
   /** Sends `signal` to the process group and to every known process still running. */
   async signal(signal: NodeJS.Signals): Promise<void> {
     await this.collect();
-    await this.#send([signal]);
+    this.#send([signal]);
   }
 
   /**
@@ -44,23 +43,23 @@ export class ProcessTree {
    */
   async terminate(graceMilliseconds: number, hurry?: AbortSignal): Promise<void> {
     await this.collect();
-    if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
-    await this.#send(["SIGTERM", "SIGCONT"]);
+    if (this.#running().length === 0 && !groupExists(this.#rootPid)) return;
+    this.#send(["SIGTERM", "SIGCONT"]);
     const grace = AbortSignal.any([timeoutSignal(graceMilliseconds), ...(hurry ? [hurry] : [])]);
-    while ((await this.#running()).length > 0 && !grace.aborted) await pause(POLL_MILLISECONDS, grace);
-    if ((await this.#running()).length === 0 && !groupExists(this.#rootPid)) return;
+    while (this.#running().length > 0 && !grace.aborted) await pause(POLL_MILLISECONDS, grace);
+    if (this.#running().length === 0 && !groupExists(this.#rootPid)) return;
     // A process forked while the signals went out (and one that left the group) is found by a fresh
     // scan; kill until a scan finds nothing of the tree still running.
     const killing = timeoutSignal(KILL_MILLISECONDS);
     do {
-      await this.#send(["SIGKILL"]);
+      this.#send(["SIGKILL"]);
       await pause(POLL_MILLISECONDS);
       await this.collect();
-    } while ((await this.#running()).length > 0 && !killing.aborted);
+    } while (this.#running().length > 0 && !killing.aborted);
   }
 
-  async #send(signals: NodeJS.Signals[]): Promise<void> {
-    const running = await this.#running();
+  #send(signals: NodeJS.Signals[]): void {
+    const running = this.#running();
     for (const signal of signals) {
       sendSignal(-this.#rootPid, signal);
       for (const pid of running) sendSignal(pid, signal);
@@ -68,10 +67,10 @@ export class ProcessTree {
   }
 
   /** Known processes still running; on Linux only those that still carry this run's marker. */
-  async #running(): Promise<number[]> {
+  #running(): number[] {
     const running: number[] = [];
     for (const pid of this.#known) {
-      if (isProcessRunning(pid) && (await carriesMarker(pid, this.#marker))) running.push(pid);
+      if (isProcessRunning(pid) && carriesMarker(pid, this.#marker)) running.push(pid);
     }
     return running;
   }
@@ -116,17 +115,16 @@ function sendSignal(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-async function carriesMarker(pid: number, marker: string): Promise<boolean> {
+function carriesMarker(pid: number, marker: string): boolean {
   if (process.platform !== "linux") return true;
-  try {
-    const environment = await readFile(`/proc/${pid}/environ`, "latin1");
-    // Empty: a process on its way out, its memory already released but not yet a zombie (a killed
-    // one of ours; a live process that took a freed pid has an environment). Still running.
-    return environment === "" || environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
-  } catch {
-    // Unreadable (exited meanwhile, or another user's): trust what the scan found.
-    return true;
-  }
+  // Read at once, as isZombie reads the state: one small /proc file, where the thread pool would make
+  // every call's clean-up wait.
+  const environment = readProcFile(`/proc/${pid}/environ`);
+  // Unreadable (exited meanwhile, or another user's): trust what the scan found.
+  if (environment === undefined) return true;
+  // Empty: a process on its way out, its memory already released but not yet a zombie (a killed
+  // one of ours; a live process that took a freed pid has an environment). Still running.
+  return environment === "" || environment.includes(`${PROCESS_MARKER_VARIABLE}=${marker}\0`);
 }
 
 /** Waits `milliseconds`, or less when `signal` aborts first. */

@@ -4,6 +4,7 @@ import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { shellEnvironment } from "../secrets/child-environment.js";
 import { PROCESS_MARKER_VARIABLE } from "./find-tree-members.js";
+import type * as ExecaModule from "execa";
 import { ProcessTree } from "./process-tree.js";
 
 export interface TrackedProcessOptions {
@@ -31,6 +32,9 @@ export interface TrackedProcessOptions {
   input?: string;
 }
 
+/** execa, once imported: a dynamic import of a loaded module still resolves it anew every time. */
+let execaModule: Promise<typeof ExecaModule> | undefined;
+
 /**
  * The one way agentd starts a child on an agent's behalf (shell tool, CLI worker, hooks): inside
  * its sandbox (bubblewrap, see src/sandbox), headless (stdin ignored unless `input` is given, output streamed, never
@@ -52,7 +56,7 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
     environment: { ...base, ...options.environment, [PROCESS_MARKER_VARIABLE]: marker },
   });
   // Loaded with the first child process: a CLI start that runs none does not pay for execa.
-  const { execa } = await import("execa");
+  const { execa } = await (execaModule ??= import("execa"));
   const subprocess = execa(prepared.command, prepared.arguments, {
     cwd: prepared.workdir,
     env: prepared.environment,

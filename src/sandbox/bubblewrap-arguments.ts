@@ -1,17 +1,19 @@
 import { statSync } from "node:fs";
 import type { SandboxPolicy } from "./sandbox-policy.js";
-import { type ExtraBinds, type SandboxMount, existingRealPath, sandboxMounts } from "./sandbox-mounts.js";
+import { cachedSandboxMounts } from "./cached-sandbox-mounts.js";
+import { type ExtraBinds, type SandboxMount, existingRealPath } from "./sandbox-mounts.js";
 
 export type { ExtraBinds } from "./sandbox-mounts.js";
 export { isInside } from "./sandbox-mounts.js";
 
 /**
  * bubblewrap's arguments for a policy, before `--` and the command: its filesystem layers
- * (`sandboxMounts`) as mounts, in their order. Its own PID, IPC, UTS (and, unless `network: all`,
+ * (`sandboxMounts`, laid out once per set of paths and real paths: cachedSandboxMounts) as mounts,
+ * in their order; whether a hidden path is a folder is looked at on every call. Its own PID, IPC, UTS (and, unless `network: all`,
  * network) namespaces; every capability dropped, so root inside cannot unmount what hides a path.
  */
 export function bubblewrapArguments(policy: SandboxPolicy, extra: ExtraBinds): string[] {
-  const mounts = sandboxMounts(policy, extra);
+  const mounts = cachedSandboxMounts(policy, extra);
   const args = [
     ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
     ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],

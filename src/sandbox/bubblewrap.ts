@@ -15,8 +15,14 @@ const OPT_OUT =
 const probes = new Map<string, SandboxAvailability>();
 
 /**
- * Finds bubblewrap on `searchPath` and checks once (per path, cached) that it can create the
- * namespaces the sandbox needs. Never throws.
+ * bubblewrap as found on each search path, as perl is for the listener handoff: looked up once, not
+ * in every folder of PATH for every sandboxed child. A search path without it is looked at again.
+ */
+const bubblewrapPaths = new Map<string, string>();
+
+/**
+ * Finds bubblewrap on `searchPath` (once per search path) and checks once (per path, cached) that
+ * it can create the namespaces the sandbox needs. Never throws.
  */
 export function sandboxAvailability(searchPath: string): SandboxAvailability {
   if (process.platform !== "linux") {
@@ -26,7 +32,7 @@ export function sandboxAvailability(searchPath: string): SandboxAvailability {
       hint: `run agentd on Linux, ${OPT_OUT}`,
     };
   }
-  const bubblewrap = findOnPath("bwrap", searchPath);
+  const bubblewrap = bubblewrapPaths.get(searchPath) ?? findOnPath("bwrap", searchPath);
   if (bubblewrap === undefined) {
     return {
       available: false,
@@ -34,6 +40,7 @@ export function sandboxAvailability(searchPath: string): SandboxAvailability {
       hint: `install it (Debian/Ubuntu: \`apt install bubblewrap\`; Fedora: \`dnf install bubblewrap\`), ${OPT_OUT}`,
     };
   }
+  bubblewrapPaths.set(searchPath, bubblewrap);
   let probe = probes.get(bubblewrap);
   if (probe === undefined) {
     probe = probeBubblewrap(bubblewrap);

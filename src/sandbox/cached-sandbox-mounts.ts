@@ -1,5 +1,11 @@
 import path from "node:path";
-import { type MountAccess, type SandboxMount, existingRealPath, sandboxMounts } from "./sandbox-mounts.js";
+import {
+  type ExtraBinds,
+  type MountAccess,
+  type SandboxMount,
+  existingRealPath,
+  sandboxMounts,
+} from "./sandbox-mounts.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** Distinct layer sets kept: a daemon's agents have a few policies each, not hundreds. */
@@ -21,22 +27,27 @@ export function keepResolutions(policy: SandboxPolicy, resolved: Map<string, str
   resolutionsByPolicy.set(policy, resolved);
 }
 
+const NO_EXTRA: ExtraBinds = { read: [], write: [] };
+
 /**
- * The layers of a policy (`sandboxMounts` without extra binds), computed once for each set of
- * inputs. A file tool call makes a new policy, and laying out some forty paths (which holds which,
+ * The layers of a policy (`sandboxMounts`, with a child's extra binds), computed once for each set
+ * of inputs: for the file tools' checks and for bubblewrap's arguments. A file tool call makes a new policy, and laying out some forty paths (which holds which,
  * what is pinned, what opens past what) every call was a tenth of a tool call's cost; the layers
  * are a pure function of the policy's lists and of where each path really is, so every path is
  * still resolved with realpath(3) on every call (once, shared with policyFor: keepResolutions), and any change (a file that appeared, a symlink
  * that points elsewhere, a new protected path) is a new key and new layers.
  */
-export function cachedSandboxMounts(policy: SandboxPolicy): readonly SandboxMount[] {
+export function cachedSandboxMounts(
+  policy: SandboxPolicy,
+  extra: ExtraBinds = NO_EXTRA,
+): readonly SandboxMount[] {
   const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
   resolutionsByPolicy.delete(policy);
-  const key = layerKey(policy, resolved);
+  const key = layerKey(policy, extra, resolved);
   let layers = layersByKey.get(key);
   if (layers === undefined) {
     // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
-    layers = sandboxMounts(policy, undefined, resolved).map((mount) => ({
+    layers = sandboxMounts(policy, extra, resolved).map((mount) => ({
       ...mount,
       path: path.resolve(mount.path),
     }));
@@ -52,10 +63,15 @@ export function cachedSandboxMounts(policy: SandboxPolicy): readonly SandboxMoun
 }
 
 /**
- * What `sandboxMounts` reads of a policy, each path with its real path (or none): its mode, then
- * every list in order. NUL cannot occur in a path, so no two inputs make the same key.
+ * What `sandboxMounts` reads of a policy and the extra binds, each path with its real path (or
+ * none): its mode, then every list in order. NUL cannot occur in a path, so no two inputs make the
+ * same key.
  */
-function layerKey(policy: SandboxPolicy, resolved: Map<string, string | undefined>): string {
+function layerKey(
+  policy: SandboxPolicy,
+  extra: ExtraBinds,
+  resolved: Map<string, string | undefined>,
+): string {
   const lists = [
     [policy.workdir],
     policy.read,
@@ -65,6 +81,8 @@ function layerKey(policy: SandboxPolicy, resolved: Map<string, string | undefine
     policy.protected,
     policy.protectedHidden,
     policy.internal,
+    extra.read,
+    extra.write,
   ];
   let key = policy.mode;
   for (const list of lists) {

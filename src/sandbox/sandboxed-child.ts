@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtempSync, rmdirSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { Duplex } from "node:stream";
@@ -90,7 +91,9 @@ export async function prepareSandboxedChild(
   }
   // The proxy's socket lives in a folder of its own, hidden from every sandbox: only the daemon's
   // end of the bridge's channel connects to it.
-  const folder = await mkdtemp(path.join(proxySocketsFolder(), "net-"));
+  // One mkdir(2) at once: through the thread pool it waited for a free thread, under load for
+  // milliseconds, on every host-list call (and so does its removal, removeSocketsFolder).
+  const folder = mkdtempSync(path.join(proxySocketsFolder(), "net-"));
   const socketPath = path.join(folder, "proxy.sock");
   let proxy: NetworkProxy;
   try {
@@ -118,7 +121,7 @@ export async function prepareSandboxedChild(
   const releaseProxy = async (): Promise<void> => {
     closeDescriptor();
     await proxy.close();
-    await rm(folder, { recursive: true, force: true });
+    await removeSocketsFolder(folder);
   };
   const handoff = handoffProgram(policy.searchPath);
   if (handoff !== undefined) {
@@ -181,4 +184,17 @@ export async function prepareSandboxedChild(
         await releaseProxy();
       })()),
   };
+}
+
+/**
+ * Removes a proxy's folder once its server closed, which unlinked the socket: one rmdir(2) for the
+ * empty folder, at once (a recursive rm looks at it first, several round trips to the thread pool
+ * on every host-list call), and the recursive rm only when something is left in it.
+ */
+async function removeSocketsFolder(folder: string): Promise<void> {
+  try {
+    rmdirSync(folder);
+  } catch {
+    await rm(folder, { recursive: true, force: true });
+  }
 }
