@@ -1,4 +1,3 @@
-import { AgentdError } from "../errors/agentd-error.js";
 import type { ChildRunRequest, ChildRuns } from "./children/child-runs.js";
 import { runChild } from "./children/run-child.js";
 import { LaunchPacing } from "./launch/launch-pacing.js";
@@ -12,7 +11,8 @@ import { pauseRun, reported, resumeRun } from "./pause/pause-resume.js";
 import { IdempotentStarts, type StartedRun } from "./queue/idempotent-starts.js";
 import { localRunQueue } from "./queue/local-run-queue.js";
 import type { RunQueue } from "./queue/run-queue.js";
-import { queuedRecord } from "./record/new-run-record.js";
+import { endRun } from "./record/end-run.js";
+import { queueNewRun, refuseWhenShuttingDown } from "./queue/queue-new-run.js";
 import { RunRecorder } from "./record/run-recorder.js";
 import { recoverInterruptedRuns, spendingAfterCrash } from "./resume/recover-runs.js";
 import { requeueAfterRestart } from "./resume/requeue-after-restart.js";
@@ -25,7 +25,6 @@ import type { RunLife } from "./run-life.js";
 import type { RunManagerOptions } from "./run-manager-options.js";
 import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import type { RunReason } from "../run-vocabulary/run-status.js";
-import { pickTask, runnableDefinition } from "./runnable-definition.js";
 
 export type { RunManagerOptions } from "./run-manager-options.js";
 export type { RunFilter } from "./run-filter.js";
@@ -75,7 +74,7 @@ export class RunManager implements ChildRuns {
       accepting: () => this.#accepting,
       dispatch: () => this.#dispatch(),
       launch: (run) => this.#launcher.launch(run),
-      end: (run, patch, message) => this.#end(run, patch, message),
+      end: (run, patch, message) => endRun(this.#life, run, patch, message),
       notifyIdleWhenSettled: () => this.#idle.notifyWhenSettled(),
       resume: (id) => this.resume(id),
     };
@@ -111,29 +110,10 @@ export class RunManager implements ChildRuns {
     trigger: RunTrigger = { kind: "api" },
     idempotencyKey?: string,
   ): Promise<StartedRun> {
-    if (!this.#accepting) {
-      const hint = "start the run again once the daemon is back";
-      throw new AgentdError(
-        "SHUTTING_DOWN",
-        `cannot start a run of ${agentId}: the daemon is shutting down`,
-        { hint },
-      );
-    }
-    const create = async (): Promise<StartedRun> => {
-      const definition = runnableDefinition(this.#options.agents, agentId);
-      const record = queuedRecord(this.#life, {
-        agent: agentId,
-        task: pickTask(task, definition),
-        trigger,
-        definition,
-        ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-      });
-      const run = await this.#queue.add({ record, definition, workerStatus: "running", depth: 0 });
-      const duplicate = run.id !== record.id;
-      if (!duplicate) this.#options.onRunCreated?.(run);
-      return { run, duplicate };
-    };
-    if (idempotencyKey === undefined) return create();
+    refuseWhenShuttingDown(this.#life, agentId);
+    const request = { agentId, ...(task === undefined ? {} : { task }), trigger };
+    if (idempotencyKey === undefined) return queueNewRun(this.#life, request);
+    const create = () => queueNewRun(this.#life, { ...request, idempotencyKey });
     return this.#idempotent.start(agentId, idempotencyKey, create);
   }
 
@@ -201,29 +181,10 @@ export class RunManager implements ChildRuns {
     const run = liveRunFor(this.#life, id, "stop");
     if (!run.control) {
       this.#live.dequeue(id);
-      return this.#end(run, { status: "stopped", reason: "user_stop" }, "stopped before it started");
+      return endRun(this.#life, run, { status: "stopped", reason: "user_stop" }, "stopped before it started");
     }
     run.control.stop("user_stop", "stopped by a user");
     return run.record;
-  }
-
-  #end(run: LiveRun, patch: Partial<RunRecord>, message?: string): RunRecord {
-    run.control?.dispose();
-    if (run.control && this.#live.has(run.record.id)) this.#live.inFlight.add(run.record.agent, -1);
-    this.#live.delete(run.record.id);
-    const ended = { ...patch, ended_at: this.#life.now().toISOString() };
-    const record = this.#recorder.transition(run, ended, message);
-    // A parent waiting for its sub-agent goes on once the child's end is on disk and told.
-    const { onEnd } = run;
-    if (onEnd) void this.#recorder.publications.published(record.id).then(() => onEnd(record));
-    // Its checkpoint goes once the end is written: a crash before that leaves the run as it was,
-    // resumable from the checkpoint, never without it.
-    const { checkpoints } = this.#options;
-    if (checkpoints && !isResumable(record))
-      void this.#recorder.publications.published(record.id).then(() => checkpoints.remove(record.id));
-    this.#dispatch();
-    this.#idle.notifyWhenSettled();
-    return record;
   }
 
   /** Ends a run interrupted by a crash (at start-up, or left by a dead node) `failed`/`crashed`. */
@@ -301,7 +262,7 @@ export class RunManager implements ChildRuns {
       const run = this.#live.get(id);
       this.#live.dequeue(id);
       const why = "the daemon shut down before the run started";
-      if (run) this.#end(run, { status: "stopped", reason: "daemon_shutdown" }, why);
+      if (run) endRun(this.#life, run, { status: "stopped", reason: "daemon_shutdown" }, why);
     }
   }
 
@@ -324,7 +285,7 @@ export class RunManager implements ChildRuns {
   abandonUnfinished(reason: RunReason): void {
     for (const run of [...this.#live.values()]) {
       run.control?.stop(reason);
-      this.#end(run, { status: "stopped", reason }, "the worker did not stop in time");
+      endRun(this.#life, run, { status: "stopped", reason }, "the worker did not stop in time");
     }
   }
 }
