@@ -181,6 +181,21 @@ describe("the dashboard in a real browser", () => {
     expect(browser.consoleErrors).toEqual([]);
   });
 
+  it("shows the page a link names when it is followed while the dashboard still loads", async () => {
+    const { page } = browser;
+    // The hash changes once the app has rendered its first view but before its effects ran: the
+    // moment a link followed during the load (or a test's next goto) lands in.
+    await page.addInitScript(
+      `if (location.hash === "#/while-loading")
+         document.addEventListener("DOMContentLoaded", () => { location.hash = "#/agents/waiter"; });`,
+    );
+    // A fresh load of the page, not a hash change on the one open.
+    await page.goto("about:blank");
+    await page.goto("/#/while-loading");
+    await page.locator(".view-header h1", { hasText: "waiter" }).waitFor();
+    await page.locator(".view-header .breadcrumb", { hasText: "Agents" }).waitFor();
+  });
+
   it("hides from a read token what it cannot do, and names the session's token and role", async () => {
     const { page } = browser;
     const created = await daemon.request("POST", "/tokens", { name: "viewer", role: "read" });

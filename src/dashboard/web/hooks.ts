@@ -1,18 +1,24 @@
 // Small hooks shared by the views: the current route, a ticking clock, a polled API document.
 
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useEffect, useMemo, useRef, useState } from "preact/hooks";
 import { describeError } from "./api-client.js";
 import { parseRoute, type Route } from "./route.js";
 
-/** The route in the URL hash, updated on navigation. */
+/**
+ * The route in the URL hash, updated on navigation. The hash is read again once the listener is
+ * on: a navigation between the first render and the effect (a link followed while the page still
+ * loads) fired its `hashchange` with nobody listening, and the page stayed on the route it started
+ * with.
+ */
 export function useRoute(): Route {
-  const [route, setRoute] = useState(() => parseRoute(location.hash));
+  const [hash, setHash] = useState(() => location.hash);
   useEffect(() => {
-    const update = () => setRoute(parseRoute(location.hash));
+    const update = () => setHash(location.hash);
     addEventListener("hashchange", update);
+    update();
     return () => removeEventListener("hashchange", update);
   }, []);
-  return route;
+  return useMemo(() => parseRoute(hash), [hash]);
 }
 
 /** The current time, refreshed every `intervalMilliseconds` (relative times, countdowns). */
