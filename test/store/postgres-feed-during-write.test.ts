@@ -122,5 +122,36 @@ describe.skipIf(missing !== undefined)(
       await posting;
       expect(node.records.get(queued.id)).toMatchObject({ status: "queued" });
     });
+
+    it("serves a run's ending record from its status event on, even one read back before its write settled", async () => {
+      const node = await nodeAHeldAtCommit();
+      const queued = queuedRecord("r_ended_here", "alpha");
+      await pool.query(
+        `INSERT INTO agentd_runs (id, agent, node, status, created_at, record, change, claimed_by)
+       VALUES ($1, $2, 'node-a', 'running', $3, $4, $5, 'node-a')`,
+        [
+          queued.id,
+          queued.agent,
+          queued.created_at,
+          JSON.stringify(runningOn("node-a", queued)),
+          await laterChange(),
+        ],
+      );
+      const completed: RunRecord = {
+        ...runningOn("node-a", queued),
+        status: "completed",
+        ended_at: new Date().toISOString(),
+        result: "done",
+      };
+      node.records.save(completed);
+      node.records.endPublished(queued.id, "completed");
+      await node.atCommit;
+      // The feed read the ending status event back: a listener of it reads the run's record now.
+      node.records.endTold(queued.id, "completed");
+      expect(node.records.get(queued.id)).toMatchObject({ status: "completed", result: "done" });
+      node.release();
+      await expect.poll(() => node.records.unwritten(queued.id)).toBeUndefined();
+      expect(node.records.get(queued.id)).toMatchObject({ status: "completed" });
+    });
   },
 );

@@ -193,6 +193,15 @@ export class PostgresRunRecords implements RunRecords {
    */
   endTold(id: string, status?: string): void {
     if (status === undefined || this.#endsPublished.get(id) === status) this.#endsPublished.delete(id);
+    // Read back before this node's write of it settled (a busy event loop reads the feed's socket
+    // and the writer's in either order): the event commits with its record or after it, so the
+    // record is committed, and a listener of the event (a delivery of the run's end) reads it.
+    const saving = this.#saving.get(id);
+    if (status !== undefined && saving?.status === status && !this.#ending.has(id)) {
+      this.#put(saving);
+      this.#nodes.set(id, this.#node);
+      return;
+    }
     const ending = this.#ending.get(id);
     if (ending === undefined || (status !== undefined && ending.status !== status)) return;
     this.#ending.delete(id);
