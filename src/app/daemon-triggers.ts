@@ -25,6 +25,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),
       recorded: (agentId, key) => idempotent.recorded(agentId, key),
+      stored: (agentId, key) => idempotent.stored(agentId, key),
       get: (id) => runs.get(id),
       find: (id) => runs.find(id),
     },

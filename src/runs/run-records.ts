@@ -40,6 +40,11 @@ export interface RunRecords {
    * when the store is shared), whatever its age; undefined when none.
    */
   findByIdempotencyKey(agentId: string, key: string): RunRecord | undefined;
+  /**
+   * `findByIdempotencyKey` asked of the store itself: on a shared store, also a run another node
+   * committed that this one has not read yet, or one no longer held in memory.
+   */
+  readByIdempotencyKey(agentId: string, key: string): Promise<RunRecord | undefined>;
   /** Runs queued and not started yet, of every agent. */
   queuedCount(): number;
   /** Registers a new run; resolves once it is durable (only then is it listed). */

@@ -229,6 +229,11 @@ export class RunStore implements RunRecords {
     return run === undefined ? undefined : this.get(run);
   }
 
+  /** This daemon's own store holds what memory holds. */
+  readByIdempotencyKey(agentId: string, key: string): Promise<RunRecord | undefined> {
+    return Promise.resolve(this.findByIdempotencyKey(agentId, key));
+  }
+
   #keysOfRecentRuns(): Map<string, string> {
     if (this.#keys) return this.#keys;
     const keys = new Map<string, string>();

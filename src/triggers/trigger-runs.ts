@@ -11,6 +11,8 @@ export interface TriggerRuns {
   ): Promise<{ run: RunRecord; duplicate: boolean }>;
   /** The run an earlier start with this key made, within the Idempotency-Key window. */
   recorded(agentId: string, key: string): RunRecord | undefined;
+  /** `recorded` asked of the store: also a run another node of a cluster made and this one missed. */
+  stored(agentId: string, key: string): Promise<RunRecord | undefined>;
   get(runId: string): RunRecord | undefined;
   find(runId: string): Promise<RunRecord | undefined>;
 }

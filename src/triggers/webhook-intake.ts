@@ -141,6 +141,15 @@ export class WebhookIntake {
     const limitKey = `${definition.id}/${name}`;
     const verdict = await rateLimit.take(limitKey, settings.rate_limit);
     if (!verdict.allowed) {
+      // A duplicate is never refused: on a cluster its run may be one this node has not heard of.
+      const stored = await runs.stored(definition.id, key).catch((error: unknown) => {
+        this.#options.logger.warn(
+          { err: error, agent: definition.id, trigger: name },
+          "could not look up a delivery id",
+        );
+        return undefined;
+      });
+      if (stored !== undefined) return duplicateOf(stored);
       return {
         status: 429,
         retryAfterSeconds: verdict.retryAfterSeconds,

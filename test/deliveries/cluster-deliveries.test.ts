@@ -35,6 +35,35 @@ interface TargetStatus {
   last_error: string | null;
 }
 
+/**
+ * Holds every node's change feed (`nodes` of them) in a read: an open transaction locks
+ * `agentd_cli_cooldowns`, which the feed reads after the runs, and this waits until that many reads
+ * wait on the lock. What the nodes commit meanwhile reaches no other node until `release`.
+ */
+async function holdChangeFeeds(url: string, nodes: number): Promise<{ release: () => Promise<void> }> {
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  await holder.query("BEGIN");
+  await holder.query("LOCK TABLE agentd_cli_cooldowns IN ACCESS EXCLUSIVE MODE");
+  // Asked on a connection of its own: a transaction sees pg_stat_activity as it was at its start.
+  const watcher = new pg.Client({ connectionString: url });
+  await watcher.connect();
+  await waitFor(async () => {
+    const waiting = await watcher.query<{ count: string }>(
+      `SELECT count(*) AS count FROM pg_stat_activity
+       WHERE wait_event_type = 'Lock' AND query LIKE '%FROM agentd_cli_cooldowns%'`,
+    );
+    return Number(waiting.rows[0]?.count) >= nodes ? true : undefined;
+  }, "every node's change feed waiting on the held table");
+  await watcher.end();
+  return {
+    release: async () => {
+      await holder.query("COMMIT");
+      await holder.end();
+    },
+  };
+}
+
 async function deliveriesOf(daemon: DaemonProcess, query = ""): Promise<Delivery[]> {
   const reply = await daemon.request("GET", `/deliveries${query}`);
   return (reply.body as { deliveries: Delivery[] }).deliveries;
@@ -119,12 +148,22 @@ describe.skipIf(missing !== undefined)("deliveries and triggers on a cluster", {
         body: "{}",
       });
     const [first, second] = cluster.nodes as [DaemonProcess, DaemonProcess];
-    expect((await poke(first, "one")).status).toBe(202);
-    // The other node counts the start the first one took: one run per hour between them.
-    const refused = await poke(second, "two");
-    expect(refused.status).toBe(429);
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(3_000);
-    // A duplicate costs nothing and is still answered as one on either node.
+    // The second node has not heard of the first's run yet (its change feed lags, as on a busy
+    // node): the feeds are held at a table they read after the runs, until the end.
+    const hold = await holdChangeFeeds(cluster.postgres.url, cluster.nodes.length);
+    try {
+      expect((await poke(first, "one")).status).toBe(202);
+      // The other node counts the start the first one took: one run per hour between them.
+      const refused = await poke(second, "two");
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get("retry-after"))).toBeGreaterThan(3_000);
+      // A duplicate costs nothing and is still answered as one on either node, known or not.
+      const duplicate = await poke(second, "one");
+      expect(duplicate.status).toBe(200);
+      expect(await duplicate.json()).toMatchObject({ duplicate: true });
+    } finally {
+      await hold.release();
+    }
     expect((await poke(second, "one")).status).toBe(200);
   });
 

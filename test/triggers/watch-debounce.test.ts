@@ -31,6 +31,7 @@ describe("WatchTriggers", () => {
         return { run: { id: "r_1", status: "queued" } as never, duplicate: false };
       },
       recorded: () => undefined,
+      stored: () => Promise.resolve(undefined),
       get: () => undefined,
       find: async () => undefined,
     };

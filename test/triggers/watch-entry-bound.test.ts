@@ -30,6 +30,7 @@ it("watches a bounded number of entries and says so when a folder holds more", a
   const runs: TriggerRuns = {
     startOnce: async () => ({ run: { id: "r_1", status: "queued" } as never, duplicate: false }),
     recorded: () => undefined,
+    stored: () => Promise.resolve(undefined),
     get: () => undefined,
     find: async () => undefined,
   };

@@ -29,7 +29,18 @@ export class IdempotentStarts {
 
   /** The run of this key if one is recorded within the window. */
   recorded(agentId: string, key: string): RunRecord | undefined {
-    const run = this.#store.findByIdempotencyKey(agentId, key);
+    return this.#withinWindow(this.#store.findByIdempotencyKey(agentId, key));
+  }
+
+  /**
+   * `recorded` asked of the store itself: on a cluster, also a run another node made that this
+   * one has not heard of yet. A round trip to the database: for a decision that must not miss it.
+   */
+  async stored(agentId: string, key: string): Promise<RunRecord | undefined> {
+    return this.#withinWindow(await this.#store.readByIdempotencyKey(agentId, key));
+  }
+
+  #withinWindow(run: RunRecord | undefined): RunRecord | undefined {
     if (run === undefined) return undefined;
     const age = this.#now().getTime() - Date.parse(run.created_at);
     return age < IDEMPOTENCY_WINDOW_MILLISECONDS ? run : undefined;

@@ -139,6 +139,16 @@ export class PostgresRunRecords implements RunRecords {
     return this.#records.byIdempotencyKey(agentId, key);
   }
 
+  /** From the database (one row: the key is unique per agent), served as held when held. */
+  async readByIdempotencyKey(agentId: string, key: string): Promise<RunRecord | undefined> {
+    const result = await this.#pool.query<{ record: unknown }>(
+      "SELECT record FROM agentd_runs WHERE agent = $1 AND idempotency_key = $2",
+      [agentId, key],
+    );
+    const stored = parseRunRecord(result.rows[0]?.record);
+    return stored === undefined ? undefined : (this.#records.get(stored.id) ?? stored);
+  }
+
   queuedCount(): number {
     return this.#records.queued;
   }
