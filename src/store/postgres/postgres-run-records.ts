@@ -66,7 +66,7 @@ export class PostgresRunRecords implements RunRecords {
    * The change number of each run's record held: this node's last committed write of it, or the
    * newest record of another node applied since. A record with a lower number is older.
    */
-  readonly #committedChanges = new Map<string, bigint>();
+  readonly #heldChanges = new Map<string, bigint>();
   /**
    * The newest record another node committed of a run while this node's own write of it waited:
    * applied once that write settles, unless what it settled with is newer. Dropping it instead
@@ -222,7 +222,7 @@ export class PostgresRunRecords implements RunRecords {
   written(record: RunRecord, change: string): void {
     this.#put(record);
     this.#nodes.set(record.id, this.#node);
-    this.#committedChanges.set(record.id, BigInt(change));
+    this.#heldChanges.set(record.id, BigInt(change));
   }
 
   /**
@@ -250,12 +250,12 @@ export class PostgresRunRecords implements RunRecords {
     for (const { record, node, change: keptChange } of refused) {
       if (this.#pendingWrites.has(record.id)) continue;
       // A newer record of another node was applied meanwhile (#remoteWhileWriting).
-      if ((this.#committedChanges.get(record.id) ?? -1n) > BigInt(keptChange)) continue;
+      if ((this.#heldChanges.get(record.id) ?? -1n) > BigInt(keptChange)) continue;
       this.#ending.delete(record.id);
       this.#put(record);
       this.#nodes.set(record.id, node);
       // The feed's older changes of the run must not replace it.
-      this.#committedChanges.set(record.id, BigInt(keptChange));
+      this.#heldChanges.set(record.id, BigInt(keptChange));
     }
   }
 
@@ -268,7 +268,7 @@ export class PostgresRunRecords implements RunRecords {
     if (left <= 0) this.#pendingWrites.delete(id);
     else this.#pendingWrites.set(id, left);
     // Only of a run still held: a run let go of would keep its entry forever.
-    if (change !== undefined && this.#records.get(id)) this.#committedChanges.set(id, BigInt(change));
+    if (change !== undefined && this.#records.get(id)) this.#heldChanges.set(id, BigInt(change));
     const remote = left <= 0 ? this.#remoteWhileWriting.get(id) : undefined;
     if (remote !== undefined) {
       this.#remoteWhileWriting.delete(id);
@@ -292,11 +292,11 @@ export class PostgresRunRecords implements RunRecords {
   }
 
   #applyNewer(record: RunRecord, node: string, change: bigint): void {
-    if ((this.#committedChanges.get(record.id) ?? -1n) > change) return;
+    if ((this.#heldChanges.get(record.id) ?? -1n) > change) return;
     this.#ending.delete(record.id);
     this.#put(record);
     this.#nodes.set(record.id, node);
-    if (this.#records.get(record.id)) this.#committedChanges.set(record.id, change);
+    if (this.#records.get(record.id)) this.#heldChanges.set(record.id, change);
   }
 
   /**
@@ -337,6 +337,6 @@ export class PostgresRunRecords implements RunRecords {
     this.#records.forget(id);
     this.#finished.delete(id);
     this.#nodes.delete(id);
-    if (!this.#pendingWrites.has(id)) this.#committedChanges.delete(id);
+    if (!this.#pendingWrites.has(id)) this.#heldChanges.delete(id);
   }
 }
