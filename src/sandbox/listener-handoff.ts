@@ -1,6 +1,4 @@
 import type { ChildProcess } from "node:child_process";
-import net from "node:net";
-import type { Duplex } from "node:stream";
 import { findOnPath } from "./bubblewrap.js";
 
 /**
@@ -9,9 +7,6 @@ import { findOnPath } from "./bubblewrap.js";
  * sandbox calls socket(AF_UNIX), which the seccomp filter refuses.
  */
 export const HANDOFF_CHANNEL_DESCRIPTOR = 4;
-
-/** At most this many connections from one sandboxed call are carried to its proxy at once. */
-export const MAX_HANDOFF_CONNECTIONS = 128;
 
 /** The message that comes with the listening socket (Node's IPC, `json` serialization). */
 const HANDOFF_MESSAGE = "agentd-bridge";
@@ -125,21 +120,20 @@ export function handoffProgram(searchPath: string): HandoffProgram | undefined {
   return program;
 }
 
-/** The listener a handoff received, serving its connections; `close` ends it and them. */
+/** The wait for a handoff's listener; `close` stops waiting and drops a listener that comes later. */
 export interface HandedListener {
   close(): void;
 }
 
 /**
  * Waits for the listening socket the child's handoff sends over its IPC channel, then stops
- * reading the channel (nothing else may come over it) and carries every connection made to it in
- * the sandbox to a socket from `connect` (the child's proxy), both ways with half-closes, at most
- * MAX_HANDOFF_CONNECTIONS at once. Anything else on the channel is dropped with the channel.
+ * reading the channel (nothing else may come over it) and gives the listener to `serve` (the
+ * child's proxy server, which accepts the connections made to it in the sandbox and closes it with
+ * itself). Anything else on the channel, or a listener that comes after `close`, is dropped with
+ * the channel.
  */
-export function serveHandedListener(child: ChildProcess, connect: () => Duplex): HandedListener {
-  let server: net.Server | undefined;
+export function serveHandedListener(child: ChildProcess, serve: (handle: object) => void): HandedListener {
   let closed = false;
-  const sockets = new Set<Duplex>();
   // An IPC write that fails once the handoff is gone (its acknowledgement) is no concern of ours.
   const ignore = (): void => undefined;
   child.on("error", ignore);
@@ -149,45 +143,16 @@ export function serveHandedListener(child: ChildProcess, connect: () => Duplex):
       (handle as { close?: () => void } | undefined)?.close?.();
       return;
     }
-    server = net.createServer({ allowHalfOpen: true }, (socket) => carry(socket, connect(), sockets));
-    server.maxConnections = MAX_HANDOFF_CONNECTIONS;
-    server.on("error", ignore);
-    server.listen(handle as never);
+    serve(handle as object);
   });
   return {
     close() {
       closed = true;
       if (child.connected) child.disconnect();
-      server?.close();
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
     },
   };
 }
 
 function isTcpHandle(handle: unknown): boolean {
   return typeof handle === "object" && handle !== null && handle.constructor?.name === "TCP";
-}
-
-/**
- * Pipes `socket` and `upstream` both ways. A side that closes ends the other gracefully (what was
- * written still goes out first); an error destroys both. What stays open ends with the call.
- */
-function carry(socket: Duplex, upstream: Duplex, sockets: Set<Duplex>): void {
-  const destroy = (): void => {
-    socket.destroy();
-    upstream.destroy();
-  };
-  for (const [side, other] of [
-    [socket, upstream],
-    [upstream, socket],
-  ] as const) {
-    sockets.add(side);
-    side.on("error", destroy);
-    side.on("close", () => {
-      sockets.delete(side);
-      other.end();
-    });
-    side.pipe(other);
-  }
 }
