@@ -21,7 +21,7 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
 };
 
 /**
- * Where the command's PERL* variables wait while perl runs: `<SAVED>=<n>`, then `<SAVED>_NAME_<i>`
+ * Where the command's PERL* variables (and its LC_ALL) wait while perl runs: `<SAVED>=<n>`, then `<SAVED>_NAME_<i>`
  * and `<SAVED>_VALUE_<i>`. In the environment, not in perl's arguments: /proc/<pid>/cmdline (what
  * `ps` shows every local user) must not carry a secret a PERL* variable holds.
  */
@@ -29,9 +29,10 @@ const SAVED = "AGENTD_HANDOFF_PERL";
 
 /**
  * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <command>
- * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, so that nothing the
+ * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, and LC_ALL=C (perl
+ * then reads no locale files at its start, a tenth of its run), so that nothing the
  * command's environment says changes what perl runs and a locale missing in the sandbox does not
- * make it warn; the command's PERL* variables wait under other names, see SAVED, and are put back
+ * make it warn; the command's PERL* variables and LC_ALL wait under other names, see SAVED, and are put back
  * before it runs),
  * under the seccomp filter, the channel on descriptor 4): makes a TCP socket listening on
  * 127.0.0.1:<port> in the sandbox's own network namespace (AF_INET, which the filter allows), sends
@@ -61,7 +62,7 @@ my $header = pack("Q L x4 P Q P Q i x4", 0, 0, $vector, 1, $control, 24, 0);
 syscall($sendmsg, ${HANDOFF_CHANNEL_DESCRIPTOR}, $header, 0) == length $message
   or die "agentd sandbox: the proxy listener's handoff: $!\\n";
 syscall($close, ${HANDOFF_CHANNEL_DESCRIPTOR});
-delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE PERL_BADLANG)};
+delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE PERL_BADLANG LC_ALL)};
 @ENV{keys %restore} = values %restore;
 exec { $ARGV[0] } @ARGV;
 my $missing = $! == 2;
@@ -80,9 +81,9 @@ export function handoffInvocation(
   command: string[],
   environment: Record<string, string>,
 ): { arguments: string[]; environment: Record<string, string> } {
-  const perlVariables = Object.entries(environment).filter(([name]) => name.startsWith("PERL"));
+  const perlVariables = Object.entries(environment).filter(([name]) => waitsForCommand(name));
   const kept = Object.fromEntries(
-    Object.entries(environment).filter(([name]) => !name.startsWith("PERL") && !name.startsWith(SAVED)),
+    Object.entries(environment).filter(([name]) => !waitsForCommand(name) && !name.startsWith(SAVED)),
   );
   const saved: Record<string, string> = { [SAVED]: String(perlVariables.length) };
   perlVariables.forEach(([name, value], index) => {
@@ -98,8 +99,13 @@ export function handoffInvocation(
       String(port),
       ...command,
     ],
-    environment: { ...kept, ...saved, PERL_BADLANG: "0" },
+    environment: { ...kept, ...saved, PERL_BADLANG: "0", LC_ALL: "C" },
   };
+}
+
+/** A variable of the command's that perl must not see: what changes what perl runs, and LC_ALL. */
+function waitsForCommand(name: string): boolean {
+  return name.startsWith("PERL") || name === "LC_ALL";
 }
 
 /** What the handoff needs on this machine: perl and the call numbers, or undefined (use the node bridge). */
