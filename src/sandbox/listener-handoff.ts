@@ -1,6 +1,4 @@
 import type { ChildProcess } from "node:child_process";
-import net from "node:net";
-import type { Duplex } from "node:stream";
 import { findOnPath } from "./bubblewrap.js";
 
 /**
@@ -9,9 +7,6 @@ import { findOnPath } from "./bubblewrap.js";
  * sandbox calls socket(AF_UNIX), which the seccomp filter refuses.
  */
 export const HANDOFF_CHANNEL_DESCRIPTOR = 4;
-
-/** At most this many connections from one sandboxed call are carried to its proxy at once. */
-export const MAX_HANDOFF_CONNECTIONS = 128;
 
 /** The message that comes with the listening socket (Node's IPC, `json` serialization). */
 const HANDOFF_MESSAGE = "agentd-bridge";
@@ -26,7 +21,7 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
 };
 
 /**
- * Where the command's PERL* variables wait while perl runs: `<SAVED>=<n>`, then `<SAVED>_NAME_<i>`
+ * Where the command's PERL* variables (and its LC_ALL) wait while perl runs: `<SAVED>=<n>`, then `<SAVED>_NAME_<i>`
  * and `<SAVED>_VALUE_<i>`. In the environment, not in perl's arguments: /proc/<pid>/cmdline (what
  * `ps` shows every local user) must not carry a secret a PERL* variable holds.
  */
@@ -34,9 +29,10 @@ const SAVED = "AGENTD_HANDOFF_PERL";
 
 /**
  * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <command>
- * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, so that nothing the
+ * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, and LC_ALL=C (perl
+ * then reads no locale files at its start, a tenth of its run), so that nothing the
  * command's environment says changes what perl runs and a locale missing in the sandbox does not
- * make it warn; the command's PERL* variables wait under other names, see SAVED, and are put back
+ * make it warn; the command's PERL* variables and LC_ALL wait under other names, see SAVED, and are put back
  * before it runs),
  * under the seccomp filter, the channel on descriptor 4): makes a TCP socket listening on
  * 127.0.0.1:<port> in the sandbox's own network namespace (AF_INET, which the filter allows), sends
@@ -66,7 +62,7 @@ my $header = pack("Q L x4 P Q P Q i x4", 0, 0, $vector, 1, $control, 24, 0);
 syscall($sendmsg, ${HANDOFF_CHANNEL_DESCRIPTOR}, $header, 0) == length $message
   or die "agentd sandbox: the proxy listener's handoff: $!\\n";
 syscall($close, ${HANDOFF_CHANNEL_DESCRIPTOR});
-delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE PERL_BADLANG)};
+delete @ENV{qw(NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE PERL_BADLANG LC_ALL)};
 @ENV{keys %restore} = values %restore;
 exec { $ARGV[0] } @ARGV;
 my $missing = $! == 2;
@@ -85,9 +81,9 @@ export function handoffInvocation(
   command: string[],
   environment: Record<string, string>,
 ): { arguments: string[]; environment: Record<string, string> } {
-  const perlVariables = Object.entries(environment).filter(([name]) => name.startsWith("PERL"));
+  const perlVariables = Object.entries(environment).filter(([name]) => waitsForCommand(name));
   const kept = Object.fromEntries(
-    Object.entries(environment).filter(([name]) => !name.startsWith("PERL") && !name.startsWith(SAVED)),
+    Object.entries(environment).filter(([name]) => !waitsForCommand(name) && !name.startsWith(SAVED)),
   );
   const saved: Record<string, string> = { [SAVED]: String(perlVariables.length) };
   perlVariables.forEach(([name, value], index) => {
@@ -103,8 +99,13 @@ export function handoffInvocation(
       String(port),
       ...command,
     ],
-    environment: { ...kept, ...saved, PERL_BADLANG: "0" },
+    environment: { ...kept, ...saved, PERL_BADLANG: "0", LC_ALL: "C" },
   };
+}
+
+/** A variable of the command's that perl must not see: what changes what perl runs, and LC_ALL. */
+function waitsForCommand(name: string): boolean {
+  return name.startsWith("PERL") || name === "LC_ALL";
 }
 
 /** What the handoff needs on this machine: perl and the call numbers, or undefined (use the node bridge). */
@@ -125,21 +126,20 @@ export function handoffProgram(searchPath: string): HandoffProgram | undefined {
   return program;
 }
 
-/** The listener a handoff received, serving its connections; `close` ends it and them. */
+/** The wait for a handoff's listener; `close` stops waiting and drops a listener that comes later. */
 export interface HandedListener {
   close(): void;
 }
 
 /**
  * Waits for the listening socket the child's handoff sends over its IPC channel, then stops
- * reading the channel (nothing else may come over it) and carries every connection made to it in
- * the sandbox to a socket from `connect` (the child's proxy), both ways with half-closes, at most
- * MAX_HANDOFF_CONNECTIONS at once. Anything else on the channel is dropped with the channel.
+ * reading the channel (nothing else may come over it) and gives the listener to `serve` (the
+ * child's proxy server, which accepts the connections made to it in the sandbox and closes it with
+ * itself). Anything else on the channel, or a listener that comes after `close`, is dropped with
+ * the channel.
  */
-export function serveHandedListener(child: ChildProcess, connect: () => Duplex): HandedListener {
-  let server: net.Server | undefined;
+export function serveHandedListener(child: ChildProcess, serve: (handle: object) => void): HandedListener {
   let closed = false;
-  const sockets = new Set<Duplex>();
   // An IPC write that fails once the handoff is gone (its acknowledgement) is no concern of ours.
   const ignore = (): void => undefined;
   child.on("error", ignore);
@@ -149,45 +149,16 @@ export function serveHandedListener(child: ChildProcess, connect: () => Duplex):
       (handle as { close?: () => void } | undefined)?.close?.();
       return;
     }
-    server = net.createServer({ allowHalfOpen: true }, (socket) => carry(socket, connect(), sockets));
-    server.maxConnections = MAX_HANDOFF_CONNECTIONS;
-    server.on("error", ignore);
-    server.listen(handle as never);
+    serve(handle as object);
   });
   return {
     close() {
       closed = true;
       if (child.connected) child.disconnect();
-      server?.close();
-      for (const socket of sockets) socket.destroy();
-      sockets.clear();
     },
   };
 }
 
 function isTcpHandle(handle: unknown): boolean {
   return typeof handle === "object" && handle !== null && handle.constructor?.name === "TCP";
-}
-
-/**
- * Pipes `socket` and `upstream` both ways. A side that closes ends the other gracefully (what was
- * written still goes out first); an error destroys both. What stays open ends with the call.
- */
-function carry(socket: Duplex, upstream: Duplex, sockets: Set<Duplex>): void {
-  const destroy = (): void => {
-    socket.destroy();
-    upstream.destroy();
-  };
-  for (const [side, other] of [
-    [socket, upstream],
-    [upstream, socket],
-  ] as const) {
-    sockets.add(side);
-    side.on("error", destroy);
-    side.on("close", () => {
-      sockets.delete(side);
-      other.end();
-    });
-    side.pipe(other);
-  }
 }

@@ -33,21 +33,43 @@ export async function startNetworkProxy(
   limits: Partial<ProxyLimits> = {},
   options: ProxyOptions = {},
 ): Promise<NetworkProxy> {
-  const context = new ProxyContext(rules, { ...DEFAULT_PROXY_LIMITS, ...limits }, options);
-  const server = createProxyServer(context);
+  const proxy = unstartedNetworkProxy(rules, limits, options);
   await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socketPath, () => {
-      server.off("error", reject);
+    proxy.server.once("error", reject);
+    proxy.server.listen(socketPath, () => {
+      proxy.server.off("error", reject);
       resolve();
     });
   });
-  // After listening, an error (accept failing for lack of descriptors) is no reason to stop.
+  return proxy;
+}
+
+/** A proxy that accepts nothing yet: its server listens where its caller says. */
+export interface UnstartedNetworkProxy extends NetworkProxy {
+  /** The proxy's server; an error after it listens (accept failing) is ignored. */
+  server: http.Server;
+}
+
+/**
+ * The proxy {@link startNetworkProxy} starts, not yet listening: for a listener the daemon receives
+ * (the one a sandbox's handoff makes in its own network namespace), which the server accepts from
+ * directly, with no unix socket and no relay in between.
+ */
+export function unstartedNetworkProxy(
+  rules: readonly HostRule[],
+  limits: Partial<ProxyLimits> = {},
+  options: ProxyOptions = {},
+): UnstartedNetworkProxy {
+  const context = new ProxyContext(rules, { ...DEFAULT_PROXY_LIMITS, ...limits }, options);
+  const server = createProxyServer(context);
+  // Once listening, an error (accept failing for lack of descriptors) is no reason to stop.
   server.on("error", () => undefined);
   let closed: Promise<void> | undefined;
   return {
+    server,
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
+        // Called back at once, with an error, when the server never listened.
         server.close(() => resolve());
         context.destroyAll();
         server.closeAllConnections();

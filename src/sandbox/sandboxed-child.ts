@@ -7,7 +7,7 @@ import { Duplex } from "node:stream";
 import { requireBubblewrap } from "./bubblewrap.js";
 import { bubblewrapArguments } from "./bubblewrap-arguments.js";
 import { type BridgeChannel, startBridgeChannel } from "./bridge-channel.js";
-import { type NetworkProxy, startNetworkProxy } from "./network-proxy.js";
+import { type NetworkProxy, startNetworkProxy, unstartedNetworkProxy } from "./network-proxy.js";
 import { BRIDGE_CHANNEL_DESCRIPTOR, BRIDGE_CODE, BRIDGE_PORT } from "./proxy-bridge.js";
 import { proxySocketsFolder } from "./proxy-sockets-folder.js";
 import {
@@ -89,42 +89,19 @@ export async function prepareSandboxedChild(
       release: async () => closeDescriptor(),
     };
   }
-  // The proxy's socket lives in a folder of its own, hidden from every sandbox: only the daemon's
-  // end of the bridge's channel connects to it.
-  // One mkdir(2) at once: through the thread pool it waited for a free thread, under load for
-  // milliseconds, on every host-list call (and so does its removal, removeSocketsFolder).
-  const folder = mkdtempSync(path.join(proxySocketsFolder(), "net-"));
-  const socketPath = path.join(folder, "proxy.sock");
-  let proxy: NetworkProxy;
-  try {
-    proxy = await startNetworkProxy(
-      socketPath,
-      policy.network.rules,
-      {},
-      {
-        privateAddresses: policy.network.privateAddresses,
-      },
-    );
-  } catch (error) {
-    await rm(folder, { recursive: true, force: true });
-    throw error;
-  }
   const proxyUrl = `http://127.0.0.1:${BRIDGE_PORT}`;
   const proxyEnvironment: Record<string, string> = { NO_PROXY: "", no_proxy: "" };
   for (const name of PROXY_VARIABLES) {
     proxyEnvironment[name] = proxyUrl;
     proxyEnvironment[name.toLowerCase()] = proxyUrl;
   }
-  const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
-  const closeDescriptor = closeOnce(descriptor);
-  const connectProxy = (): net.Socket => net.connect({ path: socketPath, allowHalfOpen: true });
-  const releaseProxy = async (): Promise<void> => {
-    closeDescriptor();
-    await proxy.close();
-    await removeSocketsFolder(folder);
-  };
+  const proxyOptions = { privateAddresses: policy.network.privateAddresses };
   const handoff = handoffProgram(policy.searchPath);
   if (handoff !== undefined) {
+    // The proxy's server accepts from the listener the sandbox hands over: no socket of its own.
+    const proxy = unstartedNetworkProxy(policy.network.rules, {}, proxyOptions);
+    const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
+    const closeDescriptor = closeOnce(descriptor);
     const invocation = handoffInvocation(handoff, BRIDGE_PORT, [child.command, ...child.arguments], {
       ...child.environment,
       ...proxyEnvironment,
@@ -144,15 +121,37 @@ export async function prepareSandboxedChild(
       extraStdio: [descriptor ?? "ignore", "ipc"],
       started: (subprocess) => {
         closeDescriptor();
-        listener ??= serveHandedListener(subprocess as ChildProcess, connectProxy);
+        listener ??= serveHandedListener(subprocess as ChildProcess, (handle) => proxy.server.listen(handle));
       },
       release: () =>
         (releasedHandoff ??= (async () => {
+          closeDescriptor();
           listener?.close();
-          await releaseProxy();
+          await proxy.close();
         })()),
     };
   }
+  // The node bridge's proxy listens on a socket in a folder of its own, hidden from every
+  // sandbox: only the daemon's end of the bridge's channel connects to it.
+  // One mkdir(2) at once: through the thread pool it waited for a free thread, under load for
+  // milliseconds, on every host-list call (and so does its removal, removeSocketsFolder).
+  const folder = mkdtempSync(path.join(proxySocketsFolder(), "net-"));
+  const socketPath = path.join(folder, "proxy.sock");
+  let proxy: NetworkProxy;
+  try {
+    proxy = await startNetworkProxy(socketPath, policy.network.rules, {}, proxyOptions);
+  } catch (error) {
+    await rm(folder, { recursive: true, force: true });
+    throw error;
+  }
+  const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
+  const closeDescriptor = closeOnce(descriptor);
+  const connectProxy = (): net.Socket => net.connect({ path: socketPath, allowHalfOpen: true });
+  const releaseProxy = async (): Promise<void> => {
+    closeDescriptor();
+    await proxy.close();
+    await removeSocketsFolder(folder);
+  };
   let channel: BridgeChannel | undefined;
   const args = bubblewrapArguments(policy, { read: [process.execPath], write: [] });
   let released: Promise<void> | undefined;

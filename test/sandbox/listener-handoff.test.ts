@@ -34,6 +34,7 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
         'echo "sockets: $(for fd in /proc/[0-9]*/fd/*; do [ "${fd##*/}" -gt 2 ] && readlink "$fd"; done 2>/dev/null | grep -c socket:)"',
         '{ : >&4; } 2>/dev/null && echo "descriptor 4: open" || echo "descriptor 4: closed"',
         'echo "channel variable: ${NODE_CHANNEL_FD-unset}"',
+        'echo "LC_ALL: ${LC_ALL-unset}; PERL_BADLANG: ${PERL_BADLANG-unset}"',
       ].join("; ");
       const result = await project.shell(`${fetch}; ${inspect}`, {
         sandbox: { network: [`127.0.0.1:${port}`] },
@@ -42,6 +43,8 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
       expect(result.output).toContain("sockets: 0");
       expect(result.output).toContain("descriptor 4: closed");
       expect(result.output).toContain("channel variable: unset");
+      // perl runs with LC_ALL=C; the command gets the daemon's own (none, unless it has one).
+      expect(result.output).toContain(`LC_ALL: ${process.env["LC_ALL"] ?? "unset"}; PERL_BADLANG: unset`);
     } finally {
       upstream.close();
     }
@@ -74,12 +77,32 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
   },
 );
 
+/** perl runs with LC_ALL=C (no locale files read at its start); the command gets the daemon's LC_ALL back. */
+it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
+  "gives the command the daemon's LC_ALL, not the C locale perl ran with",
+  { timeout: 60_000 },
+  async () => {
+    project = new SandboxProject();
+    const before = process.env["LC_ALL"];
+    process.env["LC_ALL"] = "POSIX";
+    try {
+      const result = await project.shell('echo "LC_ALL: ${LC_ALL-unset}"', {
+        sandbox: { network: ["example.invalid"] },
+      });
+      expect(result.output).toContain("LC_ALL: POSIX");
+    } finally {
+      if (before === undefined) delete process.env["LC_ALL"];
+      else process.env["LC_ALL"] = before;
+    }
+  },
+);
+
 /**
  * perl's arguments are its /proc/<pid>/cmdline, which `ps` shows every local user: a secret in a
  * PERL* variable (PERL5OPT, a token a tool reads from PERL_…) must wait in the environment, which
  * only the same user can read, and come back to the command.
  */
-it("keeps the command's PERL* variables from the handoff's perl and out of its arguments", () => {
+it("keeps the command's PERL* variables and LC_ALL from the handoff's perl and out of its arguments", () => {
   const invocation = handoffInvocation(
     { perl: "/usr/bin/perl", systemCalls: [1, 2, 3, 4, 5, 6] },
     3128,
@@ -89,9 +112,12 @@ it("keeps the command's PERL* variables from the handoff's perl and out of its a
       PERL5OPT: "-Mevil",
       PERL5LIB: "/tmp/lib",
       PERL_TOKEN: "secret-value-91af",
+      LC_ALL: "de_DE.UTF-8",
       AGENTD_HANDOFF_PERL: "7",
     },
   );
+  expect(invocation.environment["LC_ALL"]).toBe("C");
+  expect(Object.values(invocation.environment)).toContain("de_DE.UTF-8");
   expect(Object.keys(invocation.environment).filter((name) => name.startsWith("PERL"))).toEqual([
     "PERL_BADLANG",
   ]);
@@ -100,5 +126,5 @@ it("keeps the command's PERL* variables from the handoff's perl and out of its a
   for (const value of ["-Mevil", "/tmp/lib", "secret-value-91af", "PERL_TOKEN"]) {
     expect(invocation.arguments.join("\0")).not.toContain(value);
   }
-  expect(invocation.environment["AGENTD_HANDOFF_PERL"]).toBe("3");
+  expect(invocation.environment["AGENTD_HANDOFF_PERL"]).toBe("4");
 });
