@@ -1,5 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { isWithin } from "../util/path-within.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** What a sandboxed process sees of a path. */
@@ -181,9 +182,5 @@ export function existingRealPath(
 
 /** True when `inner` is `outer` or lies below it. */
 export function isInside(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return (
-    relative === "" ||
-    !(relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
-  );
+  return isWithin(inner, outer);
 }
