@@ -162,8 +162,8 @@ export function accessOf(mounts: readonly SandboxMount[], realPath: string): Mou
 /**
  * The path with every symlink resolved, or undefined when nothing is there (a dangling link
  * included). `resolved`: answers already found in the same computation, by path, kept there too.
- * Most paths asked about (the host's socket places) do not exist: that costs one `access`, not a
- * thrown error; the rest one realpath(3).
+ * Most paths asked about (the host's socket places) do not exist: once one was found missing, it
+ * costs one `access`, not a thrown error; the rest one realpath(3).
  */
 export function existingRealPath(
   entry: string,
@@ -172,12 +172,28 @@ export function existingRealPath(
   if (resolved?.has(entry)) return resolved.get(entry);
   let real: string | undefined;
   try {
-    real = existsSync(entry) ? realpathSync.native(entry) : undefined;
+    // Either way the answer is realpath(3)'s, found now; only the first syscall differs.
+    real = missingLastTime.has(entry) && !existsSync(entry) ? undefined : realpathSync.native(entry);
   } catch {
     real = undefined;
   }
+  if (real === undefined) rememberMissing(entry);
+  else missingLastTime.delete(entry);
   resolved?.set(entry, real);
   return real;
+}
+
+/**
+ * Paths that were not there when last resolved (most of the host's socket places): for these an
+ * `access` comes first, cheaper than the error a failed realpath throws. A path that was there is
+ * resolved at once, without that `access` before it: every tool call resolves some forty paths.
+ */
+const missingLastTime = new Set<string>();
+const MISSING_KEPT = 4_096;
+
+function rememberMissing(entry: string): void {
+  if (missingLastTime.size >= MISSING_KEPT) missingLastTime.clear();
+  missingLastTime.add(entry);
 }
 
 /** True when `inner` is `outer` or lies below it. */
