@@ -61,6 +61,8 @@ const NOTE = Array.from({ length: 20 }, (_, line) => `line ${line + 1}: the nigh
 const PROFILE_DIRECTORY = process.argv
   .find((argument) => argument.startsWith("--cpu-prof-dir="))
   ?.slice("--cpu-prof-dir=".length);
+/** `--only=daemon`: the daemon mode alone (for profiling it, or comparing builds quickly). */
+const ONLY = process.argv.find((argument) => argument.startsWith("--only="))?.slice("--only=".length);
 const role = process.argv.find((argument) => argument.startsWith("--role="))?.slice("--role=".length);
 
 if (role === "model") await serveModel();
@@ -80,9 +82,9 @@ async function main() {
   try {
     daemon.send({ modelUrl: url });
     const [ready] = await once(daemon, "message");
-    await daemonLoop(url, daemon, ready.notePath);
-    await inProcessLoop(url);
-    await memory(url);
+    if (ONLY === undefined || ONLY === "daemon") await daemonLoop(url, daemon, ready.notePath);
+    if (ONLY === undefined || ONLY === "loop") await inProcessLoop(url);
+    if (ONLY === undefined || ONLY === "memory") await memory(url);
   } finally {
     daemon.disconnect();
     model.disconnect();

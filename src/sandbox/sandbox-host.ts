@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import os from "node:os";
 import path from "node:path";
@@ -247,7 +247,8 @@ function networkOf(
 /** Creates a missing folder; never throws (a place nothing can create stays missing for all). */
 function ensureFolder(folder: string): void {
   try {
-    mkdirSync(folder, { recursive: true });
+    // One `access` when it exists (every tool call): a recursive mkdir would fail and then stat it.
+    if (!existsSync(folder)) mkdirSync(folder, { recursive: true });
   } catch {
     // Read-only or not permitted: a sandboxed process cannot create it either.
   }

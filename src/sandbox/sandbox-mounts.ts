@@ -1,5 +1,6 @@
 import { existsSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { isWithin } from "../util/path-within.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
 /** What a sandboxed process sees of a path. */
@@ -161,8 +162,8 @@ export function accessOf(mounts: readonly SandboxMount[], realPath: string): Mou
 /**
  * The path with every symlink resolved, or undefined when nothing is there (a dangling link
  * included). `resolved`: answers already found in the same computation, by path, kept there too.
- * Most paths asked about (the host's socket places) do not exist: that costs one `access`, not a
- * thrown error; the rest one realpath(3).
+ * Most paths asked about (the host's socket places) do not exist: once one was found missing, it
+ * costs one `access`, not a thrown error; the rest one realpath(3).
  */
 export function existingRealPath(
   entry: string,
@@ -171,19 +172,31 @@ export function existingRealPath(
   if (resolved?.has(entry)) return resolved.get(entry);
   let real: string | undefined;
   try {
-    real = existsSync(entry) ? realpathSync.native(entry) : undefined;
+    // Either way the answer is realpath(3)'s, found now; only the first syscall differs.
+    real = missingLastTime.has(entry) && !existsSync(entry) ? undefined : realpathSync.native(entry);
   } catch {
     real = undefined;
   }
+  if (real === undefined) rememberMissing(entry);
+  else missingLastTime.delete(entry);
   resolved?.set(entry, real);
   return real;
 }
 
+/**
+ * Paths that were not there when last resolved (most of the host's socket places): for these an
+ * `access` comes first, cheaper than the error a failed realpath throws. A path that was there is
+ * resolved at once, without that `access` before it: every tool call resolves some forty paths.
+ */
+const missingLastTime = new Set<string>();
+const MISSING_KEPT = 4_096;
+
+function rememberMissing(entry: string): void {
+  if (missingLastTime.size >= MISSING_KEPT) missingLastTime.clear();
+  missingLastTime.add(entry);
+}
+
 /** True when `inner` is `outer` or lies below it. */
 export function isInside(inner: string, outer: string): boolean {
-  const relative = path.relative(outer, inner);
-  return (
-    relative === "" ||
-    !(relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
-  );
+  return isWithin(inner, outer);
 }

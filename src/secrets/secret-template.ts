@@ -4,11 +4,26 @@ export const SECRET_TEMPLATE = /\{\{\s*secret:([A-Za-z0-9_.-]+)\s*\}\}/g;
 /** Every secret name referenced in a value (strings, arrays and objects, deeply), each once. */
 export function secretNamesIn(value: unknown): string[] {
   const names = new Set<string>();
-  visitStrings(value, (text) => {
+  forEachString(value, (text) => {
+    // Every reference holds "secret:": a string without it (nearly all of them) is not searched.
+    if (!text.includes("secret:")) return;
     for (const match of text.matchAll(SECRET_TEMPLATE)) names.add(match[1] as string);
-    return text;
   });
   return [...names];
+}
+
+/**
+ * Calls `visit` with every string inside a JSON-like value, deeply, copying nothing: every tool
+ * call's arguments are searched for references, and almost none hold one.
+ */
+function forEachString(value: unknown, visit: (text: string) => void): void {
+  if (typeof value === "string") visit(value);
+  else if (Array.isArray(value)) for (const item of value) forEachString(item, visit);
+  else if (value !== null && typeof value === "object") {
+    for (const key in value) {
+      if (Object.hasOwn(value, key)) forEachString((value as Record<string, unknown>)[key], visit);
+    }
+  }
 }
 
 /** A copy of `value` with every `{{secret:name}}` in its strings replaced by `replace(name)`. */

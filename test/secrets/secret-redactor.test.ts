@@ -88,4 +88,16 @@ describe("secret templates", () => {
       list: ["<db>", 3],
     });
   });
+
+  it("names each secret once, in the order the value holds them, and leaves the value as it was", () => {
+    const value = {
+      command: "deploy --token {{secret:deploy}}",
+      steps: [{ env: ["A={{secret:aws}}", "B={{secret:deploy}}"] }, null, true, 1.5],
+      note: "secret: not a reference, {{secret:}} neither",
+    };
+    const before = structuredClone(value);
+    expect(secretNamesIn(value)).toEqual(["deploy", "aws"]);
+    expect(value).toEqual(before);
+    expect(secretNamesIn("plain text")).toEqual([]);
+  });
 });

@@ -150,6 +150,29 @@ describe("file tools: what they do", () => {
     expect(result.output).toBe('"image.png" is a binary file (8 bytes); its content is not shown');
   });
 
+  it("reads a file whole whatever its size against the first read's 8 KiB and 64 KiB", async () => {
+    // Lines of 10 bytes ("line 0001\n"): files ending just before, at and just past each boundary.
+    for (const bytes of [8_190, 8_192, 8_200, 65_530, 65_540, 140_000]) {
+      const lines = Array.from({ length: Math.floor(bytes / 10) }, (_, index) =>
+        `line ${String(index + 1).padStart(4, "0")}`.slice(0, 9),
+      );
+      writeFileSync(path.join(harness.workdir, "sized.txt"), `${lines.join("\n")}\n`);
+      // The output cap holds about 3,000 of them: the last 1,000 lines, read through all before.
+      const offset = Math.max(1, lines.length - 999);
+      const result = await harness.call("read_file", { path: "sized.txt", offset });
+      expect(result).toMatchObject({ ok: true });
+      expect(result.output.split("\n")).toEqual(lines.slice(offset - 1));
+    }
+  });
+
+  it("sees a NUL byte anywhere in the first 8 KiB of a file bigger than that", async () => {
+    const text = Buffer.alloc(20_000, "a");
+    text[8_191] = 0;
+    writeFileSync(path.join(harness.workdir, "late-nul.bin"), text);
+    const result = await harness.call("read_file", { path: "late-nul.bin" });
+    expect(result.output).toBe('"late-nul.bin" is a binary file (20000 bytes); its content is not shown');
+  });
+
   it("refuses a FIFO instead of blocking on it", async () => {
     execFileSync("mkfifo", [path.join(harness.workdir, "pipe")]);
     expect(await harness.call("read_file", { path: "pipe" })).toMatchObject({

@@ -71,7 +71,7 @@ async function readOpened(
   // A FIFO or device would block the read (or never end): only regular files are read.
   if (!info.isFile()) throw notRegular(value.path);
   // One read serves both the look for binary content and the first lines.
-  const start = await readFileStart(handle);
+  const start = await readFileStart(handle, info.size);
   if (startLooksBinary(start.bytes)) {
     return {
       ok: true,

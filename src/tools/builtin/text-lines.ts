@@ -48,14 +48,27 @@ export async function* textLines(
 /** The first bytes of a file, read once for both a look at them and the lines (readFileStart). */
 export interface FileStart {
   bytes: Buffer;
+  /** The read came back short: `bytes` are the whole file. */
+  whole: boolean;
 }
 
-/** Reads the first CHUNK_BYTES of an open file, whatever its position. */
-export async function readFileStart(file: OpenFile): Promise<FileStart> {
+/** Fewer bytes than this are never asked for: a binary look takes the first 8 KiB (looks-binary.ts). */
+const START_MINIMUM_BYTES = 8_192;
+
+/**
+ * Reads the first bytes of an open file, whatever its position: CHUNK_BYTES, or, given its `size`
+ * (its fstat), enough for all of it and one byte more (never fewer than START_MINIMUM_BYTES), so
+ * that a short read tells it ended. A buffer as big as the file, not 64 KiB for every small file:
+ * buffers live outside the JS heap, and 64 KiB each call had the garbage collector run far more
+ * often (once every few hundred calls, a full collection of the whole heap).
+ */
+export async function readFileStart(file: OpenFile, size?: number): Promise<FileStart> {
+  const length =
+    size === undefined ? CHUNK_BYTES : Math.min(CHUNK_BYTES, Math.max(START_MINIMUM_BYTES, size + 1));
   // Not zeroed: only the bytes read are ever looked at.
-  const buffer = Buffer.allocUnsafe(CHUNK_BYTES);
-  const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, 0);
-  return { bytes: buffer.subarray(0, bytesRead) };
+  const buffer = Buffer.allocUnsafe(length);
+  const { bytesRead } = await file.read(buffer, 0, length, 0);
+  return { bytes: buffer.subarray(0, bytesRead), whole: bytesRead < length };
 }
 
 /**
@@ -69,7 +82,7 @@ async function* chunks(file: OpenFile, signal: AbortSignal, start?: FileStart): 
   if (start !== undefined) {
     position = start.bytes.length;
     // A regular file reads short only at its end: a short start is the whole file.
-    more = start.bytes.length === CHUNK_BYTES;
+    more = !start.whole;
     const text = decoder.write(start.bytes);
     if (text !== "") yield text;
   }

@@ -1,6 +1,7 @@
 import { lstatSync, mkdirSync, readlinkSync, realpathSync } from "node:fs";
 import path from "node:path";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { isWithin } from "../../util/path-within.js";
 
 /** A path a tool may use: where it really is, and how it reads relative to the workdir. */
 export interface ConfinedPath {
@@ -37,11 +38,7 @@ export function confinePath(workdir: string, requested: string): ConfinedPath {
 
 /** Whether `target` (a real path) is `root` or inside it. */
 export function isInside(root: string, target: string): boolean {
-  const relative = path.relative(root, target);
-  return (
-    relative === "" ||
-    !(relative === ".." || relative.startsWith(`..${path.sep}`) || path.isAbsolute(relative))
-  );
+  return isWithin(target, root);
 }
 
 /** `target` relative to `root`, `/`-separated; `.` for the root itself. */
