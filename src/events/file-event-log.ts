@@ -126,7 +126,7 @@ export class FileEventLog implements EventLog {
     const agentFile = agentEventsFile(this.#dataDirectory, event.agent);
     try {
       this.#checkNotBlocked(agentFile);
-      const sizeBefore = this.#files.append(agentFile, `${line}\n`);
+      const appended = this.#files.append(agentFile, `${line}\n`);
       if (event.run !== null) {
         const held = this.#held.get(event.run);
         if (held) held.lines.push({ id: event.id, line });
@@ -135,7 +135,7 @@ export class FileEventLog implements EventLog {
             this.#appendToRunLog(event.run, event.agent, line);
           } catch (error) {
             // Whole in both logs or in neither: the agent log's line is taken back.
-            this.#files.cutBack(agentFile, sizeBefore);
+            this.#files.cutBack(agentFile, appended);
             throw error;
           }
         }

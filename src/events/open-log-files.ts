@@ -22,8 +22,8 @@ export class OpenLogFiles {
   }
 
   /**
-   * Appends `text` to `file`, creating it (0600) when missing, and returns the file's size before
-   * it (for `cutBack`). Throws STORE_WRITE_FAILED, the file left as it was.
+   * Appends `text` to `file`, creating it (0600) when missing, and returns the bytes appended (for
+   * `cutBack`). Throws STORE_WRITE_FAILED, the file left as it was.
    */
   append(file: string, text: string): number {
     let descriptor = this.#descriptors.get(file);
@@ -39,8 +39,10 @@ export class OpenLogFiles {
       this.#descriptors.delete(file);
     }
     this.#descriptors.set(file, descriptor);
+    const data = Buffer.from(text);
     try {
-      return this.#whole.append(file, descriptor, Buffer.from(text));
+      this.#whole.append(file, descriptor, data);
+      return data.length;
     } catch (error) {
       this.close(file);
       throw error;
@@ -48,18 +50,19 @@ export class OpenLogFiles {
   }
 
   /**
-   * Takes back what was appended to `file` since it was `size` bytes long (the other half of an
-   * event whose second write failed). Never throws: a cut that fails is made before the next append.
+   * Takes back the last `bytes` appended to `file` (the other half of an event whose second write
+   * failed; nothing was appended after them). Never throws: a cut that fails is made before the
+   * next append.
    */
-  cutBack(file: string, size: number): void {
+  cutBack(file: string, bytes: number): void {
     let descriptor = this.#descriptors.get(file);
     try {
       descriptor ??= openSync(file, LOG_APPEND_FLAGS, 0o600);
     } catch {
       // Remembered: the next append opens the file and cuts it first.
     }
-    if (descriptor === undefined) return this.#whole.markTorn(file, size);
-    this.#whole.cutBack(file, descriptor, size);
+    if (descriptor === undefined) return this.#whole.markTorn(file, bytes);
+    this.#whole.cutBackBy(file, descriptor, bytes);
     if (!this.#descriptors.has(file)) closeSync(descriptor);
   }
 

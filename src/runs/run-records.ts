@@ -53,8 +53,10 @@ export interface RunRecords {
    * Replaces a run's record. The files store writes it off the event loop and returns a promise
    * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
    * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
+   * `issueAfter` (a launch's: its run log being created) is what work on libuv's threads that the
+   * run's `running` does not wait for may queue behind; a store may ignore it.
    */
-  save(record: RunRecord): Promise<void> | void;
+  save(record: RunRecord, options?: { issueAfter?: Promise<void> | undefined }): Promise<void> | void;
   /**
    * A store whose `save` returns nothing: the newest record of the run saved and not durable yet
    * (not served), for decisions taken meanwhile (RunRecorder.newest).

@@ -87,8 +87,8 @@ export class RunStore implements RunRecords {
   readonly #unfiled = new Set<string>();
   /** Runs whose `running` line is being appended to the journal: their next save waits for it. */
   readonly #journaling = new Map<string, { record: RunRecord; appended: Promise<void> }>();
-  /** Launches whose record file's write is not issued yet (it is at the end of their turn). */
-  #launchWritesDue = 0;
+  /** Launches whose record file's write is not issued yet (see #launched). */
+  readonly #launchWritesDue = new Set<Promise<void>>();
   /** The newest state of each run with a save under way (not served before it is on disk). */
   readonly #saving = new Map<string, RunRecord>();
   readonly #recent = new RecentRecords(512);
@@ -314,12 +314,12 @@ export class RunStore implements RunRecords {
    * to the device in the background, so its result survives a power loss too; it leaves the open
    * runs (a `closed` line in the journal, not waited for: the record on disk says it anyway).
    */
-  async save(record: RunRecord): Promise<void> {
+  async save(record: RunRecord, options: { issueAfter?: Promise<void> | undefined } = {}): Promise<void> {
     const file = this.#fileOf(record.id);
     this.#saving.set(record.id, record);
     try {
       if (this.#unfiled.delete(record.id) && record.status === "running") {
-        await this.#launched(record);
+        await this.#launched(record, options.issueAfter);
         return;
       }
       // After the journal's line of its launch: the file (which start-up prefers) is newer.
@@ -390,25 +390,25 @@ export class RunStore implements RunRecords {
   /**
    * A new run's launch: on disk once its `running` record is a line of the open-runs journal, which
    * start-up reads for a run without a record file (the line replaces its `queued` one). The record
-   * file follows off the event loop, not waited for (its write issued at the end of this turn): what
-   * a start rebuilds from when the journal is damaged or gone.
+   * file follows off the event loop, not waited for: what a start rebuilds from when the journal is
+   * damaged or gone. Its write is issued once `issueAfter` (the run's log being created) settled,
+   * else at the end of this turn.
    */
-  async #launched(record: RunRecord): Promise<void> {
-    // Issued at the end of this turn, once the turn's launches have asked for their run logs:
-    // libuv's threads take jobs in order, and a record file (open, write, close, rename) queued
-    // first held the next run's log creation, which its `running` waits for, behind it.
-    this.#launchWritesDue += 1;
-    const issued = new Promise<void>((resolve) =>
-      setImmediate(() => {
-        this.#launchWritesDue -= 1;
-        this.#writes
-          .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
-          .catch((error: unknown) =>
-            this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
-          );
-        resolve();
-      }),
-    );
+  async #launched(record: RunRecord, issueAfter: Promise<void> | undefined): Promise<void> {
+    // libuv's threads take jobs in order: a record file (open, write, close, rename) queued at once
+    // held the creation of the run logs asked for after it (this turn's and the next turns'
+    // launches, ten per tick), which their `running` waits for, behind it. Issued once the run's
+    // own log is created, it goes behind those instead.
+    const due = issueAfter?.catch(() => undefined) ?? new Promise<void>((resolve) => setImmediate(resolve));
+    const issued = due.then(() => {
+      this.#launchWritesDue.delete(issued);
+      this.#writes
+        .write(this.#fileOf(record.id), `${JSON.stringify(record, null, 2)}\n`, { sync: false })
+        .catch((error: unknown) =>
+          this.#logger.warn({ err: error, run: record.id }, "could not write a launched run's record"),
+        );
+    });
+    this.#launchWritesDue.add(issued);
     const appended = (async () => {
       if (this.#journal.full) this.#beginJournal();
       await this.#journal.append({ record });
@@ -429,13 +429,13 @@ export class RunStore implements RunRecords {
 
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
-    return this.#launchWritesDue + this.#writes.size + this.#index.pending + this.#journal.pending;
+    return this.#launchWritesDue.size + this.#writes.size + this.#index.pending + this.#journal.pending;
   }
 
   /** Resolves once every record saved so far is on disk (before the data folder is let go). */
   async settled(): Promise<void> {
-    // Launches' record files are issued at the end of their turn (#launched).
-    if (this.#launchWritesDue > 0) await new Promise((resolve) => setImmediate(resolve));
+    // Launches' record files are issued once their run logs are created (#launched).
+    while (this.#launchWritesDue.size > 0) await Promise.all(this.#launchWritesDue);
     return this.#writes.settled();
   }
 

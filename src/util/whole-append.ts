@@ -4,79 +4,89 @@ import { errnoCodeOf } from "./errno-code.js";
 
 /**
  * Appends that land whole or not at all, on descriptors opened in append mode. `writeSync` can
- * write part of a buffer (the disk fills up mid-line: the next call throws ENOSPC); a failed append
- * is cut back to the file's size before it, so the next line never lands on a torn one. When even
+ * write part of a buffer (the disk fills up mid-line: the next call throws ENOSPC); what a failed
+ * append wrote is cut off again, so the next line never lands on a torn one. When even
  * that cut fails, the file is remembered and its next append cuts it first (or fails, appending
  * nothing). What a crash leaves torn is cut at the next start (`readLogTail`).
  */
+/** Where a torn end starts: at a known size, or, when even the size could not be read, so many bytes before the end. */
+type TornEnd = { size: number } | { bytes: number };
+
 export class WholeAppends {
-  /** File → the size it must be cut back to before anything more is appended to it. */
-  readonly #cutBackTo = new Map<string, number>();
+  /** File → the torn end to cut off before anything more is appended to it. */
+  readonly #torn = new Map<string, TornEnd>();
 
   /**
-   * Appends `data` to `file` through `descriptor` and returns the file's size before it. Throws
-   * STORE_WRITE_FAILED (its `cause` the file system's error, with the errno `code`) and leaves the
-   * file as it was.
+   * Appends `data` to `file` through `descriptor`. Throws STORE_WRITE_FAILED (its `cause` the file
+   * system's error, with the errno `code`) and leaves the file as it was. No `fstat` before the
+   * write: the file's size only matters when a write fails part-way, and is read then.
    */
-  append(file: string, descriptor: number, data: Buffer): number {
+  append(file: string, descriptor: number, data: Buffer): void {
     this.#repair(file, descriptor);
-    let size: number;
+    // A short write is followed by the rest, which throws when it cannot.
+    let landed = 0;
     try {
-      size = fstatSync(descriptor).size;
+      while (landed < data.length) {
+        const count = writeSync(descriptor, data, landed);
+        if (count <= 0) throw Object.assign(new Error("the write made no progress"), { code: "EIO" });
+        landed += count;
+      }
     } catch (error) {
+      // Nothing landed: the file is as it was, nothing to cut.
+      if (landed > 0) this.cutBackBy(file, descriptor, landed);
       throw storeWriteFailed(file, error);
     }
-    try {
-      writeWhole(descriptor, data);
-    } catch (error) {
-      this.cutBack(file, descriptor, size);
-      throw storeWriteFailed(file, error);
-    }
-    return size;
   }
 
   /**
-   * Cuts `file` back to `size` (an append the caller takes back). Never throws: a cut that fails is
-   * made before the file's next append.
+   * Cuts the last `bytes` off `file` (an append the caller takes back; nothing was appended after
+   * it). Never throws: a cut that fails is made before the file's next append.
    */
-  cutBack(file: string, descriptor: number, size: number): void {
+  cutBackBy(file: string, descriptor: number, bytes: number): void {
+    let size: number;
+    try {
+      size = Math.max(0, fstatSync(descriptor).size - bytes);
+    } catch {
+      return this.markTorn(file, bytes);
+    }
     try {
       ftruncateSync(descriptor, size);
     } catch {
-      this.markTorn(file, size);
+      this.#mark(file, { size });
     }
   }
 
-  /** Remembers that `file` must be cut back to `size` before its next append. */
-  markTorn(file: string, size: number): void {
-    const earlier = this.#cutBackTo.get(file);
-    this.#cutBackTo.set(file, earlier === undefined ? size : Math.min(earlier, size));
+  /** Remembers that the last `bytes` of `file` must be cut off before its next append. */
+  markTorn(file: string, bytes: number): void {
+    const earlier = this.#torn.get(file);
+    this.#torn.set(
+      file,
+      earlier && "bytes" in earlier ? { bytes: earlier.bytes + bytes } : (earlier ?? { bytes }),
+    );
   }
 
   /** Whether `file` still has a torn end to cut before its next append. */
   isTorn(file: string): boolean {
-    return this.#cutBackTo.has(file);
+    return this.#torn.has(file);
+  }
+
+  #mark(file: string, end: { size: number }): void {
+    const earlier = this.#torn.get(file);
+    this.#torn.set(file, earlier && "size" in earlier && earlier.size < end.size ? earlier : end);
   }
 
   #repair(file: string, descriptor: number): void {
-    const size = this.#cutBackTo.get(file);
-    if (size === undefined) return;
+    const torn = this.#torn.get(file);
+    if (torn === undefined) return;
     try {
+      const size = fstatSync(descriptor).size;
       // Never lengthen: a file replaced meanwhile may be shorter than the size remembered.
-      if (fstatSync(descriptor).size > size) ftruncateSync(descriptor, size);
+      const cutTo = "size" in torn ? torn.size : Math.max(0, size - torn.bytes);
+      if (size > cutTo) ftruncateSync(descriptor, cutTo);
     } catch (error) {
       throw storeWriteFailed(file, error, "could not cut off the torn end of an earlier failed write");
     }
-    this.#cutBackTo.delete(file);
-  }
-}
-
-/** Writes every byte of `data`: a short write is followed by the rest, which throws when it cannot. */
-function writeWhole(descriptor: number, data: Buffer): void {
-  for (let written = 0; written < data.length;) {
-    const count = writeSync(descriptor, data, written);
-    if (count <= 0) throw Object.assign(new Error("the write made no progress"), { code: "EIO" });
-    written += count;
+    this.#torn.delete(file);
   }
 }
 

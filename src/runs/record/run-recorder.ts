@@ -69,7 +69,7 @@ export class RunRecorder {
     alsoBefore?: Promise<void>,
   ): Promise<void> {
     this.#unwritten.set(record.id, record);
-    const saved = this.#options.store.save(record);
+    const saved = this.#options.store.save(record, { issueAfter: alsoBefore });
     const written = alsoBefore ? Promise.all([saved, alsoBefore]).then(() => undefined) : saved;
     return this.publications.afterWrite(record.id, written, () => {
       if (this.#unwritten.get(record.id) === record) this.#unwritten.delete(record.id);
