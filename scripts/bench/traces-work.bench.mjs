@@ -7,14 +7,16 @@
 // protobuf to the scripted sink, through the masking exporter) and `discarding` (the masking
 // exporter hands each batch to an exporter that drops it: no serialising, no request). The
 // difference is the export. The SDK's OTEL_BSP_* variables apply, as in the daemon.
-// Not a bench of run-all (no target): run `node scripts/bench/traces-work.mjs` after `npm run build`.
+// No target: it prints each mode's CPU per round and the ratio exporting / discarding. `--quick`
+// (CI) runs a few runs only, to show it still runs.
 import { cpus, loadavg } from "node:os";
 import { URL } from "node:url";
+import { QUICK } from "./bench-daemon.mjs";
 import { cpuMicroseconds, quartiles } from "./paired-measurement.mjs";
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
 const ROUNDS = 200;
-const RUNS = Number(process.env.TRACES_WORK_RUNS ?? 200);
+const RUNS = Number(process.env.TRACES_WORK_RUNS ?? (QUICK ? 4 : 200));
 const dist = new URL("../../dist/", import.meta.url);
 const { openCoreTraces } = await import(new URL("telemetry/core-traces.js", dist).href);
 const { tracedModel } = await import(new URL("telemetry/traced-model.js", dist).href);
@@ -22,14 +24,20 @@ const { SecretRedactor } = await import(new URL("secrets/secret-redactor.js", di
 
 const server = await startScriptedModel();
 try {
+  const medians = new Map();
   for (const mode of (process.env.TRACES_WORK_MODES ?? "exporting,discarding").split(",")) {
     const perRound = await measure(mode);
     const { low, median, high } = quartiles(perRound.slice(RUNS / 2));
+    medians.set(mode, median);
     const [load] = loadavg();
     console.log(
       `tracing work ${mode}: CPU ${median.toFixed(1)} µs/round (quartiles ${low.toFixed(1)}–${high.toFixed(1)}, last ${RUNS / 2} of ${RUNS} runs of ${ROUNDS} rounds), load average ${load.toFixed(2)}, ${cpus().length} cores`,
     );
   }
+  if (medians.has("exporting") && medians.has("discarding"))
+    console.log(
+      `CPU ratio exporting / discarding ${(medians.get("exporting") / medians.get("discarding")).toFixed(2)} (the export's share of tracing's own work)`,
+    );
 } finally {
   await server.close();
 }
