@@ -30,12 +30,14 @@ export function cpuMicroseconds() {
 
 /**
  * Runs `action` once and measures it: wall time in milliseconds and CPU time in microseconds (this
- * process's, unless the action returns `{ cpuMicroseconds }` measured elsewhere).
+ * process's, unless the action returns `{ cpuMicroseconds }` measured elsewhere). A full garbage
+ * collection of this process comes first, unmeasured, unless `forceGc` is false.
  * @param {() => Promise<unknown>} action
+ * @param {{ forceGc?: boolean }} [options]
  * @returns {Promise<{ wallMilliseconds: number, cpuMicroseconds: number, value: unknown }>}
  */
-export async function measureOnce(action) {
-  globalThis.gc?.();
+export async function measureOnce(action, { forceGc = true } = {}) {
+  if (forceGc) globalThis.gc?.();
   const cpuBefore = cpuMicroseconds();
   const started = performance.now();
   const value = await action();
@@ -52,12 +54,15 @@ export async function measureOnce(action) {
 /**
  * Runs the floor and the subject in interleaved pairs (floor first in even pairs, subject first in
  * odd ones), after `warmup` unmeasured pairs, and returns each side's samples and the per-pair
- * ratios subject / floor, in wall time and in CPU time.
+ * ratios subject / floor, in wall time and in CPU time. `forceGc: false` when one side runs in
+ * another process: a forced collection of this process before each run would clean up after this
+ * process's side only, unmeasured, while the other side pays its collections inside its runs.
  * @param {{
  *   pairs: number,
  *   warmup?: number,
  *   floor: () => Promise<unknown>,
  *   subject: () => Promise<unknown>,
+ *   forceGc?: boolean,
  * }} options
  * @returns {Promise<{
  *   floor: { wall: number[], cpu: number[] },
@@ -69,7 +74,7 @@ export async function measureOnce(action) {
  *   loadAfter: number,
  * }>}
  */
-export async function measurePairs({ pairs, warmup = 1, floor, subject }) {
+export async function measurePairs({ pairs, warmup = 1, floor, subject, forceGc = true }) {
   for (let index = 0; index < warmup; index += 1) {
     await floor();
     await subject();
@@ -77,7 +82,7 @@ export async function measurePairs({ pairs, warmup = 1, floor, subject }) {
   const loadBefore = loadavg()[0];
   const sides = { floor: { wall: [], cpu: [] }, subject: { wall: [], cpu: [] } };
   const record = async (name, action) => {
-    const sample = await measureOnce(action);
+    const sample = await measureOnce(action, { forceGc });
     sides[name].wall.push(sample.wallMilliseconds);
     sides[name].cpu.push(sample.cpuMicroseconds);
   };
