@@ -12,6 +12,7 @@
 import { cpus, loadavg } from "node:os";
 import { URL } from "node:url";
 import { QUICK } from "./bench-daemon.mjs";
+import { queuedBenchRecord } from "./bench-run-record.mjs";
 import { cpuMicroseconds, quartiles } from "./paired-measurement.mjs";
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
@@ -79,17 +80,7 @@ async function measure(mode) {
 
 async function oneRun(traces, model, runId) {
   const { runs } = traces;
-  runs.stampNewRun({
-    id: runId,
-    agent: "bench",
-    task: "bench",
-    status: "queued",
-    trigger: { kind: "api" },
-    definition_hash: "bench",
-    created_at: new Date().toISOString(),
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    cost_usd: 0,
-  });
+  runs.stampNewRun(queuedBenchRecord(runId));
   const control = new AbortController();
   const context = {
     runId,

@@ -27,6 +27,7 @@ import { cpus } from "node:os";
 import path from "node:path";
 import { URL, fileURLToPath, pathToFileURL } from "node:url";
 import { QUICK } from "./bench-daemon.mjs";
+import { queuedBenchRecord } from "./bench-run-record.mjs";
 import {
   cpuMicroseconds,
   formatLoad,
@@ -275,17 +276,7 @@ async function run({ modelUrl, rounds, traces, runId }) {
   const worker = (runs ? tracedWorkerFor(workerFor, runs) : workerFor)();
   const events = new EventBus();
   if (runs) events.subscribe(runs.onEvent);
-  runs?.stampNewRun({
-    id: runId,
-    agent: "bench",
-    task: "bench",
-    status: "queued",
-    trigger: { kind: "api" },
-    definition_hash: "bench",
-    created_at: new Date().toISOString(),
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
-    cost_usd: 0,
-  });
+  runs?.stampNewRun(queuedBenchRecord(runId));
   const outcome = await worker.run({
     runId,
     definition: benchDefinition(rounds),
