@@ -141,7 +141,14 @@ async function startMode(mode, server) {
   const options = [`--mode=${mode}`, `--model-url=${server.modelUrl}`, `--sink-url=${server.sinkUrl}`];
   const child = fork(fileURLToPath(import.meta.url), ["--role=mode", ...options], {
     // Not this process's --expose-gc: nothing in a mode's process may force a collection.
-    execArgv: [],
+    // TRACES_BENCH_CPU_PROF_DIR: each mode's process writes a CPU profile there (node --cpu-prof).
+    execArgv: process.env.TRACES_BENCH_CPU_PROF_DIR
+      ? [
+          "--cpu-prof",
+          `--cpu-prof-dir=${process.env.TRACES_BENCH_CPU_PROF_DIR}`,
+          `--cpu-prof-name=${mode}-${process.hrtime.bigint()}.cpuprofile`,
+        ]
+      : [],
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const exited = once(child, "exit");
