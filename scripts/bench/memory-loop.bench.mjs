@@ -42,7 +42,7 @@ import { formatLoad, formatRatio, formatSide, measurePairs } from "./paired-meas
 import { startScriptedModel } from "./scripted-model-process.mjs";
 
 const ROUNDS = QUICK ? 5 : 50;
-const PAIRS = QUICK ? 1 : 21;
+const PAIRS = QUICK ? 1 : 61;
 const WRITES = QUICK ? 5 : 200;
 const RATIO_TARGET = 1.05;
 const NOOP = {
