@@ -2,6 +2,9 @@ import { fstatSync, ftruncateSync, writeSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import { errnoCodeOf } from "./errno-code.js";
 
+/** Where a torn end starts: at a known size, or, when even the size could not be read, so many bytes before the end. */
+type TornEnd = { size: number } | { bytes: number };
+
 /**
  * Appends that land whole or not at all, on descriptors opened in append mode. `writeSync` can
  * write part of a buffer (the disk fills up mid-line: the next call throws ENOSPC); what a failed
@@ -9,9 +12,6 @@ import { errnoCodeOf } from "./errno-code.js";
  * that cut fails, the file is remembered and its next append cuts it first (or fails, appending
  * nothing). What a crash leaves torn is cut at the next start (`readLogTail`).
  */
-/** Where a torn end starts: at a known size, or, when even the size could not be read, so many bytes before the end. */
-type TornEnd = { size: number } | { bytes: number };
-
 export class WholeAppends {
   /** File → the torn end to cut off before anything more is appended to it. */
   readonly #torn = new Map<string, TornEnd>();
