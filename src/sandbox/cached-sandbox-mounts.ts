@@ -7,6 +7,7 @@ import {
   sandboxMounts,
 } from "./sandbox-mounts.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
+import { isWithinResolved } from "../util/path-within.js";
 
 /** Distinct layer sets kept: a daemon's agents have a few policies each, not hundreds. */
 const KEPT_LAYER_SETS = 64;
@@ -95,21 +96,15 @@ function layerKey(
 /**
  * `accessOf` for layers from cachedSandboxMounts, whose paths are written as path.resolve writes
  * them: the path is resolved once and compared with each layer as a string (a layer holds it when
- * it is the layer's path or starts with it and a `/`), which is what isInside's path.relative
- * decides for such paths, without resolving both again for every layer of every check.
+ * it is the layer's path or starts with it and a `/`), which is what isInside decides for such
+ * paths, without resolving both again for every layer of every check.
  */
 export function layeredAccess(layers: readonly SandboxMount[], realPath: string): MountAccess {
   const target = path.resolve(realPath);
   for (let index = layers.length - 1; index >= 0; index -= 1) {
     const layer = layers[index] as SandboxMount;
-    if (!holds(layer.path, target)) continue;
+    if (!isWithinResolved(target, layer.path)) continue;
     return layer.private ? "hidden" : layer.access;
   }
   return "hidden";
-}
-
-/** Whether `inner` is `outer` or lies below it; both written as path.resolve writes them. */
-function holds(outer: string, inner: string): boolean {
-  if (outer === "/") return true;
-  return inner === outer || (inner.startsWith(outer) && inner.charCodeAt(outer.length) === 0x2f);
 }

@@ -8,14 +8,16 @@ import path from "node:path";
  * slash) is compared as it is, without being resolved again.
  */
 export function isWithin(inner: string, outer: string): boolean {
-  const innerPath = resolvedForm(inner);
-  const outerPath = resolvedForm(outer);
-  if (innerPath === outerPath || outerPath === "/") return true;
-  return (
-    innerPath.length > outerPath.length &&
-    innerPath.charCodeAt(outerPath.length) === SLASH &&
-    innerPath.startsWith(outerPath)
-  );
+  return isWithinResolved(resolvedForm(inner), resolvedForm(outer));
+}
+
+/**
+ * `isWithin` for two paths already written as `path.resolve` writes them, compared as they are:
+ * for a caller that checks one path against many it resolved once.
+ */
+export function isWithinResolved(inner: string, outer: string): boolean {
+  if (inner === outer || outer === "/") return true;
+  return inner.length > outer.length && inner.charCodeAt(outer.length) === SLASH && inner.startsWith(outer);
 }
 
 const SLASH = 0x2f;
