@@ -2,7 +2,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
-import { existingRealPath, isInside } from "../sandbox/sandbox-mounts.js";
+import { existingRealPath } from "../sandbox/sandbox-mounts.js";
+import { isWithin } from "../util/path-within.js";
 import { resolveSandboxPath } from "../config/sandbox-settings.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import { unsandboxedAllowed } from "./check-sandbox-consent.js";
@@ -27,7 +28,7 @@ export function checkSandboxBinds(
     for (const entry of asked[key] ?? []) {
       const resolved = resolveSandboxPath(entry, project);
       const real = existingRealPath(resolved) ?? resolved;
-      const covered = real === "/" ? "the whole filesystem" : homes.find((home) => isInside(home, real));
+      const covered = real === "/" ? "the whole filesystem" : homes.find((home) => isWithin(home, real));
       if (covered === undefined) continue;
       const line = agent.lineOf(["sandbox", key]);
       return new AgentdError(

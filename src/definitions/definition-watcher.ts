@@ -1,6 +1,7 @@
 import { existsSync, type Stats } from "node:fs";
 import path from "node:path";
 import { type FSWatcher, watch } from "chokidar";
+import { isWithin } from "../util/path-within.js";
 import { isAgentFile, isPresetFile } from "./definition-files.js";
 
 /** How long a file must stay quiet before it is read: one editor save is often several writes. */
@@ -104,11 +105,6 @@ function isIgnored(
   if (path.basename(absolute).startsWith(".")) return true;
   // chokidar asks first without stats; decide by name then, and again once it knows the type.
   if (!stats) return false;
-  if (stats.isDirectory()) return !agentsDirectories.some((directory) => isInside(directory, absolute));
+  if (stats.isDirectory()) return !agentsDirectories.some((directory) => isWithin(absolute, directory));
   return !isAgentFile(agentsDirectories, absolute) && !isPresetFile(presetsDirectory, absolute);
-}
-
-function isInside(directory: string, file: string): boolean {
-  const relative = path.relative(directory, file);
-  return relative !== "" && !relative.startsWith("..") && !path.isAbsolute(relative);
 }

@@ -4,7 +4,6 @@ import { cachedSandboxMounts } from "./cached-sandbox-mounts.js";
 import { type ExtraBinds, type SandboxMount, existingRealPath } from "./sandbox-mounts.js";
 
 export type { ExtraBinds } from "./sandbox-mounts.js";
-export { isInside } from "./sandbox-mounts.js";
 
 /**
  * bubblewrap's arguments for a policy, before `--` and the command: its filesystem layers

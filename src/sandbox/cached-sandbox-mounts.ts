@@ -96,7 +96,7 @@ function layerKey(
 /**
  * `accessOf` for layers from cachedSandboxMounts, whose paths are written as path.resolve writes
  * them: the path is resolved once and compared with each layer as a string (a layer holds it when
- * it is the layer's path or starts with it and a `/`), which is what isInside decides for such
+ * it is the layer's path or starts with it and a `/`), which is what isWithin decides for such
  * paths, without resolving both again for every layer of every check.
  */
 export function layeredAccess(layers: readonly SandboxMount[], realPath: string): MountAccess {

@@ -4,8 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bubblewrap.js";
-import { isInside } from "./bubblewrap-arguments.js";
 import { existingRealPath } from "./sandbox-mounts.js";
+import { isWithin } from "../util/path-within.js";
 import { keepResolutions } from "./cached-sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "../config/host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
@@ -128,11 +128,11 @@ export class SandboxHost {
     const { settings, workdir } = request;
     // Socket places are hidden again after the binds, as the daemon's state is: a `read` of `/run`
     // must not show the buses. A listed socket is bound after them; a place holding the workdir is left.
-    const socketPlaces = this.#socketPlaces.filter((place) => !isInside(workdir, place));
+    const socketPlaces = this.#socketPlaces.filter((place) => !isWithin(workdir, place));
     const mcpFolders = path.join(path.dirname(this.workspacesRoot), "mcp");
     // Folders another child could otherwise make first, as a link to $HOME, and so choose what an
     // agent's workdir is: each exists as a real folder before any sandboxed process runs.
-    const otherWorkdirs = [...this.#workdirs()].filter((other) => !isInside(workdir, other));
+    const otherWorkdirs = [...this.#workdirs()].filter((other) => !isWithin(workdir, other));
     for (const folder of [this.workspacesRoot, mcpFolders, ...otherWorkdirs]) ensureFolder(folder);
     assertRealWorkspace(workdir, this.workspacesRoot, request.owner);
     const alwaysHidden = [
@@ -149,7 +149,7 @@ export class SandboxHost {
       ...this.#homes,
       ...(this.#configFolder === undefined ? [] : [this.#configFolder]),
     ]) {
-      if (!isInside(workdir, folder)) alwaysHidden.push(folder);
+      if (!isWithin(workdir, folder)) alwaysHidden.push(folder);
     }
     const hidden = [...alwaysHidden, ...this.#homes];
     // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
@@ -159,7 +159,7 @@ export class SandboxHost {
     const realPlaces = socketPlaces.map((place) => existingRealPath(place, resolved) ?? place);
     const outsidePlaces = (entry: string) => {
       const real = existingRealPath(entry, resolved) ?? path.resolve(entry);
-      return !realPlaces.some((place) => isInside(real, place));
+      return !realPlaces.some((place) => isWithin(real, place));
     };
     const read = [
       ...settings.read.filter(outsidePlaces),
@@ -170,9 +170,9 @@ export class SandboxHost {
     }
     // The daemon's own binds inside data_dir (a CLI run's folder, a default workspace when data_dir
     // holds the workspaces) open again after data_dir is hidden; nothing the agent names does.
-    const inDataDirectory = (entry: string) => isInside(path.resolve(entry), this.#dataDirectory);
+    const inDataDirectory = (entry: string) => isWithin(path.resolve(entry), this.#dataDirectory);
     const internal = (request.write ?? []).filter(inDataDirectory);
-    if (inDataDirectory(workdir) && isInside(path.resolve(workdir), this.workspacesRoot))
+    if (inDataDirectory(workdir) && isWithin(path.resolve(workdir), this.workspacesRoot))
       internal.push(workdir);
     const write = [
       ...settings.write,
@@ -218,7 +218,7 @@ export class SandboxHost {
     }
     const paths = new Set([found, real]);
     for (const folder of [path.dirname(found), path.dirname(real)]) {
-      if (!hidden.some((entry) => isInside(entry, folder))) paths.add(folder);
+      if (!hidden.some((entry) => isWithin(entry, folder))) paths.add(folder);
     }
     return [...paths];
   }
@@ -259,10 +259,10 @@ function ensureFolder(folder: string): void {
  * link planted while the root was missing) would hand the agent whatever it points to.
  */
 function assertRealWorkspace(workdir: string, workspacesRoot: string, owner: string): void {
-  if (!isInside(path.resolve(workdir), workspacesRoot)) return;
+  if (!isWithin(path.resolve(workdir), workspacesRoot)) return;
   const real = existingRealPath(workdir);
   const realRoot = existingRealPath(workspacesRoot) ?? workspacesRoot;
-  if (real === undefined || isInside(real, realRoot)) return;
+  if (real === undefined || isWithin(real, realRoot)) return;
   throw new AgentdError("SANDBOX_UNAVAILABLE", `the workspace of ${owner} leads outside ${workspacesRoot}`, {
     hint: `${workdir} resolves to ${real}; remove that link (the daemon makes the folder again)`,
   });

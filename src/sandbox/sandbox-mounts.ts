@@ -55,8 +55,8 @@ export function sandboxMounts(
   const hidden = real(policy.hidden).filter((entry) => entry !== "/");
   const outermost = hidden.filter(
     (entry, index) =>
-      !isInside(entry, "/tmp") &&
-      !hidden.some((other, otherIndex) => other !== entry && otherIndex !== index && isInside(entry, other)),
+      !isWithin(entry, "/tmp") &&
+      !hidden.some((other, otherIndex) => other !== entry && otherIndex !== index && isWithin(entry, other)),
   );
   for (const entry of new Set(outermost)) mounts.push({ path: entry, access: "hidden" });
   for (const entry of read) mounts.push({ path: entry, access: "read-only" });
@@ -66,10 +66,10 @@ export function sandboxMounts(
   // part inside it (`read: [~/.gitconfig]`, a CLI's ~/.claude) shows that part, over the hiding.
   const opened: SandboxMount[] = mounts.slice(mounts.length - read.length - 1 - write.length);
   for (const entry of real(policy.alwaysHidden)) {
-    if (!opened.some((bound) => isInside(entry, bound.path))) continue;
+    if (!opened.some((bound) => isWithin(entry, bound.path))) continue;
     mounts.push({ path: entry, access: "hidden" });
     for (const bound of opened) {
-      if (bound.path !== entry && isInside(bound.path, entry)) mounts.push({ ...bound });
+      if (bound.path !== entry && isWithin(bound.path, entry)) mounts.push({ ...bound });
     }
   }
   // Definitions: read-only wherever they are, whatever was bound over or inside them; secret paths
@@ -104,7 +104,7 @@ function pinAncestors(mounts: readonly SandboxMount[]): SandboxMount[] {
     const outer = mounts[holder] as SandboxMount;
     if (outer.access !== "writable" || outer.private) return;
     const pinned = pins.get(holder) ?? new Set<string>();
-    for (let folder = path.dirname(mount.path); folder !== outer.path && isInside(folder, outer.path);) {
+    for (let folder = path.dirname(mount.path); folder !== outer.path && isWithin(folder, outer.path);) {
       pinned.add(folder);
       const parent = path.dirname(folder);
       if (parent === folder) break;
@@ -122,7 +122,7 @@ function pinAncestors(mounts: readonly SandboxMount[]): SandboxMount[] {
 function lastHolder(mounts: readonly SandboxMount[], index: number): number | undefined {
   const target = (mounts[index] as SandboxMount).path;
   for (let earlier = index - 1; earlier >= 0; earlier -= 1) {
-    if (isInside(target, (mounts[earlier] as SandboxMount).path)) return earlier;
+    if (isWithin(target, (mounts[earlier] as SandboxMount).path)) return earlier;
   }
   return undefined;
 }
@@ -141,7 +141,7 @@ function opensPast(mounts: readonly SandboxMount[], entry: string, wanted: Mount
     (mount) =>
       mount.path !== entry &&
       !mount.private &&
-      isInside(mount.path, entry) &&
+      isWithin(mount.path, entry) &&
       OPENNESS[accessOf(mounts, mount.path)] > limit,
   );
 }
@@ -153,7 +153,7 @@ function opensPast(mounts: readonly SandboxMount[], entry: string, wanted: Mount
 export function accessOf(mounts: readonly SandboxMount[], realPath: string): MountAccess {
   for (let index = mounts.length - 1; index >= 0; index -= 1) {
     const mount = mounts[index] as SandboxMount;
-    if (!isInside(realPath, mount.path)) continue;
+    if (!isWithin(realPath, mount.path)) continue;
     return mount.private ? "hidden" : mount.access;
   }
   return "hidden";
@@ -194,9 +194,4 @@ const MISSING_KEPT = 4_096;
 function rememberMissing(entry: string): void {
   if (missingLastTime.size >= MISSING_KEPT) missingLastTime.clear();
   missingLastTime.add(entry);
-}
-
-/** True when `inner` is `outer` or lies below it. */
-export function isInside(inner: string, outer: string): boolean {
-  return isWithin(inner, outer);
 }

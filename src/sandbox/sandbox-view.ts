@@ -1,7 +1,8 @@
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { HostRule } from "../config/host-rules.js";
 import type { SandboxHost } from "./sandbox-host.js";
-import { type MountAccess, accessOf, isInside, sandboxMounts } from "./sandbox-mounts.js";
+import { isWithin } from "../util/path-within.js";
+import { type MountAccess, accessOf, sandboxMounts } from "./sandbox-mounts.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 
 /**
@@ -37,7 +38,7 @@ export function sandboxView(policy: SandboxPolicy): SandboxView | null {
     if (listed.has(mount.path)) continue;
     listed.add(mount.path);
     // The private /tmp, unless a later layer binds the host's over it.
-    if (mounts.findLast((other) => isInside(mount.path, other.path))?.private) {
+    if (mounts.findLast((other) => isWithin(mount.path, other.path))?.private) {
       view.writable.push(mount.path);
       view.private.push(mount.path);
       continue;

@@ -1,5 +1,6 @@
 import path from "node:path";
-import { existingRealPath, isInside } from "./sandbox-mounts.js";
+import { isWithin } from "../util/path-within.js";
+import { existingRealPath } from "./sandbox-mounts.js";
 
 /**
  * Where hosts keep the unix sockets that speak for the user or hand out the machine: the runtime
@@ -82,7 +83,7 @@ export function neededInsideSocketPlaces(
   const resolver = existingRealPath("/etc/resolv.conf", resolved);
   if (resolver === undefined) return [];
   const realPlaces = places.flatMap((entry) => existingRealPath(entry, resolved) ?? []);
-  return realPlaces.some((place) => isInside(resolver, place)) ? [resolver] : [];
+  return realPlaces.some((place) => isWithin(resolver, place)) ? [resolver] : [];
 }
 
 /** A D-Bus address value with its `%xx` escapes undone. */

@@ -64,7 +64,7 @@ describe("cachedSandboxMounts", () => {
     expect(accessOf(relinked, path.join(root, "elsewhere"))).toBe("hidden");
     expect(accessOf(envHidden, path.join(root, "elsewhere"))).toBe("read-only");
 
-    // The string comparison of layeredAccess decides as accessOf's isInside does.
+    // The string comparison of layeredAccess decides as accessOf's isWithin does.
     const probes = [
       "/",
       "/tmp/x",

@@ -27,18 +27,13 @@ const MAX_SYMLINK_HOPS = 40;
 export function confinePath(workdir: string, requested: string): ConfinedPath {
   const root = realLocation(path.resolve(workdir));
   const absolute = realLocation(path.resolve(root, requested));
-  if (!isInside(root, absolute)) {
+  if (!isWithin(absolute, root)) {
     throw new AgentdError("PATH_ESCAPE", `path "${requested}" leads outside the working directory`, {
       hint: `use a path inside ${root}; symlinks that point outside it are refused too`,
       details: { path: requested },
     });
   }
   return { absolute, relative: relativeTo(root, absolute), root };
-}
-
-/** Whether `target` (a real path) is `root` or inside it. */
-export function isInside(root: string, target: string): boolean {
-  return isWithin(target, root);
 }
 
 /** `target` relative to `root`, `/`-separated; `.` for the root itself. */

@@ -1,7 +1,8 @@
 import { type Stats, constants, fstatSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { isInside, relativeTo } from "./confine-path.js";
+import { isWithin } from "../../util/path-within.js";
+import { relativeTo } from "./confine-path.js";
 import { requireAccess } from "./file-access.js";
 import { type HeldDirectory, realPathOf } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
@@ -68,7 +69,7 @@ export async function checkedEntry<Handle extends OpenFile>(
         hint: "try again",
       });
     }
-    if (!isInside(workdir.realPath, realPath)) {
+    if (!isWithin(realPath, workdir.realPath)) {
       throw new AgentdError("PATH_ESCAPE", `path "${requested}" leads outside the working directory`, {
         hint: `use a path inside ${workdir.realPath}`,
         details: { path: requested },

@@ -1,7 +1,7 @@
 import type { Dirent } from "node:fs";
 import { readdir } from "node:fs/promises";
 import path from "node:path";
-import { isInside } from "./confine-path.js";
+import { isWithin } from "../../util/path-within.js";
 import { HeldDirectory, openFolderIn } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
 import { openBeneath } from "./open-beneath.js";
@@ -97,7 +97,7 @@ async function enter(
   }
   if (opened === undefined || "link" in opened) return undefined;
   const { folder } = opened;
-  if (isInside(workdir.realPath, folder.realPath) && workdir.access(folder.realPath) !== "hidden")
+  if (isWithin(folder.realPath, workdir.realPath) && workdir.access(folder.realPath) !== "hidden")
     return folder;
   await folder.release();
   return undefined;

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { isInside } from "./confine-path.js";
+import { isWithin } from "../../util/path-within.js";
 
 /** The two spellings of the workdir an absolute path may start with. */
 export interface WorkdirLocation {
@@ -35,7 +35,7 @@ export function linkComponents(
 
 function below(workdir: WorkdirLocation, absolute: string, requested: string): string[] {
   for (const prefix of [workdir.realPath, workdir.spelling]) {
-    if (!isInside(prefix, absolute)) continue;
+    if (!isWithin(absolute, prefix)) continue;
     return path
       .relative(prefix, absolute)
       .split(path.sep)
