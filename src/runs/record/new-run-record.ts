@@ -38,24 +38,17 @@ export function newRunRecord(run: NewRun): RunRecord {
 }
 
 /**
- * The fields of a new record that carry text from outside (the agent file, the caller, the
- * trigger): the rest (id, status, hash, times, usage, trace ids) is made by the daemon.
- */
-const OUTSIDE_TEXT_FIELDS = ["agent", "task", "trigger", "idempotency_key"] as const;
-
-/**
  * A new run's first record, with this node's id source and clock, masked. Only the fields that
- * carry outside text go through the redactor: the daemon's own ids, hash and times hold no secret
- * (and masking a piece of one would only damage it), and skipping them halves a run request's
- * redaction.
+ * carry outside text (the agent, the task, the trigger, the idempotency key) go through the
+ * redactor: the daemon's own id, status, hash, times and trace ids hold no secret (and masking a
+ * piece of one would only damage it), and skipping them halves a run request's redaction.
  */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
   const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
   const traced = life.options.traceNewRun?.(record, run.callSignal) ?? record;
-  const outside: Partial<RunRecord> = {};
-  for (const field of OUTSIDE_TEXT_FIELDS) {
-    if (traced[field] !== undefined) Object.assign(outside, { [field]: traced[field] });
-  }
+  const { agent, task, trigger, idempotency_key } = traced;
+  const outside =
+    idempotency_key === undefined ? { agent, task, trigger } : { agent, task, trigger, idempotency_key };
   // The redactor maps every string of any JSON-like value (RunLife types it for whole records).
   return { ...traced, ...life.redact(outside as RunRecord) };
 }
