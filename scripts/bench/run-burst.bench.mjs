@@ -18,6 +18,7 @@
 import {
   closeSync,
   existsSync,
+  fdatasync,
   fstatSync,
   mkdirSync,
   openSync,
@@ -26,8 +27,10 @@ import {
   readSync,
   rmSync,
   writeFileSync,
+  writeSync,
 } from "node:fs";
 import { Session } from "node:inspector/promises";
+import { Buffer } from "node:buffer";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay, performance } from "node:perf_hooks";
@@ -226,6 +229,52 @@ async function measureBareRoute(client, runsDirectory, round) {
   return figures;
 }
 
+/**
+ * A second floor, for information: the bare route doing the I/O agentd's answer waits for, at its
+ * least. Each request's line (its run and body) joins one write per turn of the event loop to a
+ * kept descriptor, and the 202 goes once that turn's write is followed by an fdatasync of the file
+ * on libuv's threads (agentd also writes an index line, the record in the journal, two events and
+ * an audit entry, and fdatasyncs the audit trail per turn). The target stays against the plain route.
+ */
+async function measureBareRouteWithWrites(client, root, round) {
+  const { default: Fastify } = await import("fastify");
+  const folder = path.join(root, "bare-writes");
+  mkdirSync(folder, { recursive: true });
+  const descriptor = openSync(path.join(folder, `${round}.jsonl`), "a");
+  let pending = [];
+  const flush = () => {
+    const batch = pending;
+    pending = [];
+    writeSync(descriptor, batch.map(({ line }) => line).join(""));
+    fdatasync(descriptor, (error) =>
+      batch.forEach(({ resolve, reject }) => (error ? reject(error) : resolve())),
+    );
+  };
+  const append = (line) =>
+    new Promise((resolve, reject) => {
+      if (pending.length === 0) globalThis.setImmediate(flush);
+      pending.push({ line, resolve, reject });
+    });
+  const app = Fastify();
+  let next = 0;
+  app.post("/agents/:id/runs", async (request, reply) => {
+    const run = `bare-${next++}`;
+    await append(`${JSON.stringify({ run, agent: request.params.id, ...request.body })}\n`);
+    return reply.code(202).send({ run });
+  });
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const url = `http://127.0.0.1:${app.server.address().port}`;
+  const figures = await measureBurst(
+    client,
+    { url, token: "", runsDirectory: path.join(root, "data", "runs") },
+    `bare-writes-${round}`,
+  );
+  await app.close();
+  closeSync(descriptor);
+  rmSync(folder, { recursive: true, force: true });
+  return figures;
+}
+
 async function measureDaemon(client, root, modelPort, concurrency, round) {
   const dataDirectory = path.join(root, "data");
   rmSync(dataDirectory, { recursive: true, force: true });
@@ -254,24 +303,30 @@ async function main() {
   });
 
   const bare = [];
+  const bareWithWrites = [];
   const daemons = new Map(CONCURRENCIES.map((concurrency) => [concurrency, []]));
   for (let round = 0; round < ROUNDS; round++) {
     // The bare route's client checks a folder the daemon has not made yet: removed, in every round.
     rmSync(path.join(root, "data"), { recursive: true, force: true });
     const measureBare = () => measureBareRoute(client, path.join(root, "data", "runs"), round);
+    const measureBareWithWrites = () => measureBareRouteWithWrites(client, root, round);
     // Bare first in even rounds, last in odd ones, so a drift of the load falls on both sides.
     const baseline = round % 2 === 0 ? await measureBare() : undefined;
+    const writesFloor = round % 2 === 0 ? await measureBareWithWrites() : undefined;
     const measured = [];
     for (const concurrency of CONCURRENCIES) {
       measured.push([concurrency, await measureDaemon(client, root, port, concurrency, round)]);
     }
+    const withWrites = writesFloor ?? (await measureBareWithWrites());
     const floor = baseline ?? (await measureBare());
     bare.push(floor);
+    bareWithWrites.push(withWrites);
     for (const [concurrency, figures] of measured)
       daemons.get(concurrency).push({
         ...figures,
         ratio: figures.slowest / floor.slowest,
         cpuRatio: figures.cpu / floor.cpu,
+        writesRatio: figures.slowest / withWrites.slowest,
       });
   }
   await client.terminate();
@@ -283,7 +338,7 @@ async function main() {
   };
   const line = (name, rounds) =>
     console.log(
-      `${name.padEnd(24)} ${rounds.map((figures) => figures.accepted).join("/")} of ${RUNS} answered 202: ` +
+      `${name.padEnd(26)} ${rounds.map((figures) => figures.accepted).join("/")} of ${RUNS} answered 202: ` +
         `p50 ${milliseconds(rounds.map((figures) => figures.p50))}, ` +
         `slowest ${milliseconds(rounds.map((figures) => figures.slowest))}, ` +
         `thread CPU ${milliseconds(rounds.map((figures) => figures.cpu))}, ` +
@@ -294,12 +349,14 @@ async function main() {
       `${cpus().length} cores, load average ${loadavg()[0].toFixed(1)}`,
   );
   line("bare fastify route", bare);
+  line("bare route + write, fsync", bareWithWrites);
   let failed = false;
   for (const [concurrency, rounds] of daemons) {
     line(`agentd, concurrency ${concurrency}`, rounds);
     const ratio = spread(rounds.map((figures) => figures.ratio));
     const block = spread(rounds.map((figures) => figures.longestBlock));
     const cpuRatio = spread(rounds.map((figures) => figures.cpuRatio));
+    const writesRatio = spread(rounds.map((figures) => figures.writesRatio));
     const notOnDisk = rounds.reduce((sum, figures) => sum + figures.notOnDisk, 0);
     console.log(
       `  ratio slowest 202 agentd/bare: ${ratio.median.toFixed(2)}x (${ratio.min.toFixed(2)}–${ratio.max.toFixed(2)}; ` +
@@ -310,6 +367,7 @@ async function main() {
     );
     console.log(
       `  ratio thread CPU agentd/bare: ${cpuRatio.median.toFixed(2)}x (${cpuRatio.min.toFixed(2)}–${cpuRatio.max.toFixed(2)}); ` +
+        `slowest 202 agentd/(bare route + write, fsync): ${writesRatio.median.toFixed(2)}x (${writesRatio.min.toFixed(2)}–${writesRatio.max.toFixed(2)}); ` +
         `the daemon's thread over the bare route's: ${(((spread(rounds.map((figures) => figures.cpu)).median - spread(bare.map((figures) => figures.cpu)).median) / RUNS) * 1000).toFixed(0)} µs a request`,
     );
     if (rounds.some((figures) => figures.accepted !== RUNS) || notOnDisk > 0) failed = true;
