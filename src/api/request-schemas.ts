@@ -2,6 +2,11 @@ import { z } from "zod";
 import { RunStatusSchema } from "../run-vocabulary/run-status.js";
 import { documentedAsNumber, withQuickCheck } from "./zod-route-schema.js";
 import { SECONDS_PATTERN, WHOLE_NUMBER_PATTERN, quickObjectCheck } from "./quick-request-check.js";
+import {
+  IDEMPOTENCY_KEY_PATTERN,
+  quickStartRunBody,
+  quickStartRunHeaders,
+} from "./start-run-quick-checks.js";
 import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from "../runs/run-records.js";
 
 /** Longest `wait` of a long poll, in seconds; larger values are cut to it. */
@@ -60,9 +65,10 @@ export const RunParamsSchema = withQuickCheck(
 export const ApprovalParamsSchema = z.object({ id: z.string().min(1) });
 
 /** POST /agents/:id/runs: the body is optional; without a task the agent's own `task` is used. */
-export const StartRunBodySchema = z
-  .strictObject({ task: z.string().trim().min(1, "must not be empty").optional() })
-  .optional();
+export const StartRunBodySchema = withQuickCheck(
+  z.strictObject({ task: z.string().trim().min(1, "must not be empty").optional() }).optional(),
+  quickStartRunBody,
+);
 
 /** The longest `Idempotency-Key` taken, as most APIs that take one. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
@@ -71,22 +77,25 @@ export const IDEMPOTENCY_KEY_MAX_LENGTH = 255;
  * POST /agents/:id/runs: the optional `Idempotency-Key` header (headers come lowercased): 1–255
  * printable ASCII characters, not blank. Other headers pass.
  */
-export const StartRunHeadersSchema = z.looseObject({
-  "idempotency-key": z
-    .string()
-    .max(IDEMPOTENCY_KEY_MAX_LENGTH, `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`)
-    .regex(/^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/, "must be printable ASCII and not blank")
-    .optional()
-    .describe(
-      "any unique string (a UUID): the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
-    ),
-  traceparent: z
-    .string()
-    .optional()
-    .describe(
-      "W3C trace context: with traces on, the run's invoke_agent span is a child of this one (a malformed value starts a trace of its own)",
-    ),
-});
+export const StartRunHeadersSchema = withQuickCheck(
+  z.looseObject({
+    "idempotency-key": z
+      .string()
+      .max(IDEMPOTENCY_KEY_MAX_LENGTH, `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`)
+      .regex(IDEMPOTENCY_KEY_PATTERN, "must be printable ASCII and not blank")
+      .optional()
+      .describe(
+        "any unique string (a UUID): the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
+      ),
+    traceparent: z
+      .string()
+      .optional()
+      .describe(
+        "W3C trace context: with traces on, the run's invoke_agent span is a child of this one (a malformed value starts a trace of its own)",
+      ),
+  }),
+  quickStartRunHeaders(IDEMPOTENCY_KEY_MAX_LENGTH),
+);
 
 export const RunListQuerySchema = z.object({
   agent: z.string().min(1).optional(),

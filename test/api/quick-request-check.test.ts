@@ -6,6 +6,8 @@ import {
   MergedEventsQuerySchema,
   RunEventsQuerySchema,
   RunParamsSchema,
+  StartRunBodySchema,
+  StartRunHeadersSchema,
   StreamQuerySchema,
 } from "../../src/api/request-schemas.js";
 import { routeSchema, zodValidatorCompiler } from "../../src/api/zod-route-schema.js";
@@ -46,6 +48,10 @@ const VALUES: unknown[] = [
   "a/b",
   "é",
   "\n",
+  "  a task  ",
+  "x".repeat(255),
+  "x".repeat(256),
+  "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
   ["1", "2"],
   5,
   null,
@@ -69,13 +75,15 @@ function* inputs(keys: string[]): Generator<unknown> {
   }
 }
 
-const cases: Array<[string, z.ZodType, string[], "params" | "querystring"]> = [
+const cases: Array<[string, z.ZodType, string[], "params" | "querystring" | "body" | "headers"]> = [
   ["AgentParamsSchema", AgentParamsSchema, ["id"], "params"],
   ["RunParamsSchema", RunParamsSchema, ["run"], "params"],
   ["AgentEventsQuerySchema", AgentEventsQuerySchema, ["after", "limit", "wait"], "querystring"],
   ["RunEventsQuerySchema", RunEventsQuerySchema, ["after", "limit"], "querystring"],
   ["MergedEventsQuerySchema", MergedEventsQuerySchema, ["after", "limit", "wait"], "querystring"],
   ["StreamQuerySchema", StreamQuerySchema, ["after"], "querystring"],
+  ["StartRunBodySchema", StartRunBodySchema, ["task"], "body"],
+  ["StartRunHeadersSchema", StartRunHeadersSchema, ["idempotency-key", "traceparent"], "headers"],
 ];
 
 describe("quick checks of the hot routes", () => {

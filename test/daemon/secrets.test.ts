@@ -77,6 +77,18 @@ describe("config secrets in the daemon", () => {
     await vault.set("late", late);
     llm.enqueue(textReply(`now ${late} and ${early}`));
     expect((await finished("second")).result).toBe("now [secret:late] and [secret:early]");
+    // A task that holds a value is recorded masked from the first record on.
+    llm.enqueue(textReply("done"));
+    const posted = await finished(`use ${late} once`);
+    expect(posted.task).toBe("use [secret:late] once");
+    expect(posted.id).toMatch(/^r_[0-9a-z]{21}$/);
+    // Its queued record, in the run index and the open-runs journal, was masked too.
+    const runsDirectory = path.join(workspace.dataDirectory, "runs");
+    for (const folder of ["index", "open"]) {
+      for (const file of readdirSync(path.join(runsDirectory, folder))) {
+        expect(readFileSync(path.join(runsDirectory, folder, file), "utf8")).not.toContain(late);
+      }
+    }
     const events = JSON.stringify(await agentEvents(daemon, "talker"));
     expect(events).not.toContain(early);
     expect(events).not.toContain(late);

@@ -37,10 +37,20 @@ export function newRunRecord(run: NewRun): RunRecord {
   };
 }
 
-/** A new run's first record, with this node's id source and clock, masked. */
+/**
+ * A new run's first record, with this node's id source and clock, masked. Only the fields that
+ * carry outside text (the agent, the task, the trigger, the idempotency key) go through the
+ * redactor: the daemon's own id, status, hash, times and trace ids hold no secret (and masking a
+ * piece of one would only damage it), and skipping them halves a run request's redaction.
+ */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
   const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
-  return life.redact(life.options.traceNewRun?.(record, run.callSignal) ?? record);
+  const traced = life.options.traceNewRun?.(record, run.callSignal) ?? record;
+  const { agent, task, trigger, idempotency_key } = traced;
+  const outside =
+    idempotency_key === undefined ? { agent, task, trigger } : { agent, task, trigger, idempotency_key };
+  // The redactor maps every string of any JSON-like value (RunLife types it for whole records).
+  return { ...traced, ...life.redact(outside as RunRecord) };
 }
 
 /** A run's record could not be written: nothing was started, and the caller is told why. */
