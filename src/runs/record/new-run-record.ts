@@ -38,17 +38,29 @@ export function newRunRecord(run: NewRun): RunRecord {
 }
 
 /**
- * A new run's first record, with this node's id source and clock, masked. Only the fields that
- * carry outside text (the agent, the task, the trigger, the idempotency key) go through the
- * redactor: the daemon's own id, status, hash, times and trace ids hold no secret (and masking a
- * piece of one would only damage it), and skipping them halves a run request's redaction.
+ * A new run's first record, with this node's id source and clock, masked. The fields the daemon
+ * makes itself (its id, status, parent run, hash, time, spending and trace ids) skip the redactor:
+ * they hold no secret, masking a piece of one would only damage it, and skipping them halves a run
+ * request's redaction. Every other field (the agent, the task, the trigger, the idempotency key,
+ * and any field added later) is masked.
  */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
   const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
   const traced = life.options.traceNewRun?.(record, run.callSignal) ?? record;
-  const { agent, task, trigger, idempotency_key } = traced;
-  const outside =
-    idempotency_key === undefined ? { agent, task, trigger } : { agent, task, trigger, idempotency_key };
+  // Named to be left out (the `_` names are unused on purpose): the rest is what gets masked.
+  const {
+    id: _id,
+    status: _status,
+    parent_run: _parent_run,
+    definition_hash: _definition_hash,
+    created_at: _created_at,
+    usage: _usage,
+    cost_usd: _cost_usd,
+    trace_id: _trace_id,
+    span_id: _span_id,
+    trace_sampled: _trace_sampled,
+    ...outside
+  } = traced;
   // The redactor maps every string of any JSON-like value (RunLife types it for whole records).
   return { ...traced, ...life.redact(outside as RunRecord) };
 }
