@@ -58,6 +58,9 @@ export class FileEventLog implements EventLog {
   readonly #logger: Logger;
   /** Run logs checked for a torn last line (or a crash-cut log rebuilt) in this process. */
   readonly #checkedRunLogs = new Set<string>();
+  /** The last agent and run whose log paths were worked out, and those paths: most events are theirs. */
+  #lastAgent: { agent: string; file: string } | undefined;
+  #lastRun: { run: string; file: string } | undefined;
   readonly #files = new OpenLogFiles();
   readonly #held = new Map<string, HeldRunLog>();
   /** Agent logs read by run for the rebuilds of one turn of the event loop (a restart's recovery). */
@@ -123,16 +126,18 @@ export class FileEventLog implements EventLog {
   }
 
   append(event: AgentEvent, line: string): void {
-    const agentFile = agentEventsFile(this.#dataDirectory, event.agent);
+    const agentFile = this.#agentFile(event.agent);
     try {
       this.#checkNotBlocked(agentFile);
-      const appended = this.#files.append(agentFile, `${line}\n`);
+      // Encoded once for both logs.
+      const data = Buffer.from(`${line}\n`);
+      const appended = this.#files.append(agentFile, data);
       if (event.run !== null) {
         const held = this.#held.get(event.run);
         if (held) held.lines.push({ id: event.id, line });
         else {
           try {
-            this.#appendToRunLog(event.run, event.agent, line);
+            this.#appendToRunLog(event.run, event.agent, line, data);
           } catch (error) {
             // Whole in both logs or in neither: the agent log's line is taken back.
             this.#files.cutBack(agentFile, appended);
@@ -141,7 +146,7 @@ export class FileEventLog implements EventLog {
         }
       }
       // Counted once the event is whole in both logs: a segment closes only after a whole event.
-      this.#grew(event.agent, agentFile, event.id, Buffer.byteLength(line) + 1);
+      this.#grew(event.agent, agentFile, event.id, appended);
     } catch (error) {
       // A full disk is a state, logged once by the store's StorageState: the event waits for room.
       if (!spaceFailureOf(error)) {
@@ -303,14 +308,26 @@ export class FileEventLog implements EventLog {
     this.#files.closeAll();
   }
 
-  #appendToRunLog(run: string, agent: string, line: string): void {
-    const file = runEventsFile(this.#dataDirectory, run);
+  #appendToRunLog(run: string, agent: string, line: string, data: Buffer): void {
+    const file = this.#runFile(run);
     if (!this.#checkedRunLogs.has(run)) {
       this.#checkRunLog(run, agent, file, line);
       this.#checkedRunLogs.add(run);
     }
     this.#checkNotBlocked(file);
-    this.#files.append(file, `${line}\n`);
+    this.#files.append(file, data);
+  }
+
+  #agentFile(agent: string): string {
+    if (this.#lastAgent?.agent !== agent) {
+      this.#lastAgent = { agent, file: agentEventsFile(this.#dataDirectory, agent) };
+    }
+    return this.#lastAgent.file;
+  }
+
+  #runFile(run: string): string {
+    if (this.#lastRun?.run !== run) this.#lastRun = { run, file: runEventsFile(this.#dataDirectory, run) };
+    return this.#lastRun.file;
   }
 
   /** Before a run's first line in this process: its log repaired, or rebuilt when missing. */

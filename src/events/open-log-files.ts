@@ -22,10 +22,10 @@ export class OpenLogFiles {
   }
 
   /**
-   * Appends `text` to `file`, creating it (0600) when missing, and returns the bytes appended (for
-   * `cutBack`). Throws STORE_WRITE_FAILED, the file left as it was.
+   * Appends `text` (a string, or its UTF-8 bytes) to `file`, creating it (0600) when missing, and
+   * returns the bytes appended (for `cutBack`). Throws STORE_WRITE_FAILED, the file left as it was.
    */
-  append(file: string, text: string): number {
+  append(file: string, text: string | Buffer): number {
     let descriptor = this.#descriptors.get(file);
     if (descriptor === undefined) {
       try {
@@ -39,7 +39,7 @@ export class OpenLogFiles {
       this.#descriptors.delete(file);
     }
     this.#descriptors.set(file, descriptor);
-    const data = Buffer.from(text);
+    const data = typeof text === "string" ? Buffer.from(text) : text;
     try {
       this.#whole.append(file, descriptor, data);
       return data.length;

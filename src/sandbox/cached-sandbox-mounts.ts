@@ -44,7 +44,10 @@ export function cachedSandboxMounts(
 ): readonly SandboxMount[] {
   const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
   resolutionsByPolicy.delete(policy);
-  const key = layerKey(policy, extra, resolved);
+  const inputs = layerInputs(policy, extra, resolved);
+  // The usual call repeats the last one's inputs: compared as they are, with no key to build.
+  if (lastUsed !== undefined && sameInputs(inputs, lastUsed.inputs)) return lastUsed.layers;
+  const key = inputs.join("");
   let layers = layersByKey.get(key);
   if (layers === undefined) {
     // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
@@ -60,19 +63,31 @@ export function cachedSandboxMounts(
     layersByKey.delete(key);
   }
   layersByKey.set(key, layers);
+  lastUsed = { inputs, layers };
   return layers;
+}
+
+/** The inputs and layers of the last call (the most recently used set of layersByKey). */
+let lastUsed: { inputs: readonly string[]; layers: readonly SandboxMount[] } | undefined;
+
+function sameInputs(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index += 1) {
+    if (left[index] !== right[index]) return false;
+  }
+  return true;
 }
 
 /**
  * What `sandboxMounts` reads of a policy and the extra binds, each path with its real path (or
- * none): its mode, then every list in order. NUL cannot occur in a path, so no two inputs make the
- * same key.
+ * none): its mode, then every list in order, as the parts of a key (joined, they are the key of
+ * layersByKey). NUL cannot occur in a path, so no two inputs make the same key.
  */
-function layerKey(
+function layerInputs(
   policy: SandboxPolicy,
   extra: ExtraBinds,
   resolved: Map<string, string | undefined>,
-): string {
+): string[] {
   const lists = [
     [policy.workdir],
     policy.read,
@@ -85,12 +100,14 @@ function layerKey(
     extra.read,
     extra.write,
   ];
-  let key = policy.mode;
+  const inputs: string[] = [policy.mode];
   for (const list of lists) {
-    key += "\u0000\u0002";
-    for (const entry of list) key += `\u0000\u0001${entry}\u0000${existingRealPath(entry, resolved) ?? ""}`;
+    inputs.push("\u0000\u0002");
+    for (const entry of list) {
+      inputs.push("\u0000\u0001", entry, "\u0000", existingRealPath(entry, resolved) ?? "");
+    }
   }
-  return key;
+  return inputs;
 }
 
 /**

@@ -33,14 +33,57 @@ export function substituteSecrets<Value>(value: Value, replace: (name: string) =
   );
 }
 
-/** Maps every string inside a JSON-like value, keeping its shape. */
+/**
+ * Maps every string inside a JSON-like value, keeping its shape. Arrays and plain objects in which
+ * no string changed come back as they are, not copied: every event and checkpoint of a run is
+ * masked, and nearly none holds a secret. Any other object (a Date, an error) is copied to a plain
+ * object of its own enumerable fields, as before.
+ */
 export function visitStrings<Value>(value: Value, map: (text: string) => string): Value {
   if (typeof value === "string") return map(value) as Value;
-  if (Array.isArray(value)) return value.map((item: unknown) => visitStrings(item, map)) as Value;
+  if (Array.isArray(value)) return mapArray(value, map) as Value;
   if (value !== null && typeof value === "object") {
+    const prototype: unknown = Object.getPrototypeOf(value);
+    if (prototype === Object.prototype || prototype === null) {
+      return mapPlainObject(value as Record<string, unknown>, map) as Value;
+    }
     const copy: Record<string, unknown> = {};
     for (const [key, item] of Object.entries(value)) copy[key] = visitStrings(item, map);
     return copy as Value;
   }
   return value;
+}
+
+/** `items` itself when no string in it changed, else a copy. */
+function mapArray(items: readonly unknown[], map: (text: string) => string): readonly unknown[] {
+  let copy: unknown[] | undefined;
+  for (let index = 0; index < items.length; index += 1) {
+    const item = items[index];
+    const mapped = visitStrings(item, map);
+    if (copy === undefined && mapped !== item) copy = items.slice(0, index);
+    copy?.push(mapped);
+  }
+  return copy ?? items;
+}
+
+/** `object` itself when no string in it changed, else a copy (its own enumerable fields, in order). */
+function mapPlainObject(
+  object: Record<string, unknown>,
+  map: (text: string) => string,
+): Record<string, unknown> {
+  let copy: Record<string, unknown> | undefined;
+  for (const key in object) {
+    if (!Object.hasOwn(object, key)) continue;
+    const item = object[key];
+    const mapped = visitStrings(item, map);
+    if (copy === undefined && mapped !== item) {
+      copy = {};
+      for (const earlier in object) {
+        if (earlier === key) break;
+        if (Object.hasOwn(object, earlier)) copy[earlier] = object[earlier];
+      }
+    }
+    if (copy !== undefined) copy[key] = mapped;
+  }
+  return copy ?? object;
 }

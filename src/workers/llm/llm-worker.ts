@@ -110,12 +110,13 @@ export class LlmWorker implements Worker {
     const checkpoints = context.checkpoints;
     /** Whether round 0 still waits to be saved (a later save replaces it). */
     let firstSavePending = false;
-    const save = (current: readonly ChatMessage[]) => {
+    /** Saves `current`, an array of its own: the loop goes on adding to its history after the save. */
+    const save = (current: ChatMessage[]) => {
       if (checkpoints === undefined) return undefined;
       firstSavePending = false;
       const saved = checkpoints.save({
         round: budget.iterations,
-        messages: [...current],
+        messages: current,
         usage: budget.usage,
         cost_usd: budget.costUsd,
         removed_tools: [...failures.disabled],
@@ -140,7 +141,7 @@ export class LlmWorker implements Worker {
     // came first), so no request waits for a disk write nor its masking. A resumed run's holds the
     // interrupted calls it just answered, and reported: on disk first, so a second crash never
     // answers them twice.
-    if (from) await save(messages);
+    if (from) await save([...messages]);
     else {
       const initial = [...messages];
       firstSavePending = true;
@@ -164,7 +165,7 @@ export class LlmWorker implements Worker {
       if (response.text) run.lastText = response.text;
       messages.push(assistantMessage(response));
       // On disk before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
-      const saved = save(messages);
+      const saved = save([...messages]);
       // A stop does not wait for a store that is away; the tools then do not run.
       if (saved && response.toolCalls.length > 0) await settleOrAbandon(saved, control.signal, 0);
 
@@ -185,6 +186,8 @@ export class LlmWorker implements Worker {
 
       answerParts.length = 0;
       if (response.text) events.publish("thought", { text: response.text });
+      /** How many of the round's results the last save held. */
+      let savedResults = 0;
       const round = await runToolCalls(response.toolCalls, {
         context,
         executor: this.#options.tools,
@@ -193,11 +196,20 @@ export class LlmWorker implements Worker {
         events,
         budget,
         // The round so far, checkpointed after each result (no copy to make without checkpoints).
-        ...(checkpoints === undefined ? {} : { onResult: (results) => save([...messages, ...results]) }),
+        ...(checkpoints === undefined
+          ? {}
+          : {
+              onResult: (results) => {
+                savedResults = results.length;
+                void save(messages.concat(results));
+              },
+            }),
       });
       messages.push(...round.results);
       for (const notice of round.notices) messages.push({ role: "user", content: notice });
-      void save(messages);
+      // The save of the last result holds the whole round already, unless a result was not saved
+      // (a removed tool's answer) or a notice followed (a tool removed, a loop warned about).
+      if (savedResults < round.results.length || round.notices.length > 0) void save([...messages]);
     }
   }
 }
