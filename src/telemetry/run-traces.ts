@@ -16,6 +16,7 @@ import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
 import type { MaskedContent } from "./masked-content.js";
 import { addSpanEvent } from "./run-span-events.js";
+import { SpanScope } from "./span-scope.js";
 import {
   type TraceScope,
   openCallScope,
@@ -134,7 +135,10 @@ export class RunTraces {
     const span = this.#toolSpan(call.tool, call.callId, parent);
     if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, call.argumentsJson);
     runTrace?.toolSpans.set(call.callId, span);
-    const callScope = openCallScope(runSignal, this.#scope(trace.setSpan(parent, span), runId));
+    const callScope = openCallScope(
+      runSignal,
+      new SpanScope({ tracer: this.tracer, parent, span, runId, content: this.#maskedContent }),
+    );
     try {
       const result = await work(callScope.signal);
       const outcome = result.ok ? "ok" : result.code === "TOOL_DENIED" ? "denied" : "failed";
