@@ -7,6 +7,7 @@ import { LlmCallFeed, type LlmTelemetry } from "./llm-call-feed.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, LlmError, classifyLlmError } from "./llm-error.js";
+import { modelFetch } from "./model-fetch.js";
 import { loadOpenAiSdk } from "./openai-sdk.js";
 import type { PriceTable } from "./price-table.js";
 import { type BackoffSettings, retryDelay } from "./retry-delay.js";
@@ -77,17 +78,18 @@ export class ModelClient implements ModelProvider {
     this.breakers = new CircuitBreakers(settings.baseUrl, settings.circuitBreaker);
   }
 
-  /** The SDK client, made on the first call (the SDK is imported then). */
+  /** The SDK client, made on the first call (the SDK and undici are imported then). */
   #connect(): Promise<OpenAI> {
     const settings = this.#settings;
-    this.#client ??= loadOpenAiSdk().then(
-      (sdk) =>
+    this.#client ??= Promise.all([loadOpenAiSdk(), import("undici")]).then(
+      ([sdk, undici]) =>
         new sdk.OpenAI({
           baseURL: settings.baseUrl,
           apiKey: settings.apiKey || "not-needed",
           maxRetries: 0,
           timeout: settings.timeouts.callMilliseconds,
           logLevel: "off",
+          fetch: modelFetch(undici),
         }),
     );
     return this.#client;
