@@ -37,7 +37,7 @@ describe("the model client's requests", () => {
     );
 
     expect(response.text).toBe("moved but here");
-    expect(server.chatRequests[0]?.body.messages).toEqual(messages);
+    expect(server.chatRequests[0]?.body?.messages).toEqual(messages);
   });
 
   it("say the endpoint cannot be reached, and why, when nothing listens", async () => {
