@@ -143,6 +143,7 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
       ),
     requeueQueuedRuns: true,
     shareQueue: true,
+    ownModelConnections: true,
     model: overrides.model,
     tools: overrides.tools,
     workerFor: overrides.workerFor,

@@ -74,6 +74,11 @@ export interface RunCoreOptions {
    * without it (`agentd run`) the run stays in this process.
    */
   shareQueue?: boolean | undefined;
+  /**
+   * The model client keeps connections of its own (the daemon: cheaper per request, undici loaded
+   * at the first call); without it, Node's global fetch (`agentd run`: nothing more to load).
+   */
+  ownModelConnections?: boolean | undefined;
   /** Swapped in by tests and benchmarks: the LLM endpoint, every tool call, the worker per definition. */
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
@@ -151,6 +156,8 @@ export interface OpenRunCoreOptions<Definitions extends CoreDefinitions> {
   requeueQueuedRuns: boolean;
   /** Runs go through the store's run queue (the daemon; see RunCoreOptions). */
   shareQueue?: boolean | undefined;
+  /** The model client keeps connections of its own (the daemon; see RunCoreOptions). */
+  ownModelConnections?: boolean | undefined;
   model?: ModelProvider | undefined;
   tools?: ToolExecutor | undefined;
   workerFor?: ((definition: AgentDefinition) => Worker) | undefined;
@@ -230,6 +237,7 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
           agents: options.agents?.(definitions),
           requeueQueuedRuns: options.requeueQueuedRuns,
           shareQueue: options.shareQueue,
+          ownModelConnections: options.ownModelConnections,
           model: options.model,
           tools: options.tools,
           workerFor: options.workerFor,
@@ -348,7 +356,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   if (traced) bus.subscribe(traced.onEvent);
   const untracedTools = options.tools ?? defaultTools;
   const tools = traced ? tracedTools(untracedTools, traced) : untracedTools;
-  const untracedModel = options.model ?? ModelClient.fromConfig(config.llm);
+  const untracedModel =
+    options.model ?? ModelClient.fromConfig(config.llm, options.ownModelConnections === true);
   const model = traced
     ? tracedModel(untracedModel, { endpoint: config.llm.base_url, content: traced.content })
     : untracedModel;

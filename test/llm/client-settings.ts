@@ -10,6 +10,8 @@ export function testClient(url: string, overrides: Partial<ModelClientSettings> 
     backoff: { baseDelayMilliseconds: 10, maxDelayMilliseconds: 2_000 },
     circuitBreaker: { failureThreshold: 100, cooldownMilliseconds: 60_000 },
     prices: {},
+    // The daemon's connections (model-fetch.ts): what most model calls go through.
+    ownConnections: true,
     ...overrides,
   });
 }

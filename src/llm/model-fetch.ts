@@ -1,0 +1,56 @@
+import { Readable } from "node:stream";
+import type * as Undici from "undici";
+
+/** The `fetch` the `openai` SDK calls, as its `fetch` option types it. */
+export type SdkFetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
+
+/** Statuses whose response has no body: `new Response` refuses one for them. */
+const BODILESS_STATUSES = new Set([101, 103, 204, 205, 304]);
+
+/** As many redirects as `fetch` follows. */
+const MAX_REDIRECTIONS = 20;
+
+/**
+ * The model client's `fetch`: the request goes out through an undici `Agent`'s `request` (its own
+ * kept-alive connections) and the answer comes back as a `Response` whose body streams the
+ * socket's data. Node's global `fetch` (undici's `fetch`) builds a `Request` per call (its
+ * headers, signal and finalizer), clones its body into a stream and runs the whole fetch
+ * algorithm: about 40 % of a streamed call's main-thread CPU, paid by every run's every round and
+ * by the last of 20 runs due in one second before its first request goes out. What the SDK gives
+ * (a URL, a method, a `Headers`, a string body, a signal) is all a chat completion needs; anything
+ * else (a stream or form body, a `Request`) goes to undici's `fetch` on the same connections.
+ * Errors stay undici's own (a refused connection, a reset socket, an `AbortError` on abort), which
+ * the SDK wraps as it wraps `fetch`'s.
+ */
+export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkFetch {
+  const agent: Undici.Agent = new undici.Agent({ maxRedirections: MAX_REDIRECTIONS });
+  return async (input, init = {}) => {
+    const body = init.body;
+    if (typeof input !== "string" || (body !== undefined && body !== null && typeof body !== "string")) {
+      return undici.fetch(input as string, {
+        ...(init as Parameters<typeof undici.fetch>[1]),
+        dispatcher: agent,
+      }) as unknown as Response;
+    }
+    const url = new URL(input);
+    const answer = await agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: (init.method ?? "GET") as "GET",
+      headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
+      body: body ?? null,
+      signal: init.signal ?? null,
+    });
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(answer.headers)) {
+      if (Array.isArray(value)) for (const each of value) headers.append(name, each);
+      else if (value !== undefined) headers.append(name, value);
+    }
+    if (BODILESS_STATUSES.has(answer.statusCode)) {
+      await answer.body.dump();
+      return new Response(null, { status: answer.statusCode, headers });
+    }
+    const stream = Readable.toWeb(answer.body) as ReadableStream<Uint8Array>;
+    return new Response(stream, { status: answer.statusCode, headers });
+  };
+}

@@ -1,0 +1,56 @@
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
+import type { ChatMessage } from "../../src/llm/chat-message.js";
+import { LlmError } from "../../src/llm/llm-error.js";
+import { closedPort } from "../support/closed-port.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";
+import { testClient } from "./client-settings.js";
+
+const server = withScriptedLlmServer();
+const messages: ChatMessage[] = [{ role: "user", content: "hello" }];
+const closers: Array<() => Promise<void>> = [];
+
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+/** An endpoint that answers every request with a redirect (307: same method and body) to `target`. */
+async function redirectingEndpoint(target: string): Promise<string> {
+  const redirect = createServer((request, response) => {
+    response.writeHead(307, { location: `${target}${(request.url ?? "").replace(/^\/v1/, "")}` });
+    response.end();
+  });
+  await new Promise<void>((resolve) => redirect.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => redirect.close(() => resolve())));
+  return `http://127.0.0.1:${(redirect.address() as AddressInfo).port}/v1`;
+}
+
+describe("the model client's requests", () => {
+  it("follow a redirect of the endpoint with the same request, as fetch does", async () => {
+    server.enqueue(textReply("moved but here"));
+    const client = testClient(await redirectingEndpoint(server.url));
+    const response = await client.complete(
+      { model: "m1", messages },
+      { signal: new AbortController().signal },
+    );
+
+    expect(response.text).toBe("moved but here");
+    expect(server.chatRequests[0]?.body?.messages).toEqual(messages);
+  });
+
+  it("say the endpoint cannot be reached, and why, when nothing listens", async () => {
+    const client = testClient(`http://127.0.0.1:${await closedPort()}/v1`, { maxAttempts: 1 });
+    const error = await client
+      .complete({ model: "m1", messages }, { signal: new AbortController().signal })
+      .then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+
+    expect(error).toBeInstanceOf(LlmError);
+    expect((error as LlmError).code).toBe("LLM_NETWORK");
+    expect((error as LlmError).message).toMatch(/cannot reach m1 at .*: Connection error: .*ECONNREFUSED/);
+  });
+});
