@@ -37,7 +37,7 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: (init.method ?? "GET") as "GET",
-      headers: init.headers instanceof Headers ? init.headers : new Headers(init.headers),
+      headers: headerList(init.headers),
       body: body ?? null,
       signal: init.signal ?? null,
     });
@@ -53,4 +53,17 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
     const stream = Readable.toWeb(answer.body) as ReadableStream<Uint8Array>;
     return new Response(stream, { status: answer.statusCode, headers });
   };
+}
+
+/**
+ * The request's headers as the flat name, value list undici's redirect handler reads: given a
+ * `Headers` object, it would follow a redirect with no header at all (the key and the content
+ * type lost even within the endpoint's origin); given the list, it drops the key only when the
+ * redirect leaves the origin, as `fetch` does.
+ */
+function headerList(headers: RequestInit["headers"]): string[] {
+  const list: string[] = [];
+  for (const [name, value] of headers instanceof Headers ? headers : new Headers(headers))
+    list.push(name, value);
+  return list;
 }

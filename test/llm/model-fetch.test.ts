@@ -1,4 +1,4 @@
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { ChatMessage } from "../../src/llm/chat-message.js";
@@ -27,6 +27,33 @@ async function redirectingEndpoint(target: string): Promise<string> {
   return `http://127.0.0.1:${(redirect.address() as AddressInfo).port}/v1`;
 }
 
+/**
+ * An endpoint that moves its API: `/old/...` answers a redirect (307) to `/v1/...` on the same
+ * origin, which is passed on to `target` as it came (headers included).
+ */
+async function movedWithinOrigin(target: string): Promise<string> {
+  const { hostname, port } = new URL(target);
+  const front = createServer((request, response) => {
+    const requested = request.url ?? "/";
+    if (requested.startsWith("/old/")) {
+      response.writeHead(307, { location: requested.replace(/^\/old/, "/v1") });
+      response.end();
+      return;
+    }
+    const forward = httpRequest(
+      { hostname, port, path: requested, method: request.method, headers: request.headers },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    request.pipe(forward);
+  });
+  await new Promise<void>((resolve) => front.listen(0, "127.0.0.1", resolve));
+  closers.push(() => new Promise((resolve) => front.close(() => resolve())));
+  return `http://127.0.0.1:${(front.address() as AddressInfo).port}/old`;
+}
+
 describe("the model client's requests", () => {
   it("follow a redirect of the endpoint with the same request, as fetch does", async () => {
     server.enqueue(textReply("moved but here"));
@@ -37,6 +64,22 @@ describe("the model client's requests", () => {
     );
 
     expect(response.text).toBe("moved but here");
+    expect(server.chatRequests[0]?.body?.messages).toEqual(messages);
+    // Another origin is not given the endpoint's key, as fetch does not give it.
+    expect(server.chatRequests[0]?.headers.authorization).toBeUndefined();
+  });
+
+  it("keep the key and the content type across a redirect within the endpoint's origin", async () => {
+    server.enqueue(textReply("moved within"));
+    const client = testClient(await movedWithinOrigin(server.url));
+    const response = await client.complete(
+      { model: "m1", messages },
+      { signal: new AbortController().signal },
+    );
+
+    expect(response.text).toBe("moved within");
+    expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer test-key");
+    expect(server.chatRequests[0]?.headers["content-type"]).toBe("application/json");
     expect(server.chatRequests[0]?.body?.messages).toEqual(messages);
   });
 
