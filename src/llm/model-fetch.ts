@@ -1,5 +1,5 @@
-import { Readable } from "node:stream";
 import type * as Undici from "undici";
+import { readableBodyStream } from "./readable-body-stream.js";
 
 /** The `fetch` the `openai` SDK calls, as its `fetch` option types it. */
 export type SdkFetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -50,8 +50,7 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
       await answer.body.dump();
       return new Response(null, { status: answer.statusCode, headers });
     }
-    const stream = Readable.toWeb(answer.body) as ReadableStream<Uint8Array>;
-    return new Response(stream, { status: answer.statusCode, headers });
+    return new Response(readableBodyStream(answer.body), { status: answer.statusCode, headers });
   };
 }
 
