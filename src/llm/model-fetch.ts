@@ -1,5 +1,6 @@
-import { Readable } from "node:stream";
 import type * as Undici from "undici";
+import { type OutgoingRequest, redirectedRequest } from "./model-redirect.js";
+import { readableBodyStream } from "./readable-body-stream.js";
 
 /** The `fetch` the `openai` SDK calls, as its `fetch` option types it. */
 export type SdkFetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -23,7 +24,7 @@ const MAX_REDIRECTIONS = 20;
  * the SDK wraps as it wraps `fetch`'s.
  */
 export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkFetch {
-  const agent: Undici.Agent = new undici.Agent({ maxRedirections: MAX_REDIRECTIONS });
+  const agent: Undici.Agent = new undici.Agent();
   return async (input, init = {}) => {
     const body = init.body;
     if (typeof input !== "string" || (body !== undefined && body !== null && typeof body !== "string")) {
@@ -32,15 +33,25 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
         dispatcher: agent,
       }) as unknown as Response;
     }
-    const url = new URL(input);
-    const answer = await agent.request({
-      origin: url.origin,
-      path: `${url.pathname}${url.search}`,
-      method: (init.method ?? "GET") as "GET",
+    let request: OutgoingRequest = {
+      url: new URL(input),
+      method: init.method ?? "GET",
       headers: headerList(init.headers),
       body: body ?? null,
-      signal: init.signal ?? null,
-    });
+    };
+    let answer = await send(agent, request, init.signal);
+    // Redirects are followed here, by fetch's rules (model-redirect.ts), not by undici's handler,
+    // which sends a POST's body on after a 301 or 302, to any origin.
+    for (let redirects = 0; ; redirects += 1) {
+      const next = redirectedRequest(request, answer.statusCode, answer.headers.location);
+      if (next === undefined) break;
+      await answer.body.dump();
+      if (redirects === MAX_REDIRECTIONS) {
+        throw new TypeError("fetch failed", { cause: new Error("redirect count exceeded") });
+      }
+      request = next;
+      answer = await send(agent, request, init.signal);
+    }
     const headers = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
       if (Array.isArray(value)) for (const each of value) headers.append(name, each);
@@ -50,16 +61,29 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
       await answer.body.dump();
       return new Response(null, { status: answer.statusCode, headers });
     }
-    const stream = Readable.toWeb(answer.body) as ReadableStream<Uint8Array>;
-    return new Response(stream, { status: answer.statusCode, headers });
+    return new Response(readableBodyStream(answer.body), { status: answer.statusCode, headers });
   };
 }
 
+/** One request through the agent's own connections. */
+function send(
+  agent: Undici.Agent,
+  request: OutgoingRequest,
+  signal: AbortSignal | null | undefined,
+): Promise<Undici.Dispatcher.ResponseData> {
+  return agent.request({
+    origin: request.url.origin,
+    path: `${request.url.pathname}${request.url.search}`,
+    method: request.method as "GET",
+    headers: request.headers,
+    body: request.body,
+    signal: signal ?? null,
+  });
+}
+
 /**
- * The request's headers as the flat name, value list undici's redirect handler reads: given a
- * `Headers` object, it would follow a redirect with no header at all (the key and the content
- * type lost even within the endpoint's origin); given the list, it drops the key only when the
- * redirect leaves the origin, as `fetch` does.
+ * The request's headers as a flat name, value list (names lowercased): what undici sends as they
+ * are, and what a redirect (model-redirect.ts) filters.
  */
 function headerList(headers: RequestInit["headers"]): string[] {
   const list: string[] = [];

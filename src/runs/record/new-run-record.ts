@@ -39,10 +39,11 @@ export function newRunRecord(run: NewRun): RunRecord {
 
 /**
  * A new run's first record, with this node's id source and clock, masked. The fields the daemon
- * makes itself (its id, status, parent run, hash, time, spending and trace ids) skip the redactor:
- * they hold no secret, masking a piece of one would only damage it, and skipping them halves a run
- * request's redaction. Every other field (the agent, the task, the trigger, the idempotency key,
- * and any field added later) is masked.
+ * makes itself (its id, status, parent run, hash, time, spending and its span's id) skip the
+ * redactor: they hold no secret, masking a piece of one would only damage it, and skipping them
+ * halves a run request's redaction. Every other field (the agent, the task, the trigger, the
+ * idempotency key, the trace id, which a caller's `traceparent` names, and any field added later)
+ * is masked, as every later record of the run is.
  */
 export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt">): RunRecord {
   const record = newRunRecord({ ...run, id: life.createRunId(), createdAt: life.now() });
@@ -56,7 +57,6 @@ export function queuedRecord(life: RunLife, run: Omit<NewRun, "id" | "createdAt"
     created_at: _created_at,
     usage: _usage,
     cost_usd: _cost_usd,
-    trace_id: _trace_id,
     span_id: _span_id,
     trace_sampled: _trace_sampled,
     ...outside
