@@ -1,5 +1,4 @@
 import type * as Undici from "undici";
-import { type OutgoingRequest, redirectedRequest } from "./model-redirect.js";
 import { readableBodyStream } from "./readable-body-stream.js";
 
 /** The `fetch` the `openai` SDK calls, as its `fetch` option types it. */
@@ -8,8 +7,8 @@ export type SdkFetch = (url: string | URL | Request, init?: RequestInit) => Prom
 /** Statuses whose response has no body: `new Response` refuses one for them. */
 const BODILESS_STATUSES = new Set([101, 103, 204, 205, 304]);
 
-/** As many redirects as `fetch` follows. */
-const MAX_REDIRECTIONS = 20;
+/** The statuses `fetch` follows as redirects. */
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 
 /**
  * The model client's `fetch`: the request goes out through an undici `Agent`'s `request` (its own
@@ -33,24 +32,25 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
         dispatcher: agent,
       }) as unknown as Response;
     }
-    let request: OutgoingRequest = {
-      url: new URL(input),
-      method: init.method ?? "GET",
+    const url = new URL(input);
+    const answer = await agent.request({
+      origin: url.origin,
+      path: `${url.pathname}${url.search}`,
+      method: (init.method ?? "GET") as "GET",
       headers: headerList(init.headers),
       body: body ?? null,
-    };
-    let answer = await send(agent, request, init.signal);
-    // Redirects are followed here, by fetch's rules (model-redirect.ts), not by undici's handler,
-    // which sends a POST's body on after a 301 or 302, to any origin.
-    for (let redirects = 0; ; redirects += 1) {
-      const next = redirectedRequest(request, answer.statusCode, answer.headers.location);
-      if (next === undefined) break;
+      signal: init.signal ?? null,
+    });
+    if (REDIRECT_STATUSES.has(answer.statusCode) && answer.headers.location !== undefined) {
+      // A redirect (rare for a model endpoint) is fetch's to follow, by its own rules: a 301 or
+      // 302 to a POST goes on as a GET without the body, the key stays within the origin, 20 at
+      // most. The request is sent again from the start: the answer was a redirect, so nothing of
+      // it was done.
       await answer.body.dump();
-      if (redirects === MAX_REDIRECTIONS) {
-        throw new TypeError("fetch failed", { cause: new Error("redirect count exceeded") });
-      }
-      request = next;
-      answer = await send(agent, request, init.signal);
+      return undici.fetch(input, {
+        ...(init as Parameters<typeof undici.fetch>[1]),
+        dispatcher: agent,
+      }) as unknown as Response;
     }
     const headers = new Headers();
     for (const [name, value] of Object.entries(answer.headers)) {
@@ -65,26 +65,7 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
   };
 }
 
-/** One request through the agent's own connections. */
-function send(
-  agent: Undici.Agent,
-  request: OutgoingRequest,
-  signal: AbortSignal | null | undefined,
-): Promise<Undici.Dispatcher.ResponseData> {
-  return agent.request({
-    origin: request.url.origin,
-    path: `${request.url.pathname}${request.url.search}`,
-    method: request.method as "GET",
-    headers: request.headers,
-    body: request.body,
-    signal: signal ?? null,
-  });
-}
-
-/**
- * The request's headers as a flat name, value list (names lowercased): what undici sends as they
- * are, and what a redirect (model-redirect.ts) filters.
- */
+/** The request's headers as a flat name, value list (names lowercased), which undici sends as they are. */
 function headerList(headers: RequestInit["headers"]): string[] {
   const list: string[] = [];
   for (const [name, value] of headers instanceof Headers ? headers : new Headers(headers))
