@@ -12,8 +12,6 @@ export interface CheckpointJournalOptions {
   file: string;
   /** The store's atomic replacements (temp file, rename, off the event loop; waits for room). */
   writes: LatestFileWrites;
-  /** A message's JSON, made once per message. */
-  jsonOf: (message: ChatMessage) => string;
   now: () => Date;
 }
 
@@ -70,7 +68,7 @@ export class CheckpointJournal {
       if (removedToolsJson !== this.#removedToolsJson) fields.push(`"removed_tools":${removedToolsJson}`);
       if (recentCallsJson !== this.#recentCallsJson) fields.push(`"recent_calls":${recentCallsJson}`);
       fields.push(`"saved_at":${JSON.stringify(this.#options.now().toISOString())}`);
-      fields.push(`"messages":[${added.map(this.#options.jsonOf).join(",")}]`);
+      fields.push(`"messages":${JSON.stringify(added)}`);
       const line = Buffer.from(`{${fields.join(",")}}\n`, "utf8");
       if (this.#appendedBytes + line.length <= Math.max(this.#wholeBytes, MIN_APPENDED_BYTES)) {
         if (this.#append(line)) {
@@ -136,7 +134,7 @@ export class CheckpointJournal {
 
   #replace(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void> {
     const { messages, removed_tools, recent_calls, ...rest } = checkpoint;
-    const { run, file, writes, jsonOf } = this.#options;
+    const { run, file, writes } = this.#options;
     // The rename gives the file a new inode: appends go to a descriptor opened after it.
     this.#closeDescriptor();
     this.#current = false;
@@ -145,7 +143,7 @@ export class CheckpointJournal {
     this.#removedToolsJson = JSON.stringify(removed_tools);
     this.#recentCallsJson = JSON.stringify(recent_calls);
     const head = JSON.stringify({ run, ...rest, removed_tools, recent_calls, saved_at: this.#now() });
-    const text = `${head.slice(0, -1)},"messages":[${messages.map(jsonOf).join(",")}]}\n`;
+    const text = `${head.slice(0, -1)},"messages":${JSON.stringify(messages)}}\n`;
     this.#replacements += 1;
     const replacement = this.#replacements;
     const written = writes.write(file, text, { sync: false });

@@ -1,6 +1,5 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import type { ChatMessage } from "../llm/chat-message.js";
 import type { Logger } from "../logging/logger.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
@@ -35,12 +34,13 @@ export class CheckpointStore implements CheckpointRecords {
   /** The checkpoints of one run: saved here, resumed from `resumeFrom`. */
   forRun(run: string, resumeFrom?: Checkpoint): RunCheckpoints {
     // The conversation only grows, and a message is the same object from save to save (see
-    // masking-checkpoints.ts): each is turned into JSON once, and written once while it only grows.
+    // masking-checkpoints.ts): each is written once while it only grows. Its JSON is not kept for
+    // the rare whole rewrite (which serialises the messages again): held for the whole run, it was
+    // a second copy of the conversation, every piece of it promoted to the old generation.
     const journal = new CheckpointJournal({
       run,
       file: this.#fileOf(run),
       writes: this.#writes,
-      jsonOf: this.#jsonOf,
       now: this.#now,
     });
     this.#journals.get(run)?.close();
@@ -92,17 +92,6 @@ export class CheckpointStore implements CheckpointRecords {
     for (const journal of this.#journals.values()) journal.close();
     this.#journals.clear();
   }
-
-  readonly #messageJson = new WeakMap<ChatMessage, string>();
-
-  readonly #jsonOf = (message: ChatMessage): string => {
-    let json = this.#messageJson.get(message);
-    if (json === undefined) {
-      json = JSON.stringify(message);
-      this.#messageJson.set(message, json);
-    }
-    return json;
-  };
 
   #fileOf(run: string): string {
     return path.join(this.#directory, `${run}.json`);

@@ -1,6 +1,7 @@
 import type { OpenFile } from "../workdir/open-file.js";
 import type { ToolContext } from "../tool-definition.js";
-import { type FileStart, textLines } from "./text-lines.js";
+import { LineSplitter } from "./line-splitter.js";
+import { type FileStart, textChunks, wholeText } from "./text-lines.js";
 
 /** What a bounded line read found. */
 export interface LinesRead {
@@ -25,28 +26,41 @@ export interface ReadLinesOptions {
   start?: FileStart;
 }
 
-/** The lines asked for of an open text file, within a character budget; the file is streamed, never loaded whole. */
+/**
+ * The lines asked for of an open text file, within a character budget; the file is streamed, never
+ * loaded whole. A file its start read whole (the common small file) is split at once, with no
+ * promise per piece.
+ */
 export async function readLines(file: OpenFile, options: ReadLinesOptions): Promise<LinesRead> {
   const lines: string[] = [];
   let number = 0;
   let collected = 0;
   let cut = false;
-  for await (const line of textLines(file, {
-    maxLineCharacters: options.maxCharacters,
-    signal: options.signal,
-    ...(options.start === undefined ? {} : { start: options.start }),
-  })) {
+  let more = false;
+  const take = (text: string, lineCut: boolean): boolean => {
     number++;
-    if (number < options.offset) continue;
-    if (lines.length >= options.limit || collected >= options.maxCharacters)
-      return { lines, more: true, cut };
+    if (number < options.offset) return true;
+    if (lines.length >= options.limit || collected >= options.maxCharacters) {
+      more = true;
+      return false;
+    }
     const room = options.maxCharacters - collected;
-    const lineCut = line.cut || line.text.length > room;
-    cut ||= lineCut;
-    const text = line.text.slice(0, room);
+    const partial = lineCut || text.length > room;
+    cut ||= partial;
+    const kept = text.slice(0, room);
     // The executor's masking only knows whole values: the cut must mask the part of one it splits.
-    lines.push(lineCut ? options.redactPiece(text, "end") : text);
-    collected += text.length + 1;
+    lines.push(partial ? options.redactPiece(kept, "end") : kept);
+    collected += kept.length + 1;
+    return true;
+  };
+  const splitter = new LineSplitter(options.maxCharacters);
+  if (options.start?.whole === true) {
+    if (splitter.write(wholeText(options.start), take)) splitter.end(take);
+    return { lines, more, cut };
   }
-  return { lines, more: false, cut };
+  for await (const piece of textChunks(file, options.signal, options.start)) {
+    if (!splitter.write(piece, take)) return { lines, more, cut };
+  }
+  splitter.end(take);
+  return { lines, more, cut };
 }

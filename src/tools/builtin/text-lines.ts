@@ -1,5 +1,6 @@
 import type { OpenFile } from "../workdir/open-file.js";
 import { StringDecoder } from "node:string_decoder";
+import { LineSplitter } from "./line-splitter.js";
 
 /** Bytes read at a time (what a read stream would read). */
 const CHUNK_BYTES = 65_536;
@@ -20,29 +21,16 @@ export async function* textLines(
   file: OpenFile,
   options: { maxLineCharacters: number; signal: AbortSignal; start?: FileStart },
 ): AsyncGenerator<TextLine> {
-  let current = "";
-  let cut = false;
-  const add = (text: string) => {
-    const room = options.maxLineCharacters - current.length;
-    if (text.length > room) cut = true;
-    if (room > 0) current += text.slice(0, room);
-  };
-  const take = (): TextLine => {
-    const line = { text: current.endsWith("\r") ? current.slice(0, -1) : current, cut };
-    current = "";
-    cut = false;
-    return line;
-  };
-  for await (const chunk of chunks(file, options.signal, options.start)) {
-    let start = 0;
-    for (let newline = chunk.indexOf("\n"); newline !== -1; newline = chunk.indexOf("\n", start)) {
-      add(chunk.slice(start, newline));
-      start = newline + 1;
-      yield take();
-    }
-    add(chunk.slice(start));
+  const splitter = new LineSplitter(options.maxLineCharacters);
+  const ended: TextLine[] = [];
+  const keep = (text: string, cut: boolean) => ended.push({ text, cut }) > 0;
+  for await (const chunk of textChunks(file, options.signal, options.start)) {
+    splitter.write(chunk, keep);
+    yield* ended;
+    ended.length = 0;
   }
-  if (current !== "" || cut) yield take();
+  splitter.end(keep);
+  yield* ended;
 }
 
 /** The first bytes of a file, read once for both a look at them and the lines (readFileStart). */
@@ -71,11 +59,21 @@ export async function readFileStart(file: OpenFile, size?: number): Promise<File
   return { bytes: buffer.subarray(0, bytesRead), whole: bytesRead < length };
 }
 
+/** The text of a file read whole by readFileStart (a split character at its end as chunks decodes it). */
+export function wholeText(start: FileStart): string {
+  const decoder = new StringDecoder("utf8");
+  return decoder.write(start.bytes) + decoder.end();
+}
+
 /**
  * The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept
  * whole); `start`: its first bytes, read already (readFileStart), not read again.
  */
-async function* chunks(file: OpenFile, signal: AbortSignal, start?: FileStart): AsyncGenerator<string> {
+export async function* textChunks(
+  file: OpenFile,
+  signal: AbortSignal,
+  start?: FileStart,
+): AsyncGenerator<string> {
   const decoder = new StringDecoder("utf8");
   let position = 0;
   let more = true;
