@@ -5,7 +5,8 @@
 //             run records and events on disk, the model calls the builtin `read_file` tool every
 //             round, permission checks, secret masking) vs. a bare `openai` SDK loop doing the same
 //             rounds with the same tool round trip (reading the same file); CPU of the daemon's
-//             process vs. CPU of the bare loop's, in interleaved pairs. Target ratio ≤ 1.05.
+//             process vs. CPU of the bare loop's, in interleaved pairs. Target ratio ≤ 1.05. Then,
+//             for information, the bare loop given the daemon's own fetch for its model calls.
 //   loop:     the same in one process: LlmWorker with a trivial in-process tool and events on an
 //             in-memory bus vs. the bare SDK loop; what the loop itself adds, wall and CPU.
 //   memory:   a 1,000-round run with compaction on; heap used after GC at rounds 100 and 1,000
@@ -25,6 +26,7 @@ import { ConfigSchema, LimitsSchema } from "../../dist/config/config-schema.js";
 import { AgentFrontmatterSchema } from "../../dist/definitions/agent-schema.js";
 import { EventBus } from "../../dist/events/event-bus.js";
 import { ModelClient } from "../../dist/llm/model-client.js";
+import { modelFetch } from "../../dist/llm/model-fetch.js";
 import { RunControl } from "../../dist/run-vocabulary/run-control.js";
 import { LlmWorker } from "../../dist/workers/llm/llm-worker.js";
 import { QUICK, createBenchProject, startBenchDaemon } from "./bench-daemon.mjs";
@@ -125,6 +127,35 @@ async function daemonLoop(url, daemon, notePath) {
   console.log(formatRatio("  CPU ratio daemon / bare SDK", result.cpuRatios, { target: RATIO_TARGET }));
   console.log(formatRatio("  wall ratio daemon / bare SDK", result.wallRatios));
   console.log(`  ${formatLoad(result, cpus().length)}`);
+
+  // For information: the same bare loop given the daemon's own transport for its model calls
+  // (src/llm/model-fetch.ts, cheaper than the SDK's default fetch), so what is left of the ratio
+  // is the daemon's own work, not the transport it chose.
+  const sameFetch = modelFetch(await import("undici"));
+  const sameTransport = await measurePairs({
+    pairs: PAIRS,
+    warmup: 2,
+    floor: () => plainLoop(url, ROUNDS, "read_file", readNote, sameFetch),
+    subject: runInDaemon,
+    forceGc: false,
+  });
+  console.log(
+    formatSide("bare SDK loop, daemon's fetch", sameTransport.floor, {
+      units: ROUNDS,
+      unit: "round",
+      width: 30,
+    }),
+  );
+  console.log(
+    formatSide("agentd daemon", sameTransport.subject, { units: ROUNDS, unit: "round", width: 30 }),
+  );
+  console.log(
+    formatRatio(
+      "  CPU ratio daemon / bare SDK with the daemon's fetch (information)",
+      sameTransport.cpuRatios,
+    ),
+  );
+  console.log(`  ${formatLoad(sameTransport, cpus().length)}`);
 }
 
 /** LlmWorker in this process (trivial tool, in-memory bus) against the bare SDK, same process. */
@@ -176,8 +207,14 @@ async function memory(url) {
  * The baseline: the same rounds with the bare SDK, history kept the same way, no guardrails;
  * `tool` answers each call from its parsed arguments.
  */
-async function plainLoop(url, rounds, toolName, tool) {
-  const client = new OpenAI({ baseURL: url, apiKey: "bench", maxRetries: 0, logLevel: "off" });
+async function plainLoop(url, rounds, toolName, tool, fetch = undefined) {
+  const client = new OpenAI({
+    baseURL: url,
+    apiKey: "bench",
+    maxRetries: 0,
+    logLevel: "off",
+    ...(fetch === undefined ? {} : { fetch }),
+  });
   const spec = toolName === "noop" ? NOOP_TOOL : READ_FILE_TOOL;
   const messages = [
     { role: "system", content: "You are a benchmark agent." },
