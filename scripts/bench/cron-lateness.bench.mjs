@@ -10,14 +10,13 @@
 // Usage: node scripts/bench/cron-lateness.bench.mjs [--quick] [--cpu-prof-dir=<dir>] (after a build).
 // `--cpu-prof-dir`: a CPU profile of the daemon's measured window in each round (the main thread,
 // where the scheduler, the launches and the model client run; not the warm-up, not croner's window).
-import { mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { Session } from "node:inspector/promises";
+import { rmSync } from "node:fs";
 import { loadavg } from "node:os";
-import path from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
 import { QUICK, createBenchProject, serveFinalAnswers, spread, startBenchDaemon } from "./bench-daemon.mjs";
+import { startThreadProfile } from "./thread-profile.mjs";
 
 const JOBS = 20;
 const WINDOW_SECONDS = QUICK ? 1 : 10;
@@ -45,21 +44,8 @@ if (!isMainThread) {
 }
 
 /** Starts profiling this thread when asked to (--cpu-prof-dir); returns what stops it. */
-async function startProfile(name) {
-  if (!PROFILE_DIRECTORY) return async () => {};
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-  return async () => {
-    const { profile } = await session.post("Profiler.stop");
-    session.disconnect();
-    mkdirSync(PROFILE_DIRECTORY, { recursive: true });
-    const file = path.join(PROFILE_DIRECTORY, `${name}.cpuprofile`);
-    writeFileSync(file, JSON.stringify(profile));
-    console.error(`CPU profile: ${file}`);
-  };
+function startProfile(name) {
+  return startThreadProfile(PROFILE_DIRECTORY, name);
 }
 
 /** Waits until just after a whole second, so both windows hold the same number of fires. */

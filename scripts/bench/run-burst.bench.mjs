@@ -26,10 +26,8 @@ import {
   readdirSync,
   readSync,
   rmSync,
-  writeFileSync,
   writeSync,
 } from "node:fs";
-import { Session } from "node:inspector/promises";
 import { Buffer } from "node:buffer";
 import { cpus, loadavg } from "node:os";
 import path from "node:path";
@@ -37,6 +35,7 @@ import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
 import { QUICK, createBenchProject, serveFinalAnswers, spread, startBenchDaemon } from "./bench-daemon.mjs";
+import { startThreadProfile } from "./thread-profile.mjs";
 
 const RUNS = QUICK ? 20 : 200;
 const WARMUP_RUNS = QUICK ? 4 : 20;
@@ -146,21 +145,8 @@ function threadCpuMilliseconds() {
 }
 
 /** Starts profiling this thread when asked to (--cpu-prof-dir); returns what stops it. */
-async function startProfile(name) {
-  if (!PROFILE_DIRECTORY) return async () => {};
-  const session = new Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", { interval: 200 });
-  await session.post("Profiler.start");
-  return async () => {
-    const { profile } = await session.post("Profiler.stop");
-    session.disconnect();
-    mkdirSync(PROFILE_DIRECTORY, { recursive: true });
-    const file = path.join(PROFILE_DIRECTORY, `${name}.cpuprofile`);
-    writeFileSync(file, JSON.stringify(profile));
-    console.error(`CPU profile: ${file}`);
-  };
+function startProfile(name) {
+  return startThreadProfile(PROFILE_DIRECTORY, name);
 }
 
 /** Sends `runs` POSTs at once from the worker; resolves with their answers. */

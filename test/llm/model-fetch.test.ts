@@ -54,14 +54,15 @@ async function movedWithinOrigin(target: string): Promise<string> {
   return `http://127.0.0.1:${(front.address() as AddressInfo).port}/old`;
 }
 
+/** One model call through `endpoint`, the scripted server answering `answer`. */
+async function completeThrough(endpoint: string, answer: string) {
+  server.enqueue(textReply(answer));
+  return testClient(endpoint).complete({ model: "m1", messages }, { signal: new AbortController().signal });
+}
+
 describe("the model client's requests", () => {
   it("follow a redirect of the endpoint with the same request, as fetch does", async () => {
-    server.enqueue(textReply("moved but here"));
-    const client = testClient(await redirectingEndpoint(server.url));
-    const response = await client.complete(
-      { model: "m1", messages },
-      { signal: new AbortController().signal },
-    );
+    const response = await completeThrough(await redirectingEndpoint(server.url), "moved but here");
 
     expect(response.text).toBe("moved but here");
     expect(server.chatRequests[0]?.body?.messages).toEqual(messages);
@@ -70,12 +71,7 @@ describe("the model client's requests", () => {
   });
 
   it("keep the key and the content type across a redirect within the endpoint's origin", async () => {
-    server.enqueue(textReply("moved within"));
-    const client = testClient(await movedWithinOrigin(server.url));
-    const response = await client.complete(
-      { model: "m1", messages },
-      { signal: new AbortController().signal },
-    );
+    const response = await completeThrough(await movedWithinOrigin(server.url), "moved within");
 
     expect(response.text).toBe("moved within");
     expect(server.chatRequests[0]?.headers.authorization).toBe("Bearer test-key");
