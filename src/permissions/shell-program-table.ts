@@ -309,6 +309,15 @@ export const RUNNERS: ReadonlySet<string> = new Set([
   "cpio",
   "dump",
   "restore",
+  // Wrappers and launchers whose operands or options are a command: `cpulimit -l 5 cmd`, `mpirun cmd`.
+  "cpulimit",
+  "ccache",
+  "mpirun",
+  "mpiexec",
+  "concurrently",
+  "cross-env",
+  "gdbserver",
+  "duckdb",
 ]);
 
 /** Interpreters: whatever they run (inline code, a script file, stdin) is code the check cannot read. */
@@ -377,6 +386,12 @@ export const INTERPRETERS: ReadonlySet<string> = new Set([
   "zig",
   "crystal",
   "dart",
+  // Perl's rename (Debian's `rename`) evaluates its first operand as Perl; Miller's DSL has system().
+  "rename",
+  "perl-rename",
+  "prename",
+  "file-rename",
+  "mlr",
 ]);
 
 /** Builtins that change what later names mean or run code later: never allowed without asking. */
@@ -455,6 +470,7 @@ export const SENSITIVE_VARIABLES: ReadonlySet<string> = new Set([
   "GNUPGHOME",
   "AWKPATH",
   "AWKLIBPATH",
+  "RIPGREP_CONFIG_PATH",
 ]);
 
 /** Variable-name prefixes of the same kind (dynamic loaders, git, interpreters' startup options). */
