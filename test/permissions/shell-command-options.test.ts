@@ -67,3 +67,33 @@ describe("programs that run a command named in an option or operand", () => {
     expect(decide(command, SEARCH)).toBe("allow");
   });
 });
+
+describe("the commands a sed or awk program runs meet the deny rules", () => {
+  /** sed and awk trusted by name: their doubts are lifted, a deny rule still holds. */
+  const TEXT_TOOLS = { allow: ["shell(sed *)", "shell(awk *)"], ask: [], deny: ["shell(rm *)"] };
+
+  it.each([
+    "sed 'e rm keep' file",
+    "sed '1e rm keep' file",
+    "sed 'v;e rm keep' file",
+    "sed '/x/!e rm -rf keep' file",
+    "sed '#n\ne rm keep' file",
+    "sed -e 's/a/b/' -e 'e rm keep' file",
+    "sed --expression='1{e rm keep\n}' file",
+    "awk 'BEGIN { system(\"rm keep\") }'",
+    "awk -e 'BEGIN { system(\"rm keep\") }'",
+    "awk 'BEGIN { \"rm keep\" | getline x }'",
+    "awk '{ print | \"rm keep\" }' file",
+    "awk 'BEGIN { system(\"echo; rm keep\") }'",
+    'awk \'BEGIN { c = "r" "m keep"; system(c) }\'',
+  ])("denies %s", (command) => {
+    expect(decide(command, TEXT_TOOLS)).toBe("deny");
+  });
+
+  it.each(["sed 's/rm keep/x/' file", "sed '1e date' file", "awk '{ print \"rm keep\" }' file"])(
+    "still allows %s",
+    (command) => {
+      expect(decide(command, TEXT_TOOLS)).toBe("allow");
+    },
+  );
+});
