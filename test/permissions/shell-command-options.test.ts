@@ -31,6 +31,7 @@ describe("programs that run a command named in an option or operand", () => {
     "cross-env A=1 rm keep",
     "gdbserver :1234 rm keep",
     "duckdb -c '.shell rm keep'",
+    "tsc-watch --onSuccess 'rm keep'",
   ])("never allows %s under a bare allow with a deny rule", (command) => {
     expect(decide(command, BARE)).not.toBe("allow");
   });
@@ -96,4 +97,31 @@ describe("the commands a sed or awk program runs meet the deny rules", () => {
       expect(decide(command, TEXT_TOOLS)).toBe("allow");
     },
   );
+});
+
+describe("tools that run the project's code or load its configuration as code", () => {
+  // The agent can write the file each reads (`*.config.js`, mypy.ini's plugins, .pylintrc's
+  // init-hook, .rubocop.yml's require, a script): like make or jest, they ask at best.
+  it.each([
+    "ssh-keygen -D ./provider.so",
+    "babel-node script.js",
+    "vite-node script.ts",
+    "electron .",
+    "pm2 start script.js",
+    "next build",
+    "turbo run build",
+    "webpack-cli",
+    "tailwindcss -i in.css -o out.css",
+    "postcss in.css -o out.css",
+    "mypy .",
+    "pylint pkg",
+    "rubocop",
+    "rspec",
+    "k6 run load.js",
+    "uvicorn app:app",
+    "prisma generate",
+    "cdk synth",
+  ])("asks for %s", (command) => {
+    expect(decide(command, BARE)).toBe("ask");
+  });
 });
