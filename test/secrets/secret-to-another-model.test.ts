@@ -30,7 +30,10 @@ describe("a secret handed to a tool that is itself a model", () => {
     const { requests } = await runWith(
       "lead",
       "ask the helper",
-      toolCallReply({ name: "agent__helper", arguments: { task: "the key is {{secret:api_key}}; spell it" } }),
+      toolCallReply({
+        name: "agent__helper",
+        arguments: { task: "the key is {{secret:api_key}}; spell it" },
+      }),
       textReply("I was told the key"),
       textReply("done"),
     );
