@@ -6,11 +6,25 @@
  * this reader cannot follow counts as one that runs commands.
  */
 export function sedScriptRuns(script: string): boolean {
+  return readSedScript(script).runs;
+}
+
+/**
+ * The commands a sed script's `e cmd` commands run, as written (to the end of their line), for the
+ * deny rules: `sed 'e rm x'` runs `rm x`. What `s///e` or a bare `e` runs is the pattern space,
+ * which no reading can know.
+ */
+export function sedScriptCommands(script: string): string[] {
+  return readSedScript(script).commands;
+}
+
+function readSedScript(script: string): { runs: boolean; commands: string[] } {
+  const reader = new SedScriptReader(script);
   try {
-    new SedScriptReader(script).read();
-    return false;
+    reader.read();
+    return { runs: reader.commands.length > 0 || reader.runsPatternSpace, commands: reader.commands };
   } catch (error) {
-    if (error instanceof SedRuns) return true;
+    if (error instanceof SedRuns) return { runs: true, commands: reader.commands };
     throw error;
   }
 }
@@ -21,6 +35,10 @@ const NO_ARGUMENT = new Set(["=", "d", "D", "g", "G", "h", "H", "n", "N", "p", "
 const SEPARATORS = /[\s;]/;
 
 class SedScriptReader {
+  /** The text of each `e cmd` met. */
+  readonly commands: string[] = [];
+  /** A bare `e` or an `s///e` flag: what runs is the pattern space. */
+  runsPatternSpace = false;
   #at = 0;
   readonly #script: string;
 
@@ -63,7 +81,8 @@ class SedScriptReader {
     if (command === "{" || NO_ARGUMENT.has(command)) return;
     switch (command) {
       case "e":
-        throw new SedRuns();
+        this.#runCommand();
+        return;
       case "s": {
         const delimiter = this.#delimiter();
         this.#until(delimiter);
@@ -111,7 +130,11 @@ class SedScriptReader {
     const script = this.#script;
     while (this.#at < script.length) {
       const flag = script[this.#at] as string;
-      if (flag === "e") throw new SedRuns();
+      if (flag === "e") {
+        this.runsPatternSpace = true;
+        this.#at++;
+        continue;
+      }
       if (flag === "w") {
         this.#toLineEnd();
         return;
@@ -160,6 +183,16 @@ class SedScriptReader {
       if (character === "\\") this.#at++;
       else if (character === "\n") return;
     }
+  }
+
+  /** The rest of an `e` command's line is the command it runs; nothing there is a bare `e`. */
+  #runCommand(): void {
+    this.#skipBlanks();
+    const end = this.#script.indexOf("\n", this.#at);
+    const text = this.#script.slice(this.#at, end === -1 ? this.#script.length : end).trim();
+    if (text.length === 0) this.runsPatternSpace = true;
+    else this.commands.push(text);
+    this.#at = end === -1 ? this.#script.length : end + 1;
   }
 
   #toLineEnd(): void {

@@ -29,7 +29,14 @@ export type CommandKind =
   /** An interpreter; `code` are the words it runs as code, `fed` when it reads its program from stdin. */
   | { kind: "interpreter"; code: ShellWord[]; fed: boolean; construct: string }
   /** awk or sed: `runs` when its program can run commands. */
-  | { kind: "text-code"; program: ShellWord[]; runs: string | undefined; construct: string }
+  | {
+      kind: "text-code";
+      program: ShellWord[];
+      runs: string | undefined;
+      /** Commands the program is known to run (sed's `e cmd`, an awk program's strings): checked against deny and ask rules. */
+      commands: string[];
+      construct: string;
+    }
   /** A builtin that changes how later commands run (`source`, `eval`, `alias`, `trap`…). */
   | { kind: "state"; fed: boolean; construct: string };
 

@@ -1,5 +1,5 @@
 import { GIT_GLOBAL_OPTIONS, GIT_SUBCOMMANDS } from "./git-option-table.js";
-import { sedScriptRuns } from "./sed-script.js";
+import { sedScriptCommands, sedScriptRuns } from "./sed-script.js";
 import type { CommandKind } from "./shell-command-kind.js";
 import {
   type OptionReading,
@@ -13,6 +13,8 @@ import type { ShellWord } from "./shell-reading.js";
 
 /** What in an awk program can run a command: `system()`, pipes (`|`, not `||`), `getline`, `@` directives and indirect calls. */
 const AWK_CODE = /system|getline|(?<!\|)\|(?!\|)|@/;
+/** A string constant of an awk program, with its escapes. */
+const AWK_STRING = /"((?:[^"\\\n]|\\.)*)"/g;
 const FIND_EXEC = /^-(exec|execdir|ok|okdir)$/;
 
 /** The option table of a program, by its key or an alias (`gawk` reads as `awk`). */
@@ -93,14 +95,30 @@ function textCodeKind(
   const given = reading.options.filter((option) => scriptOptions.includes(option.name));
   const scripts =
     given.length > 0 ? given.map((option) => option.value ?? "") : [reading.operands[0]?.text ?? ""];
-  const runs =
-    base === "sed" ? sedScriptRuns(scripts.join("\n")) : scripts.some((script) => AWK_CODE.test(script));
+  const script = scripts.join("\n");
+  const runs = base === "sed" ? sedScriptRuns(script) : scripts.some((text) => AWK_CODE.test(text));
   return {
     kind: "text-code",
     program: words.slice(1),
     runs: runs ? `${program}'s program can run commands` : undefined,
+    commands: !runs ? [] : base === "sed" ? sedScriptCommands(script) : awkStrings(script),
     construct: program,
   };
+}
+
+/**
+ * The string constants of an awk program that runs commands, each and all joined: any may be the
+ * command given to `system`, a pipe or `getline` (`cmd = "rm x"; system(cmd)`), so each meets the
+ * deny rules. A command assembled some other way (`sprintf("%c", 114)`) is the sandbox's to stop.
+ */
+function awkStrings(script: string): string[] {
+  const strings = [...script.matchAll(AWK_STRING)].map((match) =>
+    (match[1] ?? "").replace(/\\(.)/g, (_escape, character: string) =>
+      character === "n" ? "\n" : character === "t" ? "\t" : character,
+    ),
+  );
+  // Pieces put together (`"r" "m x"`) make one command too.
+  return strings.length > 1 ? [...strings, strings.join("")] : strings;
 }
 
 /** tar: an archive named `host:file` makes tar run a remote shell with that host. */

@@ -189,7 +189,11 @@ export class ShellPermissionCheck {
         ]);
       case "text-code":
         if (kind.runs === undefined) return own;
-        return worst([this.#doubt(kind.runs, kind.construct), this.#speculate(words, depth)]);
+        return worst([
+          this.#doubt(kind.runs, kind.construct),
+          this.#speculate(words, depth),
+          ...kind.commands.map((command) => this.#script(command, depth + 1, true)),
+        ]);
       case "state":
         return worst([
           this.#doubt(`${program} changes how later commands run, or runs code`, kind.construct),

@@ -118,3 +118,17 @@ const DECIMAL_SEPARATORS = new RegExp(DECIMAL_SEPARATOR, "g");
 export function joinDecimalBytes(view: TextView): TextView {
   return view.replace(DECIMAL_BYTES, (match) => match[0].replace(DECIMAL_SEPARATORS, ","));
 }
+
+/** A byte in three octal digits (000 to 377), as `od -b` writes it. */
+const OCTAL_BYTE = "[0-3][0-7]{2}";
+
+/** Bytes written as three-digit octal numbers, as `od -b`, `od -to1` and `hexdump -b` write them: four or more in a row. */
+const OCTAL_BYTES = new RegExp(
+  `(?<![0-9.])(?:${OCTAL_BYTE}${DECIMAL_SEPARATOR}){3,}${OCTAL_BYTE}(?![0-9.])`,
+  "g",
+);
+
+/** The view with each run of three-digit octal bytes written as `163,153,055`. */
+export function joinOctalBytes(view: TextView): TextView {
+  return view.replace(OCTAL_BYTES, (match) => match[0].replace(DECIMAL_SEPARATORS, ","));
+}

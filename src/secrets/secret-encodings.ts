@@ -5,7 +5,8 @@
  * `encoded` are binary-to-text encodings of its bytes whose case matters (base64, base64url,
  * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase; both
  * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
- * `decimal` is its bytes as decimal numbers (`112,64,115`), matched where output lists bytes. A
+ * `decimal` is its bytes as decimal numbers (`112,64,115`), matched where output lists bytes, and
+ * `octal` as three-digit octal numbers (`160,100,163`: `od -b`), matched where output lists those. A
  * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
  * was never given out of its reach is the sandbox's job.
  */
@@ -14,6 +15,7 @@ export function secretForms(value: string): {
   encoded: string[];
   caseless: string[];
   decimal: string;
+  octal: string;
 } {
   const bytes = Buffer.from(value, "utf8");
   return {
@@ -26,6 +28,7 @@ export function secretForms(value: string): {
     ],
     caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
     decimal: [...bytes].join(","),
+    octal: [...bytes].map((byte) => byte.toString(8).padStart(3, "0")).join(","),
   };
 }
 

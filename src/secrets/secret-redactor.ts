@@ -1,6 +1,6 @@
 import type { EventDraft } from "../events/agent-event.js";
 import { decodeEscapes, decodeQuotedPrintable } from "./decode-escapes.js";
-import { foldText, joinDecimalBytes, joinSpacedHex, joinWrappedLines } from "./fold-text.js";
+import { foldText, joinDecimalBytes, joinOctalBytes, joinSpacedHex, joinWrappedLines } from "./fold-text.js";
 import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
@@ -90,7 +90,7 @@ export class SecretRedactor {
   /** Encodings whose case matters, and lowercase ones whose case does not (pass 3). */
   readonly #encoded = new FormSet();
   readonly #caseless = new FormSet();
-  /** The bytes in decimal, matched where output lists bytes as numbers. */
+  /** The bytes in decimal and in three-digit octal, matched where output lists bytes as numbers. */
   readonly #decimal = new FormSet();
   /** Every form, for the cut checks and `knows`. */
   readonly #exact = new FormSet();
@@ -101,8 +101,9 @@ export class SecretRedactor {
    */
   add(name: string, value: string): void {
     if (value.length < MIN_REDACTED_LENGTH) return;
-    const { written, encoded, caseless, decimal } = secretForms(value);
+    const { written, encoded, caseless, decimal, octal } = secretForms(value);
     this.#decimal.add(decimal, name);
+    this.#decimal.add(octal, name);
     for (const form of written) this.#written.add(form, name);
     for (const form of encoded) this.#encoded.add(form, name);
     for (const form of caseless) this.#caseless.add(form, name);
@@ -143,6 +144,8 @@ export class SecretRedactor {
     const spacedHex = joinSpacedHex(lower);
     if (spacedHex !== lower) this.#caseless.find(spacedHex, found);
     this.#decimal.find(joinDecimalBytes(decoded), found);
+    const octal = joinOctalBytes(decoded);
+    if (octal.text !== decoded.text) this.#decimal.find(octal, found);
     return found.length === 0 ? masked : maskSpans(masked, found);
   }
 
