@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -19,6 +19,15 @@ let folder: string | undefined;
  * user whose process no longer runs in this PID namespace.
  */
 export function proxySocketsFolder(): string {
+  // Removed while the process runs (a cleaner of old temporary files): made again where it was,
+  // which every policy hides; where that fails, anew.
+  if (folder !== undefined && !existsSync(folder)) {
+    try {
+      mkdirSync(folder, { mode: 0o700 });
+    } catch {
+      folder = undefined;
+    }
+  }
   if (folder === undefined) {
     const owner = `${PREFIX}${pidNamespace()}-`;
     removeAbandonedFolders(os.tmpdir(), owner);
