@@ -77,7 +77,8 @@ function spawned(command, argv, { extraStdio = [], environment } = {}) {
     child.on("error", reject);
     child.on("exit", (code) => {
       for (const stream of child.stdio) stream?.destroy();
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`));
+      if (code === 0) resolve(performance.now() - started);
+      else reject(new Error(`${command} exited ${code}`));
     });
   });
 }
