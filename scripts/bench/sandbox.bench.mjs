@@ -1,11 +1,17 @@
 // What a shell call costs against its floor: the same `bash -c true` through runShellCommand (the
 // shell tool's path) unsandboxed (`mode: off`) against a plain spawn of bash, in bubblewrap with
-// `network: none` against a hand-written bwrap call with the same isolation, and with a host list
-// (the proxy, and the listener handed over from the sandbox) against a hand-written bwrap call that
-// starts socat beside the command, bridging 127.0.0.1:3128 to a unix socket (skipped, with a line
-// saying so, when socat is not installed). Calls alternate between the variants so load on the
-// machine hits each alike; figures are medians with quartiles, printed as ratios to the floors
-// measured in the same run. Target: each sandboxed call within 1.5x its floor.
+// `network: none`, and with a host list (the proxy, and the listener handed over from the sandbox),
+// each against a hand-written bwrap call with the same isolation: bubblewrap's very arguments for
+// the same policy (every mount, every hidden path) and the same seccomp filter, spawned by hand
+// without agentd's path (no policy, no execa, no proxy, no clean-up). The host list's floor runs
+// the same perl handoff (a listener made in the sandbox's network namespace, sent over a
+// socketpair nobody reads) before the command: socat, the static bridge the floor used to start
+// beside the command, aborts under the filter, so it only ran with the filter off and without the
+// policy's mounts. Those minimal floors (the root read-only, a private /tmp, the workdir; socat
+// beside the command, no filter) are still printed, with the ratios to them. Calls alternate
+// between the variants so load on the machine hits each alike; figures are medians with
+// quartiles, printed as ratios to the floors measured in the same run. Target: each sandboxed call
+// within 1.5x its floor.
 // Usage: node scripts/bench/sandbox.bench.mjs [--quick] (after a build).
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
@@ -19,6 +25,12 @@ const { runShellCommand } = await import(path.join(root, "dist/tools/builtin/run
 const { SandboxHost } = await import(path.join(root, "dist/sandbox/sandbox-host.js"));
 const { ConfigSchema } = await import(path.join(root, "dist/config/config-schema.js"));
 const { findOnPath } = await import(path.join(root, "dist/sandbox/bubblewrap.js"));
+const { bubblewrapArguments } = await import(path.join(root, "dist/sandbox/bubblewrap-arguments.js"));
+const { openSeccompDescriptor } = await import(path.join(root, "dist/sandbox/seccomp-descriptor.js"));
+const { requireSeccompProgram } = await import(path.join(root, "dist/sandbox/seccomp-requirement.js"));
+const { handoffInvocation, handoffProgram } = await import(
+  path.join(root, "dist/sandbox/listener-handoff.js")
+);
 
 const CALLS = Number(process.env.SANDBOX_BENCH_CALLS ?? (QUICK ? 3 : 40));
 const project = mkdtempSync(path.join("/var/tmp", "agentd-sandbox-bench-"));
@@ -52,36 +64,74 @@ mkdirSync(workdir, { recursive: true });
 
 /** The floors: what the same command costs spawned by hand, without agentd's path. */
 const { spawn } = await import("node:child_process");
-function spawned(command, argv) {
+const { closeSync } = await import("node:fs");
+function spawned(command, argv, { extraStdio = [], environment } = {}) {
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { stdio: "ignore", cwd: workdir });
+    const child = spawn(command, argv, {
+      stdio: ["ignore", "ignore", "ignore", ...extraStdio],
+      cwd: workdir,
+      ...(environment === undefined ? {} : { env: environment }),
+    });
+    for (const entry of extraStdio) if (typeof entry === "number") closeSync(entry);
     child.on("error", reject);
-    child.on("exit", (code) =>
-      code === 0 ? resolve(performance.now() - started) : reject(new Error(`${command} exited ${code}`)),
-    );
+    child.on("exit", (code) => {
+      for (const stream of child.stdio) stream?.destroy();
+      if (code === 0) resolve(performance.now() - started);
+      else reject(new Error(`${command} exited ${code}`));
+    });
   });
 }
-const isolation = [
+const minimal = [
   ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
   ...["--bind", workdir, workdir, "--chdir", workdir],
   ...["--unshare-all", "--die-with-parent", "--new-session", "--cap-drop", "ALL"],
 ];
-const socat = findOnPath("socat", process.env.PATH ?? "");
+const filter = requireSeccompProgram("the bench");
+const searchPath = process.env.PATH ?? "";
+const environment = { PATH: searchPath };
+// The same isolation as the calls': bubblewrap's arguments for the same policies, the same filter.
+const sameIsolation = (policy) => bubblewrapArguments(policy, { read: [], write: [] });
+const handoff = handoffProgram(searchPath);
+const socat = findOnPath("socat", searchPath);
+const socatBeside = (argv) => [
+  "sh",
+  "-c",
+  `${socat} TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr UNIX-CONNECT:${path.join(project, "proxy.sock")} & exec ${argv.join(" ")}`,
+];
 const floors = {
   "plain spawn": () => spawned("bash", ["-c", "true"]),
-  "bare bwrap": () => spawned("bwrap", [...isolation, "bash", "-c", "true"]),
-  // The least a host list can cost: a static bridge started in the sandbox beside the command.
+  "bwrap, same isolation": () =>
+    spawned(
+      "bwrap",
+      ["--seccomp", "3", ...sameIsolation(variants["network none"]), "--", "bash", "-c", "true"],
+      { extraStdio: [openSeccompDescriptor(filter)], environment },
+    ),
+  ...(handoff === undefined
+    ? {}
+    : {
+        "bwrap + handoff, same isolation": () => {
+          const invocation = handoffInvocation(handoff, 3128, ["bash", "-c", "true"], environment);
+          return spawned(
+            "bwrap",
+            [
+              "--seccomp",
+              "3",
+              ...sameIsolation(variants["host list (proxy)"]),
+              "--",
+              ...invocation.arguments,
+            ],
+            { extraStdio: [openSeccompDescriptor(filter), "pipe"], environment: invocation.environment },
+          );
+        },
+      }),
+  "minimal bwrap": () => spawned("bwrap", [...minimal, "bash", "-c", "true"]),
+  // A static bridge started in the sandbox beside the command: with the filter off (socat aborts
+  // under it) and none of the policy's mounts.
   ...(socat === undefined
     ? {}
     : {
-        "bwrap + socat": () =>
-          spawned("bwrap", [
-            ...isolation,
-            "sh",
-            "-c",
-            `${socat} TCP-LISTEN:3128,bind=127.0.0.1,reuseaddr UNIX-CONNECT:${path.join(project, "proxy.sock")} & exec bash -c true`,
-          ]),
+        "minimal bwrap + socat": () => spawned("bwrap", [...minimal, ...socatBeside(["bash", "-c", "true"])]),
       }),
 };
 
@@ -120,14 +170,16 @@ const format = ({ median, low, high }, digits = 1) =>
 console.log(
   `${CALLS} shell calls per variant (bash -c true), ${os.cpus().length} cores, load average ${os.loadavg()[0].toFixed(1)}`,
 );
-const against = {
-  unsandboxed: "plain spawn",
-  "network none": "bare bwrap",
-  "host list (proxy)": socat === undefined ? "bare bwrap" : "bwrap + socat",
-};
+const against = [
+  ["unsandboxed", "plain spawn"],
+  ["network none", "bwrap, same isolation"],
+  ["host list (proxy)", handoff === undefined ? "bwrap, same isolation" : "bwrap + handoff, same isolation"],
+  ["network none", "minimal bwrap"],
+  ["host list (proxy)", socat === undefined ? "minimal bwrap" : "minimal bwrap + socat"],
+];
 for (const name of Object.keys(floors))
-  console.log(`${name.padEnd(18)} median ${format(quartiles(samples[name]))} ms  (floor)`);
-for (const [name, floor] of Object.entries(against)) {
+  console.log(`${name.padEnd(32)} median ${format(quartiles(samples[name]))} ms  (floor)`);
+for (const [name, floor] of against) {
   // Ratios of calls made side by side (call i against floor i), so a load spike hits both.
   const ratios = samples[name].map((value, index) => value / samples[floor][index]);
   console.log(
@@ -136,5 +188,6 @@ for (const [name, floor] of Object.entries(against)) {
       `paired ${format(quartiles(ratios), 2)}`,
   );
 }
-if (socat === undefined) console.log("bwrap + socat floor: skipped (socat is not installed)");
+if (socat === undefined) console.log("minimal bwrap + socat floor: skipped (socat is not installed)");
+if (handoff === undefined) console.log("bwrap + handoff floor: skipped (perl is missing)");
 rmSync(project, { recursive: true, force: true });

@@ -81,11 +81,17 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
   });
   prepared.started(subprocess);
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
+  // A sandboxed child's whole tree lives in its PID namespace, which the kernel empties when the
+  // child (bubblewrap) ends: after its exit there is nothing to scan /proc for, on every call.
+  let namespaceGone = false;
+  if (prepared.ownPidNamespace) subprocess.once("exit", () => (namespaceGone = true));
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> =>
-    (ending ??= (tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve()).finally(() =>
-      prepared.release(),
-    ));
+    (ending ??= (
+      namespaceGone
+        ? Promise.resolve()
+        : (tree?.terminate(options.killGraceMilliseconds) ?? Promise.resolve())
+    ).finally(() => prepared.release()));
   void subprocess.then(() => prepared.release());
   return { subprocess, tree, endTree };
 }

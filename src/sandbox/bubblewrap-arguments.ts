@@ -1,6 +1,6 @@
 import { statSync } from "node:fs";
 import type { SandboxPolicy } from "./sandbox-policy.js";
-import { cachedSandboxMounts } from "./cached-sandbox-mounts.js";
+import { cachedSandboxMounts, layeredAccess } from "./cached-sandbox-mounts.js";
 import { type ExtraBinds, type SandboxMount, existingRealPath } from "./sandbox-mounts.js";
 
 export type { ExtraBinds } from "./sandbox-mounts.js";
@@ -12,7 +12,7 @@ export type { ExtraBinds } from "./sandbox-mounts.js";
  * network) namespaces; every capability dropped, so root inside cannot unmount what hides a path.
  */
 export function bubblewrapArguments(policy: SandboxPolicy, extra: ExtraBinds): string[] {
-  const mounts = cachedSandboxMounts(policy, extra);
+  const mounts = layersWith(policy, extra);
   const args = [
     ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
     ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],
@@ -24,6 +24,23 @@ export function bubblewrapArguments(policy: SandboxPolicy, extra: ExtraBinds): s
   for (const mount of layers) args.push(...mountArguments(mount));
   args.push("--chdir", existingRealPath(policy.workdir) ?? policy.workdir);
   return args;
+}
+
+/**
+ * The policy's layers with the extra binds a child needs (perl for the listener handoff, node for
+ * the bridge); an extra read that the layers show read-only already (perl in /usr/bin, under the
+ * read-only root) is left out: its bind would be one more mount, and bubblewrap reads the whole
+ * mount table again for each read-only bind, on every call.
+ */
+function layersWith(policy: SandboxPolicy, extra: ExtraBinds): readonly SandboxMount[] {
+  if (extra.read.length === 0 && extra.write.length === 0) return cachedSandboxMounts(policy);
+  const plain = cachedSandboxMounts(policy);
+  const read = extra.read.filter((entry) => {
+    const real = existingRealPath(entry);
+    return real === undefined || layeredAccess(plain, real) !== "read-only";
+  });
+  if (read.length === 0 && extra.write.length === 0) return plain;
+  return cachedSandboxMounts(policy, { read, write: extra.write });
 }
 
 /** One layer as bubblewrap arguments; nothing for "/" hidden, which cannot be. */

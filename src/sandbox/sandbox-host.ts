@@ -12,7 +12,8 @@ import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "../config/sandbox-settings.js";
 import { commandFiles, daemonCodePaths, definitionFolders, environmentFiles } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
-import { proxySocketsFolder } from "./proxy-sockets-folder.js";
+import { handoffProgram } from "./listener-handoff.js";
+import { madeProxySocketsFolder, proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { seccompShortfall } from "./seccomp-requirement.js";
 import { hostSocketPlaces, neededInsideSocketPlaces } from "./socket-places.js";
 
@@ -88,7 +89,10 @@ export class SandboxHost {
       (home): home is string => home !== undefined && home !== "" && home !== "/",
     );
     this.#searchPath = environment["PATH"] ?? "";
-    this.#socketPlaces = [...hostSocketPlaces(environment), proxySocketsFolder()];
+    // The node bridge's proxy sockets, where this host's sandboxes will use it (no perl on its
+    // PATH): made now, before any of them runs, so that every one of them hides it.
+    if (handoffProgram(this.#searchPath) === undefined) proxySocketsFolder();
+    this.#socketPlaces = hostSocketPlaces(environment);
     this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
     this.#privateAddresses = config.sandbox.private_addresses === "allow";
     this.#architecture = options.architecture ?? process.arch;
@@ -128,7 +132,10 @@ export class SandboxHost {
     const { settings, workdir } = request;
     // Socket places are hidden again after the binds, as the daemon's state is: a `read` of `/run`
     // must not show the buses. A listed socket is bound after them; a place holding the workdir is left.
-    const socketPlaces = this.#socketPlaces.filter((place) => !isWithin(workdir, place));
+    const proxies = madeProxySocketsFolder();
+    const socketPlaces = [...this.#socketPlaces, ...(proxies === undefined ? [] : [proxies])].filter(
+      (place) => !isWithin(workdir, place),
+    );
     const mcpFolders = path.join(path.dirname(this.workspacesRoot), "mcp");
     // Folders another child could otherwise make first, as a link to $HOME, and so choose what an
     // agent's workdir is: each exists as a real folder before any sandboxed process runs.

@@ -49,6 +49,12 @@ export interface PreparedChild extends ChildCommand {
   started(child: Pick<ChildProcess, "stdio" | "on" | "once" | "connected" | "disconnect">): void;
   /** Stops the child's network proxy, if it has one, and closes what `started` did not. Idempotent. */
   release(): Promise<void>;
+  /**
+   * The child (bubblewrap) is the only process of its tree outside a PID namespace of its own, which
+   * it ends with itself (`--unshare-pid`, `--die-with-parent`): once it exited, the kernel has
+   * killed every process in that namespace, and nothing of the tree can be left to look for.
+   */
+  ownPidNamespace: boolean;
 }
 
 /** The filter's descriptor in bubblewrap. */
@@ -70,7 +76,13 @@ export async function prepareSandboxedChild(
   child: ChildCommand,
 ): Promise<PreparedChild> {
   if (policy.mode === "off") {
-    return { ...child, extraStdio: [], started: () => undefined, release: async () => undefined };
+    return {
+      ...child,
+      extraStdio: [],
+      started: () => undefined,
+      release: async () => undefined,
+      ownPidNamespace: false,
+    };
   }
   const bubblewrap = requireBubblewrap(policy.searchPath, policy.owner);
   const program = policy.unixSockets.length === 0 ? requireSeccompProgram(policy.owner) : undefined;
@@ -87,6 +99,7 @@ export async function prepareSandboxedChild(
       extraStdio: descriptor === undefined ? [] : [descriptor],
       started: closeDescriptor,
       release: async () => closeDescriptor(),
+      ownPidNamespace: true,
     };
   }
   const proxyUrl = `http://127.0.0.1:${BRIDGE_PORT}`;
@@ -129,6 +142,7 @@ export async function prepareSandboxedChild(
           listener?.close();
           await proxy.close();
         })()),
+      ownPidNamespace: true,
     };
   }
   // The node bridge's proxy listens on a socket in a folder of its own, hidden from every
@@ -182,6 +196,7 @@ export async function prepareSandboxedChild(
         channel?.close();
         await releaseProxy();
       })()),
+    ownPidNamespace: true,
   };
 }
 

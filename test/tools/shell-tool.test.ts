@@ -91,6 +91,30 @@ describe("the shell tool", () => {
     await waitFor(() => pids.every((pid) => !isProcessRunning(pid)), "every sleep is gone");
   });
 
+  it("leaves no process of a sandboxed call running once the call returns, with or without a host list", async () => {
+    for (const sandbox of [undefined, { network: ["example.com"] }]) {
+      harness = new ToolHarness({ permissions: { allow: ["shell"] }, ...(sandbox ? { sandbox } : {}) });
+      const seconds = `${300 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
+      // Left in the background, one of them in a session of its own; the shell exits without waiting,
+      // once it sees both in its /proc (the sandbox's own PID namespace).
+      const sleeps = `for f in /proc/[0-9]*/cmdline; do [ "$(tr '\\0' ' ' < $f 2>/dev/null)" = 'sleep ${seconds} ' ] && echo; done`;
+      const started = `[ "$(${sleeps} | wc -l)" = 2 ]`;
+      const command = `sleep ${seconds} & setsid sleep ${seconds} & until ${started}; do sleep 0.05; done; echo started`;
+      const result = await harness.call("shell", { command });
+
+      expect(result).toMatchObject({ ok: true, output: expect.stringContaining("started") });
+      const left = readdirSync("/proc").filter((entry) => {
+        try {
+          return readFileSync(`/proc/${entry}/cmdline`, "latin1") === `sleep\0${seconds}\0`;
+        } catch {
+          return false;
+        }
+      });
+      expect(left).toEqual([]);
+      harness.dispose(); // idempotent: afterEach disposes the last one again
+    }
+  });
+
   it("hides the daemon's vault variables from commands", async () => {
     harness = new ToolHarness({ permissions: { allow: ["shell"] } });
     process.env["AGENTD_SECRET_LEAKED"] = "daemon-side-secret";

@@ -1,6 +1,5 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
-import { setTimeout as pause } from "node:timers/promises";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
 import { type AbortEnding, abortEndingOf } from "../../run-vocabulary/abort-ending.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
@@ -67,10 +66,19 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
   const onAbort = () => void endTree();
   options.signal.addEventListener("abort", onAbort, { once: true });
   const exited = new Promise<void>((resolve) => subprocess.once("exit", () => resolve()));
-  const graceCancel = new AbortController();
+  // A plain timer, cleared when the call ends: an aborted `timers/promises` wait would make (and
+  // throw away) an AbortError with its stack on every call.
+  let graceTimer: NodeJS.Timeout | undefined;
+  let callEnded = false;
   const graceOver = exited
     .then(endTree)
-    .then(() => pause(PIPE_GRACE_MILLISECONDS, undefined, { signal: graceCancel.signal }))
+    .then(
+      () =>
+        new Promise<void>((resolve) => {
+          if (callEnded) return resolve();
+          graceTimer = setTimeout(resolve, PIPE_GRACE_MILLISECONDS);
+        }),
+    )
     .catch(() => undefined);
 
   const stdout = new CappedCollector(options.maxOutputBytes);
@@ -93,7 +101,8 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
     const ending = result.isCanceled ? abortEndingOf(options.signal.reason) : undefined;
     return { exitCode: result.exitCode, signalName: result.signal, ending, stdout, stderr, spawnError };
   } finally {
-    graceCancel.abort();
+    callEnded = true;
+    clearTimeout(graceTimer);
     options.signal.removeEventListener("abort", onAbort);
     await endTree();
   }
