@@ -45,6 +45,11 @@ export function tokenDigest(token: string): string {
   return hash("sha256", token, "base64url");
 }
 
+/** The same digest as bytes, for a constant-time comparison without a base64url round trip. */
+export function tokenDigestBytes(token: string): Buffer {
+  return hash("sha256", token, "buffer") as unknown as Buffer;
+}
+
 /** A record without its hash. */
 export function summaryOf(record: TokenRecord): TokenSummary {
   const { hash: _hash, ...summary } = record;

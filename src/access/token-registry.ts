@@ -9,6 +9,7 @@ import {
   type TokenSummary,
   summaryOf,
   tokenDigest,
+  tokenDigestBytes,
 } from "./api-token.js";
 import type { Role } from "./role.js";
 import type { TokenStore } from "./token-store.js";
@@ -39,6 +40,8 @@ export class TokenRegistry {
   readonly #options: TokenRegistryOptions;
   readonly #defaultDigest: Buffer;
   #byDigest = new Map<string, TokenRecord>();
+  /** Each named token's digest as bytes, decoded once when the record is taken in, not per request. */
+  #digestBytes = new WeakMap<TokenRecord, Buffer>();
   #names = new Set<string>();
   #version: string | undefined;
   /** Counts local changes: a read of the store begun before one is not applied over it. */
@@ -48,7 +51,7 @@ export class TokenRegistry {
 
   private constructor(options: TokenRegistryOptions) {
     this.#options = options;
-    this.#defaultDigest = Buffer.from(tokenDigest(options.defaultToken), "base64url");
+    this.#defaultDigest = tokenDigestBytes(options.defaultToken);
   }
 
   /** Reads the store once, then follows it. */
@@ -62,12 +65,14 @@ export class TokenRegistry {
 
   /** The token's name and role, or undefined when it is none this daemon accepts. */
   identify(token: string): TokenIdentity | undefined {
-    const digest = Buffer.from(tokenDigest(token), "base64url");
+    // The SHA-256 is taken on every request: nothing derived from a token outlives its request.
+    const digest = tokenDigestBytes(token);
     // Both sides are digests of the same length: the comparison time says nothing about the token.
     if (timingSafeEqual(digest, this.#defaultDigest)) return { name: DEFAULT_TOKEN_NAME, role: "admin" };
     const record = this.#byDigest.get(digest.toString("base64url"));
     if (record === undefined) return undefined;
-    return timingSafeEqual(Buffer.from(record.hash, "base64url"), digest)
+    const stored = this.#storedDigest(record);
+    return stored.length === digest.length && timingSafeEqual(stored, digest)
       ? { name: record.name, role: record.role }
       : undefined;
   }
@@ -137,6 +142,15 @@ export class TokenRegistry {
       // The tokens known stay valid: revoking needs the store to answer again.
       this.#options.logger.warn({ err: error }, "could not read the named tokens; keeping those known");
     }
+  }
+
+  #storedDigest(record: TokenRecord): Buffer {
+    let bytes = this.#digestBytes.get(record);
+    if (bytes === undefined) {
+      bytes = Buffer.from(record.hash, "base64url");
+      this.#digestBytes.set(record, bytes);
+    }
+    return bytes;
   }
 
   #add(record: TokenRecord): void {

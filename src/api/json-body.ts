@@ -18,7 +18,7 @@ export function parseJsonBody(body: Buffer | string): unknown {
   if (JSON_WHITESPACE.test(text)) return undefined;
   let value: unknown;
   try {
-    value = JSON.parse(text, refusePrototypeKey);
+    value = mayNamePrototype(text) ? JSON.parse(text, refusePrototypeKey) : JSON.parse(text);
   } catch (error) {
     if (error instanceof AgentdError) throw error;
     throw new AgentdError(
@@ -52,6 +52,15 @@ function kindOf(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   return `a ${typeof value}`;
+}
+
+/**
+ * Whether a key of `text` could be `__proto__`: spelled out, or written with `\u` escapes (the only
+ * escapes that make a letter or `_`). Most bodies are neither, and skip the reviver, which visits
+ * every value of the body.
+ */
+function mayNamePrototype(text: string): boolean {
+  return text.includes("__proto__") || text.includes("\\u");
 }
 
 function refusePrototypeKey(key: string, value: unknown): unknown {

@@ -9,6 +9,13 @@ interface PendingLine {
   reject: (error: unknown) => void;
 }
 
+/** The file kept open, and its size where this writer's last line ended (undefined: not known). */
+interface OpenFile {
+  file: string;
+  descriptor: number;
+  endedAt: number | undefined;
+}
+
 /**
  * Append-only files (such as one per day) written by group commit and flushed to the device: the
  * lines appended during one turn of the event loop go out in one `write` on a descriptor kept open,
@@ -24,7 +31,7 @@ export class SyncedGroupedAppend {
   #pending: PendingLine[] = [];
   #scheduled = false;
   #flushing: Promise<void> | undefined;
-  #open: { file: string; descriptor: number } | undefined;
+  #open: OpenFile | undefined;
   #closed = false;
   readonly #whole = new WholeAppends();
 
@@ -69,9 +76,14 @@ export class SyncedGroupedAppend {
       start = end;
       if (file === undefined) continue;
       try {
-        const descriptor = this.#descriptorOf(file);
-        const lead = endsTorn(descriptor) ? "\n" : "";
-        this.#whole.append(file, descriptor, Buffer.from(lead + group.map((line) => line.text).join("")));
+        const { open, size } = this.#openFile(file);
+        const { descriptor } = open;
+        // Still where this writer's last line ended: no other writer left a torn line since.
+        const lead = size !== open.endedAt && endsTorn(descriptor, size) ? "\n" : "";
+        const data = Buffer.from(lead + group.map((line) => line.text).join(""));
+        open.endedAt = undefined;
+        this.#whole.append(file, descriptor, data);
+        open.endedAt = size + data.length;
         await datasync(file, descriptor);
       } catch (error) {
         this.#release();
@@ -85,10 +97,16 @@ export class SyncedGroupedAppend {
     if (this.#pending.length > 0) this.#schedule();
   }
 
-  /** The kept descriptor of `file`, opened anew when it is another file or was deleted since. */
-  #descriptorOf(file: string): number {
+  /**
+   * The file kept open for `file`, opened anew when it is another file or was deleted since, and its
+   * size now (one `fstat` serves both questions).
+   */
+  #openFile(file: string): { open: OpenFile; size: number } {
     const open = this.#open;
-    if (open?.file === file && fstatSync(open.descriptor).nlink > 0) return open.descriptor;
+    if (open?.file === file) {
+      const stats = fstatSync(open.descriptor);
+      if (stats.nlink > 0) return { open, size: stats.size };
+    }
     this.#release();
     let descriptor: number;
     try {
@@ -97,8 +115,9 @@ export class SyncedGroupedAppend {
     } catch (error) {
       throw storeWriteFailed(file, error);
     }
-    this.#open = { file, descriptor };
-    return descriptor;
+    const opened: OpenFile = { file, descriptor, endedAt: undefined };
+    this.#open = opened;
+    return { open: opened, size: fstatSync(descriptor).size };
   }
 
   #release(): void {
@@ -118,9 +137,8 @@ function datasync(file: string, descriptor: number): Promise<void> {
   );
 }
 
-/** Whether the file's last byte is not a newline (a line cut short). */
-function endsTorn(descriptor: number): boolean {
-  const size = fstatSync(descriptor).size;
+/** Whether the file's last byte (of `size`) is not a newline (a line cut short). */
+function endsTorn(descriptor: number, size: number): boolean {
   if (size === 0) return false;
   const last = Buffer.alloc(1);
   readSync(descriptor, last, 0, 1, size - 1);

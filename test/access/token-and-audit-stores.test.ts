@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -110,6 +118,24 @@ describe("named tokens and the audit trail in files", () => {
     mkdirSync(path.join(data, "audit"), { recursive: true });
     writeFileSync(path.join(data, "audit", "2026-11-29.jsonl"), '{"id":"0000');
     await checkAuditLog([new FilesAuditLog(data, { clock }), new FilesAuditLog(data, { clock })], clock);
+  });
+
+  it("keeps its next entry whole after another writer left a torn line in the file it holds open", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-30T12:00:00Z"));
+    const data = path.join(folder, "audit-torn-between");
+    const log = new FilesAuditLog(data, { clock });
+    const draft = (name: string) => ({
+      action: "run.stop" as const,
+      actor: { kind: "token" as const, name },
+      agent: "a",
+    });
+    const first = await log.append(draft("before"));
+    // Another process crashed mid-line after this log's last write.
+    appendFileSync(path.join(data, "audit", "2026-11-30.jsonl"), '{"id":"0000');
+    clock.advanceTo(clock.now() + 5);
+    const second = await log.append(draft("after"));
+    await log.close();
+    expect(await new FilesAuditLog(data, { clock }).page(undefined, 10)).toEqual([first, second]);
   });
 });
 
