@@ -6,8 +6,9 @@
 // Also an SSE replay: GET /agents/:id/events/stream?after=… read until its PAGE events came, against
 // a bare fastify route that writes the same bytes as a stream.
 // Targets: throughput ratio >= 0.9, CPU per poll and per SSE replay <= 1.3x the bare route's.
-// Usage: node scripts/bench/api-poll.bench.mjs [--quick] [--cpu-prof-dir=<dir>] (after a build);
-// with --cpu-prof-dir the API's process writes a CPU profile there. The same file runs as the API
+// Usage: node scripts/bench/api-poll.bench.mjs [--quick] [--only=poll|stream] [--cpu-prof-dir=<dir>]
+// (after a build); with --cpu-prof-dir the API's process writes a CPU profile there, and with
+// --only=stream (or poll) only those phases run, so that the profile holds them alone. The same file runs as the API
 // server (`--role=api`) and the bare server (`--role=bare`).
 import { fork } from "node:child_process";
 import { once } from "node:events";
@@ -33,6 +34,8 @@ const TOKEN = "bench-token-0123456789";
 const PROFILE_DIRECTORY = process.argv
   .find((argument) => argument.startsWith("--cpu-prof-dir="))
   ?.slice("--cpu-prof-dir=".length);
+/** `--only=poll` or `--only=stream`: those phases alone (to profile them, or compare builds quickly). */
+const ONLY = process.argv.find((argument) => argument.startsWith("--only="))?.slice("--only=".length);
 const role = process.argv.find((argument) => argument.startsWith("--role="))?.slice("--role=".length);
 const agentIds = Array.from({ length: AGENTS }, (_, index) => `agent-${index}`);
 const after = EVENTS_PER_AGENT - PAGE;
@@ -115,6 +118,12 @@ async function serveCpu(ready, stop) {
   process.send(ready);
 }
 
+/** A server role's node flags: with --cpu-prof-dir, a CPU profile named after the role. */
+function profiled(name) {
+  if (PROFILE_DIRECTORY === undefined) return [];
+  return ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIRECTORY}`, `--cpu-prof-name=${name}.cpuprofile`];
+}
+
 /** A child's answer to `cpu`. */
 async function cpuOf(child) {
   child.send("cpu");
@@ -137,9 +146,7 @@ function get(url) {
 
 async function main() {
   const script = fileURLToPath(import.meta.url);
-  const apiProcess = fork(script, ["--role=api"], {
-    execArgv: PROFILE_DIRECTORY ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIRECTORY}`] : [],
-  });
+  const apiProcess = fork(script, ["--role=api"], { execArgv: profiled("api") });
   const [urls] = await once(apiProcess, "message");
   // The bare routes answer the same bytes the poll and the stream routes answer.
   const sample = await get(`${urls.url}/agents/agent-0/events?after=${after}&limit=${PAGE}`);
@@ -156,7 +163,7 @@ async function main() {
     });
     request.on("error", reject);
   });
-  const bareProcess = fork(script, ["--role=bare"], { execArgv: [] });
+  const bareProcess = fork(script, ["--role=bare"], { execArgv: profiled("bare") });
   bareProcess.send({ sample, streamSample });
   const [{ url: bareUrl }] = await once(bareProcess, "message");
   const loadBefore = loadavg()[0];
@@ -213,7 +220,11 @@ async function main() {
       round % 2 === 0
         ? ["bare", "api", "apiWithToken", "streamBare", "stream"]
         : ["apiWithToken", "api", "bare", "stream", "streamBare"];
-    for (const name of order) results[name].push(await measures[name]());
+    for (const name of order) {
+      if (ONLY === undefined || (ONLY === "stream") === name.startsWith("stream")) {
+        results[name].push(await measures[name]());
+      }
+    }
   }
   apiProcess.send("stop");
   bareProcess.send("stop");
@@ -240,30 +251,45 @@ function report(results, sample, loadBefore) {
   };
   const cpu = (run) => run.cpuPerRequest;
   const throughput = (run) => run.perSecond;
-  const bareSummary = summary(results.bare);
-  const apiSummary = summary(results.api);
   console.log(
     `${CLIENTS} keep-alive clients, ${AGENTS} agents, ${PAGE} events per response (${sample.length} bytes); ${STREAM_CLIENTS} concurrent SSE replays`,
   );
   console.log(
     `medians of ${ROUNDS} interleaved rounds of ${MEASURE_MILLISECONDS / 1_000} s; agentd's API, the bare server and the load generator in three processes`,
   );
-  console.log(format("bare fastify, same body", bareSummary));
-  console.log(format("GET /agents/:id/events", apiSummary));
-  console.log(format("  ... with bearer token", summary(results.apiWithToken)));
-  console.log(format(`bare SSE, same ${PAGE} events`, summary(results.streamBare)));
-  console.log(format("SSE replay, bearer token", summary(results.stream)));
-  console.log(`throughput ratio ${perRound(results.api, results.bare, throughput)} (target >= 0.9)`);
-  console.log(`throughput ratio with token ${perRound(results.apiWithToken, results.bare, throughput)}`);
-  console.log(`throughput ratio SSE replay ${perRound(results.stream, results.streamBare, throughput)}`);
-  console.log(
-    `p99 latency ratio ${(apiSummary.p99 / bareSummary.p99).toFixed(2)} (api / bare; lower is better)`,
-  );
-  console.log(`CPU ratio per poll ${perRound(results.api, results.bare, cpu)} (target <= 1.3)`);
-  console.log(`CPU ratio per poll with token ${perRound(results.apiWithToken, results.bare, cpu)}`);
-  console.log(
-    `CPU ratio per SSE replay ${perRound(results.stream, results.streamBare, cpu)} (target <= 1.3)`,
-  );
+  // With --only, the phases that ran; otherwise all, in this order.
+  const polled = results.bare.length > 0;
+  const streamed = results.stream.length > 0;
+  const bareSummary = polled ? summary(results.bare) : undefined;
+  const apiSummary = polled ? summary(results.api) : undefined;
+  if (polled) {
+    console.log(format("bare fastify, same body", bareSummary));
+    console.log(format("GET /agents/:id/events", apiSummary));
+    console.log(format("  ... with bearer token", summary(results.apiWithToken)));
+  }
+  if (streamed) {
+    console.log(format(`bare SSE, same ${PAGE} events`, summary(results.streamBare)));
+    console.log(format("SSE replay, bearer token", summary(results.stream)));
+  }
+  if (polled) {
+    console.log(`throughput ratio ${perRound(results.api, results.bare, throughput)} (target >= 0.9)`);
+    console.log(`throughput ratio with token ${perRound(results.apiWithToken, results.bare, throughput)}`);
+  }
+  if (streamed) {
+    console.log(`throughput ratio SSE replay ${perRound(results.stream, results.streamBare, throughput)}`);
+  }
+  if (polled) {
+    console.log(
+      `p99 latency ratio ${(apiSummary.p99 / bareSummary.p99).toFixed(2)} (api / bare; lower is better)`,
+    );
+    console.log(`CPU ratio per poll ${perRound(results.api, results.bare, cpu)} (target <= 1.3)`);
+    console.log(`CPU ratio per poll with token ${perRound(results.apiWithToken, results.bare, cpu)}`);
+  }
+  if (streamed) {
+    console.log(
+      `CPU ratio per SSE replay ${perRound(results.stream, results.streamBare, cpu)} (target <= 1.3)`,
+    );
+  }
   console.log(
     `load average ${loadBefore.toFixed(2)} → ${loadavg()[0].toFixed(2)} (1 min; now ${loadavg()
       .map((load) => load.toFixed(2))

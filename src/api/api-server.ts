@@ -13,6 +13,7 @@ import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboar
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { createApiMetrics } from "./api-metrics.js";
+import { requestSharedLogger } from "./request-logger.js";
 import type { ApiServices } from "./api-services.js";
 import { ANONYMOUS, createAuthentication, singleTokenIdentifier, type TokenIdentifier } from "./api-auth.js";
 import { annotateRouteAccess } from "./openapi-roles.js";
@@ -111,11 +112,10 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     : undefined;
   const app: FastifyInstance = Fastify({
     ...(serverFactory ? { serverFactory } : {}),
-    loggerInstance: options.logger as FastifyBaseLogger,
+    // A child logger per request costs more than a poll itself: requests share the module logger.
+    loggerInstance: requestSharedLogger(options.logger as FastifyBaseLogger),
     // One line per request would drown the log under pollers: onResponse logs them at debug.
     logController: new LogController({ disableRequestLogging: true }),
-    // A child logger per request costs more than a poll itself: requests share the module logger.
-    childLoggerFactory: (logger) => logger,
     // Requests refused before any route (headers too large, a malformed URL) get the usual error body.
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, _request, reply: FastifyReply) => {
