@@ -34,6 +34,9 @@ export class CheckpointJournal {
   #stateJson = "";
   #removedToolsJson = "";
   #recentCallsJson = "";
+  /** The lists those two were serialised from, to compare the next save's with. */
+  #removedTools: readonly string[] = [];
+  #recentCalls: readonly string[] = [];
   /** True once the file on disk holds the last save (its replacement landed, appends since). */
   #current = false;
   #descriptor: number | undefined;
@@ -53,8 +56,13 @@ export class CheckpointJournal {
     const { messages, removed_tools, recent_calls, ...rest } = checkpoint;
     if (this.#current && this.#extends(messages)) {
       const stateJson = JSON.stringify(rest);
-      const removedToolsJson = JSON.stringify(removed_tools);
-      const recentCallsJson = JSON.stringify(recent_calls);
+      // The lists change a few times a run: compared with the last save's before serialising.
+      const removedToolsJson = sameStrings(removed_tools, this.#removedTools)
+        ? this.#removedToolsJson
+        : JSON.stringify(removed_tools);
+      const recentCallsJson = sameStrings(recent_calls, this.#recentCalls)
+        ? this.#recentCallsJson
+        : JSON.stringify(recent_calls);
       const added = messages.slice(this.#messages.length);
       const unchanged =
         added.length === 0 &&
@@ -67,13 +75,17 @@ export class CheckpointJournal {
       if (stateJson.length > 2) fields.push(stateJson.slice(1, -1));
       if (removedToolsJson !== this.#removedToolsJson) fields.push(`"removed_tools":${removedToolsJson}`);
       if (recentCallsJson !== this.#recentCallsJson) fields.push(`"recent_calls":${recentCallsJson}`);
-      fields.push(`"saved_at":${JSON.stringify(this.#options.now().toISOString())}`);
+      // An ISO date holds nothing JSON escapes.
+      fields.push(`"saved_at":"${this.#options.now().toISOString()}"`);
       fields.push(`"messages":${JSON.stringify(added)}`);
       const line = Buffer.from(`{${fields.join(",")}}\n`, "utf8");
       if (this.#appendedBytes + line.length <= Math.max(this.#wholeBytes, MIN_APPENDED_BYTES)) {
         if (this.#append(line)) {
           this.#messages = messages;
           this.#stateJson = stateJson;
+          // Copies: the caller may change its lists after the save.
+          if (removedToolsJson !== this.#removedToolsJson) this.#removedTools = [...removed_tools];
+          if (recentCallsJson !== this.#recentCallsJson) this.#recentCalls = [...recent_calls];
           this.#removedToolsJson = removedToolsJson;
           this.#recentCallsJson = recentCallsJson;
           return Promise.resolve();
@@ -142,6 +154,8 @@ export class CheckpointJournal {
     this.#stateJson = JSON.stringify(rest);
     this.#removedToolsJson = JSON.stringify(removed_tools);
     this.#recentCallsJson = JSON.stringify(recent_calls);
+    this.#removedTools = [...removed_tools];
+    this.#recentCalls = [...recent_calls];
     const head = JSON.stringify({ run, ...rest, removed_tools, recent_calls, saved_at: this.#now() });
     const text = `${head.slice(0, -1)},"messages":${JSON.stringify(messages)}}\n`;
     this.#replacements += 1;
@@ -173,4 +187,13 @@ export class CheckpointJournal {
     }
     this.#descriptor = undefined;
   }
+}
+
+/** Whether two lists hold the same strings in the same order. */
+function sameStrings(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index += 1) {
+    if (left[index] !== right[index]) return false;
+  }
+  return true;
 }

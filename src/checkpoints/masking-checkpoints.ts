@@ -32,8 +32,13 @@ export function maskingCheckpoints(
       const masked = new MaskedMessages(redactor);
       return {
         resumeFrom: checkpoints.resumeFrom,
-        save: ({ messages, ...rest }) =>
-          checkpoints.save({ ...redactor.redactValue(rest), messages: masked.all(messages) }),
+        save: ({ messages, removed_tools, recent_calls, ...rest }) =>
+          checkpoints.save({
+            ...redactor.redactValue(rest),
+            removed_tools: masked.texts(removed_tools),
+            recent_calls: masked.texts(recent_calls),
+            messages: masked.all(messages),
+          }),
       };
     },
     load: (run) => records.load(run),
@@ -41,10 +46,15 @@ export function maskingCheckpoints(
   };
 }
 
+/** Texts of the state's lists kept masked: a run's recent calls are a handful at a time. */
+const TEXTS_KEPT = 256;
+
 /** Each message of one run masked once, for as long as the redactor knows no new value. */
 class MaskedMessages {
   readonly #redactor: CheckpointRedactor;
   #masked = new WeakMap<ChatMessage, ChatMessage>();
+  /** Masked texts of the state's lists, by text. */
+  #texts = new Map<string, string>();
   #knownForms: number;
 
   constructor(redactor: CheckpointRedactor) {
@@ -62,7 +72,7 @@ class MaskedMessages {
    * lookup), the rest through `of`.
    */
   all(messages: readonly ChatMessage[]): ChatMessage[] {
-    if (this.#redactor.size !== this.#knownForms) this.#lastMessages = [];
+    this.#forgetIfLearned();
     const last = this.#lastMessages;
     const lastMasked = this.#lastMasked;
     const masked = new Array<ChatMessage>(messages.length);
@@ -76,11 +86,31 @@ class MaskedMessages {
     return masked;
   }
 
-  readonly of = (message: ChatMessage): ChatMessage => {
-    if (this.#redactor.size !== this.#knownForms) {
-      this.#masked = new WeakMap();
-      this.#knownForms = this.#redactor.size;
+  /**
+   * A list of texts (the loop detector's recent calls, the removed tools) masked: every save
+   * repeats most of the last one's, so each text is masked once, and the list comes back as it is
+   * when no text in it changed.
+   */
+  texts(list: readonly string[]): string[] {
+    this.#forgetIfLearned();
+    if (this.#redactor.size === 0) return list as string[];
+    let copy: string[] | undefined;
+    for (let index = 0; index < list.length; index += 1) {
+      const text = list[index] as string;
+      let masked = this.#texts.get(text);
+      if (masked === undefined) {
+        if (this.#texts.size >= TEXTS_KEPT) this.#texts.clear();
+        masked = this.#redactor.redactValue(text);
+        this.#texts.set(text, masked);
+      }
+      if (copy === undefined && masked !== text) copy = list.slice(0, index);
+      copy?.push(masked);
     }
+    return copy ?? (list as string[]);
+  }
+
+  readonly of = (message: ChatMessage): ChatMessage => {
+    this.#forgetIfLearned();
     let masked = this.#masked.get(message);
     if (masked === undefined) {
       masked = this.#redactor.redactValue(message);
@@ -88,4 +118,13 @@ class MaskedMessages {
     }
     return masked;
   };
+
+  /** Once the redactor learns a value, everything is masked again. */
+  #forgetIfLearned(): void {
+    if (this.#redactor.size === this.#knownForms) return;
+    this.#masked = new WeakMap();
+    this.#lastMessages = [];
+    this.#texts = new Map();
+    this.#knownForms = this.#redactor.size;
+  }
 }

@@ -8,6 +8,17 @@ import { TextView } from "./text-view.js";
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
 
+/**
+ * Texts of this many characters and more are remembered with their masked form (see `redact`),
+ * up to REMEMBERED_MAX_LENGTH (what a tool's output is capped to, by default, fits) and
+ * REMEMBERED_TEXTS of them: a tool's output is masked by the executor, then again as the
+ * observation event's and the checkpoint's, and most such text holds no secret, so all three
+ * are the same text. Shorter texts cost less to mask than to remember.
+ */
+const REMEMBERED_MIN_LENGTH = 64;
+const REMEMBERED_MAX_LENGTH = 65_536;
+const REMEMBERED_TEXTS = 16;
+
 /** A span of the text to mask, and the secret it holds. */
 interface Found {
   start: number;
@@ -94,6 +105,8 @@ export class SecretRedactor {
   readonly #decimal = new FormSet();
   /** Every form, for the cut checks and `knows`. */
   readonly #exact = new FormSet();
+  /** Long texts masked lately, and what they were masked to, since the last `add`. */
+  readonly #remembered = new Map<string, string>();
 
   /**
    * Learns a secret value; later output containing it is masked as `[secret:name]`. A value shorter
@@ -101,6 +114,8 @@ export class SecretRedactor {
    */
   add(name: string, value: string): void {
     if (value.length < MIN_REDACTED_LENGTH) return;
+    // A text masked before may hold this value (or show a known value under this name now).
+    this.#remembered.clear();
     const { written, encoded, caseless, decimal, octal } = secretForms(value);
     this.#decimal.add(decimal, name);
     this.#decimal.add(octal, name);
@@ -121,9 +136,26 @@ export class SecretRedactor {
     return this.#exact.names.size + this.#canonical.names.size;
   }
 
-  /** The text with every known secret value, in any of the forms above, replaced by `[secret:name]`. */
+  /**
+   * The text with every known secret value, in any of the forms above, replaced by `[secret:name]`.
+   * A long text masked lately, with nothing learned since, gets the same answer without the passes.
+   */
   redact(text: string): string {
     if (this.size === 0 || text.length < MIN_REDACTED_LENGTH) return text;
+    if (text.length < REMEMBERED_MIN_LENGTH || text.length > REMEMBERED_MAX_LENGTH) return this.#mask(text);
+    const remembered = this.#remembered.get(text);
+    if (remembered !== undefined) return remembered;
+    const masked = this.#mask(text);
+    if (this.#remembered.size >= REMEMBERED_TEXTS) {
+      const oldest = this.#remembered.keys().next();
+      if (oldest.done !== true) this.#remembered.delete(oldest.value);
+    }
+    this.#remembered.set(text, masked);
+    return masked;
+  }
+
+  /** `redact`'s three passes. */
+  #mask(text: string): string {
     const written = this.#written;
     let masked = text;
     if (text.length >= written.shortest) {

@@ -80,6 +80,39 @@ describe("the checkpoint journal", () => {
     store.close();
   });
 
+  it("writes the loop detector's calls and the removed tools as they are at each save, even when changed in place", async () => {
+    const store = new CheckpointStore({ dataDirectory, logger });
+    const checkpoints = store.forRun("r_lists");
+    const messages: ChatMessage[] = [{ role: "system", content: "rules" }];
+    const recentCalls = ["noop:{}"];
+    const removedTools: string[] = [];
+    const save = (round: number) =>
+      checkpoints.save({ ...state(messages, round), recent_calls: recentCalls, removed_tools: removedTools });
+    await save(0);
+    for (let round = 1; round <= 3; round += 1) {
+      const [call, result] = toolRound(round) as [ChatMessage, ChatMessage];
+      messages.push(call);
+      await save(round);
+      // The same arrays, changed after they were saved.
+      recentCalls.push(`noop:{"round":${round}}`);
+      if (round === 2) removedTools.push("flaky");
+      messages.push(result);
+      await save(round);
+    }
+    expect(linesOf("r_lists").length).toBeGreaterThan(1);
+    const reread = new CheckpointStore({ dataDirectory, logger }).load("r_lists");
+    expect(reread?.recent_calls).toEqual([
+      "noop:{}",
+      'noop:{"round":1}',
+      'noop:{"round":2}',
+      'noop:{"round":3}',
+    ]);
+    expect(reread?.removed_tools).toEqual(["flaky"]);
+    expect(reread?.messages).toEqual(messages);
+    await store.settled();
+    store.close();
+  });
+
   it("writes the file whole again when the conversation is compacted, and after a power cut tore its last line", async () => {
     const store = new CheckpointStore({ dataDirectory, logger });
     const checkpoints = store.forRun("r_compact");

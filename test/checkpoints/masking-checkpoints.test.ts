@@ -76,16 +76,19 @@ describe("masking checkpoints", () => {
       { role: "system", content: "rules" },
       { role: "tool", tool_call_id: "call_1", content: `the key is ${LATER}` },
     ];
-    await checkpoints.save(state(messages));
+    const calls = [`read:${LATER}`, `noop:${TOKEN}`];
+    await checkpoints.save({ ...state(messages), recent_calls: calls });
     expect(saved[0]?.messages[1]?.content).toContain(LATER);
+    expect(saved[0]?.recent_calls).toEqual([`read:${LATER}`, "noop:[secret:github]"]);
 
     redactor.add("deploy_key", LATER);
-    await checkpoints.save(state(messages));
+    await checkpoints.save({ ...state(messages), recent_calls: calls });
     expect(saved[1]?.messages[1]).toEqual({
       role: "tool",
       tool_call_id: "call_1",
       content: "the key is [secret:deploy_key]",
     });
+    expect(saved[1]?.recent_calls).toEqual(["read:[secret:deploy_key]", "noop:[secret:github]"]);
   });
 
   it("keeps the whole masked conversation in the file, as it grows from save to save", async () => {

@@ -38,6 +38,22 @@ describe("SecretRedactor", () => {
   it("leaves text without secrets unchanged", () => {
     expect(redactor.redact("nothing to hide here")).toBe("nothing to hide here");
   });
+
+  it("masks a long text it masked before with what it learned since, under the name it learned last", () => {
+    const learning = new SecretRedactor();
+    learning.add("token", "tok-123456");
+    const output = `${"a line of tool output\n".repeat(20)}deploy key dk-7f3a91c2e4b8 and tok-123456\n`;
+    const before = learning.redact(output);
+    expect(before).toContain("dk-7f3a91c2e4b8");
+    expect(learning.redact(output)).toBe(before);
+
+    learning.add("deploy", "dk-7f3a91c2e4b8");
+    expect(learning.redact(output)).toBe(before.replace("dk-7f3a91c2e4b8", "[secret:deploy]"));
+    // The same value learned under another name: the same text shows that name now.
+    learning.add("renamed", "dk-7f3a91c2e4b8");
+    expect(learning.redact(output)).toContain("[secret:renamed]");
+    expect(learning.redact(output)).not.toContain("[secret:deploy]");
+  });
 });
 
 describe("SecretRedactor on normalised output", () => {
