@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, statSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 
@@ -67,7 +67,10 @@ function removeAbandonedFolders(temporary: string, owner: string): void {
     if (!Number.isInteger(pid) || pid <= 0 || isRunning(pid)) continue;
     const abandoned = path.join(temporary, entry);
     try {
-      if (user !== undefined && statSync(abandoned).uid !== user) continue;
+      // Only a real folder of this user's: a link named like one (another user's, in a shared /tmp)
+      // is never followed to what it points at.
+      const stats = lstatSync(abandoned);
+      if (!stats.isDirectory() || (user !== undefined && stats.uid !== user)) continue;
       rmSync(abandoned, { recursive: true, force: true });
     } catch {
       // Gone already, or not ours to remove.

@@ -1,5 +1,6 @@
 import { execFile, spawnSync } from "node:child_process";
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -7,6 +8,7 @@ import {
   realpathSync,
   rmSync,
   symlinkSync,
+  writeFileSync,
 } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
@@ -83,8 +85,14 @@ const namespace = /\[(\d+)\]/.exec(readlinkSync("/proc/self/ns/pid"))?.[1] ?? "0
 /** A folder left by a process that is gone, and one of a process that still runs (this one's parent). */
 const ABANDONED = `agentd-proxies-${namespace}-${spawnSync("true").pid as number}-abc123`;
 const LIVING = `agentd-proxies-${namespace}-${process.ppid}-def456`;
+/** A link named as a dead process's folder, to a folder that is not one: never followed. */
+const LINK = `agentd-proxies-${namespace}-${spawnSync("true").pid as number}-link00`;
 function abandon(temporary: string): void {
   for (const folder of [ABANDONED, LIVING]) mkdirSync(path.join(temporary, folder));
+  const elsewhere = path.join(temporary, "..", "elsewhere");
+  mkdirSync(elsewhere);
+  writeFileSync(path.join(elsewhere, "kept"), "");
+  symlinkSync(elsewhere, path.join(temporary, LINK));
 }
 
 it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
@@ -92,8 +100,8 @@ it.skipIf(handoffProgram(process.env["PATH"] ?? "") === undefined)(
   { timeout: 60_000 },
   async () => {
     const { folders, left } = await runHost(process.env["PATH"] ?? "");
-    expect(folders.filter((entry) => entry !== ABANDONED && entry !== LIVING)).toEqual([]);
-    expect(left.sort()).toEqual([ABANDONED, LIVING].sort());
+    expect(folders.filter((entry) => entry !== ABANDONED && entry !== LIVING && entry !== LINK)).toEqual([]);
+    expect(left.sort()).toEqual([ABANDONED, LINK, LIVING].sort());
   },
 );
 
@@ -105,10 +113,11 @@ it(
     try {
       for (const program of ["bwrap", "bash"]) symlinkSync(`/usr/bin/${program}`, path.join(bin, program));
       const { folders, said, left } = await runHost(bin);
-      const made = folders.filter((entry) => entry !== LIVING);
+      const made = folders.filter((entry) => entry !== LIVING && entry !== LINK);
       expect(made).toEqual([expect.stringMatching(new RegExp(`^agentd-proxies-${namespace}-\\d+-`))]);
       expect(said).toBe("UNSEEN");
-      expect(left).toEqual([LIVING]);
+      expect(left.sort()).toEqual([LINK, LIVING].sort());
+      expect(existsSync(path.join(root as string, "elsewhere", "kept"))).toBe(true);
     } finally {
       rmSync(bin, { recursive: true, force: true });
     }
