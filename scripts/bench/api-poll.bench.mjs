@@ -1,6 +1,6 @@
 // Poll throughput and latency of GET /agents/:id/events under many concurrent keep-alive clients,
-// as a ratio to a bare fastify route that returns a body of the same size, measured in the same
-// run. agentd's API, the bare server and the load generator are three processes; the CPU time per
+// as a ratio to a bare fastify route that returns a body of the same size to the same request (path,
+// query string and headers), measured in the same run. agentd's API, the bare server and the load generator are three processes; the CPU time per
 // request is each server's own (process.cpuUsage in its process over the measured window), which
 // other processes hardly disturb. Rounds are interleaved, the order swapped every other round.
 // Also an SSE replay: GET /agents/:id/events/stream?after=… read until its PAGE events came, against
@@ -203,15 +203,14 @@ async function main() {
   const streamPaths = (base) => agentIds.map((id) => `${base}/agents/${id}/events/stream?after=${after}`);
   const results = { bare: [], api: [], apiWithToken: [], streamBare: [], stream: [] };
   const bearer = { authorization: `Bearer ${TOKEN}` };
+  // Each floor gets the very request its side gets (the same path and query string, the same
+  // headers): what node and fastify do with a request's bytes is paid alike, and only what the
+  // daemon's route does with them counts against it.
   const measures = {
-    bare: () =>
-      load(
-        bareProcess,
-        agentIds.map((id) => `${bareUrl}/agents/${id}/events`),
-      ),
+    bare: () => load(bareProcess, pollPaths(bareUrl)),
     api: () => load(apiProcess, pollPaths(urls.url)),
     apiWithToken: () => load(apiProcess, pollPaths(urls.urlWithToken), bearer),
-    streamBare: () => load(bareProcess, streamPaths(bareUrl), {}, PAGE),
+    streamBare: () => load(bareProcess, streamPaths(bareUrl), bearer, PAGE),
     stream: () => load(apiProcess, streamPaths(urls.urlWithToken), bearer, PAGE),
   };
   for (let round = 0; round < ROUNDS; round++) {
