@@ -16,6 +16,7 @@ import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
 import type { MaskedContent } from "./masked-content.js";
 import { addSpanEvent } from "./run-span-events.js";
+import { SpanNames } from "./span-names.js";
 import { SpanScope } from "./span-scope.js";
 import {
   type TraceScope,
@@ -67,6 +68,7 @@ export class RunTraces {
   readonly content: boolean;
   readonly #maskedContent: MaskedContent | undefined;
   readonly #runs = new Map<string, RunTrace>();
+  readonly #toolSpanNames = new SpanNames(names.OPERATION_EXECUTE_TOOL);
   /**
    * The record of a run this process did not create (resumed after a restart, taken over): set by
    * the composition root once the run manager exists.
@@ -270,11 +272,7 @@ export class RunTraces {
   }
 
   #toolSpan(tool: string, callId: string, parent: Context): Span {
-    const span = this.tracer.startSpan(
-      `${names.OPERATION_EXECUTE_TOOL} ${tool}`,
-      { kind: SpanKind.INTERNAL },
-      parent,
-    );
+    const span = this.tracer.startSpan(this.#toolSpanNames.of(tool), { kind: SpanKind.INTERNAL }, parent);
     // Set on the span, not handed to startSpan: the SDK copies and checks a start's attributes
     // object twice before the span checks each one again (no sampler reads them).
     span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_EXECUTE_TOOL);
