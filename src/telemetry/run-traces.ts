@@ -15,7 +15,7 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
 import type { MaskedContent } from "./masked-content.js";
-import { addSpanEvent } from "./run-span-events.js";
+import { type SpanTargets, addSpanEvent } from "./run-span-events.js";
 import { SpanNames } from "./span-names.js";
 import { SpanScope } from "./span-scope.js";
 import {
@@ -45,6 +45,8 @@ interface RunTrace {
   /** Tool calls seen only as events (a CLI worker's): their spans end with the observation. */
   readonly eventToolSpans: Map<string, Span>;
   readonly approvalsRequested: Map<string, number>;
+  /** Where its events land (made once per run: most events a run publishes land nowhere). */
+  readonly targets: SpanTargets;
 }
 
 export interface RunTracesOptions {
@@ -230,13 +232,20 @@ export class RunTraces {
       },
       parent,
     );
+    const toolSpans = new Map<string, Span>();
+    const eventToolSpans = new Map<string, Span>();
     const runTrace: RunTrace = {
       span,
       context: trace.setSpan(parent, span),
       traceId: span.spanContext().traceId,
-      toolSpans: new Map(),
-      eventToolSpans: new Map(),
+      toolSpans,
+      eventToolSpans,
       approvalsRequested: new Map(),
+      targets: {
+        runSpan: span,
+        toolSpan: (callId) =>
+          callId === undefined ? undefined : (toolSpans.get(callId) ?? eventToolSpans.get(callId)),
+      },
     };
     this.#runs.set(record.id, runTrace);
     return runTrace;
@@ -318,22 +327,12 @@ export class RunTraces {
           runTrace.approvalsRequested.delete(id);
           if (requested !== undefined) wait = Math.round(performance.now() - requested);
         }
-        addSpanEvent(draft, this.#targets(runTrace), wait);
+        addSpanEvent(draft, runTrace.targets, wait);
         return;
       }
       default:
-        addSpanEvent(draft, this.#targets(runTrace));
+        addSpanEvent(draft, runTrace.targets);
     }
-  }
-
-  #targets(runTrace: RunTrace) {
-    return {
-      runSpan: runTrace.span,
-      toolSpan: (callId: string | undefined) =>
-        callId === undefined
-          ? undefined
-          : (runTrace.toolSpans.get(callId) ?? runTrace.eventToolSpans.get(callId)),
-    };
   }
 }
 
