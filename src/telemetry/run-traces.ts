@@ -15,7 +15,8 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
 import type { MaskedContent } from "./masked-content.js";
-import { addSpanEvent } from "./run-span-events.js";
+import { type SpanTargets, addSpanEvent } from "./run-span-events.js";
+import { SpanNames } from "./span-names.js";
 import { SpanScope } from "./span-scope.js";
 import {
   type TraceScope,
@@ -44,6 +45,8 @@ interface RunTrace {
   /** Tool calls seen only as events (a CLI worker's): their spans end with the observation. */
   readonly eventToolSpans: Map<string, Span>;
   readonly approvalsRequested: Map<string, number>;
+  /** Where its events land (made once per run: most events a run publishes land nowhere). */
+  readonly targets: SpanTargets;
 }
 
 export interface RunTracesOptions {
@@ -67,6 +70,7 @@ export class RunTraces {
   readonly content: boolean;
   readonly #maskedContent: MaskedContent | undefined;
   readonly #runs = new Map<string, RunTrace>();
+  readonly #toolSpanNames = new SpanNames(names.OPERATION_EXECUTE_TOOL);
   /**
    * The record of a run this process did not create (resumed after a restart, taken over): set by
    * the composition root once the run manager exists.
@@ -228,13 +232,20 @@ export class RunTraces {
       },
       parent,
     );
+    const toolSpans = new Map<string, Span>();
+    const eventToolSpans = new Map<string, Span>();
     const runTrace: RunTrace = {
       span,
       context: trace.setSpan(parent, span),
       traceId: span.spanContext().traceId,
-      toolSpans: new Map(),
-      eventToolSpans: new Map(),
+      toolSpans,
+      eventToolSpans,
       approvalsRequested: new Map(),
+      targets: {
+        runSpan: span,
+        toolSpan: (callId) =>
+          callId === undefined ? undefined : (toolSpans.get(callId) ?? eventToolSpans.get(callId)),
+      },
     };
     this.#runs.set(record.id, runTrace);
     return runTrace;
@@ -270,11 +281,7 @@ export class RunTraces {
   }
 
   #toolSpan(tool: string, callId: string, parent: Context): Span {
-    const span = this.tracer.startSpan(
-      `${names.OPERATION_EXECUTE_TOOL} ${tool}`,
-      { kind: SpanKind.INTERNAL },
-      parent,
-    );
+    const span = this.tracer.startSpan(this.#toolSpanNames.of(tool), { kind: SpanKind.INTERNAL }, parent);
     // Set on the span, not handed to startSpan: the SDK copies and checks a start's attributes
     // object twice before the span checks each one again (no sampler reads them).
     span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_EXECUTE_TOOL);
@@ -320,22 +327,12 @@ export class RunTraces {
           runTrace.approvalsRequested.delete(id);
           if (requested !== undefined) wait = Math.round(performance.now() - requested);
         }
-        addSpanEvent(draft, this.#targets(runTrace), wait);
+        addSpanEvent(draft, runTrace.targets, wait);
         return;
       }
       default:
-        addSpanEvent(draft, this.#targets(runTrace));
+        addSpanEvent(draft, runTrace.targets);
     }
-  }
-
-  #targets(runTrace: RunTrace) {
-    return {
-      runSpan: runTrace.span,
-      toolSpan: (callId: string | undefined) =>
-        callId === undefined
-          ? undefined
-          : (runTrace.toolSpans.get(callId) ?? runTrace.eventToolSpans.get(callId)),
-    };
   }
 }
 

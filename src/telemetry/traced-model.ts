@@ -4,6 +4,7 @@ import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
 import * as names from "./genai-attributes.js";
 import { type MaskedContent, partsOf } from "./masked-content.js";
 import { failed } from "./run-traces.js";
+import { SpanNames } from "./span-names.js";
 import { scopeOfSignal } from "./trace-scope.js";
 
 export interface TracedModelOptions {
@@ -19,12 +20,13 @@ export interface TracedModelOptions {
  */
 export function tracedModel(model: ModelProvider, options: TracedModelOptions): ModelProvider {
   const server = serverOf(options.endpoint);
+  const spanNames = new SpanNames(names.OPERATION_CHAT);
   return {
     async complete(request, completeOptions) {
       const scope = scopeOfSignal(completeOptions.signal);
       if (scope === undefined) return model.complete(request, completeOptions);
       const span = scope.tracer.startSpan(
-        `${names.OPERATION_CHAT} ${request.model}`,
+        spanNames.of(request.model),
         { kind: SpanKind.CLIENT },
         scope.context,
       );
