@@ -185,14 +185,31 @@ class SedScriptReader {
     }
   }
 
-  /** The rest of an `e` command's line is the command it runs; nothing there is a bare `e`. */
+  /**
+   * The rest of an `e` command's line is the command it runs; nothing there is a bare `e`. As GNU
+   * sed reads it, a backslash keeps the next character, so a line ending in one goes on to the
+   * next (`e date\` then `rm x` on the next line runs both): the command ends at the first newline
+   * not escaped, and an escaped newline is a newline of the command.
+   */
   #runCommand(): void {
     this.#skipBlanks();
-    const end = this.#script.indexOf("\n", this.#at);
-    const text = this.#script.slice(this.#at, end === -1 ? this.#script.length : end).trim();
+    const script = this.#script;
+    let end = this.#at;
+    let text = "";
+    while (end < script.length && script[end] !== "\n") {
+      if (script[end] === "\\" && script[end + 1] === "\n") {
+        text += "\n";
+        end += 2;
+        continue;
+      }
+      const length = script[end] === "\\" && end + 1 < script.length ? 2 : 1;
+      text += script.slice(end, end + length);
+      end += length;
+    }
+    text = text.trim();
     if (text.length === 0) this.runsPatternSpace = true;
     else this.commands.push(text);
-    this.#at = end === -1 ? this.#script.length : end + 1;
+    this.#at = end === script.length ? end : end + 1;
   }
 
   #toLineEnd(): void {

@@ -106,6 +106,17 @@ function textCodeKind(
   };
 }
 
+/** An escape in an awk string: octal (`\155`), hexadecimal (`\x6d`), or one character. */
+const AWK_ESCAPE = /\\([0-7]{1,3}|x[0-9a-fA-F]{1,2}|.)/g;
+const AWK_CHARACTER_ESCAPES: Readonly<Record<string, string>> = { n: "\n", t: "\t", r: "\r" };
+
+/** What one escape stands for, as awk reads it: `"r\155 x"` is `rm x` to `system`. */
+function awkEscaped(_escape: string, body: string): string {
+  if (/^[0-7]/.test(body)) return String.fromCharCode(Number.parseInt(body, 8));
+  if (body.length > 1) return String.fromCharCode(Number.parseInt(body.slice(1), 16));
+  return AWK_CHARACTER_ESCAPES[body] ?? body;
+}
+
 /**
  * The string constants of an awk program that runs commands, each and all joined: any may be the
  * command given to `system`, a pipe or `getline` (`cmd = "rm x"; system(cmd)`), so each meets the
@@ -113,9 +124,7 @@ function textCodeKind(
  */
 function awkStrings(script: string): string[] {
   const strings = [...script.matchAll(AWK_STRING)].map((match) =>
-    (match[1] ?? "").replace(/\\(.)/g, (_escape, character: string) =>
-      character === "n" ? "\n" : character === "t" ? "\t" : character,
-    ),
+    (match[1] ?? "").replace(AWK_ESCAPE, awkEscaped),
   );
   // Pieces put together (`"r" "m x"`) make one command too.
   return strings.length > 1 ? [...strings, strings.join("")] : strings;

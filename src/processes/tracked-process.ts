@@ -82,9 +82,14 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
   prepared.started(subprocess);
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
   // A sandboxed child's whole tree lives in its PID namespace, which the kernel empties when the
-  // child (bubblewrap) ends: after its exit there is nothing to scan /proc for, on every call.
+  // child (bubblewrap) ends: after its exit there is nothing to scan /proc for, on every call. Only
+  // after an exit of its own, though: bubblewrap binds the namespace's init to itself once the
+  // sandbox is set up, and killed by a signal before that (a deadline, the OOM killer) it leaves
+  // the init running, and the command it goes on to start.
   let namespaceGone = false;
-  if (prepared.ownPidNamespace) subprocess.once("exit", () => (namespaceGone = true));
+  if (prepared.ownPidNamespace) {
+    subprocess.once("exit", (_code, signal) => (namespaceGone = signal === null));
+  }
   let ending: Promise<void> | undefined;
   const endTree = (): Promise<void> =>
     (ending ??= (

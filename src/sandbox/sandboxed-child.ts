@@ -51,8 +51,9 @@ export interface PreparedChild extends ChildCommand {
   release(): Promise<void>;
   /**
    * The child (bubblewrap) is the only process of its tree outside a PID namespace of its own, which
-   * it ends with itself (`--unshare-pid`, `--die-with-parent`): once it exited, the kernel has
-   * killed every process in that namespace, and nothing of the tree can be left to look for.
+   * it ends with itself (`--unshare-pid`, `--die-with-parent`): once it exited of itself, the kernel
+   * has killed every process in that namespace, and nothing of the tree can be left to look for.
+   * Not once a signal killed it: it binds the namespace's init to itself only after setting up.
    */
   ownPidNamespace: boolean;
 }
