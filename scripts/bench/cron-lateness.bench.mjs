@@ -10,8 +10,14 @@
 // Usage: node scripts/bench/cron-lateness.bench.mjs [--quick] [--cpu-prof-dir=<dir>] (after a build).
 // `--cpu-prof-dir`: a CPU profile of the daemon's measured window in each round (the main thread,
 // where the scheduler, the launches and the model client run; not the warm-up, not croner's window).
-import { rmSync } from "node:fs";
+// Beside it, `<name>.windows.json`: each second's span from the fire to its first and last model
+// request, which scripts/bench/profile-launches.mjs restricts the profile to. The bench also
+// prints the event loop's CPU (its thread's schedstat) from each fire to the 1st, 10th and 20th
+// model request, and the whole process's to the 20th: figures the machine's load moves far less
+// than the wall-clock lateness.
+import { readFileSync, readdirSync, readlinkSync, rmSync } from "node:fs";
 import { loadavg } from "node:os";
+import { setTimeout } from "node:timers";
 import { setTimeout as delay } from "node:timers/promises";
 import { URL } from "node:url";
 import { Worker, isMainThread, parentPort } from "node:worker_threads";
@@ -30,13 +36,80 @@ const PROFILE_DIRECTORY = process.argv
   .find((argument) => argument.startsWith("--cpu-prof-dir="))
   ?.slice("--cpu-prof-dir=".length);
 
+/** CPU time (ns) the process's main thread (the daemon's event loop) has used, from its schedstat. */
+function mainThreadCpuNanoseconds() {
+  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, "utf8").split(" ")[0]);
+}
+
+/**
+ * CPU time (ns) of every thread of the process but `except` (the model server's): the event loop
+ * plus libuv's threads (file creation, writes, fsyncs), the garbage collector's and V8's.
+ */
+function processCpuNanoseconds(except) {
+  let total = 0;
+  for (const task of readdirSync("/proc/self/task")) {
+    if (task === except) continue;
+    try {
+      total += Number(readFileSync(`/proc/self/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    } catch {
+      // A thread that ended meanwhile.
+    }
+  }
+  return total;
+}
+
 if (!isMainThread) {
-  // The model server keeps when each request arrived (wall clock) and hands them over when asked.
+  // The model server keeps when each request arrived (wall clock) and hands them over when asked,
+  // with the main thread's CPU then; and that CPU shortly before each whole second (the fire),
+  // when the previous second's runs have ended: the event loop's CPU from a fire to each request.
   let arrivals = [];
-  const port = await serveFinalAnswers({ onRequest: () => arrivals.push(Date.now()) });
+  let arrivalCpu = [];
+  let arrivalTicks = [];
+  let secondCpu = {};
+  let secondProcessCpu = {};
+  let lastProcessCpu = {};
+  const requestsBySecond = new Map();
+  const ownThread = readlinkSync("/proc/thread-self").split("/").at(-1);
+  const port = await serveFinalAnswers({
+    onRequest: () => {
+      arrivals.push(Date.now());
+      arrivalCpu.push(mainThreadCpuNanoseconds());
+      arrivalTicks.push(Number(process.hrtime.bigint() / 1000n));
+      const second = Math.floor(arrivals.at(-1) / 1000) * 1000;
+      const count = (requestsBySecond.get(second) ?? 0) + 1;
+      requestsBySecond.set(second, count);
+      if (count === JOBS) lastProcessCpu[second] = processCpuNanoseconds(ownThread);
+    },
+  });
+  const beforeEachSecond = () => {
+    const now = Date.now();
+    const next = Math.ceil((now + 5) / 1000) * 1000;
+    setTimeout(
+      () => {
+        secondCpu[next] = mainThreadCpuNanoseconds();
+        secondProcessCpu[next] = processCpuNanoseconds(ownThread);
+        requestsBySecond.delete(next - 2000);
+        beforeEachSecond();
+      },
+      next - now - 3,
+    );
+  };
+  beforeEachSecond();
   parentPort.on("message", () => {
-    parentPort.postMessage({ arrivals });
+    parentPort.postMessage({
+      arrivals,
+      arrivalCpu,
+      arrivalTicks,
+      secondCpu,
+      secondProcessCpu,
+      lastProcessCpu,
+    });
     arrivals = [];
+    arrivalCpu = [];
+    arrivalTicks = [];
+    secondCpu = {};
+    secondProcessCpu = {};
+    lastProcessCpu = {};
   });
   parentPort.postMessage({ port });
 } else {
@@ -74,8 +147,51 @@ async function bareCroner() {
 /** The model requests that arrived since the last call, as times (ms since the epoch). */
 async function takeArrivals(model) {
   model.postMessage("arrivals");
-  const { arrivals } = await new Promise((resolve) => model.once("message", resolve));
-  return arrivals;
+  return await new Promise((resolve) => model.once("message", resolve));
+}
+
+/**
+ * Each second's span from its fire to its last model request, in the monotonic clock's µs (the
+ * CPU profile's clock): what scripts/bench/profile-launches.mjs restricts a profile to.
+ */
+function launchWindows({ arrivals, arrivalTicks }) {
+  const bySecond = new Map();
+  arrivals.forEach((arrival, index) => {
+    const second = Math.floor(arrival / 1000) * 1000;
+    const fire = arrivalTicks[index] - (arrival - second) * 1000;
+    const window = bySecond.get(second) ?? {
+      fire,
+      first: arrivalTicks[index],
+      last: arrivalTicks[index],
+      requests: 0,
+    };
+    window.last = Math.max(window.last, arrivalTicks[index]);
+    window.requests += 1;
+    bySecond.set(second, window);
+  });
+  return [...bySecond.values()];
+}
+
+/**
+ * The main thread's CPU (ms) from each second's fire (sampled 3 ms before it) to its 1st, 10th
+ * and 20th model request, and the whole process's (but the model server's thread) to the 20th,
+ * one entry per second whose 20 requests all came within it.
+ */
+function cpuToRequests({ arrivals, arrivalCpu, secondCpu, secondProcessCpu, lastProcessCpu }) {
+  const bySecond = new Map();
+  arrivals.forEach((arrival, index) => {
+    const second = Math.floor(arrival / 1000) * 1000;
+    if (!bySecond.has(second)) bySecond.set(second, []);
+    bySecond.get(second).push(arrivalCpu[index]);
+  });
+  const figures = [];
+  for (const [second, cpu] of bySecond) {
+    const start = secondCpu[second];
+    if (start === undefined || cpu.length < JOBS) continue;
+    const processCpu = (lastProcessCpu[second] - secondProcessCpu[second]) / 1e6;
+    figures.push([...[0, 9, JOBS - 1].map((rank) => (cpu[rank] - start) / 1e6), processCpu]);
+  }
+  return figures;
 }
 
 async function daemonScheduler(port, model, round) {
@@ -96,8 +212,9 @@ async function daemonScheduler(port, model, round) {
   await takeArrivals(model);
   await delay(WINDOW_SECONDS * 1000);
   // Each fire's run asks the model once, well within the second it was due.
-  const arrivals = await takeArrivals(model);
-  await stopProfile();
+  const taken = await takeArrivals(model);
+  const { arrivals } = taken;
+  await stopProfile(launchWindows(taken));
   await daemon.shutdown();
   const scheduledRuns = (await daemon.runs.list({ limit: 100_000 })).filter(
     (run) => run.trigger.kind === "schedule" && Date.parse(run.trigger.scheduled_for) >= windowStart,
@@ -129,6 +246,7 @@ async function daemonScheduler(port, model, round) {
     requestLateness,
     duplicates: scheduledRuns.length - fires.size,
     skipped,
+    cpuToRequests: cpuToRequests(taken),
   };
 }
 
@@ -205,6 +323,20 @@ async function main() {
         `p99 ${p99.median.toFixed(2)}x (${p99.min.toFixed(2)}–${p99.max.toFixed(2)})`,
     );
   }
+  // CPU rather than wall time: the machine's load moves it far less.
+  const seconds = rounds.flatMap((round) => round.daemon.cpuToRequests);
+  const cpuLine = (rank, name) => {
+    const sorted = seconds.map((figures) => figures[rank]).sort((left, right) => left - right);
+    const at = (fraction) => sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))];
+    return `${name} ${at(0.5)?.toFixed(1)} ms (quartiles ${at(0.25)?.toFixed(1)}–${at(0.75)?.toFixed(1)})`;
+  };
+  if (seconds.length === 0) console.log(`event loop's CPU: no second had all ${JOBS} model requests`);
+  else
+    console.log(
+      `event loop's CPU from the fire to the model request, ${seconds.length} seconds: ` +
+        `${cpuLine(0, "1st")}, ${cpuLine(1, "10th")}, ${cpuLine(2, `${JOBS}th`)}; ` +
+        `the whole process's (libuv's threads too) to the ${JOBS}th: ${cpuLine(3, "").trim()}`,
+    );
   const requestP99 = spread(rounds.map((round) => round.requestFigures.p99));
   console.log(
     `target model request p99 < ${TARGET_MODEL_REQUEST_P99_MILLISECONDS} ms after the fire: ` +
