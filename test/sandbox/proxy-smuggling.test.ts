@@ -133,4 +133,11 @@ describe("where a request goes", { timeout: 60_000 }, () => {
     const answer = await send(`CONNECT ${filled(target)} HTTP/1.1\r\nHost: x\r\n\r\n`);
     expect(answer.statuses).toEqual([403]);
   });
+
+  it("names a refused IPv6 target as a host-list entry writes it, between brackets", async () => {
+    const { reply } = await proxy.exchange([
+      Buffer.from(`CONNECT [::ffff:127.0.0.1]:${port} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    ]);
+    expect(reply).toContain(`[::ffff:127.0.0.1]:${port} is not in the sandbox's network list`);
+  });
 });
