@@ -6,6 +6,7 @@ import {
   IDEMPOTENCY_KEY_PATTERN,
   quickStartRunBody,
   quickStartRunHeaders,
+  TRIGGER_KEY_PREFIX,
 } from "./start-run-quick-checks.js";
 import { DEFAULT_RUN_LIST_LIMIT, MAX_RUN_LIST_LIMIT } from "../runs/run-records.js";
 
@@ -83,9 +84,13 @@ export const StartRunHeadersSchema = withQuickCheck(
       .string()
       .max(IDEMPOTENCY_KEY_MAX_LENGTH, `must be at most ${IDEMPOTENCY_KEY_MAX_LENGTH} characters`)
       .regex(IDEMPOTENCY_KEY_PATTERN, "must be printable ASCII and not blank")
+      .refine(
+        (key) => !TRIGGER_KEY_PREFIX.test(key),
+        "must not start with webhook:, after: or watch: (the keys of trigger runs)",
+      )
       .optional()
       .describe(
-        "any unique string (a UUID): the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
+        "any unique string (a UUID), not starting with webhook:, after: or watch:: the same key for the same agent within 24 h answers the run it made (200, duplicate: true) instead of starting another",
       ),
     traceparent: z
       .string()

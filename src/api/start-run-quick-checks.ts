@@ -4,6 +4,13 @@ import type { QuickCheck } from "./quick-request-check.js";
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
 
 /**
+ * The keys triggers make their runs with (`webhook:<name>:<delivery>`, `after:<name>:<run>`,
+ * `watch:<name>:<digest>`, src/triggers/), in the same per-agent index as the API's: a caller who
+ * wrote one would take the trigger's place, its delivery then answered as a duplicate.
+ */
+export const TRIGGER_KEY_PREFIX = /^(?:webhook|after|watch):/;
+
+/**
  * The quick check of `POST /agents/:id/runs`'s body (`{ task? }`, no other key): a task that is a
  * string not blank once trimmed is read as zod reads it; anything else is left to zod, which
  * words the error. A burst of run requests no longer runs zod on each body.
@@ -31,7 +38,10 @@ export function quickStartRunHeaders(maxKeyLength: number): QuickCheck {
     const key = headers["idempotency-key"];
     if (
       "idempotency-key" in headers &&
-      (typeof key !== "string" || key.length > maxKeyLength || !IDEMPOTENCY_KEY_PATTERN.test(key))
+      (typeof key !== "string" ||
+        key.length > maxKeyLength ||
+        !IDEMPOTENCY_KEY_PATTERN.test(key) ||
+        TRIGGER_KEY_PREFIX.test(key))
     )
       return undefined;
     if ("traceparent" in headers && typeof headers.traceparent !== "string") return undefined;

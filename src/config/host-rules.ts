@@ -27,6 +27,11 @@ export function parseHostRule(entry: string): HostRule | undefined {
   return { host, wildcard, port };
 }
 
+/** `host:port` as a host-list entry writes it: an IPv6 address between brackets (`[::1]:8080`). */
+export function hostAndPort(host: string, port: number): string {
+  return `${host.includes(":") ? `[${host}]` : host}:${port}`;
+}
+
 /** Lowercase, without IPv6 brackets or a trailing dot. */
 export function normalHost(host: string): string {
   return host

@@ -1,5 +1,11 @@
 import { AgentdError } from "../errors/agentd-error.js";
-import { type HostRule, isLoopbackHost, matchHostRule, normalHost } from "../config/host-rules.js";
+import {
+  type HostRule,
+  hostAndPort,
+  isLoopbackHost,
+  matchHostRule,
+  normalHost,
+} from "../config/host-rules.js";
 import { guardedLookup, isAddressRefusal } from "./network-proxy.js";
 import type { LookupGuard } from "./proxy-host-check.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -18,7 +24,7 @@ export async function assertHostAllowed(policy: SandboxPolicy, url: URL): Promis
   if (policy.mode === "off" || policy.network.kind === "all") return undefined;
   const host = normalHost(url.hostname);
   const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
-  const where = `${host}:${port}`;
+  const where = hostAndPort(host, port);
   const hint = `add "${url.port ? where : host}" to sandbox.network in the agent file (or config), if this agent may reach it`;
   if (policy.network.kind === "none") {
     throw new AgentdError("HOST_NOT_ALLOWED", `${where} refused: this agent's sandbox has network: none`, {

@@ -1,7 +1,7 @@
 import type dns from "node:dns";
 import type net from "node:net";
 import { type DnsLookupQueue, lookupAll } from "./dns-lookup-queue.js";
-import { type HostRule, isLoopbackHost, matchHostRule } from "../config/host-rules.js";
+import { type HostRule, hostAndPort, isLoopbackHost, matchHostRule } from "../config/host-rules.js";
 import { internalAddressClass, reachesThisMachine } from "./address-class.js";
 import { isPort } from "./proxy-target.js";
 
@@ -9,7 +9,7 @@ import { isPort } from "./proxy-target.js";
 export function hostRefusal(rules: readonly HostRule[], host: string, port: number): string | undefined {
   if (!isPort(port)) return `port ${String(port)} is not in 1-65535`;
   const rule = matchHostRule(rules, host, port);
-  if (rule === undefined) return `${host}:${port} is not in the sandbox's network list`;
+  if (rule === undefined) return `${hostAndPort(host, port)} is not in the sandbox's network list`;
   return undefined;
 }
 

@@ -64,7 +64,20 @@ export function deliveryIdOf(scheme: SignatureScheme, headers: DeliveryHeaders):
   return undefined;
 }
 
+/** Decodes a body as it is, failing on bytes that are not UTF-8 (a BOM kept, not eaten). */
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
 function verifyStandard(secret: string, body: Buffer, headers: DeliveryHeaders): boolean {
+  // The library signs and checks text: a Buffer it would decode with U+FFFD for each byte that is
+  // not UTF-8, so a signature over one such body would verify every other body that differs from
+  // it only in those bytes. Only a body whose text is exactly its bytes can verify.
+  let text: string;
+  try {
+    text = strictUtf8.decode(body);
+  } catch {
+    hmacHex(UNKNOWN_TRIGGER_KEY, body);
+    return false;
+  }
   let verifier = verifiers.get(secret);
   if (verifier === undefined) {
     try {
@@ -79,7 +92,7 @@ function verifyStandard(secret: string, body: Buffer, headers: DeliveryHeaders):
   }
   try {
     verifier.verify(
-      body,
+      text,
       {
         "webhook-id": single(headers["webhook-id"]) ?? "",
         "webhook-timestamp": single(headers["webhook-timestamp"]) ?? "",
