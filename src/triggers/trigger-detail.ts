@@ -11,5 +11,5 @@ export function triggerDetail(agent: string, trigger: TriggerSettings): string {
     return `POST /hooks/${agent}/${trigger.webhook} (${trigger.signature}, secret ${trigger.secret}, ${trigger.rate_limit.runs} runs per ${trigger.rate_limit.per / 1_000}s)${filter}`;
   }
   if ("after" in trigger) return `after ${trigger.after.agent}: ${trigger.after.status.join(", ")}`;
-  return `${trigger.watch.path} ${trigger.watch.glob} (debounce ${trigger.watch.debounce} ms)`;
+  return `${trigger.watch.path} ${trigger.watch.glob} (debounce ${trigger.watch.debounce} ms, ${trigger.rate_limit.runs} runs per ${trigger.rate_limit.per / 1_000}s)`;
 }

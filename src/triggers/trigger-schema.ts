@@ -62,6 +62,12 @@ const WatchTriggerSchema = z.strictObject({
   }),
   name: TriggerNameSchema.optional(),
   task: z.string().min(1).optional(),
+  /**
+   * Runs this trigger may start per window; past it, the changes wait and start one run once the
+   * window allows. Low by default: an agent whose runs write into the folder it watches (its own
+   * file delivery, a file its model writes) starts itself again, run after run.
+   */
+  rate_limit: RateLimitSchema.default({ runs: 12, per: 3_600_000 }),
 });
 
 export type WebhookTriggerSettings = z.infer<typeof WebhookTriggerSchema>;

@@ -50,18 +50,20 @@ export class Triggers {
     const health = new TriggerHealth(options.clock);
     this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
+    // One count per trigger, whatever its kind: webhooks' and watches' starts alike.
+    const rateLimit = options.rateLimit ?? new DeliveryRateLimit(options.clock);
     this.intake = new WebhookIntake({
       triggers,
       secrets: this.#secrets,
       runs: options.runs,
-      rateLimit: options.rateLimit ?? new DeliveryRateLimit(options.clock),
+      rateLimit,
       sandboxOf: options.sandboxOf,
       clock: options.clock,
       logger: options.logger,
       bodyLimitBytes: options.webhookBodyLimitBytes,
       health,
     });
-    this.#watches = new WatchTriggers({ ...options, health });
+    this.#watches = new WatchTriggers({ ...options, rateLimit, health });
     this.#stopFollowing = followRunEnds({
       bus: options.bus,
       triggers,

@@ -9,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { fileAccessOf } from "../tools/workdir/file-access.js";
 import { renderTaskTemplate } from "./task-template.js";
+import type { TriggerRateLimit } from "./delivery-rate-limit.js";
 import type { TriggerHealth } from "./trigger-health.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
@@ -26,6 +27,8 @@ export interface WatchTriggersOptions {
   clock: Clock;
   logger: Logger;
   health: TriggerHealth;
+  /** Where starts are counted against each trigger's `rate_limit`: this daemon, or the cluster. */
+  rateLimit: TriggerRateLimit;
   /** Entries one trigger watches at most (default MAX_WATCHED_ENTRIES; tests lower it). */
   maxEntries?: number;
 }
@@ -36,6 +39,8 @@ interface Watching {
   watcher: FSWatcher;
   pending: Set<string>;
   cancelTimer: (() => void) | undefined;
+  /** Closed (the trigger went or changed): a start still being counted is not made. */
+  stopped: boolean;
 }
 
 /**
@@ -44,7 +49,8 @@ interface Watching {
  * with those paths (relative to the folder) in its task. The folder (relative paths are read from
  * the agent's workdir) must be one the agent's sandbox lets it read; symlinks are never followed,
  * and a path its sandbox hides never reaches a task. Watchers follow the definitions: kept while
- * a trigger stays as it was, closed when it goes.
+ * a trigger stays as it was, closed when it goes. Starts count against the trigger's `rate_limit`:
+ * past it, the changes wait, and one run takes them all once the window allows.
  */
 export class WatchTriggers {
   readonly #options: WatchTriggersOptions;
@@ -163,7 +169,13 @@ export class WatchTriggers {
       ignored: (file: string) =>
         file !== folder && (access(file) === "hidden" || !bound.admit(file, overflow)),
     });
-    const watching: Watching = { signature, watcher, pending: new Set(), cancelTimer: undefined };
+    const watching: Watching = {
+      signature,
+      watcher,
+      pending: new Set(),
+      cancelTimer: undefined,
+      stopped: false,
+    };
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
       if (event === "unlink" || event === "unlinkDir") bound.forget(file);
@@ -195,10 +207,74 @@ export class WatchTriggers {
 
   #fire(watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>, folder: string): void {
     watching.cancelTimer = undefined;
+    if (watching.pending.size === 0) return;
+    const { definition, name, settings } = trigger;
+    const limitKey = `${definition.id}/${name}`;
+    const { rateLimit, health, logger } = this.#options;
+    rateLimit.take(limitKey, settings.rate_limit).then(
+      (verdict) => {
+        if (watching.stopped) {
+          if (verdict.allowed) void rateLimit.giveBack(limitKey, verdict.start);
+          return;
+        }
+        if (!verdict.allowed) {
+          this.#waitForWindow(watching, trigger, folder, verdict.retryAfterSeconds);
+          return;
+        }
+        this.#start(watching, trigger, folder, verdict.start);
+      },
+      (error: unknown) => {
+        // The count could not be read (a cluster's store away): the changes wait for the next try.
+        health.record(definition.id, name, "failed", error instanceof Error ? error.message : String(error));
+        logger.warn(
+          { err: error, agent: definition.id, trigger: name },
+          "a watch trigger could not count its start",
+        );
+        this.#retry(watching, trigger, folder, settings.watch.debounce);
+      },
+    );
+  }
+
+  /** Past the rate limit: the changes wait (later ones join them) until the window allows a start. */
+  #waitForWindow(
+    watching: Watching,
+    trigger: ArmedTrigger<WatchTriggerSettings>,
+    folder: string,
+    retryAfterSeconds: number,
+  ): void {
+    const { definition, name, settings } = trigger;
+    const { runs, per } = settings.rate_limit;
+    const reason = `started ${runs} runs within ${per / 1_000} s (rate_limit of the trigger): ${watching.pending.size} changed paths wait ${retryAfterSeconds} s`;
+    this.#options.health.record(definition.id, name, "rate_limited", reason);
+    this.#options.logger.warn({ agent: definition.id, trigger: name }, `a watch trigger ${reason}`);
+    this.#retry(watching, trigger, folder, retryAfterSeconds * 1_000);
+  }
+
+  /** Fires again after `milliseconds`, unless a new change already set the debounce's timer. */
+  #retry(
+    watching: Watching,
+    trigger: ArmedTrigger<WatchTriggerSettings>,
+    folder: string,
+    milliseconds: number,
+  ): void {
+    if (watching.stopped || watching.cancelTimer !== undefined) return;
+    watching.cancelTimer = this.#options.clock.setTimer(
+      () => this.#fire(watching, trigger, folder),
+      milliseconds,
+    );
+  }
+
+  #start(
+    watching: Watching,
+    trigger: ArmedTrigger<WatchTriggerSettings>,
+    folder: string,
+    start: string,
+  ): void {
     const paths = [...watching.pending].sort();
     watching.pending.clear();
-    if (paths.length === 0) return;
     const { definition, name, settings } = trigger;
+    const limitKey = `${definition.id}/${name}`;
+    const { rateLimit } = this.#options;
     const listed = paths.slice(0, MAX_LISTED_PATHS).map(listedPath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
@@ -210,6 +286,8 @@ export class WatchTriggers {
     this.#options.runs
       .startOnce(definition.id, task, { kind: "watch", name }, changeKey(name, folder, paths))
       .then((started) => {
+        // Another node of the cluster started the run for this same change: not this node's start.
+        if (started.duplicate) void rateLimit.giveBack(limitKey, start);
         this.#options.health.record(definition.id, name, "accepted");
         this.#options.logger.info(
           { agent: definition.id, trigger: name, run: started.run.id, paths: paths.length },
@@ -217,6 +295,7 @@ export class WatchTriggers {
         );
       })
       .catch((error: unknown) => {
+        void rateLimit.giveBack(limitKey, start);
         this.#options.health.record(
           definition.id,
           name,
@@ -231,6 +310,7 @@ export class WatchTriggers {
   }
 
   async #stop(watching: Watching): Promise<void> {
+    watching.stopped = true;
     watching.cancelTimer?.();
     await watching.watcher.close();
   }

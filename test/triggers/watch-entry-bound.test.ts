@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { createLogger } from "../../src/logging/logger.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
+import { DeliveryRateLimit } from "../../src/triggers/delivery-rate-limit.js";
 import { TriggerHealth } from "../../src/triggers/trigger-health.js";
 import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
 import { TriggerSet } from "../../src/triggers/trigger-set.js";
@@ -44,6 +45,7 @@ it("watches a bounded number of entries and says so when a folder holds more", a
   const watches = new WatchTriggers({
     runs,
     clock,
+    rateLimit: new DeliveryRateLimit(clock),
     health,
     logger: createLogger({ level: "silent", pretty: false }),
     sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,

@@ -7,15 +7,18 @@ import { waitFor } from "../support/wait-for.js";
 
 const kit = useTestKit();
 
-// A watch trigger has neither the chain bound of `after` triggers nor the rate limit of webhooks.
+interface TriggerState {
+  agent: string;
+  name: string;
+  counts: { accepted: number; rate_limited: number };
+}
+
 // An agent whose runs write into the folder it watches — here through its own `file` delivery, no
 // model needed; as well a model that follows a line it read in the file that started its run —
-// starts a run, whose end writes the folder, which starts a run… with no end: model calls paid
-// every few seconds until an operator notices.
+// starts a run, whose end writes the folder, which starts a run… A watch trigger's `rate_limit`
+// (12 runs an hour unless the agent says otherwise) bounds what such a loop can spend.
 describe("a watch trigger fed by its own agent's runs", { timeout: 120_000 }, () => {
-  // Known hole, reported by attack14b: `it.fails` passes while the loop is unbounded; once a bound
-  // exists, turn it into `it`.
-  it.fails("does not start run after run without end", async () => {
+  it("starts no more runs than its rate_limit allows, and says so in its health", async () => {
     const llm = await kit.scriptedLlm();
     llm.setDefaultReply(textReply("noted"));
     const project = kit.project({ llmUrl: llm.url });
@@ -23,18 +26,23 @@ describe("a watch trigger fed by its own agent's runs", { timeout: 120_000 }, ()
     project.writeAgent("logger", {
       workdir: "./work",
       deliver: [{ to: "file", path: "out/log.md" }],
-      triggers: [{ watch: { path: "out", debounce: "100ms" } }],
+      triggers: [
+        { watch: { path: "out", debounce: "100ms" }, name: "out", rate_limit: { runs: 3, per: "1h" } },
+      ],
     });
     const daemon = await kit.daemon(project.configFile);
     const started = await daemon.request("POST", "/agents/logger/runs", { task: "go" });
     expect(started.status).toBe(202);
-    // Each run's end appends to out/log.md, which starts the next: a fifth run means no bound
-    // stopped the first few.
-    const looped = await waitFor(async () => {
-      const reply = await daemon.request("GET", "/runs?agent=logger");
-      const runs = (reply.body as { runs: Array<{ trigger: { kind: string } }> }).runs;
-      return runs.filter((run) => run.trigger.kind === "watch").length >= 5 && runs.length;
-    }, "five watch runs").catch(() => 0);
-    expect(looped).toBe(0);
+    // Each run's end appends to out/log.md, which fires the trigger again: the fourth fire is refused.
+    const state = await waitFor(async () => {
+      const reply = await daemon.request("GET", "/triggers");
+      const triggers = (reply.body as { triggers: TriggerState[] }).triggers;
+      const out = triggers.find((trigger) => trigger.agent === "logger" && trigger.name === "out");
+      return out !== undefined && out.counts.rate_limited > 0 ? out : undefined;
+    }, "the trigger refused past its rate limit");
+    expect(state.counts.accepted).toBe(3);
+    const reply = await daemon.request("GET", "/runs?agent=logger");
+    const runs = (reply.body as { runs: Array<{ trigger: { kind: string } }> }).runs;
+    expect(runs.filter((run) => run.trigger.kind === "watch")).toHaveLength(3);
   });
 });
