@@ -1,5 +1,6 @@
 import { type Dir, existsSync, mkdirSync, opendirSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
+import { gitConfigNamedPaths } from "./git-config-paths.js";
 
 /**
  * Files in a writable folder that programs outside the sandbox run as code later: git's hooks and
@@ -105,6 +106,8 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
         // Not creatable here: then nothing sandboxed can create it either.
       }
     }
+    // What the repository's read-only config names in the folder: its hooksPath, included files.
+    if (mayHold(".git")) found.push(...gitConfigNamedPaths(folder));
     const names = [...EXECUTED_IN_ANY_FOLDER, ...(EXECUTED_IN_CLI_FOLDER[path.basename(folder)] ?? [])];
     for (const name of names) {
       if (!mayHold(name)) continue;

@@ -68,3 +68,24 @@ describe("host-executed paths of a writable folder", () => {
     );
   });
 });
+
+describe("what a repository's config names", () => {
+  it("finds the hooksPath folder and included files, quoted or not, and skips missing ones", () => {
+    const folder = folderWith("configured", [
+      ".git/HEAD",
+      ".husky/pre-commit",
+      "shared.gitconfig",
+      "a b.inc",
+    ]);
+    writeFileSync(
+      path.join(folder, ".git", "config"),
+      '[core]\n\tHooksPath = ".husky" ; comment\n[include]\n\tpath = ../shared.gitconfig\n' +
+        '[includeIf "gitdir:/x/"]\n\tpath = "../a b.inc"\n[include]\n\tpath = ../missing.inc\n' +
+        "[alias]\n\tpath = ../notes.txt\n",
+    );
+    const found = hostExecutedPaths([folder]).filter((entry) => !entry.includes(`${path.sep}.git`));
+    expect(found.sort()).toEqual(
+      [".husky", "a b.inc", "shared.gitconfig"].map((name) => path.join(folder, name)),
+    );
+  });
+});

@@ -1,0 +1,57 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { projectLayout } from "./project-layout.js";
+import { SandboxProject } from "./sandbox-project.js";
+
+let project: SandboxProject;
+afterEach(() => project.dispose());
+
+const HOOK = "#!/bin/sh\nexit 0\n";
+const INCLUDED = "[user]\n\tname = someone\n";
+
+/**
+ * A repository whose read-only `.git/config` names files in the workdir that git runs or reads as
+ * config: `core.hooksPath = .husky` (as husky sets it) and `include.path` of a project file. Git
+ * runs those hooks at the person's next commit, outside any sandbox, so they are as protected as
+ * `.git/hooks` is.
+ */
+function repository(root: string): void {
+  execFileSync("git", ["init", "-q", root]);
+  execFileSync("git", ["-C", root, "config", "core.hooksPath", ".husky"]);
+  execFileSync("git", ["-C", root, "config", "include.path", "../project.gitconfig"]);
+  mkdirSync(path.join(root, ".husky"));
+  writeFileSync(path.join(root, ".husky", "pre-commit"), HOOK);
+  writeFileSync(path.join(root, "project.gitconfig"), INCLUDED);
+}
+
+describe("files the repository's git config names", () => {
+  it("keeps the core.hooksPath folder and included config files read-only, by shell and write_file", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    repository(root);
+    const plantedHook = "#!/bin/sh\ntouch /var/tmp/agentd-pwned\n";
+    const plantedConfig = "[core]\n\tfsmonitor = touch /var/tmp/agentd-pwned\n";
+    await project.shell(
+      `printf '${plantedHook.replace(/\n/g, "\\n")}' > .husky/pre-commit; ` +
+        `printf '${plantedHook.replace(/\n/g, "\\n")}' > .husky/post-commit; ` +
+        `printf '${plantedConfig.replace(/\n/g, "\\n").replace(/\t/g, "\\t")}' >> project.gitconfig; ` +
+        `mv .husky .husky.old; mkdir .husky; echo x > .husky/pre-commit`,
+      { host, workdir: root },
+    );
+    await project.call(
+      "write_file",
+      { path: ".husky/pre-commit", content: plantedHook },
+      { host, workdir: root },
+    );
+    await project.call(
+      "write_file",
+      { path: "project.gitconfig", content: plantedConfig },
+      { host, workdir: root },
+    );
+    expect(readFileSync(path.join(root, ".husky", "pre-commit"), "utf8")).toBe(HOOK);
+    expect(readFileSync(path.join(root, "project.gitconfig"), "utf8")).toBe(INCLUDED);
+    expect(() => readFileSync(path.join(root, ".husky", "post-commit"))).toThrow();
+  });
+});
