@@ -67,7 +67,9 @@ export function wholeText(start: FileStart): string {
 
 /**
  * The file's text from its start, in pieces of at most CHUNK_BYTES (a split character is kept
- * whole); `start`: its first bytes, read already (readFileStart), not read again.
+ * whole); `start`: its first bytes, read already (readFileStart), not read again. The text ends at
+ * the first NUL byte, as grep's does: what follows is binary, and a sparse file (text, then a
+ * terabyte of NULs that take no disk, made by one `truncate`) is not read to its end.
  */
 export async function* textChunks(
   file: OpenFile,
@@ -79,9 +81,10 @@ export async function* textChunks(
   let more = true;
   if (start !== undefined) {
     position = start.bytes.length;
+    const nul = start.bytes.indexOf(0);
     // A regular file reads short only at its end: a short start is the whole file.
-    more = !start.whole;
-    const text = decoder.write(start.bytes);
+    more = !start.whole && nul === -1;
+    const text = decoder.write(nul === -1 ? start.bytes : start.bytes.subarray(0, nul));
     if (text !== "") yield text;
   }
   const buffer = more ? Buffer.alloc(CHUNK_BYTES) : undefined;
@@ -89,10 +92,11 @@ export async function* textChunks(
     signal.throwIfAborted();
     const { bytesRead } = await file.read(buffer, 0, CHUNK_BYTES, position);
     position += bytesRead;
-    const text = decoder.write(buffer.subarray(0, bytesRead));
+    const nul = buffer.subarray(0, bytesRead).indexOf(0);
+    const text = decoder.write(buffer.subarray(0, nul === -1 ? bytesRead : nul));
     if (text !== "") yield text;
     // A regular file reads short only at its end: no read is spent on learning that.
-    more = bytesRead === CHUNK_BYTES;
+    more = bytesRead === CHUNK_BYTES && nul === -1;
   }
   const rest = decoder.end();
   if (rest !== "") yield rest;
