@@ -315,6 +315,15 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     configFile: options.configFile,
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
+    // Every agent's hook scripts are read-only to all agents, not only to the hooked one.
+    hookCommands: () =>
+      options
+        .definitions()
+        .agents.flatMap(({ definition }) =>
+          definition === undefined
+            ? []
+            : definition.hooks.map((hook) => ({ command: hook.command, workdir: definition.workdir })),
+        ),
   });
   const deliveries = createDeliveries({
     config,

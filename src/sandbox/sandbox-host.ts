@@ -26,6 +26,12 @@ export interface SandboxHostOptions {
   environment?: NodeJS.ProcessEnv;
   /** The working directories of every agent: each is hidden from the others. */
   workdirs?: () => Iterable<string>;
+  /**
+   * Every agent's hook commands with the workdir each is read from: the files they name are
+   * read-only in every sandbox, not only the hooked agent's (another agent sharing the project
+   * would otherwise rewrite the script that gates its tool calls and runs in its sandbox).
+   */
+  hookCommands?: () => Iterable<{ command: string; workdir: string }>;
   /** The machine, as `process.arch` names it (the default): whether the seccomp filter exists. */
   architecture?: string;
 }
@@ -64,6 +70,7 @@ export class SandboxHost {
   /** Hidden in every sandbox, even inside a writable workdir: the config file, `.env` files. */
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
+  readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -114,6 +121,7 @@ export class SandboxHost {
       ...environmentFiles([base, project, process.cwd()]),
     ];
     this.#workdirs = options.workdirs ?? (() => []);
+    this.#hookCommands = options.hookCommands ?? (() => []);
   }
 
   /**
@@ -200,6 +208,7 @@ export class SandboxHost {
         ...hostExecutedPaths(writable),
         ...(request.protect ?? []),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
+        ...everyHookFile(this.#hookCommands()),
       ],
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
@@ -229,6 +238,19 @@ export class SandboxHost {
     }
     return [...paths];
   }
+}
+
+/** The files every agent's hooks name, each command read once (config hooks are in every agent's). */
+function everyHookFile(hooks: Iterable<{ command: string; workdir: string }>): string[] {
+  const seen = new Set<string>();
+  const files: string[] = [];
+  for (const { command, workdir } of hooks) {
+    const key = `${workdir}\u0000${command}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    files.push(...commandFiles(command, workdir));
+  }
+  return files;
 }
 
 /** `<project>/.agentd/workspaces`, the project being the folder that holds agents_dir. */
