@@ -108,6 +108,9 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
     }
     // What the repository's read-only config names in the folder: its hooksPath, included files.
     if (mayHold(".git")) found.push(...gitConfigNamedPaths(folder));
+    // A worktree's or submodule's `.git` is a file naming the git folder: rewritten, it would point
+    // git at a config the agent wrote (core.fsmonitor runs at the next `git status`).
+    if (mayHold(".git") && isFile(path.join(folder, ".git"))) found.push(path.join(folder, ".git"));
     const names = [...EXECUTED_IN_ANY_FOLDER, ...(EXECUTED_IN_CLI_FOLDER[path.basename(folder)] ?? [])];
     for (const name of names) {
       if (!mayHold(name)) continue;
@@ -165,6 +168,14 @@ function namesReadInBatches(folder: string): Set<string> | undefined {
     } catch {
       // Closed either way.
     }
+  }
+}
+
+function isFile(entry: string): boolean {
+  try {
+    return statSync(entry).isFile();
+  } catch {
+    return false;
   }
 }
 

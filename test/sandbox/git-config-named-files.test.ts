@@ -54,4 +54,37 @@ describe("files the repository's git config names", () => {
     expect(readFileSync(path.join(root, "project.gitconfig"), "utf8")).toBe(INCLUDED);
     expect(() => readFileSync(path.join(root, ".husky", "post-commit"))).toThrow();
   });
+
+  it("keeps the .git file of a workdir that is a worktree read-only, so git is not pointed at a config the agent wrote", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    const main = path.join(project.outside, "main");
+    execFileSync("git", ["init", "-q", main]);
+    execFileSync("git", [
+      "-C",
+      main,
+      "-c",
+      "user.email=a@b",
+      "-c",
+      "user.name=a",
+      "commit",
+      "-q",
+      "--allow-empty",
+      "-m",
+      "x",
+    ]);
+    execFileSync("git", ["-C", main, "worktree", "add", "-q", path.join(root, "tree")]);
+    const pointer = readFileSync(path.join(root, "tree", ".git"), "utf8");
+    await project.shell(
+      `mkdir -p fake && cp -r ${main}/.git/. fake/; printf '[core]\\n\\tfsmonitor = touch /var/tmp/agentd-pwned\\n' >> fake/config; ` +
+        `echo "gitdir: fake" > .git`,
+      { host, workdir: path.join(root, "tree") },
+    );
+    await project.call(
+      "write_file",
+      { path: ".git", content: "gitdir: fake\n" },
+      { host, workdir: path.join(root, "tree") },
+    );
+    expect(readFileSync(path.join(root, "tree", ".git"), "utf8")).toBe(pointer);
+  });
 });
