@@ -315,15 +315,15 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     configFile: options.configFile,
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
-    // Every agent's hook scripts are read-only to all agents, not only to the hooked one.
-    hookCommands: () =>
-      options
-        .definitions()
-        .agents.flatMap(({ definition }) =>
-          definition === undefined
-            ? []
-            : definition.hooks.map((hook) => ({ command: hook.command, workdir: definition.workdir })),
-        ),
+    // Every agent's hook scripts are read-only to all agents, not only to the hooked one. The same
+    // list while the definitions are the same: the host reads the files it names once per list.
+    hookCommands: sameWhileUnchanged(options.definitions, (snapshot) =>
+      snapshot.agents.flatMap(({ definition }) =>
+        definition === undefined
+          ? []
+          : definition.hooks.map((hook) => ({ command: hook.command, workdir: definition.workdir })),
+      ),
+    ),
   });
   const deliveries = createDeliveries({
     config,
@@ -455,4 +455,17 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     },
   };
   return core;
+}
+
+/** `derive(source())`, derived again only when `source` answers another object. */
+function sameWhileUnchanged<Source extends object, Derived>(
+  source: () => Source,
+  derive: (value: Source) => Derived,
+): () => Derived {
+  let last: { from: Source; value: Derived } | undefined;
+  return () => {
+    const from = source();
+    if (last?.from !== from) last = { from, value: derive(from) };
+    return last.value;
+  };
 }

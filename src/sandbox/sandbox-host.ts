@@ -71,6 +71,7 @@ export class SandboxHost {
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
+  #hookFiles: { hooks: Iterable<{ command: string; workdir: string }>; files: readonly string[] } | undefined;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -122,6 +123,17 @@ export class SandboxHost {
     ];
     this.#workdirs = options.workdirs ?? (() => []);
     this.#hookCommands = options.hookCommands ?? (() => []);
+  }
+
+  /**
+   * The files every agent's hooks name, read once per list of hooks (the composition root keeps
+   * one list while the definitions stay the same): a policy is made per call, and a thousand
+   * agents with a config hook would otherwise cost thousands of `stat`s on every call.
+   */
+  #everyHookFile(): readonly string[] {
+    const hooks = this.#hookCommands();
+    if (this.#hookFiles?.hooks !== hooks) this.#hookFiles = { hooks, files: everyHookFile(hooks) };
+    return this.#hookFiles.files;
   }
 
   /**
@@ -208,7 +220,7 @@ export class SandboxHost {
         ...hostExecutedPaths(writable),
         ...(request.protect ?? []),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
-        ...everyHookFile(this.#hookCommands()),
+        ...this.#everyHookFile(),
       ],
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
