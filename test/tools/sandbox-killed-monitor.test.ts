@@ -1,8 +1,9 @@
-import { chmodSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import { PROCESS_MARKER_VARIABLE } from "../../src/processes/find-tree-members.js";
+import { processesHolding } from "../support/process-holders.js";
 import { ToolHarness } from "../support/tool-harness.js";
 
 let harness: ToolHarness | undefined;
@@ -13,18 +14,6 @@ afterEach(() => {
   if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   folder = undefined;
 });
-
-/** The pids whose command line holds `token` (no other process on the machine does). */
-function holders(token: string): string[] {
-  return readdirSync("/proc").filter((entry) => {
-    if (!/^\d+$/.test(entry)) return false;
-    try {
-      return readFileSync(`/proc/${entry}/cmdline`, "latin1").includes(token);
-    } catch {
-      return false;
-    }
-  });
-}
 
 /**
  * bubblewrap binds its sandbox's init to itself (PR_SET_PDEATHSIG) only once the sandbox is set
@@ -52,5 +41,5 @@ it("ends what a sandbox left when bubblewrap was killed by a signal, not only wh
 
   await harness.call("shell", { command: "true" });
 
-  expect(holders(seconds)).toEqual([]);
+  expect(processesHolding(seconds)).toEqual([]);
 });

@@ -1,8 +1,9 @@
-import { mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from "node:fs";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
+import { processesHolding } from "../support/process-holders.js";
 import { ToolHarness } from "../support/tool-harness.js";
 
 let harness: ToolHarness | undefined;
@@ -12,18 +13,6 @@ afterEach(() => {
   harness = undefined;
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
-
-/** The pids whose command line holds `token` (no other process on the machine does). */
-function holders(token: string): string[] {
-  return readdirSync("/proc").filter((entry) => {
-    if (!/^\d+$/.test(entry)) return false;
-    try {
-      return readFileSync(`/proc/${entry}/cmdline`, "latin1").includes(token);
-    } catch {
-      return false;
-    }
-  });
-}
 
 /** A search path with bubblewrap and no perl: the host list goes through the node bridge. */
 function withoutPerl(policy: SandboxPolicy): SandboxPolicy {
@@ -68,6 +57,6 @@ describe("a sandboxed shell call leaves nothing running once it returns", () => 
     const seconds = `${400 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
     const result = await harness.call("shell", { command: leftovers(seconds) });
     expect(result).toMatchObject({ ok: true, output: expect.stringContaining("started") });
-    expect(holders(seconds)).toEqual([]);
+    expect(processesHolding(seconds)).toEqual([]);
   });
 });

@@ -3,17 +3,11 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
-import { createLogger } from "../../src/logging/logger.js";
-import type { RunTrigger } from "../../src/run-vocabulary/run-record.js";
-import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
-import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
-import { DeliveryRateLimit } from "../../src/triggers/delivery-rate-limit.js";
-import { TriggerHealth } from "../../src/triggers/trigger-health.js";
 import { TriggerSet } from "../../src/triggers/trigger-set.js";
-import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { waitFor } from "../support/wait-for.js";
+import { watchTriggersOn } from "../support/watch-trigger-harness.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -25,17 +19,6 @@ describe("WatchTriggers", () => {
     const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
     folders.push(root);
     mkdirSync(path.join(root, "inbox", "deeper"), { recursive: true });
-    const started: Array<{ task: string; trigger: RunTrigger }> = [];
-    const runs: TriggerRuns = {
-      startOnce: async (_agent, task, trigger) => {
-        started.push({ task, trigger });
-        return { run: { id: "r_1", status: "queued" } as never, duplicate: false };
-      },
-      recorded: () => undefined,
-      stored: () => Promise.resolve(undefined),
-      get: () => undefined,
-      find: async () => undefined,
-    };
     const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
     const definition: AgentDefinition = makeDefinition({
       id: "watcher",
@@ -50,15 +33,7 @@ describe("WatchTriggers", () => {
         ],
       },
     });
-    const health = new TriggerHealth(clock);
-    const watches = new WatchTriggers({
-      runs,
-      clock,
-      rateLimit: new DeliveryRateLimit(clock),
-      health,
-      logger: createLogger({ level: "silent", pretty: false }),
-      sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,
-    });
+    const { watches, health, started } = watchTriggersOn(clock);
     try {
       await watches.apply(new TriggerSet([definition]).watches);
       writeFileSync(path.join(root, "inbox", "a.txt"), "a");
@@ -93,17 +68,6 @@ describe("WatchTriggers", () => {
     const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
     folders.push(root);
     mkdirSync(path.join(root, "inbox"), { recursive: true });
-    const started: string[] = [];
-    const runs: TriggerRuns = {
-      startOnce: async (_agent, task) => {
-        started.push(task);
-        return { run: { id: `r_${started.length}`, status: "queued" } as never, duplicate: false };
-      },
-      recorded: () => undefined,
-      stored: () => Promise.resolve(undefined),
-      get: () => undefined,
-      find: async () => undefined,
-    };
     const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
     const definition: AgentDefinition = makeDefinition({
       id: "watcher",
@@ -119,15 +83,7 @@ describe("WatchTriggers", () => {
         ],
       },
     });
-    const health = new TriggerHealth(clock);
-    const watches = new WatchTriggers({
-      runs,
-      clock,
-      rateLimit: new DeliveryRateLimit(clock),
-      health,
-      logger: createLogger({ level: "silent", pretty: false }),
-      sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,
-    });
+    const { watches, health, started } = watchTriggersOn(clock);
     try {
       await watches.apply(new TriggerSet([definition]).watches);
       writeFileSync(path.join(root, "inbox", "a.txt"), "a");
@@ -144,12 +100,12 @@ describe("WatchTriggers", () => {
       clock.advanceBy(1_000);
       await waitFor(() => health.of("watcher", "inbox").counts.rate_limited === 2, "refused again");
       clock.advanceBy(30 * 60_000);
-      expect(started).toEqual(["Files: a.txt"]);
+      expect(started.map((run) => run.task)).toEqual(["Files: a.txt"]);
       expect(health.of("watcher", "inbox").last_error).toContain("rate_limit");
       // Once the first start leaves the window, one run takes every path that waited.
       clock.advanceBy(30 * 60_000);
       await waitFor(() => started.length === 2, "the waiting changes started a run");
-      expect(started[1]).toBe("Files: b.txt\nc.txt");
+      expect(started[1]?.task).toBe("Files: b.txt\nc.txt");
       expect(watches.pendingPaths()).toBe(0);
     } finally {
       await watches.close();

@@ -2,16 +2,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
-import { createLogger } from "../../src/logging/logger.js";
-import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
-import { DeliveryRateLimit } from "../../src/triggers/delivery-rate-limit.js";
-import { TriggerHealth } from "../../src/triggers/trigger-health.js";
-import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
 import { TriggerSet } from "../../src/triggers/trigger-set.js";
-import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { waitFor } from "../support/wait-for.js";
+import { watchTriggersOn } from "../support/watch-trigger-harness.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -28,29 +23,13 @@ it("watches a bounded number of entries and says so when a folder holds more", a
   const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-bound-"));
   folders.push(root);
   mkdirSync(path.join(root, "inbox"));
-  const runs: TriggerRuns = {
-    startOnce: async () => ({ run: { id: "r_1", status: "queued" } as never, duplicate: false }),
-    recorded: () => undefined,
-    stored: () => Promise.resolve(undefined),
-    get: () => undefined,
-    find: async () => undefined,
-  };
   const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
   const definition = makeDefinition({
     id: "watcher",
     workdir: root,
     frontmatter: { triggers: [{ watch: { path: "inbox", glob: "**/*", debounce: "1s" }, name: "inbox" }] },
   });
-  const health = new TriggerHealth(clock);
-  const watches = new WatchTriggers({
-    runs,
-    clock,
-    rateLimit: new DeliveryRateLimit(clock),
-    health,
-    logger: createLogger({ level: "silent", pretty: false }),
-    sandboxOf: () => ({ mode: "off" }) as SandboxPolicy,
-    maxEntries: 20,
-  });
+  const { watches, health } = watchTriggersOn(clock, { maxEntries: 20 });
   try {
     await watches.apply(new TriggerSet([definition]).watches);
     for (let index = 0; index < 60; index++) writeFileSync(path.join(root, "inbox", `f${index}.txt`), "");
