@@ -7,6 +7,7 @@ import type { Clock } from "../clock/clock.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
+import { oneLinePath } from "../util/one-line-path.js";
 import { fileAccessOf } from "../tools/workdir/file-access.js";
 import { renderTaskTemplate } from "./task-template.js";
 import type { TriggerRateLimit } from "./delivery-rate-limit.js";
@@ -275,7 +276,7 @@ export class WatchTriggers {
     const { definition, name, settings } = trigger;
     const limitKey = `${definition.id}/${name}`;
     const { rateLimit } = this.#options;
-    const listed = paths.slice(0, MAX_LISTED_PATHS).map(listedPath).join("\n");
+    const listed = paths.slice(0, MAX_LISTED_PATHS).map(oneLinePath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
       if (variable === "paths") return `${listed}${more}`;
@@ -348,19 +349,4 @@ function isSymlink(file: string): boolean {
 function defaultTask(own: string | undefined): string {
   const line = "These files were added or changed in {{folder}}:\n\n{{paths}}";
   return own === undefined ? line : `${own}\n\n${line}`;
-}
-
-/**
- * One line of `{{paths}}`: the path as it is, or JSON-quoted when it holds a control character (a
- * newline, CR, ESC, C1, U+2028/9) or starts with `"`, so that a file name cannot add a line of its
- * own to the task or pass for a quoted one.
- */
-function listedPath(relative: string): string {
-  const unsafe =
-    relative.startsWith('"') ||
-    [...relative].some((character) => {
-      const code = character.codePointAt(0) ?? 0;
-      return code < 0x20 || (code >= 0x7f && code <= 0x9f) || code === 0x2028 || code === 0x2029;
-    });
-  return unsafe ? JSON.stringify(relative) : relative;
 }

@@ -5,6 +5,7 @@ import { HeldDirectory } from "../workdir/held-directory.js";
 import { type HeldWorkdir, holdWorkdir } from "../workdir/held-workdir.js";
 import { openBeneath } from "../workdir/open-beneath.js";
 import { SKIPPED_FOLDERS, type WalkEntry, walkWorkdir } from "../workdir/walk-workdir.js";
+import { oneLinePath } from "../../util/one-line-path.js";
 import { pathSubject } from "./path-subject.js";
 
 const DEFAULT_MAX_ENTRIES = 500;
@@ -91,8 +92,10 @@ function notFolder(requested: string, exists: boolean): AgentdError {
   });
 }
 
+/** One entry's line: a name that could pass for more lines, or for a quoted one, is JSON-quoted. */
 function describeEntry(entry: WalkEntry): string {
-  if (entry.kind === "directory") return `${entry.relative}/`;
-  if (entry.kind === "symlink") return `${entry.relative}@`;
-  return entry.relative;
+  const shown = oneLinePath(entry.relative);
+  if (entry.kind === "directory") return `${shown}/`;
+  if (entry.kind === "symlink") return `${shown}@`;
+  return shown;
 }

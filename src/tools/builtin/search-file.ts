@@ -2,6 +2,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import type { ToolContext } from "../tool-definition.js";
 import type { OpenFile } from "../workdir/open-file.js";
 import type { LineMatcher } from "./line-matcher.js";
+import { oneLinePath } from "../../util/one-line-path.js";
 import { textLines } from "./text-lines.js";
 
 /** Characters of a matching line shown in a result. */
@@ -72,7 +73,8 @@ function addResult(relative: string, line: NumberedLine, state: SearchState): bo
     line.text.length > SHOWN_LINE_CHARACTERS
       ? `${state.redactPiece(line.text.slice(0, SHOWN_LINE_CHARACTERS), "end")}…`
       : line.text;
-  const result = `${relative}:${line.number}: ${shown}`;
+  // A file name that could pass for more lines (or a quoted one) is JSON-quoted.
+  const result = `${oneLinePath(relative)}:${line.number}: ${shown}`;
   if (state.results.length >= state.maxResults || result.length > state.budget.characters) return true;
   state.results.push(result);
   state.budget.characters -= result.length + 1;
