@@ -179,9 +179,14 @@ export class WatchTriggers {
     };
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
-      if (event === "unlink" || event === "unlinkDir") bound.forget(file);
-      if (event !== "add" && event !== "change") return;
       const relative = path.relative(folder, file);
+      if (event === "unlink" || event === "unlinkDir") {
+        bound.forget(file);
+        // Nothing left to read: a name waiting past the rate limit must not outlive its file, or
+        // files made and removed during the window would each keep one (memory without bound).
+        watching.pending.delete(relative);
+      }
+      if (event !== "add" && event !== "change") return;
       if (
         relative.startsWith("..") ||
         path.isAbsolute(relative) ||
@@ -271,11 +276,17 @@ export class WatchTriggers {
     folder: string,
     start: string,
   ): void {
-    const paths = [...watching.pending].sort();
-    watching.pending.clear();
     const { definition, name, settings } = trigger;
     const limitKey = `${definition.id}/${name}`;
     const { rateLimit } = this.#options;
+    // Another count answered first (a change fired the debounce while this one was being
+    // counted) and its run took every path: no run without paths, and the start goes back.
+    if (watching.pending.size === 0) {
+      void rateLimit.giveBack(limitKey, start);
+      return;
+    }
+    const paths = [...watching.pending].sort();
+    watching.pending.clear();
     const listed = paths.slice(0, MAX_LISTED_PATHS).map(oneLinePath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
