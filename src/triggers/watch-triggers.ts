@@ -37,6 +37,7 @@ export interface WatchTriggersOptions {
 /** One watched folder, its pending paths and the debounce timer. */
 interface Watching {
   signature: string;
+  folder: string;
   watcher: FSWatcher;
   pending: Set<string>;
   cancelTimer: (() => void) | undefined;
@@ -74,15 +75,19 @@ export class WatchTriggers {
       const signature = JSON.stringify([folder, glob, debounce, trigger.definition.hash]);
       wanted.set(`${trigger.definition.id}/${trigger.name}`, { trigger, folder, signature });
     }
+    // Paths still waiting (for the debounce, or past the rate limit) in a watcher replaced because
+    // its trigger or agent changed: the new one watching the same folder takes them over.
+    const waiting = new Map<string, ReadonlySet<string>>();
     for (const [key, watching] of this.#watching) {
       if (wanted.get(key)?.signature === watching.signature) continue;
       this.#watching.delete(key);
       await this.#stop(watching);
+      if (wanted.get(key)?.folder === watching.folder) waiting.set(key, watching.pending);
     }
     const starting: Array<Promise<void>> = [];
     for (const [key, { trigger, folder, signature }] of wanted) {
       if (this.#watching.has(key)) continue;
-      starting.push(this.#watch(key, trigger, folder, signature));
+      starting.push(this.#watch(key, trigger, folder, signature, waiting.get(key) ?? new Set()));
     }
     await Promise.all(starting);
   }
@@ -148,6 +153,7 @@ export class WatchTriggers {
     trigger: ArmedTrigger<WatchTriggerSettings>,
     folder: string,
     signature: string,
+    waiting: ReadonlySet<string>,
   ): Promise<void> {
     const { definition, name } = trigger;
     const access = this.#accessOf(definition);
@@ -172,6 +178,7 @@ export class WatchTriggers {
     });
     const watching: Watching = {
       signature,
+      folder,
       watcher,
       pending: new Set(),
       cancelTimer: undefined,
@@ -208,6 +215,17 @@ export class WatchTriggers {
       ),
     );
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    for (const relative of waiting) {
+      // As a change seen now would be: matching the glob, and not hidden by the sandbox as it is now.
+      if (!matches(relative.split(path.sep).join("/"))) continue;
+      if (access(path.join(folder, relative)) !== "hidden") watching.pending.add(relative);
+    }
+    if (watching.pending.size > 0 && watching.cancelTimer === undefined && !watching.stopped) {
+      watching.cancelTimer = this.#options.clock.setTimer(
+        () => this.#fire(watching, trigger, folder),
+        trigger.settings.watch.debounce,
+      );
+    }
     this.#options.logger.info({ agent: definition.id, trigger: name, folder }, "watch trigger ready");
   }
 

@@ -115,3 +115,37 @@ it("forgets a waiting path once its file is removed, so waiting names stay bound
     await watches.close();
   }
 });
+
+/**
+ * Past the rate limit, changed paths wait up to the whole window; an edit of the agent file
+ * meanwhile (its prompt, say) replaces the watcher, and the paths waiting must go on waiting in the
+ * new one rather than vanish ("past the limit nothing is lost").
+ */
+it("keeps the paths waiting past the rate limit when the agent's definition changes", async () => {
+  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
+  folders.push(root);
+  const definition = inboxWatcher(root, { runs: 1, per: "1h" });
+  const edited = { ...definition, hash: `${definition.hash}-edited`, instructions: "Edited." };
+  const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+  const { watches, health, started } = watchTriggersOn(clock);
+  try {
+    await watches.apply(new TriggerSet([definition]).watches);
+    writeFileSync(path.join(root, "inbox", "first.txt"), "a");
+    await waitFor(() => watches.pendingPaths() === 1, "the first change seen");
+    clock.advanceBy(1_000);
+    await waitFor(() => started.length === 1, "the hour's one run started");
+    writeFileSync(path.join(root, "inbox", "waiting.txt"), "w");
+    await waitFor(() => watches.pendingPaths() === 1, "the second change seen");
+    clock.advanceBy(1_000);
+    await waitFor(() => health.of("watcher", "inbox").counts.rate_limited === 1, "the start refused");
+    await watches.apply(new TriggerSet([edited]).watches);
+    expect(watches.pendingPaths()).toBe(1);
+    clock.advanceBy(1_000);
+    await waitFor(() => health.of("watcher", "inbox").counts.rate_limited === 2, "refused again");
+    clock.advanceBy(60 * 60_000);
+    await waitFor(() => started.length === 2, "the waiting change started a run");
+    expect(started[1]?.task).toBe("Files: waiting.txt");
+  } finally {
+    await watches.close();
+  }
+});
