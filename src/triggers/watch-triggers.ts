@@ -37,6 +37,7 @@ export interface WatchTriggersOptions {
 /** One watched folder, its pending paths and the debounce timer. */
 interface Watching {
   signature: string;
+  folder: string;
   watcher: FSWatcher;
   pending: Set<string>;
   cancelTimer: (() => void) | undefined;
@@ -74,15 +75,19 @@ export class WatchTriggers {
       const signature = JSON.stringify([folder, glob, debounce, trigger.definition.hash]);
       wanted.set(`${trigger.definition.id}/${trigger.name}`, { trigger, folder, signature });
     }
+    // Paths still waiting (for the debounce, or past the rate limit) in a watcher replaced because
+    // its trigger or agent changed: the new one watching the same folder takes them over.
+    const waiting = new Map<string, ReadonlySet<string>>();
     for (const [key, watching] of this.#watching) {
       if (wanted.get(key)?.signature === watching.signature) continue;
       this.#watching.delete(key);
       await this.#stop(watching);
+      if (wanted.get(key)?.folder === watching.folder) waiting.set(key, watching.pending);
     }
     const starting: Array<Promise<void>> = [];
     for (const [key, { trigger, folder, signature }] of wanted) {
       if (this.#watching.has(key)) continue;
-      starting.push(this.#watch(key, trigger, folder, signature));
+      starting.push(this.#watch(key, trigger, folder, signature, waiting.get(key) ?? new Set()));
     }
     await Promise.all(starting);
   }
@@ -148,6 +153,7 @@ export class WatchTriggers {
     trigger: ArmedTrigger<WatchTriggerSettings>,
     folder: string,
     signature: string,
+    waiting: ReadonlySet<string>,
   ): Promise<void> {
     const { definition, name } = trigger;
     const access = this.#accessOf(definition);
@@ -172,6 +178,7 @@ export class WatchTriggers {
     });
     const watching: Watching = {
       signature,
+      folder,
       watcher,
       pending: new Set(),
       cancelTimer: undefined,
@@ -179,9 +186,14 @@ export class WatchTriggers {
     };
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
-      if (event === "unlink" || event === "unlinkDir") bound.forget(file);
-      if (event !== "add" && event !== "change") return;
       const relative = path.relative(folder, file);
+      if (event === "unlink" || event === "unlinkDir") {
+        bound.forget(file);
+        // Nothing left to read: a name waiting past the rate limit must not outlive its file, or
+        // files made and removed during the window would each keep one (memory without bound).
+        watching.pending.delete(relative);
+      }
+      if (event !== "add" && event !== "change") return;
       if (
         relative.startsWith("..") ||
         path.isAbsolute(relative) ||
@@ -203,6 +215,17 @@ export class WatchTriggers {
       ),
     );
     await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+    for (const relative of waiting) {
+      // As a change seen now would be: matching the glob, and not hidden by the sandbox as it is now.
+      if (!matches(relative.split(path.sep).join("/"))) continue;
+      if (access(path.join(folder, relative)) !== "hidden") watching.pending.add(relative);
+    }
+    if (watching.pending.size > 0 && watching.cancelTimer === undefined && !watching.stopped) {
+      watching.cancelTimer = this.#options.clock.setTimer(
+        () => this.#fire(watching, trigger, folder),
+        trigger.settings.watch.debounce,
+      );
+    }
     this.#options.logger.info({ agent: definition.id, trigger: name, folder }, "watch trigger ready");
   }
 
@@ -271,11 +294,17 @@ export class WatchTriggers {
     folder: string,
     start: string,
   ): void {
-    const paths = [...watching.pending].sort();
-    watching.pending.clear();
     const { definition, name, settings } = trigger;
     const limitKey = `${definition.id}/${name}`;
     const { rateLimit } = this.#options;
+    // Another count answered first (a change fired the debounce while this one was being
+    // counted) and its run took every path: no run without paths, and the start goes back.
+    if (watching.pending.size === 0) {
+      void rateLimit.giveBack(limitKey, start);
+      return;
+    }
+    const paths = [...watching.pending].sort();
+    watching.pending.clear();
     const listed = paths.slice(0, MAX_LISTED_PATHS).map(oneLinePath).join("\n");
     const more = paths.length > MAX_LISTED_PATHS ? `\n… and ${paths.length - MAX_LISTED_PATHS} more` : "";
     const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {

@@ -1,7 +1,7 @@
 import { createLogger } from "../../src/logging/logger.js";
 import type { RunTrigger } from "../../src/run-vocabulary/run-record.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
-import { DeliveryRateLimit } from "../../src/triggers/delivery-rate-limit.js";
+import { DeliveryRateLimit, type TriggerRateLimit } from "../../src/triggers/delivery-rate-limit.js";
 import { TriggerHealth } from "../../src/triggers/trigger-health.js";
 import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
 import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
@@ -15,11 +15,11 @@ export interface StartedRun {
 
 /**
  * Watch triggers on `clock`, as the daemon makes them (a local rate limit, silent logs, no
- * sandbox), whose runs are only recorded in `started`.
+ * sandbox), whose runs are only recorded in `started`; `rateLimit` replaces the local one.
  */
 export function watchTriggersOn(
   clock: ManualClock,
-  options: { maxEntries?: number } = {},
+  options: { maxEntries?: number; rateLimit?: TriggerRateLimit } = {},
 ): { watches: WatchTriggers; health: TriggerHealth; started: StartedRun[] } {
   const started: StartedRun[] = [];
   const runs: TriggerRuns = {

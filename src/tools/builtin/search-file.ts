@@ -73,8 +73,10 @@ function addResult(relative: string, line: NumberedLine, state: SearchState): bo
     line.text.length > SHOWN_LINE_CHARACTERS
       ? `${state.redactPiece(line.text.slice(0, SHOWN_LINE_CHARACTERS), "end")}…`
       : line.text;
-  // A file name that could pass for more lines (or a quoted one) is JSON-quoted.
-  const result = `${oneLinePath(relative)}:${line.number}: ${shown}`;
+  // A file name that could pass for more lines (or a quoted one) is JSON-quoted, and so is one
+  // holding `:`, which could pass for another file's `path:line:` (`a.md:7: fake` holding a match).
+  const name = relative.includes(":") ? JSON.stringify(relative) : oneLinePath(relative);
+  const result = `${name}:${line.number}: ${shown}`;
   if (state.results.length >= state.maxResults || result.length > state.budget.characters) return true;
   state.results.push(result);
   state.budget.characters -= result.length + 1;
