@@ -1,3 +1,6 @@
+import { mkdirSync } from "node:fs";
+import path from "node:path";
+import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { createLogger } from "../../src/logging/logger.js";
 import type { RunTrigger } from "../../src/run-vocabulary/run-record.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
@@ -5,6 +8,7 @@ import { DeliveryRateLimit, type TriggerRateLimit } from "../../src/triggers/del
 import { TriggerHealth } from "../../src/triggers/trigger-health.js";
 import type { TriggerRuns } from "../../src/triggers/trigger-runs.js";
 import { WatchTriggers } from "../../src/triggers/watch-triggers.js";
+import { makeDefinition } from "./make-definition.js";
 import type { ManualClock } from "./manual-clock.js";
 
 /** What a watch trigger started: each run's task and trigger, in order. */
@@ -43,4 +47,23 @@ export function watchTriggersOn(
     ...options,
   });
   return { watches, health, started };
+}
+
+/** An agent `watcher` in `root` whose trigger `inbox` watches `root/inbox` (made here), 1 s debounce. */
+export function inboxWatcher(root: string, rateLimit: { runs: number; per: string }): AgentDefinition {
+  mkdirSync(path.join(root, "inbox"), { recursive: true });
+  return makeDefinition({
+    id: "watcher",
+    workdir: root,
+    frontmatter: {
+      triggers: [
+        {
+          watch: { path: "inbox", debounce: "1s" },
+          name: "inbox",
+          task: "Files: {{paths}}",
+          rate_limit: rateLimit,
+        },
+      ],
+    },
+  });
 }

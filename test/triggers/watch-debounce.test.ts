@@ -7,7 +7,7 @@ import { TriggerSet } from "../../src/triggers/trigger-set.js";
 import { makeDefinition } from "../support/make-definition.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { waitFor } from "../support/wait-for.js";
-import { watchTriggersOn } from "../support/watch-trigger-harness.js";
+import { inboxWatcher, watchTriggersOn } from "../support/watch-trigger-harness.js";
 
 const folders: string[] = [];
 afterEach(() => {
@@ -67,22 +67,8 @@ describe("WatchTriggers", () => {
   it("past its rate_limit, keeps the changes and starts one run with them once the window allows", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
     folders.push(root);
-    mkdirSync(path.join(root, "inbox"), { recursive: true });
     const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
-    const definition: AgentDefinition = makeDefinition({
-      id: "watcher",
-      workdir: root,
-      frontmatter: {
-        triggers: [
-          {
-            watch: { path: "inbox", debounce: "1s" },
-            name: "inbox",
-            task: "Files: {{paths}}",
-            rate_limit: { runs: 1, per: "1h" },
-          },
-        ],
-      },
-    });
+    const definition = inboxWatcher(root, { runs: 1, per: "1h" });
     const { watches, health, started } = watchTriggersOn(clock);
     try {
       await watches.apply(new TriggerSet([definition]).watches);

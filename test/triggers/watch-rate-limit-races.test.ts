@@ -1,36 +1,17 @@
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, expect, it } from "vitest";
 import type { RateLimit, RateVerdict, TriggerRateLimit } from "../../src/triggers/delivery-rate-limit.js";
 import { TriggerSet } from "../../src/triggers/trigger-set.js";
-import { makeDefinition } from "../support/make-definition.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { waitFor } from "../support/wait-for.js";
-import { watchTriggersOn } from "../support/watch-trigger-harness.js";
+import { inboxWatcher, watchTriggersOn } from "../support/watch-trigger-harness.js";
 
 const folders: string[] = [];
 afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
-
-function inboxWatcher(root: string, rateLimit: { runs: number; per: string }) {
-  mkdirSync(path.join(root, "inbox"), { recursive: true });
-  return makeDefinition({
-    id: "watcher",
-    workdir: root,
-    frontmatter: {
-      triggers: [
-        {
-          watch: { path: "inbox", debounce: "1s" },
-          name: "inbox",
-          task: "Files: {{paths}}",
-          rate_limit: rateLimit,
-        },
-      ],
-    },
-  });
-}
 
 /** A cluster's rate limit whose answers come when the test says (its store is slow). */
 class SlowRateLimit implements TriggerRateLimit {
