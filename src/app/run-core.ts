@@ -316,7 +316,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
     // Every agent's hook scripts are read-only to all agents, not only to the hooked one. The same
-    // list while the definitions are the same: the host reads the files it names once per list.
+    // list while the definitions are the same: the host reads its words once per list.
     hookCommands: sameWhileUnchanged(options.definitions, (snapshot) =>
       snapshot.agents.flatMap(({ definition }) =>
         definition === undefined

@@ -51,8 +51,13 @@ export function environmentFiles(folders: readonly string[]): string[] {
  * somewhere first is followed for a literal `cd <folder>`; keep hook scripts outside any workdir.
  */
 export function commandFiles(commandLine: readonly string[] | string, baseDirectory: string): string[] {
+  return existingFiles(commandCandidates(commandLine, baseDirectory), baseDirectory);
+}
+
+/** The paths the words of a command line may name, as `commandFiles` reads them, not yet checked. */
+export function commandCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
   const words = typeof commandLine === "string" ? commandLine.split(/[\s;&|()]+/) : commandLine;
-  const files: string[] = [];
+  const candidates: string[] = [];
   let folderNow = baseDirectory;
   let changingFolder = false;
   for (const word of words) {
@@ -68,7 +73,15 @@ export function commandFiles(commandLine: readonly string[] | string, baseDirect
       changingFolder = true;
       continue;
     }
-    const candidate = path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~"));
+    candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~")));
+  }
+  return candidates;
+}
+
+/** The candidates that are files now, each with its folder unless that folder holds the base. */
+export function existingFiles(candidates: readonly string[], baseDirectory: string): string[] {
+  const files: string[] = [];
+  for (const candidate of candidates) {
     try {
       if (!statSync(candidate).isFile()) continue;
     } catch {

@@ -10,7 +10,14 @@ import { keepResolutions } from "./cached-sandbox-mounts.js";
 import { type HostRule, parseHostRule } from "../config/host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "../config/sandbox-settings.js";
-import { commandFiles, daemonCodePaths, definitionFolders, environmentFiles } from "./definition-paths.js";
+import {
+  commandCandidates,
+  commandFiles,
+  daemonCodePaths,
+  definitionFolders,
+  environmentFiles,
+  existingFiles,
+} from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { handoffProgram } from "./listener-handoff.js";
 import { madeProxySocketsFolder, proxySocketsFolder } from "./proxy-sockets-folder.js";
@@ -71,7 +78,8 @@ export class SandboxHost {
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
-  #hookFiles: { hooks: Iterable<{ command: string; workdir: string }>; files: readonly string[] } | undefined;
+  #hookCandidates:
+    { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -126,14 +134,22 @@ export class SandboxHost {
   }
 
   /**
-   * The files every agent's hooks name, read once per list of hooks (the composition root keeps
-   * one list while the definitions stay the same): a policy is made per call, and a thousand
-   * agents with a config hook would otherwise cost thousands of `stat`s on every call.
+   * The files every agent's hooks name that this sandbox could write: the words of each hook are
+   * read once per list of hooks (the composition root keeps one list while the definitions stay
+   * the same), and on each call only those inside a writable folder are looked up, so a script
+   * that appears after the load is protected from the next call on, without a thousand agents
+   * with a config hook costing thousands of `stat`s a call.
    */
-  #everyHookFile(): readonly string[] {
+  #everyHookFile(writable: readonly string[]): string[] {
     const hooks = this.#hookCommands();
-    if (this.#hookFiles?.hooks !== hooks) this.#hookFiles = { hooks, files: everyHookFile(hooks) };
-    return this.#hookFiles.files;
+    if (this.#hookCandidates?.hooks !== hooks)
+      this.#hookCandidates = { hooks, candidates: hookCandidates(hooks) };
+    const files: string[] = [];
+    for (const { base, paths } of this.#hookCandidates.candidates) {
+      const reachable = paths.filter((candidate) => writable.some((folder) => isWithin(candidate, folder)));
+      if (reachable.length > 0) files.push(...existingFiles(reachable, base));
+    }
+    return files;
   }
 
   /**
@@ -220,7 +236,7 @@ export class SandboxHost {
         ...hostExecutedPaths(writable),
         ...(request.protect ?? []),
         ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
-        ...this.#everyHookFile(),
+        ...this.#everyHookFile(writable),
       ],
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
@@ -252,17 +268,23 @@ export class SandboxHost {
   }
 }
 
-/** The files every agent's hooks name, each command read once (config hooks are in every agent's). */
-function everyHookFile(hooks: Iterable<{ command: string; workdir: string }>): string[] {
+/** The paths one hook command's words may name, and the folder they are read from. */
+interface HookCandidates {
+  base: string;
+  paths: string[];
+}
+
+/** Each hook command's candidate paths, each command read once (config hooks are in every agent's). */
+function hookCandidates(hooks: Iterable<{ command: string; workdir: string }>): HookCandidates[] {
   const seen = new Set<string>();
-  const files: string[] = [];
+  const found: HookCandidates[] = [];
   for (const { command, workdir } of hooks) {
     const key = `${workdir}\u0000${command}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    files.push(...commandFiles(command, workdir));
+    found.push({ base: workdir, paths: commandCandidates(command, workdir) });
   }
-  return files;
+  return found;
 }
 
 /** `<project>/.agentd/workspaces`, the project being the folder that holds agents_dir. */

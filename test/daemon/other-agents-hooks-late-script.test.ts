@@ -27,10 +27,9 @@ const scripted = useScriptedDaemon({
 });
 
 describe("an agent sharing the project with another agent's hook whose script came later", () => {
-  // Known gap, not fixed yet: the other agents' hook files are read once per definitions snapshot
-  // (a543142), so a script that lands after the load stays writable until the next reload. `fails`
-  // until it is fixed; make it `it` then.
-  it.fails("cannot rewrite the script once it is there, though the definitions did not change", async () => {
+  // The other agents' hook commands are read once per set of definitions, but what they name is
+  // looked up on each call where the calling sandbox could write it.
+  it("cannot rewrite the script once it is there, though the definitions did not change", async () => {
     const { project, daemon, llm } = scripted;
     // A first call of the worker's: the policy (and its list of other agents' hook files) is made.
     llm.enqueue(toolCallReply({ name: "shell", arguments: { command: "true" } }));
