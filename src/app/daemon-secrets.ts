@@ -98,10 +98,15 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
   };
 }
 
-/** Wraps each worker so a run starts only once the redactor knows the vault's current values. */
+/**
+ * Wraps each worker so a run starts only once the redactor knows the vault's current values, and
+ * with its task masked by them: the task was masked when the run was queued, before a value set
+ * since (or not yet read at start) was known, and the worker hands it to the model as it gets it.
+ */
 export function learningSecretsFirst(
   workerFor: (definition: AgentDefinition) => Worker,
   learner: SecretLearner,
+  redact: (text: string) => string,
 ): (definition: AgentDefinition) => Worker {
   return (definition) => {
     const worker = workerFor(definition);
@@ -109,7 +114,7 @@ export function learningSecretsFirst(
       run: async (context) => {
         // A keychain that never answers must not make the run unstoppable.
         await settleOrAbandon(learner.refresh(), context.control.signal, 0);
-        return worker.run(context);
+        return worker.run({ ...context, task: redact(context.task) });
       },
     };
   };

@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { agentd } from "../support/agentd-cli.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { getRun, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
+
+const kit = useTestKit();
+
+const EARLY = "early-Secret-4c1d9e7a";
+const LATE = "late-Secret-0b8f3a62e5";
+
+describe("a run's task as the model reads it", () => {
+  it(
+    "is masked with a secret set while the daemon runs, as the run's record is",
+    { timeout: 90_000 },
+    async () => {
+      const { llm, project } = await kit.scriptedProject(textReply("ok"));
+      const early = await agentd(["secrets", "set", "early"], { cwd: project.root, input: EARLY });
+      expect(early.exitCode, early.stderr).toBe(0);
+      project.writeAgent("plain", {});
+      const daemon = await kit.daemon(project.configFile);
+      // A first run: the daemon has read the vault as it stood.
+      await waitForRunEnd(daemon, await startRun(daemon, "plain", `first ${EARLY}`));
+
+      // The operator adds a secret, then a caller's task quotes its value (a pasted log, a webhook).
+      const late = await agentd(["secrets", "set", "late"], { cwd: project.root, input: LATE });
+      expect(late.exitCode, late.stderr).toBe(0);
+      const run = await startRun(daemon, "plain", `deploy with ${LATE}`);
+      expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+
+      expect((await getRun(daemon, run)).task).toBe("deploy with [secret:late]");
+      const userMessages = llm.chatRequests.flatMap((request) =>
+        (request.body?.messages ?? [])
+          .filter((message) => message.role === "user")
+          .map((message) => String(message.content)),
+      );
+      expect(userMessages).toEqual(["first [secret:early]", "deploy with [secret:late]"]);
+    },
+  );
+});
