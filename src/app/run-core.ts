@@ -387,6 +387,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         now,
         cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
         hooks: defaultTools.hooks,
+        redact: redactor.redactText,
       }),
     {
       memories: memory.memories,
