@@ -37,4 +37,31 @@ describe("a run's task as the model reads it", () => {
       expect(userMessages).toEqual(["first [secret:early]", "deploy with [secret:late]"]);
     },
   );
+
+  it(
+    "masks a vault value an agent file's prompt holds, with and without memory",
+    { timeout: 90_000 },
+    async () => {
+      const { llm, project } = await kit.scriptedProject(textReply("ok"));
+      const set = await agentd(["secrets", "set", "early"], { cwd: project.root, input: EARLY });
+      expect(set.exitCode, set.stderr).toBe(0);
+      project.writeAgent("bare.md", `---\nname: bare\ndescription: d\n---\nLog in with ${EARLY}.\n`);
+      project.writeAgent(
+        "remembering.md",
+        `---\nname: remembering\ndescription: d\nmemory: read\n---\nLog in with ${EARLY}.\n`,
+      );
+      const daemon = await kit.daemon(project.configFile);
+      for (const agent of ["bare", "remembering"]) {
+        await waitForRunEnd(daemon, await startRun(daemon, agent, "log in"));
+      }
+      const systemPrompts = llm.chatRequests.map((request) =>
+        String(request.body?.messages.find((message) => message.role === "system")?.content),
+      );
+      expect(systemPrompts).toHaveLength(2);
+      for (const prompt of systemPrompts) {
+        expect(prompt).toContain("Log in with [secret:early].");
+        expect(prompt).not.toContain(EARLY);
+      }
+    },
+  );
 });
