@@ -39,7 +39,7 @@ describe("a run's task as the model reads it", () => {
   );
 
   it(
-    "masks a vault value an agent file's prompt holds, with and without memory",
+    "masks a vault value an agent file's prompt holds, with and without memory, and in the API",
     { timeout: 90_000 },
     async () => {
       const { llm, project } = await kit.scriptedProject(textReply("ok"));
@@ -62,6 +62,10 @@ describe("a run's task as the model reads it", () => {
         expect(prompt).toContain("Log in with [secret:early].");
         expect(prompt).not.toContain(EARLY);
       }
+      // GET /agents/:id, open to a read token, shows the prompt as the model reads it.
+      const shown = JSON.stringify((await daemon.request("GET", "/agents/bare")).body);
+      expect(shown).toContain("Log in with [secret:early].");
+      expect(shown).not.toContain(EARLY);
     },
   );
 });
