@@ -1,3 +1,5 @@
+import { readFileSync, readdirSync, statSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentd } from "../support/agentd-cli.js";
 import { textReply } from "../support/scripted-llm-server.js";
@@ -66,6 +68,38 @@ describe("a run's task as the model reads it", () => {
       const shown = JSON.stringify((await daemon.request("GET", "/agents/bare")).body);
       expect(shown).toContain("Log in with [secret:early].");
       expect(shown).not.toContain(EARLY);
+    },
+  );
+
+  // Known leak, not fixed (attack15): the run is queued, and its record written to the open-runs
+  // journal (append-only), masked with what the redactor knew then; the vault is read again only
+  // as the worker starts. Masking the queued record right needs the vault read before the record
+  // is made (queueNewRun and runChild awaiting the secret learner), on the run-start path. When
+  // that is done this test fails: make it an `it`.
+  it.fails(
+    "keeps a secret set while the daemon runs out of the open-runs journal",
+    { timeout: 90_000 },
+    async () => {
+      const { project } = await kit.scriptedProject(textReply("ok"));
+      const early = await agentd(["secrets", "set", "early"], { cwd: project.root, input: EARLY });
+      expect(early.exitCode, early.stderr).toBe(0);
+      project.writeAgent("plain", {});
+      const daemon = await kit.daemon(project.configFile);
+      await waitForRunEnd(daemon, await startRun(daemon, "plain", "first"));
+      const late = await agentd(["secrets", "set", "late"], { cwd: project.root, input: LATE });
+      expect(late.exitCode, late.stderr).toBe(0);
+      await waitForRunEnd(daemon, await startRun(daemon, "plain", `deploy with ${LATE}`));
+      const holding = readdirSync(project.dataDirectory, { recursive: true, encoding: "utf8" }).filter(
+        (file) => {
+          const full = path.join(project.dataDirectory, file);
+          return (
+            !file.startsWith("vault") &&
+            statSync(full).isFile() &&
+            readFileSync(full, "latin1").includes(LATE)
+          );
+        },
+      );
+      expect(holding).toEqual([]);
     },
   );
 });
