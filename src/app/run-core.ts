@@ -420,6 +420,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
+    // A keychain may prompt the user: a run's start does not wait for it (its worker does).
+    ...(secrets.vault.backend === "keychain" ? {} : { secretsCurrent: () => secretLearner.refresh() }),
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
     onRunCreated: (record) => runCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },

@@ -71,12 +71,8 @@ describe("a run's task as the model reads it", () => {
     },
   );
 
-  // Known leak, not fixed (attack15): the run is queued, and its record written to the open-runs
-  // journal (append-only), masked with what the redactor knew then; the vault is read again only
-  // as the worker starts. Masking the queued record right needs the vault read before the record
-  // is made (queueNewRun and runChild awaiting the secret learner), on the run-start path. When
-  // that is done this test fails: make it an `it`.
-  it.fails(
+  // The first record of a run goes to the open-runs journal, which is append-only.
+  it(
     "keeps a secret set while the daemon runs out of the open-runs journal",
     { timeout: 90_000 },
     async () => {
