@@ -15,6 +15,8 @@ export interface AgentsViewSources {
   lastRun: (agentId: string) => RunRecord | undefined;
   /** What a definition's sandboxed children see; absent: no view (null). */
   sandboxView?: (definition: AgentDefinition) => SandboxView | null;
+  /** Masks vault values in the prompt and hook commands shown (any `read` token sees them). */
+  redact?: (text: string) => string;
 }
 
 /** `GET /agents` and `GET /agents/:id`: the registry's snapshot with next fire times and last runs. */
@@ -48,7 +50,7 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
         ...summary,
         file: first.file,
         sandbox_view: definition ? (sources.sandboxView?.(definition) ?? null) : null,
-        definition: definition ? resolvedDefinition(definition) : null,
+        definition: definition ? resolvedDefinition(definition, sources.redact ?? ((text) => text)) : null,
       };
     },
   };
@@ -90,10 +92,13 @@ function summaryOf(
   };
 }
 
-function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
+function resolvedDefinition(
+  definition: AgentDefinition,
+  redact: (text: string) => string,
+): NonNullable<AgentDetail["definition"]> {
   const { frontmatter, limits, permissions } = definition;
   return {
-    system_prompt: definition.systemPrompt,
+    system_prompt: redact(definition.systemPrompt),
     model: definition.model,
     fallback_models: frontmatter.fallback_models,
     tools: frontmatter.tools,
@@ -110,7 +115,7 @@ function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetai
         definition.hooks
           .filter((hook) => hook.point === point)
           .map((hook) => ({
-            command: hook.command,
+            command: redact(hook.command),
             timeout_ms: hook.timeout,
             source: hook.source,
             ...(hook.tools === undefined ? {} : { tools: hook.tools }),

@@ -98,10 +98,16 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
   };
 }
 
-/** Wraps each worker so a run starts only once the redactor knows the vault's current values. */
+/**
+ * Wraps each worker so a run starts only once the redactor knows the vault's current values, and
+ * with what the model reads masked by them: the task (masked when the run was queued, before a
+ * value set since, or not yet read at start, was known) and the agent file's prompt (an operator's
+ * text, never masked before). The worker hands both to the model as it gets them.
+ */
 export function learningSecretsFirst(
   workerFor: (definition: AgentDefinition) => Worker,
   learner: SecretLearner,
+  redact: (text: string) => string,
 ): (definition: AgentDefinition) => Worker {
   return (definition) => {
     const worker = workerFor(definition);
@@ -109,7 +115,16 @@ export function learningSecretsFirst(
       run: async (context) => {
         // A keychain that never answers must not make the run unstoppable.
         await settleOrAbandon(learner.refresh(), context.control.signal, 0);
-        return worker.run(context);
+        const task = redact(context.task);
+        const systemPrompt = redact(definition.systemPrompt);
+        if (systemPrompt === definition.systemPrompt) return worker.run({ ...context, task });
+        // Rarely: the wrapped workers (the memory's) read the definition they were made for.
+        const masked = { ...definition, systemPrompt };
+        return workerFor(masked).run({
+          ...context,
+          task,
+          definition: { ...context.definition, systemPrompt: redact(context.definition.systemPrompt) },
+        });
       },
     };
   };

@@ -249,6 +249,7 @@ async function serveDaemon(
       nextFire: (agentId) => scheduler.nextFire(agentId),
       lastRun: (agentId) => runs.lastRun(agentId),
       sandboxView: (definition) => agentSandboxView(sandbox, definition),
+      redact: core.secrets.redactor.redactText,
     }),
     switches: definitions.switches,
     runs: clusterRuns(runs, store.cluster, runsLogger),

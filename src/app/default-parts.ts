@@ -8,7 +8,7 @@ import { withRunEndHooks } from "../hooks/run-end-hooks.js";
 import type { Logger } from "../logging/logger.js";
 import type { CliCooldownRecords } from "../workers/cli/cli-cooldown-records.js";
 import { LlmWorker } from "../workers/llm/llm-worker.js";
-import type { Worker } from "../workers/worker.js";
+import type { RunContext, Worker } from "../workers/worker.js";
 
 export interface WorkerParts {
   config: Config;
@@ -21,6 +21,8 @@ export interface WorkerParts {
   cooldowns?: CliCooldownRecords;
   /** Runs each agent's `on_run_end` hooks as its runs end; without it they do not run. */
   hooks?: HookRunner;
+  /** Masks secret values (the vault's redactor) in what a CLI tool said, before its fallback model reads it. */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -33,6 +35,16 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
     tools: parts.tools,
     llm: parts.config.llm,
   });
+  const redact = parts.redact ?? ((text: string) => text);
+  // The note tells the model what the CLI tool said and did, read from its output as it was: the
+  // events masked that output, the note is masked here.
+  const llmFallback = {
+    run: (context: RunContext, options?: { note?: string }) =>
+      llmWorker.run(
+        context,
+        options?.note === undefined ? options : { ...options, note: redact(options.note) },
+      ),
+  };
   // The CLI worker (adapters, process handling, ~30 modules) loads with the first `worker: cli` run.
   let cliWorkerLoaded: Promise<Worker> | undefined;
   const cliWorker: Worker = {
@@ -40,7 +52,7 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
       cliWorkerLoaded ??= import("../workers/cli/create-cli-worker.js").then(({ createCliWorker }) =>
         createCliWorker({
           config: parts.config,
-          llmFallback: llmWorker,
+          llmFallback,
           logger: parts.logger,
           dataDirectory: parts.config.data_dir,
           ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),

@@ -387,6 +387,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         now,
         cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
         hooks: defaultTools.hooks,
+        redact: redactor.redactText,
       }),
     {
       memories: memory.memories,
@@ -398,6 +399,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const workerFor = learningSecretsFirst(
     traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,
+    redactor.redactText,
   );
   // Before the run manager: runs recovery ends as crashed are delivered too.
   deliveries.follow({
@@ -418,6 +420,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     concurrency: config.concurrency,
     shutdownSignal: shutdownController.signal,
     redact: redactValue,
+    // A keychain may prompt the user: a run's start does not wait for it (its worker does).
+    ...(secrets.vault.backend === "keychain" ? {} : { secretsCurrent: () => secretLearner.refresh() }),
     ...(traced ? { traceNewRun: traced.stampNewRun } : {}),
     onRunCreated: (record) => runCreated?.(record),
     runLogs: { hold: (run, agent) => events.holdRun(run, agent), open: (run) => events.openRun(run) },

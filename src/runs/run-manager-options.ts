@@ -38,6 +38,11 @@ export interface RunManagerOptions {
   /** Masks secret values in a record before it is written or served (the vault's redactor). */
   redact?: (record: RunRecord) => RunRecord;
   /**
+   * Brings the redactor up to date with the vault (the daemon's secret learner) before a new run's
+   * first record is masked and written: a secret set since the last read is masked there too.
+   */
+  secretsCurrent?: () => Promise<void>;
+  /**
    * Starts a new run's trace and puts its id in its first record (telemetry); called once per run,
    * with a sub-agent's the signal of the tool call that starts it (its parent span).
    */

@@ -29,6 +29,8 @@ export function refuseWhenShuttingDown(life: RunLife, agentId: string): void {
 export async function queueNewRun(life: RunLife, request: NewRunRequest): Promise<StartedRun> {
   const { agentId, task, trigger, idempotencyKey } = request;
   const definition = runnableDefinition(life.options.agents, agentId);
+  // The first record goes to an append-only journal: masked with every value the vault holds now.
+  await life.options.secretsCurrent?.();
   const record = queuedRecord(life, {
     agent: agentId,
     task: pickTask(task, definition),
