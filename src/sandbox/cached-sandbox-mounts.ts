@@ -44,14 +44,36 @@ export function cachedSandboxMounts(
 ): readonly SandboxMount[] {
   const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
   resolutionsByPolicy.delete(policy);
-  const inputs = layerInputs(policy, extra, resolved);
+  return cachedLayers(policy, extra, policy.protected, resolved);
+}
+
+/**
+ * The layers of a policy without its protected paths, for a read check: those layers only turn
+ * what they cover read-only (the protected hidden paths after them are hidden either way), so a
+ * path these layers show, the policy's show too; only a path they hide needs the policy's own
+ * layers (a protected path may show a part of a hidden folder). A read that these layers allow
+ * never works out the protected paths (policyFor makes them when first read). The real paths
+ * policyFor found stay for the policy's own layers, if the same call needs them.
+ */
+export function readLayersOf(policy: SandboxPolicy): readonly SandboxMount[] {
+  const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
+  return cachedLayers(policy, NO_EXTRA, [], resolved);
+}
+
+function cachedLayers(
+  policy: SandboxPolicy,
+  extra: ExtraBinds,
+  protectedPaths: readonly string[],
+  resolved: Map<string, string | undefined>,
+): readonly SandboxMount[] {
+  const inputs = layerInputs(policy, extra, protectedPaths, resolved);
   // The usual call repeats the last one's inputs: compared as they are, with no key to build.
   if (lastUsed !== undefined && sameInputs(inputs, lastUsed.inputs)) return lastUsed.layers;
   const key = inputs.join("");
   let layers = layersByKey.get(key);
   if (layers === undefined) {
     // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
-    layers = sandboxMounts(policy, extra, resolved).map((mount) => ({
+    layers = sandboxMounts(policy, extra, resolved, protectedPaths).map((mount) => ({
       ...mount,
       path: path.resolve(mount.path),
     }));
@@ -86,6 +108,7 @@ function sameInputs(left: readonly string[], right: readonly string[]): boolean 
 function layerInputs(
   policy: SandboxPolicy,
   extra: ExtraBinds,
+  protectedPaths: readonly string[],
   resolved: Map<string, string | undefined>,
 ): string[] {
   const lists = [
@@ -94,7 +117,7 @@ function layerInputs(
     policy.write,
     policy.hidden,
     policy.alwaysHidden,
-    policy.protected,
+    protectedPaths,
     policy.protectedHidden,
     policy.internal,
     extra.read,

@@ -222,6 +222,16 @@ export class SandboxHost {
       ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
     ].filter(outsidePlaces);
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
+    // Looked up when first read, in the call that made the policy (bubblewrap's arguments, a file
+    // tool's write check): a read the sandbox shows anyway needs none of it (readLayersOf).
+    let protectedPaths: string[] | undefined;
+    const protectedOf = () => [
+      ...this.#definitions,
+      ...hostExecutedPaths(writable),
+      ...(request.protect ?? []),
+      ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
+      ...this.#everyHookFile(writable),
+    ];
     const policy: SandboxPolicy = {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
@@ -231,13 +241,9 @@ export class SandboxHost {
       read,
       write: [...write, ...this.#unixSockets],
       unixSockets: [...this.#unixSockets],
-      protected: [
-        ...this.#definitions,
-        ...hostExecutedPaths(writable),
-        ...(request.protect ?? []),
-        ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
-        ...this.#everyHookFile(writable),
-      ],
+      get protected() {
+        return (protectedPaths ??= protectedOf());
+      },
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
       searchPath: this.#searchPath,

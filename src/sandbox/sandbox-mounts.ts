@@ -33,12 +33,14 @@ const NO_EXTRA: ExtraBinds = { read: [], write: [] };
  * the always-hidden paths (data_dir, the vault) hidden once more so no bind reveals them, then the
  * protected paths (definitions) read-only over everything, and their hidden ones (config, .env)
  * hidden. Paths that do not exist are left out; every path is real (symlinks resolved).
- * `resolved`: the paths' real paths found already (existingRealPath), by path.
+ * `resolved`: the paths' real paths found already (existingRealPath), by path. `protectedPaths`:
+ * the policy's own unless given (the file tools' read check leaves them out: readLayersOf).
  */
 export function sandboxMounts(
   policy: SandboxPolicy,
   extra: ExtraBinds = NO_EXTRA,
   resolved = new Map<string, string | undefined>(),
+  protectedPaths: readonly string[] = policy.protected,
 ): SandboxMount[] {
   // A path met twice (the socket places are hidden, then hidden again) is resolved once.
   const workdir = existingRealPath(policy.workdir, resolved) ?? policy.workdir;
@@ -75,7 +77,7 @@ export function sandboxMounts(
   // Definitions: read-only wherever they are, whatever was bound over or inside them; secret paths
   // (data_dir, the vault, the config and .env files) hidden, whatever the agent's own read, write
   // or workdir named. Only the daemon's own binds inside them (a CLI run's folder) open again.
-  for (const entry of real(policy.protected)) {
+  for (const entry of real(protectedPaths)) {
     if (opensPast(mounts, entry, "read-only")) mounts.push({ path: entry, access: "read-only" });
   }
   for (const entry of real(policy.protectedHidden)) {

@@ -30,6 +30,7 @@ export interface SandboxPolicy {
   /**
    * Read-only over every bind, the workdir's included: what defines what the daemon runs (agents
    * folders, presets, hook and MCP commands). A sandboxed process must never change them.
+   * `policyFor` looks them up when this is first read (a read the other layers allow needs none).
    */
   protected: string[];
   /**

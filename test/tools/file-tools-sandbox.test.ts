@@ -1,6 +1,7 @@
 import { existsSync, linkSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { accessOf, sandboxMounts } from "../../src/sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
 import { ToolHarness } from "../support/tool-harness.js";
 
@@ -131,5 +132,39 @@ describe("file tools: the agent's sandbox applies to them", () => {
       ok: true,
     });
     expect(await harness.call("read_file", { path: "../outside/x" })).toMatchObject({ code: "PATH_ESCAPE" });
+  });
+
+  it("reads, lists and searches what a protected folder shows of a hidden one, as the sandbox does", async () => {
+    // A protected folder bound read-only over everything shows the host's files inside it, those
+    // of a hidden folder too: the file tools show what a sandboxed command sees, no less.
+    let adjusted: SandboxPolicy | undefined;
+    harness = new ToolHarness({
+      permissions: FILE_TOOLS,
+      adjustPolicy: (policy: SandboxPolicy) => {
+        const hiddenFolder = path.join(policy.workdir, "shared", "other");
+        adjusted = {
+          ...policy,
+          hidden: [...policy.hidden, hiddenFolder],
+          alwaysHidden: [...policy.alwaysHidden, hiddenFolder],
+          protected: [...policy.protected, path.join(policy.workdir, "shared")],
+        };
+        return adjusted;
+      },
+    });
+    mkdirSync(path.join(harness.workdir, "shared", "other"), { recursive: true });
+    writeFileSync(path.join(harness.workdir, "shared", "other", "note.md"), "shown read-only\n");
+    expect(await harness.call("read_file", { path: "shared/other/note.md" })).toMatchObject({
+      ok: true,
+      output: "shown read-only",
+    });
+    const listing = await harness.call("list_dir", { path: "shared", recursive: true });
+    expect(listing.output.split("\n").sort()).toEqual(["shared/other/", "shared/other/note.md"]);
+    expect(await harness.call("write_file", { path: "shared/other/note.md", content: "x" })).toMatchObject({
+      ok: false,
+      code: "TOOL_DENIED",
+    });
+    const policy = adjusted as SandboxPolicy;
+    const note = path.join(policy.workdir, "shared", "other", "note.md");
+    expect(accessOf(sandboxMounts(policy), note)).toBe("read-only");
   });
 });

@@ -1,13 +1,20 @@
 import { AgentdError } from "../../errors/agentd-error.js";
-import { cachedSandboxMounts, layeredAccess } from "../../sandbox/cached-sandbox-mounts.js";
+import { cachedSandboxMounts, layeredAccess, readLayersOf } from "../../sandbox/cached-sandbox-mounts.js";
 import type { MountAccess, SandboxMount } from "../../sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 
 /** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
-export type FileAccess = (realPath: string) => MountAccess;
+export interface FileAccess {
+  (realPath: string): MountAccess;
+  /**
+   * Whether the sandbox shows the path at all (reading needs no more): the same answer, found
+   * without the protected paths unless the path is hidden without them.
+   */
+  shows(realPath: string): boolean;
+}
 
 /** Unsandboxed (`mode: off`): only the workdir fence applies. */
-const UNSANDBOXED: FileAccess = () => "writable";
+const UNSANDBOXED: FileAccess = Object.assign((): MountAccess => "writable", { shows: () => true });
 
 /** One policy's layers, computed on the first check it needs (a policy is made per call). */
 const accessByPolicy = new WeakMap<SandboxPolicy, FileAccess>();
@@ -22,7 +29,13 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
   let access = accessByPolicy.get(policy);
   if (access === undefined) {
     let mounts: readonly SandboxMount[] | undefined;
-    access = (realPath) => layeredAccess((mounts ??= cachedSandboxMounts(policy)), realPath);
+    let readMounts: readonly SandboxMount[] | undefined;
+    const exact = (realPath: string) => layeredAccess((mounts ??= cachedSandboxMounts(policy)), realPath);
+    access = Object.assign(exact, {
+      shows: (realPath: string) =>
+        layeredAccess((readMounts ??= readLayersOf(policy)), realPath) !== "hidden" ||
+        exact(realPath) !== "hidden",
+    });
     accessByPolicy.set(policy, access);
   }
   return access;
@@ -38,6 +51,7 @@ export function requireAccess(
   need: "read" | "write",
   shown: string,
 ): void {
+  if (need === "read" && access.shows(realPath)) return;
   const granted = access(realPath);
   if (granted === "writable" || (need === "read" && granted === "read-only")) return;
   const what = granted === "hidden" ? "hidden from" : "read-only for";

@@ -112,7 +112,8 @@ type LastOpening = { handle: OpenFile; created: boolean } | { link: string };
  * Opens the last name for reading. The open itself is synchronous, as each folder's on the way is:
  * one system call that cannot block (O_NONBLOCK: a FIFO opens at once, and the fstat that follows
  * refuses it), where a `FileHandle` opened through libuv's threads cost several times the open;
- * the file's content is read through libuv's threads, its descriptor closed at once (DescriptorFile).
+ * the file's content is read at once when small, through libuv's threads otherwise, and its
+ * descriptor closed at once (DescriptorFile).
  */
 function openForRead(folder: HeldDirectory, name: string): LastOpening {
   const entry = folder.entryPath(name);

@@ -60,7 +60,7 @@ export async function* walkWorkdir(
         for (const entry of await listed(folder)) {
           const relative = folder.relativeOf(entry.name);
           const kind = kindOf(entry);
-          if (workdir.access(path.join(folder.realPath, entry.name)) === "hidden") continue;
+          if (!workdir.access.shows(path.join(folder.realPath, entry.name))) continue;
           if (kind === "symlink" && !(await staysInside(workdir, relative))) continue;
           if (!isAllowed(relative, kind, options)) continue;
           yield { relative, kind, name: entry.name, folder };
@@ -97,8 +97,7 @@ async function enter(
   }
   if (opened === undefined || "link" in opened) return undefined;
   const { folder } = opened;
-  if (isWithin(folder.realPath, workdir.realPath) && workdir.access(folder.realPath) !== "hidden")
-    return folder;
+  if (isWithin(folder.realPath, workdir.realPath) && workdir.access.shows(folder.realPath)) return folder;
   await folder.release();
   return undefined;
 }
