@@ -25,6 +25,16 @@ export function limitsPreamble(limits: SandboxLimits): string {
 }
 
 /**
+ * Says, as bubblewrap does (sandbox-spawn-failure.ts), that the command cannot be started, before
+ * `nice` or the shell would say it in their own words: callers tell a CLI that is not installed by
+ * that line.
+ */
+const COMMAND_CHECK =
+  'case $1 in */*) [ -x "$1" ] && [ ! -d "$1" ];; *) command -v "$1" >/dev/null;; esac || { ' +
+  'case $1 in */*) [ -e "$1" ] && { echo "agentd sandbox: execvp $1: Permission denied" >&2; exit 126; };; esac; ' +
+  'echo "agentd sandbox: execvp $1: No such file or directory" >&2; exit 127; }; ';
+
+/**
  * The child with its limits applied inside the sandbox. A shell's `-c` script (the shell tool's
  * and hooks' `bash -c`) starts with the preamble, on its first line, so that its line numbers
  * stay, and no process is added to the call (its priority is lowered from outside:
@@ -48,7 +58,7 @@ export function limitedChild(
     child: {
       ...child,
       command: "/bin/sh",
-      arguments: ["-c", preamble + start, "sh", child.command, ...child.arguments],
+      arguments: ["-c", preamble + COMMAND_CHECK + start, "sh", child.command, ...child.arguments],
     },
     priorityInside: true,
   };
