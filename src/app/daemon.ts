@@ -20,6 +20,7 @@ import type { ToolExecutor } from "../tools/tool-executor.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import { agentSandboxView } from "../sandbox/sandbox-view.js";
 import { unsandboxedAgentIds, unsandboxedAgentWarner } from "../sandbox/unsandboxed-warnings.js";
+import { warnRootProcessLimit } from "../sandbox/root-limits-warning.js";
 import type { Vault } from "../vault/vault.js";
 import type { Worker } from "../workers/worker.js";
 import type { ClusterMembership, ClusterNodeInfo } from "../store/cluster-membership.js";
@@ -217,6 +218,7 @@ async function serveDaemon(
     return snapshot.agents.flatMap((status) => snapshot.get(status.id) ?? []);
   };
   const warnUnsandboxed = unsandboxedAgentWarner(logger.child({ module: "sandbox" }));
+  warnRootProcessLimit(logger.child({ module: "sandbox" }), config.sandbox.mode);
   scheduler.apply(servingDefinitions());
   warnUnsandboxed(servingDefinitions());
   const triggers = createTriggers(core, logger.child({ module: "triggers" }));

@@ -14,6 +14,23 @@ export type NetworkSetting = z.infer<typeof NetworkSettingSchema>;
 export const SandboxModeSchema = z.enum(["workspace-write", "read-only", "off"]);
 export type SandboxMode = z.infer<typeof SandboxModeSchema>;
 
+/** The most processes (threads included) one sandboxed call may have; the floor keeps a build working. */
+const ProcessesSchema = z.number().int().min(32).max(4_194_304);
+/** How many steps below the daemon's CPU priority sandboxed processes run (`nice`): 0 to 19. */
+const NiceSchema = z.number().int().min(0).max(19);
+
+/**
+ * What one sandboxed call (a shell command, a CLI worker, an MCP server, a hook) may consume, so
+ * that a fork bomb or a spinner takes down only that call, never the daemon.
+ */
+export const SandboxLimitsSchema = z.strictObject({
+  processes: ProcessesSchema.default(1024),
+  nice: NiceSchema.default(10),
+});
+export type SandboxLimits = z.infer<typeof SandboxLimitsSchema>;
+/** The limits when config says nothing: room for a parallel build, not for a fork bomb. */
+export const DEFAULT_SANDBOX_LIMITS: SandboxLimits = Object.freeze({ processes: 1024, nice: 10 });
+
 const SandboxObjectSchema = z.strictObject({
   /** workspace-write: the workdir is writable; read-only: nothing is; off: no sandbox at all. */
   mode: SandboxModeSchema.default("workspace-write"),
@@ -35,6 +52,8 @@ const SandboxObjectSchema = z.strictObject({
    * (intranet hosts). Loopback stays refused unless listed itself. Config only.
    */
   private_addresses: z.enum(["refuse", "allow"]).default("refuse"),
+  /** What one sandboxed call may consume (processes, CPU priority); an agent file may only narrow it. */
+  limits: SandboxLimitsSchema.default(DEFAULT_SANDBOX_LIMITS),
 });
 
 /** The daemon-wide `sandbox:` of config.yaml; `sandbox: off` is short for `{ mode: off }`. */
@@ -49,7 +68,8 @@ export type SandboxSettings = Omit<SandboxConfig, "allow_unsandboxed" | "private
 
 /**
  * An agent's (or an MCP server's) `sandbox:`: what it sets overrides the daemon's setting; `read`
- * and `write` add to the daemon's lists. `sandbox: off` is short for `{ mode: off }`. It has no
+ * and `write` add to the daemon's lists; `limits` may only narrow the daemon's (a file that an
+ * agent can write must not lift what bounds its own fork bomb). `sandbox: off` is short for `{ mode: off }`. It has no
  * `unix_sockets`: only config may open a host socket.
  */
 export const SandboxOverrideSchema = z.union([
@@ -59,6 +79,8 @@ export const SandboxOverrideSchema = z.union([
     network: NetworkSettingSchema.optional(),
     read: z.array(z.string().min(1)).optional(),
     write: z.array(z.string().min(1)).optional(),
+    /** Lower limits only: a higher `processes` or a lower `nice` than config's is not taken. */
+    limits: z.strictObject({ processes: ProcessesSchema.optional(), nice: NiceSchema.optional() }).optional(),
   }),
 ]);
 export type SandboxOverride = z.infer<typeof SandboxOverrideSchema>;
@@ -68,6 +90,7 @@ interface SandboxOverrideObject {
   network?: NetworkSetting | undefined;
   read?: string[] | undefined;
   write?: string[] | undefined;
+  limits?: { processes?: number | undefined; nice?: number | undefined } | undefined;
 }
 
 /**
@@ -87,6 +110,18 @@ export function mergeSandboxSettings(
     read: [...base.read, ...resolve(override?.read ?? [])],
     write: [...base.write, ...resolve(override?.write ?? [])],
     unix_sockets: base.unix_sockets,
+    limits: narrowedLimits(base.limits, override?.limits),
+  };
+}
+
+/** The base limits, each lowered (never raised) by what the override says. */
+function narrowedLimits(
+  base: SandboxLimits,
+  override: SandboxOverrideObject["limits"] | undefined,
+): SandboxLimits {
+  return {
+    processes: Math.min(base.processes, override?.processes ?? base.processes),
+    nice: Math.max(base.nice, override?.nice ?? base.nice),
   };
 }
 

@@ -246,6 +246,7 @@ export class SandboxHost {
       },
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
+      limits: { ...settings.limits },
       searchPath: this.#searchPath,
       owner: request.owner,
     };

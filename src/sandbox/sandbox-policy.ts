@@ -1,5 +1,5 @@
 import type { HostRule } from "../config/host-rules.js";
-import type { SandboxMode } from "../config/sandbox-settings.js";
+import type { SandboxLimits, SandboxMode } from "../config/sandbox-settings.js";
 
 /** How a sandboxed child reaches the network. */
 export type SandboxNetwork =
@@ -52,6 +52,12 @@ export interface SandboxPolicy {
    * the child without the seccomp filter that otherwise refuses every unix socket.
    */
   unixSockets: string[];
+  /**
+   * What the child's sandboxed processes may consume: at most `processes` at once (RLIMIT_NPROC,
+   * counted in the sandbox's own user namespace), CPU priority `nice`; each is also the OOM
+   * killer's first choice (oom_score_adj 1000). See child-limits.ts.
+   */
+  limits: SandboxLimits;
   /** The PATH bubblewrap is looked up in. */
   searchPath: string;
   /** Who the sandbox is for, in messages: `agent "notes"`, `MCP server "github"`. */

@@ -16,6 +16,7 @@ import {
   handoffProgram,
   serveHandedListener,
 } from "./listener-handoff.js";
+import { limitedChild, lowerPriority } from "./child-limits.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -43,10 +44,10 @@ export interface PreparedChild extends ChildCommand {
    */
   extraStdio: ExtraStdio[];
   /**
-   * Call right after spawning, with the child: closes the daemon's copy of the filter's descriptor
-   * and connects the bridge's channel, or the listener handed over, to the proxy.
+   * Call right after spawning, with the child: lowers its CPU priority (before it forks the
+   * sandbox), closes the daemon's copy of the filter's descriptor and connects the bridge's channel, or the listener handed over, to the proxy.
    */
-  started(child: Pick<ChildProcess, "stdio" | "on" | "once" | "connected" | "disconnect">): void;
+  started(child: Pick<ChildProcess, "pid" | "stdio" | "on" | "once" | "connected" | "disconnect">): void;
   /** Stops the child's network proxy, if it has one, and closes what `started` did not. Idempotent. */
   release(): Promise<void>;
   /**
@@ -69,13 +70,23 @@ const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
  * proxy variables point to (listener-handoff.ts); where perl is missing, `bwrap … -- node -e
  * <bridge> <port> command args`, a bridge beside the command, its channel on descriptor 4. The seccomp filter (seccomp-filter.ts) keeps the child
  * from making unix sockets, unless config lists some (`policy.unixSockets`). `mode: off` returns
- * the child as it is. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used, or when the
+ * the child as it is. Inside, the command runs under the policy's limits (child-limits.ts): a fork
+ * bomb or a memory bomb there ends its own call, not the daemon. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used, or when the
  * filter is needed and this machine's architecture has none.
  */
 export async function prepareSandboxedChild(
   policy: SandboxPolicy,
-  child: ChildCommand,
+  unlimited: ChildCommand,
 ): Promise<PreparedChild> {
+  const limited = policy.mode === "off" ? undefined : limitedChild(unlimited, policy.limits);
+  const child = limited?.child ?? unlimited;
+  const lower = (subprocess: Pick<ChildProcess, "pid">) => {
+    if (limited === undefined || limited.priorityInside) return;
+    lowerPriority(subprocess.pid, policy.limits);
+    // Once more after this tick: a process bubblewrap was still cloning (copying its namespaces)
+    // inherited the old priority and was not yet among its children.
+    setImmediate(() => lowerPriority(subprocess.pid, policy.limits));
+  };
   if (policy.mode === "off") {
     return {
       ...child,
@@ -98,7 +109,10 @@ export async function prepareSandboxedChild(
       workdir: child.workdir,
       environment: child.environment,
       extraStdio: descriptor === undefined ? [] : [descriptor],
-      started: closeDescriptor,
+      started: (subprocess) => {
+        lower(subprocess);
+        closeDescriptor();
+      },
       release: async () => closeDescriptor(),
       ownPidNamespace: true,
     };
@@ -134,6 +148,7 @@ export async function prepareSandboxedChild(
       environment: invocation.environment,
       extraStdio: [descriptor ?? "ignore", "ipc"],
       started: (subprocess) => {
+        lower(subprocess);
         closeDescriptor();
         listener ??= serveHandedListener(subprocess as ChildProcess, (handle) => proxy.server.listen(handle));
       },
@@ -187,6 +202,7 @@ export async function prepareSandboxedChild(
     environment: { ...child.environment, ...proxyEnvironment },
     extraStdio: [descriptor ?? "ignore", "pipe"],
     started: (subprocess) => {
+      lower(subprocess);
       closeDescriptor();
       const end = subprocess.stdio[BRIDGE_CHANNEL_DESCRIPTOR];
       if (channel !== undefined || !(end instanceof Duplex)) return;

@@ -5,6 +5,7 @@ import { ConfigSchema } from "../../src/config/config-schema.js";
 import { memoryFile } from "../../src/memory/file-memory-store.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { accessOf, sandboxMounts } from "../../src/sandbox/sandbox-mounts.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../../src/config/sandbox-settings.js";
 
 let root: string;
 afterEach(() => rmSync(root, { recursive: true, force: true }));
@@ -48,7 +49,14 @@ describe("memory files in the sandbox", () => {
       ];
       for (const mode of ["workspace-write", "read-only"] as const) {
         const policy = host.policyFor({
-          settings: { mode, network: "none", read: named, write: named, unix_sockets: [] },
+          settings: {
+            mode,
+            network: "none",
+            read: named,
+            write: named,
+            unix_sockets: [],
+            limits: DEFAULT_SANDBOX_LIMITS,
+          },
           workdir,
           owner: 'agent "notes"',
         });

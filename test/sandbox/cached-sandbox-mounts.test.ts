@@ -4,6 +4,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { cachedSandboxMounts, layeredAccess } from "../../src/sandbox/cached-sandbox-mounts.js";
 import { accessOf, sandboxMounts } from "../../src/sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../../src/config/sandbox-settings.js";
 
 // Not under /tmp: the sandbox's /tmp is private, so everything in it counts as hidden.
 const root = realpathSync(mkdtempSync("/var/tmp/agentd-cached-mounts-"));
@@ -24,6 +25,7 @@ function policyOf(protectedPaths: string[]): SandboxPolicy {
     protected: protectedPaths,
     protectedHidden: [path.join(root, "data"), path.join(workdir, ".env")],
     internal: [],
+    limits: DEFAULT_SANDBOX_LIMITS,
     searchPath: "",
     owner: 'agent "cached"',
   };

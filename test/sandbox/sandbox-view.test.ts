@@ -7,6 +7,7 @@ import {
 } from "../../src/config/sandbox-settings.js";
 import { agentSandboxView, sandboxView } from "../../src/sandbox/sandbox-view.js";
 import { SandboxProject } from "./sandbox-project.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../../src/config/sandbox-settings.js";
 
 let project: SandboxProject;
 afterEach(() => project.dispose());
@@ -68,7 +69,14 @@ describe("sandboxView", () => {
     project = new SandboxProject();
     expect(viewOf("off")).toBeNull();
     const policy = project.host().policyFor({
-      settings: { mode: "off", network: "all", read: [], write: [], unix_sockets: [] },
+      settings: {
+        mode: "off",
+        network: "all",
+        read: [],
+        write: [],
+        unix_sockets: [],
+        limits: DEFAULT_SANDBOX_LIMITS,
+      },
       workdir: project.workdir,
       owner: 'agent "me"',
     });

@@ -3,13 +3,21 @@ import path from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { writePayloadFile } from "../../src/triggers/payload-file.js";
 import { SandboxProject } from "../sandbox/sandbox-project.js";
+import { DEFAULT_SANDBOX_LIMITS } from "../../src/config/sandbox-settings.js";
 
 const project = new SandboxProject();
 afterAll(() => project.dispose());
 
 const policyOf = (mode: "workspace-write" | "read-only") =>
   project.host().policyFor({
-    settings: { mode, network: "none", read: [], write: [], unix_sockets: [] },
+    settings: {
+      mode,
+      network: "none",
+      read: [],
+      write: [],
+      unix_sockets: [],
+      limits: DEFAULT_SANDBOX_LIMITS,
+    },
     workdir: project.root,
     owner: 'agent "me"',
   });

@@ -1,0 +1,169 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { chmodSync, readFileSync } from "node:fs";
+import os from "node:os";
+import { afterEach, describe, expect, it } from "vitest";
+import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/config/sandbox-settings.js";
+import { type PreparedChild, prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
+import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
+import { SandboxProject } from "./sandbox-project.js";
+
+/**
+ * A hostile page's resource bomb takes down only its own call: every sandboxed process is the OOM
+ * killer's first choice, runs at a lower CPU priority, and may have at most `limits.processes`
+ * processes at once. Bombs here are bounded (a loop that stops at 200 forks) and run as `nobody`:
+ * the kernel exempts root, which runs these tests, from the process limit.
+ */
+const NOBODY = 65534;
+let project: SandboxProject | undefined;
+const started: { child: ChildProcess; prepared: PreparedChild }[] = [];
+afterEach(async () => {
+  for (const { child, prepared } of started.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
+      // bubblewrap, by its pid: its namespace (every process of the bomb) dies with it.
+      process.kill(child.pid, "SIGKILL");
+      await once(child, "exit");
+    }
+    await prepared.release();
+  }
+  project?.dispose();
+  project = undefined;
+});
+
+/** Config's sandbox with these limits over the defaults. */
+function settingsWith(limits: Record<string, number>) {
+  return {
+    ...SandboxSettingsSchema.parse({}),
+    limits: { processes: 1024, nice: 10, ...limits },
+    unix_sockets: [],
+  };
+}
+
+function policyFor(sandboxProject: SandboxProject, limits: Record<string, number>, owner: string) {
+  return sandboxProject.host().policyFor({
+    settings: settingsWith(limits),
+    workdir: sandboxProject.workdir,
+    owner,
+  });
+}
+
+/** Starts `command` in the sandbox as `nobody`, as the daemon of a packaged install would (non-root). */
+async function startAsNobody(policy: SandboxPolicy, command: string, args: string[]) {
+  const prepared = await prepareSandboxedChild(policy, {
+    command,
+    arguments: args,
+    workdir: policy.workdir,
+    environment: { PATH: "/usr/bin:/bin", HOME: "/tmp" },
+  });
+  const child = spawn(prepared.command, prepared.arguments, {
+    cwd: "/",
+    env: prepared.environment,
+    uid: NOBODY,
+    gid: NOBODY,
+    stdio: ["ignore", "pipe", "pipe", ...prepared.extraStdio],
+  });
+  prepared.started(child);
+  started.push({ child, prepared });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+  /** Resolves with the output so far once it matches `pattern` (or the child ended). */
+  const waitFor = (pattern: RegExp) =>
+    new Promise<string>((resolve) => {
+      const check = () => {
+        if (pattern.test(output) || child.exitCode !== null || child.signalCode !== null) resolve(output);
+      };
+      child.stdout?.on("data", check);
+      child.stderr?.on("data", check);
+      child.on("close", check);
+      check();
+    });
+  const ended = once(child, "close").then(() => output);
+  return { child, waitFor, ended };
+}
+
+/** A project a non-root bubblewrap can enter (its root is made only for the owner). */
+function projectForNobody(): SandboxProject {
+  const made = new SandboxProject();
+  chmodSync(made.root, 0o755);
+  chmodSync(made.workdir, 0o777);
+  return made;
+}
+
+/** A bounded fork bomb: 200 forks that each sleep, the count of those the kernel refused, then a wait. */
+const BOUNDED_BOMB =
+  'my ($made, $refused, $why) = (0, 0, ""); for (1 .. 200) { my $pid = fork; ' +
+  'if (!defined $pid) { $refused++; $why = "$!"; next } if ($pid == 0) { sleep 60; exit 0 } $made++ } ' +
+  '$| = 1; print "forked $made, refused $refused: $why\\n"; sleep 60;';
+
+describe("a sandboxed call's resources", () => {
+  it("is the OOM killer's first choice under the process limit, the daemon's own unchanged", async () => {
+    project = new SandboxProject();
+    const daemonScore = readFileSync("/proc/self/oom_score_adj", "utf8");
+    const daemonPriority = os.getPriority();
+    const probe = "cat /proc/self/oom_score_adj; ulimit -Hu";
+    for (const sandbox of [undefined, { network: ["example.com"] }]) {
+      const result = await project.shell(probe, sandbox === undefined ? {} : { sandbox });
+      expect(result.output, JSON.stringify(sandbox)).toMatch(/^exit code 0\nstdout:\n1000\n1024\n/);
+    }
+    expect(readFileSync("/proc/self/oom_score_adj", "utf8")).toBe(daemonScore);
+    expect(os.getPriority()).toBe(daemonPriority);
+  });
+
+  it("an agent file may lower its limits, never raise them", async () => {
+    project = new SandboxProject();
+    const raised = await project.shell("ulimit -Hu", { sandbox: { limits: { processes: 100_000 } } });
+    expect(raised.output).toMatch(/^exit code 0\nstdout:\n1024\n/);
+    const lowered = await project.shell("ulimit -Hu", { sandbox: { limits: { processes: 64 } } });
+    expect(lowered.output).toMatch(/^exit code 0\nstdout:\n64\n/);
+    const config = settingsWith({ processes: 512, nice: 10 });
+    expect(mergeSandboxSettings(config, { limits: { processes: 4096, nice: 0 } }, "/").limits).toEqual({
+      processes: 512,
+      nice: 10,
+    });
+    expect(mergeSandboxSettings(config, { limits: { processes: 100, nice: 19 } }, "/").limits).toEqual({
+      processes: 100,
+      nice: 19,
+    });
+  });
+
+  it("bounds a CLI worker or MCP server too (a command that is not a shell)", async () => {
+    project = projectForNobody();
+    const policy = policyFor(project, { processes: 64 }, 'MCP server "limits"');
+    // Field 19 of /proc/<pid>/stat is the nice value (the command name, field 2, has no spaces here).
+    const { ended } = await startAsNobody(policy, "perl", [
+      "-e",
+      'open my $s, "<", "/proc/self/stat"; print((split / /, <$s>)[18], "\\n"); exec "cat", "/proc/self/oom_score_adj", "/proc/self/limits"',
+    ]);
+    const output = await ended;
+    expect(output).toMatch(/^10\n1000\n/);
+    expect(output).toMatch(/^Max processes\s+64\s+64\s+processes/m);
+  });
+
+  it("refuses a fork bomb's forks past the limit while the daemon and another agent go on", async () => {
+    project = projectForNobody();
+    const bomb = await startAsNobody(policyFor(project, { processes: 64 }, 'agent "bomb"'), "bash", [
+      "-c",
+      `exec perl -e '${BOUNDED_BOMB}'`,
+    ]);
+    const report = await bomb.waitFor(/forked \d+, refused \d+/);
+    const [, made, refused] = /forked (\d+), refused (\d+): (.*)/.exec(report) ?? [];
+    // The call sees its own forks fail, and says why.
+    expect(Number(refused), report).toBeGreaterThan(100);
+    expect(Number(made), report).toBeLessThan(64);
+    expect(report).toMatch(/Resource temporarily unavailable/);
+    // While the bomb holds all it may: another agent's sandboxed call (the same user) runs...
+    const other = await startAsNobody(policyFor(project, { processes: 64 }, 'agent "other"'), "bash", [
+      "-c",
+      "for i in 1 2 3 4 5 6 7 8; do sleep 0 & done; wait; echo done",
+    ]);
+    expect(await other.ended).toBe("done\n");
+    // ...and so does the daemon's own child, outside any sandbox, as the same user.
+    const daemonChild = spawn("/bin/echo", ["alive"], { uid: NOBODY, gid: NOBODY });
+    let said = "";
+    daemonChild.stdout.on("data", (chunk: Buffer) => (said += chunk.toString("utf8")));
+    await once(daemonChild, "close");
+    expect(said).toBe("alive\n");
+    expect(bomb.child.exitCode).toBeNull();
+  });
+});
