@@ -13,8 +13,9 @@ const SHELLS = new Set(["bash", "sh", "dash"]);
 /**
  * Shell builtins that bound the process they run in, and so everything it starts: the process
  * count as a hard limit (`ulimit -u` in bash, `-p` in dash; raising it back needs a capability
- * the sandbox drops), and an OOM score adjustment an unprivileged process cannot lower again. A
- * hard limit already lower (systemd's LimitNPROC=) stays: `ulimit` cannot raise it, and is quiet.
+ * the sandbox drops), and an OOM score adjustment (a preference: a process may set it back down
+ * to 0, never below). A hard limit already lower (systemd's LimitNPROC=) stays: `ulimit` cannot
+ * raise it, and is quiet.
  */
 export function limitsPreamble(limits: SandboxLimits): string {
   const processes = String(limits.processes);
