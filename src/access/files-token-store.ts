@@ -1,7 +1,8 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
+import { readRegularFile } from "../util/read-regular-file.js";
 import { replaceFile } from "../util/replace-file.js";
 import { type TokenRecord, TokenRecordSchema } from "./api-token.js";
 import type { TokenStore } from "./token-store.js";
@@ -29,7 +30,7 @@ export class FilesTokenStore implements TokenStore {
   async list(): Promise<TokenRecord[]> {
     let text: string;
     try {
-      text = await readFile(this.#file, "utf8");
+      text = await readRegularFile(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;

@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, readFileSync, statSync } from "node:fs";
+import { chmodSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import { AgentdError } from "../errors/agentd-error.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 import { replaceFileSync } from "../util/replace-file.js";
 
 /** `<data_dir>/api.token`: the API token generated when `server.token` is not set. */
@@ -14,7 +15,7 @@ export function apiTokenFile(dataDirectory: string): string {
 export function readApiTokenFile(dataDirectory: string): string | undefined {
   let text: string;
   try {
-    text = readFileSync(apiTokenFile(dataDirectory), "utf8");
+    text = readRegularFileSync(apiTokenFile(dataDirectory));
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw new AgentdError(
@@ -22,7 +23,7 @@ export function readApiTokenFile(dataDirectory: string): string | undefined {
       `cannot read ${apiTokenFile(dataDirectory)}: ${(error as Error).message}`,
       {
         file: apiTokenFile(dataDirectory),
-        hint: "run as the user that owns the data folder, or set AGENTD_TOKEN",
+        hint: "move aside what is not a file there, or run as the user that owns the data folder, or set AGENTD_TOKEN",
         cause: error,
       },
     );

@@ -1,6 +1,7 @@
 import { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 import { hintFor } from "../errors/error-hints.js";
+import { spaceFailureOf } from "../util/storage-gate.js";
 
 /** The HTTP status of each error code the API reports; any other code is a 500 INTERNAL. */
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
@@ -46,7 +47,8 @@ interface HttpError {
 /**
  * Maps anything a route threw to its status and body, in one place. AgentdErrors keep their code;
  * fastify's own client errors (bad JSON, wrong content type, body too large) become BAD_REQUEST;
- * everything else is a 500 INTERNAL whose details stay in the log.
+ * an error met for lack of room (ENOSPC, EDQUOT, EROFS) is a 507 STORAGE_FULL; everything else is a
+ * 500 INTERNAL whose details stay in the log.
  */
 export function toErrorReply(error: unknown): ErrorReply {
   if (error instanceof AgentdError) {
@@ -79,6 +81,22 @@ export function toErrorReply(error: unknown): ErrorReply {
       const message = (error as HttpError).message ?? "bad request";
       return { statusCode, internal: false, body: { error: { code, message, hint: hintFor({ code }) } } };
     }
+  }
+  // A change that could not be written for lack of room (a token, a memory, an agent switch on a
+  // full data_dir): the user's to fix, not a bug, and refused whole (the file was replaced or not).
+  const space = spaceFailureOf(error);
+  if (space !== undefined) {
+    return {
+      statusCode: 507,
+      internal: false,
+      body: {
+        error: {
+          code: "STORAGE_FULL",
+          message: `the change was not made: the store has no room to write it (${space.code})`,
+          hint: hintFor({ code: "STORAGE_FULL" }),
+        },
+      },
+    };
   }
   return {
     statusCode: 500,

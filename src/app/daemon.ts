@@ -136,12 +136,20 @@ export async function startDaemon(options: StartDaemonOptions): Promise<Daemon> 
     clock: overrides.clock,
     // An operator's enable/disable (data_dir/agent-switches.json, or the cluster's table) is read
     // once the folder is ours.
-    loadDefinitions: async ({ config, logger }) =>
-      withAgentSwitches(
+    // A switches file that cannot be read stops the start (it must not turn disabled agents back
+    // on): the registry started here is closed first, or its watcher would keep the process alive
+    // after the error was printed, never listening and never exiting.
+    loadDefinitions: async ({ config, logger }) => {
+      const registry =
         overrides.definitions ??
-          (await DefinitionRegistry.start(config, { watch: true, cache: true, logger })),
-        await openAgentSwitches(config, logger),
-      ),
+        (await DefinitionRegistry.start(config, { watch: true, cache: true, logger }));
+      try {
+        return withAgentSwitches(registry, await openAgentSwitches(config, logger));
+      } catch (error) {
+        if (overrides.definitions === undefined) await registry.close();
+        throw error;
+      }
+    },
     requeueQueuedRuns: true,
     shareQueue: true,
     ownModelConnections: true,

@@ -20,17 +20,20 @@ export const MAX_TIMER_DELAY_MILLISECONDS = 2_147_483_647;
 
 /**
  * Wall-clock time and Node's timers, unref'd (the API server keeps the daemon alive). A delay past
- * what a Node timer holds (an approval timeout of `30d`) is re-armed until it is due.
+ * what a Node timer holds (an approval timeout of `30d`) is re-armed until it is due. A delay is a
+ * duration, counted on the monotonic clock: a wall clock stepped back (NTP, an operator) must not
+ * hold a lease renewal, a run's timeout or a long poll for as long as the step. A part that waits
+ * for a wall-clock time (the fire timer) checks the time when it wakes and arms again.
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
   setTimer(callback, delayMilliseconds) {
-    const deadline = Date.now() + Math.max(0, delayMilliseconds);
+    const deadline = performance.now() + Math.max(0, delayMilliseconds);
     let timer: NodeJS.Timeout;
     const arm = (delay: number) => {
       timer = setTimeout(
         () => {
-          const remaining = deadline - Date.now();
+          const remaining = deadline - performance.now();
           if (remaining > 0) arm(remaining);
           else callback();
         },

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { replaceFile } from "../util/replace-file.js";
 import { type SwitchNote, SwitchNoteSchema } from "./switch-note.js";
 import type { SwitchStore } from "./switch-store.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 /** Where a daemon keeps its operators' switches: `<data_dir>/agent-switches.json`. */
 export function agentSwitchesFile(dataDirectory: string): string {
@@ -20,7 +20,7 @@ const SwitchesFileSchema = z.object({ disabled: z.record(z.string(), SwitchNoteS
 export function readSwitchesFile(file: string): Map<string, SwitchNote> | undefined {
   let text: string;
   try {
-    text = readFileSync(file, "utf8");
+    text = readRegularFileSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;

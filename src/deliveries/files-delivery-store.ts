@@ -1,4 +1,4 @@
-import { readFile, rename } from "node:fs/promises";
+import { rename } from "node:fs/promises";
 import path from "node:path";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
@@ -6,6 +6,7 @@ import { parseJsonAs } from "../schema/parse-json-as.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import { DeliveryRecordSchema, type DeliveryPageQuery, type DeliveryRecord } from "./delivery-record.js";
+import { readRegularFile } from "../util/read-regular-file.js";
 
 /** Where deliveries are kept between starts. */
 export interface DeliveryStore {
@@ -53,7 +54,7 @@ export class FilesDeliveryStore implements DeliveryStore {
   async load(): Promise<DeliveryRecord[]> {
     let text: string;
     try {
-      text = await readFile(this.#file, "utf8");
+      text = await readRegularFile(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;

@@ -5,7 +5,6 @@ import {
   linkSync,
   mkdirSync,
   openSync,
-  readFileSync,
   renameSync,
   rmdirSync,
   statSync,
@@ -16,6 +15,7 @@ import path from "node:path";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { currentProcessIdentity, isProcessAlive } from "./process-identity.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 /** Who holds a data folder: written into `<data_dir>/agentd.lock`. */
 export const LockHolderSchema = z.object({
@@ -218,7 +218,7 @@ function readLock(file: string): FoundLock {
 
 function readText(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    return readRegularFileSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw error;

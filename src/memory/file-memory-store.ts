@@ -1,9 +1,9 @@
-import { readFile } from "node:fs/promises";
 import path from "node:path";
 import { replaceFile } from "../util/replace-file.js";
 import type { MemoryKey } from "./memory-key.js";
 import type { MemoryStore, StoredMemory } from "./memory-store.js";
 import { memoryVersion } from "./memory-version.js";
+import { readRegularFile } from "../util/read-regular-file.js";
 
 /**
  * The folder of every memory file: `<data_dir>/memory`. data_dir is hidden from every sandbox (it
@@ -38,7 +38,7 @@ export class FileMemoryStore implements MemoryStore {
   async read(key: MemoryKey): Promise<StoredMemory> {
     let content = "";
     try {
-      content = await readFile(memoryFile(this.#dataDirectory, key), "utf8");
+      content = await readRegularFile(memoryFile(this.#dataDirectory, key));
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
     }

@@ -1,10 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
 import { replaceFileSync } from "../util/replace-file.js";
 import type { SpareFiles } from "../util/spare-files.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import type { ScheduleStates, UnsettledFire } from "./schedule-states.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 const AgentScheduleStateSchema = z.object({
   /** When the schedule last fired (ISO), whether the fire ran or was skipped. */
@@ -64,7 +65,7 @@ export class ScheduleState implements ScheduleStates {
     if (!existsSync(file)) return new ScheduleState(file, new Map());
     let parsed: ReturnType<typeof ScheduleStateFileSchema.safeParse>;
     try {
-      parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+      parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
     } catch (error) {
       logger.warn(
         { file, err: error },

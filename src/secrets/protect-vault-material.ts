@@ -1,7 +1,7 @@
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
 import type { SecretRedactor } from "./secret-redactor.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 /** Shorter strings of the vault file (the `kdf` name, a version) say nothing and are not masked. */
 const MIN_VAULT_FIELD_LENGTH = 12;
@@ -45,7 +45,8 @@ function addKey(text: string, redactor: SecretRedactor): void {
 
 function readOrUndefined(file: string): string | undefined {
   try {
-    return readFileSync(file, "utf8");
+    // Never blocks: a FIFO where the vault or its key should be is reported by the vault, not waited on.
+    return readRegularFileSync(file);
   } catch {
     return undefined;
   }

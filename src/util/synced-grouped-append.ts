@@ -47,7 +47,7 @@ export class SyncedGroupedAppend {
   async close(): Promise<void> {
     this.#closed = true;
     while (this.#flushing || this.#pending.length > 0) {
-      if (!this.#flushing && this.#pending.length > 0) this.#flushing = this.#flush();
+      if (!this.#flushing && this.#pending.length > 0) this.#startFlush();
       await this.#flushing;
     }
     this.#release();
@@ -60,8 +60,24 @@ export class SyncedGroupedAppend {
     setImmediate(() => {
       this.#scheduled = false;
       if (this.#flushing || this.#pending.length === 0) return;
-      this.#flushing = this.#flush();
+      this.#startFlush();
     });
+  }
+
+  /**
+   * Runs a flush and clears #flushing once it is over. The clearing waits for a turn of its own: a
+   * group that fails at its open or write settles before the flush's first await, and clearing the
+   * field from inside #flush would run before it was set, leaving it set for good (every later
+   * append then waited for ever: a daemon whose audit folder could not be written answered no more
+   * run starts).
+   */
+  #startFlush(): void {
+    const flushing = this.#flush().then(() => {
+      this.#flushing = undefined;
+      if (this.#closed && this.#pending.length === 0) this.#release();
+      if (this.#pending.length > 0) this.#schedule();
+    });
+    this.#flushing = flushing;
   }
 
   async #flush(): Promise<void> {
@@ -92,9 +108,6 @@ export class SyncedGroupedAppend {
       }
       for (const line of group) line.resolve();
     }
-    this.#flushing = undefined;
-    if (this.#closed && this.#pending.length === 0) this.#release();
-    if (this.#pending.length > 0) this.#schedule();
   }
 
   /**

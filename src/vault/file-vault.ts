@@ -1,5 +1,4 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import { assertSecretName } from "./secret-name.js";
@@ -7,6 +6,7 @@ import { replaceFile } from "../util/replace-file.js";
 import { withFileLock } from "./file-lock.js";
 import type { Vault } from "./vault.js";
 import { type VaultKeySource, deriveKey } from "./vault-key.js";
+import { readRegularFile } from "../util/read-regular-file.js";
 
 const VaultFileSchema = z.strictObject({
   format: z.literal("agentd-vault"),
@@ -93,7 +93,7 @@ export class FileVault implements Vault {
   async #read(): Promise<Record<string, string>> {
     let text: string;
     try {
-      text = await readFile(this.#file, "utf8");
+      text = await readRegularFile(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
       throw new AgentdError("VAULT_UNAVAILABLE", `cannot read the vault file ${this.#file}`, {

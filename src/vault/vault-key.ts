@@ -1,17 +1,8 @@
 import { randomBytes, scryptSync } from "node:crypto";
-import {
-  closeSync,
-  fsyncSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from "node:fs";
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, rmSync, statSync, writeSync } from "node:fs";
 import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 /** Where the file vault's key comes from. */
 export type VaultKeySource =
@@ -82,7 +73,7 @@ function readKeyFile(keyFile: string): Buffer {
       hint: `run: chmod 600 ${keyFile}`,
     });
   }
-  const key = Buffer.from(readFileSync(keyFile, "utf8").trim(), "base64");
+  const key = Buffer.from(readRegularFileSync(keyFile).trim(), "base64");
   if (key.length !== KEY_BYTES) {
     throw new AgentdError("VAULT_CORRUPT", `the vault key file ${keyFile} does not hold a 32-byte key`, {
       file: keyFile,

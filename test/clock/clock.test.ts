@@ -5,7 +5,7 @@ import { ManualClock } from "../support/manual-clock.js";
 describe("systemClock", () => {
   // Node's own timers, faked: a wait of 30 days is the point here.
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date"] });
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "Date", "performance"] });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -19,6 +19,26 @@ describe("systemClock", () => {
     expect(fired).toEqual([]);
     vi.advanceTimersByTime(5_000);
     expect(fired).toEqual([MAX_TIMER_DELAY_MILLISECONDS + 5_000]);
+  });
+
+  it("fires a delay after its duration when the wall clock is stepped back meanwhile", () => {
+    let fired = 0;
+    systemClock.setTimer(() => fired++, 1_000);
+    // NTP or an operator sets the time an hour back: a lease renewal or a long poll due in a
+    // second must not wait an hour more.
+    vi.setSystemTime(Date.now() - 3_600_000);
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toBe(1);
+  });
+
+  it("does not fire a delay early when the wall clock is stepped forward meanwhile", () => {
+    let fired = 0;
+    systemClock.setTimer(() => fired++, 60_000);
+    vi.setSystemTime(Date.now() + 3_600_000);
+    vi.advanceTimersByTime(1_000);
+    expect(fired).toBe(0);
+    vi.advanceTimersByTime(59_000);
+    expect(fired).toBe(1);
   });
 
   it("never fires a cancelled timer, nor one at once", () => {

@@ -44,7 +44,7 @@ export function registerAgentSwitchRoutes(app: FastifyInstance, { services, cloc
               description: "The agent's state after the change",
               schema: AgentSwitchSchema,
             },
-            errors: [400, 404, 409, 415],
+            errors: [400, 404, 409, 415, 507],
           }),
         },
       },

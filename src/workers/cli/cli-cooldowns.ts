@@ -1,8 +1,8 @@
-import { readFileSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../../logging/logger.js";
 import { replaceFileSync } from "../../util/replace-file.js";
 import type { CliCooldown, CliCooldownRecords } from "./cli-cooldown-records.js";
+import { readRegularFileSync } from "../../util/read-regular-file.js";
 
 export type { CliCooldown } from "./cli-cooldown-records.js";
 
@@ -58,7 +58,7 @@ export class CliCooldowns implements CliCooldownRecords {
   #load(): void {
     let text: string;
     try {
-      text = readFileSync(this.#file, "utf8");
+      text = readRegularFileSync(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "ENOENT") {
         this.#logger.warn(

@@ -1,0 +1,52 @@
+import { execFileSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { agentd } from "../support/agentd-cli.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { startRun, waitForRunEnd } from "./api-shapes.js";
+
+const kit = useTestKit();
+
+/**
+ * data_dir's state files other than the run and event files (their damage is in
+ * damaged-run-files and crash-recovery) with something else in their place. Reading a FIFO waits for
+ * a writer that never comes: each held the start (or one of libuv's four threads, then every file
+ * operation) for ever (cache/agents.json is left out: starting-phase.test.ts holds a start with a
+ * FIFO there on purpose). A damaged switches file stopped the start with its error, then never exited.
+ */
+describe("data_dir's state files damaged at a start", () => {
+  it("starts and runs agents with a FIFO where each state file should be", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    project.writeAgent("worker", { memory: "write" });
+    const data = project.dataDirectory;
+    for (const file of [
+      "tokens.json",
+      "schedules.json",
+      "cli-cooldowns.json",
+      "deliveries.json",
+      "vault.json",
+    ]) {
+      mkdirSync(path.dirname(path.join(data, file)), { recursive: true });
+      execFileSync("mkfifo", [path.join(data, file)]);
+    }
+    const daemon = await kit.daemon(project.configFile);
+    const run = await startRun(daemon, "worker", "go");
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+    expect((await daemon.request("GET", "/health")).body).toMatchObject({ status: "ok" });
+  });
+
+  it("stops with the file and what to do when the switches file cannot be read, and exits", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    project.writeAgent("worker", {});
+    mkdirSync(project.dataDirectory, { recursive: true });
+    writeFileSync(path.join(project.dataDirectory, "agent-switches.json"), '{"disabled": {"wor');
+    const start = await agentd(["start", "--config", project.configFile], {
+      cwd: project.root,
+      timeoutMilliseconds: 30_000,
+    });
+    expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
+    expect(start.stderr).toMatch(/error STORE_CORRUPT: .*agent-switches\.json.*fix or delete it/);
+  });
+});
