@@ -83,13 +83,19 @@ function movedAsideLines(daemon: DaemonProcess): { file: string; moved_to: strin
 
 /** The messages of a daemon's warnings and errors, but those of runs ending (a crashed run's end). */
 function repairsSaid(daemon: DaemonProcess): string[] {
-  return daemon
-    .stderr()
-    .split("\n")
-    .filter((line) => line.startsWith("{"))
-    .map((line) => JSON.parse(line) as { level: number; msg: string })
-    .filter((line) => line.level >= 40 && line.msg !== "run ended" && !line.msg.startsWith("run interrupted"))
-    .map((line) => line.msg);
+  return (
+    daemon
+      .stderr()
+      .split("\n")
+      .filter((line) => line.startsWith("{"))
+      .map((line) => JSON.parse(line) as { level: number; msg: string; code?: string })
+      // Root's standing warning (the process limit does not hold for it) is not a repair.
+      .filter((line) => line.code !== "SANDBOX_LIMITS_ROOT")
+      .filter(
+        (line) => line.level >= 40 && line.msg !== "run ended" && !line.msg.startsWith("run interrupted"),
+      )
+      .map((line) => line.msg)
+  );
 }
 
 /** The warning of a rebuilt index, with why it was rebuilt. */
