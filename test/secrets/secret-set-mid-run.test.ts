@@ -39,4 +39,33 @@ describe("a secret set while a run is under way", () => {
     );
     expect(holding).toEqual([]);
   });
+
+  // A sub-agent's run is a new run: its first record, appended to the open-runs journal, is masked
+  // with what the vault holds when it is queued, as a run queued through the API is.
+  it("is masked in a sub-agent run started after it was set", { timeout: 90_000 }, async () => {
+    const { llm, project } = await kit.scriptedProject();
+    llm.enqueue(
+      toolCallReply({ name: "shell", arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }),
+      toolCallReply({ name: "agent__helper", arguments: { task: `deploy with ${LATE}` } }),
+      textReply("deployed"),
+      textReply("ok"),
+    );
+    project.writeAgent("helper", { description: "Deploys" });
+    project.writeAgent("lead", { tools: ["shell"], permissions: { allow: ["shell"] }, agents: ["helper"] });
+    const daemon = await kit.daemon(project.configFile);
+    const run = await startRun(daemon, "lead", "deploy");
+    await llm.waitForChatRequests(1);
+    const set = await agentd(["secrets", "set", "late"], { cwd: project.root, input: LATE });
+    expect(set.exitCode, set.stderr).toBe(0);
+    const workdir = path.join(project.root, ".agentd", "workspaces", "lead");
+    mkdirSync(workdir, { recursive: true });
+    writeFileSync(path.join(workdir, "go"), "");
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+    const journal = path.join(project.dataDirectory, "runs", "open");
+    const childLines = readdirSync(journal)
+      .flatMap((file) => readFileSync(path.join(journal, file), "utf8").split("\n"))
+      .filter((line) => line.includes('"agent":"helper"'));
+    expect(childLines.length).toBeGreaterThan(0);
+    for (const line of childLines) expect(line).not.toContain(LATE);
+  });
 });
