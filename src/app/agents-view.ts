@@ -5,6 +5,7 @@ import { HOOK_POINTS, type HookPoint } from "../config/hook-settings.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import { isUnsandboxed } from "../sandbox/unsandboxed-warnings.js";
+import { visitStrings } from "../secrets/secret-template.js";
 import { switchNoteOf } from "./switched-definitions.js";
 
 export interface AgentsViewSources {
@@ -15,7 +16,7 @@ export interface AgentsViewSources {
   lastRun: (agentId: string) => RunRecord | undefined;
   /** What a definition's sandboxed children see; absent: no view (null). */
   sandboxView?: (definition: AgentDefinition) => SandboxView | null;
-  /** Masks vault values in the prompt and hook commands shown (any `read` token sees them). */
+  /** Masks vault values in the definition shown (any `read` token sees it). */
   redact?: (text: string) => string;
 }
 
@@ -96,9 +97,15 @@ function resolvedDefinition(
   definition: AgentDefinition,
   redact: (text: string) => string,
 ): NonNullable<AgentDetail["definition"]> {
+  // Every string the file wrote (the prompt, a hook's command, a permission rule quoting a token):
+  // any of them may hold a vault value, and any `read` token sees them.
+  return visitStrings(definitionAsWritten(definition), redact);
+}
+
+function definitionAsWritten(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
   const { frontmatter, limits, permissions } = definition;
   return {
-    system_prompt: redact(definition.systemPrompt),
+    system_prompt: definition.systemPrompt,
     model: definition.model,
     fallback_models: frontmatter.fallback_models,
     tools: frontmatter.tools,
@@ -115,7 +122,7 @@ function resolvedDefinition(
         definition.hooks
           .filter((hook) => hook.point === point)
           .map((hook) => ({
-            command: redact(hook.command),
+            command: hook.command,
             timeout_ms: hook.timeout,
             source: hook.source,
             ...(hook.tools === undefined ? {} : { tools: hook.tools }),

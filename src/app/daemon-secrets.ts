@@ -83,9 +83,19 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
       logger.warn({ err: error }, "could not read the vault; secrets are masked once used");
     }
   };
-  const refresh = () => {
-    learning ??= learn().finally(() => (learning = undefined));
-    return learning;
+  // A read under way may have looked at the vault before the caller's change (a secret set since):
+  // a caller that comes meanwhile waits for one more read after it, shared by all who came.
+  let again: Promise<void> | undefined;
+  const refresh = (): Promise<void> => {
+    if (learning === undefined) {
+      learning = learn().finally(() => (learning = undefined));
+      return learning;
+    }
+    again ??= learning.then(() => {
+      again = undefined;
+      return refresh();
+    });
+    return again;
   };
   return {
     definitionsChanged: (snapshot) => {

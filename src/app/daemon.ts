@@ -307,6 +307,9 @@ async function serveDaemon(
     await access.close();
   };
   const startServer = overrides.startApiServer ?? startApiServer;
+  // What the API serves (an agent file's prompt, hooks and rules) is masked by what the redactor
+  // knows: it knows the vault once the start's read ended. A keychain may prompt: not waited for.
+  if (core.secrets.vault.backend !== "keychain") await secretLearner.refresh();
   let server: RunningApiServer;
   try {
     server = await startServer(services, {

@@ -40,6 +40,9 @@ export async function runChild(life: RunLife, request: ChildRunRequest): Promise
     costUsd: request.budget.costUsd,
     milliseconds: parentControl.remainingMilliseconds(),
   });
+  // Its first record goes to the append-only journal: masked with every value the vault holds now
+  // (a secret set while the parent ran), as a run queued through the API is (queueNewRun).
+  await life.options.secretsCurrent?.();
   const record = queuedRecord(life, {
     agent: request.agent,
     task: request.task,

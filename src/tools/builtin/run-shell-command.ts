@@ -1,6 +1,7 @@
 import { accessSync, constants } from "node:fs";
 import path from "node:path";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
+import { isWithin } from "../../util/path-within.js";
 import { type AbortEnding, abortEndingOf } from "../../run-vocabulary/abort-ending.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { CappedCollector } from "./capped-collector.js";
@@ -43,7 +44,7 @@ export interface ShellCommandResult {
 }
 
 /**
- * Runs `bash -c <command>` (sh where bash is missing) in `workdir`, inside the agent's sandbox,
+ * Runs `bash -c <command>` (sh where bash is missing; either by its absolute path) in `workdir`, inside the agent's sandbox,
  * with an allow-listed environment and stdin ignored (or fed `input`), as the
  * leader of its own process group. An abort of `signal` (stop, the call's deadline) ends the whole
  * process tree, and the result says why from the signal's reason;
@@ -53,7 +54,7 @@ export interface ShellCommandResult {
  */
 export async function runShellCommand(options: ShellCommandOptions): Promise<ShellCommandResult> {
   const { subprocess, endTree } = await startTrackedProcess({
-    command: shellProgram(),
+    command: shellProgram(options.sandbox),
     arguments: ["-c", options.command],
     workdir: options.workdir,
     baseEnvironment: "shell",
@@ -108,21 +109,32 @@ export async function runShellCommand(options: ShellCommandOptions): Promise<She
   }
 }
 
-let shell: string | undefined;
+/** Where bash, then sh, are in the daemon's PATH: absolute paths, in PATH's order. */
+let shells: string[] | undefined;
 
-/** bash when it is on PATH, else sh. */
-function shellProgram(): string {
-  shell ??= onPath("bash") ? "bash" : "sh";
-  return shell;
+/**
+ * bash where it is on PATH, else sh, by its absolute path: a relative folder of PATH ("." or
+ * "bin") is a folder of the agent's workdir inside the sandbox, where an earlier call could leave a
+ * `bash` that ignores the limits' preamble (child-limits.ts), so such folders are not looked in. A
+ * shell in a folder the sandbox hides (a home's ~/.nix-profile/bin) is passed over for the next.
+ */
+function shellProgram(sandbox: SandboxPolicy): string {
+  shells ??= [...onPath("bash"), ...onPath("sh")];
+  const hidden = sandbox.mode === "off" ? [] : sandbox.hidden;
+  return shells.find((shell) => !hidden.some((folder) => isWithin(shell, folder))) ?? "sh";
 }
 
-function onPath(program: string): boolean {
-  return (process.env["PATH"] ?? "").split(path.delimiter).some((folder) => {
-    try {
-      accessSync(path.join(folder, program), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  });
+function onPath(program: string): string[] {
+  return (process.env["PATH"] ?? "")
+    .split(path.delimiter)
+    .filter((folder) => path.isAbsolute(folder))
+    .map((folder) => path.join(folder, program))
+    .filter((candidate) => {
+      try {
+        accessSync(candidate, constants.X_OK);
+        return true;
+      } catch {
+        return false;
+      }
+    });
 }
