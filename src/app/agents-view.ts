@@ -5,6 +5,7 @@ import { HOOK_POINTS, type HookPoint } from "../config/hook-settings.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { SandboxView } from "../sandbox/sandbox-view.js";
 import { isUnsandboxed } from "../sandbox/unsandboxed-warnings.js";
+import { visitStrings } from "../secrets/secret-template.js";
 import { switchNoteOf } from "./switched-definitions.js";
 
 export interface AgentsViewSources {
@@ -15,12 +16,17 @@ export interface AgentsViewSources {
   lastRun: (agentId: string) => RunRecord | undefined;
   /** What a definition's sandboxed children see; absent: no view (null). */
   sandboxView?: (definition: AgentDefinition) => SandboxView | null;
-  /** Masks vault values in the prompt and hook commands shown (any `read` token sees them). */
+  /**
+   * Masks vault values in every text shown (any `read` token sees them): the description, prompt,
+   * hook commands, permission patterns, the errors and warnings that quote an agent file.
+   */
   redact?: (text: string) => string;
 }
 
 /** `GET /agents` and `GET /agents/:id`: the registry's snapshot with next fire times and last runs. */
 export function createAgentsView(sources: AgentsViewSources): AgentsService {
+  const { redact } = sources;
+  const masked = <Value>(value: Value): Value => (redact === undefined ? value : visitStrings(value, redact));
   const summarize = (status: AgentStatus, snapshot: DefinitionSnapshot): AgentSummary => {
     const definition = status.valid ? status.definition : (status.definition ?? snapshot.get(status.id));
     return summaryOf(status, definition, sources);
@@ -29,7 +35,7 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
     ...(sources.directory === undefined ? {} : { directory: sources.directory }),
     list: () => {
       const snapshot = sources.snapshot();
-      return snapshot.agents.map((status) => summarize(status, snapshot));
+      return masked(snapshot.agents.map((status) => summarize(status, snapshot)));
     },
     get: (id) => {
       const snapshot = sources.snapshot();
@@ -46,12 +52,12 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
         definition,
         sources,
       );
-      return {
+      return masked({
         ...summary,
         file: first.file,
         sandbox_view: definition ? (sources.sandboxView?.(definition) ?? null) : null,
-        definition: definition ? resolvedDefinition(definition, sources.redact ?? ((text) => text)) : null,
-      };
+        definition: definition ? resolvedDefinition(definition) : null,
+      });
     },
   };
 }
@@ -92,13 +98,10 @@ function summaryOf(
   };
 }
 
-function resolvedDefinition(
-  definition: AgentDefinition,
-  redact: (text: string) => string,
-): NonNullable<AgentDetail["definition"]> {
+function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
   const { frontmatter, limits, permissions } = definition;
   return {
-    system_prompt: redact(definition.systemPrompt),
+    system_prompt: definition.systemPrompt,
     model: definition.model,
     fallback_models: frontmatter.fallback_models,
     tools: frontmatter.tools,
@@ -115,7 +118,7 @@ function resolvedDefinition(
         definition.hooks
           .filter((hook) => hook.point === point)
           .map((hook) => ({
-            command: redact(hook.command),
+            command: hook.command,
             timeout_ms: hook.timeout,
             source: hook.source,
             ...(hook.tools === undefined ? {} : { tools: hook.tools }),

@@ -1,0 +1,48 @@
+import { describe, expect, it } from "vitest";
+import { agentd } from "../support/agentd-cli.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { useTestKit } from "../support/test-kit.js";
+import { startRun, waitForRunEnd } from "../daemon/api-shapes.js";
+
+const kit = useTestKit();
+
+const VALUE = "opText-Secret-7e2a9c41d0";
+
+describe("operator-written texts a model or an API reader sees", () => {
+  it(
+    "mask a vault value in a sub-agent's description, a preset's rules and GET /agents",
+    { timeout: 90_000 },
+    async () => {
+      const { llm, project } = await kit.scriptedProject(textReply("ok"));
+      const set = await agentd(["secrets", "set", "token"], { cwd: project.root, input: VALUE });
+      expect(set.exitCode, set.stderr).toBe(0);
+      project.writePreset(
+        "careful.yaml",
+        `role: Careful\ncritical_rules: [Never print ${VALUE}]\nsuccess_metrics: [Used ${VALUE} once]\n`,
+      );
+      project.writeAgent("child.md", `---\nname: child\ndescription: Deploys with ${VALUE}\n---\nDeploy.\n`);
+      project.writeAgent(
+        "parent.md",
+        `---\nname: parent\ndescription: Leads\npreset: careful\nagents: [child]\n---\nLead.\n`,
+      );
+      const daemon = await kit.daemon(project.configFile);
+      await waitForRunEnd(daemon, await startRun(daemon, "parent", "lead"));
+
+      const request = llm.chatRequests[0]?.body;
+      const tool = request?.tools?.find((offered) => offered.function.name === "agent__child");
+      expect(tool?.function.description).toContain("Deploys with [secret:token]");
+      const system = String(request?.messages.find((message) => message.role === "system")?.content);
+      expect(system).toContain(`- Never print [secret:token]`);
+      expect(system).toContain(`- Used [secret:token] once`);
+      expect(JSON.stringify(request)).not.toContain(VALUE);
+
+      // Any read token lists the agents: the description shows as the model reads it.
+      const list = JSON.stringify((await daemon.request("GET", "/agents")).body);
+      expect(list).toContain("Deploys with [secret:token]");
+      expect(list).not.toContain(VALUE);
+      const detail = JSON.stringify((await daemon.request("GET", "/agents/child")).body);
+      expect(detail).toContain("Deploys with [secret:token]");
+      expect(detail).not.toContain(VALUE);
+    },
+  );
+});
