@@ -282,7 +282,8 @@ async function serveDaemon(
     }),
     bus,
     hooks: triggers.intake,
-    triggers,
+    // Any read token lists them: a filter an agent file wrote, a last error quoting a payload.
+    triggers: { list: () => core.secrets.redactor.redactValue(triggers.list()) },
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),

@@ -10,7 +10,7 @@ const VALUE = "opText-Secret-7e2a9c41d0";
 
 describe("operator-written texts a model or an API reader sees", () => {
   it(
-    "mask a vault value in a sub-agent's description, a preset's rules and GET /agents",
+    "mask a vault value in a sub-agent's description, a preset's rules, GET /agents and /triggers",
     { timeout: 90_000 },
     async () => {
       const { llm, project } = await kit.scriptedProject(textReply("ok"));
@@ -23,7 +23,21 @@ describe("operator-written texts a model or an API reader sees", () => {
       project.writeAgent("child.md", `---\nname: child\ndescription: Deploys with ${VALUE}\n---\nDeploy.\n`);
       project.writeAgent(
         "parent.md",
-        `---\nname: parent\ndescription: Leads\npreset: careful\nagents: [child]\n---\nLead.\n`,
+        [
+          "---",
+          "name: parent",
+          "description: Leads",
+          "preset: careful",
+          "agents: [child]",
+          "triggers:",
+          "  - webhook: push",
+          '    secret: "{{secret:token}}"',
+          "    signature: bearer",
+          `    filter: { ref: ${VALUE} }`,
+          "---",
+          "Lead.",
+          "",
+        ].join("\n"),
       );
       const daemon = await kit.daemon(project.configFile);
       await waitForRunEnd(daemon, await startRun(daemon, "parent", "lead"));
@@ -43,6 +57,9 @@ describe("operator-written texts a model or an API reader sees", () => {
       const detail = JSON.stringify((await daemon.request("GET", "/agents/child")).body);
       expect(detail).toContain("Deploys with [secret:token]");
       expect(detail).not.toContain(VALUE);
+      const triggers = JSON.stringify((await daemon.request("GET", "/triggers")).body);
+      expect(triggers).toContain('filter {\\"ref\\":\\"[secret:token]\\"}');
+      expect(triggers).not.toContain(VALUE);
     },
   );
 });
