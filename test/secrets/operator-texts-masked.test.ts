@@ -62,4 +62,38 @@ describe("operator-written texts a model or an API reader sees", () => {
       expect(triggers).not.toContain(VALUE);
     },
   );
+
+  it("mask a vault value a webhook's payload fills into its task template", { timeout: 90_000 }, async () => {
+    const { llm, project } = await kit.scriptedProject(textReply("ok"));
+    const set = await agentd(["secrets", "set", "token"], { cwd: project.root, input: VALUE });
+    expect(set.exitCode, set.stderr).toBe(0);
+    project.writeAgent(
+      "deployer.md",
+      [
+        "---",
+        "name: deployer",
+        "description: Deploys",
+        "triggers:",
+        "  - webhook: push",
+        '    secret: "{{secret:token}}"',
+        "    signature: bearer",
+        '    task: "Deploy {{payload.ref}} for {{payload.who}}"',
+        "---",
+        "Deploy.",
+        "",
+      ].join("\n"),
+    );
+    const daemon = await kit.daemon(project.configFile);
+    const response = await fetch(`${daemon.url}/hooks/deployer/push`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${VALUE}` },
+      body: JSON.stringify({ ref: `main ${VALUE}`, who: "ops" }),
+    });
+    expect(response.status).toBe(202);
+    const { run } = (await response.json()) as { run: string };
+    await waitForRunEnd(daemon, run);
+    const request = JSON.stringify(llm.chatRequests[0]?.body);
+    expect(request).toContain("Deploy main [secret:token] for ops");
+    expect(request).not.toContain(VALUE);
+  });
 });
