@@ -96,4 +96,24 @@ describe("operator-written texts a model or an API reader sees", () => {
     expect(request).toContain("Deploy main [secret:token] for ops");
     expect(request).not.toContain(VALUE);
   });
+
+  it(
+    "mask a vault value an invalid agent file's error quotes, where a run of it is refused",
+    { timeout: 90_000 },
+    async () => {
+      const { project } = await kit.scriptedProject(textReply("ok"));
+      const set = await agentd(["secrets", "set", "token"], { cwd: project.root, input: VALUE });
+      expect(set.exitCode, set.stderr).toBe(0);
+      // A value pasted into the wrong field: the error names the "tool" it quotes.
+      project.writeAgent("broken.md", `---\nname: broken\ndescription: d\ntools: [${VALUE}]\n---\nGo.\n`);
+      const daemon = await kit.daemon(project.configFile);
+      const refused = await daemon.request("POST", "/agents/broken/runs", { task: "go" });
+      const answer = JSON.stringify(refused.body);
+      expect(answer).toContain("[secret:token]");
+      expect(answer).not.toContain(VALUE);
+      const listed = JSON.stringify((await daemon.request("GET", "/agents")).body);
+      expect(listed).toContain("[secret:token]");
+      expect(listed).not.toContain(VALUE);
+    },
+  );
 });
