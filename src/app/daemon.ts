@@ -307,6 +307,9 @@ async function serveDaemon(
     clusterPending.close();
     await access.close();
   };
+  // The API shows agent files and trigger settings masked with what the redactor knows: the vault
+  // is read before it answers (a keychain, which may prompt, is read when a run needs it).
+  if (core.secrets.vault.backend !== "keychain") await secretLearner.refresh();
   const startServer = overrides.startApiServer ?? startApiServer;
   let server: RunningApiServer;
   try {

@@ -107,13 +107,14 @@ describe("operator-written texts a model or an API reader sees", () => {
       // A value pasted into the wrong field: the error names the "tool" it quotes.
       project.writeAgent("broken.md", `---\nname: broken\ndescription: d\ntools: [${VALUE}]\n---\nGo.\n`);
       const daemon = await kit.daemon(project.configFile);
+      // Right after the start: the vault is read before the API answers.
+      const listed = JSON.stringify((await daemon.request("GET", "/agents")).body);
+      expect(listed).toContain("[secret:token]");
+      expect(listed).not.toContain(VALUE);
       const refused = await daemon.request("POST", "/agents/broken/runs", { task: "go" });
       const answer = JSON.stringify(refused.body);
       expect(answer).toContain("[secret:token]");
       expect(answer).not.toContain(VALUE);
-      const listed = JSON.stringify((await daemon.request("GET", "/agents")).body);
-      expect(listed).toContain("[secret:token]");
-      expect(listed).not.toContain(VALUE);
     },
   );
 });
