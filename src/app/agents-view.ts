@@ -16,12 +16,17 @@ export interface AgentsViewSources {
   lastRun: (agentId: string) => RunRecord | undefined;
   /** What a definition's sandboxed children see; absent: no view (null). */
   sandboxView?: (definition: AgentDefinition) => SandboxView | null;
-  /** Masks vault values in the definition shown (any `read` token sees it). */
+  /**
+   * Masks vault values in every text shown (any `read` token sees them): the description, prompt,
+   * hook commands, permission patterns, the errors and warnings that quote an agent file.
+   */
   redact?: (text: string) => string;
 }
 
 /** `GET /agents` and `GET /agents/:id`: the registry's snapshot with next fire times and last runs. */
 export function createAgentsView(sources: AgentsViewSources): AgentsService {
+  const { redact } = sources;
+  const masked = <Value>(value: Value): Value => (redact === undefined ? value : visitStrings(value, redact));
   const summarize = (status: AgentStatus, snapshot: DefinitionSnapshot): AgentSummary => {
     const definition = status.valid ? status.definition : (status.definition ?? snapshot.get(status.id));
     return summaryOf(status, definition, sources);
@@ -30,7 +35,7 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
     ...(sources.directory === undefined ? {} : { directory: sources.directory }),
     list: () => {
       const snapshot = sources.snapshot();
-      return snapshot.agents.map((status) => summarize(status, snapshot));
+      return masked(snapshot.agents.map((status) => summarize(status, snapshot)));
     },
     get: (id) => {
       const snapshot = sources.snapshot();
@@ -47,12 +52,12 @@ export function createAgentsView(sources: AgentsViewSources): AgentsService {
         definition,
         sources,
       );
-      return {
+      return masked({
         ...summary,
         file: first.file,
         sandbox_view: definition ? (sources.sandboxView?.(definition) ?? null) : null,
-        definition: definition ? resolvedDefinition(definition, sources.redact ?? ((text) => text)) : null,
-      };
+        definition: definition ? resolvedDefinition(definition) : null,
+      });
     },
   };
 }
@@ -93,16 +98,7 @@ function summaryOf(
   };
 }
 
-function resolvedDefinition(
-  definition: AgentDefinition,
-  redact: (text: string) => string,
-): NonNullable<AgentDetail["definition"]> {
-  // Every string the file wrote (the prompt, a hook's command, a permission rule quoting a token):
-  // any of them may hold a vault value, and any `read` token sees them.
-  return visitStrings(definitionAsWritten(definition), redact);
-}
-
-function definitionAsWritten(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
+function resolvedDefinition(definition: AgentDefinition): NonNullable<AgentDetail["definition"]> {
   const { frontmatter, limits, permissions } = definition;
   return {
     system_prompt: definition.systemPrompt,

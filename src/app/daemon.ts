@@ -282,7 +282,8 @@ async function serveDaemon(
     }),
     bus,
     hooks: triggers.intake,
-    triggers,
+    // Any read token lists them: a filter an agent file wrote, a last error quoting a payload.
+    triggers: { list: () => core.secrets.redactor.redactValue(triggers.list()) },
     llm: model instanceof ModelClient ? model.telemetry : undefined,
     traceUrl: config.telemetry.traces?.trace_url,
     ...(store.storage ? { storage: store.storage } : {}),
@@ -306,6 +307,9 @@ async function serveDaemon(
     clusterPending.close();
     await access.close();
   };
+  // The API shows agent files and trigger settings masked with what the redactor knows: the vault
+  // is read before it answers (a keychain, which may prompt, is read when a run needs it).
+  if (core.secrets.vault.backend !== "keychain") await secretLearner.refresh();
   const startServer = overrides.startApiServer ?? startApiServer;
   // What the API serves (an agent file's prompt, hooks and rules) is masked by what the redactor
   // knows: it knows the vault once the start's read ended. A keychain may prompt: not waited for.

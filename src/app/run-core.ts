@@ -290,8 +290,8 @@ export async function openRunCore<Definitions extends CoreDefinitions>(
  */
 async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const { secrets, logger, clock, now } = options;
-  const agents = options.agents ?? agentLookupFrom(options.definitions);
   const { config, redactor } = secrets;
+  const agents = options.agents ?? agentLookupFrom(options.definitions, redactor.redactText);
   const { store } = options;
   const bus: EventHub = store.createBus({ now, redact: redactor.redactEvent });
   const events = await EventStore.open({

@@ -119,7 +119,8 @@ export class ApprovalBroker implements ApprovalGate {
       expires_at: approval.expires_at,
       ...(request.reason === undefined ? {} : { reason: request.reason }),
     });
-    const masked = { ...approval, arguments: this.#redact(approval.arguments) };
+    // The reason quotes the agent file's rule (`bash(curl -H "…" *)`): masked with the arguments.
+    const masked = this.#redact(approval);
     for (const listener of this.#listeners) listener(masked);
     return answered;
   }
@@ -144,19 +145,21 @@ export class ApprovalBroker implements ApprovalGate {
     });
   }
 
-  /** The pending approvals, oldest first, arguments masked. */
+  /** The pending approvals, oldest first, arguments and reason masked. */
   list(): PendingApproval[] {
-    return this.#pending.entries().map(({ approval }) => ({
-      id: approval.id,
-      agent: approval.agent,
-      run: approval.run,
-      tool: approval.tool,
-      arguments: this.#redact(approval.arguments),
-      requested_at: approval.requested_at,
-      expires_at: approval.expires_at,
-      reason: approval.reason,
-      on_timeout: approval.on_timeout,
-    }));
+    return this.#pending.entries().map(({ approval }) =>
+      this.#redact({
+        id: approval.id,
+        agent: approval.agent,
+        run: approval.run,
+        tool: approval.tool,
+        arguments: approval.arguments,
+        requested_at: approval.requested_at,
+        expires_at: approval.expires_at,
+        reason: approval.reason,
+        on_timeout: approval.on_timeout,
+      }),
+    );
   }
 
   /**

@@ -54,6 +54,8 @@ export class DefaultToolExecutor implements ToolExecutor {
   readonly #warnedMissing = new WeakSet<AgentDefinition>();
   /** Tools approved "for the rest of this run", per run. */
   readonly #approvedForRun = new WeakMap<RunControl, Set<string>>();
+  /** Each tool's spec as the model reads it, masked, and how many forms the redactor knew then. */
+  readonly #maskedSpecs = new WeakMap<ToolDefinition, { known: number; spec: Omit<ToolSpec, "name"> }>();
 
   constructor(options: DefaultToolExecutorOptions) {
     this.#options = options;
@@ -61,11 +63,21 @@ export class DefaultToolExecutor implements ToolExecutor {
 
   async specs(definition: AgentDefinition, signal?: AbortSignal): Promise<ToolSpec[]> {
     const tools = await this.#agentTools(definition, signal);
-    return [...tools.entries()].map(([name, tool]) => ({
-      name,
-      description: tool.description,
-      parameters: tool.parameters,
-    }));
+    return [...tools.entries()].map(([name, tool]) => ({ name, ...this.#maskedSpec(tool) }));
+  }
+
+  /**
+   * A tool's description and parameters with vault values masked: they are texts the model reads
+   * that an operator (a sub-agent's `description`) or an MCP server wrote. Masked once per tool
+   * while the redactor learns nothing new, not at every run.
+   */
+  #maskedSpec(tool: ToolDefinition): Omit<ToolSpec, "name"> {
+    const { redactor } = this.#options;
+    const known = this.#maskedSpecs.get(tool);
+    if (known !== undefined && known.known === redactor.size) return known.spec;
+    const spec = redactor.redactValue({ description: tool.description, parameters: tool.parameters });
+    this.#maskedSpecs.set(tool, { known: redactor.size, spec });
+    return spec;
   }
 
   async execute(call: ToolCall, scope: ToolRunScope): Promise<ToolResult> {

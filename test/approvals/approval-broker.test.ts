@@ -183,7 +183,7 @@ describe("ApprovalBroker", () => {
     expect(approvalEvents()).toEqual([]);
   });
 
-  it("tells listeners of each request, with the reason, and masks listed arguments", async () => {
+  it("tells listeners of each request, with the reason, and masks arguments and reason", async () => {
     const broker = new ApprovalBroker({
       redact: (value) =>
         JSON.parse(JSON.stringify(value).replaceAll("hunter22", "[secret:pw]")) as typeof value,
@@ -211,7 +211,13 @@ describe("ApprovalBroker", () => {
     expect(broker.list()[0]?.id).toMatch(/^a_[0-9a-f]{10}$/);
     expect(broker.list()[0]?.arguments).toEqual({ command: "login [secret:pw]" });
     expect(heard).toHaveLength(1);
+    // The reason quotes the agent file's rule, which may hold a vault value too.
+    broker.onRequested((approval) => heard.push(String(approval.reason)));
+    const quoting = broker.request({ ...request, reason: 'shell matches ask rule "login hunter22"' });
+    expect(heard.at(-1)).toBe('shell matches ask rule "login [secret:pw]"');
+    expect(broker.list()[1]?.reason).toBe('shell matches ask rule "login [secret:pw]"');
     control.stop("user_stop", "done");
     await expect(waiting).rejects.toBeInstanceOf(RunAbort);
+    await expect(quoting).rejects.toBeInstanceOf(RunAbort);
   });
 });

@@ -28,9 +28,10 @@ export function refuseWhenShuttingDown(life: RunLife, agentId: string): void {
  */
 export async function queueNewRun(life: RunLife, request: NewRunRequest): Promise<StartedRun> {
   const { agentId, task, trigger, idempotencyKey } = request;
-  const definition = runnableDefinition(life.options.agents, agentId);
-  // The first record goes to an append-only journal: masked with every value the vault holds now.
+  // The first record goes to an append-only journal: masked with every value the vault holds now
+  // (so is a refusal, which quotes an invalid agent file's errors).
   await life.options.secretsCurrent?.();
+  const definition = runnableDefinition(life.options.agents, agentId);
   const record = queuedRecord(life, {
     agent: agentId,
     task: pickTask(task, definition),
