@@ -5,6 +5,7 @@ import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import type { Worker } from "../workers/worker.js";
+import type { ModelProvider } from "../llm/model-client.js";
 import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../vault/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
@@ -137,5 +138,21 @@ export function learningSecretsFirst(
         });
       },
     };
+  };
+}
+
+/**
+ * The model, asked only once the redactor knows the vault's current values: a secret set while a
+ * run is under way is masked from that run's next model turn on (its answer, its events, its
+ * result), not only from the next run. One `stat` of the vault file a turn, a read only when it
+ * changed; not for a keychain, which may prompt (it is read when a run starts).
+ */
+export function learningSecretsEachTurn(model: ModelProvider, learner: SecretLearner): ModelProvider {
+  return {
+    async complete(request, options) {
+      // A file or env vault: a stat, and a read only when it changed; neither can hang.
+      await learner.refresh();
+      return model.complete(request, options);
+    },
   };
 }

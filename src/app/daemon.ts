@@ -307,12 +307,9 @@ async function serveDaemon(
     clusterPending.close();
     await access.close();
   };
+  const startServer = overrides.startApiServer ?? startApiServer;
   // The API shows agent files and trigger settings masked with what the redactor knows: the vault
   // is read before it answers (a keychain, which may prompt, is read when a run needs it).
-  if (core.secrets.vault.backend !== "keychain") await secretLearner.refresh();
-  const startServer = overrides.startApiServer ?? startApiServer;
-  // What the API serves (an agent file's prompt, hooks and rules) is masked by what the redactor
-  // knows: it knows the vault once the start's read ended. A keychain may prompt: not waited for.
   if (core.secrets.vault.backend !== "keychain") await secretLearner.refresh();
   let server: RunningApiServer;
   try {

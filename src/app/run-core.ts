@@ -28,6 +28,7 @@ import {
   prepareSecrets,
   type SecretLearner,
   createSecretLearner,
+  learningSecretsEachTurn,
   learningSecretsFirst,
 } from "./daemon-secrets.js";
 import { agentLookupFrom } from "./agent-lookup.js";
@@ -367,10 +368,14 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const tools = traced ? tracedTools(untracedTools, traced) : untracedTools;
   const untracedModel =
     options.model ?? ModelClient.fromConfig(config.llm, options.ownModelConnections === true);
-  const model = traced
-    ? tracedModel(untracedModel, { endpoint: config.llm.base_url, content: traced.content })
-    : untracedModel;
   const secretLearner = createSecretLearner(secrets, logger.child({ module: "vault" }));
+  const learnedModel =
+    secrets.vault.backend === "keychain"
+      ? untracedModel
+      : learningSecretsEachTurn(untracedModel, secretLearner);
+  const model = traced
+    ? tracedModel(learnedModel, { endpoint: config.llm.base_url, content: traced.content })
+    : learnedModel;
   // Before recovery queues runs again: whether any agent declares secrets decides reading the keychain.
   secretLearner.definitionsChanged(options.definitions());
   const shutdownController = new AbortController();

@@ -10,10 +10,9 @@ const kit = useTestKit();
 const LATE = "midrun-Secret-3f9a0c6e21";
 
 describe("a secret set while a run is under way", () => {
-  // docs/tools.md: "a secret set while the daemon runs is masked from the next run on". The run
-  // under way writes it in plain (its result, its events, the agent's event file) and GET
-  // /runs/:id serves it so: the learner is asked only when a run is queued and starts.
-  it.fails("is masked in what that run writes after it was set", { timeout: 90_000 }, async () => {
+  // The vault is read again (when it changed) before each model turn: what the run writes after
+  // the value was set (the model's answer, its events, its result) is masked.
+  it("is masked in what that run writes from its next model turn on", { timeout: 90_000 }, async () => {
     const { llm, project } = await kit.scriptedProject();
     llm.enqueue(
       toolCallReply({ name: "shell", arguments: { command: "while [ ! -e go ]; do sleep 0.05; done" } }),
