@@ -38,23 +38,31 @@ const COMMAND_CHECK =
 /**
  * The child with its limits applied inside the sandbox. A shell's `-c` script (the shell tool's
  * and hooks' `bash -c`) starts with the preamble, on its first line, so that its line numbers
- * stay, and no process is added to the call (its priority is lowered from outside:
- * `lowerPriority`). Any other command (a CLI worker, an MCP server, started far less often) runs
- * through `sh -c '<preamble> exec nice -n <nice> "$@"'`: two small execs at its start, and its
- * priority set from inside, before it runs, without a race.
+ * stay, and no process is added to the call. Any other command (a CLI worker, an MCP server,
+ * started far less often) runs through `sh -c '<preamble> exec nice -n <nice> "$@"'`: two small
+ * execs at its start. `helperSetsPriority`: a helper the sandbox runs before the command (the
+ * listener handoff's perl, the node bridge) sets the priority itself (sandboxPriority), so the
+ * wrapper adds no `nice`. `priorityInside` is false when the priority is still to be lowered from
+ * outside (`lowerPriority`): a shell's script where no helper runs.
  */
 export function limitedChild(
   child: ChildCommand,
   limits: SandboxLimits,
+  helperSetsPriority = false,
 ): { child: ChildCommand; priorityInside: boolean } {
   const preamble = limitsPreamble(limits);
   const [flag, script, ...rest] = child.arguments;
   if (SHELLS.has(path.basename(child.command)) && flag === "-c" && script !== undefined) {
-    return { child: { ...child, arguments: ["-c", preamble + script, ...rest] }, priorityInside: false };
+    return {
+      child: { ...child, arguments: ["-c", preamble + script, ...rest] },
+      priorityInside: helperSetsPriority,
+    };
   }
   const nice = String(limits.nice);
   const start =
-    limits.nice === 0 ? 'exec "$@"' : `command -v nice >/dev/null && exec nice -n ${nice} "$@"; exec "$@"`;
+    limits.nice === 0 || helperSetsPriority
+      ? 'exec "$@"'
+      : `command -v nice >/dev/null && exec nice -n ${nice} "$@"; exec "$@"`;
   return {
     child: {
       ...child,
@@ -63,6 +71,14 @@ export function limitedChild(
     },
     priorityInside: true,
   };
+}
+
+/**
+ * The CPU priority (a nice value) sandboxed processes run at: `limits.nice` steps below the
+ * daemon's own, as `nice -n` inside does, at most 19.
+ */
+export function sandboxPriority(limits: SandboxLimits): number {
+  return Math.min(19, os.getPriority() + limits.nice);
 }
 
 /**
@@ -76,8 +92,7 @@ export function limitedChild(
  */
 export function lowerPriority(pid: number | undefined, limits: SandboxLimits): void {
   if (pid === undefined || limits.nice === 0) return;
-  // As `nice -n` inside does: that many steps below the daemon's own priority.
-  const priority = Math.min(19, os.getPriority() + limits.nice);
+  const priority = sandboxPriority(limits);
   const pending = [pid];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     try {
