@@ -86,9 +86,6 @@ export async function prepareSandboxedChild(
   const lower = (subprocess: Pick<ChildProcess, "pid">) => {
     if (limited === undefined || limited.priorityInside) return;
     lowerPriority(subprocess.pid, policy.limits);
-    // Once more after this tick: a process bubblewrap was still cloning (copying its namespaces)
-    // inherited the old priority and was not yet among its children.
-    setImmediate(() => lowerPriority(subprocess.pid, policy.limits));
   };
   if (policy.mode === "off") {
     return {
