@@ -111,7 +111,8 @@ const floors = {
     ? {}
     : {
         "bwrap + handoff, same isolation": () => {
-          const invocation = handoffInvocation(handoff, 3128, ["bash", "-c", "true"], environment);
+          const priority = Math.min(19, os.getPriority() + 10);
+          const invocation = handoffInvocation(handoff, 3128, priority, ["bash", "-c", "true"], environment);
           return spawned(
             "bwrap",
             [

@@ -13,6 +13,7 @@ import type { AgentDefinition } from "./agent-definition.js";
 import { applyCapabilities } from "./apply-capabilities.js";
 import { checkSandboxBinds } from "./check-sandbox-binds.js";
 import { checkSandboxConsent } from "./check-sandbox-consent.js";
+import { ignoredSandboxLimits, ignoredSandboxLimitWarning } from "./ignored-sandbox-limits.js";
 import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import { BUILTIN_TOOL_NAMES, RUN_TOOL_NAMES } from "../tools/builtin/builtin-tool-names.js";
@@ -69,6 +70,10 @@ export function buildAgentDefinition(
   const { sandbox } = capabilities;
   const unsandboxed = unsandboxedDescription(sandbox);
   if (unsandboxed !== undefined) warnings.push(`${whereIs(agent, ["sandbox"])} ${unsandboxed}`);
+  for (const limit of ignoredSandboxLimits(frontmatter.sandbox, config.sandbox.limits)) {
+    const where = whereIs(agent, ["sandbox", "limits", limit.key]);
+    warnings.push(`${where} ${ignoredSandboxLimitWarning(limit)}`);
+  }
   const name = frontmatter.name ?? agent.id;
   const definedLimits = Object.entries(frontmatter.limits ?? {}).filter(([, value]) => value !== undefined);
   const definedApprovals = Object.entries(frontmatter.approvals ?? {}).filter(

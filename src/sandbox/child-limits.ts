@@ -38,23 +38,31 @@ const COMMAND_CHECK =
 /**
  * The child with its limits applied inside the sandbox. A shell's `-c` script (the shell tool's
  * and hooks' `bash -c`) starts with the preamble, on its first line, so that its line numbers
- * stay, and no process is added to the call (its priority is lowered from outside:
- * `lowerPriority`). Any other command (a CLI worker, an MCP server, started far less often) runs
- * through `sh -c '<preamble> exec nice -n <nice> "$@"'`: two small execs at its start, and its
- * priority set from inside, before it runs, without a race.
+ * stay, and no process is added to the call. Any other command (a CLI worker, an MCP server,
+ * started far less often) runs through `sh -c '<preamble> exec nice -n <nice> "$@"'`: two small
+ * execs at its start. `helperSetsPriority`: a helper the sandbox runs before the command (the
+ * listener handoff's perl, the node bridge) sets the priority itself (sandboxPriority), so the
+ * wrapper adds no `nice`. `priorityInside` is false when the priority is still to be lowered from
+ * outside (`lowerPriority`): a shell's script where no helper runs.
  */
 export function limitedChild(
   child: ChildCommand,
   limits: SandboxLimits,
+  helperSetsPriority = false,
 ): { child: ChildCommand; priorityInside: boolean } {
   const preamble = limitsPreamble(limits);
   const [flag, script, ...rest] = child.arguments;
   if (SHELLS.has(path.basename(child.command)) && flag === "-c" && script !== undefined) {
-    return { child: { ...child, arguments: ["-c", preamble + script, ...rest] }, priorityInside: false };
+    return {
+      child: { ...child, arguments: ["-c", preamble + script, ...rest] },
+      priorityInside: helperSetsPriority,
+    };
   }
   const nice = String(limits.nice);
   const start =
-    limits.nice === 0 ? 'exec "$@"' : `command -v nice >/dev/null && exec nice -n ${nice} "$@"; exec "$@"`;
+    limits.nice === 0 || helperSetsPriority
+      ? 'exec "$@"'
+      : `command -v nice >/dev/null && exec nice -n ${nice} "$@"; exec "$@"`;
   return {
     child: {
       ...child,
@@ -66,18 +74,28 @@ export function limitedChild(
 }
 
 /**
+ * The CPU priority (a nice value) sandboxed processes run at: `limits.nice` steps below the
+ * daemon's own, as `nice -n` inside does, at most 19.
+ */
+export function sandboxPriority(limits: SandboxLimits): number {
+  return Math.min(19, os.getPriority() + limits.nice);
+}
+
+/**
  * Lowers the CPU priority (`nice` steps below the daemon's) of the sandbox's first process (bubblewrap) right after it started, and
  * of whatever it forked already (its namespace's init, the command's shell, still setting up):
  * every process they start inherits it, and none may raise it again (RLIMIT_NICE is 0 unless the
  * operator raised it). A handful of reads of /proc on each call; never throws (a process that is
- * gone already slows nothing down). Best effort: a process bubblewrap is cloning at that moment
- * is not yet among its children and keeps the old priority (the caller looks again a tick later);
- * the process limit, set from inside, is what bounds a bomb.
+ * gone already slows nothing down). Best effort: a process bubblewrap (or its init) is forking at
+ * that moment is not yet among its children and keeps the old priority, about 1 call in 100 at a
+ * load of 8 to 13 on 2 cores. A second pass a tick later missed as many (its own fork in flight)
+ * for twice the reads, so there is one. Race-free would be bubblewrap's --info-fd and --block-fd
+ * (its namespace's first process waits until the daemon lowered it): two more pipes a call, a
+ * quarter more of the daemon's CPU per call. The process limit, set from inside, bounds a bomb.
  */
 export function lowerPriority(pid: number | undefined, limits: SandboxLimits): void {
   if (pid === undefined || limits.nice === 0) return;
-  // As `nice -n` inside does: that many steps below the daemon's own priority.
-  const priority = Math.min(19, os.getPriority() + limits.nice);
+  const priority = sandboxPriority(limits);
   const pending = [pid];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
     try {

@@ -28,13 +28,15 @@ const SYSTEM_CALLS: Record<string, readonly number[]> = {
 const SAVED = "AGENTD_HANDOFF_PERL";
 
 /**
- * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <command>
- * <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, and LC_ALL=C (perl
+ * Run by perl inside the sandbox (`perl -e HANDOFF_CODE <6 call numbers> <port> <priority>
+ * <command> <args…>`; perl's own environment holds no PERL* variable but PERL_BADLANG=0, and LC_ALL=C (perl
  * then reads no locale files at its start, a tenth of its run), so that nothing the
  * command's environment says changes what perl runs and a locale missing in the sandbox does not
  * make it warn; the command's PERL* variables and LC_ALL wait under other names, see SAVED, and are put back
  * before it runs),
- * under the seccomp filter, the channel on descriptor 4): makes a TCP socket listening on
+ * under the seccomp filter, the channel on descriptor 4): sets its own CPU priority to <priority>
+ * (the sandbox's nice value, child-limits.ts: the command inherits it, before it can start anything,
+ * so nothing it starts escapes it, and no `nice` runs), makes a TCP socket listening on
  * 127.0.0.1:<port> in the sandbox's own network namespace (AF_INET, which the filter allows), sends
  * it to the daemon over the channel as Node's IPC sends a handle (one JSON line with the descriptor
  * attached), closes the channel and its own copy of the socket (close-on-exec), and executes the
@@ -43,7 +45,8 @@ const SAVED = "AGENTD_HANDOFF_PERL";
  * Written for perl-base (Essential in Debian): the core language alone, no module.
  */
 export const HANDOFF_CODE = `
-my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port) = splice(@ARGV, 0, 7);
+my ($socket, $setsockopt, $bind, $listen, $sendmsg, $close, $port, $priority) = splice(@ARGV, 0, 8);
+setpriority(0, 0, $priority);
 my %restore;
 for my $i (0 .. (delete $ENV{${SAVED}} // 0) - 1) {
   $restore{delete $ENV{"${SAVED}_NAME_$i"}} = delete $ENV{"${SAVED}_VALUE_$i"};
@@ -78,6 +81,7 @@ exit($missing ? 127 : 126);
 export function handoffInvocation(
   program: HandoffProgram,
   port: number,
+  priority: number,
   command: string[],
   environment: Record<string, string>,
 ): { arguments: string[]; environment: Record<string, string> } {
@@ -97,6 +101,7 @@ export function handoffInvocation(
       HANDOFF_CODE,
       ...program.systemCalls.map(String),
       String(port),
+      String(priority),
       ...command,
     ],
     environment: { ...kept, ...saved, PERL_BADLANG: "0", LC_ALL: "C" },

@@ -11,8 +11,10 @@ export const BRIDGE_PORT = 3128;
 export const BRIDGE_CHANNEL_DESCRIPTOR = 4;
 
 /**
- * Code run by node inside the sandbox (`node -e BRIDGE_CODE <port> <command> <args…>`, the
- * channel on descriptor 4): listens on 127.0.0.1:<port>, carries each connection as a stream of
+ * Code run by node inside the sandbox (`node -e BRIDGE_CODE <port> <priority> <command> <args…>`,
+ * the channel on descriptor 4): sets its main thread's CPU priority to <priority> (the sandbox's
+ * nice value, child-limits.ts), which the command, spawned from that thread, inherits before it can
+ * start anything; listens on 127.0.0.1:<port>, carries each connection as a stream of
  * the channel (bridge-channel.ts, its source inlined) to the daemon, which connects it to the
  * child's proxy; then runs the command with the same stdio, passes on SIGTERM/SIGINT/SIGHUP, and
  * ends as it ended. The command gets /dev/null on descriptor 4, not the channel.
@@ -23,7 +25,12 @@ const net = require("node:net");
 const fs = require("node:fs");
 const { spawn } = require("node:child_process");
 const startBridgeChannel = ${startBridgeChannel.toString()};
-const [port, command, ...args] = process.argv.slice(1);
+const [port, priority, command, ...args] = process.argv.slice(1);
+try {
+  require("node:os").setPriority(Number(priority));
+} catch {
+  // Not allowed (a priority above the daemon's): the command runs at the bridge's.
+}
 const channel = new net.Socket({ fd: ${BRIDGE_CHANNEL_DESCRIPTOR}, readable: true, writable: true });
 const bridge = startBridgeChannel(channel, {});
 const server = net.createServer({ allowHalfOpen: true }, (client) => bridge.open(client));

@@ -16,7 +16,7 @@ import {
   handoffProgram,
   serveHandedListener,
 } from "./listener-handoff.js";
-import { limitedChild, lowerPriority } from "./child-limits.js";
+import { limitedChild, lowerPriority, sandboxPriority } from "./child-limits.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -78,14 +78,14 @@ export async function prepareSandboxedChild(
   policy: SandboxPolicy,
   unlimited: ChildCommand,
 ): Promise<PreparedChild> {
-  const limited = policy.mode === "off" ? undefined : limitedChild(unlimited, policy.limits);
+  // With a host list, the handoff's perl or the node bridge runs first and sets the priority.
+  const helperSetsPriority = policy.network.kind === "hosts";
+  const limited =
+    policy.mode === "off" ? undefined : limitedChild(unlimited, policy.limits, helperSetsPriority);
   const child = limited?.child ?? unlimited;
   const lower = (subprocess: Pick<ChildProcess, "pid">) => {
     if (limited === undefined || limited.priorityInside) return;
     lowerPriority(subprocess.pid, policy.limits);
-    // Once more after this tick: a process bubblewrap was still cloning (copying its namespaces)
-    // inherited the old priority and was not yet among its children.
-    setImmediate(() => lowerPriority(subprocess.pid, policy.limits));
   };
   if (policy.mode === "off") {
     return {
@@ -130,10 +130,13 @@ export async function prepareSandboxedChild(
     const proxy = unstartedNetworkProxy(policy.network.rules, {}, proxyOptions);
     const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
     const closeDescriptor = closeOnce(descriptor);
-    const invocation = handoffInvocation(handoff, BRIDGE_PORT, [child.command, ...child.arguments], {
-      ...child.environment,
-      ...proxyEnvironment,
-    });
+    const invocation = handoffInvocation(
+      handoff,
+      BRIDGE_PORT,
+      sandboxPriority(policy.limits),
+      [child.command, ...child.arguments],
+      { ...child.environment, ...proxyEnvironment },
+    );
     let listener: HandedListener | undefined;
     let releasedHandoff: Promise<void> | undefined;
     return {
@@ -195,6 +198,7 @@ export async function prepareSandboxedChild(
       "-e",
       BRIDGE_CODE,
       String(BRIDGE_PORT),
+      String(sandboxPriority(policy.limits)),
       child.command,
       ...child.arguments,
     ],

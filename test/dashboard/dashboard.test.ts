@@ -30,6 +30,7 @@ beforeAll(async () => {
   });
   workspace.writeAgent("waiter", { tools: [] });
   workspace.writeAgent("loose", { tools: [], sandbox: "off" });
+  workspace.writeAgent("greedy", { tools: [], sandbox: { limits: { processes: 100_000 } } });
   writeFileSync(
     path.join(workspace.root, "agents", "broken.md"),
     "---\ndescription: an agent with a bad limit\nlimits:\n  timeout: forever\n---\nNothing.\n",
@@ -178,6 +179,15 @@ describe("the dashboard in a real browser", () => {
     await browser.screenshot("run-unsandboxed");
     await page.goto("/#/agents/loose");
     await page.locator("table.runs-table .pill-unsandboxed").first().waitFor();
+    expect(browser.consoleErrors).toEqual([]);
+  });
+
+  it("lists an agent's warnings on its page: a sandbox limit its file may not raise", async () => {
+    const { page } = browser;
+    await page.goto("/#/agents/greedy");
+    await page
+      .locator(".panel-warnings li", { hasText: "sandbox.limits.processes: 100000 is ignored, 1024 applies" })
+      .waitFor();
     expect(browser.consoleErrors).toEqual([]);
   });
 

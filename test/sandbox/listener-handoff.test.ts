@@ -106,6 +106,7 @@ it("keeps the command's PERL* variables and LC_ALL from the handoff's perl and o
   const invocation = handoffInvocation(
     { perl: "/usr/bin/perl", systemCalls: [1, 2, 3, 4, 5, 6] },
     3128,
+    10,
     ["bash", "-c", "x"],
     {
       PATH: "/usr/bin",
@@ -122,7 +123,19 @@ it("keeps the command's PERL* variables and LC_ALL from the handoff's perl and o
     "PERL_BADLANG",
   ]);
   expect(invocation.environment["PATH"]).toBe("/usr/bin");
-  expect(invocation.arguments.slice(3)).toEqual(["1", "2", "3", "4", "5", "6", "3128", "bash", "-c", "x"]);
+  expect(invocation.arguments.slice(3)).toEqual([
+    "1",
+    "2",
+    "3",
+    "4",
+    "5",
+    "6",
+    "3128",
+    "10",
+    "bash",
+    "-c",
+    "x",
+  ]);
   for (const value of ["-Mevil", "/tmp/lib", "secret-value-91af", "PERL_TOKEN"]) {
     expect(invocation.arguments.join("\0")).not.toContain(value);
   }

@@ -1,7 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, readFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import os from "node:os";
+import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/config/sandbox-settings.js";
 import { type PreparedChild, prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
@@ -108,6 +109,35 @@ describe("a sandboxed call's resources", () => {
     }
     expect(readFileSync("/proc/self/oom_score_adj", "utf8")).toBe(daemonScore);
     expect(os.getPriority()).toBe(daemonPriority);
+  });
+
+  it("runs a host-list call at the lower priority from its start, set by perl or the node bridge, once", async () => {
+    project = projectForNobody();
+    const expected = String(Math.min(19, os.getPriority() + 10));
+    // Field 19 of /proc/<pid>/stat is the nice value: of bash itself, of a command it starts at once.
+    const probe = 'read -r -a stat </proc/$$/stat; echo "${stat[18]}"; cut -d" " -f19 /proc/self/stat';
+    const sandbox = { network: ["example.com"] };
+    const handedOver = await project.shell(probe, { sandbox });
+    expect(handedOver.output).toMatch(new RegExp(`^exit code 0\nstdout:\n${expected}\n${expected}\n`));
+    const bin = path.join(project.root, "bin-without-perl");
+    mkdirSync(bin);
+    for (const program of ["bwrap", "bash", "cut"])
+      symlinkSync(`/usr/bin/${program}`, path.join(bin, program));
+    const host = project.host({ ...process.env, HOME: project.home, PATH: bin });
+    const bridged = await project.shell(probe, { sandbox, host });
+    expect(bridged.output).toMatch(new RegExp(`^exit code 0\nstdout:\n${expected}\n${expected}\n`));
+    // A command that is not a shell (a CLI worker, an MCP server) is not lowered twice: by the
+    // helper, then by `nice`.
+    const policy = project.host().policyFor({
+      settings: { ...settingsWith({}), network: ["example.com"] },
+      workdir: project.workdir,
+      owner: 'MCP server "bridged"',
+    });
+    const cli = await startAsNobody(policy, "perl", [
+      "-e",
+      'open my $s, "<", "/proc/self/stat"; print((split / /, <$s>)[18], "\\n")',
+    ]);
+    expect(await cli.waitFor(/\n/)).toBe(`${expected}\n`);
   });
 
   it("an agent file may lower its limits, never raise them", async () => {

@@ -13,6 +13,8 @@ export interface DaemonProcessOptions {
   readyTimeoutMilliseconds?: number;
   /** The CLI entry to start (default: this repository's dist/cli/main.js). */
   main?: string;
+  /** Runs the daemon as this user (the test runs as root): its files must be that user's. */
+  user?: { uid: number; gid: number };
 }
 
 export interface HttpReply {
@@ -52,6 +54,7 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
       env: { ...environmentWithoutAgentd(), ...options.environment },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
+      ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     },
   );
   let stderr = "";

@@ -77,6 +77,16 @@ export function AgentView({ agentId }: { agentId: string }) {
               </ul>
             </Panel>
           ) : null}
+          {detail.warnings.length > 0 ? (
+            // What the definition ignored or narrowed (agentd validate lists the same).
+            <Panel title="Warnings" class="panel-warnings">
+              <ul class="plain">
+                {detail.warnings.map((text, index) => (
+                  <li key={index}>{text}</li>
+                ))}
+              </ul>
+            </Panel>
+          ) : null}
           <RunNow agent={detail} />
           <Panel title="Runs">
             <RunsTable
