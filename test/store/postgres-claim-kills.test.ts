@@ -75,6 +75,8 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
     let orphaned = 0;
     /** The latest fire a killed node left claimed and unsettled: a report must reach it. */
     let latestOrphan = "";
+    /** Per kill: the fire that picked the victim, and every claim the victim left unsettled. */
+    const kills: Array<{ claimed: string; held: string[] }> = [];
     for (let kill = 0; kill < KILLS; kill++) {
       const locker = new pg.Client({ connectionString: cluster.postgres.url });
       await locker.connect();
@@ -98,6 +100,7 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
           [claim.node],
         );
         orphaned += held.rows.length;
+        kills.push({ claimed: claim.scheduled_for, held: held.rows.map((row) => row.scheduled_for) });
         latestOrphan = held.rows.at(-1)?.scheduled_for ?? latestOrphan;
         await locker.query("COMMIT");
         await cluster.restart(index);
@@ -127,8 +130,8 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
       );
       if (horizon < latestOrphan)
         return { settled: false as const, waiting: `a catch-up up to ${latestOrphan}`, found, catchUps };
-      const claims = await database.query<{ scheduled_for: string; settled: boolean }>(
-        "SELECT scheduled_for, settled FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
+      const claims = await database.query<{ scheduled_for: string; settled: boolean; node: string }>(
+        "SELECT scheduled_for, settled, node FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
         [first, horizon],
       );
       const open = claims.rows.filter((row) => !row.settled).map((row) => row.scheduled_for);
@@ -154,6 +157,14 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
         unrun: unrun.length,
         found,
         catchUps,
+        // What a failed tally prints: every claim, every run of the window and what it ran for.
+        claims: claims.rows.map((row) => `${row.scheduled_for} ${row.node}`),
+        runs: runs
+          .filter((run) => "scheduled_for" in run.trigger && run.trigger.scheduled_for >= first)
+          .map((run) => ({ id: run.id, node: run.node, trigger: run.trigger, status: run.status }))
+          .sort((left, right) => JSON.stringify(left.trigger).localeCompare(JSON.stringify(right.trigger))),
+        unrunFires: unrun,
+        kills,
       };
     };
     const settled = await waitFor(
@@ -166,7 +177,14 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
     ).catch(async (error: unknown) => {
       throw new Error(`${String(error)}: ${JSON.stringify(await tally())}`);
     });
-    expect({ lost: settled.lost, doubled: settled.doubled }).toEqual({ lost: 0, doubled: 0 });
+    const { lost, doubled } = settled;
+    expect(
+      { lost, doubled },
+      `tally of every fire since ${first}: ${JSON.stringify(settled, null, 1)}`,
+    ).toEqual({
+      lost: 0,
+      doubled: 0,
+    });
     expect(settled.unrun).toBeGreaterThanOrEqual(KILLS);
     // run_once: every catch-up run's record says how many fires it stands for; its `missed`
     // event is the notice (a kill right after the run's record may lose it, never the account),
