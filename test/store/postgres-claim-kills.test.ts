@@ -24,9 +24,9 @@ interface MissedData {
 /**
  * Kill -9 during claims, on three real daemons and a one-second cron: each time, the node that
  * just claimed a fire is killed before its run can be written (a lock on the runs table holds
- * every run write meanwhile), then started again. Counted over every fire from the first kill to
- * the last report: fires lost (neither run nor counted by a `missed` report) 0, fires doubled (run
- * twice, or run and reported) 0.
+ * every run write meanwhile), then started again. Counted over every fire from the earliest one
+ * the first kill left unsettled to the last report: fires lost (neither run nor counted by a
+ * `missed` report) 0, fires doubled (run twice, or run and reported) 0.
  */
 describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 420_000 }, () => {
   const kit = useTestKit("file");
@@ -75,6 +75,8 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
     let orphaned = 0;
     /** The latest fire a killed node left claimed and unsettled: a report must reach it. */
     let latestOrphan = "";
+    /** Per kill: the fire that picked the victim, and every claim the victim left unsettled. */
+    const kills: Array<{ claimed: string; held: string[] }> = [];
     for (let kill = 0; kill < KILLS; kill++) {
       const locker = new pg.Client({ connectionString: cluster.postgres.url });
       await locker.connect();
@@ -89,7 +91,6 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
           );
           return rows.rows[0];
         }, "a fire claimed while no run can be written");
-        since ??= claim.scheduled_for;
         const victim = cluster.nodeWithId(claim.node);
         const index = cluster.nodes.indexOf(victim);
         await victim.kill();
@@ -97,7 +98,12 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
           "SELECT scheduled_for FROM agentd_schedule_fires WHERE node = $1 AND NOT settled ORDER BY scheduled_for",
           [claim.node],
         );
+        // The window starts at the first kill's earliest orphan, not at the fire that picked the
+        // victim: a fire it claimed just before the lock, whose run the lock held too, is orphaned
+        // with the others and counted by the same catch-up.
+        since ??= [claim.scheduled_for, ...held.rows.map((row) => row.scheduled_for)].sort()[0];
         orphaned += held.rows.length;
+        kills.push({ claimed: claim.scheduled_for, held: held.rows.map((row) => row.scheduled_for) });
         latestOrphan = held.rows.at(-1)?.scheduled_for ?? latestOrphan;
         await locker.query("COMMIT");
         await cluster.restart(index);
@@ -109,8 +115,9 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
     expect(orphaned).toBeGreaterThanOrEqual(KILLS);
 
     /**
-     * Every fire from the first kill up to the latest catch-up (a run under `run_once`, whose record
-     * says how many fires it stands for, or a `skip` report), once all of them are settled.
+     * Every fire from the first kill's earliest orphan up to the latest catch-up (a run under
+     * `run_once`, whose record says how many fires it stands for, or a `skip` report), once all of
+     * them are settled.
      */
     const tally = async () => {
       const found = await reports(first);
@@ -127,8 +134,8 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
       );
       if (horizon < latestOrphan)
         return { settled: false as const, waiting: `a catch-up up to ${latestOrphan}`, found, catchUps };
-      const claims = await database.query<{ scheduled_for: string; settled: boolean }>(
-        "SELECT scheduled_for, settled FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
+      const claims = await database.query<{ scheduled_for: string; settled: boolean; node: string }>(
+        "SELECT scheduled_for, settled, node FROM agentd_schedule_fires WHERE agent = 'ticker' AND scheduled_for >= $1 AND scheduled_for <= $2 ORDER BY scheduled_for",
         [first, horizon],
       );
       const open = claims.rows.filter((row) => !row.settled).map((row) => row.scheduled_for);
@@ -154,6 +161,14 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
         unrun: unrun.length,
         found,
         catchUps,
+        // What a failed tally prints: every claim, every run of the window and what it ran for.
+        claims: claims.rows.map((row) => `${row.scheduled_for} ${row.node}`),
+        runs: runs
+          .filter((run) => "scheduled_for" in run.trigger && run.trigger.scheduled_for >= first)
+          .map((run) => ({ id: run.id, node: run.node, trigger: run.trigger, status: run.status }))
+          .sort((left, right) => JSON.stringify(left.trigger).localeCompare(JSON.stringify(right.trigger))),
+        unrunFires: unrun,
+        kills,
       };
     };
     const settled = await waitFor(
@@ -166,7 +181,14 @@ describe.skipIf(missing !== undefined)("kill -9 during fire claims", { timeout: 
     ).catch(async (error: unknown) => {
       throw new Error(`${String(error)}: ${JSON.stringify(await tally())}`);
     });
-    expect({ lost: settled.lost, doubled: settled.doubled }).toEqual({ lost: 0, doubled: 0 });
+    const { lost, doubled } = settled;
+    expect(
+      { lost, doubled },
+      `tally of every fire since ${first}: ${JSON.stringify(settled, null, 1)}`,
+    ).toEqual({
+      lost: 0,
+      doubled: 0,
+    });
     expect(settled.unrun).toBeGreaterThanOrEqual(KILLS);
     // run_once: every catch-up run's record says how many fires it stands for; its `missed`
     // event is the notice (a kill right after the run's record may lose it, never the account),
