@@ -1,5 +1,6 @@
 import type { EventDraft } from "../events/agent-event.js";
 import type { Logger } from "../logging/logger.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import type { AuditDraft, AuditEntry } from "./audit-entry.js";
 import type { AuditLog } from "./audit-log.js";
 
@@ -8,6 +9,11 @@ export interface AuditRecorderOptions {
   logger: Logger;
   /** Publishes the `audit` event of an action on an agent (absent: the log only, e.g. the CLI). */
   publish?: (draft: EventDraft) => void;
+  /**
+   * The daemon's store state: an entry refused for lack of room (ENOSPC, EDQUOT, EROFS) makes the
+   * store full, as an event or a run record would (`/health` degraded, new runs refused).
+   */
+  storage?: Pick<StorageGate, "failed">;
 }
 
 /**
@@ -42,6 +48,7 @@ export class AuditRecorder {
     try {
       return await this.#options.log.append(draft);
     } catch (error) {
+      this.#options.storage?.failed(error);
       this.#options.logger.error(
         { err: error, action: draft.action, actor: draft.actor },
         "could not append to the audit log",

@@ -138,7 +138,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     },
     clock,
   };
-  configure(app, options, context.access);
+  configure(app, services, options, context.access);
   registerHealthRoutes(app, context);
   registerAuthRoutes(app, context);
   registerAgentRoutes(app, context);
@@ -221,11 +221,18 @@ function withRouteAccess<Document extends object>(document: Document, table: Rou
  * Validation, errors, authentication and roles, JSON bodies and the OpenAPI document: before any
  * route.
  */
-function configure(app: FastifyInstance, options: ApiServerOptions, access: ApiAccess): void {
+function configure(
+  app: FastifyInstance,
+  services: ApiServices,
+  options: ApiServerOptions,
+  access: ApiAccess,
+): void {
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializeAsIs);
   app.setErrorHandler((error, request, reply) => {
     const { statusCode, body, internal } = toErrorReply(error);
+    // A change refused for lack of room: the whole daemon is full, not only this request.
+    if (statusCode === 507) services.storage?.failed(error);
     if (internal) request.log.error({ err: error, url: loggableUrl(request.url) }, "request failed");
     return reply.status(statusCode).send(body);
   });

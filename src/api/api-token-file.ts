@@ -23,14 +23,31 @@ export function readApiTokenFile(dataDirectory: string): string | undefined {
       `cannot read ${apiTokenFile(dataDirectory)}: ${(error as Error).message}`,
       {
         file: apiTokenFile(dataDirectory),
-        hint: "move aside what is not a file there, or run as the user that owns the data folder, or set AGENTD_TOKEN",
+        hint: "move aside what is not a file there (a new token is written at start), or run as the user that owns the data folder, or set server.token in the config",
         cause: error,
       },
     );
   }
   const token = text.trim();
-  return token === "" ? undefined : token;
+  if (token === "") return undefined;
+  const unsendable = UNSENDABLE.exec(token);
+  if (unsendable !== null) {
+    const code = unsendable[0].codePointAt(0) ?? 0;
+    const what = code < 0x20 || code === 0x7f ? "a control character" : "a character outside printable ASCII";
+    throw new AgentdError(
+      "STORE_CORRUPT",
+      `${apiTokenFile(dataDirectory)} is damaged: its token holds ${what} (U+${code.toString(16).toUpperCase().padStart(4, "0")} at position ${unsendable.index + 1}), which no client can send in an Authorization header`,
+      {
+        file: apiTokenFile(dataDirectory),
+        hint: "delete it and start again (a new token is written; clients read it from the file), or set server.token in the config",
+      },
+    );
+  }
+  return token;
 }
+
+/** What a bearer token cannot hold: anything but visible ASCII (a header carries no other byte safely). */
+const UNSENDABLE = /[^\x21-\x7e]/u;
 
 /** Where the daemon's API token comes from. */
 export interface ApiTokenSource {

@@ -24,6 +24,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   SHUTTING_DOWN: 503,
   STORE_UNAVAILABLE: 503,
   STORAGE_FULL: 507,
+  // A state file damaged or replaced (a memory file by a folder): named, with what to do.
+  STORE_CORRUPT: 500,
   NODE_UNREACHABLE: 504,
 };
 

@@ -8,6 +8,7 @@ import type { Actor } from "../events/actor.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord, RunTrigger } from "../run-vocabulary/run-record.js";
 import { openAccessStores } from "../store/open-access-stores.js";
+import type { StorageGate } from "../util/storage-gate.js";
 
 /** The daemon's named tokens and its audit trail. */
 export interface DaemonAccess {
@@ -27,6 +28,8 @@ export interface OpenDaemonAccessOptions {
   token: string | undefined;
   /** Publishes the `audit` events (the daemon's bus). */
   publish: (draft: EventDraft) => void;
+  /** The store's state, told of an audit entry refused for lack of room. */
+  storage?: Pick<StorageGate, "failed"> | undefined;
 }
 
 /** Opens the token store and the audit log beside the daemon's store, and the registry on them. */
@@ -48,7 +51,12 @@ export async function openDaemonAccess(options: OpenDaemonAccessOptions): Promis
             logger,
             clock: options.clock,
           });
-    const audit = new AuditRecorder({ log: stores.audit, logger, publish: options.publish });
+    const audit = new AuditRecorder({
+      log: stores.audit,
+      logger,
+      publish: options.publish,
+      ...(options.storage === undefined ? {} : { storage: options.storage }),
+    });
     // Entries past `retention.audit_days` are deleted at start and every hour, as run history is.
     const retention = new AuditRetention({
       log: stores.audit,

@@ -210,6 +210,7 @@ async function serveDaemon(
     node: store.cluster.node,
     token,
     publish: (draft) => bus.publish(draft),
+    storage: store.storage,
   });
   // Runs started otherwise than by a request (schedules, triggers, sub-agents) are audited as they are created.
   core.whenRunCreated(auditedRunStarts(access.audit));

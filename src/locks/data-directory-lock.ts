@@ -3,6 +3,7 @@ import {
   closeSync,
   fsyncSync,
   linkSync,
+  lstatSync,
   mkdirSync,
   openSync,
   renameSync,
@@ -68,7 +69,14 @@ export class DataDirectoryLock {
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
       if (createExclusively(file, text)) return new DataDirectoryLock(file, text);
       const found = readLock(file);
-      if (found === "absent") continue;
+      if (found === "absent") {
+        // A link to nothing exists for the exclusive create and is absent for the read: no process
+        // will ever release it (it was "taken by other processes" until the attempts ran out).
+        if (lstatSync(file, { throwIfNoEntry: false })?.isSymbolicLink()) {
+          throw foreignLockError(file, "a symbolic link to nothing");
+        }
+        continue;
+      }
       if (found === "unreadable") {
         if (ageOf(file) < UNREADABLE_GRACE_MILLISECONDS) sleep(10);
         else removeStale(file, readText(file));
@@ -153,6 +161,15 @@ function lockedError(dataDirectory: string, holder: LockHolder): AgentdError {
   );
 }
 
+/** Something no agentd made in the lock file's place: a folder, a symbolic link to nothing. */
+function foreignLockError(file: string, what: string): AgentdError {
+  return new AgentdError(
+    "STORE_CORRUPT",
+    `${file} is ${what}, not a lock file: the data folder's lock cannot be taken`,
+    { file, hint: "move it aside (agentd makes the lock file itself) and start again" },
+  );
+}
+
 /** Creates the lock file with its whole content in one step; false when it exists. */
 function createExclusively(file: string, text: string): boolean {
   const temporary = writeTemporary(file, text);
@@ -206,7 +223,13 @@ function writeTemporary(file: string, text: string): string {
 type FoundLock = "absent" | "unreadable" | { holder: LockHolder; text: string };
 
 function readLock(file: string): FoundLock {
-  const text = readText(file);
+  let text: string | undefined;
+  try {
+    text = readText(file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EISDIR") throw foreignLockError(file, "a folder");
+    throw error;
+  }
   if (text === undefined) return "absent";
   try {
     const parsed = LockHolderSchema.safeParse(JSON.parse(text));

@@ -1,4 +1,6 @@
 import path from "node:path";
+import { AgentdError } from "../errors/agentd-error.js";
+import { errnoCodeOf } from "../util/errno-code.js";
 import { replaceFile } from "../util/replace-file.js";
 import type { MemoryKey } from "./memory-key.js";
 import type { MemoryStore, StoredMemory } from "./memory-store.js";
@@ -37,10 +39,23 @@ export class FileMemoryStore implements MemoryStore {
 
   async read(key: MemoryKey): Promise<StoredMemory> {
     let content = "";
+    const file = memoryFile(this.#dataDirectory, key);
     try {
-      content = await readRegularFile(memoryFile(this.#dataDirectory, key));
+      content = await readRegularFile(file);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+      if ((error as NodeJS.ErrnoException).code === "ENOENT")
+        return { content, version: memoryVersion(content) };
+      // A folder, a FIFO or a file of another user in its place: the operator's to fix, not a bug.
+      const name = path.relative(this.#dataDirectory, file);
+      throw new AgentdError(
+        "STORE_CORRUPT",
+        `the memory file ${name} cannot be read (${errnoCodeOf(error) ?? "error"})`,
+        {
+          file: name,
+          hint: "move aside what is in its place in data_dir (a memory is one Markdown file) and try again",
+          cause: error,
+        },
+      );
     }
     return { content, version: memoryVersion(content) };
   }

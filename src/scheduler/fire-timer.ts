@@ -1,5 +1,12 @@
 import type { Clock } from "../clock/clock.js";
 
+/**
+ * The longest the timer sleeps before it reads the wall clock again. Its waits are durations
+ * (monotonic), fire times are wall-clock times: a clock set forward (an operator, NTP after a
+ * suspend) past a fire armed hours ahead is noticed within this, not when the old wait runs out.
+ */
+export const MAX_FIRE_WAIT_MILLISECONDS = 60_000;
+
 /** A fire that is due: the agent and the time it was due at. */
 export interface DueFire {
   agentId: string;
@@ -57,7 +64,8 @@ export class FireTimer {
   #armAt(at: number): void {
     this.#disarm();
     this.#armedFor = at;
-    this.#cancel = this.#clock.setTimer(() => this.#wake(), at - this.#clock.now());
+    const wait = Math.min(at - this.#clock.now(), MAX_FIRE_WAIT_MILLISECONDS);
+    this.#cancel = this.#clock.setTimer(() => this.#wake(), wait);
   }
 
   #disarm(): void {
@@ -81,7 +89,7 @@ export class FireTimer {
         this.#handling = false;
       }
     }
-    // Early wake (a long wait is re-armed in steps) or the next soonest: one scan either way.
+    // Early wake (a wait is capped at MAX_FIRE_WAIT_MILLISECONDS) or the next soonest: one scan either way.
     this.#arm();
   }
 }

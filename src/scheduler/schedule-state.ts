@@ -6,6 +6,7 @@ import type { SpareFiles } from "../util/spare-files.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import type { ScheduleStates, UnsettledFire } from "./schedule-states.js";
 import { readRegularFileSync } from "../util/read-regular-file.js";
+import { errnoCodeOf } from "../util/errno-code.js";
 
 const AgentScheduleStateSchema = z.object({
   /** When the schedule last fired (ISO), whether the fire ran or was skipped. */
@@ -67,9 +68,12 @@ export class ScheduleState implements ScheduleStates {
     try {
       parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
     } catch (error) {
+      // A folder or a FIFO in its place is no JSON to fix: say what was met and what to do.
       logger.warn(
         { file, err: error },
-        "schedule state is not JSON; missed fires cannot be detected this time",
+        error instanceof SyntaxError
+          ? "schedule state is not JSON; missed fires cannot be detected this time"
+          : `schedule state cannot be read (${errnoCodeOf(error) ?? "error"}): move aside what is in its place; missed fires cannot be detected this time`,
       );
       return new ScheduleState(file, new Map());
     }

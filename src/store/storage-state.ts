@@ -28,6 +28,11 @@ export interface StorageStatus {
   readonly episodes: number;
   readonly reason: StorageFullReason | undefined;
   healthReasons(): StorageHealthReason[];
+  /**
+   * Tells of a write a request could not make (a token, a memory, an agent switch): one refused for
+   * lack of room makes the store full, as an event's would. True when it was such a failure.
+   */
+  failed(error: unknown, file?: string): boolean;
 }
 
 export interface StorageStateOptions {

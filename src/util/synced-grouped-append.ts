@@ -46,9 +46,15 @@ export class SyncedGroupedAppend {
   /** Writes and flushes what is pending, then closes the file kept open (a later append opens it again). */
   async close(): Promise<void> {
     this.#closed = true;
-    while (this.#flushing || this.#pending.length > 0) {
+    for (;;) {
       if (!this.#flushing && this.#pending.length > 0) this.#startFlush();
-      await this.#flushing;
+      const flushing = this.#flushing;
+      if (flushing === undefined) break;
+      await flushing;
+      // #startFlush clears the field before this await resumes. Were it ever left set, awaiting the
+      // settled promise again would loop in microtasks for good: 100% CPU, and no timer or signal
+      // handler ran again, so the daemon never finished its shutdown (a bad-day test saw it).
+      if (this.#flushing === flushing) this.#flushing = undefined;
     }
     this.#release();
   }

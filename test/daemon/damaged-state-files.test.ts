@@ -50,3 +50,29 @@ describe("data_dir's state files damaged at a start", () => {
     expect(start.stderr).toMatch(/error STORE_CORRUPT: .*agent-switches\.json.*fix or delete it/);
   });
 });
+
+describe("a damaged api.token at a start", () => {
+  it("stops with the file and what to do when the token holds a character no client can send", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    mkdirSync(project.dataDirectory, { recursive: true });
+    writeFileSync(path.join(project.dataDirectory, "api.token"), "Zm9v\u0001YmFy\u0007\n");
+    const start = await agentd(["start", "--config", project.configFile], {
+      cwd: project.root,
+      timeoutMilliseconds: 30_000,
+    });
+    expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
+    expect(start.stderr).toMatch(/error STORE_CORRUPT: .*api\.token.*control character.*delete it/);
+  });
+
+  it("says to move a folder aside or set server.token when api.token is a folder", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    mkdirSync(path.join(project.dataDirectory, "api.token"), { recursive: true });
+    const start = await agentd(["start", "--config", project.configFile], {
+      cwd: project.root,
+      timeoutMilliseconds: 30_000,
+    });
+    expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
+    expect(start.stderr).toMatch(/api\.token.*move aside.*server\.token/s);
+    expect(start.stderr).not.toMatch(/AGENTD_TOKEN/);
+  });
+});

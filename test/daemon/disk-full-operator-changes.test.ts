@@ -2,8 +2,9 @@ import { mkdirSync, rmSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { textReply } from "../support/scripted-llm-server.js";
-import { fillUp, mountSmallTmpfs, unmount } from "../support/small-disk.js";
+import { fillUp, health, mountSmallTmpfs, unmount } from "../support/small-disk.js";
 import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 
 const kit = useTestKit();
 
@@ -13,8 +14,10 @@ const kit = useTestKit();
  * changes go through and survive a restart.
  */
 describe("an operator's changes on a full data_dir", () => {
-  it("are refused with 507 STORAGE_FULL, then made and kept once it can", async (context) => {
-    const { project } = await kit.scriptedProject(() => textReply("done"));
+  it("are refused with 507 STORAGE_FULL and /health degraded, then made and kept once it can", async (context) => {
+    const { project } = await kit.scriptedProject(() => textReply("done"), {
+      config: { store: { probe_interval: "150ms" } },
+    });
     mkdirSync(project.dataDirectory, { recursive: true });
     if (!mountSmallTmpfs(project.dataDirectory, "4m")) {
       context.skip("cannot mount a tmpfs here (needs root): the test did not run");
@@ -37,8 +40,14 @@ describe("an operator's changes on a full data_dir", () => {
     expect(await changes()).toMatchObject([refused, refused, refused]);
     expect((await daemon.request("GET", "/tokens")).body).toMatchObject({ tokens: [] });
     expect((await daemon.request("GET", "/agents/keeper")).body).toMatchObject({ enabled: true });
+    // A refused change is the daemon's full state, not one request's: /health says so.
+    expect(await health(daemon)).toMatchObject({
+      status: "degraded",
+      reasons: [{ code: "STORAGE_FULL", error: "ENOSPC" }],
+    });
 
     rmSync(filler);
+    await waitFor(async () => (await health(daemon)).status === "ok", "GET /health ok");
     expect(await changes()).toMatchObject([{ status: 201 }, { status: 200 }, { status: 200 }]);
     await daemon.kill();
     const again = await kit.daemon(project.configFile);

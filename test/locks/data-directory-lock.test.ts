@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -35,6 +35,26 @@ function writeLock(directory: string, fields: Record<string, unknown>): void {
 }
 
 describe("DataDirectoryLock", () => {
+  it("says what is in the lock's place and what to do when a folder or a link to nothing is there", () => {
+    const withFolder = folder();
+    mkdirSync(lockFileOf(withFolder));
+    expect(() => DataDirectoryLock.acquire(withFolder, { command: "start" })).toThrow(
+      expect.objectContaining({
+        code: "STORE_CORRUPT",
+        message: expect.stringMatching(/agentd\.lock is a folder, not a lock file/),
+        hint: expect.stringMatching(/move it aside/),
+      }),
+    );
+    const withLink = folder();
+    symlinkSync(path.join(withLink, "gone"), lockFileOf(withLink));
+    expect(() => DataDirectoryLock.acquire(withLink, { command: "start" })).toThrow(
+      expect.objectContaining({
+        code: "STORE_CORRUPT",
+        message: expect.stringMatching(/agentd\.lock is a symbolic link to nothing, not a lock file/),
+      }),
+    );
+  });
+
   it("refuses a second holder while the first lives, naming it, and frees the folder on release", () => {
     const directory = folder();
     const first = DataDirectoryLock.acquire(directory, { command: "start" });
