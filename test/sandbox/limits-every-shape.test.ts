@@ -1,10 +1,7 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { chmodSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
-import { prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
-import { SandboxProject } from "./sandbox-project.js";
+import type { SandboxProject } from "./sandbox-project.js";
+import { projectForNobody, startAsNobody } from "./sandboxed-as-nobody.js";
 
 /**
  * Whatever shape a sandboxed command has (a shell's `-c` script, a shell with options before it,
@@ -12,7 +9,6 @@ import { SandboxProject } from "./sandbox-project.js";
  * hard limit, and cannot raise it. Run as `nobody`: root is exempt. (Behind a host list's handoff:
  * resource-bombs.test.ts.)
  */
-const NOBODY = 65534;
 let project: SandboxProject | undefined;
 afterEach(() => {
   project?.dispose();
@@ -21,9 +17,7 @@ afterEach(() => {
 
 /** What `command args` prints in a sandbox of 77 processes at most, started as `nobody`. */
 async function outputOf(command: string, args: string[]) {
-  const made = (project ??= new SandboxProject());
-  chmodSync(made.root, 0o755);
-  chmodSync(made.workdir, 0o777);
+  const made = (project ??= projectForNobody());
   const policy = made.host().policyFor({
     settings: {
       ...SandboxSettingsSchema.parse({}),
@@ -33,24 +27,8 @@ async function outputOf(command: string, args: string[]) {
     workdir: made.workdir,
     owner: 'agent "shapes"',
   });
-  const prepared = await prepareSandboxedChild(policy, {
-    command,
-    arguments: args,
-    workdir: made.workdir,
-    environment: { PATH: "/usr/bin:/bin", HOME: "/tmp" },
-  });
-  const child = spawn(prepared.command, prepared.arguments, {
-    cwd: "/",
-    env: prepared.environment,
-    uid: NOBODY,
-    gid: NOBODY,
-    stdio: ["ignore", "pipe", "pipe", ...prepared.extraStdio],
-  });
-  prepared.started(child);
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  await once(child, "close");
+  const { prepared, ended } = await startAsNobody(policy, command, args);
+  const output = await ended;
   await prepared.release();
   return output;
 }

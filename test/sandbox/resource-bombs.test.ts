@@ -1,13 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { chmodSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
+import { mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SandboxSettingsSchema, mergeSandboxSettings } from "../../src/config/sandbox-settings.js";
-import { type PreparedChild, prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
+import type { PreparedChild } from "../../src/sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
 import { SandboxProject } from "./sandbox-project.js";
+import { NOBODY, projectForNobody, startAsNobody as startSandboxedAsNobody } from "./sandboxed-as-nobody.js";
 
 /**
  * A hostile page's resource bomb takes down only its own call: every sandboxed process is the OOM
@@ -15,7 +16,6 @@ import { SandboxProject } from "./sandbox-project.js";
  * processes at once. Bombs here are bounded (a loop that stops at 200 forks) and run as `nobody`:
  * the kernel exempts root, which runs these tests, from the process limit.
  */
-const NOBODY = 65534;
 let project: SandboxProject | undefined;
 const started: { child: ChildProcess; prepared: PreparedChild }[] = [];
 afterEach(async () => {
@@ -48,47 +48,11 @@ function policyFor(sandboxProject: SandboxProject, limits: Record<string, number
   });
 }
 
-/** Starts `command` in the sandbox as `nobody`, as the daemon of a packaged install would (non-root). */
+/** Starts `command` in the sandbox as `nobody`; killed after the test if it still runs. */
 async function startAsNobody(policy: SandboxPolicy, command: string, args: string[]) {
-  const prepared = await prepareSandboxedChild(policy, {
-    command,
-    arguments: args,
-    workdir: policy.workdir,
-    environment: { PATH: "/usr/bin:/bin", HOME: "/tmp" },
-  });
-  const child = spawn(prepared.command, prepared.arguments, {
-    cwd: "/",
-    env: prepared.environment,
-    uid: NOBODY,
-    gid: NOBODY,
-    stdio: ["ignore", "pipe", "pipe", ...prepared.extraStdio],
-  });
-  prepared.started(child);
-  started.push({ child, prepared });
-  let output = "";
-  child.stdout?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  child.stderr?.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
-  /** Resolves with the output so far once it matches `pattern` (or the child ended). */
-  const waitFor = (pattern: RegExp) =>
-    new Promise<string>((resolve) => {
-      const check = () => {
-        if (pattern.test(output) || child.exitCode !== null || child.signalCode !== null) resolve(output);
-      };
-      child.stdout?.on("data", check);
-      child.stderr?.on("data", check);
-      child.on("close", check);
-      check();
-    });
-  const ended = once(child, "close").then(() => output);
-  return { child, waitFor, ended };
-}
-
-/** A project a non-root bubblewrap can enter (its root is made only for the owner). */
-function projectForNobody(): SandboxProject {
-  const made = new SandboxProject();
-  chmodSync(made.root, 0o755);
-  chmodSync(made.workdir, 0o777);
-  return made;
+  const launched = await startSandboxedAsNobody(policy, command, args);
+  started.push({ child: launched.child, prepared: launched.prepared });
+  return launched;
 }
 
 /** A bounded fork bomb: 200 forks that each sleep, the count of those the kernel refused, then a wait. */
