@@ -144,13 +144,14 @@ export function learningSecretsFirst(
 /**
  * The model, asked only once the redactor knows the vault's current values: a secret set while a
  * run is under way is masked from that run's next model turn on (its answer, its events, its
- * result), not only from the next run. One `stat` of the vault file a turn, a read only when it
- * changed; not for a keychain, which may prompt (it is read when a run starts).
+ * result), not only from the next run. For the file vault only: one `stat` of its file a turn, a
+ * read only when it changed. The environment cannot change under a running daemon, and a keychain
+ * may prompt (it is read when a run starts).
  */
 export function learningSecretsEachTurn(model: ModelProvider, learner: SecretLearner): ModelProvider {
   return {
     async complete(request, options) {
-      // A file or env vault: a stat, and a read only when it changed; neither can hang.
+      // A stat, and a read only when the file changed: it cannot hang.
       await learner.refresh();
       return model.complete(request, options);
     },

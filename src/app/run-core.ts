@@ -370,9 +370,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     options.model ?? ModelClient.fromConfig(config.llm, options.ownModelConnections === true);
   const secretLearner = createSecretLearner(secrets, logger.child({ module: "vault" }));
   const learnedModel =
-    secrets.vault.backend === "keychain"
-      ? untracedModel
-      : learningSecretsEachTurn(untracedModel, secretLearner);
+    secrets.vault.backend === "file" ? learningSecretsEachTurn(untracedModel, secretLearner) : untracedModel;
   const model = traced
     ? tracedModel(learnedModel, { endpoint: config.llm.base_url, content: traced.content })
     : learnedModel;
