@@ -1,42 +1,14 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { httpErrorReply, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { recordingReceiver } from "../support/recording-receiver.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { agentEvents, startRun, waitForRunEnd } from "./api-shapes.js";
 
 const kit = useTestKit();
-
-interface Received {
-  path: string;
-  body: string;
-}
-
-/** A local receiver answering `status()` (200 by default) to every POST, recording them. */
-async function receiver(status: () => number = () => 200): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = "";
-    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-    request.on("end", () => {
-      received.push({ path: request.url ?? "", body });
-      response.writeHead(status()).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  kit.defer(
-    () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
-}
 
 const SLACK_TOKEN = "slack-webhook-token-0123456789";
 
@@ -54,7 +26,7 @@ async function deliveries(daemon: { request: (method: string, path: string) => P
 
 describe("deliveries of the daemon", () => {
   it("delivers changed results only, lets the agent notify, and keeps the target's secret out of events", async () => {
-    const chat = await receiver();
+    const chat = await recordingReceiver(kit);
     const { llm, project } = await kit.scriptedProject(undefined, { config: { vault: { backend: "env" } } });
     llm.setDefaultReply((request) =>
       textReply(JSON.stringify(request.body?.messages ?? []).includes("second-result") ? "B" : "A"),
@@ -147,7 +119,7 @@ describe("deliveries of the daemon", () => {
 
   it("sends a pending delivery after a kill -9 of the daemon", async () => {
     let up = false;
-    const hook = await receiver(() => (up ? 200 : 500));
+    const hook = await recordingReceiver(kit, () => (up ? 200 : 500));
     const { project } = await kit.scriptedProject(textReply("the digest"));
     project.writeAgent("digest", { deliver: [{ to: "slack", url: `${hook.url}/services/x` }] });
     const first = await kit.daemon(project.configFile);

@@ -1,6 +1,5 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { SMTPServer } from "smtp-server";
@@ -9,6 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startRun } from "../daemon/api-shapes.js";
 import { textReply } from "../support/scripted-llm-server.js";
+import { recordingReceiver } from "../support/recording-receiver.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -27,37 +27,6 @@ function blocks(page: string, heading: string, language: string): string[] {
   );
 }
 
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A local HTTPS-less stand-in for Slack and the CI: records every POST, answers 200. */
-async function receiver(): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = "";
-    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-    request.on("end", () => {
-      const headers = Object.fromEntries(
-        Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
-      );
-      received.push({ path: request.url ?? "", headers, body });
-      response.writeHead(200).end("ok");
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  kit.defer(
-    () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
-}
-
 const SMTP_PASSWORD = "smtp-password-of-the-example";
 const GITHUB_SECRET = "github-webhook-secret-of-the-example";
 const VERDICT_SECRET = `whsec_${Buffer.from("verdict-signing-key-of-the-example").toString("base64")}`;
@@ -74,8 +43,8 @@ describe("the docs' worked examples", () => {
       timeout: 120_000,
     },
     async () => {
-      const slack = await receiver();
-      const ci = await receiver();
+      const slack = await recordingReceiver(kit);
+      const ci = await recordingReceiver(kit);
       const mails: Array<{ to: string[]; data: string }> = [];
       const smtp = new SMTPServer({
         authOptional: false,

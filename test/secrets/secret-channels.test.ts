@@ -1,6 +1,3 @@
-import { once } from "node:events";
-import { type IncomingMessage, type ServerResponse, createServer } from "node:http";
-import type { AddressInfo } from "node:net";
 import { mkdirSync, readFileSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,6 +7,7 @@ import { operationsOf } from "../support/openapi-operations.js";
 import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { postgresMissingReason, startPostgres } from "../support/postgres-server.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { recordingReceiver } from "../support/recording-receiver.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { startRun, waitForRunEnd } from "../daemon/api-shapes.js";
@@ -35,29 +33,6 @@ function filesUnder(folder: string): Array<{ where: string; text: string }> {
     .map((relative) => path.join(folder, relative))
     .filter((file) => statSync(file).isFile())
     .map((file) => ({ where: file, text: readFileSync(file, "latin1") }));
-}
-
-/** A local server recording every request's path and body, answering 200. */
-async function recorder(): Promise<{ url: string; received: Array<{ path: string; body: string }> }> {
-  const received: Array<{ path: string; body: string }> = [];
-  const server = createServer((request: IncomingMessage, response: ServerResponse) => {
-    let body = "";
-    request.setEncoding("utf8").on("data", (chunk: string) => (body += chunk));
-    request.on("end", () => {
-      received.push({ path: request.url ?? "", body });
-      response.writeHead(200, { "content-type": "application/json" }).end("{}");
-    });
-  });
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  kit.defer(
-    () =>
-      new Promise((resolve) => {
-        server.close(resolve);
-        server.closeAllConnections();
-      }),
-  );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, received };
 }
 
 /** A GET's status and as much of its body as came within two seconds (a stream never ends). */
@@ -130,7 +105,7 @@ describe("every channel a run's bytes leave the daemon by", () => {
       }
       const otlp = await startOtlpReceiver();
       kit.defer(() => otlp.close());
-      const hook = await recorder();
+      const hook = await recordingReceiver(kit);
       const { llm, project } = await kit.scriptedProject(undefined, {
         config: {
           log: { level: "debug", pretty: false },
