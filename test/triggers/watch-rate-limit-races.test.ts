@@ -13,6 +13,14 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
+/** A fresh folder with an inbox watched at `runs` starts an hour, and the clock its test drives. */
+function watchedInbox(runs: number) {
+  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
+  folders.push(root);
+  const definition = inboxWatcher(root, { runs, per: "1h" });
+  return { root, definition, clock: new ManualClock(Date.parse("2026-03-01T09:00:00Z")) };
+}
+
 /** A cluster's rate limit whose answers come when the test says (its store is slow). */
 class SlowRateLimit implements TriggerRateLimit {
   readonly waiting: Array<(verdict: RateVerdict) => void> = [];
@@ -36,10 +44,7 @@ class SlowRateLimit implements TriggerRateLimit {
  * with none, costing one of the hour's starts.
  */
 it("starts no run without paths when a second count was asked while the first was answered", async () => {
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
-  folders.push(root);
-  const definition = inboxWatcher(root, { runs: 12, per: "1h" });
-  const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+  const { root, definition, clock } = watchedInbox(12);
   const rateLimit = new SlowRateLimit();
   const { watches, started } = watchTriggersOn(clock, { rateLimit });
   try {
@@ -68,10 +73,7 @@ it("starts no run without paths when a second count was asked while the first wa
  * grows without bound; a removed file has nothing to read anyway.
  */
 it("forgets a waiting path once its file is removed, so waiting names stay bounded", async () => {
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
-  folders.push(root);
-  const definition = inboxWatcher(root, { runs: 1, per: "1h" });
-  const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+  const { root, definition, clock } = watchedInbox(1);
   const { watches, health, started } = watchTriggersOn(clock);
   try {
     await watches.apply(new TriggerSet([definition]).watches);
@@ -103,11 +105,8 @@ it("forgets a waiting path once its file is removed, so waiting names stay bound
  * new one rather than vanish ("past the limit nothing is lost").
  */
 it("keeps the paths waiting past the rate limit when the agent's definition changes", async () => {
-  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-"));
-  folders.push(root);
-  const definition = inboxWatcher(root, { runs: 1, per: "1h" });
+  const { root, definition, clock } = watchedInbox(1);
   const edited = { ...definition, hash: `${definition.hash}-edited`, instructions: "Edited." };
-  const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
   const { watches, health, started } = watchTriggersOn(clock);
   try {
     await watches.apply(new TriggerSet([definition]).watches);
