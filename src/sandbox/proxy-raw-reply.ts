@@ -21,12 +21,32 @@ export function endWithRawReply(socket: Duplex, status: number, reason: string):
 }
 
 /**
+ * How long a socket whose answer is written keeps reading (and dropping) what its client still
+ * sends before it is closed: a close with unread input makes the kernel answer with a reset,
+ * which can discard the answer before the client reads it (a slow sender never saw its 408).
+ */
+const LINGER_MILLISECONDS = 1_000;
+
+/**
  * Ends a socket once what is queued on it (and `last`, if given) is written, and closes it then,
- * even if the other side keeps its half open. A client that never reads is left to the socket's
- * idle timeout.
+ * even if the other side keeps its half open: at once when the client ends its side, else after
+ * LINGER_MILLISECONDS of reading and dropping its input. A client that never reads is left to the
+ * socket's idle timeout.
  */
 export function endAfterWrites(socket: Duplex, last?: string): void {
   if (last === undefined) socket.end();
   else socket.end(last);
-  socket.once("finish", () => socket.destroy());
+  socket.once("finish", () => {
+    if (socket.readableEnded) return socket.destroy();
+    const close = () => {
+      clearTimeout(linger);
+      socket.destroy();
+    };
+    const linger = setTimeout(close, LINGER_MILLISECONDS);
+    linger.unref();
+    socket.once("end", close);
+    socket.once("close", () => clearTimeout(linger));
+    socket.on("data", () => undefined);
+    socket.resume();
+  });
 }
