@@ -1,6 +1,5 @@
 import type { Cron } from "croner";
 import { cronClass } from "./croner.js";
-import type { Schedule } from "../definitions/agent-schema.js";
 
 /**
  * Built patterns kept for reuse: the one a file's check builds is the one the scheduler asks for
@@ -10,13 +9,14 @@ import type { Schedule } from "../definitions/agent-schema.js";
 const CACHE_LIMIT = 4_096;
 const cache = new Map<string, Cron>();
 
-/** croner's timezone option for a schedule (none: the daemon's local time). */
-export function timezoneOption(schedule: Schedule): { timezone?: string } {
-  return schedule.timezone ? { timezone: schedule.timezone } : {};
+/** What of a schedule its fire times depend on (no timezone: the daemon's local time). */
+export interface CronSchedule {
+  cron: string;
+  timezone?: string | undefined;
 }
 
 /** What identifies a schedule's fire times: its cron and timezone. */
-export function patternKey(schedule: Pick<Schedule, "cron" | "timezone">): string {
+export function patternKey(schedule: CronSchedule): string {
   return `${schedule.cron}\u0000${schedule.timezone ?? ""}`;
 }
 
@@ -26,7 +26,7 @@ export function patternKey(schedule: Pick<Schedule, "cron" | "timezone">): strin
  * asks it for fire times, so no agent holds a croner job while it is idle. Throws croner's error
  * for an invalid expression or timezone (nothing is kept then).
  */
-export function cronFor(schedule: Pick<Schedule, "cron" | "timezone">): Cron {
+export function cronFor(schedule: CronSchedule): Cron {
   const key = patternKey(schedule);
   let cron = cache.get(key);
   if (cron) {
@@ -49,7 +49,7 @@ export function cronFor(schedule: Pick<Schedule, "cron" | "timezone">): Cron {
 }
 
 /** The first fire strictly after `after`, or undefined when the pattern never fires again. */
-export function nextFireAfter(schedule: Schedule, after: number): number | undefined {
+export function nextFireAfter(schedule: CronSchedule, after: number): number | undefined {
   return cronFor(schedule).nextRun(new Date(after))?.getTime();
 }
 
