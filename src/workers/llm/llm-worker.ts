@@ -108,42 +108,23 @@ export class LlmWorker implements Worker {
     const tools = new OfferedTools(specs, failures);
     let messages = startingMessages(context, options);
     const checkpoints = context.checkpoints;
-    /** Counts the saves asked for: a save kept for after the launches is dropped once a later one came. */
-    let saves = 0;
-    /** The state to save now, `current` an array of its own (the loop goes on adding to its history). */
-    const stateOf = (current: ChatMessage[]) => ({
-      round: budget.iterations,
-      messages: current,
-      usage: budget.usage,
-      cost_usd: budget.costUsd,
-      removed_tools: [...failures.disabled],
-      recent_calls: detector.recentCalls(),
-    });
-    const write = (state: ReturnType<typeof stateOf>) => {
+    /** Whether round 0 still waits to be saved (a later save replaces it). */
+    let firstSavePending = false;
+    /** Saves `current`, an array of its own: the loop goes on adding to its history after the save. */
+    const save = (current: ChatMessage[]) => {
       if (checkpoints === undefined) return undefined;
-      const saved = checkpoints.save(state);
+      firstSavePending = false;
+      const saved = checkpoints.save({
+        round: budget.iterations,
+        messages: current,
+        usage: budget.usage,
+        cost_usd: budget.costUsd,
+        removed_tools: [...failures.disabled],
+        recent_calls: detector.recentCalls(),
+      });
       // Awaited where it matters (before a round's tools run), where a failure to write shows too.
       saved.catch(() => undefined);
       return saved;
-    };
-    const save = (current: ChatMessage[]) => {
-      saves += 1;
-      return write(stateOf(current));
-    };
-    /**
-     * Saves `current` once the runs launched with this one sent their first model request, unless a
-     * later save came first (it holds more): for a state nothing waits for on disk.
-     */
-    const saveAfterLaunches = (current: ChatMessage[]) => {
-      if (checkpoints === undefined) return;
-      saves += 1;
-      const asked = saves;
-      const state = stateOf(current);
-      const job = () => {
-        if (saves === asked) void write(state);
-      };
-      if (context.afterLaunches) context.afterLaunches(job);
-      else job();
     };
     const from = checkpoints?.resumeFrom;
     if (from) {
@@ -162,9 +143,12 @@ export class LlmWorker implements Worker {
     // answers them twice.
     if (from) await save([...messages]);
     else {
-      // In the next turn: the launch under way is this run's own until its first request is out.
       const initial = [...messages];
-      setImmediate(() => saveAfterLaunches(initial));
+      firstSavePending = true;
+      const saveFirst = () => {
+        if (firstSavePending) void save(initial);
+      };
+      setImmediate(() => (context.afterLaunches ? context.afterLaunches(saveFirst) : saveFirst()));
     }
     for (;;) {
       control.signal.throwIfAborted();
@@ -180,16 +164,10 @@ export class LlmWorker implements Worker {
       budget.record(response.usage, response.costUsd);
       if (response.text) run.lastText = response.text;
       messages.push(assistantMessage(response));
-      if (response.toolCalls.length > 0) {
-        // On disk before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
-        const saved = save([...messages]);
-        // A stop does not wait for a store that is away; the tools then do not run.
-        if (saved) await settleOrAbandon(saved, control.signal, 0);
-      } else {
-        // An answer without tool calls: nothing waits for its save, so the first requests of the
-        // runs still launching go first (the run's end, kept for after them too, follows it).
-        saveAfterLaunches([...messages]);
-      }
+      // On disk before the tools run: a call cut off by a crash is answered as interrupted, never rerun.
+      const saved = save([...messages]);
+      // A stop does not wait for a store that is away; the tools then do not run.
+      if (saved && response.toolCalls.length > 0) await settleOrAbandon(saved, control.signal, 0);
 
       if (response.toolCalls.length === 0) {
         answerParts.push(response.text);

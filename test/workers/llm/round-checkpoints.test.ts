@@ -78,20 +78,4 @@ describe("the checkpoint of a round", () => {
     expect((next.at(-1) as ChatMessage).role).toBe("user");
     expect(lastSaveBefore(saves, next.length)).toEqual(next);
   });
-
-  it("saves an answer without tool calls once the launches under way are over, the newest state only", async () => {
-    const { harness, saves } = checkpointedHarness();
-    const kept: Array<() => void> = [];
-    harness.context.afterLaunches = (job) => kept.push(job);
-    server.enqueue(textReply("done"));
-    expect(await harness.run()).toMatchObject({ status: "completed", result: "done" });
-    // Nothing waited for either save: both were kept for after the launches (round 0's in the
-    // turn after the start, the answer's as it came).
-    expect(saves).toEqual([]);
-    for (const job of kept) job();
-    // Round 0's save came before a newer one and is dropped: the older state never lands last.
-    expect(saves).toHaveLength(1);
-    expect(saves[0]?.round).toBe(1);
-    expect(saves[0]?.messages.at(-1)).toEqual({ role: "assistant", content: "done" });
-  });
 });
