@@ -1,5 +1,9 @@
-import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { SecretRedactor } from "./secret-redactor.js";
+
+/** What holds a prompt: an agent's definition, one object per definition version. */
+interface Prompted {
+  readonly systemPrompt: string;
+}
 
 /**
  * Agents' system prompts masked with the vault's values, each once per definition version while
@@ -10,14 +14,14 @@ import type { SecretRedactor } from "./secret-redactor.js";
  */
 export class MaskedPrompts {
   readonly #redactor: Pick<SecretRedactor, "redactText" | "learned">;
-  readonly #masked = new WeakMap<AgentDefinition, { learned: number; text: string }>();
+  readonly #masked = new WeakMap<Prompted, { learned: number; text: string }>();
 
   constructor(redactor: Pick<SecretRedactor, "redactText" | "learned">) {
     this.#redactor = redactor;
   }
 
   /** The definition's system prompt, masked with every value the redactor knows now. */
-  of(definition: AgentDefinition): string {
+  of(definition: Prompted): string {
     const learned = this.#redactor.learned;
     const known = this.#masked.get(definition);
     if (known !== undefined && known.learned === learned) return known.text;
