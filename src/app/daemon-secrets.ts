@@ -10,6 +10,7 @@ import type { Logger } from "../logging/logger.js";
 import { learnVaultSecrets } from "../vault/learn-vault-secrets.js";
 import { protectConfigSecrets } from "../secrets/protect-config-secrets.js";
 import { protectVaultMaterial } from "../secrets/protect-vault-material.js";
+import { MaskedPrompts } from "../secrets/masked-prompts.js";
 import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
@@ -118,8 +119,11 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
 export function learningSecretsFirst(
   workerFor: (definition: AgentDefinition) => Worker,
   learner: SecretLearner,
-  redact: (text: string) => string,
+  redactor: Pick<SecretRedactor, "redactText" | "learned">,
 ): (definition: AgentDefinition) => Worker {
+  const redact = redactor.redactText;
+  // The same for every run of a definition version: masked once while nothing new is learned.
+  const prompts = new MaskedPrompts(redactor);
   return (definition) => {
     const worker = workerFor(definition);
     return {
@@ -127,14 +131,14 @@ export function learningSecretsFirst(
         // A keychain that never answers must not make the run unstoppable.
         await settleOrAbandon(learner.refresh(), context.control.signal, 0);
         const task = redact(context.task);
-        const systemPrompt = redact(definition.systemPrompt);
+        const systemPrompt = prompts.of(definition);
         if (systemPrompt === definition.systemPrompt) return worker.run({ ...context, task });
         // Rarely: the wrapped workers (the memory's) read the definition they were made for.
         const masked = { ...definition, systemPrompt };
         return workerFor(masked).run({
           ...context,
           task,
-          definition: { ...context.definition, systemPrompt: redact(context.definition.systemPrompt) },
+          definition: { ...context.definition, systemPrompt: prompts.of(context.definition) },
         });
       },
     };

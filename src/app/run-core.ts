@@ -402,7 +402,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const workerFor = learningSecretsFirst(
     traced ? tracedWorkerFor(untracedWorkerFor, traced) : untracedWorkerFor,
     secretLearner,
-    redactor.redactText,
+    redactor,
   );
   // Before the run manager: runs recovery ends as crashed are delivered too.
   deliveries.follow({

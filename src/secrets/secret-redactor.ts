@@ -107,6 +107,8 @@ export class SecretRedactor {
   readonly #exact = new FormSet();
   /** Long texts masked lately, and what they were masked to, since the last `add`. */
   readonly #remembered = new Map<string, string>();
+  /** Values learned so far (`learned`). */
+  #learned = 0;
 
   /**
    * Learns a secret value; later output containing it is masked as `[secret:name]`. A value shorter
@@ -116,6 +118,7 @@ export class SecretRedactor {
     if (value.length < MIN_REDACTED_LENGTH) return;
     // A text masked before may hold this value (or show a known value under this name now).
     this.#remembered.clear();
+    this.#learned += 1;
     const { written, encoded, caseless, decimal, octal } = secretForms(value);
     this.#decimal.add(decimal, name);
     this.#decimal.add(octal, name);
@@ -129,6 +132,14 @@ export class SecretRedactor {
   /** Whether this value is already masked (under whatever name it was learned). */
   knows(value: string): boolean {
     return this.#exact.names.has(value);
+  }
+
+  /**
+   * How many values were learned so far (a value learned again under another name counts too): a
+   * text masked while this stays the same is masked the same way.
+   */
+  get learned(): number {
+    return this.#learned;
   }
 
   /** How many forms are known (an empty redactor passes text through untouched). */
