@@ -1,5 +1,7 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
+import { CappedText } from "./capped-text.js";
+import { MAX_CLI_TEXT_CHARACTERS } from "./cli-output-limits.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 
 /** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
@@ -60,9 +62,10 @@ export class CliTranscript {
   readonly #agent: string;
   readonly #runId: string;
   readonly #startedAt = new Map<string, number>();
-  #pendingText = "";
+  /** Streamed text not yet published, cut past `MAX_CLI_TEXT_CHARACTERS`. */
+  readonly #pendingText = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
   /** Text since the last tool call: the answer for tools that have no final `result` line. */
-  #answer = "";
+  readonly #answer = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's answer");
 
   constructor(events: EventPublisher, agent: string, runId: string) {
     this.#events = events;
@@ -74,23 +77,25 @@ export class CliTranscript {
   get answer(): string {
     this.flush();
     if (this.final && !this.final.isError) return this.final.text;
-    return this.#answer.trim();
+    return this.#answer.text.trim();
   }
 
-  /** A whole piece of model text. */
+  /** A whole piece of model text (cut past `MAX_CLI_TEXT_CHARACTERS`, with a note). */
   thought(text: string): void {
     this.flush();
-    this.#publishThought(text);
+    const whole = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
+    whole.append(text);
+    this.#publishThought(whole);
   }
 
   /** A streamed chunk of model text; consecutive chunks become one `thought`. */
   thoughtChunk(text: string): void {
-    this.#pendingText += text;
+    this.#pendingText.append(text);
   }
 
   action(callId: string, tool: string, input: unknown): void {
     this.flush();
-    this.#answer = "";
+    this.#answer.clear();
     this.#startedAt.set(callId, Date.now());
     this.toolCalls.push({ callId, tool, arguments: input });
     this.#publish("action", { call_id: callId, tool, arguments: input });
@@ -175,16 +180,18 @@ export class CliTranscript {
 
   /** Publishes buffered streamed text as one `thought`. */
   flush(): void {
-    if (this.#pendingText === "") return;
-    const text = this.#pendingText;
-    this.#pendingText = "";
-    this.#publishThought(text);
+    if (this.#pendingText.empty) return;
+    this.#publishThought(this.#pendingText);
+    this.#pendingText.clear();
   }
 
-  #publishThought(text: string): void {
+  /** Publishes `piece` (with its cut note, when cut) and adds it to the answer, whose note counts the cut too. */
+  #publishThought(piece: CappedText): void {
+    const text = piece.text;
     if (text.trim() === "") return;
     this.texts.push(text);
-    this.#answer += this.#answer === "" ? text : `\n${text}`;
+    const kept = piece.kept;
+    this.#answer.append(this.#answer.empty ? kept : `\n${kept}`, piece.dropped);
     this.#publish("thought", { text });
   }
 
