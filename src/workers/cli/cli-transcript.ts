@@ -58,6 +58,11 @@ export class CliTranscript {
   /** The CLI stopped at its own turn or budget limit. */
   limitReached: CliLimit | undefined;
   readonly #streamedUsage = new Map<string, Usage>();
+  /** The sum of `#streamedUsage`, kept as it changes: a run of 100k messages must not sum them per line. */
+  #streamedTotal: Usage = EMPTY_USAGE;
+  /** `toolCalls` by call id, and how many have no observation yet. */
+  readonly #callsById = new Map<string, CliToolCall>();
+  #openCalls = 0;
   readonly #events: EventPublisher;
   readonly #agent: string;
   readonly #runId: string;
@@ -97,14 +102,20 @@ export class CliTranscript {
     this.flush();
     this.#answer.clear();
     this.#startedAt.set(callId, Date.now());
-    this.toolCalls.push({ callId, tool, arguments: input });
+    const call: CliToolCall = { callId, tool, arguments: input };
+    this.toolCalls.push(call);
+    this.#callsById.set(callId, call);
+    this.#openCalls += 1;
     this.#publish("action", { call_id: callId, tool, arguments: input });
   }
 
   observation(callId: string, ok: boolean, output: string): void {
     this.flush();
-    const call = this.toolCalls.find((candidate) => candidate.callId === callId);
-    if (call) call.ok = ok;
+    const call = this.#callsById.get(callId);
+    if (call) {
+      if (call.ok === undefined) this.#openCalls -= 1;
+      call.ok = ok;
+    }
     const startedAt = this.#startedAt.get(callId);
     const truncated = output.length > MAX_OBSERVATION_CHARACTERS;
     this.#publish("observation", {
@@ -129,14 +140,24 @@ export class CliTranscript {
    * content block counts once); the run's usage is their sum until the final line says otherwise.
    */
   streamedUsage(messageId: string, usage: Usage): void {
+    const before = this.#streamedUsage.get(messageId);
     this.#streamedUsage.set(messageId, usage);
+    this.#streamedTotal = addUsage(
+      before ? subtractUsage(this.#streamedTotal, before) : this.#streamedTotal,
+      usage,
+    );
     if (this.final?.usage) return;
-    this.usage = [...this.#streamedUsage.values()].reduce(addUsage, EMPTY_USAGE);
+    this.usage = this.#streamedTotal;
+  }
+
+  /** The call of this id, when the tool announced it. */
+  call(callId: string): CliToolCall | undefined {
+    return this.#callsById.get(callId);
   }
 
   /** Calls not yet answered by an observation: while one runs, silence is the tool working. */
   get openCalls(): number {
-    return this.toolCalls.filter((call) => call.ok === undefined).length;
+    return this.#openCalls;
   }
 
   /** A call the CLI's permission rules refused: a `warning` event, and counted for the outcome. */
@@ -201,4 +222,12 @@ export class CliTranscript {
   ): void {
     this.#events.publish({ agent: this.#agent, run: this.#runId, type, data } as EventDraft);
   }
+}
+
+function subtractUsage(left: Usage, right: Usage): Usage {
+  return {
+    prompt_tokens: left.prompt_tokens - right.prompt_tokens,
+    completion_tokens: left.completion_tokens - right.completion_tokens,
+    total_tokens: left.total_tokens - right.total_tokens,
+  };
 }
