@@ -46,4 +46,16 @@ describe("an answer larger than any model writes", () => {
     expect(response.text).toBe("a sane answer");
     expect(server.chatRequests.map((sent) => sent.body?.model)).toEqual(["m1", "m2"]);
   });
+
+  it("fails at once on a line of the stream longer than 4 MiB, before reading the rest of it", async () => {
+    // The whole answer in one server-sent event: one line, never ended within the limit.
+    server.enqueue(textReply("z".repeat(5 * 1024 * 1024), { chunkSize: 5 * 1024 * 1024 }));
+    const error = await failureOf(
+      testClient(server.url).complete(request, { signal: new AbortController().signal }),
+    );
+
+    expect(error.code).toBe("LLM_BAD_RESPONSE");
+    expect(error.message).toMatch(/sent a line of more than 4 MiB without a line end/);
+    expect(server.chatRequests).toHaveLength(1);
+  });
 });
