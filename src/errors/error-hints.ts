@@ -94,7 +94,8 @@ export const ERROR_HINTS: Readonly<Record<ErrorCode, string>> = {
   SHUTTING_DOWN: "the daemon is stopping: try again once it has started again",
   FORBIDDEN_ROLE:
     "use a token whose role allows the route (agentd token create --name <name> --role <role>; docs/access.md)",
-  PAYLOAD_TOO_LARGE: "send a body under the route's limit (1 MiB for a webhook; docs/triggers.md)",
+  PAYLOAD_TOO_LARGE:
+    "send a smaller body: the API takes at most 1 MiB a request (a memory's content, a task); a webhook at most config triggers.webhook_body_limit (docs/triggers.md)",
   RATE_LIMITED: "deliver again after the retry-after seconds, or raise the trigger's rate_limit",
   DELIVERY_FAILED:
     "check the target's URL and credentials; GET /deliveries shows each attempt's error (docs/deliveries.md)",

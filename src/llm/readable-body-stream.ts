@@ -1,3 +1,4 @@
+import { AgentdError } from "../errors/agentd-error.js";
 import type { Readable } from "node:stream";
 
 /**
@@ -13,16 +14,40 @@ export function readableBodyStream(body: Readable): ReadableStream<Uint8Array> {
   // iterator; before its first read nothing else listens, and an unheard error ends the process.
   body.on("error", ignoreError);
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  let sinceLineEnd = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await chunks.next();
-      if (next.done === true) controller.close();
-      else controller.enqueue(next.value);
+      if (next.done === true) return controller.close();
+      const lineEnd = next.value.lastIndexOf(LINE_FEED);
+      sinceLineEnd = lineEnd === -1 ? sinceLineEnd + next.value.length : next.value.length - lineEnd - 1;
+      if (sinceLineEnd > MAX_LINE_BYTES) {
+        body.destroy();
+        return controller.error(lineTooLong());
+      }
+      controller.enqueue(next.value);
     },
     cancel(reason) {
       body.destroy(reason instanceof Error ? reason : undefined);
     },
   });
+}
+
+/**
+ * The longest line of a model server's answer read (4 MiB): an SSE event carries one chunk of an
+ * answer, a few hundred bytes from a real server. The SDK joins a line's pieces anew with each
+ * piece that arrives, so a server sending 50 MB without a line end held the event loop for 13 s at
+ * a time; past this the call fails at once.
+ */
+const MAX_LINE_BYTES = 4 * 1024 * 1024;
+const LINE_FEED = 0x0a;
+
+function lineTooLong(): AgentdError {
+  return new AgentdError(
+    "LLM_BAD_RESPONSE",
+    `the model server sent a line of more than ${MAX_LINE_BYTES / 1024 / 1024} MiB without a line end: the call was cut off there`,
+    { hint: "no OpenAI-compatible server streams that; check the model server or the proxy in front of it" },
+  );
 }
 
 /** An error already on its way to the stream's reader. */

@@ -1,5 +1,6 @@
 import type OpenAI from "openai";
 import { AgentdError } from "../errors/agentd-error.js";
+import { MAX_ANSWER_CHARACTERS, answerTooLarge } from "./answer-size-limit.js";
 import type { ChatChunk } from "./chat-chunk-schema.js";
 import { ChatChunkSchema } from "./chat-chunk-schema.js";
 import type { ChatMessage, ChatTool, ModelResponse } from "./chat-message.js";
@@ -110,6 +111,7 @@ export async function streamCompletion(
         silenceTimer.refresh();
       }
       assembler.add(parseChunk(raw, site));
+      if (assembler.characters > MAX_ANSWER_CHARACTERS) abortWith(answerTooLarge(assembler.characters, site));
       const exceeded = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
       if (exceeded) abortWith(budgetExceeded(exceeded, assembler, promptTokens, options.prices, site));
       if (signal.aborted) break;

@@ -33,7 +33,7 @@ export interface McpConnectOptions {
 export interface McpConnection {
   readonly client: Client;
   /** Where the server is and what to check, for error messages. */
-  readonly transport: Pick<McpTransport, "where" | "hint" | "stderrTail">;
+  readonly transport: Pick<McpTransport, "where" | "hint" | "stderrTail" | "closeReason">;
   /** Ends the session and, for stdio, the server's whole process tree. Idempotent. */
   close(): Promise<void>;
 }

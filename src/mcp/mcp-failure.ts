@@ -45,6 +45,14 @@ export function mcpCallFailure(
     });
   }
   if (mcpErrorCode(error) === CONNECTION_CLOSED) {
+    const reason = context.connection.transport.closeReason();
+    if (reason !== undefined) {
+      return new AgentdError("TOOL_FAILED", `${name}: the server ${reason}`, {
+        hint: "ask the tool for a smaller part (a narrower query, a page, a range); the server is started again on the next call",
+        details: { server: context.server },
+        cause: error,
+      });
+    }
     return mcpUnavailable(context, `closed the connection during the call of ${tool}`, error);
   }
   return new AgentdError("TOOL_FAILED", `${name} failed: ${messageOf(error)}`, {

@@ -24,6 +24,8 @@ export interface McpTransport {
   hint: string;
   /** The end of what a stdio server wrote to stderr (empty for HTTP). */
   stderrTail(): string;
+  /** Why agentd closed the connection itself, when it did (a stdio message too large to read). */
+  closeReason(): string | undefined;
   /** Call before closing the client: notes a stdio server's descendants while it still runs. */
   noteProcesses(): Promise<void>;
   /** Call after closing the client: ends whatever is left of a stdio server's process tree. */
@@ -55,6 +57,7 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
       where: config.url,
       hint: `check that ${config.url} is up and serves MCP over streamable HTTP (config mcp_servers.${name})`,
       stderrTail: () => "",
+      closeReason: () => undefined,
       noteProcesses: async () => undefined,
       endProcesses: async () => undefined,
     };
@@ -85,6 +88,7 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
     where: commandLine,
     hint: `check that \`${commandLine}\` runs on this machine and speaks MCP over stdio (config mcp_servers.${name})`,
     stderrTail: () => tail,
+    closeReason: () => transport.closeReason,
     noteProcesses: async () => {
       const pid = transport.pid;
       if (pid !== null) tree ??= new ProcessTree(pid, marker);

@@ -5,6 +5,11 @@ import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { PreparedChild } from "../sandbox/sandboxed-child.js";
 
+/**
+ * The largest JSON-RPC message read from a stdio server (the SDK's own default, said here): a tool
+ * answering more is cut off with a message saying so, and the server is started again on next use.
+ */
+const MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
 /** How long close() waits for the server to exit after stdin closes, and again after SIGTERM. */
 const CLOSE_WAIT_MILLISECONDS = 2_000;
 
@@ -21,11 +26,18 @@ export class SandboxedStdioTransport implements Transport {
   /** What the server writes to stderr. */
   readonly stderr = new PassThrough();
   readonly #prepared: PreparedChild;
-  readonly #readBuffer = new ReadBuffer();
+  readonly #readBuffer = new ReadBuffer({ maxBufferSize: MAX_MESSAGE_BYTES });
   #process: ChildProcess | undefined;
+  /** Why agentd ended the connection itself, when it did (a message too large to read). */
+  #closeReason: string | undefined;
 
   constructor(prepared: PreparedChild) {
     this.#prepared = prepared;
+  }
+
+  /** Why agentd closed the connection itself (not the server), for the failure of the call it cut. */
+  get closeReason(): string | undefined {
+    return this.#closeReason;
   }
 
   /** The server's pid (bubblewrap's, in the sandbox) once started. */
@@ -60,6 +72,10 @@ export class SandboxedStdioTransport implements Transport {
           this.#readBuffer.append(chunk);
           this.#readMessages();
         } catch (error) {
+          // The SDK's buffer refuses a message past its size: the rest of the stream cannot be read.
+          this.#closeReason ??=
+            `sent a message larger than ${MAX_MESSAGE_BYTES / 1024 / 1024} MiB, more than agentd reads ` +
+            "from an MCP server at once, so agentd closed the connection";
           this.onerror?.(error as Error);
           void this.close().catch(() => undefined);
         }

@@ -18,6 +18,16 @@ export const MIN_REDACTED_LENGTH = 4;
 const REMEMBERED_MIN_LENGTH = 64;
 const REMEMBERED_MAX_LENGTH = 65_536;
 const REMEMBERED_TEXTS = 16;
+/**
+ * Texts longer than this are searched for encoded forms window by window (the plain forms are
+ * searched whole): the views' patterns (spaced hex bytes, decimal bytes) keep one backtracking
+ * entry per byte of a run, and a run of a few megabytes of hex digits (a 5 MB MCP answer, a hex
+ * dump) overflowed the regex engine's stack, failing the tool call with "Maximum call stack size
+ * exceeded". Windows overlap by far more than any secret's longest encoded form, so a value
+ * written anywhere lies whole in at least one window.
+ */
+const WINDOW_CHARACTERS = 1_048_576;
+const WINDOW_OVERLAP_CHARACTERS = 65_536;
 
 /** A span of the text to mask, and the secret it holds. */
 interface Found {
@@ -176,8 +186,23 @@ export class SecretRedactor {
     }
     const shortest = Math.min(this.#canonical.shortest, this.#encoded.shortest, this.#caseless.shortest);
     if (masked.length < shortest) return masked;
-    const decoded = decodeEscapes(TextView.of(masked));
     const found: Found[] = [];
+    if (masked.length <= WINDOW_CHARACTERS) this.#findEncoded(masked, found);
+    else {
+      for (let start = 0; ; start += WINDOW_CHARACTERS - WINDOW_OVERLAP_CHARACTERS) {
+        const inWindow: Found[] = [];
+        this.#findEncoded(masked.slice(start, start + WINDOW_CHARACTERS), inWindow);
+        for (const span of inWindow)
+          found.push({ ...span, start: span.start + start, end: span.end + start });
+        if (start + WINDOW_CHARACTERS >= masked.length) break;
+      }
+    }
+    return found.length === 0 ? masked : maskSpans(masked, found);
+  }
+
+  /** Passes 2 and 3 over `masked`: the spans of the canonical and encoded forms found in its views. */
+  #findEncoded(masked: string, found: Found[]): void {
+    const decoded = decodeEscapes(TextView.of(masked));
     this.#canonical.find(canonicalView(decoded), found);
     const joined = joinWrappedLines(decoded);
     this.#encoded.find(joined, found);
@@ -189,7 +214,6 @@ export class SecretRedactor {
     this.#decimal.find(joinDecimalBytes(decoded), found);
     const octal = joinOctalBytes(decoded);
     if (octal.text !== decoded.text) this.#decimal.find(octal, found);
-    return found.length === 0 ? masked : maskSpans(masked, found);
   }
 
   /**

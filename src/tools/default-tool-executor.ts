@@ -12,7 +12,7 @@ import type { RunControl } from "../run-vocabulary/run-control.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
-import { capOutput } from "./cap-output.js";
+import { maskedCappedOutput } from "./masked-capped-output.js";
 import { settleOrAbandon } from "../util/settle-or-abandon.js";
 import { loggerInScope, scopeOfSignal } from "../telemetry/trace-scope.js";
 import { injectSecrets } from "./inject-secrets.js";
@@ -95,8 +95,11 @@ export class DefaultToolExecutor implements ToolExecutor {
     // Time spent waiting for an approval or a resume is not the tool's: durations leave it out.
     const timing = { waitedMilliseconds: 0, ran: false };
     const output = await this.#attempt(call, listed, input, scope, timing);
-    const redacted = this.#options.redactor.redact(output.output);
-    const capped = capOutput(redacted, this.#options.settings.max_output_bytes);
+    const capped = maskedCappedOutput(
+      output.output,
+      this.#options.settings.max_output_bytes,
+      this.#options.redactor,
+    );
     const truncated = capped.truncated || output.truncated === true;
     const result: ToolResult = {
       ok: output.ok,

@@ -62,4 +62,22 @@ describe("bodies that are not a JSON object", { timeout: 60_000 }, () => {
     expect(reply.status).toBe(400);
     expect(reply.body).toMatchObject({ error: { code: "BAD_REQUEST", field: "body" } });
   });
+
+  it("refuses a body over the API's 1 MiB with 413, naming that limit rather than the webhooks'", async () => {
+    const content = "m".repeat(1024 * 1024);
+    const reply = await rawRequest(daemon.url, {
+      method: "PUT",
+      path: "/agents/writer/memory",
+      headers: { ...daemon.headers(), "content-type": "application/json" },
+      body: JSON.stringify({ content, version: "v0" }),
+    });
+
+    expect(reply.status).toBe(413);
+    expect(reply.body).toMatchObject({
+      error: {
+        code: "PAYLOAD_TOO_LARGE",
+        hint: expect.stringMatching(/at most 1 MiB a request.*triggers\.webhook_body_limit/) as unknown,
+      },
+    });
+  });
 });

@@ -72,7 +72,7 @@ describe("McpToolSource over stdio", () => {
       const { executor } = shared;
       const specs = await executor.specs(makeDefinition({ frontmatter: ALL }));
       expect(specs.map((spec) => spec.name).sort()).toEqual(
-        ["add", "crash", "echo", "env", "env_names", "fail", "grow", "meta", "pids", "slow"].map(
+        ["add", "big", "crash", "echo", "env", "env_names", "fail", "grow", "meta", "pids", "slow"].map(
           (tool) => `mcp__fixture__${tool}`,
         ),
       );
@@ -198,7 +198,7 @@ describe("McpToolSource over stdio", () => {
   it("starts a server once for concurrent first uses", async () => {
     const { source } = harness();
     const listings = await Promise.all([1, 2, 3].map(() => source.expand("mcp:fixture/*")));
-    expect(listings.every((tools) => tools.length === 10)).toBe(true);
+    expect(listings.every((tools) => tools.length === 11)).toBe(true);
     expect(await runningFixtureServers()).toHaveLength(1);
   });
 

@@ -1,5 +1,7 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
+import { CappedText } from "./capped-text.js";
+import { MAX_CLI_TEXT_CHARACTERS } from "./cli-output-limits.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 
 /** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
@@ -56,13 +58,19 @@ export class CliTranscript {
   /** The CLI stopped at its own turn or budget limit. */
   limitReached: CliLimit | undefined;
   readonly #streamedUsage = new Map<string, Usage>();
+  /** The sum of `#streamedUsage`, kept as it changes: a run of 100k messages must not sum them per line. */
+  #streamedTotal: Usage = EMPTY_USAGE;
+  /** `toolCalls` by call id, and how many have no observation yet. */
+  readonly #callsById = new Map<string, CliToolCall>();
+  #openCalls = 0;
   readonly #events: EventPublisher;
   readonly #agent: string;
   readonly #runId: string;
   readonly #startedAt = new Map<string, number>();
-  #pendingText = "";
+  /** Streamed text not yet published, cut past `MAX_CLI_TEXT_CHARACTERS`. */
+  readonly #pendingText = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
   /** Text since the last tool call: the answer for tools that have no final `result` line. */
-  #answer = "";
+  readonly #answer = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's answer");
 
   constructor(events: EventPublisher, agent: string, runId: string) {
     this.#events = events;
@@ -74,32 +82,40 @@ export class CliTranscript {
   get answer(): string {
     this.flush();
     if (this.final && !this.final.isError) return this.final.text;
-    return this.#answer.trim();
+    return this.#answer.text.trim();
   }
 
-  /** A whole piece of model text. */
+  /** A whole piece of model text (cut past `MAX_CLI_TEXT_CHARACTERS`, with a note). */
   thought(text: string): void {
     this.flush();
-    this.#publishThought(text);
+    const whole = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
+    whole.append(text);
+    this.#publishThought(whole);
   }
 
   /** A streamed chunk of model text; consecutive chunks become one `thought`. */
   thoughtChunk(text: string): void {
-    this.#pendingText += text;
+    this.#pendingText.append(text);
   }
 
   action(callId: string, tool: string, input: unknown): void {
     this.flush();
-    this.#answer = "";
+    this.#answer.clear();
     this.#startedAt.set(callId, Date.now());
-    this.toolCalls.push({ callId, tool, arguments: input });
+    const call: CliToolCall = { callId, tool, arguments: input };
+    this.toolCalls.push(call);
+    this.#callsById.set(callId, call);
+    this.#openCalls += 1;
     this.#publish("action", { call_id: callId, tool, arguments: input });
   }
 
   observation(callId: string, ok: boolean, output: string): void {
     this.flush();
-    const call = this.toolCalls.find((candidate) => candidate.callId === callId);
-    if (call) call.ok = ok;
+    const call = this.#callsById.get(callId);
+    if (call) {
+      if (call.ok === undefined) this.#openCalls -= 1;
+      call.ok = ok;
+    }
     const startedAt = this.#startedAt.get(callId);
     const truncated = output.length > MAX_OBSERVATION_CHARACTERS;
     this.#publish("observation", {
@@ -124,14 +140,24 @@ export class CliTranscript {
    * content block counts once); the run's usage is their sum until the final line says otherwise.
    */
   streamedUsage(messageId: string, usage: Usage): void {
+    const before = this.#streamedUsage.get(messageId);
     this.#streamedUsage.set(messageId, usage);
+    this.#streamedTotal = addUsage(
+      before ? subtractUsage(this.#streamedTotal, before) : this.#streamedTotal,
+      usage,
+    );
     if (this.final?.usage) return;
-    this.usage = [...this.#streamedUsage.values()].reduce(addUsage, EMPTY_USAGE);
+    this.usage = this.#streamedTotal;
+  }
+
+  /** The call of this id, when the tool announced it. */
+  call(callId: string): CliToolCall | undefined {
+    return this.#callsById.get(callId);
   }
 
   /** Calls not yet answered by an observation: while one runs, silence is the tool working. */
   get openCalls(): number {
-    return this.toolCalls.filter((call) => call.ok === undefined).length;
+    return this.#openCalls;
   }
 
   /** A call the CLI's permission rules refused: a `warning` event, and counted for the outcome. */
@@ -175,16 +201,18 @@ export class CliTranscript {
 
   /** Publishes buffered streamed text as one `thought`. */
   flush(): void {
-    if (this.#pendingText === "") return;
-    const text = this.#pendingText;
-    this.#pendingText = "";
-    this.#publishThought(text);
+    if (this.#pendingText.empty) return;
+    this.#publishThought(this.#pendingText);
+    this.#pendingText.clear();
   }
 
-  #publishThought(text: string): void {
+  /** Publishes `piece` (with its cut note, when cut) and adds it to the answer, whose note counts the cut too. */
+  #publishThought(piece: CappedText): void {
+    const text = piece.text;
     if (text.trim() === "") return;
     this.texts.push(text);
-    this.#answer += this.#answer === "" ? text : `\n${text}`;
+    const kept = piece.kept;
+    this.#answer.append(this.#answer.empty ? kept : `\n${kept}`, piece.dropped);
     this.#publish("thought", { text });
   }
 
@@ -194,4 +222,12 @@ export class CliTranscript {
   ): void {
     this.#events.publish({ agent: this.#agent, run: this.#runId, type, data } as EventDraft);
   }
+}
+
+function subtractUsage(left: Usage, right: Usage): Usage {
+  return {
+    prompt_tokens: left.prompt_tokens - right.prompt_tokens,
+    completion_tokens: left.completion_tokens - right.completion_tokens,
+    total_tokens: left.total_tokens - right.total_tokens,
+  };
 }

@@ -14,6 +14,7 @@ import type { CliAdapter } from "./cli-adapter.js";
 import type { CliCooldownRecords } from "./cli-cooldown-records.js";
 import { completedOutcome, endedOutcome, fallbackOutcome, publishRunEvent } from "./cli-outcome.js";
 import { CliTranscript } from "./cli-transcript.js";
+import { readCutLine } from "./cut-line.js";
 import type { CliFailureKind } from "../../run-vocabulary/cli-failure-kind.js";
 import { type CliFailure, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
@@ -181,8 +182,11 @@ export class CliWorker implements Worker {
             isWorking: () => transcript.openCalls > 0,
             stopSignal: budgetStop.signal,
             killGraceMilliseconds: this.#options.config.cli.kill_grace,
-            onStdoutLine: (line) => {
-              const verdict = parseLine(line, transcript);
+            onStdoutLine: (line, droppedCharacters) => {
+              const verdict =
+                droppedCharacters === 0
+                  ? parseLine(line, transcript)
+                  : readCutLine(line, droppedCharacters, adapter.hasFinalLine, parseLine, transcript);
               budgetCut ??= budgetCrossed(transcript, rules, this.#options.config.llm.prices, model);
               if (budgetCut && !budgetStop.signal.aborted)
                 budgetStop.abort(new RunAbort("budget_exceeded", budgetCut));

@@ -185,7 +185,7 @@ function completeItem(item: CodexItem, transcript: CliTranscript): void {
   }
   const call = toolCall(item);
   if (!call) return;
-  if (!transcript.toolCalls.some((known) => known.callId === item.id)) startItem(item, transcript);
+  if (transcript.call(item.id) === undefined) startItem(item, transcript);
   if (item.status === "declined") transcript.denied(call.tool, JSON.stringify(call.input));
   const ok =
     item.status !== "failed" &&

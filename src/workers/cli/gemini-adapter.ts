@@ -146,7 +146,7 @@ export function parseGeminiLine(line: string, transcript: CliTranscript): LineVe
       return "progress";
     case "tool_result": {
       const { tool_id: callId, status, output, error } = parsed.value;
-      const call = transcript.toolCalls.find((candidate) => candidate.callId === callId);
+      const call = transcript.call(callId);
       if (status !== "success" && error?.message && DENIAL_PATTERN.test(error.message)) {
         transcript.denied(
           call?.tool ?? "unknown",

@@ -4,6 +4,7 @@ import { type AbortEnding, abortEndingOf } from "../../run-vocabulary/abort-endi
 import type { RunControl } from "../../run-vocabulary/run-control.js";
 import type { LineVerdict } from "./cli-adapter.js";
 import { IdleWatchdog } from "./idle-watchdog.js";
+import { MAX_CLI_LINE_CHARACTERS } from "./cli-output-limits.js";
 import { LineSplitter } from "./line-splitter.js";
 import { startTrackedProcess } from "../../processes/tracked-process.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
@@ -34,8 +35,11 @@ export interface CliProcessOptions {
   stopSignal?: AbortSignal;
   /** SIGTERM → SIGKILL delay. */
   killGraceMilliseconds: number;
-  /** Reads one stdout line; only `progress` resets the idle clock (stderr never does). */
-  onStdoutLine: (line: string) => LineVerdict;
+  /**
+   * Reads one stdout line; only `progress` resets the idle clock (stderr never does). A line longer
+   * than `MAX_CLI_LINE_CHARACTERS` comes cut, with the number of characters dropped.
+   */
+  onStdoutLine: (line: string, droppedCharacters: number) => LineVerdict;
   logger: Logger;
 }
 
@@ -115,13 +119,13 @@ export async function runCliProcess(options: CliProcessOptions): Promise<CliExit
   if (control.halted) onPauseChange(true);
   subprocess.on("exit", () => void endTree());
 
-  const stdout = new LineSplitter((line) => {
+  const stdout = new LineSplitter((line, droppedCharacters) => {
     try {
-      if (options.onStdoutLine(line) === "progress") watchdog.touch();
+      if (options.onStdoutLine(line, droppedCharacters) === "progress") watchdog.touch();
     } catch (error) {
       logger.error({ err: error }, "a CLI output line could not be read");
     }
-  });
+  }, MAX_CLI_LINE_CHARACTERS);
   let stderrTail = "";
   subprocess.stdout?.on("data", (chunk: Buffer) => stdout.push(chunk));
   // stderr is where the CLIs print retry and reconnect notices: it never counts as progress.
