@@ -26,6 +26,13 @@ describe("a damaged state file in an HTTP answer", () => {
       });
       return { status: reply.status, body: (await reply.json()) as { error: Record<string, string> } };
     };
+    // A client holding a read token: the memory file of an agent is a FIFO.
+    mkdirSync(path.join(project.dataDirectory, "memory", "agents"), { recursive: true });
+    execFileSync("mkfifo", [path.join(project.dataDirectory, "memory", "agents", "keeper.md")]);
+    const memory = await asReader("/agents/keeper/memory");
+    expect(memory).toMatchObject({ status: 500, body: { error: { code: "STORE_CORRUPT" } } });
+    expect(memory.body.error.message).toContain("memory/agents/keeper.md");
+
     const tokens = path.join(project.dataDirectory, "tokens.json");
 
     writeFileSync(tokens, "not json");
@@ -49,12 +56,6 @@ describe("a damaged state file in an HTTP answer", () => {
       body: { error: { code: "STORE_CORRUPT", message: "tokens.json is a FIFO, not a regular file" } },
     });
     rmSync(tokens);
-
-    mkdirSync(path.join(project.dataDirectory, "memory", "agents"), { recursive: true });
-    execFileSync("mkfifo", [path.join(project.dataDirectory, "memory", "agents", "keeper.md")]);
-    const memory = await asReader("/agents/keeper/memory");
-    expect(memory).toMatchObject({ status: 500, body: { error: { code: "STORE_CORRUPT" } } });
-    expect(memory.body.error.message).toContain("memory/agents/keeper.md");
 
     for (const reply of [garbled.body, fifo.body, memory.body])
       expect(JSON.stringify(reply)).not.toContain(project.root);
