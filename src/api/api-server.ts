@@ -79,6 +79,8 @@ export interface ApiServerOptions {
    * takes it over, with the requests it held, instead of listening anew.
    */
   listening?: StartingServer | undefined;
+  /** data_dir: a damaged state file (STORE_CORRUPT) is named to clients relative to it. */
+  dataDirectory?: string | undefined;
 }
 
 export interface ApiServer {
@@ -119,7 +121,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     // Requests refused before any route (headers too large, a malformed URL) get the usual error body.
     clientErrorHandler: answerClientError,
     frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const { statusCode, body } = toErrorReply(error);
+      const { statusCode, body } = toErrorReply(error, { dataDirectory: options.dataDirectory });
       return reply.status(statusCode).send(body);
     },
     schemaController: { compilersFactory: COMPILERS },
@@ -230,10 +232,13 @@ function configure(
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(serializeAsIs);
   app.setErrorHandler((error, request, reply) => {
-    const { statusCode, body, internal } = toErrorReply(error);
+    const { statusCode, body, internal } = toErrorReply(error, { dataDirectory: options.dataDirectory });
     // A change refused for lack of room: the whole daemon is full, not only this request.
     if (statusCode === 507) services.storage?.failed(error);
     if (internal) request.log.error({ err: error, url: loggableUrl(request.url) }, "request failed");
+    // The client read the file relative to data_dir: the operator reads where it is, and why.
+    else if (body.error.code === "STORE_CORRUPT")
+      request.log.error({ err: error, url: loggableUrl(request.url) }, "a state file of data_dir is damaged");
     return reply.status(statusCode).send(body);
   });
   app.setNotFoundHandler((request, reply) =>

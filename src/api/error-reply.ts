@@ -2,6 +2,7 @@ import { AgentdError } from "../errors/agentd-error.js";
 import type { ErrorCode } from "../errors/error-codes.js";
 import { hintFor } from "../errors/error-hints.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
+import { withClientFileNames } from "./client-file-names.js";
 
 /** The HTTP status of each error code the API reports; any other code is a 500 INTERNAL. */
 const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
@@ -34,6 +35,11 @@ export interface ErrorBody {
   error: { code: string; message: string; field?: string; hint?: string };
 }
 
+export interface ErrorReplyOptions {
+  /** data_dir: a STORE_CORRUPT's files are named relative to it. */
+  dataDirectory?: string | undefined;
+}
+
 export interface ErrorReply {
   statusCode: number;
   body: ErrorBody;
@@ -52,19 +58,23 @@ interface HttpError {
  * an error met for lack of room (ENOSPC, EDQUOT, EROFS) is a 507 STORAGE_FULL; everything else is a
  * 500 INTERNAL whose details stay in the log.
  */
-export function toErrorReply(error: unknown): ErrorReply {
+export function toErrorReply(error: unknown, options: ErrorReplyOptions = {}): ErrorReply {
   if (error instanceof AgentdError) {
     const statusCode = STATUS_BY_CODE[error.code];
     if (statusCode !== undefined) {
+      // A damaged state file: named relative to data_dir, never by the host's path (see http-api.md).
+      const shown = (text: string) =>
+        error.code === "STORE_CORRUPT" ? withClientFileNames(text, options.dataDirectory, error.file) : text;
+      const hint = hintFor(error);
       return {
         statusCode,
         internal: false,
         body: {
           error: {
             code: error.code,
-            message: error.message,
+            message: shown(error.message),
             ...(error.field === undefined ? {} : { field: error.field }),
-            hint: hintFor(error),
+            hint: shown(hint),
           },
         },
       };

@@ -15,6 +15,8 @@ import { SecretRedactor } from "../secrets/secret-redactor.js";
 import { createVault } from "../vault/create-vault.js";
 import { resolveConfigSecrets } from "../vault/resolve-config-secrets.js";
 import type { Vault } from "../vault/vault.js";
+import type { RunCheckpoints } from "../checkpoints/checkpoint.js";
+import { visitStrings } from "../secrets/secret-template.js";
 
 /** The vault, the config with `{{secret:name}}` resolved, and the redactor that knows the values. */
 export interface DaemonSecrets {
@@ -113,8 +115,9 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
 /**
  * Wraps each worker so a run starts only once the redactor knows the vault's current values, and
  * with what the model reads masked by them: the task (masked when the run was queued, before a
- * value set since, or not yet read at start, was known) and the agent file's prompt (an operator's
- * text, never masked before). The worker hands both to the model as it gets them.
+ * value set since, or not yet read at start, was known), the agent file's prompt (an operator's
+ * text, never masked before) and a resumed run's checkpoint (masked when it was saved, before a
+ * value added to the vault since). The worker hands them to the model as it gets them.
  */
 export function learningSecretsFirst(
   workerFor: (definition: AgentDefinition) => Worker,
@@ -131,18 +134,36 @@ export function learningSecretsFirst(
         // A keychain that never answers must not make the run unstoppable.
         await settleOrAbandon(learner.refresh(), context.control.signal, 0);
         const task = redact(context.task);
+        const checkpoints = resumedMasked(context.checkpoints, redact);
         const systemPrompt = prompts.of(definition);
-        if (systemPrompt === definition.systemPrompt) return worker.run({ ...context, task });
+        if (systemPrompt === definition.systemPrompt) return worker.run({ ...context, task, ...checkpoints });
         // Rarely: the wrapped workers (the memory's) read the definition they were made for.
         const masked = { ...definition, systemPrompt };
         return workerFor(masked).run({
           ...context,
           task,
+          ...checkpoints,
           definition: { ...context.definition, systemPrompt: prompts.of(context.definition) },
         });
       },
     };
   };
+}
+
+/**
+ * A resumed run's checkpoints with the state it resumes from masked by what the redactor knows now
+ * (nothing to add for a run that is not resumed, or whose checkpoint holds no value known since).
+ */
+function resumedMasked(
+  checkpoints: RunCheckpoints | undefined,
+  redact: (text: string) => string,
+): { checkpoints: RunCheckpoints } | Record<string, never> {
+  const from = checkpoints?.resumeFrom;
+  if (checkpoints === undefined || from === undefined) return {};
+  const resumeFrom = visitStrings(from, redact);
+  // Unchanged (nearly always): the same object comes back, and the checkpoints are kept as they are.
+  if (resumeFrom === from) return {};
+  return { checkpoints: { resumeFrom, save: (checkpoint) => checkpoints.save(checkpoint) } };
 }
 
 /**

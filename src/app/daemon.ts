@@ -324,6 +324,7 @@ async function serveDaemon(
       logger: logger.child({ module: "api" }),
       clock: core.clock,
       listening: options.starting?.server,
+      dataDirectory: config.data_dir,
     });
   } catch (error) {
     // A daemon that cannot listen must not keep scheduling runs nobody can see (the caller closes the core).

@@ -345,6 +345,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     store: store.memories,
     redact: redactor.redactText,
     handEdits: { events: bus, agentsOf: (key) => agentsUsingMemory(options.definitions(), key) },
+    storage: store.storage,
   });
   // MCP servers start on first use, so this costs nothing when a caller brings its own tools.
   const defaultTools = createToolExecutor({

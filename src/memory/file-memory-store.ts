@@ -2,6 +2,7 @@ import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 import { errnoCodeOf } from "../util/errno-code.js";
 import { replaceFile } from "../util/replace-file.js";
+import { storeWriteFailed } from "../util/whole-append.js";
 import type { MemoryKey } from "./memory-key.js";
 import type { MemoryStore, StoredMemory } from "./memory-store.js";
 import { memoryVersion } from "./memory-version.js";
@@ -63,7 +64,12 @@ export class FileMemoryStore implements MemoryStore {
   async replace(key: MemoryKey, content: string, expectedVersion: string): Promise<StoredMemory | undefined> {
     const current = await this.read(key);
     if (current.version !== expectedVersion) return undefined;
-    await replaceFile(memoryFile(this.#dataDirectory, key), content);
+    const file = memoryFile(this.#dataDirectory, key);
+    // Named, so that a full disk's reason says which file could not be written.
+    await replaceFile(file, content).catch((error: unknown) => {
+      const name = path.relative(this.#dataDirectory, file);
+      throw storeWriteFailed(file, error, `could not write the memory file ${name}`);
+    });
     return { content, version: memoryVersion(content) };
   }
 }

@@ -5,6 +5,7 @@ import { FileMemoryStore } from "./file-memory-store.js";
 import { type HandEditNotice, MemoryService } from "./memory-service.js";
 import type { MemoryStore } from "./memory-store.js";
 import { MemoryTools } from "./memory-tools.js";
+import type { StorageGate } from "../util/storage-gate.js";
 
 /** What the composition root needs of memory: the service, its tools, and the runs the prompt shows. */
 export interface MemoryParts {
@@ -19,11 +20,14 @@ export function createMemoryParts(options: {
   redact: (text: string) => string;
   /** Where a hand edit of a memory's file is told (files only: a shared store has no hand edits). */
   handEdits?: HandEditNotice | undefined;
+  /** The store's room: an agent's write refused for lack of it makes the daemon full and waits. */
+  storage?: StorageGate | undefined;
 }): MemoryParts {
   const memories = new MemoryService({
     store: options.store ?? new FileMemoryStore(options.config.data_dir),
     redact: options.redact,
     ...(options.store === undefined ? { handEdits: options.handEdits } : {}),
+    storage: options.storage,
   });
   return { memories, tools: new MemoryTools(memories) };
 }

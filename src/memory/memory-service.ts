@@ -8,6 +8,8 @@ import type { MemoryStore, StoredMemory } from "./memory-store.js";
 import { addedSecrets } from "./secret-check.js";
 import type { Actor } from "../events/actor.js";
 import { type MemoryLineChanges, memoryLineChanges } from "./memory-line-changes.js";
+import type { StorageGate } from "../util/storage-gate.js";
+import { waitForRoom } from "../util/wait-for-room.js";
 
 /** What changed, as the `memory` event tells it. */
 export type MemoryChange =
@@ -25,6 +27,11 @@ export interface MemoryServiceOptions {
    * data_dir only: on PostgreSQL a change the service did not make is another node's, told there).
    */
   handEdits?: HandEditNotice | undefined;
+  /**
+   * The store's room: an agent's write refused for lack of it makes the daemon full (GET /health
+   * degraded, new runs 507) as an operator's would, and waits for room rather than being lost.
+   */
+  storage?: StorageGate | undefined;
 }
 
 /** Who is told of a hand edit: the agents that use the memory, in their logs. */
@@ -84,11 +91,15 @@ export class MemoryService {
     return this.#mutex.run(memoryKeyText(key), () => this.#readNoticing(key));
   }
 
-  /** A memory tool's edit: refused (AgentdError TOOL_BAD_ARGUMENTS / TOOL_DENIED) or applied and told. */
+  /**
+   * A memory tool's edit: refused (AgentdError TOOL_BAD_ARGUMENTS / TOOL_DENIED) or applied and told.
+   * On a full store it waits for room (the run is held meanwhile), until `signal` aborts.
+   */
   async edit(
     key: MemoryKey,
     toolEdit: MemoryToolEdit,
     writer: MemoryWriter,
+    signal?: AbortSignal,
   ): Promise<StoredMemory & { unchanged: boolean }> {
     return this.#mutex.run(memoryKeyText(key), async () => {
       for (let attempt = 0; ; attempt += 1) {
@@ -105,7 +116,7 @@ export class MemoryService {
           );
         }
         this.#refuseSecrets(current.content, edited.content, "TOOL_DENIED");
-        const written = await this.#options.store.replace(key, edited.content, current.version);
+        const written = await this.#replaceWhenRoom(key, edited.content, current.version, signal);
         if (written) {
           this.#seen.set(memoryKeyText(key), written);
           this.#tell(key, toolEdit.change, written, writer);
@@ -149,6 +160,29 @@ export class MemoryService {
       this.#tell(key, { operation: "set", chars: content.length, ...changes }, written, writer);
       return written;
     });
+  }
+
+  /**
+   * The store's compare-and-set; a write refused for lack of room makes the store full (see
+   * StorageState) and is tried again once it has room. Any other failure is thrown as it is.
+   */
+  async #replaceWhenRoom(
+    key: MemoryKey,
+    content: string,
+    expectedVersion: string,
+    signal: AbortSignal | undefined,
+  ): Promise<StoredMemory | undefined> {
+    const { store, storage } = this.#options;
+    for (;;) {
+      try {
+        const written = await store.replace(key, content, expectedVersion);
+        storage?.succeeded();
+        return written;
+      } catch (error) {
+        if (!storage?.failed(error, undefined, Buffer.byteLength(content))) throw error;
+        await waitForRoom(storage, error, signal);
+      }
+    }
   }
 
   /**

@@ -103,6 +103,7 @@ export class MemoryTools implements ToolSource {
       key,
       { ...edit, maxChars: settings.max_chars },
       { agents: [scope.definition.id], run: scope.runId, events: scope.events, by: "agent" },
+      context.signal,
     );
     const size = `${result.content.length} of ${settings.max_chars} characters`;
     return {

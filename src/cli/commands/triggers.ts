@@ -7,6 +7,7 @@ import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { triggerDetail } from "../../triggers/trigger-detail.js";
 import { kindOf, nameOf } from "../../triggers/trigger-schema.js";
 import type { GlobalOptions } from "../output.js";
+import { vaultMasking } from "../vault-masking.js";
 
 /** One trigger as `agentd triggers` prints it. */
 export interface TriggerListing {
@@ -22,14 +23,22 @@ export interface TriggerListing {
 export async function listTriggers(options: {
   config?: string | undefined;
   cwd?: string;
-}): Promise<TriggerListing[]> {
-  const { config } = loadConfig({ file: options.config, cwd: options.cwd ?? process.cwd() });
+  environment?: NodeJS.ProcessEnv;
+}): Promise<{ listings: TriggerListing[]; vaultProblem?: string }> {
+  const environment = options.environment ?? process.env;
+  const { config } = loadConfig({ file: options.config, cwd: options.cwd ?? process.cwd(), environment });
   const snapshot = await loadDefinitions(config);
   const ids = [...new Set(snapshot.agents.map((status) => status.id))];
-  return ids.flatMap((id) => {
+  const listings = ids.flatMap((id) => {
     const definition = snapshot.get(id);
     return definition === undefined ? [] : listingsOf(definition);
   });
+  // A filter or a watched path may quote a secret's value: masked as GET /triggers masks it.
+  const masking = await vaultMasking(config, snapshot, environment);
+  return {
+    listings: masking.mask(listings),
+    ...(masking.problem === undefined ? {} : { vaultProblem: masking.problem }),
+  };
 }
 
 function listingsOf(definition: AgentDefinition): TriggerListing[] {
@@ -54,7 +63,8 @@ export function registerTriggersCommand(program: Command): void {
         await printHealth(command);
         return;
       }
-      const listings = await listTriggers({ config: globals.config });
+      const { listings, vaultProblem } = await listTriggers({ config: globals.config });
+      if (vaultProblem !== undefined) process.stderr.write(`warning: ${vaultProblem}\n`);
       if (globals.json) {
         for (const listing of listings) process.stdout.write(`${JSON.stringify(listing)}\n`);
         return;

@@ -14,6 +14,7 @@ import { EXIT_FAILURE, EXIT_OK, type GlobalOptions } from "../output.js";
 import { checkProjectTriggers } from "./validate-triggers.js";
 import { createVault } from "../../vault/create-vault.js";
 import { missingDeliverySecrets } from "../../deliveries/missing-delivery-secrets.js";
+import { vaultMasking } from "../vault-masking.js";
 
 type ErrorJson = Record<string, unknown>;
 
@@ -27,6 +28,8 @@ export interface ValidationReport {
   sandbox?: SandboxStatus;
   /** With `--sandbox <agent>`: what that agent's sandboxed children see. */
   sandbox_view?: AgentSandboxReport;
+  /** Why vault values quoted in the errors and warnings are not masked: the vault could not be read. */
+  vault_problem?: string;
 }
 
 export interface ValidateOptions {
@@ -97,18 +100,25 @@ export async function validateProject(
     const warnings = hiddenExecutableWarnings(agent.definition, loaded.config, sandbox, options.environment);
     agents.find((entry) => entry.id === agent.id && entry.file === agent.file)?.warnings.push(...warnings);
   }
+  // An error or a warning may quote an agent file, and the file a secret's value: masked as the
+  // daemon's API masks it.
+  const masking = await vaultMasking(loaded.config, snapshot, options.environment ?? process.env);
   return {
     report: {
       ok,
-      agents,
-      presets,
+      agents: masking.mask(agents),
+      presets: masking.mask(presets),
       config: { file: loaded.file ?? null, valid: true, errors: [] },
       sandbox: sandboxStatus(sandbox.availability(), loaded.config.sandbox.mode),
       ...(options.sandbox === undefined
         ? {}
-        : { sandbox_view: agentSandboxReport(options.sandbox, snapshot, sandbox) }),
+        : { sandbox_view: masking.mask(agentSandboxReport(options.sandbox, snapshot, sandbox)) }),
+      ...(masking.problem === undefined ? {} : { vault_problem: masking.problem }),
     },
-    configWarnings: loaded.warnings,
+    configWarnings: [
+      ...masking.mask(loaded.warnings),
+      ...(masking.problem === undefined ? [] : [masking.problem]),
+    ],
   };
 }
 

@@ -229,13 +229,20 @@ export class PostgresRunRecords implements RunRecords {
    * A batch of the writer committed (with its change) or dropped. A run write the database refused
    * (another node holds the run now) leaves the record the database keeps, as the feed would.
    */
-  settled(batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]): void {
+  settled(
+    batch: WriteOperation[],
+    change: string | undefined,
+    refused: RefusedRunWrite[],
+    stale: readonly string[] = [],
+  ): void {
     const kept = new Map(refused.map((write) => [write.record.id, write]));
+    // A new run of a fire another node took over: never written, so never held here.
+    const notWritten = new Set(stale);
     for (const operation of batch) {
       if (operation.kind !== "run") continue;
       const { record } = operation;
       if (this.#saving.get(record.id) === record) this.#saving.delete(record.id);
-      const committed = change !== undefined && !kept.has(record.id);
+      const committed = change !== undefined && !kept.has(record.id) && !notWritten.has(record.id);
       // Batches commit in order: the newest committed state of a run is held last; an ending one
       // once its status event is served (`endTold`).
       if (committed) {

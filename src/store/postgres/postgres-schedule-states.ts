@@ -14,10 +14,11 @@ export class PostgresScheduleStates implements ScheduleStates {
   readonly #states: Map<string, AgentScheduleState>;
   readonly #dirty = new Set<string>();
   readonly #options: { writer: PostgresWriter; pool: pg.Pool; node: string; logger: Logger };
-  /** Fires due while the database was away: claimed at the next sweep unless another node took them. */
+  /**
+   * Fires due while the database was away, and fires this node claimed and could not start:
+   * claimed at the next sweep unless another node took them.
+   */
   readonly #unclaimed: UnsettledFire[] = [];
-  /** Fires this node claimed and could not start. */
-  readonly #notStarted: UnsettledFire[] = [];
 
   constructor(
     options: { writer: PostgresWriter; pool: pg.Pool; node: string; logger: Logger },
@@ -83,12 +84,16 @@ export class PostgresScheduleStates implements ScheduleStates {
     for (const fire of scheduledFor) this.#unclaimed.push({ agent: agentId, scheduledFor: fire });
   }
 
+  /**
+   * Claimed again at the next sweep, and run only if the claim is still this node's: while this
+   * node was taken for dead (frozen, cut off), another may have taken it over and run it.
+   */
   fireNotStarted(agentId: string, scheduledFor: string[]): void {
-    for (const fire of scheduledFor) this.#notStarted.push({ agent: agentId, scheduledFor: fire });
+    for (const fire of scheduledFor) this.#unclaimed.push({ agent: agentId, scheduledFor: fire });
   }
 
   async unsettledFires(agents: readonly string[]): Promise<UnsettledFire[]> {
-    const owned = this.#notStarted.splice(0);
+    const owned: UnsettledFire[] = [];
     const { pool, node } = this.#options;
     try {
       if (this.#unclaimed.length > 0) {

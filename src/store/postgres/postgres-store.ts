@@ -166,8 +166,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     node: node.id,
     logger,
     leaseHeld: () => node.lease.held(),
-    onSettled: (batch, change, refused) => {
-      runs.settled(batch, change, refused);
+    onSettled: (batch, change, refused, stale) => {
+      runs.settled(batch, change, refused, stale);
       // This node's own events come back through the feed too: it reads the agents it wrote to,
       // and follows them in full for a while.
       if (change !== undefined) {

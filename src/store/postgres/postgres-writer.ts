@@ -23,7 +23,13 @@ export interface PostgresWriterOptions {
    * written) and the run writes refused because another node holds the run now, or dropped
    * (`change` undefined) when PostgreSQL kept refusing it or the runs' fence dropped it.
    */
-  onSettled: (batch: WriteOperation[], change: string | undefined, refused: RefusedRunWrite[]) => void;
+  onSettled: (
+    batch: WriteOperation[],
+    change: string | undefined,
+    refused: RefusedRunWrite[],
+    /** New runs of fires another node holds now: not written (see write-batch.ts). */
+    stale: string[],
+  ) => void;
   /**
    * Whether this node's cluster lease holds now (default: always). While it does not, nothing is
    * written (batches wait for `leaseChanged(true)`) and new work is refused as when the database
@@ -49,8 +55,8 @@ export class PostgresWriter {
   readonly #options: PostgresWriterOptions;
   readonly #queue: WriteOperation[] = [];
   readonly #drained: Array<() => void> = [];
-  /** Callers of `write` waiting for their operation's commit. */
-  readonly #committed = new Map<WriteOperation, () => void>();
+  /** Callers of `write` waiting for their operation's commit (told the error when it was refused). */
+  readonly #committed = new Map<WriteOperation, (refusal?: AgentdError) => void>();
   /** Callers of `committed` waiting for everything up to this operation. */
   readonly #barriers = new Map<WriteOperation, Array<() => void>>();
   #writing = false;
@@ -103,7 +109,7 @@ export class PostgresWriter {
       for (const resolve of this.#barriers.get(operation) ?? []) resolve();
       this.#barriers.delete(operation);
     }
-    this.#options.onSettled(dropped, undefined, []);
+    this.#options.onSettled(dropped, undefined, [], []);
     this.#options.logger.warn(
       { dropped: dropped.length },
       "changes of runs this node let go were dropped before the database saw them",
@@ -135,8 +141,8 @@ export class PostgresWriter {
    */
   write(operation: WriteOperation): Promise<void> {
     if (!this.connected) return Promise.reject(this.#unavailable());
-    return new Promise((resolve) => {
-      this.#committed.set(operation, resolve);
+    return new Promise((resolve, reject) => {
+      this.#committed.set(operation, (refusal) => (refusal === undefined ? resolve() : reject(refusal)));
       this.enqueue(operation);
     });
   }
@@ -148,7 +154,7 @@ export class PostgresWriter {
    */
   durable(operation: WriteOperation): Promise<void> {
     return new Promise((resolve) => {
-      this.#committed.set(operation, resolve);
+      this.#committed.set(operation, () => resolve());
       this.enqueue(operation);
     });
   }
@@ -221,9 +227,10 @@ export class PostgresWriter {
     });
   }
 
-  #settle(batch: WriteOperation[]): void {
+  #settle(batch: WriteOperation[], stale: ReadonlySet<string> = new Set()): void {
     for (const operation of batch) {
-      this.#committed.get(operation)?.();
+      const refused = operation.kind === "run" && stale.has(operation.record.id);
+      this.#committed.get(operation)?.(refused ? staleFireRun(operation.record.agent) : undefined);
       this.#committed.delete(operation);
       for (const resolve of this.#barriers.get(operation) ?? []) resolve();
       this.#barriers.delete(operation);
@@ -260,13 +267,13 @@ export class PostgresWriter {
         client.release();
         this.#inFlight = 0;
         this.#queue.splice(0, batch.length);
-        this.#settle(batch);
+        this.#settle(batch, new Set(written.stale));
         if (!this.#connected) this.#options.logger.info("PostgreSQL reachable again; queued changes written");
         this.#connected = true;
         this.#lastError = undefined;
         delay = FIRST_RETRY_MILLISECONDS;
         attempts = 0;
-        this.#options.onSettled(batch, written.change, written.refused);
+        this.#options.onSettled(batch, written.change, written.refused, written.stale);
       } catch (error) {
         this.#inFlight = 0;
         // Two writers locking rows of the same runs in another order (a sweep, a claim): PostgreSQL
@@ -283,7 +290,7 @@ export class PostgresWriter {
           );
           this.#queue.splice(0, batch.length);
           this.#settle(batch);
-          this.#options.onSettled(batch, undefined, []);
+          this.#options.onSettled(batch, undefined, [], []);
           attempts = 0;
           continue;
         }
@@ -298,4 +305,16 @@ export class PostgresWriter {
     this.#writing = false;
     for (const resolve of this.#drained.splice(0)) resolve();
   }
+}
+
+/**
+ * The refusal of a new run whose schedule fire another node took over: the caller (the scheduler)
+ * hands the fire back to the sweep, which finds it another node's and leaves it to that node.
+ */
+function staleFireRun(agent: string): AgentdError {
+  return new AgentdError(
+    "STORE_WRITE_FAILED",
+    `the run of a schedule fire of ${agent} was not recorded: another node took the fire over while this node was taken for dead`,
+    { hint: "nothing to do: the other node runs or reports the fire" },
+  );
 }

@@ -30,6 +30,11 @@ export interface RefusedRunWrite {
 export interface WrittenBatch {
   change: string;
   refused: RefusedRunWrite[];
+  /**
+   * New runs of schedule fires whose claim another node holds now (it took them over while this
+   * node was taken for dead) or that were settled meanwhile: not written, nor their events.
+   */
+  stale: string[];
 }
 
 /**
@@ -67,12 +72,16 @@ export async function writeBatch(
       else if (operation.kind === "fires_settled") settledFires.push(operation);
       else cooldowns.set(operation.cooldown.tool, operation.cooldown);
     }
+    // A fire runs once: a new run of a fire whose claim is no longer this node's is not written.
+    const stale = await staleFireRuns(client, node, [...runs.values()]);
+    for (const id of stale) runs.delete(id);
     const refused = await writeRuns(client, node, change, [...runs.values()]);
     await settleFires(client, node, [...runs.values()], settledFires);
     // Nor the events this node made of a run it no longer holds (the fence on events).
     const lost = await runsNotHeld(client, node, drafts);
     for (const { record } of refused) lost.add(record.id);
-    const refusedRuns = new Set(refused.map(({ record }) => record.id));
+    for (const id of stale) lost.add(id);
+    const refusedRuns = new Set([...refused.map(({ record }) => record.id), ...stale]);
     const eventAgents = await writeEvents(
       client,
       change,
@@ -109,7 +118,7 @@ export async function writeBatch(
     );
     if (queueMoved) await client.query("SELECT pg_notify('agentd_queue', '')");
     await client.query("COMMIT");
-    return { change, refused };
+    return { change, refused, stale };
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
@@ -192,6 +201,36 @@ async function runsNotHeld(client: pg.PoolClient, node: string, drafts: TimedDra
     [runs, node],
   );
   return new Set(result.rows.map((row) => row.id));
+}
+
+/**
+ * The new runs of schedule fires (a fire's run, a catch-up run) whose claim this node no longer
+ * holds: another node took it over (this node was taken for dead while the run waited to be
+ * written, frozen or cut off) or it was settled meanwhile. The other node runs or reports the
+ * fire; writing this run too would run it twice. The claims are locked until commit, so a sweep
+ * taking one waits for this batch (and then finds it settled) or this batch sees it taken.
+ */
+async function staleFireRuns(
+  client: pg.PoolClient,
+  node: string,
+  writes: Array<{ record: RunRecord; claimable: boolean }>,
+): Promise<string[]> {
+  const fresh = writes.flatMap(({ record, claimable }) =>
+    claimable && record.status === "queued" && "scheduled_for" in record.trigger
+      ? [{ id: record.id, agent: record.agent, scheduledFor: record.trigger.scheduled_for }]
+      : [],
+  );
+  if (fresh.length === 0) return [];
+  const claims = await client.query<{ id: string; node: string; settled: boolean }>(
+    `SELECT d.id, f.node, f.settled
+     FROM unnest($1::text[], $2::text[], $3::text[]) AS d(id, agent, scheduled_for)
+     JOIN agentd_schedule_fires AS f ON f.agent = d.agent AND f.scheduled_for = d.scheduled_for
+     WHERE NOT EXISTS (SELECT 1 FROM agentd_runs AS r WHERE r.id = d.id)
+     ORDER BY f.agent, f.scheduled_for
+     FOR UPDATE OF f`,
+    [fresh.map((run) => run.id), fresh.map((run) => run.agent), fresh.map((run) => run.scheduledFor)],
+  );
+  return claims.rows.filter((claim) => claim.node !== node || claim.settled).map((claim) => claim.id);
 }
 
 /**
