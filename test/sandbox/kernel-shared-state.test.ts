@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SandboxProject } from "./sandbox-project.js";
+import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { MARKERS, SandboxProject } from "./sandbox-project.js";
+import { projectForNobody, startAsNobody } from "./sandboxed-as-nobody.js";
 
 /**
  * Reaches for what the kernel shares past bubblewrap's namespaces, one line each: the session and
@@ -60,6 +62,31 @@ describe("what the kernel shares past the sandbox's namespaces", () => {
       for (const made of ["inet", "inet6", "netlink"])
         expect(result.output, label).toContain(`${made} socket made`);
       expect(result.output, label).toContain(listed ? "unix socket made" : "unix socket refused EPERM");
+    }
+  });
+});
+
+describe("a user namespace made inside the sandbox, as a packaged (non-root) daemon runs it", () => {
+  it("gives no power over the mounts that hide data_dir: unmount, bind of /, fresh /proc, remount", async () => {
+    const nobodys = projectForNobody();
+    try {
+      const policy = nobodys.host().policyFor({
+        settings: { ...SandboxSettingsSchema.parse({}), unix_sockets: [] },
+        workdir: nobodys.workdir,
+        owner: "nested-namespace probe",
+      });
+      const key = `${nobodys.dataDirectory}/vault.key`;
+      const script =
+        `unshare -rm sh -c 'id -u; umount ${nobodys.dataDirectory}; cat ${key}; ` +
+        `mkdir -p /tmp/m && mount --bind / /tmp/m && cat /tmp/m${key}; ` +
+        `mount -t proc proc /proc; mount -o remount,rw /; echo tried' 2>&1`;
+      const { ended } = await startAsNobody(policy, "/bin/sh", ["-c", script]);
+      const output = await ended;
+      expect(output).toMatch(/^0\n/); // root of its own namespace, which the kernel lets it become
+      expect(output).toContain("tried");
+      expect(output).not.toContain(MARKERS.vaultKey);
+    } finally {
+      nobodys.dispose();
     }
   });
 });
