@@ -17,6 +17,7 @@ import {
   definitionFolders,
   environmentFiles,
   existingFiles,
+  moduleFolders,
 } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { handoffProgram } from "./listener-handoff.js";
@@ -118,9 +119,11 @@ export class SandboxHost {
     this.#definitions = [
       ...definitionFolders(config),
       ...daemonCodePaths(),
-      ...Object.values(config.mcp_servers).flatMap((server) =>
-        "command" in server ? commandFiles([server.command, ...server.args], base) : [],
-      ),
+      ...Object.values(config.mcp_servers).flatMap((server) => {
+        if (!("command" in server)) return [];
+        const files = commandFiles([server.command, ...server.args], base);
+        return [...files, ...moduleFolders(files, base)];
+      }),
       ...Object.values(config.cli_tools).flatMap((tool) =>
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),

@@ -86,6 +86,35 @@ describe("change what the daemon runs", () => {
   });
 });
 
+describe("what a stdio MCP server loads, from an agent working on the project", () => {
+  it("cannot change or shadow the packages the server imports from the node_modules above it", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project, {
+      "node_modules/helper/index.js": `// ${ORIGINAL}\n`,
+    });
+    // The server runs with its own secrets and network: a package the agent could plant in any
+    // node_modules Node searches (the project's, or a new one in tools/) would run in there.
+    const result = await project.shell(
+      `echo 'evil()' > node_modules/helper/index.js; mkdir -p tools/node_modules/helper && ` +
+        `echo 'evil()' > tools/node_modules/helper/index.js; mkdir -p node_modules/optional && echo x > node_modules/optional/index.js; ls tools/node_modules`,
+      { host, workdir: root },
+    );
+    expect(readFileSync(path.join(root, "node_modules/helper/index.js"), "utf8")).toContain(ORIGINAL);
+    expect(existsSync(path.join(root, "tools/node_modules/helper"))).toBe(false);
+    expect(existsSync(path.join(root, "node_modules/optional"))).toBe(false);
+    expect(result.output).toContain("Read-only file system");
+    // The project's own work outside those folders is still the agent's to write.
+    const other = await project.shell(
+      "mkdir -p web/node_modules/x && echo ok > web/node_modules/x/i.js && echo done",
+      {
+        host,
+        workdir: root,
+      },
+    );
+    expect(other.output).toContain("done");
+  });
+});
+
 describe("another agent's workdir", () => {
   it("an agent on the project cannot plant a sibling's missing explicit workdir as a link to $HOME", async () => {
     project = new SandboxProject();
