@@ -100,7 +100,8 @@ export function existingFiles(candidates: readonly string[], baseDirectory: stri
 const NODE_SCRIPT = /\.(?:[cm]?[jt]s|[jt]sx)$/;
 
 /**
- * The `node_modules` folders a stdio MCP server's scripts load packages from: Node looks a bare
+ * The folders a stdio MCP server's scripts load packages from (and any Python virtual environment
+ * one of them lies in: its site-packages are code the interpreter runs). Node looks a bare
  * import up in `node_modules` of the script's folder and of every folder above it, up to `/`, and
  * takes the first it finds, so a package planted or changed in any of them runs inside the
  * server, with its secrets and its network. Each that exists is returned (to be bound read-only);
@@ -128,6 +129,8 @@ export function moduleFolders(scripts: readonly string[], baseDirectory: string)
         }
       }
       if (isFolder(modules)) folders.add(modules);
+      // A Python virtual environment's interpreter (`.venv/bin/python`) loads its site-packages.
+      if (existsSync(path.join(folder, "pyvenv.cfg"))) folders.add(folder);
       const parent = path.dirname(folder);
       if (parent === folder) break;
       folder = parent;

@@ -113,6 +113,38 @@ describe("what a stdio MCP server loads, from an agent working on the project", 
     );
     expect(other.output).toContain("done");
   });
+
+  it("cannot change the site-packages of the virtual environment whose python runs the server", async () => {
+    project = new SandboxProject();
+    const venv = path.join(project.root, "venvs/py");
+    const { root, config } = projectLayout(project, {
+      "venvs/py/pyvenv.cfg": "home = /usr/bin\n",
+      "venvs/py/bin/python": "#!/bin/sh\n",
+      "venvs/py/lib/python3.12/site-packages/helper.py": `# ${ORIGINAL}\n`,
+      "tools/py/server.py": `# ${ORIGINAL}\n`,
+    });
+    const withPython = new SandboxHost({
+      config: {
+        ...config,
+        mcp_servers: {
+          py: {
+            command: path.join(venv, "bin/python"),
+            args: [path.join(root, "tools/py/server.py")],
+            env: {},
+          },
+        },
+      },
+      configFile: path.join(root, "config.yaml"),
+      environment: { ...process.env, HOME: project.home },
+    });
+    await project.shell(`echo 'evil()' > venvs/py/lib/python3.12/site-packages/helper.py`, {
+      host: withPython,
+      workdir: root,
+    });
+    expect(readFileSync(path.join(venv, "lib/python3.12/site-packages/helper.py"), "utf8")).toContain(
+      ORIGINAL,
+    );
+  });
 });
 
 describe("another agent's workdir", () => {
