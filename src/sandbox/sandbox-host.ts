@@ -20,6 +20,7 @@ import {
   moduleFolders,
 } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
+import { withoutPlantedLinks } from "./planted-links.js";
 import { handoffProgram } from "./listener-handoff.js";
 import { madeProxySocketsFolder, proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { seccompShortfall } from "./seccomp-requirement.js";
@@ -34,6 +35,11 @@ export interface SandboxHostOptions {
   environment?: NodeJS.ProcessEnv;
   /** The working directories of every agent: each is hidden from the others. */
   workdirs?: () => Iterable<string>;
+  /**
+   * Every agent's own `sandbox.write` paths: a link inside one, like one inside a workdir, may have
+   * been planted by a sandboxed process, and no `read:`/`write:` path is bound through it.
+   */
+  writePaths?: () => Iterable<string>;
   /**
    * Every agent's hook commands with the workdir each is read from: the files they name are
    * read-only in every sandbox, not only the hooked agent's (another agent sharing the project
@@ -78,6 +84,7 @@ export class SandboxHost {
   /** Hidden in every sandbox, even inside a writable workdir: the config file, `.env` files. */
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
+  readonly #writePaths: () => Iterable<string>;
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
@@ -133,6 +140,7 @@ export class SandboxHost {
       ...environmentFiles([base, project, process.cwd()]),
     ];
     this.#workdirs = options.workdirs ?? (() => []);
+    this.#writePaths = options.writePaths ?? (() => []);
     this.#hookCommands = options.hookCommands ?? (() => []);
   }
 
@@ -207,8 +215,16 @@ export class SandboxHost {
       const real = existingRealPath(entry, resolved) ?? path.resolve(entry);
       return !realPlaces.some((place) => isWithin(real, place));
     };
+    // A read or write path is bound as what it leads to: never through a link a sandbox could plant.
+    const writableFolders = () => [
+      workdir,
+      ...settings.write,
+      ...this.#workdirs(),
+      ...this.#writePaths(),
+      this.workspacesRoot,
+    ];
     const read = [
-      ...settings.read.filter(outsidePlaces),
+      ...withoutPlantedLinks(settings.read, writableFolders).filter(outsidePlaces),
       ...neededInsideSocketPlaces(socketPlaces, resolved),
     ];
     for (const executable of request.executables ?? []) {
@@ -221,7 +237,7 @@ export class SandboxHost {
     if (inDataDirectory(workdir) && isWithin(path.resolve(workdir), this.workspacesRoot))
       internal.push(workdir);
     const write = [
-      ...settings.write,
+      ...withoutPlantedLinks(settings.write, writableFolders),
       ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
     ].filter(outsidePlaces);
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;

@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliSandboxNeeds } from "../../src/sandbox/cli-sandbox-defaults.js";
@@ -185,6 +193,42 @@ describe("another agent's workdir", () => {
     });
     const shell = await project.shell(`cat .ssh/id_ed25519`, { host }); // agent me, default workspace
     expect(shell.output).not.toContain(MARKERS.home);
+  });
+});
+
+describe("an agent's own read: and write: paths", () => {
+  it("are never bound through a link a sandboxed process made, missing, swapped or under a renamed folder", async () => {
+    project = new SandboxProject();
+    const other = path.join(project.workspaces, "other");
+    const missing = path.join(project.workdir, "build");
+    const shared = path.join(project.workdir, "shared");
+    const deep = path.join(project.workdir, "a", "b", "out");
+    mkdirSync(shared);
+    mkdirSync(deep, { recursive: true });
+    const sandbox = { write: [missing, shared, deep], read: [path.join(project.workdir, "notes")] };
+    // The agent itself: `build` does not exist yet, so its first call may make it a link; and it
+    // renames the folder above `a/b/out` (a mount point cannot be renamed, its parents can).
+    await project.shell(
+      `ln -s ${project.outside} build; ln -s ${other} notes; mv a a-old && mkdir -p a/b && ln -s ${project.outside} a/b/out`,
+      { sandbox },
+    );
+    // Another agent sharing the folder, in whose sandbox `shared` is no mount point, swaps it.
+    await project.shell(`rm -r shared && ln -s ${other} shared`);
+    const result = await project.shell(
+      `echo planted > build/one; echo planted > a/b/out/two; cat shared/notes.txt notes/notes.txt; echo planted > shared/three`,
+      { sandbox },
+    );
+    expect(result.output).not.toContain(MARKERS.otherWorkspace);
+    expect(readdirSync(project.outside)).toEqual([]);
+    expect(readdirSync(other)).toEqual(["notes.txt"]);
+  });
+
+  it("still follow a link the operator made outside every folder a sandbox writes", async () => {
+    project = new SandboxProject();
+    const link = path.join(project.root, "tool-settings");
+    symlinkSync(path.join(project.home, ".config", "tool"), link);
+    const result = await project.shell(`cat ${link}/settings`, { sandbox: { read: [link] } });
+    expect(result.output).toContain("visible-when-listed");
   });
 });
 
