@@ -116,10 +116,12 @@ export function moduleFolders(scripts: readonly string[], baseDirectory: string)
     let folder = path.dirname(script);
     for (;;) {
       const modules = path.join(folder, "node_modules");
+      // Inside an installed package tree the outer node_modules is read-only already: nothing to make.
       if (
         creating &&
         folder !== path.dirname(script) &&
         !path.relative(baseDirectory, folder).startsWith("..") &&
+        !folder.split(path.sep).includes("node_modules") &&
         !existsSync(modules)
       ) {
         try {
