@@ -1,5 +1,6 @@
 import { lstatSync, realpathSync } from "node:fs";
 import path from "node:path";
+import { AgentdError } from "../errors/agentd-error.js";
 import { isWithin } from "../util/path-within.js";
 
 /**
@@ -53,4 +54,27 @@ function bothForms(folders: Iterable<string>): string[] {
     }
   }
   return [...forms];
+}
+
+/**
+ * Throws SANDBOX_UNAVAILABLE when one of `entries` now leads through a link inside
+ * `writableFolders`: checked again right before bubblewrap starts, since a path checked when the
+ * call was made can be swapped for a link while the call waits (for an approval, say), and
+ * bubblewrap would bind what the link points to.
+ */
+export function assertNoPlantedLinks(
+  entries: readonly string[],
+  writableFolders: () => Iterable<string>,
+  owner: string,
+): void {
+  const kept = new Set(withoutPlantedLinks(entries, writableFolders));
+  const swapped = entries.find((entry) => !kept.has(entry));
+  if (swapped === undefined) return;
+  throw new AgentdError(
+    "SANDBOX_UNAVAILABLE",
+    `cannot sandbox ${owner}: ${swapped} became a link meanwhile`,
+    {
+      hint: "a sandboxed process may have planted it inside a folder agents write; remove that link",
+    },
+  );
 }

@@ -223,10 +223,9 @@ export class SandboxHost {
       ...this.#writePaths(),
       this.workspacesRoot,
     ];
-    const read = [
-      ...withoutPlantedLinks(settings.read, writableFolders).filter(outsidePlaces),
-      ...neededInsideSocketPlaces(socketPlaces, resolved),
-    ];
+    const ownRead = withoutPlantedLinks(settings.read, writableFolders);
+    const ownWrite = withoutPlantedLinks(settings.write, writableFolders);
+    const read = [...ownRead.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces, resolved)];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -236,10 +235,9 @@ export class SandboxHost {
     const internal = (request.write ?? []).filter(inDataDirectory);
     if (inDataDirectory(workdir) && isWithin(path.resolve(workdir), this.workspacesRoot))
       internal.push(workdir);
-    const write = [
-      ...withoutPlantedLinks(settings.write, writableFolders),
-      ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
-    ].filter(outsidePlaces);
+    const write = [...ownWrite, ...(request.write ?? []).filter((entry) => !inDataDirectory(entry))].filter(
+      outsidePlaces,
+    );
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     // Looked up when first read, in the call that made the policy (bubblewrap's arguments, a file
     // tool's write check): a read the sandbox shows anyway needs none of it (readLayersOf).
@@ -268,6 +266,7 @@ export class SandboxHost {
       limits: { ...settings.limits },
       searchPath: this.#searchPath,
       owner: request.owner,
+      linkChecked: { paths: [...ownRead, ...ownWrite], folders: writableFolders },
     };
     keepResolutions(policy, resolved);
     return policy;

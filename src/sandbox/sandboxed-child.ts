@@ -18,6 +18,7 @@ import {
 } from "./listener-handoff.js";
 import { limitedChild, lowerPriority, sandboxPriority } from "./child-limits.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
+import { assertNoPlantedLinks } from "./planted-links.js";
 import { unixSocketsProgram } from "./seccomp-filter.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -98,6 +99,9 @@ export async function prepareSandboxedChild(
       ownPidNamespace: false,
     };
   }
+  // A path checked when the call was made may have been swapped for a link since.
+  if (policy.linkChecked !== undefined)
+    assertNoPlantedLinks(policy.linkChecked.paths, policy.linkChecked.folders, policy.owner);
   const bubblewrap = requireBubblewrap(policy.searchPath, policy.owner);
   // Listed unix sockets let AF_UNIX through; the rest of the filter (other families, keyrings) holds.
   const program =

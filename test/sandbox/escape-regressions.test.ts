@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { cliSandboxNeeds } from "../../src/sandbox/cli-sandbox-defaults.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
 import { runShellCommand } from "../../src/tools/builtin/run-shell-command.js";
 import { MARKERS, SandboxProject } from "./sandbox-project.js";
 import { ORIGINAL, projectLayout } from "./project-layout.js";
@@ -221,6 +222,29 @@ describe("an agent's own read: and write: paths", () => {
     expect(result.output).not.toContain(MARKERS.otherWorkspace);
     expect(readdirSync(project.outside)).toEqual([]);
     expect(readdirSync(other)).toEqual(["notes.txt"]);
+  });
+
+  it("are refused at the start when swapped for a link after the call was checked (an approval's wait)", async () => {
+    project = new SandboxProject();
+    const out = path.join(project.workdir, "out");
+    mkdirSync(out);
+    const policy = project.host().policyFor({
+      settings: { ...SandboxSettingsSchema.parse({}), write: [out], unix_sockets: [] },
+      workdir: project.workdir,
+      owner: 'agent "me"',
+    });
+    // Meanwhile another agent sharing the folder, in whose sandbox `out` is no mount point:
+    rmSync(out, { recursive: true });
+    symlinkSync(project.outside, out);
+    await expect(
+      prepareSandboxedChild(policy, {
+        command: "/bin/sh",
+        arguments: ["-c", "echo planted > out/file"],
+        workdir: project.workdir,
+        environment: { PATH: "/usr/bin:/bin" },
+      }),
+    ).rejects.toMatchObject({ code: "SANDBOX_UNAVAILABLE" });
+    expect(readdirSync(project.outside)).toEqual([]);
   });
 
   it("still follow a link the operator made outside every folder a sandbox writes", async () => {
