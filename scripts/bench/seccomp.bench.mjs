@@ -1,6 +1,7 @@
 // The seccomp filter's cost per sandboxed shell call: the same `bash -c true` through runShellCommand
-// (the shell tool's path) in bubblewrap with the filter (the default) and without it (config lists a
-// unix socket, which turns the filter off), for `network: none` and for a host list (the bridge).
+// (the shell tool's path) in bubblewrap with the filter (the default) and with the shorter filter of a
+// config that lists a unix socket (which lets unix sockets through; until 2026-11-30 it turned the
+// filter off, so this was the cost of the whole filter), for `network: none` and a host list.
 // Calls alternate between the variants so load on the machine hits each alike; figures are medians,
 // printed as the ratio of the filtered call to the unfiltered one, measured in the same run.
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
@@ -27,7 +28,7 @@ function host(unixSockets) {
   });
 }
 const filtered = host([]);
-// A listed socket that does not exist: nothing is bound, but the filter is off, as for any list.
+// A listed socket that does not exist: nothing is bound, but unix sockets pass, as for any list.
 const unfiltered = host([path.join(project, "no-such.sock")]);
 if (!filtered.availability().available) {
   console.error("the sandbox is not available here:", filtered.availability());

@@ -316,6 +316,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     configFile: options.configFile,
     // Every agent's workdir (explicit or default) is hidden from the others.
     workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
+    // A link in any of them could be planted: no agent's read or write path is bound through one.
+    writePaths: () => options.definitions().agents.flatMap((agent) => agent.definition?.sandbox.write ?? []),
     // Every agent's hook scripts are read-only to all agents, not only to the hooked one. The same
     // list while the definitions are the same: the host reads its words once per list.
     hookCommands: sameWhileUnchanged(options.definitions, (snapshot) =>

@@ -96,6 +96,59 @@ export function existingFiles(candidates: readonly string[], baseDirectory: stri
   return files;
 }
 
+/** A script Node runs, whose bare imports it looks up in the `node_modules` of every folder above it. */
+const NODE_SCRIPT = /\.(?:[cm]?[jt]s|[jt]sx)$/;
+
+/**
+ * The folders a stdio MCP server's scripts load packages from (and any Python virtual environment
+ * one of them lies in: its site-packages are code the interpreter runs). Node looks a bare
+ * import up in `node_modules` of the script's folder and of every folder above it, up to `/`, and
+ * takes the first it finds, so a package planted or changed in any of them runs inside the
+ * server, with its secrets and its network. Each that exists is returned (to be bound read-only);
+ * for a Node script inside `baseDirectory`, a missing one from the script's parent folder up to
+ * `baseDirectory` is first created empty, as a missing path cannot be bound and a sandboxed
+ * process could otherwise create it, shadowing the real package or filling in an optional one.
+ */
+export function moduleFolders(scripts: readonly string[], baseDirectory: string): string[] {
+  const folders = new Set<string>();
+  for (const script of scripts) {
+    const creating = NODE_SCRIPT.test(script) && !path.relative(baseDirectory, script).startsWith("..");
+    let folder = path.dirname(script);
+    for (;;) {
+      const modules = path.join(folder, "node_modules");
+      // Inside an installed package tree the outer node_modules is read-only already: nothing to make.
+      if (
+        creating &&
+        folder !== path.dirname(script) &&
+        !path.relative(baseDirectory, folder).startsWith("..") &&
+        !folder.split(path.sep).includes("node_modules") &&
+        !existsSync(modules)
+      ) {
+        try {
+          mkdirSync(modules);
+        } catch {
+          // Not creatable here: then nothing sandboxed can create it either.
+        }
+      }
+      if (isFolder(modules)) folders.add(modules);
+      // A Python virtual environment's interpreter (`.venv/bin/python`) loads its site-packages.
+      if (existsSync(path.join(folder, "pyvenv.cfg"))) folders.add(folder);
+      const parent = path.dirname(folder);
+      if (parent === folder) break;
+      folder = parent;
+    }
+  }
+  return [...folders];
+}
+
+function isFolder(entry: string): boolean {
+  try {
+    return statSync(entry).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /**
  * agentd's own code, where it is installed: what the daemon loads on its next start (`npm start`
  * runs `scripts/` and builds `src/` into `dist/`). In the README's layout the project is the

@@ -17,8 +17,10 @@ import {
   definitionFolders,
   environmentFiles,
   existingFiles,
+  moduleFolders,
 } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
+import { withoutPlantedLinks } from "./planted-links.js";
 import { handoffProgram } from "./listener-handoff.js";
 import { madeProxySocketsFolder, proxySocketsFolder } from "./proxy-sockets-folder.js";
 import { seccompShortfall } from "./seccomp-requirement.js";
@@ -33,6 +35,11 @@ export interface SandboxHostOptions {
   environment?: NodeJS.ProcessEnv;
   /** The working directories of every agent: each is hidden from the others. */
   workdirs?: () => Iterable<string>;
+  /**
+   * Every agent's own `sandbox.write` paths: a link inside one, like one inside a workdir, may have
+   * been planted by a sandboxed process, and no `read:`/`write:` path is bound through it.
+   */
+  writePaths?: () => Iterable<string>;
   /**
    * Every agent's hook commands with the workdir each is read from: the files they name are
    * read-only in every sandbox, not only the hooked agent's (another agent sharing the project
@@ -77,6 +84,7 @@ export class SandboxHost {
   /** Hidden in every sandbox, even inside a writable workdir: the config file, `.env` files. */
   readonly #configFiles: string[];
   readonly #workdirs: () => Iterable<string>;
+  readonly #writePaths: () => Iterable<string>;
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
@@ -118,9 +126,11 @@ export class SandboxHost {
     this.#definitions = [
       ...definitionFolders(config),
       ...daemonCodePaths(),
-      ...Object.values(config.mcp_servers).flatMap((server) =>
-        "command" in server ? commandFiles([server.command, ...server.args], base) : [],
-      ),
+      ...Object.values(config.mcp_servers).flatMap((server) => {
+        if (!("command" in server)) return [];
+        const files = commandFiles([server.command, ...server.args], base);
+        return [...files, ...moduleFolders(files, base)];
+      }),
       ...Object.values(config.cli_tools).flatMap((tool) =>
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),
@@ -130,6 +140,7 @@ export class SandboxHost {
       ...environmentFiles([base, project, process.cwd()]),
     ];
     this.#workdirs = options.workdirs ?? (() => []);
+    this.#writePaths = options.writePaths ?? (() => []);
     this.#hookCommands = options.hookCommands ?? (() => []);
   }
 
@@ -204,10 +215,17 @@ export class SandboxHost {
       const real = existingRealPath(entry, resolved) ?? path.resolve(entry);
       return !realPlaces.some((place) => isWithin(real, place));
     };
-    const read = [
-      ...settings.read.filter(outsidePlaces),
-      ...neededInsideSocketPlaces(socketPlaces, resolved),
+    // A read or write path is bound as what it leads to: never through a link a sandbox could plant.
+    const writableFolders = () => [
+      workdir,
+      ...settings.write,
+      ...this.#workdirs(),
+      ...this.#writePaths(),
+      this.workspacesRoot,
     ];
+    const ownRead = withoutPlantedLinks(settings.read, writableFolders);
+    const ownWrite = withoutPlantedLinks(settings.write, writableFolders);
+    const read = [...ownRead.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces, resolved)];
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -217,10 +235,9 @@ export class SandboxHost {
     const internal = (request.write ?? []).filter(inDataDirectory);
     if (inDataDirectory(workdir) && isWithin(path.resolve(workdir), this.workspacesRoot))
       internal.push(workdir);
-    const write = [
-      ...settings.write,
-      ...(request.write ?? []).filter((entry) => !inDataDirectory(entry)),
-    ].filter(outsidePlaces);
+    const write = [...ownWrite, ...(request.write ?? []).filter((entry) => !inDataDirectory(entry))].filter(
+      outsidePlaces,
+    );
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     // Looked up when first read, in the call that made the policy (bubblewrap's arguments, a file
     // tool's write check): a read the sandbox shows anyway needs none of it (readLayersOf).
@@ -249,6 +266,7 @@ export class SandboxHost {
       limits: { ...settings.limits },
       searchPath: this.#searchPath,
       owner: request.owner,
+      linkChecked: { paths: [...ownRead, ...ownWrite], folders: writableFolders },
     };
     keepResolutions(policy, resolved);
     return policy;

@@ -62,4 +62,11 @@ export interface SandboxPolicy {
   searchPath: string;
   /** Who the sandbox is for, in messages: `agent "notes"`, `MCP server "github"`. */
   owner: string;
+  /**
+   * The agent's and config's own `read`/`write` paths that `policyFor` kept, and the folders a
+   * sandboxed process may write (every agent's workdir and write paths): a link in one of those on
+   * the way to such a path may have been planted. One that became such a link since (during an
+   * approval's wait) is refused when the child starts.
+   */
+  linkChecked?: { paths: readonly string[]; folders: () => Iterable<string> };
 }

@@ -18,6 +18,8 @@ import {
 } from "./listener-handoff.js";
 import { limitedChild, lowerPriority, sandboxPriority } from "./child-limits.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
+import { assertNoPlantedLinks } from "./planted-links.js";
+import { unixSocketsProgram } from "./seccomp-filter.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 
@@ -69,7 +71,8 @@ const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"];
  * and an IPC channel on descriptor 4, over which the daemon receives the listener the command's
  * proxy variables point to (listener-handoff.ts); where perl is missing, `bwrap … -- node -e
  * <bridge> <port> command args`, a bridge beside the command, its channel on descriptor 4. The seccomp filter (seccomp-filter.ts) keeps the child
- * from making unix sockets, unless config lists some (`policy.unixSockets`). `mode: off` returns
+ * from making unix sockets unless config lists some (`policy.unixSockets`), and from socket
+ * families the network namespace does not confine and the kernel's keyrings in every case. `mode: off` returns
  * the child as it is. Inside, the command runs under the policy's limits (child-limits.ts): a fork
  * bomb or a memory bomb there ends its own call, not the daemon. Throws SANDBOX_UNAVAILABLE when bubblewrap cannot be used, or when the
  * filter is needed and this machine's architecture has none.
@@ -96,8 +99,13 @@ export async function prepareSandboxedChild(
       ownPidNamespace: false,
     };
   }
+  // A path checked when the call was made may have been swapped for a link since.
+  if (policy.linkChecked !== undefined)
+    assertNoPlantedLinks(policy.linkChecked.paths, policy.linkChecked.folders, policy.owner);
   const bubblewrap = requireBubblewrap(policy.searchPath, policy.owner);
-  const program = policy.unixSockets.length === 0 ? requireSeccompProgram(policy.owner) : undefined;
+  // Listed unix sockets let AF_UNIX through; the rest of the filter (other families, keyrings) holds.
+  const program =
+    policy.unixSockets.length === 0 ? requireSeccompProgram(policy.owner) : unixSocketsProgram();
   const filterArguments = program === undefined ? [] : ["--seccomp", String(SECCOMP_DESCRIPTOR)];
   if (policy.network.kind !== "hosts") {
     const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);

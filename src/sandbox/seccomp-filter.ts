@@ -8,20 +8,32 @@ import os from "node:os";
  * unix sockets are not in the network namespace, and the services behind them trust the uid the
  * sandbox shares.
  *
- * What it refuses, with EPERM (every other system call is allowed):
- * - `socket(AF_UNIX, …)`, the one way to make a socket that can connect to a path or an abstract
- *   name. `socket` of any other family (TCP, UDP, netlink) is untouched.
- * - `socketpair` of a type other than SOCK_STREAM or SOCK_SEQPACKET: a datagram pair can be
- *   re-connected (or sent from) to any datagram socket by name. Stream pairs, which libuv and
- *   shells use, are already connected and cannot be pointed elsewhere.
- * - `io_uring_setup`: io_uring's socket and connect operations run without passing through this
- *   filter.
+ * What it refuses (every other system call is allowed):
+ * - `socket(AF_UNIX, …)`, with EPERM: the one way to make a socket that can connect to a path or
+ *   an abstract name.
+ * - `socket` of every family but AF_INET, AF_INET6, AF_NETLINK and AF_PACKET, with EAFNOSUPPORT
+ *   (as if the kernel had none): those four are what the network namespace confines. A family it
+ *   does not confine is a way out of `network: none` — AF_VSOCK reaches the hypervisor and the
+ *   virtual machine's own services whatever the namespace — and the rest (AF_ALG, AF_BLUETOOTH,
+ *   AF_TIPC…) is kernel code no agent needs.
+ * - `socketpair` of a type other than SOCK_STREAM or SOCK_SEQPACKET, with EPERM: a datagram pair
+ *   can be re-connected (or sent from) to any datagram socket by name. Stream pairs, which libuv
+ *   and shells use, are already connected and cannot be pointed elsewhere.
+ * - `add_key`, `request_key` and `keyctl`, with EPERM: the kernel's keyrings are not namespaced by
+ *   bubblewrap. A sandboxed process would otherwise share the daemon's session keyring (and, with
+ *   a daemon running as root, root's user keyring): read the credentials kept there (Kerberos
+ *   tickets, cached disk passphrases, `keyctl`-stored tokens) and plant keys the daemon would find.
+ * - `io_uring_setup`, with EPERM: io_uring's socket and connect operations run without passing
+ *   through this filter.
  * - on x86_64, every system call of the x32 ABI (number | 0x40000000), which has its own numbers
  *   for all of the above; and for the i386 compat ABI (`int 0x80`, 32-bit programs) its numbers of
  *   the same calls, and `socketcall`, the old multiplexer that hides the socket call in memory a
  *   filter cannot read. On aarch64, the 32-bit arm compat ABI likewise.
  * - a system call of an architecture the program does not know is not refused but kills the
  *   process: on x86_64 and aarch64 kernels the four above are all there is.
+ *
+ * When config lists unix sockets (`sandbox.unix_sockets`), the filter lets AF_UNIX sockets and
+ * every socketpair through and refuses the rest as above (unixSocketsProgram).
  *
  * The program is the same bytes on both machines (it tests `seccomp_data.arch` first); only the
  * byte order is the host's, and both are little-endian.
@@ -46,11 +58,14 @@ const ARCH_ARM = 0x40000028;
 const X32_SYSCALL_BIT = 0x40000000;
 
 const AF_UNIX = 1;
+/** The families the network namespace confines: IPv4, IPv6, netlink, packet. */
+const CONFINED_FAMILIES = [2, 10, 16, 17];
 const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 /** `type` of socket/socketpair also carries SOCK_NONBLOCK and SOCK_CLOEXEC: the type is these bits. */
 const SOCK_TYPE_MASK = 0xf;
 const EPERM = 1;
+const EAFNOSUPPORT = 97;
 
 const RET_ALLOW = 0x7fff0000;
 const RET_ERRNO = 0x00050000;
@@ -70,23 +85,26 @@ interface AbiRules {
   refusedNumberBits?: number;
   socket: number;
   socketpair: number;
-  /** Calls refused whatever their arguments. */
+  /** Calls refused whatever their arguments: io_uring_setup, the keyring calls, socketcall. */
   refused: number[];
 }
 
 const IO_URING_SETUP = 425; // the same number on every ABI since 5.1
 const ABIS: Record<string, AbiRules> = {
+  // 248-250: add_key, request_key, keyctl.
   x86_64: {
     arch: ARCH_X86_64,
     refusedNumberBits: X32_SYSCALL_BIT,
     socket: 41,
     socketpair: 53,
-    refused: [IO_URING_SETUP],
+    refused: [IO_URING_SETUP, 248, 249, 250],
   },
-  // 102: socketcall.
-  i386: { arch: ARCH_I386, socket: 359, socketpair: 360, refused: [102, IO_URING_SETUP] },
-  aarch64: { arch: ARCH_AARCH64, socket: 198, socketpair: 199, refused: [IO_URING_SETUP] },
-  arm: { arch: ARCH_ARM, socket: 281, socketpair: 288, refused: [102, IO_URING_SETUP] },
+  // 102: socketcall; 286-288: add_key, request_key, keyctl.
+  i386: { arch: ARCH_I386, socket: 359, socketpair: 360, refused: [102, IO_URING_SETUP, 286, 287, 288] },
+  // 217-219: add_key, request_key, keyctl.
+  aarch64: { arch: ARCH_AARCH64, socket: 198, socketpair: 199, refused: [IO_URING_SETUP, 217, 218, 219] },
+  // 102: socketcall; 309-311: add_key, request_key, keyctl.
+  arm: { arch: ARCH_ARM, socket: 281, socketpair: 288, refused: [102, IO_URING_SETUP, 309, 310, 311] },
 };
 
 /** One instruction, its jumps still naming labels; a label marks the next instruction. */
@@ -103,7 +121,8 @@ const jumpIfBitsSet = (bits: number, label: string): Step => ({
   whenTrue: label,
 });
 
-function filterSteps(): Step[] {
+/** `unixSockets`: config lists host sockets, so AF_UNIX sockets and every socketpair pass. */
+function filterSteps(unixSockets: boolean): Step[] {
   const steps: Step[] = [load(OFFSET_ARCH)];
   for (const name of Object.keys(ABIS)) steps.push(jumpIfEqual((ABIS[name] as AbiRules).arch, name));
   steps.push(give(RET_KILL_PROCESS));
@@ -111,23 +130,23 @@ function filterSteps(): Step[] {
     steps.push({ label: name }, load(OFFSET_NR));
     if (abi.refusedNumberBits !== undefined) steps.push(jumpIfBitsSet(abi.refusedNumberBits, "refuse"));
     for (const number of abi.refused) steps.push(jumpIfEqual(number, "refuse"));
-    steps.push(jumpIfEqual(abi.socket, "socket"), jumpIfEqual(abi.socketpair, "socketpair"), give(RET_ALLOW));
+    steps.push(jumpIfEqual(abi.socket, "socket"));
+    if (!unixSockets) steps.push(jumpIfEqual(abi.socketpair, "socketpair"));
+    steps.push(give(RET_ALLOW));
   }
-  steps.push(
-    { label: "socket" },
-    load(OFFSET_ARGUMENT_0),
-    jumpIfEqual(AF_UNIX, "refuse"),
-    give(RET_ALLOW),
-    { label: "socketpair" },
-    load(OFFSET_ARGUMENT_1),
-    and(SOCK_TYPE_MASK),
-    jumpIfEqual(SOCK_STREAM, "allow"),
-    jumpIfEqual(SOCK_SEQPACKET, "allow"),
-    { label: "refuse" },
-    give(RET_ERRNO | EPERM),
-    { label: "allow" },
-    give(RET_ALLOW),
-  );
+  steps.push({ label: "socket" }, load(OFFSET_ARGUMENT_0));
+  for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, "allow"));
+  steps.push(jumpIfEqual(AF_UNIX, unixSockets ? "allow" : "refuse"), give(RET_ERRNO | EAFNOSUPPORT));
+  if (!unixSockets) {
+    steps.push(
+      { label: "socketpair" },
+      load(OFFSET_ARGUMENT_1),
+      and(SOCK_TYPE_MASK),
+      jumpIfEqual(SOCK_STREAM, "allow"),
+      jumpIfEqual(SOCK_SEQPACKET, "allow"),
+    );
+  }
+  steps.push({ label: "refuse" }, give(RET_ERRNO | EPERM), { label: "allow" }, give(RET_ALLOW));
   return steps;
 }
 
@@ -163,7 +182,17 @@ function assemble(steps: readonly Step[]): Buffer {
   return program;
 }
 
-let program: Buffer | undefined;
+const programs = new Map<boolean, Buffer>();
+
+function builtProgram(architecture: string, unixSockets: boolean): Buffer | undefined {
+  if (!SECCOMP_ARCHITECTURES.includes(architecture) || os.endianness() !== "LE") return undefined;
+  let program = programs.get(unixSockets);
+  if (program === undefined) {
+    program = assemble(filterSteps(unixSockets));
+    programs.set(unixSockets, program);
+  }
+  return program;
+}
 
 /**
  * The filter's bytes for a machine of `architecture` (`process.arch`), or undefined when it does
@@ -171,7 +200,14 @@ let program: Buffer | undefined;
  * without the filter only where config says so).
  */
 export function seccompProgram(architecture: string = process.arch): Buffer | undefined {
-  if (!SECCOMP_ARCHITECTURES.includes(architecture) || os.endianness() !== "LE") return undefined;
-  program ??= assemble(filterSteps());
-  return program;
+  return builtProgram(architecture, false);
+}
+
+/**
+ * The filter for a daemon whose config lists unix sockets: AF_UNIX sockets and socketpairs pass,
+ * everything else is refused as by seccompProgram. Undefined on a machine it does not know, where
+ * such children run without a filter.
+ */
+export function unixSocketsProgram(architecture: string = process.arch): Buffer | undefined {
+  return builtProgram(architecture, true);
 }

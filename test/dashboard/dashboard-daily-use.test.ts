@@ -62,6 +62,29 @@ afterAll(async () => {
 });
 
 describe("the dashboard in daily use", () => {
+  it("shows the arguments beside Approve with their bidi overrides and invisible characters escaped", async () => {
+    const { page } = browser;
+    // Shown raw, U+202E would reverse the rest of the line: the operator would read another path.
+    const target = "notes/\u202Etxt.hs\u200B.report";
+    llm.enqueue(
+      textReply("Writing.", {
+        toolCalls: [{ name: "write_file", arguments: { path: target, content: "x" } }],
+      }),
+      textReply("done"),
+    );
+    await page.goto("/#/agents/writer");
+    await page.getByLabel("Task").fill("write the notes");
+    await page.getByRole("button", { name: "Run now" }).click();
+    await page.waitForURL(/#\/runs\/r_/);
+    const line = page.locator("li.row-call .approval-line");
+    const deny = line.getByRole("button", { name: "Deny", exact: true });
+    await deny.waitFor();
+    const shown = (await line.locator(".approval-call pre").textContent()) ?? "";
+    expect(shown).toContain(String.raw`"path": "notes/\u202etxt.hs\u200b.report"`);
+    expect(shown).not.toMatch(/[\u202e\u200b]/);
+    await deny.click();
+  });
+
   it("shows the call beside its Approve button, then the result as safe Markdown, and runs it again", async () => {
     const { page } = browser;
     llm.enqueue(

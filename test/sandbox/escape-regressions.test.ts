@@ -1,9 +1,18 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cliSandboxNeeds } from "../../src/sandbox/cli-sandbox-defaults.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { prepareSandboxedChild } from "../../src/sandbox/sandboxed-child.js";
 import { runShellCommand } from "../../src/tools/builtin/run-shell-command.js";
 import { MARKERS, SandboxProject } from "./sandbox-project.js";
 import { ORIGINAL, projectLayout } from "./project-layout.js";
@@ -86,6 +95,67 @@ describe("change what the daemon runs", () => {
   });
 });
 
+describe("what a stdio MCP server loads, from an agent working on the project", () => {
+  it("cannot change or shadow the packages the server imports from the node_modules above it", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project, {
+      "node_modules/helper/index.js": `// ${ORIGINAL}\n`,
+    });
+    // The server runs with its own secrets and network: a package the agent could plant in any
+    // node_modules Node searches (the project's, or a new one in tools/) would run in there.
+    const result = await project.shell(
+      `echo 'evil()' > node_modules/helper/index.js; mkdir -p tools/node_modules/helper && ` +
+        `echo 'evil()' > tools/node_modules/helper/index.js; mkdir -p node_modules/optional && echo x > node_modules/optional/index.js; ls tools/node_modules`,
+      { host, workdir: root },
+    );
+    expect(readFileSync(path.join(root, "node_modules/helper/index.js"), "utf8")).toContain(ORIGINAL);
+    expect(existsSync(path.join(root, "tools/node_modules/helper"))).toBe(false);
+    expect(existsSync(path.join(root, "node_modules/optional"))).toBe(false);
+    expect(result.output).toContain("Read-only file system");
+    // The project's own work outside those folders is still the agent's to write.
+    const other = await project.shell(
+      "mkdir -p web/node_modules/x && echo ok > web/node_modules/x/i.js && echo done",
+      {
+        host,
+        workdir: root,
+      },
+    );
+    expect(other.output).toContain("done");
+  });
+
+  it("cannot change the site-packages of the virtual environment whose python runs the server", async () => {
+    project = new SandboxProject();
+    const venv = path.join(project.root, "venvs/py");
+    const { root, config } = projectLayout(project, {
+      "venvs/py/pyvenv.cfg": "home = /usr/bin\n",
+      "venvs/py/bin/python": "#!/bin/sh\n",
+      "venvs/py/lib/python3.12/site-packages/helper.py": `# ${ORIGINAL}\n`,
+      "tools/py/server.py": `# ${ORIGINAL}\n`,
+    });
+    const withPython = new SandboxHost({
+      config: {
+        ...config,
+        mcp_servers: {
+          py: {
+            command: path.join(venv, "bin/python"),
+            args: [path.join(root, "tools/py/server.py")],
+            env: {},
+          },
+        },
+      },
+      configFile: path.join(root, "config.yaml"),
+      environment: { ...process.env, HOME: project.home },
+    });
+    await project.shell(`echo 'evil()' > venvs/py/lib/python3.12/site-packages/helper.py`, {
+      host: withPython,
+      workdir: root,
+    });
+    expect(readFileSync(path.join(venv, "lib/python3.12/site-packages/helper.py"), "utf8")).toContain(
+      ORIGINAL,
+    );
+  });
+});
+
 describe("another agent's workdir", () => {
   it("an agent on the project cannot plant a sibling's missing explicit workdir as a link to $HOME", async () => {
     project = new SandboxProject();
@@ -124,6 +194,65 @@ describe("another agent's workdir", () => {
     });
     const shell = await project.shell(`cat .ssh/id_ed25519`, { host }); // agent me, default workspace
     expect(shell.output).not.toContain(MARKERS.home);
+  });
+});
+
+describe("an agent's own read: and write: paths", () => {
+  it("are never bound through a link a sandboxed process made, missing, swapped or under a renamed folder", async () => {
+    project = new SandboxProject();
+    const other = path.join(project.workspaces, "other");
+    const missing = path.join(project.workdir, "build");
+    const shared = path.join(project.workdir, "shared");
+    const deep = path.join(project.workdir, "a", "b", "out");
+    mkdirSync(shared);
+    mkdirSync(deep, { recursive: true });
+    const sandbox = { write: [missing, shared, deep], read: [path.join(project.workdir, "notes")] };
+    // The agent itself: `build` does not exist yet, so its first call may make it a link; and it
+    // renames the folder above `a/b/out` (a mount point cannot be renamed, its parents can).
+    await project.shell(
+      `ln -s ${project.outside} build; ln -s ${other} notes; mv a a-old && mkdir -p a/b && ln -s ${project.outside} a/b/out`,
+      { sandbox },
+    );
+    // Another agent sharing the folder, in whose sandbox `shared` is no mount point, swaps it.
+    await project.shell(`rm -r shared && ln -s ${other} shared`);
+    const result = await project.shell(
+      `echo planted > build/one; echo planted > a/b/out/two; cat shared/notes.txt notes/notes.txt; echo planted > shared/three`,
+      { sandbox },
+    );
+    expect(result.output).not.toContain(MARKERS.otherWorkspace);
+    expect(readdirSync(project.outside)).toEqual([]);
+    expect(readdirSync(other)).toEqual(["notes.txt"]);
+  });
+
+  it("are refused at the start when swapped for a link after the call was checked (an approval's wait)", async () => {
+    project = new SandboxProject();
+    const out = path.join(project.workdir, "out");
+    mkdirSync(out);
+    const policy = project.host().policyFor({
+      settings: { ...SandboxSettingsSchema.parse({}), write: [out], unix_sockets: [] },
+      workdir: project.workdir,
+      owner: 'agent "me"',
+    });
+    // Meanwhile another agent sharing the folder, in whose sandbox `out` is no mount point:
+    rmSync(out, { recursive: true });
+    symlinkSync(project.outside, out);
+    await expect(
+      prepareSandboxedChild(policy, {
+        command: "/bin/sh",
+        arguments: ["-c", "echo planted > out/file"],
+        workdir: project.workdir,
+        environment: { PATH: "/usr/bin:/bin" },
+      }),
+    ).rejects.toMatchObject({ code: "SANDBOX_UNAVAILABLE" });
+    expect(readdirSync(project.outside)).toEqual([]);
+  });
+
+  it("still follow a link the operator made outside every folder a sandbox writes", async () => {
+    project = new SandboxProject();
+    const link = path.join(project.root, "tool-settings");
+    symlinkSync(path.join(project.home, ".config", "tool"), link);
+    const result = await project.shell(`cat ${link}/settings`, { sandbox: { read: [link] } });
+    expect(result.output).toContain("visible-when-listed");
   });
 });
 

@@ -24,11 +24,27 @@ describe("host-executed paths of a writable folder", () => {
       ".git/config",
       ".bashrc",
       ".vscode/tasks.json",
+      ".vscode/mcp.json",
+      ".gemini/policies/allow.toml",
+      ".codex/config.toml",
+      ".devcontainer/devcontainer.json",
+      ".devcontainer/Dockerfile",
+      "opencode.json",
       "notes.txt",
     ]);
     const found = hostExecutedPaths([folder]);
     expect(found.sort()).toEqual(
-      [".bashrc", ".git/config", ".git/hooks", ".vscode/tasks.json"].map((name) => path.join(folder, name)),
+      [
+        ".bashrc",
+        ".codex/config.toml",
+        ".devcontainer/devcontainer.json",
+        ".gemini/policies",
+        ".git/config",
+        ".git/hooks",
+        ".vscode/mcp.json",
+        ".vscode/tasks.json",
+        "opencode.json",
+      ].map((name) => path.join(folder, name)),
     );
     expect(existsSync(path.join(folder, ".git", "hooks"))).toBe(true);
   });
@@ -53,6 +69,10 @@ describe("host-executed paths of a writable folder", () => {
     expect(hostExecutedPaths([cli]).sort()).toEqual(
       ["plugins", "settings.json"].map((name) => path.join(cli, name)),
     );
+    const gemini = folderWith(".gemini", ["policies/allow.toml", "notes.md"]);
+    expect(hostExecutedPaths([gemini])).toEqual([path.join(gemini, "policies")]);
+    const codex = folderWith(".codex", ["rules/default.rules", "sessions/x.jsonl"]);
+    expect(hostExecutedPaths([codex])).toEqual([path.join(codex, "rules")]);
     expect(hostExecutedPaths([path.join(root, "absent")])).toEqual([]);
   });
 

@@ -3,12 +3,13 @@ import { ConfigSchema } from "../../src/config/config-schema.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { describeSandboxStatus, sandboxStatus } from "../../src/sandbox/sandbox-status.js";
-import { seccompProgram } from "../../src/sandbox/seccomp-filter.js";
+import { seccompProgram, unixSocketsProgram } from "../../src/sandbox/seccomp-filter.js";
 import { requireSeccompProgram, seccompShortfall } from "../../src/sandbox/seccomp-requirement.js";
 
 const ARCH = { x86_64: 0xc000003e, i386: 0x40000003, aarch64: 0xc00000b7, arm: 0x40000028 };
 const ALLOW = 0x7fff0000;
 const EPERM = 0x00050001;
+const EAFNOSUPPORT = 0x00050061;
 const KILL_PROCESS = 0x80000000;
 
 /**
@@ -69,6 +70,41 @@ describe("the seccomp filter's program", () => {
     expect(call(ARCH.x86_64, 41, 16n, 3n)).toBe(ALLOW); // AF_NETLINK
     expect(call(ARCH.x86_64, 0)).toBe(ALLOW); // read
     expect(call(ARCH.x86_64, 42, 3n)).toBe(ALLOW); // connect: the socket never exists
+  });
+
+  it("refuses every socket family the network namespace does not confine, as if the kernel had none", () => {
+    for (const family of [17n, 0xffffffff_00000002n]) expect(call(ARCH.x86_64, 41, family, 3n)).toBe(ALLOW);
+    // AF_VSOCK reaches the hypervisor whatever the namespace; AF_ALG, AF_BLUETOOTH, AF_TIPC, AF_CAN…
+    for (const family of [40n, 38n, 31n, 30n, 29n, 0n, 3n, 45n, 46n])
+      expect(call(ARCH.x86_64, 41, family, 1n)).toBe(EAFNOSUPPORT);
+    expect(call(ARCH.i386, 359, 40n, 1n)).toBe(EAFNOSUPPORT);
+    expect(call(ARCH.aarch64, 198, 40n, 1n)).toBe(EAFNOSUPPORT);
+    expect(call(ARCH.arm, 281, 38n, 5n)).toBe(EAFNOSUPPORT);
+  });
+
+  it("refuses the kernel's keyrings on every ABI: add_key, request_key, keyctl", () => {
+    for (const number of [248, 249, 250]) expect(call(ARCH.x86_64, number)).toBe(EPERM);
+    for (const number of [286, 287, 288]) expect(call(ARCH.i386, number)).toBe(EPERM);
+    for (const number of [217, 218, 219]) expect(call(ARCH.aarch64, number)).toBe(EPERM);
+    for (const number of [309, 310, 311]) expect(call(ARCH.arm, number)).toBe(EPERM);
+    expect(call(ARCH.x86_64, 0x40000000 + 250)).toBe(EPERM);
+  });
+
+  it("with unix sockets listed, lets AF_UNIX and every socketpair through and refuses the rest as before", () => {
+    const listed = unixSocketsProgram("x64") as Buffer;
+    const listedCall = (arch: number, nr: number, ...args: bigint[]) => evaluate(listed, arch, nr, args);
+    expect(unixSocketsProgram("arm64")).toEqual(listed);
+    expect(unixSocketsProgram("riscv64")).toBeUndefined();
+    expect(listedCall(ARCH.x86_64, 41, 1n, 1n)).toBe(ALLOW);
+    expect(listedCall(ARCH.x86_64, 53, 1n, 2n)).toBe(ALLOW);
+    expect(listedCall(ARCH.x86_64, 41, 2n, 1n)).toBe(ALLOW);
+    expect(listedCall(ARCH.x86_64, 41, 40n, 1n)).toBe(EAFNOSUPPORT);
+    expect(listedCall(ARCH.x86_64, 250)).toBe(EPERM);
+    expect(listedCall(ARCH.x86_64, 425)).toBe(EPERM);
+    expect(listedCall(ARCH.i386, 102, 1n)).toBe(EPERM);
+    expect(listedCall(ARCH.aarch64, 199, 1n, 2n)).toBe(ALLOW);
+    expect(listedCall(ARCH.aarch64, 219)).toBe(EPERM);
+    expect(listedCall(0xc00000f3, 198, 1n)).toBe(KILL_PROCESS);
   });
 
   it("allows stream and seqpacket socketpairs (with their flags) and refuses datagram ones", () => {

@@ -15,6 +15,11 @@ export interface DaemonProcessOptions {
   main?: string;
   /** Runs the daemon as this user (the test runs as root): its files must be that user's. */
   user?: { uid: number; gid: number };
+  /**
+   * Hands the daemon one more open descriptor, a pipe to the test at this number (as a supervisor
+   * might leave one open): what arrives on it is in `inherited()`.
+   */
+  inheritedDescriptor?: number;
 }
 
 export interface HttpReply {
@@ -34,6 +39,8 @@ export interface DaemonProcess {
   stderr(): string;
   /** Everything the child wrote to stdout so far (the listening line). */
   stdout(): string;
+  /** What arrived so far on the descriptor `inheritedDescriptor` handed over. */
+  inherited(): string;
   /** Resolves with the exit code (null when killed by a signal) once the child is gone. */
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** A request as the CLI sends it: with the token, and `content-type: application/json` on a POST. */
@@ -52,7 +59,14 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
     {
       cwd: path.dirname(options.configFile),
       env: { ...environmentWithoutAgentd(), ...options.environment },
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: [
+        "ignore",
+        "pipe",
+        "pipe",
+        ...Array.from({ length: Math.max(0, (options.inheritedDescriptor ?? 0) - 2) }, (_, index) =>
+          index + 3 === options.inheritedDescriptor ? ("pipe" as const) : ("ignore" as const),
+        ),
+      ],
       detached: true,
       ...(options.user === undefined ? {} : { uid: options.user.uid, gid: options.user.gid }),
     },
@@ -61,6 +75,10 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
   let stdout = "";
   child.stderr?.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
   child.stdout?.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  let inherited = "";
+  const extra = options.inheritedDescriptor === undefined ? null : child.stdio[options.inheritedDescriptor];
+  extra?.on("data", (chunk: Buffer) => (inherited += chunk.toString("utf8")));
+  extra?.on("error", () => undefined);
   const exited = once(child, "exit").then(([code, signal]) => ({
     code: code as number | null,
     signal: signal as NodeJS.Signals | null,
@@ -84,6 +102,7 @@ export async function startDaemonProcess(options: DaemonProcessOptions): Promise
     headers,
     stderr: () => stderr,
     stdout: () => stdout,
+    inherited: () => inherited,
     exited,
     request: (method, urlPath, body) => request(url, headers(), method, urlPath, body),
     signal: (signal) => child.kill(signal),

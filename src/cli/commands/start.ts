@@ -10,6 +10,7 @@ import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../ap
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
 import { writeCodeCacheNow } from "../code-cache.js";
+import { closeInheritedDescriptors } from "../../processes/inherited-descriptors.js";
 
 /** How long the start-up look at the model server may take. */
 const PROBE_TIMEOUT_MILLISECONDS = 3_000;
@@ -102,6 +103,8 @@ export function registerStartCommand(program: Command): void {
     .command("start")
     .description("run the daemon: schedules, runs, and the HTTP API, until SIGTERM or SIGINT")
     .action(async (_options: unknown, command: Command) => {
+      // Before any child exists: what the daemon inherited must not reach the sandboxes.
+      closeInheritedDescriptors();
       // A stop asked for while starting is kept for when the daemon is up (lock released, exit 0).
       const signalsWhileStarting = holdSignalsWhileStarting();
       const globals = command.optsWithGlobals<GlobalOptions>();

@@ -3,6 +3,7 @@
 import type { ComponentChildren } from "preact";
 import type { ErrorDetail } from "./api-types.js";
 import { exactTime, relativeTime } from "./time-format.js";
+import { visibleText } from "./visible-text.js";
 
 /** "5 min ago", the exact local time on hover and for screen readers (`<time datetime>`). */
 export function RelativeTime({ time, now }: { time: string | null | undefined; now: Date }) {
@@ -56,7 +57,8 @@ export function ErrorLine({ detail, text }: { detail: ErrorDetail | undefined; t
 /** A value as indented JSON (arguments, limits), wrapped, never interpreted as HTML. */
 export function JsonBlock({ value }: { value: unknown }) {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);
-  return <pre class="json">{text}</pre>;
+  // Arguments a model wrote: a bidi override or an invisible character must not change what is read.
+  return <pre class="json">{visibleText(text)}</pre>;
 }
 
 /** Previous / next page of a long list, with "x–y of n". */

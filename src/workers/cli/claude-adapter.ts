@@ -85,9 +85,10 @@ const LIMIT_SUBTYPES: Record<string, CliLimit> = {
 };
 
 /**
- * Claude Code: `claude -p <task> --output-format stream-json --verbose --include-partial-messages
+ * Claude Code: `claude -p --output-format stream-json --verbose --include-partial-messages
  * --model m --append-system-prompt <prompt> --permission-mode acceptEdits` with the agent's rules
- * as its tool, turn and budget flags, then `cli_tools.claude.args`, then `cli.args`.
+ * as its tool, turn and budget flags, then `cli_tools.claude.args`, then `cli.args`, then
+ * `-- <task>`.
  * `CLAUDE_CODE_MAX_RETRIES=2` cuts its default of 10 API retries, so a quota or overload error
  * comes back in seconds instead of minutes.
  */
@@ -111,7 +112,6 @@ function prepareClaude(invocation: CliInvocation): CliLaunch {
   return {
     arguments: [
       "-p",
-      invocation.task,
       "--output-format",
       "stream-json",
       "--verbose",
@@ -124,6 +124,10 @@ function prepareClaude(invocation: CliInvocation): CliLaunch {
       ...claudeRuleArguments(invocation.rules),
       ...invocation.configArguments,
       ...invocation.extraArguments,
+      // The task last, after `--`: a task that starts with `-` (a webhook's title, an upstream
+      // result, a parent agent's words) is the prompt, never an option such as `--mcp-config=…`.
+      "--",
+      invocation.task,
     ],
     environment: {
       CLAUDE_CODE_MAX_RETRIES: "2",

@@ -64,7 +64,7 @@ const RETRY_NOTICE_PATTERN = /retrying|attempt \d+ failed|backoff/i;
 const MAX_ATTEMPTS = 2;
 
 /**
- * Gemini CLI: `gemini -p <task> -o stream-json -m m --approval-mode auto_edit --skip-trust
+ * Gemini CLI: `gemini --prompt=<task> -o stream-json -m m --approval-mode auto_edit --skip-trust
  * [--policy <rules>] [cli_tools.gemini.args] [cli.args]`. The system prompt goes in a file named
  * by `GEMINI_SYSTEM_MD` (it replaces Gemini's own); a system settings file
  * (`GEMINI_CLI_SYSTEM_SETTINGS_PATH`, unless the user set one) caps its API attempts and its turns.
@@ -113,8 +113,8 @@ function prepareGemini(invocation: CliInvocation): CliLaunch {
   const model = invocation.model === undefined ? [] : ["-m", invocation.model];
   return {
     arguments: [
-      "-p",
-      invocation.task,
+      // One word with the option: a task that starts with `-` is the prompt, never an option.
+      `--prompt=${invocation.task}`,
       "-o",
       "stream-json",
       ...model,

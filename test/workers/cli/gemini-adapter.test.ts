@@ -11,8 +11,7 @@ describe("Gemini CLI through the CLI worker", () => {
 
     const started = harness.recordedArguments();
     expect(started.argv).toEqual([
-      "-p",
-      "List the files",
+      "--prompt=List the files",
       "-o",
       "stream-json",
       "-m",
