@@ -19,11 +19,12 @@ import type { MaskedContent } from "./masked-content.js";
  * runs in, and the tracer that makes its child spans. Every scope is found by the signal the code
  * is handed: a run's by the run's signal (`setRunScope`), a tool call's by its run's signal while it
  * runs, or by a signal of its own when calls run side by side (`openCallScope`), a CLI process's
- * by its run's signal while it runs (`traceStep`). So a hook, `http_request`, an MCP call, a sub-agent or a log line finds the span to
- * pass on from what it already carries. No AsyncLocalStorage on a run's path: on Node 20 each time
- * one is enabled or disabled its promise hooks cost 100–200 µs of the main thread, and enabled they
- * tax every promise of the process. Nothing is registered when traces are off: every reader then
- * gets `undefined` at the cost of a lookup.
+ * by its run's signal while it runs (`traceStep`). So a hook, `http_request`, an MCP call, a
+ * sub-agent or a log line finds the span to pass on from what it already carries. No
+ * AsyncLocalStorage on a run's path: on Node 20 each time one is enabled or disabled its promise
+ * hooks cost 100–200 µs of the main thread, and enabled they tax every promise of the process.
+ * Nothing is registered when traces are off: every reader then gets `undefined` at the cost of a
+ * lookup.
  */
 export interface TraceScope {
   readonly context: Context;
