@@ -90,7 +90,7 @@ export function tracedWorkerFor<Definition, Context extends TracedRunContext, Ou
 
 /**
  * A tool executor whose calls are `execute_tool` spans (the ToolExecutor, structurally): each call
- * is handed its own signal (`signal` in its scope), by which what it does finds its span.
+ * is handed the signal (`signal` in its scope) by which what it does finds its span.
  */
 export function tracedTools<
   Definition,

@@ -124,8 +124,9 @@ export class RunTraces {
 
   /**
    * Runs one tool call in an `execute_tool <tool>` span under its run's (the run whose signal is
-   * `runSignal`). `work` is handed the call's own signal, a child of the run's: what the call does
-   * with it (its tool, its hooks, a sub-agent) finds the call's span by it. Untraced, `work` gets none.
+   * `runSignal`). `work` is handed the signal the call's span is found by (the run's while the call
+   * is the only one in flight, else one of its own, a child of the run's): what the call does with
+   * it (its tool, its hooks, a sub-agent) finds the call's span by it. Untraced, `work` gets none.
    */
   async executeTool<Result extends { ok: boolean; output: string; code?: string }>(
     call: { callId: string; tool: string; argumentsJson: string },

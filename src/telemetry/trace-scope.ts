@@ -17,13 +17,14 @@ import type { MaskedContent } from "./masked-content.js";
 /**
  * What the code running for a run (its worker, a tool call, a hook) is part of: the span it
  * runs in, and the tracer that makes its child spans. Every scope is found by the signal the code
- * is handed: a run's by the run's signal (`setRunScope`), a tool call's by the call's own signal (a
- * child of the run's, `openCallScope`), a CLI process's by its run's signal while it runs
- * (`traceStep`). So a hook, `http_request`, an MCP call, a sub-agent or a log line finds the span to
- * pass on from what it already carries. No AsyncLocalStorage on a run's path: on Node 20 each time
- * one is enabled or disabled its promise hooks cost 100–200 µs of the main thread, and enabled they
- * tax every promise of the process. Nothing is registered when traces are off: every reader then
- * gets `undefined` at the cost of a lookup.
+ * is handed: a run's by the run's signal (`setRunScope`), a tool call's by its run's signal while it
+ * runs, or by a signal of its own when calls run side by side (`openCallScope`), a CLI process's
+ * by its run's signal while it runs (`traceStep`). So a hook, `http_request`, an MCP call, a
+ * sub-agent or a log line finds the span to pass on from what it already carries. No
+ * AsyncLocalStorage on a run's path: on Node 20 each time one is enabled or disabled its promise
+ * hooks cost 100–200 µs of the main thread, and enabled they tax every promise of the process.
+ * Nothing is registered when traces are off: every reader then gets `undefined` at the cost of a
+ * lookup.
  */
 export interface TraceScope {
   readonly context: Context;
@@ -82,32 +83,41 @@ export function setRunScope(signal: AbortSignal, scope: TraceScope): void {
 }
 
 /**
- * The scope of the code handed `signal`: its tool call's (a call's own signal), else its run's
- * (or the run's CLI process's while one runs), if it is traced.
+ * The scope of the code handed `signal`: its tool call's (while the call runs), else its run's (or
+ * the run's CLI process's while one runs), if it is traced.
  */
 export function scopeOfSignal(signal: AbortSignal | undefined): TraceScope | undefined {
   return signal === undefined ? undefined : scopes.get(signal);
 }
 
-/** A tool call's own signal, and how to let go of its run's once the call settled. */
+/** The signal a tool call's scope is found by, and how to let go of it once the call settled. */
 export interface CallScope {
-  /** Aborted with the run's signal, with its reason; `scopeOfSignal` finds the call's scope by it. */
+  /**
+   * Aborted with the run's signal, with its reason; `scopeOfSignal` finds the call's scope by it
+   * while the call is open. The run's own signal when the call is the only one in flight.
+   */
   readonly signal: AbortSignal;
-  /** Stops listening to the run's signal. */
+  /** Gives the run's signal back to the run's scope, or stops listening to it. */
   close(): void;
 }
 
-/** The signals of the tool calls in flight under each run's signal: one listener per run aborts them. */
+/** Run signals lent to the one tool call in flight under each (their scope is that call's). */
+const lentSignals = new WeakSet<AbortSignal>();
+
+/** The signals of side-by-side tool calls under each run's signal: one listener per run aborts them. */
 const callSignals = new WeakMap<AbortSignal, Set<AbortController>>();
 
 /**
- * Opens a tool call's scope: a signal of its own, a child of its run's `runSignal`, under which
- * `scope` is found. What the call is handed this signal for (its tool, its hooks, a sub-agent it
- * starts) finds the call's span by it, side-by-side calls each their own. The run's signal gets
- * one abort listener for all its calls, not one per call: adding and removing an EventTarget
- * listener for every tool call is most of what a call's scope costs.
+ * Opens a tool call's scope. A call alone in its run (most are: a round's calls run in order) is
+ * lent the run's signal, which finds the call's scope until the call closes it: a new AbortSignal
+ * costs several microseconds of the main thread (its EventTarget's maps, a change of prototype),
+ * most of what a call's scope cost, and a tool of an untraced run is handed the run's signal too.
+ * A call that starts while another is in flight (side-by-side sub-agent calls) gets a signal of
+ * its own, a child of the run's, so each finds its own span. What the call is handed the signal
+ * for (its tool, its hooks, a sub-agent it starts) finds the call's span by it.
  */
 export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallScope {
+  if (!lentSignals.has(runSignal)) return lendRunSignal(runSignal, scope);
   const controller = new AbortController();
   scopes.set(controller.signal, scope);
   if (runSignal.aborted) {
@@ -119,6 +129,8 @@ export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallSc
     const calls = new Set<AbortController>();
     open = calls;
     callSignals.set(runSignal, calls);
+    // One listener per run, not one per call: adding and removing an EventTarget listener for
+    // every call would cost about what the call's signal does.
     runSignal.addEventListener(
       "abort",
       () => {
@@ -131,6 +143,22 @@ export function openCallScope(runSignal: AbortSignal, scope: TraceScope): CallSc
   const calls = open;
   calls.add(controller);
   return { signal: controller.signal, close: () => calls.delete(controller) };
+}
+
+/** The run's signal finds `scope` until the call closes; then the scope it found before. */
+function lendRunSignal(runSignal: AbortSignal, scope: TraceScope): CallScope {
+  const before = scopes.get(runSignal);
+  lentSignals.add(runSignal);
+  scopes.set(runSignal, scope);
+  return {
+    signal: runSignal,
+    close: () => {
+      lentSignals.delete(runSignal);
+      if (scopes.get(runSignal) !== scope) return;
+      if (before === undefined) scopes.delete(runSignal);
+      else scopes.set(runSignal, before);
+    },
+  };
 }
 
 /** Where a logger made by `loggerInScope` keeps its scope (its children inherit it). */

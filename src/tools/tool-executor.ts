@@ -45,8 +45,9 @@ export interface ToolRunScope {
   /** The LLM worker's budgets; absent where a caller runs tools outside the loop. */
   budget?: RunSpending;
   /**
-   * The call's own signal, a child of the run's (aborted with it), when the caller gives one (the
-   * tracing wrapper): the tool, its hooks and the call's log lines find the call's span by it.
+   * The call's signal, when the caller gives one (the tracing wrapper): the run's, or one of the
+   * call's own aborted with it (calls side by side); the tool, its hooks and the call's log lines
+   * find the call's span by it.
    */
   signal?: AbortSignal;
 }
