@@ -24,22 +24,55 @@ export interface CredentialHeaders {
 export interface Principal {
   role: Role;
   actor: Actor;
+  /** The token it authenticated with (none with `server.auth: none`). */
+  identity?: TokenIdentity;
 }
 
 /** The tokens the API accepts (the daemon's TokenRegistry, or its single token alone). */
 export interface TokenIdentifier {
   identify(token: string): TokenIdentity | undefined;
-  /** Whether the named token is still valid: a browser session lasts no longer than its token. */
-  isActive(name: string): boolean;
+  /**
+   * Whether the very token of this identity is still valid: a browser session, an open event
+   * stream or a waiting long poll lasts no longer than its token.
+   */
+  isActive(identity: TokenIdentity): boolean;
+  /** Calls `listener` after each change of the tokens accepted; answers the function that stops it. */
+  onChange(listener: () => void): () => void;
 }
+
+const SINGLE_TOKEN_IDENTITY: TokenIdentity = { name: DEFAULT_TOKEN_NAME, role: "admin", digest: "" };
 
 /** One token, named "default", admin: a server started without named tokens (tests, `agentd run`). */
 export function singleTokenIdentifier(token: string): TokenIdentifier {
   const matches = createTokenCheck(token);
   return {
-    identify: (given) => (matches(given) ? { name: DEFAULT_TOKEN_NAME, role: "admin" } : undefined),
-    isActive: (name) => name === DEFAULT_TOKEN_NAME,
+    identify: (given) => (matches(given) ? SINGLE_TOKEN_IDENTITY : undefined),
+    isActive: (identity) => identity === SINGLE_TOKEN_IDENTITY,
+    onChange: () => () => undefined,
   };
+}
+
+/**
+ * Whether the token a request authenticated with still counts, for an answer given long after the
+ * request came (a long poll) or a stream still open: always with `server.auth: none`.
+ */
+export function stillAuthenticated(
+  principal: Principal | undefined,
+  tokens: TokenIdentifier | undefined,
+): boolean {
+  if (tokens === undefined) return true;
+  return principal?.identity !== undefined && tokens.isActive(principal.identity);
+}
+
+/** Refuses the answer to a request whose token was revoked while it waited (see stillAuthenticated). */
+export function requireStillAuthenticated(
+  principal: Principal | undefined,
+  tokens: TokenIdentifier | undefined,
+): void {
+  if (stillAuthenticated(principal, tokens)) return;
+  throw new AgentdError("UNAUTHORIZED", "the token was revoked while the request waited", {
+    hint: "agentd token list shows the tokens; ask an admin for a new one",
+  });
 }
 
 /** With `server.auth: none` every request is this. */
@@ -71,13 +104,13 @@ export function createAuthentication(
         });
       }
       const kind = headers["user-agent"]?.startsWith(CLI_USER_AGENT_PREFIX) ? "cli" : "token";
-      return { role: identity.role, actor: { kind, name: identity.name } };
+      return { role: identity.role, actor: { kind, name: identity.name }, identity };
     }
     const session = sessionOf(headers.cookie);
     const identity = session === undefined ? undefined : sessions.identify(session);
     if (session !== undefined && identity !== undefined) {
-      if (tokens.isActive(identity.name)) {
-        return { role: identity.role, actor: { kind: "dashboard", name: identity.name } };
+      if (tokens.isActive(identity)) {
+        return { role: identity.role, actor: { kind: "dashboard", name: identity.name }, identity };
       }
       sessions.end(session);
     }

@@ -1,3 +1,4 @@
+import type { TokenIdentity } from "../access/token-registry.js";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
 
@@ -5,11 +6,13 @@ import type { EventFeed } from "../events/event-bus.js";
 export interface HubStream {
   /** The agent whose events it streams. */
   readonly agent: string;
+  /** The token the stream was opened with (none with `server.auth: none`). */
+  readonly identity: TokenIdentity | undefined;
   /** Takes one of the agent's events as it is published. */
   offer(event: AgentEvent): void;
   /** Writes a comment that keeps an idle connection open. */
   heartbeat(): void;
-  /** Ends the stream (the server shuts down). */
+  /** Ends the stream (the server shuts down, its token was revoked). */
   end(): void;
 }
 
@@ -70,6 +73,15 @@ export class EventStreamHub {
       for (const stream of [...streams]) stream.end();
     }
     if (this.#open === 0) this.#stop();
+  }
+
+  /** Ends every open stream opened with a token `isActive` no longer accepts. */
+  endRevoked(isActive: (identity: TokenIdentity) => boolean): void {
+    for (const streams of this.#byAgent.values()) {
+      for (const stream of [...streams]) {
+        if (stream.identity !== undefined && !isActive(stream.identity)) stream.end();
+      }
+    }
   }
 
   /** Whether the bus subscription and the heartbeat timer are running. */

@@ -1,4 +1,5 @@
 import type { ServerResponse } from "node:http";
+import type { TokenIdentity } from "../access/token-registry.js";
 import type { FastifyBaseLogger } from "fastify";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventStreamHub, HubStream } from "./event-stream-hub.js";
@@ -20,6 +21,8 @@ function endOnClose(this: StreamResponse): void {
 
 export interface OpenEventStreamOptions {
   agent: string;
+  /** The token the stream is opened with: the stream ends when it is revoked. */
+  identity: TokenIdentity | undefined;
   /** A response whose head is written (not sent: it goes with the first write). */
   response: ServerResponse;
   source: StreamEventSource;
@@ -44,6 +47,7 @@ export interface OpenEventStreamOptions {
  */
 export class OpenEventStream implements HubStream {
   readonly agent: string;
+  readonly identity: TokenIdentity | undefined;
   readonly #response: StreamResponse;
   readonly #writer: EventStreamWriter;
   readonly #hub: EventStreamHub;
@@ -54,6 +58,7 @@ export class OpenEventStream implements HubStream {
 
   constructor(options: OpenEventStreamOptions) {
     this.agent = options.agent;
+    this.identity = options.identity;
     this.#response = options.response;
     this.#hub = options.hub;
     this.#shutdownSignal = options.shutdownSignal;

@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Role } from "../access/role.js";
+import type { TokenIdentity } from "../access/token-registry.js";
 import { type Clock, systemClock } from "../clock/clock.js";
 
-/** Whose a browser session is: the token it logged in with, and that token's role. */
-export interface SessionIdentity {
-  name: string;
-  role: Role;
-}
+/**
+ * Whose a browser session is: the token it logged in with (its name, its role, and which token of
+ * that name it was, so that a later token of the same name does not revive the session).
+ */
+export type SessionIdentity = TokenIdentity;
 
-const DEFAULT_IDENTITY: SessionIdentity = { name: "default", role: "admin" };
+const DEFAULT_IDENTITY: SessionIdentity = { name: "default", role: "admin", digest: "" };
 
 export interface SessionStoreOptions {
   /** How long a browser login lasts (default 7 days). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { requireStillAuthenticated } from "../api-auth.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { REPLAY_PAGE_EVENTS } from "../event-stream-writer.js";
 import { EventStreamHub } from "../event-stream-hub.js";
@@ -52,10 +53,19 @@ const FOLLOWS_ALREADY = (): void => undefined;
  * the same (ReplayPageCache), and no promise when the backlog is in memory.
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
-  const { services, shutdownSignal, heartbeatMilliseconds } = context;
-  /** The open streams: the server's shutdown ends them all. */
+  const { services, shutdownSignal, heartbeatMilliseconds, access } = context;
+  /** The open streams: the server's shutdown ends them all, a token's revocation those it opened. */
   const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
-  shutdownSignal.addEventListener("abort", () => hub.endAll(), { once: true });
+  const tokens = access.tokens;
+  const stopFollowingTokens = tokens?.onChange(() => hub.endRevoked((identity) => tokens.isActive(identity)));
+  shutdownSignal.addEventListener(
+    "abort",
+    () => {
+      stopFollowingTokens?.();
+      hub.endAll();
+    },
+    { once: true },
+  );
   const firstPages = new ReplayPageCache(services.events, { pageEvents: REPLAY_PAGE_EVENTS });
 
   /** Streams the agent's events; `unfollow` is called when the stream ends (or fails to start). */
@@ -63,6 +73,8 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     const agent = request.params.id;
     let replayFrom: number | undefined;
     try {
+      // Revoked while a cluster node caught up with the agent: no stream.
+      requireStillAuthenticated(request.principal, access.tokens);
       requireAgent(services, agent);
       replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
     } catch (error) {
@@ -75,6 +87,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     response.writeHead(200, STREAM_HEAD);
     new OpenEventStream({
       agent,
+      identity: request.principal?.identity,
       response,
       source: services.events,
       firstPages,
