@@ -185,6 +185,56 @@ describe.skipIf(missing !== undefined)(
       );
     });
 
+    it("lets a node that read the tokens while a revoke was committing refuse the token after it", async () => {
+      const url = await postgres.createDatabase("tokens_race");
+      const [first, second] = [await open(url), await open(url)];
+      if (!first || !second) throw new Error("two nodes");
+      // Refreshed only when the test says: the read is made at the moment the race needs.
+      const [revoking, reading] = await Promise.all(
+        [first, second].map((node) =>
+          TokenRegistry.open({
+            defaultToken: DEFAULT,
+            store: node.tokens,
+            logger,
+            refreshMilliseconds: 3_600_000,
+          }),
+        ),
+      );
+      if (!revoking || !reading) throw new Error("two registries");
+      const { default: pg } = await import("pg");
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      try {
+        const created = await revoking.create("ci", "run", "token:default");
+        await reading.refresh();
+        expect(reading.identify(created.token)).toMatchObject({ name: "ci" });
+        // The revoke's statement waits, once it has moved the change counter, on a lock the test
+        // holds: the moment between the counter and the commit, made as long as the test needs.
+        await holder.query(`CREATE FUNCTION hold_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_advisory_lock(4242); PERFORM pg_advisory_unlock(4242); RETURN OLD; END $$`);
+        await holder.query(
+          "CREATE TRIGGER hold_delete BEFORE DELETE ON agentd_tokens FOR EACH ROW EXECUTE FUNCTION hold_delete()",
+        );
+        await holder.query("SELECT pg_advisory_lock(4242)");
+        const revoked = revoking.revoke("ci");
+        await waitFor(async () => {
+          const waiting = await holder.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'",
+          );
+          return (waiting.rowCount ?? 0) > 0 || undefined;
+        }, "the revoke to wait on the lock");
+        await reading.refresh();
+        await holder.query("SELECT pg_advisory_unlock(4242)");
+        await revoked;
+        await reading.refresh();
+        expect(reading.identify(created.token)).toBeUndefined();
+      } finally {
+        revoking.close();
+        reading.close();
+        await holder.end();
+      }
+    });
+
     it("keeps an append-only audit table, paged in order", async () => {
       const url = await postgres.createDatabase("audit");
       const clock = new ManualClock(Date.parse("2026-11-29T12:00:00Z"));
