@@ -2,10 +2,13 @@ import { describe, expect, it } from "vitest";
 import type { Role } from "../../src/access/role.js";
 import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { textReply } from "../support/scripted-llm-server.js";
+import { waitFor } from "../support/wait-for.js";
 import { waitForRunEnd } from "./api-shapes.js";
 
 const scripted = useScriptedDaemon({
   reply: textReply("done"),
+  // Every request is logged at debug: the last test reads that log for tokens.
+  config: { log: { level: "debug", pretty: false } },
   agents: (project) => {
     project.writeAgent("quiet", {});
   },
@@ -59,6 +62,33 @@ async function startRun(): Promise<string> {
   expect(started.status).toBe(202);
   return (started.body as { run: string }).run;
 }
+
+describe("a token sent in a URL", () => {
+  it("is not written to the debug log, whatever the spelling of the login route", async () => {
+    const token = await createToken("in-url", "read");
+    const paths = [
+      "/auth/login",
+      "//auth/login",
+      "/auth/login/",
+      "/AUTH/login",
+      "/auth/./login",
+      "/runs",
+    ].map((path) => `${path}?token=${encodeURIComponent(token)}`);
+    for (const path of paths) {
+      await fetch(`${scripted.daemon.url}${path}`, { redirect: "manual" }).then((reply) =>
+        reply.arrayBuffer(),
+      );
+    }
+    // Each request is logged once answered: this one's line comes after the others'.
+    await call("GET", "/runs?limit=1", admin());
+    const log = await waitFor(() => {
+      const text = scripted.daemon.stdout() + scripted.daemon.stderr();
+      return text.includes('"url":"/runs?limit=1"') ? text : undefined;
+    }, "the last request in the log");
+    const secretPart = token.slice("agentd_".length);
+    expect(log.split("\n").filter((line) => line.includes(secretPart))).toEqual([]);
+  });
+});
 
 describe("a revoked token", () => {
   it("ends its browser sessions for good: a new token of the same name does not revive them", async () => {
