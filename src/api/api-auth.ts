@@ -26,6 +26,15 @@ export interface Principal {
   actor: Actor;
   /** The token it authenticated with (none with `server.auth: none`). */
   identity?: TokenIdentity;
+  /** The browser session it came with, when a session cookie authenticated it. */
+  session?: string;
+}
+
+/** Where a request's credentials are checked again: the tokens accepted and the browser sessions. */
+export interface CredentialSources {
+  /** Undefined with `server.auth: none`. */
+  tokens: TokenIdentifier | undefined;
+  sessions: SessionStore;
 }
 
 /** The tokens the API accepts (the daemon's TokenRegistry, or its single token alone). */
@@ -53,26 +62,29 @@ export function singleTokenIdentifier(token: string): TokenIdentifier {
 }
 
 /**
- * Whether the token a request authenticated with still counts, for an answer given long after the
- * request came (a long poll) or a stream still open: always with `server.auth: none`.
+ * Whether the credentials a request authenticated with still count, for an answer given long after
+ * the request came (a long poll) or a stream still open: its token not revoked, its browser session
+ * (if it came with one) not ended. Always with `server.auth: none`.
  */
-export function stillAuthenticated(
-  principal: Principal | undefined,
-  tokens: TokenIdentifier | undefined,
-): boolean {
-  if (tokens === undefined) return true;
-  return principal?.identity !== undefined && tokens.isActive(principal.identity);
+export function stillAuthenticated(principal: Principal | undefined, sources: CredentialSources): boolean {
+  if (sources.tokens === undefined) return true;
+  if (principal?.identity === undefined || !sources.tokens.isActive(principal.identity)) return false;
+  return principal.session === undefined || sources.sessions.isValid(principal.session);
 }
 
-/** Refuses the answer to a request whose token was revoked while it waited (see stillAuthenticated). */
+/** Refuses the answer to a request whose credentials ended while it waited (see stillAuthenticated). */
 export function requireStillAuthenticated(
   principal: Principal | undefined,
-  tokens: TokenIdentifier | undefined,
+  sources: CredentialSources,
 ): void {
-  if (stillAuthenticated(principal, tokens)) return;
-  throw new AgentdError("UNAUTHORIZED", "the token was revoked while the request waited", {
-    hint: "agentd token list shows the tokens; ask an admin for a new one",
-  });
+  if (stillAuthenticated(principal, sources)) return;
+  throw new AgentdError(
+    "UNAUTHORIZED",
+    "the token was revoked, or the session ended, while the request waited",
+    {
+      hint: "agentd token list shows the tokens; log in again, or ask an admin for a new token",
+    },
+  );
 }
 
 /** With `server.auth: none` every request is this. */
@@ -110,7 +122,7 @@ export function createAuthentication(
     const identity = session === undefined ? undefined : sessions.identify(session);
     if (session !== undefined && identity !== undefined) {
       if (tokens.isActive(identity)) {
-        return { role: identity.role, actor: { kind: "dashboard", name: identity.name }, identity };
+        return { role: identity.role, actor: { kind: "dashboard", name: identity.name }, identity, session };
       }
       sessions.end(session);
     }

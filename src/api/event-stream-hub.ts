@@ -1,13 +1,13 @@
-import type { TokenIdentity } from "../access/token-registry.js";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
+import type { Principal } from "./api-auth.js";
 
 /** An open event stream as the hub sees it. */
 export interface HubStream {
   /** The agent whose events it streams. */
   readonly agent: string;
-  /** The token the stream was opened with (none with `server.auth: none`). */
-  readonly identity: TokenIdentity | undefined;
+  /** Who opened it (none on a server without authentication). */
+  readonly principal: Principal | undefined;
   /** Takes one of the agent's events as it is published. */
   offer(event: AgentEvent): void;
   /** Writes a comment that keeps an idle connection open. */
@@ -75,12 +75,10 @@ export class EventStreamHub {
     if (this.#open === 0) this.#stop();
   }
 
-  /** Ends every open stream opened with a token `isActive` no longer accepts. */
-  endRevoked(isActive: (identity: TokenIdentity) => boolean): void {
+  /** Ends every open stream `ended` picks (one whose token was revoked, whose session ended). */
+  endWhere(ended: (stream: HubStream) => boolean): void {
     for (const streams of this.#byAgent.values()) {
-      for (const stream of [...streams]) {
-        if (stream.identity !== undefined && !isActive(stream.identity)) stream.end();
-      }
+      for (const stream of [...streams]) if (ended(stream)) stream.end();
     }
   }
 

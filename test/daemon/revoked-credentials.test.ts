@@ -132,6 +132,26 @@ describe("a revoked token", () => {
     expect(received).not.toContain(run);
   });
 
+  it("ends the event stream of a browser session that logs out", { timeout: 60_000 }, async () => {
+    const cookie = await login(await createToken("browser", "read"));
+    const controller = new AbortController();
+    const response = await fetch(`${scripted.daemon.url}/agents/quiet/events/stream`, {
+      headers: { cookie },
+      signal: controller.signal,
+    });
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    await reader.read(); // the preamble
+    expect((await call("POST", "/auth/logout", { cookie }, {})).status).toBe(204);
+    const cutOff = setTimeout(() => controller.abort(), 20_000);
+    try {
+      while (!(await reader.read()).done);
+    } finally {
+      clearTimeout(cutOff);
+    }
+    expect(controller.signal.aborted, "the stream was still open 20 s after the logout").toBe(false);
+  });
+
   it("gets no events from a long poll that was waiting as it was revoked", { timeout: 60_000 }, async () => {
     const token = await createToken("poller", "read");
     const after = (

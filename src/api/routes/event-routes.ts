@@ -107,7 +107,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
       watch.release();
     }
     // The events that came while it waited are not for a token revoked meanwhile.
-    requireStillAuthenticated(request.principal, access.tokens);
+    requireStillAuthenticated(request.principal, access);
     reply.type(JSON_TYPE).send(pollPage(id, after, limit).bytes);
   }
 
@@ -140,7 +140,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
           } finally {
             watch.release();
           }
-          requireStillAuthenticated(request.principal, access.tokens);
+          requireStillAuthenticated(request.principal, access);
           page = store.mergedLines(after, limit);
         }
         return reply.type("application/json; charset=utf-8").send(mergedBody(page));

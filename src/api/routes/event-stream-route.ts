@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { requireStillAuthenticated } from "../api-auth.js";
+import { requireStillAuthenticated, stillAuthenticated } from "../api-auth.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { REPLAY_PAGE_EVENTS } from "../event-stream-writer.js";
 import { EventStreamHub } from "../event-stream-hub.js";
@@ -54,14 +54,17 @@ const FOLLOWS_ALREADY = (): void => undefined;
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
   const { services, shutdownSignal, heartbeatMilliseconds, access } = context;
-  /** The open streams: the server's shutdown ends them all, a token's revocation those it opened. */
+  /**
+   * The open streams: the server's shutdown ends them all, a token's revocation or a session's end
+   * those opened with it.
+   */
   const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
-  const tokens = access.tokens;
-  const stopFollowingTokens = tokens?.onChange(() => hub.endRevoked((identity) => tokens.isActive(identity)));
+  const endLapsed = () => hub.endWhere((stream) => !stillAuthenticated(stream.principal, access));
+  const stopFollowing = [access.tokens?.onChange(endLapsed), access.sessions.onEnd(endLapsed)];
   shutdownSignal.addEventListener(
     "abort",
     () => {
-      stopFollowingTokens?.();
+      for (const stop of stopFollowing) stop?.();
       hub.endAll();
     },
     { once: true },
@@ -74,7 +77,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     let replayFrom: number | undefined;
     try {
       // Revoked while a cluster node caught up with the agent: no stream.
-      requireStillAuthenticated(request.principal, access.tokens);
+      requireStillAuthenticated(request.principal, access);
       requireAgent(services, agent);
       replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
     } catch (error) {
@@ -87,7 +90,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     response.writeHead(200, STREAM_HEAD);
     new OpenEventStream({
       agent,
-      identity: request.principal?.identity,
+      principal: request.principal,
       response,
       source: services.events,
       firstPages,
