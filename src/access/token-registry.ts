@@ -14,10 +14,15 @@ import {
 import type { Role } from "./role.js";
 import type { TokenStore } from "./token-store.js";
 
-/** A token that authenticated: its name and role. */
+/** A token that authenticated: its name and role, and which token of that name it is. */
 export interface TokenIdentity {
   name: string;
   role: Role;
+  /**
+   * The token's stored digest (base64url SHA-256): what tells this token from a later one given the
+   * same name after a revoke. Held in memory only, never answered nor logged.
+   */
+  digest: string;
 }
 
 export interface TokenRegistryOptions {
@@ -39,10 +44,11 @@ export interface TokenRegistryOptions {
 export class TokenRegistry {
   readonly #options: TokenRegistryOptions;
   readonly #defaultDigest: Buffer;
+  readonly #defaultIdentity: TokenIdentity;
   #byDigest = new Map<string, TokenRecord>();
   /** Each named token's digest as bytes, decoded once when the record is taken in, not per request. */
   #digestBytes = new WeakMap<TokenRecord, Buffer>();
-  #names = new Set<string>();
+  readonly #listeners = new Set<() => void>();
   #version: string | undefined;
   /** Counts local changes: a read of the store begun before one is not applied over it. */
   #generation = 0;
@@ -52,6 +58,11 @@ export class TokenRegistry {
   private constructor(options: TokenRegistryOptions) {
     this.#options = options;
     this.#defaultDigest = tokenDigestBytes(options.defaultToken);
+    this.#defaultIdentity = {
+      name: DEFAULT_TOKEN_NAME,
+      role: "admin",
+      digest: this.#defaultDigest.toString("base64url"),
+    };
   }
 
   /** Reads the store once, then follows it. */
@@ -68,18 +79,33 @@ export class TokenRegistry {
     // The SHA-256 is taken on every request: nothing derived from a token outlives its request.
     const digest = tokenDigestBytes(token);
     // Both sides are digests of the same length: the comparison time says nothing about the token.
-    if (timingSafeEqual(digest, this.#defaultDigest)) return { name: DEFAULT_TOKEN_NAME, role: "admin" };
+    if (timingSafeEqual(digest, this.#defaultDigest)) return this.#defaultIdentity;
     const record = this.#byDigest.get(digest.toString("base64url"));
     if (record === undefined) return undefined;
     const stored = this.#storedDigest(record);
     return stored.length === digest.length && timingSafeEqual(stored, digest)
-      ? { name: record.name, role: record.role }
+      ? { name: record.name, role: record.role, digest: record.hash }
       : undefined;
   }
 
-  /** Whether a token of this name is still valid (a browser session made from it lasts as long). */
-  isActive(name: string): boolean {
-    return name === DEFAULT_TOKEN_NAME || this.#names.has(name);
+  /**
+   * Whether the very token `identify` answered this identity for is still valid: a browser session
+   * or an open stream made with it lasts as long. A token revoked and then created again under the
+   * same name is another token, so what the old one opened stays ended.
+   */
+  isActive(identity: TokenIdentity): boolean {
+    if (identity.name === DEFAULT_TOKEN_NAME) return identity.digest === this.#defaultIdentity.digest;
+    const record = this.#byDigest.get(identity.digest);
+    return record !== undefined && record.name === identity.name && record.role === identity.role;
+  }
+
+  /**
+   * Calls `listener` after each change of the tokens known (made here or read from the store), so
+   * that what a revoked token holds open can be ended; answers the function that stops it.
+   */
+  onChange(listener: () => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   /** The named tokens, by name (never their values or hashes). */
@@ -136,8 +162,8 @@ export class TokenRegistry {
       const records = await this.#options.store.list();
       if (generation !== this.#generation) return;
       this.#byDigest = new Map(records.map((record) => [record.hash, record]));
-      this.#names = new Set(records.map((record) => record.name));
       this.#version = version;
+      this.#changed();
     } catch (error) {
       // The tokens known stay valid: revoking needs the store to answer again.
       this.#options.logger.warn({ err: error }, "could not read the named tokens; keeping those known");
@@ -157,13 +183,22 @@ export class TokenRegistry {
     this.#generation++;
     this.#version = undefined;
     this.#byDigest.set(record.hash, record);
-    this.#names.add(record.name);
   }
 
   #remove(name: string): void {
     this.#generation++;
     this.#version = undefined;
     for (const [digest, record] of this.#byDigest) if (record.name === name) this.#byDigest.delete(digest);
-    this.#names.delete(name);
+    this.#changed();
+  }
+
+  #changed(): void {
+    for (const listener of this.#listeners) {
+      try {
+        listener();
+      } catch (error) {
+        this.#options.logger.warn({ err: error }, "a listener of the token changes failed");
+      }
+    }
   }
 }

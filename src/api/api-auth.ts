@@ -24,22 +24,67 @@ export interface CredentialHeaders {
 export interface Principal {
   role: Role;
   actor: Actor;
+  /** The token it authenticated with (none with `server.auth: none`). */
+  identity?: TokenIdentity;
+  /** The browser session it came with, when a session cookie authenticated it. */
+  session?: string;
+}
+
+/** Where a request's credentials are checked again: the tokens accepted and the browser sessions. */
+export interface CredentialSources {
+  /** Undefined with `server.auth: none`. */
+  tokens: TokenIdentifier | undefined;
+  sessions: SessionStore;
 }
 
 /** The tokens the API accepts (the daemon's TokenRegistry, or its single token alone). */
 export interface TokenIdentifier {
   identify(token: string): TokenIdentity | undefined;
-  /** Whether the named token is still valid: a browser session lasts no longer than its token. */
-  isActive(name: string): boolean;
+  /**
+   * Whether the very token of this identity is still valid: a browser session, an open event
+   * stream or a waiting long poll lasts no longer than its token.
+   */
+  isActive(identity: TokenIdentity): boolean;
+  /** Calls `listener` after each change of the tokens accepted; answers the function that stops it. */
+  onChange(listener: () => void): () => void;
 }
+
+const SINGLE_TOKEN_IDENTITY: TokenIdentity = { name: DEFAULT_TOKEN_NAME, role: "admin", digest: "" };
 
 /** One token, named "default", admin: a server started without named tokens (tests, `agentd run`). */
 export function singleTokenIdentifier(token: string): TokenIdentifier {
   const matches = createTokenCheck(token);
   return {
-    identify: (given) => (matches(given) ? { name: DEFAULT_TOKEN_NAME, role: "admin" } : undefined),
-    isActive: (name) => name === DEFAULT_TOKEN_NAME,
+    identify: (given) => (matches(given) ? SINGLE_TOKEN_IDENTITY : undefined),
+    isActive: (identity) => identity === SINGLE_TOKEN_IDENTITY,
+    onChange: () => () => undefined,
   };
+}
+
+/**
+ * Whether the credentials a request authenticated with still count, for an answer given long after
+ * the request came (a long poll) or a stream still open: its token not revoked, its browser session
+ * (if it came with one) not ended. Always with `server.auth: none`.
+ */
+export function stillAuthenticated(principal: Principal | undefined, sources: CredentialSources): boolean {
+  if (sources.tokens === undefined) return true;
+  if (principal?.identity === undefined || !sources.tokens.isActive(principal.identity)) return false;
+  return principal.session === undefined || sources.sessions.isValid(principal.session);
+}
+
+/** Refuses the answer to a request whose credentials ended while it waited (see stillAuthenticated). */
+export function requireStillAuthenticated(
+  principal: Principal | undefined,
+  sources: CredentialSources,
+): void {
+  if (stillAuthenticated(principal, sources)) return;
+  throw new AgentdError(
+    "UNAUTHORIZED",
+    "the token was revoked, or the session ended, while the request waited",
+    {
+      hint: "agentd token list shows the tokens; log in again, or ask an admin for a new token",
+    },
+  );
 }
 
 /** With `server.auth: none` every request is this. */
@@ -71,13 +116,13 @@ export function createAuthentication(
         });
       }
       const kind = headers["user-agent"]?.startsWith(CLI_USER_AGENT_PREFIX) ? "cli" : "token";
-      return { role: identity.role, actor: { kind, name: identity.name } };
+      return { role: identity.role, actor: { kind, name: identity.name }, identity };
     }
     const session = sessionOf(headers.cookie);
     const identity = session === undefined ? undefined : sessions.identify(session);
     if (session !== undefined && identity !== undefined) {
-      if (tokens.isActive(identity.name)) {
-        return { role: identity.role, actor: { kind: "dashboard", name: identity.name } };
+      if (tokens.isActive(identity)) {
+        return { role: identity.role, actor: { kind: "dashboard", name: identity.name }, identity, session };
       }
       sessions.end(session);
     }

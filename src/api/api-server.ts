@@ -49,6 +49,7 @@ import { registerMemoryRoutes } from "./routes/memory-routes.js";
 import { registerAgentSwitchRoutes } from "./routes/agent-switch-routes.js";
 import { zodValidatorCompiler } from "./zod-route-schema.js";
 import { listenError } from "./listen-error.js";
+import { loggableUrl } from "./loggable-url.js";
 import type { StartingServer } from "./starting-server.js";
 
 export interface ApiServerOptions {
@@ -305,9 +306,4 @@ function configure(
       );
     });
   }
-}
-
-/** A request's URL for the log: the login URL's query is the token, so it is left out. */
-function loggableUrl(url: string): string {
-  return url.startsWith("/auth/") ? (url.split("?")[0] ?? url) : url;
 }

@@ -1,15 +1,18 @@
 import type { AgentEvent } from "../events/agent-event.js";
 import type { EventFeed } from "../events/event-bus.js";
+import type { Principal } from "./api-auth.js";
 
 /** An open event stream as the hub sees it. */
 export interface HubStream {
   /** The agent whose events it streams. */
   readonly agent: string;
+  /** Who opened it (none on a server without authentication). */
+  readonly principal: Principal | undefined;
   /** Takes one of the agent's events as it is published. */
   offer(event: AgentEvent): void;
   /** Writes a comment that keeps an idle connection open. */
   heartbeat(): void;
-  /** Ends the stream (the server shuts down). */
+  /** Ends the stream (the server shuts down, its token was revoked). */
   end(): void;
 }
 
@@ -70,6 +73,13 @@ export class EventStreamHub {
       for (const stream of [...streams]) stream.end();
     }
     if (this.#open === 0) this.#stop();
+  }
+
+  /** Ends every open stream `ended` picks (one whose token was revoked, whose session ended). */
+  endWhere(ended: (stream: HubStream) => boolean): void {
+    for (const streams of this.#byAgent.values()) {
+      for (const stream of [...streams]) if (ended(stream)) stream.end();
+    }
   }
 
   /** Whether the bus subscription and the heartbeat timer are running. */

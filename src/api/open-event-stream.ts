@@ -1,6 +1,7 @@
 import type { ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import type { AgentEvent } from "../events/agent-event.js";
+import type { Principal } from "./api-auth.js";
 import type { EventStreamHub, HubStream } from "./event-stream-hub.js";
 import { EventStreamWriter, type StreamEventSource } from "./event-stream-writer.js";
 import type { ReplayPageCache } from "./replay-page-cache.js";
@@ -20,6 +21,8 @@ function endOnClose(this: StreamResponse): void {
 
 export interface OpenEventStreamOptions {
   agent: string;
+  /** Who opens the stream: it ends when their token is revoked or their session ends. */
+  principal: Principal | undefined;
   /** A response whose head is written (not sent: it goes with the first write). */
   response: ServerResponse;
   source: StreamEventSource;
@@ -44,6 +47,7 @@ export interface OpenEventStreamOptions {
  */
 export class OpenEventStream implements HubStream {
   readonly agent: string;
+  readonly principal: Principal | undefined;
   readonly #response: StreamResponse;
   readonly #writer: EventStreamWriter;
   readonly #hub: EventStreamHub;
@@ -54,6 +58,7 @@ export class OpenEventStream implements HubStream {
 
   constructor(options: OpenEventStreamOptions) {
     this.agent = options.agent;
+    this.principal = options.principal;
     this.#response = options.response;
     this.#hub = options.hub;
     this.#shutdownSignal = options.shutdownSignal;

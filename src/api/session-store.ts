@@ -1,14 +1,14 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Role } from "../access/role.js";
+import type { TokenIdentity } from "../access/token-registry.js";
 import { type Clock, systemClock } from "../clock/clock.js";
 
-/** Whose a browser session is: the token it logged in with, and that token's role. */
-export interface SessionIdentity {
-  name: string;
-  role: Role;
-}
+/**
+ * Whose a browser session is: the token it logged in with (its name, its role, and which token of
+ * that name it was, so that a later token of the same name does not revive the session).
+ */
+export type SessionIdentity = TokenIdentity;
 
-const DEFAULT_IDENTITY: SessionIdentity = { name: "default", role: "admin" };
+const DEFAULT_IDENTITY: SessionIdentity = { name: "default", role: "admin", digest: "" };
 
 export interface SessionStoreOptions {
   /** How long a browser login lasts (default 7 days). */
@@ -29,6 +29,7 @@ export class SessionStore {
   readonly #lifetime: number;
   readonly #capacity: number;
   readonly #clock: Clock;
+  readonly #endListeners = new Set<() => void>();
 
   constructor(options: SessionStoreOptions = {}) {
     this.#lifetime = options.lifetimeMilliseconds ?? 7 * 24 * 60 * 60 * 1_000;
@@ -44,6 +45,7 @@ export class SessionStore {
       const oldest = this.#sessions.keys().next().value;
       if (oldest === undefined) break;
       this.#sessions.delete(oldest);
+      this.#ended();
     }
     this.#sessions.set(digest(id), { expiresAt: this.#clock.now() + this.#lifetime, identity });
     return id;
@@ -65,7 +67,20 @@ export class SessionStore {
   }
 
   end(id: string): void {
-    this.#sessions.delete(digest(id));
+    if (this.#sessions.delete(digest(id))) this.#ended();
+  }
+
+  /**
+   * Calls `listener` after a session ended (logged out, or the oldest dropped past the capacity),
+   * so that what it holds open can be ended; answers the function that stops it.
+   */
+  onEnd(listener: () => void): () => void {
+    this.#endListeners.add(listener);
+    return () => this.#endListeners.delete(listener);
+  }
+
+  #ended(): void {
+    for (const listener of this.#endListeners) listener();
   }
 }
 

@@ -27,7 +27,8 @@ export interface CheckTriggersOptions {
  * unknown template variable and a webhook without a `{{secret:…}}`): a webhook secret missing from
  * the vault or not a Standard Webhooks key, an `after` of an unknown agent, a watched folder that
  * is missing or hidden from the agent (errors); `after` triggers that form a cycle (a warning: the
- * daemon never starts the run that would close it).
+ * daemon never starts the run that would close it); webhooks that share a secret (a warning: no
+ * scheme signs the URL, so a delivery captured at one would start the other's agent).
  */
 export async function checkTriggers(
   definitions: readonly AgentDefinition[],
@@ -35,6 +36,8 @@ export async function checkTriggers(
 ): Promise<Map<string, TriggerFindings>> {
   const findings = new Map<string, TriggerFindings>();
   const follows = new Map<string, string[]>();
+  /** The webhooks each secret signs, by its value (by its name when the vault could not be read). */
+  const signed = new Map<string, Array<{ agent: string; webhook: string }>>();
   for (const definition of definitions) {
     const found: TriggerFindings = { errors: [], warnings: [] };
     const where = (index: number, field: string) => ({
@@ -44,6 +47,11 @@ export async function checkTriggers(
     for (const [index, trigger] of definition.frontmatter.triggers.entries()) {
       if ("webhook" in trigger) {
         const value = await secretOf(options.vault, trigger.secret, found);
+        const signer = typeof value === "string" ? `value:${value}` : `name:${trigger.secret}`;
+        signed.set(signer, [
+          ...(signed.get(signer) ?? []),
+          { agent: definition.id, webhook: trigger.webhook },
+        ]);
         if (value === null) {
           found.errors.push(
             new AgentdError(
@@ -107,6 +115,18 @@ export async function checkTriggers(
       ?.warnings.push(
         `${agent}: after triggers form a cycle (${cycle.join(" → ")}): the daemon never starts the run that would close it`,
       );
+  }
+  for (const webhooks of signed.values()) {
+    for (const webhook of webhooks) {
+      const others = webhooks.filter((other) => other !== webhook);
+      if (others.length === 0) continue;
+      const named = others.map((other) => `"${other.webhook}" of ${other.agent}`).join(", ");
+      findings
+        .get(webhook.agent)
+        ?.warnings.push(
+          `the webhook "${webhook.webhook}" shares its secret with the webhook ${named}: a signature does not cover the URL, so a delivery captured at one also starts the other; give each webhook its own secret`,
+        );
+    }
   }
   return findings;
 }

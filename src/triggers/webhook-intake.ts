@@ -9,7 +9,6 @@ import type { TriggerRateLimit } from "./delivery-rate-limit.js";
 import type { TriggerHealth, TriggerOutcome } from "./trigger-health.js";
 import { matchesFilter } from "./payload-filter.js";
 import { writePayloadFile } from "./payload-file.js";
-import { RecentDeliveries } from "./recent-deliveries.js";
 import { renderTaskTemplate, valueAt } from "./task-template.js";
 import type { TriggerRuns } from "./trigger-runs.js";
 import type { TriggerSecrets } from "./trigger-secrets.js";
@@ -61,20 +60,18 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * Webhook deliveries, in an order that tells a stranger nothing: the signature is checked first,
  * against the trigger's secret or, for an agent or trigger that does not exist, against a key
  * nobody holds, with the same work and the same 401 either way. Only an authenticated delivery is
- * read: its payload parsed, its filter applied (200 `skipped`), its delivery id looked up (200
- * `duplicate`), the trigger's rate limit taken (429), then its payload written to a file of the
+ * read: its payload parsed, its filter applied (200 `skipped`), its run key looked up (200
+ * `duplicate`, runKeyOf), the trigger's rate limit taken (429), then its payload written to a file of the
  * agent's workdir and the run started (202). Nothing here reads anything back but the run's id.
  */
 export class WebhookIntake {
   readonly #options: WebhookIntakeOptions;
-  readonly #recent: RecentDeliveries;
   /** The largest body taken, for the route to refuse a bigger one as it arrives. */
   readonly bodyLimitBytes: number;
 
   constructor(options: WebhookIntakeOptions) {
     this.#options = options;
     this.bodyLimitBytes = options.bodyLimitBytes;
-    this.#recent = new RecentDeliveries(options.clock);
   }
 
   async receive(delivery: HookDelivery): Promise<HookAnswer> {
@@ -130,13 +127,13 @@ export class WebhookIntake {
     if (settings.filter !== undefined && !matchesFilter(payload, settings.filter)) {
       return { status: 200, body: { skipped: true, reason: "filter" } };
     }
-    const digest = createHash("sha256").update(delivery.body).digest("hex");
-    // GitHub signs the body only: the same signed body under a new delivery id is a replay.
-    const replayOf =
-      scheme === "github" ? this.#recent.runOf(`${definition.id}/${name}/${digest}`) : undefined;
-    const key = `webhook:${name}:${deliveryId ?? `sha256:${digest}`}`;
+    const key = runKeyOf(scheme, name, deliveryId, delivery.body);
+    // A GitHub run made before its key was the body's digest: keyed by its delivery id.
+    const idKey =
+      scheme === "github" && deliveryId !== undefined ? `webhook:${name}:${deliveryId}` : undefined;
     const recorded =
-      runs.recorded(definition.id, key) ?? (replayOf === undefined ? undefined : runs.get(replayOf));
+      runs.recorded(definition.id, key) ??
+      (idKey === undefined ? undefined : runs.recorded(definition.id, idKey));
     if (recorded !== undefined) return duplicateOf(recorded);
     const limitKey = `${definition.id}/${name}`;
     const verdict = await rateLimit.take(limitKey, settings.rate_limit);
@@ -178,7 +175,6 @@ export class WebhookIntake {
         { kind: "webhook", name, ...(deliveryId === undefined ? {} : { id: deliveryId }) },
         key,
       );
-      if (scheme === "github") this.#recent.remember(`${definition.id}/${name}/${digest}`, started.run.id);
       if (started.duplicate) {
         await rateLimit.giveBack(limitKey, verdict.start);
         return duplicateOf(started.run);
@@ -229,6 +225,23 @@ function defaultTask(definition: AgentDefinition): string {
 
 function duplicateOf(run: RunRecord): HookAnswer {
   return { status: 200, body: { run: run.id, status: run.status, duplicate: true } };
+}
+
+/**
+ * The run's Idempotency-Key: what makes a repeated delivery a duplicate, for 24 h, across a restart
+ * and a cluster's nodes. GitHub signs the body and not `X-GitHub-Delivery`, so its key is the
+ * body's digest: a captured delivery sent again under a made-up id is the same delivery. Standard
+ * Webhooks signs the id (and a timestamp): the id is the key. A bearer trigger's key is the id the
+ * sender gives, else the body's digest.
+ */
+function runKeyOf(
+  scheme: WebhookTriggerSettings["signature"],
+  name: string,
+  deliveryId: string | undefined,
+  body: Buffer,
+): string {
+  if (scheme !== "github" && deliveryId !== undefined) return `webhook:${name}:${deliveryId}`;
+  return `webhook:${name}:sha256:${createHash("sha256").update(body).digest("hex")}`;
 }
 
 function checkedDeliveryId(id: string | undefined): string | undefined {

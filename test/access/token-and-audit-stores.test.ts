@@ -41,10 +41,11 @@ async function checkSharedRegistries(storeOf: () => TokenStore, close: (registry
     refreshMilliseconds: 50,
   });
   try {
-    expect(first.identify(DEFAULT)).toEqual({ name: "default", role: "admin" });
+    expect(first.identify(DEFAULT)).toMatchObject({ name: "default", role: "admin" });
     const created = await first.create("ci", "run", "token:default");
     expect(created.token).toMatch(/^agentd_/);
-    expect(first.identify(created.token)).toEqual({ name: "ci", role: "run" });
+    const identity = first.identify(created.token);
+    expect(identity).toMatchObject({ name: "ci", role: "run" });
     await waitFor(() => second.identify(created.token), "the other node to accept the token");
     expect(second.list()).toEqual([
       expect.objectContaining({ name: "ci", role: "run", created_by: "token:default" }),
@@ -52,15 +53,23 @@ async function checkSharedRegistries(storeOf: () => TokenStore, close: (registry
     await expect(first.create("ci", "read", "x")).rejects.toMatchObject({ code: "CONFLICT" });
     expect(first.identify(`${created.token}x`)).toBeUndefined();
 
+    if (identity === undefined) throw new Error("the token was not identified");
+    let changesSeen = 0;
+    const stopListening = first.onChange(() => changesSeen++);
+    // Revoked on one node and created again, same name, lesser role, before the other looks: what
+    // the old token opened on the other node must not pass for the new one's.
     await second.revoke("ci");
     expect(second.identify(created.token)).toBeUndefined();
-    expect(second.isActive("ci")).toBe(false);
-    await waitFor(
-      () => first.identify(created.token) === undefined || undefined,
-      "the other node to refuse it",
-    );
+    expect(second.isActive(identity)).toBe(false);
+    const again = await second.create("ci", "read", "token:default");
+    await waitFor(() => first.identify(again.token), "the other node to accept the new token");
+    expect(first.identify(created.token)).toBeUndefined();
+    expect(first.isActive(identity)).toBe(false);
+    expect(changesSeen).toBeGreaterThan(0);
+    stopListening();
+    await first.revoke("ci");
     await expect(first.revoke("ci")).rejects.toMatchObject({ code: "NOT_FOUND" });
-    expect(first.identify(DEFAULT)).toEqual({ name: "default", role: "admin" });
+    expect(first.identify(DEFAULT)).toMatchObject({ name: "default", role: "admin" });
   } finally {
     close(first);
     close(second);
@@ -174,6 +183,56 @@ describe.skipIf(missing !== undefined)(
         },
         (registry) => registry.close(),
       );
+    });
+
+    it("lets a node that read the tokens while a revoke was committing refuse the token after it", async () => {
+      const url = await postgres.createDatabase("tokens_race");
+      const [first, second] = [await open(url), await open(url)];
+      if (!first || !second) throw new Error("two nodes");
+      // Refreshed only when the test says: the read is made at the moment the race needs.
+      const [revoking, reading] = await Promise.all(
+        [first, second].map((node) =>
+          TokenRegistry.open({
+            defaultToken: DEFAULT,
+            store: node.tokens,
+            logger,
+            refreshMilliseconds: 3_600_000,
+          }),
+        ),
+      );
+      if (!revoking || !reading) throw new Error("two registries");
+      const { default: pg } = await import("pg");
+      const holder = new pg.Client({ connectionString: url });
+      await holder.connect();
+      try {
+        const created = await revoking.create("ci", "run", "token:default");
+        await reading.refresh();
+        expect(reading.identify(created.token)).toMatchObject({ name: "ci" });
+        // The revoke's statement waits, once it has moved the change counter, on a lock the test
+        // holds: the moment between the counter and the commit, made as long as the test needs.
+        await holder.query(`CREATE FUNCTION hold_delete() RETURNS trigger LANGUAGE plpgsql AS $$
+          BEGIN PERFORM pg_advisory_lock(4242); PERFORM pg_advisory_unlock(4242); RETURN OLD; END $$`);
+        await holder.query(
+          "CREATE TRIGGER hold_delete BEFORE DELETE ON agentd_tokens FOR EACH ROW EXECUTE FUNCTION hold_delete()",
+        );
+        await holder.query("SELECT pg_advisory_lock(4242)");
+        const revoked = revoking.revoke("ci");
+        await waitFor(async () => {
+          const waiting = await holder.query(
+            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'",
+          );
+          return (waiting.rowCount ?? 0) > 0 || undefined;
+        }, "the revoke to wait on the lock");
+        await reading.refresh();
+        await holder.query("SELECT pg_advisory_unlock(4242)");
+        await revoked;
+        await reading.refresh();
+        expect(reading.identify(created.token)).toBeUndefined();
+      } finally {
+        revoking.close();
+        reading.close();
+        await holder.end();
+      }
     });
 
     it("keeps an append-only audit table, paged in order", async () => {

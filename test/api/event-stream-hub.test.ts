@@ -21,6 +21,7 @@ function countingBus(): EventFeed & { subscribed: number; listeners: Set<EventLi
 function stream(agent: string): HubStream & { heartbeats: number; offered: AgentEvent[] } {
   return {
     agent,
+    principal: undefined,
     heartbeats: 0,
     offered: [],
     offer(event) {

@@ -169,7 +169,7 @@ describe("the default API token", { timeout: 90_000 }, () => {
 });
 
 describe("browser login", { timeout: 90_000 }, () => {
-  it("sets an HttpOnly, SameSite=Strict session cookie that is not the token, and logs out", async () => {
+  it("sets an HttpOnly, SameSite=Strict session cookie that is not the token nor a planted one, and logs out", async () => {
     const { daemon } = shared;
     const host = hostOf(daemon);
     const wrong = await rawRequest(daemon.url, { path: "/auth/login?token=nope", headers: { host } });
@@ -178,9 +178,11 @@ describe("browser login", { timeout: 90_000 }, () => {
     expect(wrong.headers["set-cookie"]).toBeUndefined();
     expect((await rawRequest(daemon.url, { path: "/auth/login", headers: { host } })).status).toBe(401);
 
+    // A cookie planted before the login (session fixation) is neither kept nor made valid by it.
+    const planted = "agentd_session=planted-by-another-site-0123456789abcdefghijklmn";
     const login = await rawRequest(daemon.url, {
       path: `/auth/login?token=${daemon.token}`,
-      headers: { host, "sec-fetch-site": "none" },
+      headers: { host, "sec-fetch-site": "none", cookie: planted },
     });
     expect(login.status).toBe(303);
     expect(login.headers.location).toBe("/");
@@ -194,6 +196,10 @@ describe("browser login", { timeout: 90_000 }, () => {
     expect(flags).not.toContain("Secure");
 
     const cookie = `agentd_session=${session}`;
+    expect(cookie).not.toBe(planted);
+    expect(
+      (await rawRequest(daemon.url, { path: "/agents", headers: { host, cookie: planted } })).status,
+    ).toBe(401);
     expect((await rawRequest(daemon.url, { path: "/agents", headers: { host, cookie } })).status).toBe(200);
     // The cookie alone does not let another site change state.
     const forged = await rawRequest(daemon.url, {

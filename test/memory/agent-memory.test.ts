@@ -233,7 +233,7 @@ describe("agent memory", { timeout: 60_000 }, () => {
     expect(prompt.indexOf("nothing new")).toBeLessThan(prompt.indexOf("5 new issues"));
   });
 
-  it("takes an operator's PUT and a hand edit of the file at the next run; 409 on a stale version", async () => {
+  it("takes an operator's PUT and a hand edit of the file at the next run; 409 on a stale version, at once too", async () => {
     const before = await memoryOf("/agents/reader/memory");
     const put = await scripted.daemon.request("PUT", "/agents/reader/memory", {
       content: "Operator: the staging host is stg-2.\n",
@@ -271,6 +271,20 @@ describe("agent memory", { timeout: 60_000 }, () => {
       removed: ["Operator: the staging host is stg-2."],
       version: (await memoryOf("/agents/reader/memory")).version,
     });
+
+    // Operators racing on one version: one PUT wins, every other is a 409, nothing is lost unseen.
+    const current = (await memoryOf("/agents/reader/memory")).version;
+    const racing = await Promise.all(
+      ["a", "b", "c", "d", "e", "f"].map((writer) =>
+        scripted.daemon.request("PUT", "/agents/reader/memory", {
+          content: `Written by operator ${writer}.\n`,
+          version: current,
+        }),
+      ),
+    );
+    expect(racing.map((reply) => reply.status).sort()).toEqual([200, 409, 409, 409, 409, 409]);
+    const winner = racing.find((reply) => reply.status === 200)?.body as { content: string };
+    expect((await memoryOf("/agents/reader/memory")).content).toBe(winner.content);
   });
 
   it(

@@ -27,6 +27,10 @@ describe("agentd validate and agentd triggers", () => {
           { webhook: "pr", secret: "{{secret:present}}", signature: "github", task: "{{upstream.result}}" },
         ],
       });
+      // Shares reviewer's secret: a delivery captured at one hook would verify at the other.
+      project.writeAgent("mirror", {
+        triggers: [{ webhook: "push", secret: "{{secret:present}}", signature: "github" }],
+      });
       project.writeAgent("bare", { triggers: [{ webhook: "pr", signature: "bearer" }] });
       project.writeAgent("literal", {
         triggers: [{ webhook: "pr", signature: "bearer", secret: "hunter2" }],
@@ -60,6 +64,12 @@ describe("agentd validate and agentd triggers", () => {
           { field: "triggers[1].after.agent", message: expect.stringContaining('unknown agent "pnig"') },
         ],
       });
+      expect(agent("reviewer")?.warnings.join("\n")).toContain(
+        'the webhook "pr" shares its secret with the webhook "push" of mirror',
+      );
+      expect(agent("mirror")?.warnings.join("\n")).toContain(
+        'the webhook "push" shares its secret with the webhook "pr" of reviewer',
+      );
       expect(agent("ping")?.warnings.join("\n")).toContain(
         "after triggers form a cycle (ping → pong → ping)",
       );

@@ -139,11 +139,17 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     const wrongKey = githubHeaders(body, randomUUID(), "not-the-secret");
     const tampered = githubHeaders(body);
     const missing = { "x-github-delivery": randomUUID() };
+    // GitHub's older SHA-1 header, right for this body and secret: only the SHA-256 one counts.
+    const sha1Only = {
+      "x-github-delivery": randomUUID(),
+      "x-hub-signature": `sha1=${createHmac("sha1", GITHUB_SECRET).update(body).digest("hex")}`,
+    };
     const answers = [
       await post("/hooks/reviewer/github-pr", body, forged),
       await post("/hooks/reviewer/github-pr", body, wrongKey),
       await post("/hooks/reviewer/github-pr", body.replace("opened", "closed"), tampered),
       await post("/hooks/reviewer/github-pr", body, missing),
+      await post("/hooks/reviewer/github-pr", body, sha1Only),
       await post("/hooks/reviewer/nope", body, githubHeaders(body)),
       await post("/hooks/nobody/github-pr", body, githubHeaders(body)),
       await post("/hooks/quiet/github-pr", body, githubHeaders(body)),
@@ -172,7 +178,7 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     expect(runs.runs.some((run) => run.task.includes("/pull/10"))).toBe(false);
   });
 
-  it("verifies Standard Webhooks signed with the reference library, refusing a stale timestamp", async () => {
+  it("verifies Standard Webhooks signed with the reference library, refusing a timestamp 10 min off", async () => {
     const signer = new Webhook(STANDARD_SECRET);
     const body = JSON.stringify({ type: "invoice.paid", data: { id: "in_1" } });
     const id = `msg_${randomUUID()}`;
@@ -199,6 +205,17 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
       "webhook-signature": signer.sign(stale["webhook-id"], old, body),
     });
     expect(staleAnswer.status).toBe(401);
+    // As far in the future: a capture signed ahead of time is no better.
+    const ahead = new Date(now.getTime() + 10 * 60_000);
+    const early = {
+      "webhook-id": `msg_${randomUUID()}`,
+      "webhook-timestamp": String(Math.floor(ahead.getTime() / 1000)),
+    };
+    const earlyAnswer = await post("/hooks/reviewer/std", body, {
+      ...early,
+      "webhook-signature": signer.sign(early["webhook-id"], ahead, body),
+    });
+    expect(earlyAnswer.status).toBe(401);
   });
 
   it("limits a trigger's runs, answering 429 with retry-after", async () => {
@@ -323,7 +340,8 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
     expect(github?.last_fired_at).toEqual(expect.any(String));
     expect(github?.last_error).toMatch(/signature did not verify/);
     expect(of("reviewer", "token")?.counts.rate_limited).toBeGreaterThanOrEqual(1);
-    expect(of("reviewer", "std")?.counts.refused).toBe(1);
+    // The stale and the early timestamp.
+    expect(of("reviewer", "std")?.counts.refused).toBe(2);
     // Nothing of a secret's value, only its vault reference.
     expect(JSON.stringify(reply.body)).not.toContain(GITHUB_SECRET);
     const document = (await scripted.daemon.request("GET", "/openapi.json")).body as {

@@ -3,6 +3,7 @@ import type { z } from "zod";
 import type { MergedLinesPage } from "../../events/merged-feed.js";
 import type { EventStore, PollLinesPage } from "../../events/event-store.js";
 import { AgentEventsQuerySchema, AgentParamsSchema, MergedEventsQuerySchema } from "../request-schemas.js";
+import { requireStillAuthenticated } from "../api-auth.js";
 import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
@@ -42,7 +43,7 @@ function mergedBody(page: MergedLinesPage): string {
 
 /** GET /agents/:id/events (cursor poll, long poll with `wait`) and GET /events (merged feed). */
 export function registerEventRoutes(app: FastifyInstance, context: RouteContext): void {
-  const { services, shutdownSignal } = context;
+  const { services, shutdownSignal, access } = context;
   const store = services.events;
   const pages = new PollPageCache();
 
@@ -105,6 +106,8 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     } finally {
       watch.release();
     }
+    // The events that came while it waited are not for a token revoked meanwhile.
+    requireStillAuthenticated(request.principal, access);
     reply.type(JSON_TYPE).send(pollPage(id, after, limit).bytes);
   }
 
@@ -137,6 +140,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
           } finally {
             watch.release();
           }
+          requireStillAuthenticated(request.principal, access);
           page = store.mergedLines(after, limit);
         }
         return reply.type("application/json; charset=utf-8").send(mergedBody(page));

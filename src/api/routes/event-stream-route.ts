@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
+import { requireStillAuthenticated, stillAuthenticated } from "../api-auth.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { REPLAY_PAGE_EVENTS } from "../event-stream-writer.js";
 import { EventStreamHub } from "../event-stream-hub.js";
@@ -52,10 +53,22 @@ const FOLLOWS_ALREADY = (): void => undefined;
  * the same (ReplayPageCache), and no promise when the backlog is in memory.
  */
 export function registerEventStreamRoute(app: FastifyInstance, context: RouteContext): void {
-  const { services, shutdownSignal, heartbeatMilliseconds } = context;
-  /** The open streams: the server's shutdown ends them all. */
+  const { services, shutdownSignal, heartbeatMilliseconds, access } = context;
+  /**
+   * The open streams: the server's shutdown ends them all, a token's revocation or a session's end
+   * those opened with it.
+   */
   const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
-  shutdownSignal.addEventListener("abort", () => hub.endAll(), { once: true });
+  const endLapsed = () => hub.endWhere((stream) => !stillAuthenticated(stream.principal, access));
+  const stopFollowing = [access.tokens?.onChange(endLapsed), access.sessions.onEnd(endLapsed)];
+  shutdownSignal.addEventListener(
+    "abort",
+    () => {
+      for (const stop of stopFollowing) stop?.();
+      hub.endAll();
+    },
+    { once: true },
+  );
   const firstPages = new ReplayPageCache(services.events, { pageEvents: REPLAY_PAGE_EVENTS });
 
   /** Streams the agent's events; `unfollow` is called when the stream ends (or fails to start). */
@@ -63,6 +76,8 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     const agent = request.params.id;
     let replayFrom: number | undefined;
     try {
+      // Revoked while a cluster node caught up with the agent: no stream.
+      requireStillAuthenticated(request.principal, access);
       requireAgent(services, agent);
       replayFrom = lastEventIdOf(request.headers["last-event-id"]) ?? request.query.after;
     } catch (error) {
@@ -75,6 +90,7 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
     response.writeHead(200, STREAM_HEAD);
     new OpenEventStream({
       agent,
+      principal: request.principal,
       response,
       source: services.events,
       firstPages,

@@ -48,7 +48,7 @@ export function registerHookRoutes(app: FastifyInstance, { services }: RouteCont
         config: { role: "own" },
         schema: {
           summary:
-            "Deliver a webhook to an agent's trigger: starts a run (202), a repeated delivery id answers its run (200)",
+            "Deliver a webhook to an agent's trigger: starts a run (202), a repeated delivery answers its run (200)",
           description:
             "Authenticated by the trigger's own secret, not the API token: `X-Hub-Signature-256` (signature: github), " +
             "Standard Webhooks headers (standard) or `Authorization: Bearer` (bearer). An unknown agent or trigger " +
@@ -64,7 +64,7 @@ export function registerHookRoutes(app: FastifyInstance, { services }: RouteCont
               {
                 status: 200,
                 description:
-                  "The delivery id was delivered within 24 h (the run it started), or the payload did not pass the filter (skipped)",
+                  "The delivery was delivered within 24 h (the run it started; for GitHub, the same signed body under any id), or the payload did not pass the filter (skipped)",
                 schema: z.union([RunDuplicateSchema, HookSkippedSchema]),
               },
             ],

@@ -6,7 +6,9 @@ import { AgentdError } from "../../errors/agentd-error.js";
 /**
  * Named tokens in `agentd_tokens`, shared by every node of the cluster. Each change also advances
  * the sequence `agentd_token_changes`: `version` reads it, so a node polls one number a second and
- * reads the tokens only after a change.
+ * reads the tokens only after a change. The sequence moves in the change's statement and again once
+ * it has committed: a sequence is not transactional, so a node that read the first move and the
+ * tokens before the commit (the old list, under the new number) reads them again at the second.
  */
 export class PostgresTokenStore implements TokenStore {
   readonly #pool: pg.Pool;
@@ -42,6 +44,7 @@ export class PostgresTokenStore implements TokenStore {
       }
       throw error;
     }
+    await this.#committed();
   }
 
   async revoke(name: string): Promise<boolean> {
@@ -50,7 +53,17 @@ export class PostgresTokenStore implements TokenStore {
        DELETE FROM agentd_tokens WHERE name = $1 AND EXISTS (SELECT 1 FROM changed)`,
       [name],
     );
-    return (result.rowCount ?? 0) > 0;
+    const revoked = (result.rowCount ?? 0) > 0;
+    if (revoked) await this.#committed();
+    return revoked;
+  }
+
+  /**
+   * Moves the change counter after a change committed (see the class comment). A failure here does
+   * not undo the change nor hide it (the counter moved with it): it is not reported as the change's.
+   */
+  async #committed(): Promise<void> {
+    await this.#pool.query("SELECT nextval('agentd_token_changes')").catch(() => undefined);
   }
 
   async version(): Promise<string> {
