@@ -117,7 +117,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         ...(truncated ? { truncated } : {}),
       },
     });
-    if (timing.ran && this.#options.hooks) {
+    if (timing.ran && this.#options.hooks && scope.definition.hooks.length > 0) {
       await this.#options.hooks.afterTool(
         { callId: call.callId, tool: toolName, input: input.ok ? input.value : call.argumentsJson },
         result,
@@ -197,7 +197,8 @@ export class DefaultToolExecutor implements ToolExecutor {
       // wait below is awaited only when there is something to wait for (a hold, a stop, a hook, a
       // secret): a call with none goes on in the same turn, as the loop's rounds do.
       if (mustWait(control)) await control.waitWhilePaused();
-      const hooks = this.#options.hooks;
+      // The agent's hooks are config's and its own: none (nearly always), nothing to ask.
+      const hooks = definition.hooks.length === 0 ? undefined : this.#options.hooks;
       const hookDenial =
         hooks === undefined
           ? undefined
