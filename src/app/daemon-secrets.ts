@@ -46,6 +46,8 @@ export interface SecretLearner {
   definitionsChanged(snapshot: DefinitionSnapshot): void;
   /** Before each run: reads the vault again if it may hold values the redactor has not seen. */
   refresh(): Promise<void>;
+  /** Whether a refresh now would have nothing to do: the vault is as last read, no read under way. */
+  current(): boolean;
 }
 
 /**
@@ -73,9 +75,11 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
         return usesSecrets ? "declared" : "absent";
     }
   };
+  const known = (version: string | undefined) =>
+    version === "absent" || (version !== undefined && version === learnedVersion);
   const learn = async (): Promise<void> => {
     const version = currentVersion();
-    if (version === "absent" || (version !== undefined && version === learnedVersion)) return;
+    if (known(version)) return;
     // The file's new ciphertext (and a key file made meanwhile) are masked too.
     protectVaultMaterial(secrets.config, secrets.redactor);
     try {
@@ -109,6 +113,7 @@ export function createSecretLearner(secrets: DaemonSecrets, logger: Logger): Sec
       void refresh();
     },
     refresh,
+    current: () => learning === undefined && known(currentVersion()),
   };
 }
 
@@ -175,10 +180,11 @@ function resumedMasked(
  */
 export function learningSecretsEachTurn(model: ModelProvider, learner: SecretLearner): ModelProvider {
   return {
-    async complete(request, options) {
-      // A stat, and a read only when the file changed: it cannot hang.
-      await learner.refresh();
-      return model.complete(request, options);
+    complete(request, options) {
+      // Nearly every turn the file is as last read (one stat): the model is asked at once.
+      if (learner.current()) return model.complete(request, options);
+      // A read only when the file changed: it cannot hang.
+      return learner.refresh().then(() => model.complete(request, options));
     },
   };
 }

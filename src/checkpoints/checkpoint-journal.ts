@@ -4,6 +4,9 @@ import type { ChatMessage } from "../llm/chat-message.js";
 import type { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { Checkpoint } from "./checkpoint.js";
 
+/** What a save already in the kernel answers: one settled promise for all (a round makes two). */
+const IN_THE_KERNEL: Promise<void> = Promise.resolve();
+
 /** Appended bytes allowed past the last whole write before the file is written whole again. */
 const MIN_APPENDED_BYTES = 256 * 1024;
 
@@ -70,7 +73,7 @@ export class CheckpointJournal {
         removedToolsJson === this.#removedToolsJson &&
         recentCallsJson === this.#recentCallsJson;
       // The file holds this state already (the end of a round whose last result was saved).
-      if (unchanged) return Promise.resolve();
+      if (unchanged) return IN_THE_KERNEL;
       const fields = [`"keep":${this.#messages.length}`];
       if (stateJson.length > 2) fields.push(stateJson.slice(1, -1));
       if (removedToolsJson !== this.#removedToolsJson) fields.push(`"removed_tools":${removedToolsJson}`);
@@ -88,7 +91,7 @@ export class CheckpointJournal {
           if (recentCallsJson !== this.#recentCallsJson) this.#recentCalls = [...recent_calls];
           this.#removedToolsJson = removedToolsJson;
           this.#recentCallsJson = recentCallsJson;
-          return Promise.resolve();
+          return IN_THE_KERNEL;
         }
       }
     }

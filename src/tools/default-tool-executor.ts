@@ -120,7 +120,7 @@ export class DefaultToolExecutor implements ToolExecutor {
         ...(truncated ? { truncated } : {}),
       },
     });
-    if (timing.ran && this.#options.hooks) {
+    if (timing.ran && this.#options.hooks && scope.definition.hooks.length > 0) {
       await this.#options.hooks.afterTool(
         { callId: call.callId, tool: toolName, input: input.ok ? input.value : call.argumentsJson },
         result,
@@ -143,18 +143,20 @@ export class DefaultToolExecutor implements ToolExecutor {
       `tool "${call.tool}" is not available to this agent; use one of the tools you were given`,
     );
     if (!listed) return notAvailable;
-    let tool: ToolDefinition | undefined;
-    try {
-      // Only the source that offers this tool is asked (a built-in never waits on an MCP server),
-      // and a stop does not wait for a server that is starting.
-      tool = await settleOrAbandon(this.#find(listed, call.tool, control.signal), control.signal, 0);
-    } catch (error) {
-      if (control.signal.aborted) throw control.signal.reason;
-      const failure = toAgentdError(error, "TOOL_FAILED");
-      return { ok: false, code: failure.code, output: failure.describe() };
+    // A built-in is found at once (nearly every call); any other tool is asked of the source that
+    // offers it, and a stop does not wait for a server that is starting.
+    let tool = listed.entry.endsWith("/*") ? undefined : this.#options.catalog.builtin?.(listed.entry);
+    if (!tool) {
+      try {
+        tool = await settleOrAbandon(this.#find(listed, call.tool, control.signal), control.signal, 0);
+      } catch (error) {
+        if (control.signal.aborted) throw control.signal.reason;
+        const failure = toAgentdError(error, "TOOL_FAILED");
+        return { ok: false, code: failure.code, output: failure.describe() };
+      }
     }
     if (!tool) return notAvailable;
-    await tool.load?.();
+    if (tool.load) await tool.load();
     if (!input.ok) return refusal("TOOL_BAD_ARGUMENTS", `the arguments are not valid JSON: ${input.message}`);
     const parsed = tool.parse(input.value);
     if (!parsed.ok)
@@ -194,12 +196,19 @@ export class DefaultToolExecutor implements ToolExecutor {
         return refusal("TOOL_DENIED", `${tool.name} call denied (${verdict.reason}); do not retry it`);
       }
       const waitStarted = performance.now();
-      // Nothing of the call starts (its before_tool hook included) while the run is held.
-      await control.waitWhilePaused();
-      const hookDenial = await this.#options.hooks?.beforeTool(
-        { callId: call.callId, tool: listed.name, input: parsed.value },
-        hookScope(scope),
-      );
+      // Nothing of the call starts (its before_tool hook included) while the run is held. Each
+      // wait below is awaited only when there is something to wait for (a hold, a stop, a hook, a
+      // secret): a call with none goes on in the same turn, as the loop's rounds do.
+      if (mustWait(control)) await control.waitWhilePaused();
+      // The agent's hooks are config's and its own: none (nearly always), nothing to ask.
+      const hooks = definition.hooks.length === 0 ? undefined : this.#options.hooks;
+      const hookDenial =
+        hooks === undefined
+          ? undefined
+          : await hooks.beforeTool(
+              { callId: call.callId, tool: listed.name, input: parsed.value },
+              hookScope(scope),
+            );
       if (hookDenial !== undefined) {
         return refusal("TOOL_DENIED", `${tool.name} call denied by a before_tool hook: ${hookDenial}`);
       }
@@ -209,12 +218,15 @@ export class DefaultToolExecutor implements ToolExecutor {
         if (denial) return denial;
       }
       // A run paused while the call waited for its answer runs it only once resumed.
-      await control.waitWhilePaused();
+      if (mustWait(control)) await control.waitWhilePaused();
       timing.waitedMilliseconds = performance.now() - waitStarted;
-      const ready = await secrets.resolve(this.#options.vault, this.#options.redactor);
+      const ready =
+        secrets.names.length === 0
+          ? parsed.value
+          : await secrets.resolve(this.#options.vault, this.#options.redactor);
       // A stop or a hold (a lapsed lease) that raced the approval or the vault read: the call
       // must not start; nothing is awaited between this check and the call.
-      await control.waitWhilePaused();
+      if (mustWait(control)) await control.waitWhilePaused();
       timing.ran = true;
       return await settleOrAbandon(
         tool.run(ready, context),
@@ -317,6 +329,11 @@ function hookScope(scope: ToolRunScope) {
     events: scope.events,
     signal: scope.signal ?? scope.control.signal,
   };
+}
+
+/** Whether `waitWhilePaused` has anything to do: the run is stopped (it throws) or held (it waits). */
+function mustWait(control: RunControl): boolean {
+  return control.signal.aborted || control.halted;
 }
 
 function refusal(code: ErrorCode, output: string): ToolOutput {

@@ -7,6 +7,8 @@ export interface ToolCatalog {
    * `signal` (the run's) ends the wait, and a start no other run waits for.
    */
   find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined>;
+  /** The built-in tool of this name, at once (no source is asked); undefined for any other name. */
+  builtin?(name: string): ToolDefinition | undefined;
   /**
    * The tools an agent's `tools` list names, in its order. An entry such as `mcp:<server>/*`
    * expands to every tool of that server. Names that resolve to nothing are returned in `missing`.
@@ -33,6 +35,10 @@ export class CompositeToolCatalog implements ToolCatalog {
   constructor(builtins: readonly ToolDefinition[], sources: readonly ToolSource[] = []) {
     this.#builtins = new Map(builtins.map((tool) => [tool.name, tool]));
     this.#sources = sources;
+  }
+
+  builtin(name: string): ToolDefinition | undefined {
+    return this.#builtins.get(name);
   }
 
   async find(name: string, signal?: AbortSignal): Promise<ToolDefinition | undefined> {

@@ -18,9 +18,19 @@ export function settleOrAbandon<Result>(
     };
     if (signal.aborted) onAbort();
     else signal.addEventListener("abort", onAbort, { once: true });
-    work.then(resolve, reject).finally(() => {
+    const settled = () => {
       signal.removeEventListener("abort", onAbort);
       clearTimeout(timer);
-    });
+    };
+    work.then(
+      (result) => {
+        settled();
+        resolve(result);
+      },
+      (error: unknown) => {
+        settled();
+        reject(error);
+      },
+    );
   });
 }

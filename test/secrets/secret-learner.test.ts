@@ -6,6 +6,7 @@ import { createSecretLearner } from "../../src/app/daemon-secrets.js";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { createVault } from "../../src/vault/create-vault.js";
 import type { Vault } from "../../src/vault/vault.js";
 
 const folders: string[] = [];
@@ -62,5 +63,24 @@ describe("the daemon's secret learner", () => {
     }
     await second;
     expect(redactor.redact("deploy with late-Secret-0b8f3a62e5")).toBe("deploy with [secret:late]");
+  });
+
+  it("says it is current only while the vault file is as it last read it", async () => {
+    const dataDirectory = mkdtempSync(path.join(os.tmpdir(), "agentd-learner-"));
+    folders.push(dataDirectory);
+    const config = { ...ConfigSchema.parse({}), data_dir: dataDirectory };
+    const vault = createVault(config);
+    const redactor = new SecretRedactor();
+    const learner = createSecretLearner(
+      { vault, config, redactor },
+      createLogger({ level: "silent", pretty: false }),
+    );
+    // No vault file yet: nothing to read.
+    expect(learner.current()).toBe(true);
+    await vault.set("deploy", "deploy-Secret-7e21c0d4");
+    expect(learner.current()).toBe(false);
+    await learner.refresh();
+    expect(learner.current()).toBe(true);
+    expect(redactor.redact("token deploy-Secret-7e21c0d4")).toBe("token [secret:deploy]");
   });
 });
