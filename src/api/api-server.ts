@@ -181,6 +181,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
     async close() {
       shutdown.abort(new AgentdError("SHUTTING_DOWN", "the daemon is shutting down"));
       metrics.close();
+      context.access.sessions.close();
       // Requests still in flight get a moment to finish; then every connection is cut, including
       // sockets a client left half-open, which would otherwise hold the close for seconds.
       const cutOff = setTimeout(() => app.server.closeAllConnections(), CLOSE_GRACE_MILLISECONDS);

@@ -38,14 +38,14 @@ export function requireAgent(services: ApiServices, id: string): void {
 }
 
 /**
- * An AbortSignal aborted when the client goes away or the server shuts down, and a function that
- * stops watching. For long polls and streams.
+ * An AbortSignal aborted when the client goes away or the server shuts down (or `abort` is called:
+ * the request's credentials lapsed), and a function that stops watching. For long polls and streams.
  */
 export function clientGoneSignal(
   request: FastifyRequest,
   reply: FastifyReply,
   shutdownSignal: AbortSignal,
-): { signal: AbortSignal; release: () => void } {
+): { signal: AbortSignal; abort: () => void; release: () => void } {
   const controller = new AbortController();
   const abort = () => controller.abort();
   // Plain listeners rather than AbortSignal.any, which keeps dependent signals alive on the
@@ -56,6 +56,7 @@ export function clientGoneSignal(
   if (shutdownSignal.aborted) abort();
   return {
     signal: controller.signal,
+    abort,
     release: () => {
       reply.raw.off("close", abort);
       request.raw.off("aborted", abort);

@@ -22,7 +22,9 @@ export interface SessionStoreOptions {
 /**
  * Browser sessions made by `GET /auth/login`: a random id per login, unrelated to the API token,
  * so the cookie never carries the token. Only a hash of each id is held, in memory: a restart of
- * the daemon ends every session (log in again with the URL it prints).
+ * the daemon ends every session (log in again with the URL it prints). One timer on the clock,
+ * armed for the session that expires first, ends each at its expiry, so that what a session holds
+ * open (an event stream, a long poll) ends with it.
  */
 export class SessionStore {
   readonly #sessions = new Map<string, { expiresAt: number; identity: SessionIdentity }>();
@@ -30,6 +32,8 @@ export class SessionStore {
   readonly #capacity: number;
   readonly #clock: Clock;
   readonly #endListeners = new Set<() => void>();
+  /** Cancels the expiry timer, armed while there are sessions. */
+  #cancelExpiry: (() => void) | undefined;
 
   constructor(options: SessionStoreOptions = {}) {
     this.#lifetime = options.lifetimeMilliseconds ?? 7 * 24 * 60 * 60 * 1_000;
@@ -48,17 +52,15 @@ export class SessionStore {
       this.#ended();
     }
     this.#sessions.set(digest(id), { expiresAt: this.#clock.now() + this.#lifetime, identity });
+    if (this.#cancelExpiry === undefined) this.#armExpiry();
     return id;
   }
 
   /** The session's token name and role while it exists and has not expired. */
   identify(id: string): SessionIdentity | undefined {
-    const key = digest(id);
-    const session = this.#sessions.get(key);
-    if (session === undefined) return undefined;
-    if (session.expiresAt > this.#clock.now()) return session.identity;
-    this.#sessions.delete(key);
-    return undefined;
+    const session = this.#sessions.get(digest(id));
+    // An expired session is removed (and its listeners told) by the expiry timer.
+    return session !== undefined && session.expiresAt > this.#clock.now() ? session.identity : undefined;
   }
 
   /** True while the session exists and has not expired. */
@@ -71,7 +73,8 @@ export class SessionStore {
   }
 
   /**
-   * Calls `listener` after a session ended (logged out, or the oldest dropped past the capacity),
+   * Calls `listener` after a session ended (logged out, expired, or the oldest dropped past the
+   * capacity),
    * so that what it holds open can be ended; answers the function that stops it.
    */
   onEnd(listener: () => void): () => void {
@@ -79,8 +82,37 @@ export class SessionStore {
     return () => this.#endListeners.delete(listener);
   }
 
+  /** Stops the expiry timer: the sessions stay, and expire as they are read. */
+  close(): void {
+    this.#cancelExpiry?.();
+    this.#cancelExpiry = undefined;
+  }
+
   #ended(): void {
     for (const listener of this.#endListeners) listener();
+  }
+
+  // The first expiry is looked for among all sessions, not taken from the oldest: a wall clock
+  // stepped back makes a later login expire sooner.
+  #armExpiry(): void {
+    let first = Number.POSITIVE_INFINITY;
+    for (const session of this.#sessions.values()) first = Math.min(first, session.expiresAt);
+    if (first === Number.POSITIVE_INFINITY) return;
+    this.#cancelExpiry = this.#clock.setTimer(() => this.#expire(), first - this.#clock.now());
+  }
+
+  #expire(): void {
+    this.#cancelExpiry = undefined;
+    const now = this.#clock.now();
+    let expired = false;
+    for (const [key, session] of this.#sessions) {
+      if (session.expiresAt > now) continue;
+      this.#sessions.delete(key);
+      expired = true;
+    }
+    // Armed again first: a listener that creates a session finds the timer running.
+    this.#armExpiry();
+    if (expired) this.#ended();
   }
 }
 

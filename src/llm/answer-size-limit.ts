@@ -1,3 +1,4 @@
+import type { CutOffSpending } from "./cut-off-spending.js";
 import { type CallSite, type LlmError, llmError } from "./llm-error.js";
 
 /**
@@ -8,8 +9,12 @@ import { type CallSite, type LlmError, llmError } from "./llm-error.js";
  */
 export const MAX_ANSWER_CHARACTERS = 4 * 1024 * 1024;
 
-/** The error that ends a call whose answer passed `MAX_ANSWER_CHARACTERS`: tried on no retry, only on fallback models. */
-export function answerTooLarge(characters: number, site: CallSite): LlmError {
+/**
+ * The error that ends a call whose answer passed `MAX_ANSWER_CHARACTERS`: tried on no retry, only
+ * on fallback models. It carries what the call spent up to the cut (estimated): the provider bills
+ * it, so the run counts it.
+ */
+export function answerTooLarge(characters: number, site: CallSite, spent: CutOffSpending): LlmError {
   return llmError(
     "LLM_BAD_RESPONSE",
     `${site.model} at ${site.endpoint} streamed an answer of more than ` +
@@ -18,6 +23,7 @@ export function answerTooLarge(characters: number, site: CallSite): LlmError {
     site,
     {
       retryable: false,
+      details: { spent: { usage: spent.usage, cost_usd: spent.costUsd } },
       hint: "no model writes that much in one answer: check the model server (a loop, a broken proxy); a task that needs more output must ask for it in parts (docs/runs.md)",
     },
   );

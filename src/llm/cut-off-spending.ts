@@ -7,9 +7,12 @@ export interface CutOffSpending {
   costUsd: number;
 }
 
-/** The spending a BUDGET_EXCEEDED cut-off carries in its details, or undefined for any other error. */
+/**
+ * The spending an error of a call cut off mid-stream carries in its details (a BUDGET_EXCEEDED
+ * cut-off, an answer past its size cap), or undefined for any other error.
+ */
 export function spentByCutOff(error: unknown): CutOffSpending | undefined {
-  if (!(error instanceof AgentdError) || error.code !== "BUDGET_EXCEEDED") return undefined;
+  if (!(error instanceof AgentdError)) return undefined;
   const details = error.details as { spent?: { usage?: Usage; cost_usd?: number } } | undefined;
   const usage = details?.spent?.usage;
   if (!usage) return undefined;

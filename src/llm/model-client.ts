@@ -3,6 +3,7 @@ import type OpenAI from "openai";
 import type { Config } from "../config/config-schema.js";
 import type { AgentdError } from "../errors/agentd-error.js";
 import { CircuitBreakers } from "./circuit-breakers.js";
+import { type CutOffSpending, spentByCutOff } from "./cut-off-spending.js";
 import { LlmCallFeed, type LlmTelemetry } from "./llm-call-feed.js";
 import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
@@ -57,6 +58,11 @@ export interface CompleteOptions {
   onRetry?: (notice: RetryNotice) => void;
   /** Called when a model gave up and the next fallback model is tried. */
   onFallback?: (from: string, to: string, error: AgentdError) => void;
+  /**
+   * Called with what an attempt cut off mid-stream had spent (a budget cut-off, an answer past its
+   * size cap), before the call goes on to a fallback model or fails: the provider bills it.
+   */
+  onSpent?: (spent: CutOffSpending) => void;
 }
 
 /** What the loop needs from a model: one answer per call, retries and fallbacks inside. */
@@ -181,6 +187,8 @@ export class ModelClient implements ModelProvider {
         return response;
       } catch (error) {
         const failure = classifyLlmError(error, site);
+        const spent = spentByCutOff(failure);
+        if (spent !== undefined) options.onSpent?.(spent);
         if (options.signal.aborted || !(failure instanceof LlmError) || !failure.retryable) {
           breaker.released();
           report(options.signal.aborted ? "aborted" : failure.code, false);

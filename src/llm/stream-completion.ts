@@ -2,6 +2,7 @@ import type OpenAI from "openai";
 import { AgentdError } from "../errors/agentd-error.js";
 import { MAX_ANSWER_CHARACTERS, answerTooLarge } from "./answer-size-limit.js";
 import type { ChatChunk } from "./chat-chunk-schema.js";
+import type { CutOffSpending } from "./cut-off-spending.js";
 import { ChatChunkSchema } from "./chat-chunk-schema.js";
 import type { ChatMessage, ChatTool, ModelResponse } from "./chat-message.js";
 import { estimateMessagesTokens, estimateTextTokens } from "./estimate-tokens.js";
@@ -111,7 +112,15 @@ export async function streamCompletion(
         silenceTimer.refresh();
       }
       assembler.add(parseChunk(raw, site));
-      if (assembler.characters > MAX_ANSWER_CHARACTERS) abortWith(answerTooLarge(assembler.characters, site));
+      if (assembler.characters > MAX_ANSWER_CHARACTERS) {
+        abortWith(
+          answerTooLarge(
+            assembler.characters,
+            site,
+            spentSoFar(assembler, promptTokens, options.prices, site),
+          ),
+        );
+      }
       const exceeded = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
       if (exceeded) abortWith(budgetExceeded(exceeded, assembler, promptTokens, options.prices, site));
       if (signal.aborted) break;
@@ -176,6 +185,17 @@ function progressOf(
   return { promptTokens, completionTokens: usage.completion_tokens, costUsd: costOf(prices, model, usage) };
 }
 
+/** What the call spent up to a cut (estimated): the provider bills it, so the run counts it. */
+function spentSoFar(
+  assembler: StreamAssembler,
+  promptTokens: number,
+  prices: PriceTable,
+  site: CallSite,
+): CutOffSpending {
+  const usage = estimatedUsage(promptTokens, assembler);
+  return { usage, costUsd: costOf(prices, site.model, usage) };
+}
+
 /** The cut-off error carries what the call spent up to the cut (estimated), so the run counts it. */
 function budgetExceeded(
   why: string,
@@ -184,13 +204,13 @@ function budgetExceeded(
   prices: PriceTable,
   site: CallSite,
 ): AgentdError {
-  const usage = estimatedUsage(promptTokens, assembler);
+  const spent = spentSoFar(assembler, promptTokens, prices, site);
   return new AgentdError("BUDGET_EXCEEDED", `the model call was cut off mid-stream: ${why}`, {
     hint: "raise limits.max_tokens or limits.max_cost_usd of the agent",
     details: {
       model: site.model,
       completion_tokens_so_far: estimateTextTokens(assembler.partialText()),
-      spent: { usage, cost_usd: costOf(prices, site.model, usage) },
+      spent: { usage: spent.usage, cost_usd: spent.costUsd },
     },
   });
 }

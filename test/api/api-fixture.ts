@@ -11,6 +11,7 @@ import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { RunFilter } from "../../src/runs/run-filter.js";
 import { type ApiServer, startApiServer } from "../../src/api/api-server.js";
 import type { Clock } from "../../src/clock/clock.js";
+import type { TokenIdentifier } from "../../src/api/api-auth.js";
 import type { StartingServer } from "../../src/api/starting-server.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { EventBus } from "../../src/events/event-bus.js";
@@ -202,6 +203,8 @@ export interface ApiFixtureOptions {
   listening?: StartingServer;
   /** The long polls' and sessions' time (default: the system clock). */
   clock?: Clock;
+  /** The tokens accepted (default: `token` alone). */
+  tokens?: TokenIdentifier;
 }
 
 /** The real server on 127.0.0.1:0 with a real bus and store in a temp dir. */
@@ -229,6 +232,7 @@ export async function startApiFixture(options: ApiFixtureOptions = {}): Promise<
       logger,
       listening: options.listening,
       ...(options.clock ? { clock: options.clock } : {}),
+      ...(options.tokens ? { tokens: options.tokens } : {}),
       ...(options.heartbeatMilliseconds === undefined
         ? {}
         : { heartbeatMilliseconds: options.heartbeatMilliseconds }),

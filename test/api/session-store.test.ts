@@ -20,4 +20,22 @@ describe("SessionStore", () => {
     sessions.end(second);
     expect(sessions.isValid(second)).toBe(false);
   });
+
+  it("tells its listeners when a session expires, at the expiry on its clock", () => {
+    const clock = new ManualClock(0);
+    const sessions = new SessionStore({ lifetimeMilliseconds: 60_000, clock });
+    let ends = 0;
+    sessions.onEnd(() => ends++);
+    const first = sessions.create();
+    clock.advanceBy(30_000);
+    const second = sessions.create();
+    clock.advanceBy(29_999);
+    expect(ends).toBe(0);
+    clock.advanceBy(1);
+    expect([ends, sessions.isValid(first), sessions.isValid(second)]).toEqual([1, false, true]);
+    clock.advanceBy(30_000);
+    expect([ends, sessions.isValid(second)]).toEqual([2, false]);
+    sessions.close();
+    expect(clock.pending).toBe(0);
+  });
 });

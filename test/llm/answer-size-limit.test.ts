@@ -47,6 +47,32 @@ describe("an answer larger than any model writes", () => {
     expect(server.chatRequests.map((sent) => sent.body?.model)).toEqual(["m1", "m2"]);
   });
 
+  it("tells what the cut-off call spent, whether the fallback answers or not", async () => {
+    server.enqueue(
+      textReply("z".repeat(OVER), { chunkSize: CHUNK }),
+      textReply("z".repeat(OVER), { chunkSize: CHUNK }),
+    );
+    const spent: number[] = [];
+    const error = await failureOf(
+      testClient(server.url, {
+        prices: { m1: { input: 1, output: 2 }, m2: { input: 1, output: 2 } },
+      }).complete(request, {
+        signal: new AbortController().signal,
+        fallbackModels: ["m2"],
+        onSpent: ({ usage, costUsd }) => spent.push(usage.completion_tokens, costUsd),
+      }),
+    );
+
+    expect(error.code).toBe("LLM_BAD_RESPONSE");
+    // Each call was cut just past 4 Mi characters, some 1 Mi tokens at a quarter token a character.
+    expect(spent).toHaveLength(4);
+    for (const tokens of [spent[0], spent[2]]) {
+      expect(tokens).toBeGreaterThan(MAX_ANSWER_CHARACTERS / 4);
+      expect(tokens).toBeLessThanOrEqual(OVER / 4);
+    }
+    expect(spent[1]).toBeGreaterThan(0);
+  });
+
   it("fails at once on a line of the stream longer than 4 MiB, before reading the rest of it", async () => {
     // The whole answer in one server-sent event: one line, never ended within the limit.
     server.enqueue(textReply("z".repeat(5 * 1024 * 1024), { chunkSize: 5 * 1024 * 1024 }));

@@ -9,6 +9,7 @@ import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { EventPageSchema, MergedEventPageSchema } from "../response-schemas.js";
 import { PollPageCache } from "../poll-page-cache.js";
+import { CredentialLapses } from "../credential-lapses.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -46,6 +47,27 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
   const { services, shutdownSignal, access } = context;
   const store = services.events;
   const pages = new PollPageCache();
+  // A poll waiting as its token is revoked, or its session ends, answers 401 at once.
+  const lapses = new CredentialLapses(access);
+  shutdownSignal.addEventListener("abort", () => lapses.close(), { once: true });
+
+  /** Waits (see EventStore.wait) until the client goes, the server shuts down or the credentials lapse. */
+  async function waitWatched(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    wait: (signal: AbortSignal) => Promise<void>,
+  ): Promise<void> {
+    const watch = clientGoneSignal(request, reply, shutdownSignal);
+    const stopHolding = lapses.hold(request.principal, watch.abort);
+    try {
+      await wait(watch.signal);
+    } finally {
+      stopHolding();
+      watch.release();
+    }
+    // The events that came while it waited are not for a token revoked meanwhile.
+    requireStillAuthenticated(request.principal, access);
+  }
 
   /** The poll's body: the one last sent for the same page while the agent's events stay the same. */
   function pollPage(agent: string, after: number, limit: number) {
@@ -100,14 +122,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
   async function waitThenAnswer(request: PollRequest, reply: FastifyReply): Promise<void> {
     const { id } = request.params;
     const { after, limit, wait } = request.query;
-    const watch = clientGoneSignal(request, reply, shutdownSignal);
-    try {
-      await store.wait(id, after, wait * 1_000, watch.signal);
-    } finally {
-      watch.release();
-    }
-    // The events that came while it waited are not for a token revoked meanwhile.
-    requireStillAuthenticated(request.principal, access);
+    await waitWatched(request, reply, (signal) => store.wait(id, after, wait * 1_000, signal));
     reply.type(JSON_TYPE).send(pollPage(id, after, limit).bytes);
   }
 
@@ -134,13 +149,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
       try {
         let page = store.mergedLines(after, limit);
         if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
-          const watch = clientGoneSignal(request, reply, shutdownSignal);
-          try {
-            await store.waitForAny(wait * 1_000, watch.signal);
-          } finally {
-            watch.release();
-          }
-          requireStillAuthenticated(request.principal, access);
+          await waitWatched(request, reply, (signal) => store.waitForAny(wait * 1_000, signal));
           page = store.mergedLines(after, limit);
         }
         return reply.type("application/json; charset=utf-8").send(mergedBody(page));

@@ -11,6 +11,13 @@ export const MAX_CLI_LINE_CHARACTERS = 4 * 1024 * 1024;
  */
 export const MAX_CLI_TEXT_CHARACTERS = 1024 * 1024;
 
+/**
+ * The most of a CLI's work (its last messages, then its last tool calls) agentd hands the LLM
+ * fallback in its note (6,000 characters): the end of the work matters most, and a CLI that said
+ * a thousand long messages must not make a prompt of them.
+ */
+export const MAX_FALLBACK_NOTE_CHARACTERS = 6_000;
+
 /** The note that stands where a CLI's text or line was cut: what was left out, and why. */
 export function cliCutNote(droppedCharacters: number, limit: number, what: string): string {
   return (

@@ -1,7 +1,8 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
 import { CappedText } from "./capped-text.js";
-import { MAX_CLI_TEXT_CHARACTERS } from "./cli-output-limits.js";
+import { MAX_CLI_TEXT_CHARACTERS, MAX_FALLBACK_NOTE_CHARACTERS } from "./cli-output-limits.js";
+import { RecentTexts } from "./recent-texts.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 
 /** Longest tool output an `observation` event carries; the rest is cut and flagged `truncated`. */
@@ -40,7 +41,8 @@ export type CliLimit = "max_iterations" | "budget_exceeded";
  * line parsers write here; the worker reads the final answer, the errors and the usage from it.
  */
 export class CliTranscript {
-  readonly texts: string[] = [];
+  /** The model's last texts, for the fallback note. */
+  readonly recentTexts = new RecentTexts(MAX_FALLBACK_NOTE_CHARACTERS);
   readonly toolCalls: CliToolCall[] = [];
   /** Error messages the tool reported in its structured output. */
   readonly errors: string[] = [];
@@ -210,7 +212,7 @@ export class CliTranscript {
   #publishThought(piece: CappedText): void {
     const text = piece.text;
     if (text.trim() === "") return;
-    this.texts.push(text);
+    this.recentTexts.push(text);
     const kept = piece.kept;
     this.#answer.append(this.#answer.empty ? kept : `\n${kept}`, piece.dropped);
     this.#publish("thought", { text });

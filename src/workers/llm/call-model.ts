@@ -26,7 +26,7 @@ export function callModel(
   const { model, context, budget, events } = parts;
   const { definition } = context;
   const temperature = definition.frontmatter.temperature ?? parts.llm.temperature;
-  const call = model.complete(
+  return model.complete(
     {
       model: definition.model,
       messages,
@@ -38,6 +38,7 @@ export function callModel(
       signal: context.control.signal,
       fallbackModels: definition.frontmatter.fallback_models,
       cutOff: budget.cutOff(),
+      onSpent: (spent) => budget.recordCutOff(spent),
       onRetry: ({ error, attempt, delayMilliseconds }) =>
         events.publish("error", {
           code: error.code,
@@ -53,8 +54,4 @@ export function callModel(
         }),
     },
   );
-  return call.catch((error: unknown) => {
-    budget.recordCutOff(error);
-    throw error;
-  });
 }

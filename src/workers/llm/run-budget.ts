@@ -1,7 +1,7 @@
 import type { Limits } from "../../config/config-schema.js";
 import { AgentdError } from "../../errors/agentd-error.js";
 import type { CutOffCheck } from "../../llm/stream-completion.js";
-import { spentByCutOff } from "../../llm/cut-off-spending.js";
+import type { CutOffSpending } from "../../llm/cut-off-spending.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
 import type { RunSpending } from "../../tools/tool-executor.js";
 
@@ -41,10 +41,12 @@ export class RunBudget implements RunSpending {
     this.costUsd += costUsd;
   }
 
-  /** Adds what a call cut off mid-stream by a budget had spent (carried by its BUDGET_EXCEEDED). */
-  recordCutOff(error: unknown): void {
-    const spent = spentByCutOff(error);
-    if (spent) this.record(spent.usage, spent.costUsd);
+  /**
+   * Adds what a call cut off mid-stream had spent (by a budget, or past the answer size cap): the
+   * model client's `onSpent`.
+   */
+  recordCutOff(spent: CutOffSpending): void {
+    this.record(spent.usage, spent.costUsd);
   }
 
   remaining(): { tokens: number; costUsd: number } {

@@ -30,21 +30,20 @@ export async function compactRunHistory(
 ): Promise<ChatMessage[]> {
   const { model, context, budget, events, settings, tokens } = parts;
   const summarize = async (transcript: string) => {
-    const response = await model
-      .complete(
-        {
-          model: context.definition.model,
-          messages: [
-            { role: "system", content: SUMMARY_INSTRUCTIONS },
-            { role: "user", content: transcript },
-          ],
-        },
-        { signal: context.control.signal, cutOff: budget.cutOff() },
-      )
-      .catch((error: unknown) => {
-        budget.recordCutOff(error);
-        throw error;
-      });
+    const response = await model.complete(
+      {
+        model: context.definition.model,
+        messages: [
+          { role: "system", content: SUMMARY_INSTRUCTIONS },
+          { role: "user", content: transcript },
+        ],
+      },
+      {
+        signal: context.control.signal,
+        cutOff: budget.cutOff(),
+        onSpent: (spent) => budget.recordCutOff(spent),
+      },
+    );
     budget.record(response.usage, response.costUsd);
     if (!response.text.trim()) throw new AgentdError("LLM_BAD_RESPONSE", "the summary call returned no text");
     return response.text;

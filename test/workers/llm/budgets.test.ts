@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { MAX_ANSWER_CHARACTERS } from "../../../src/llm/answer-size-limit.js";
 import { textReply, toolCallReply } from "../../support/scripted-llm-server.js";
 import { makeDefinition } from "../../support/make-definition.js";
 import { LoopHarness } from "./loop-harness.js";
@@ -68,6 +69,25 @@ describe("LLM loop budgets", () => {
     });
     expect(outcome.error?.message).toContain("cut off mid-stream");
     await expect.poll(() => server.chatRequests[0]?.closedByClient).toBe(true);
+  });
+
+  it("counts what an answer cut off past the size cap spent, then the fallback's answer", async () => {
+    const harness = new LoopHarness(server, {
+      definition: makeDefinition({
+        frontmatter: { fallback_models: ["second-model"] },
+        limits: { max_tokens: 10_000_000 },
+      }),
+    });
+    const over = MAX_ANSWER_CHARACTERS + 512 * 1024;
+    server.enqueue(
+      textReply("z".repeat(over), { chunkSize: 256 * 1024 }),
+      textReply("done", { usage: { promptTokens: 10, completionTokens: 5 } }),
+    );
+    const outcome = await harness.run();
+    expect(outcome).toMatchObject({ status: "completed" });
+    // The cut-off answer, estimated at a quarter token a character, on top of the fallback's 5.
+    expect(outcome.usage.completion_tokens).toBeGreaterThan(MAX_ANSWER_CHARACTERS / 4 + 5);
+    expect(outcome.usage.completion_tokens).toBeLessThanOrEqual(over / 4 + 5);
   });
 
   it("resumes a run's budget from its checkpoint and reports only what it spends after", async () => {
