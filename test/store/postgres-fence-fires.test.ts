@@ -60,25 +60,34 @@ describe.skipIf(missing !== undefined)("a node frozen around a claimed fire", { 
       since = new Date().toISOString();
       // A node claimed two fires since: the first one's run write waits for the lock in the
       // database, the second one's in the node's own queue behind it. Both nodes' writes wait.
+      // What the last probe saw, shown if the wait fails.
+      let seen: unknown;
       const claim = await waitFor(
         async () => {
           const claims = await database.query<{ node: string; scheduled_for: string }>(
             "SELECT node, scheduled_for FROM agentd_schedule_fires WHERE agent = 'ticker' AND NOT settled AND scheduled_for > $1 ORDER BY scheduled_for",
             [since],
           );
-          const waiting = await database.query(
-            "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'INSERT INTO agentd_runs%'",
+          const waiting = await database.query<{ query: string; wait_event_type: string | null }>(
+            "SELECT left(query, 60) AS query, wait_event_type FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state <> 'idle'",
           );
           const counts = new Map<string, number>();
           for (const row of claims.rows) counts.set(row.node, (counts.get(row.node) ?? 0) + 1);
           const twice = [...counts].find(([, count]) => count >= 2);
-          return counts.size === 2 && twice !== undefined && (waiting.rowCount ?? 0) >= 2
+          const blocked = waiting.rows.filter(
+            (row) => row.wait_event_type === "Lock" && row.query.startsWith("INSERT INTO agentd_runs"),
+          );
+          const nodes = await database.query("SELECT id FROM agentd_nodes");
+          seen = { claims: Object.fromEntries(counts), active: waiting.rows, nodes: nodes.rows };
+          return counts.size === 2 && twice !== undefined && blocked.length >= 2
             ? { node: twice[0] }
             : undefined;
         },
         "a node with two claimed fires whose runs wait",
         SETTLE_MILLISECONDS,
-      );
+      ).catch((error: unknown) => {
+        throw new Error(`${String(error)}; last seen: ${JSON.stringify({ seen, since })}`);
+      });
       frozen = cluster.nodeWithId(claim.node);
       frozen.signal("SIGSTOP");
       await locker.query("COMMIT");
