@@ -33,10 +33,17 @@ export class EventStreamHub {
   #open = 0;
   #unsubscribe: (() => void) | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
+  readonly #lapsed: ((stream: HubStream) => boolean) | undefined;
 
-  constructor(bus: EventFeed, heartbeatMilliseconds: number) {
+  /**
+   * `lapsed`: whether a stream's credentials no longer count, asked of each stream at each
+   * heartbeat, which ends it instead: what lapses with no change to tell (a browser session that
+   * ran out) ends within one interval.
+   */
+  constructor(bus: EventFeed, heartbeatMilliseconds: number, lapsed?: (stream: HubStream) => boolean) {
     this.#bus = bus;
     this.#heartbeatMilliseconds = heartbeatMilliseconds;
+    this.#lapsed = lapsed;
   }
 
   /** Adds an open stream: it takes its agent's events from now on. */
@@ -113,8 +120,13 @@ export class EventStreamHub {
       this.#stop();
       return;
     }
+    const lapsed = this.#lapsed;
     for (const streams of this.#byAgent.values()) {
-      for (const stream of streams) stream.heartbeat();
+      // Copied: a lapsed stream's end removes it from its set.
+      for (const stream of lapsed === undefined ? streams : [...streams]) {
+        if (lapsed?.(stream) === true) stream.end();
+        else stream.heartbeat();
+      }
     }
   }
 }

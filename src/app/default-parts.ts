@@ -23,6 +23,8 @@ export interface WorkerParts {
   hooks?: HookRunner;
   /** Masks secret values (the vault's redactor) in what a CLI tool said, before its fallback model reads it. */
   redact?: (text: string) => string;
+  /** Masks a secret cut in two where a CLI's output is cut (the redactor's `redactCutEnd`). */
+  redactCutEnd?: (text: string) => string;
 }
 
 /**
@@ -57,6 +59,7 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
           dataDirectory: parts.config.data_dir,
           ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),
           sandbox: parts.sandbox,
+          ...(parts.redactCutEnd ? { redactCutEnd: parts.redactCutEnd } : {}),
           now: parts.now,
         }),
       );

@@ -394,6 +394,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         cooldowns: maskingCooldowns(store.cooldowns, redactor.redactText),
         hooks: defaultTools.hooks,
         redact: redactor.redactText,
+        redactCutEnd: (text) => redactor.redactCutEnd(text),
       }),
     {
       memories: memory.memories,

@@ -18,9 +18,9 @@ const MAX_OUTPUT_BYTES = 4_096;
 /** An answer of 20 MB, mostly hex digits: what an MCP server dumping a blob sends. */
 const BLOB = "b".repeat(20 * 1024 * 1024);
 
-function executorAnswering(output: string) {
+function executorAnswering(output: string, secrets: Record<string, string> = { token: TOKEN }) {
   const redactor = new SecretRedactor();
-  redactor.add("token", TOKEN);
+  for (const [name, value] of Object.entries(secrets)) redactor.add(name, value);
   const tool = defineTool({
     name: "dump",
     description: "answers with a lot",
@@ -58,5 +58,28 @@ describe("a tool answering tens of megabytes", () => {
     expect(result.output).toContain(
       `[output truncated: showing the first ${MAX_OUTPUT_BYTES} of ${TOKEN.length + 1 + BLOB.length} bytes`,
     );
+  });
+});
+
+describe("a tool answering a secret many times, then its bytes across the masked part's end", () => {
+  /** A long value (a key file's line): masked, each copy shrinks to a few characters. */
+  const KEY = `K3y-${"abcdefghijklmnopqrstuvwxyz0123456789".repeat(8)}`;
+  /** The key's bytes as a program lists them (`list(key.encode())`): masked as the key. */
+  const listed = `[${[...Buffer.from(KEY)].join(", ")}]`;
+
+  it("masks the list where it is cut as it would in the whole output", async () => {
+    // Copies of the key up to some 40 characters before the end of the part read for the cut
+    // (twice the budget and 4 KiB), so the list of its bytes runs across that end.
+    const masked = MAX_OUTPUT_BYTES * 2 + 4_096;
+    const copies = `${KEY}\n`.repeat(Math.floor((masked - 40) / (KEY.length + 1)));
+    const output = `${copies}${"x".repeat(masked - 40 - copies.length)}${listed}\n${"done\n".repeat(20_000)}`;
+
+    const result = await executorAnswering(output, { key: KEY });
+
+    expect(result).toMatchObject({ ok: true, truncated: true });
+    // Each byte of the key from its fourth on would give it away: none of them is shown in order.
+    const shownBytes = result.output.match(/\d+(?:, \d+)+/g) ?? [];
+    expect(shownBytes).toEqual([]);
+    expect(result.output).toContain("[secret:key]");
   });
 });

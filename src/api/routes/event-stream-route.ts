@@ -4,7 +4,7 @@ import { AgentdError } from "../../errors/agentd-error.js";
 import { requireStillAuthenticated, stillAuthenticated } from "../api-auth.js";
 import { AgentParamsSchema, StreamQuerySchema } from "../request-schemas.js";
 import { REPLAY_PAGE_EVENTS } from "../event-stream-writer.js";
-import { EventStreamHub } from "../event-stream-hub.js";
+import { EventStreamHub, type HubStream } from "../event-stream-hub.js";
 import { OpenEventStream } from "../open-event-stream.js";
 import { ReplayPageCache } from "../replay-page-cache.js";
 import { requireAgent, type RouteContext } from "../route-context.js";
@@ -58,8 +58,10 @@ export function registerEventStreamRoute(app: FastifyInstance, context: RouteCon
    * The open streams: the server's shutdown ends them all, a token's revocation or a session's end
    * those opened with it.
    */
-  const hub = new EventStreamHub(services.bus, heartbeatMilliseconds);
-  const endLapsed = () => hub.endWhere((stream) => !stillAuthenticated(stream.principal, access));
+  const lapsed = (stream: HubStream) => !stillAuthenticated(stream.principal, access);
+  // A session that runs out tells nothing: the heartbeats find it.
+  const hub = new EventStreamHub(services.bus, heartbeatMilliseconds, lapsed);
+  const endLapsed = () => hub.endWhere(lapsed);
   const stopFollowing = [access.tokens?.onChange(endLapsed), access.sessions.onEnd(endLapsed)];
   shutdownSignal.addEventListener(
     "abort",

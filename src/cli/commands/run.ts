@@ -3,6 +3,7 @@ import { type SingleRun, startSingleRun, type SingleRunOptions } from "../../app
 import { announceApprovals, promptApprovals } from "../../approvals/terminal-approvals.js";
 import { announceQuestions, promptQuestions } from "../../questions/terminal-questions.js";
 import { loadConfig } from "../../config/load-config.js";
+import { closeInheritedDescriptors } from "../../processes/inherited-descriptors.js";
 import { loadAgentDefinitions } from "../../definitions/load-agent-definitions.js";
 import { AgentdError, toAgentdError } from "../../errors/agentd-error.js";
 import type { AgentEvent } from "../../events/agent-event.js";
@@ -224,6 +225,9 @@ export function registerRunCommand(program: Command): void {
     .option("--verbose", "show log lines on stderr (else they go to <data_dir>/logs/agentd-run.log)")
     .action(
       async (agent: string, task: string | undefined, options: { verbose?: boolean }, command: Command) => {
+        // The run, its tools and their sandboxes are in this process, as the daemon's are in
+        // `agentd start`'s: what started it must not reach them.
+        closeInheritedDescriptors();
         const globals = command.optsWithGlobals<GlobalOptions>();
         process.exitCode = await runAgentCommand(
           { agent, task, config: globals.config, json: globals.json, verbose: options.verbose },

@@ -1,8 +1,13 @@
 import { cliCutNote } from "./cli-output-limits.js";
 
+/** Masks a value cut in two at the end of a text (the vault's redactor's `redactCutEnd`). */
+export type CutEndMask = (text: string) => string;
+
 /**
  * Text gathered piece by piece up to `limit` characters; what comes after is only counted, and
- * `text` ends with a note saying how much was cut. Pieces are joined once, when read.
+ * `text` ends with a note saying how much was cut. Pieces are joined once, when read. Where it is
+ * cut, a secret cut in two is masked (`cutEnd`): masking the whole later cannot tell its first
+ * characters from text.
  */
 export class CappedText {
   readonly #limit: number;
@@ -10,10 +15,13 @@ export class CappedText {
   #parts: string[] = [];
   #length = 0;
   #dropped = 0;
+  #cut = false;
+  readonly #cutEnd: CutEndMask;
 
-  constructor(limit: number, what: string) {
+  constructor(limit: number, what: string, cutEnd: CutEndMask = (text) => text) {
     this.#limit = limit;
     this.#what = what;
+    this.#cutEnd = cutEnd;
   }
 
   get empty(): boolean {
@@ -34,6 +42,12 @@ export class CappedText {
       this.#length += room;
     }
     this.#dropped += piece.length - Math.max(0, room);
+    if (this.#cut) return;
+    // The first cut (this piece, or the next after a full text): nothing is kept after it.
+    this.#cut = true;
+    const masked = this.#cutEnd(this.#parts.join(""));
+    this.#parts = masked === "" ? [] : [masked];
+    this.#length = this.#limit;
   }
 
   /** The text kept, without a note. */
@@ -58,5 +72,6 @@ export class CappedText {
     this.#parts = [];
     this.#length = 0;
     this.#dropped = 0;
+    this.#cut = false;
   }
 }

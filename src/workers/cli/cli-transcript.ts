@@ -1,6 +1,6 @@
 import type { EventDataByType, EventDraft } from "../../events/agent-event.js";
 import type { EventPublisher } from "../../events/event-bus.js";
-import { CappedText } from "./capped-text.js";
+import { CappedText, type CutEndMask } from "./capped-text.js";
 import { MAX_CLI_TEXT_CHARACTERS, MAX_FALLBACK_NOTE_CHARACTERS } from "./cli-output-limits.js";
 import { RecentTexts } from "./recent-texts.js";
 import { EMPTY_USAGE, type Usage, addUsage } from "../../run-vocabulary/run-status.js";
@@ -70,14 +70,19 @@ export class CliTranscript {
   readonly #runId: string;
   readonly #startedAt = new Map<string, number>();
   /** Streamed text not yet published, cut past `MAX_CLI_TEXT_CHARACTERS`. */
-  readonly #pendingText = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
+  readonly #pendingText: CappedText;
   /** Text since the last tool call: the answer for tools that have no final `result` line. */
-  readonly #answer = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's answer");
+  readonly #answer: CappedText;
+  /** Masks a secret cut in two where agentd cuts the CLI's text (none without a vault). */
+  readonly cutEnd: CutEndMask;
 
-  constructor(events: EventPublisher, agent: string, runId: string) {
+  constructor(events: EventPublisher, agent: string, runId: string, cutEnd: CutEndMask = (text) => text) {
     this.#events = events;
     this.#agent = agent;
     this.#runId = runId;
+    this.cutEnd = cutEnd;
+    this.#pendingText = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text", cutEnd);
+    this.#answer = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's answer", cutEnd);
   }
 
   /** The model's answer: the final line's text, else what it said after its last tool call. */
@@ -90,7 +95,7 @@ export class CliTranscript {
   /** A whole piece of model text (cut past `MAX_CLI_TEXT_CHARACTERS`, with a note). */
   thought(text: string): void {
     this.flush();
-    const whole = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text");
+    const whole = new CappedText(MAX_CLI_TEXT_CHARACTERS, "a CLI's text", this.cutEnd);
     whole.append(text);
     this.#publishThought(whole);
   }
@@ -124,7 +129,7 @@ export class CliTranscript {
       call_id: callId,
       tool: call?.tool ?? "unknown",
       ok,
-      output: truncated ? output.slice(0, MAX_OBSERVATION_CHARACTERS) : output,
+      output: truncated ? this.cutEnd(output.slice(0, MAX_OBSERVATION_CHARACTERS)) : output,
       duration_ms: startedAt === undefined ? 0 : Date.now() - startedAt,
       ...(truncated ? { truncated } : {}),
     });
@@ -188,7 +193,7 @@ export class CliTranscript {
   ignoredLine(line: string, why: string): void {
     this.ignoredLines += 1;
     if (this.ignoredLines > MAX_WARNINGS) return;
-    const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
+    const shown = line.length > 200 ? `${this.cutEnd(line.slice(0, 200))}…` : line;
     this.#publish("warning", {
       code: "CLI_OUTPUT_IGNORED",
       message: `ignored a line of CLI output (${why}): ${shown}`,

@@ -48,6 +48,11 @@ export interface CliWorkerOptions {
   /** Resolves each run's sandbox: the agent's settings plus the CLI's hosts and config folders. */
   sandbox: SandboxHost;
   logger: Logger;
+  /**
+   * Masks a secret cut in two at the end of a text (the vault's redactor's `redactCutEnd`): where
+   * agentd cuts a CLI's output, the events' masking of the whole cannot tell its first characters.
+   */
+  redactCutEnd?: (text: string) => string;
   now?: () => Date;
 }
 
@@ -117,7 +122,12 @@ export class CliWorker implements Worker {
   ): Promise<RunOutcome> {
     const { definition } = context;
     await mkdir(definition.workdir, { recursive: true });
-    const transcript = new CliTranscript(context.events, definition.id, context.runId);
+    const transcript = new CliTranscript(
+      context.events,
+      definition.id,
+      context.runId,
+      this.#options.redactCutEnd,
+    );
     const parseLine = adapter.createLineParser();
     const rules = cliRulesOf(definition);
     const model = settings.model ?? adapter.defaultModel;

@@ -23,6 +23,8 @@ export interface CreateCliWorkerOptions {
   outerSandbox?: boolean;
   /** The daemon's sandbox; default: one for `config`. */
   sandbox?: SandboxHost;
+  /** Masks a secret cut in two where the CLI's output is cut (see CliWorkerOptions). */
+  redactCutEnd?: (text: string) => string;
   now?: () => Date;
 }
 
@@ -46,6 +48,7 @@ export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
     ...(options.outerSandbox === undefined ? {} : { outerSandbox: options.outerSandbox }),
     sandbox: options.sandbox ?? new SandboxHost({ config: options.config }),
     logger: options.logger,
+    ...(options.redactCutEnd ? { redactCutEnd: options.redactCutEnd } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
 }

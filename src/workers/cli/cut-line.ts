@@ -17,7 +17,7 @@ export function readCutLine(
 ): LineVerdict {
   if (!structured) {
     return parseLine(
-      line + cliCutNote(droppedCharacters, MAX_CLI_LINE_CHARACTERS, "a line of output"),
+      transcript.cutEnd(line) + cliCutNote(droppedCharacters, MAX_CLI_LINE_CHARACTERS, "a line of output"),
       transcript,
     );
   }
