@@ -25,6 +25,8 @@ export interface WorkerParts {
   redact?: (text: string) => string;
   /** Masks a secret cut in two where a CLI's output is cut (the redactor's `redactCutEnd`). */
   redactCutEnd?: (text: string) => string;
+  /** Masks a secret cut in two where the fallback note cuts a CLI's message from its start. */
+  redactCutStart?: (text: string) => string;
 }
 
 /**
@@ -60,6 +62,7 @@ export function defaultWorkerFor(parts: WorkerParts): (definition: AgentDefiniti
           ...(parts.cooldowns ? { cooldowns: parts.cooldowns } : {}),
           sandbox: parts.sandbox,
           ...(parts.redactCutEnd ? { redactCutEnd: parts.redactCutEnd } : {}),
+          ...(parts.redactCutStart ? { redactCutStart: parts.redactCutStart } : {}),
           now: parts.now,
         }),
       );

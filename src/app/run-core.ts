@@ -395,6 +395,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
         hooks: defaultTools.hooks,
         redact: redactor.redactText,
         redactCutEnd: (text) => redactor.redactCutEnd(text),
+        redactCutStart: (text) => redactor.redactCutStart(text),
       }),
     {
       memories: memory.memories,

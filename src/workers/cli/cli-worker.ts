@@ -53,6 +53,11 @@ export interface CliWorkerOptions {
    * agentd cuts a CLI's output, the events' masking of the whole cannot tell its first characters.
    */
   redactCutEnd?: (text: string) => string;
+  /**
+   * Masks a secret cut in two at the start of a text (the redactor's `redactCutStart`): the
+   * fallback note quotes the end of a long message, and the note's masking cannot tell the rest.
+   */
+  redactCutStart?: (text: string) => string;
   now?: () => Date;
 }
 
@@ -313,7 +318,12 @@ export class CliWorker implements Worker {
     if (failure.kind === "timeout") return endedOutcome("failed", "timeout", transcript, workerName, failure);
     if (settings.fallback === "none")
       return endedOutcome("failed", "cli_error", transcript, workerName, failure);
-    const note = fallbackNote(settings.tool, `${failure.kind}: ${failure.message}`, transcript);
+    const note = fallbackNote(
+      settings.tool,
+      `${failure.kind}: ${failure.message}`,
+      transcript,
+      this.#options.redactCutStart,
+    );
     return this.#fallBack(context, workerName, failure.kind, failure.message, note, transcript);
   }
 

@@ -25,6 +25,7 @@ export interface CreateCliWorkerOptions {
   sandbox?: SandboxHost;
   /** Masks a secret cut in two where the CLI's output is cut (see CliWorkerOptions). */
   redactCutEnd?: (text: string) => string;
+  redactCutStart?: (text: string) => string;
   now?: () => Date;
 }
 
@@ -49,6 +50,7 @@ export function createCliWorker(options: CreateCliWorkerOptions): CliWorker {
     sandbox: options.sandbox ?? new SandboxHost({ config: options.config }),
     logger: options.logger,
     ...(options.redactCutEnd ? { redactCutEnd: options.redactCutEnd } : {}),
+    ...(options.redactCutStart ? { redactCutStart: options.redactCutStart } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
 }

@@ -15,12 +15,17 @@ interface QuotedWork {
  * quoted from its end back, its messages first, up to MAX_FALLBACK_NOTE_CHARACTERS; a line where
  * the note starts says what was left out before.
  */
-export function fallbackNote(tool: string, why: string, transcript: CliTranscript | undefined): string {
+export function fallbackNote(
+  tool: string,
+  why: string,
+  transcript: CliTranscript | undefined,
+  cutStart: (text: string) => string = (text) => text,
+): string {
   const head = `The CLI tool "${tool}" could not finish this task (${why}). Continue it yourself.`;
   const texts = transcript?.recentTexts.texts ?? [];
   const calls = transcript?.toolCalls ?? [];
   if (texts.length === 0 && calls.length === 0) return head;
-  const messages = quoteMessages(texts, MAX_FALLBACK_NOTE_CHARACTERS);
+  const messages = quoteMessages(texts, MAX_FALLBACK_NOTE_CHARACTERS, cutStart);
   messages.cutCharacters += transcript?.recentTexts.droppedCharacters ?? 0;
   const actions = quoteCalls(calls, messages.room);
   const lines = [head];
@@ -30,15 +35,22 @@ export function fallbackNote(tool: string, why: string, transcript: CliTranscrip
   return lines.join("\n");
 }
 
-/** The last messages that fit in `room`, the oldest of them cut to its end when it does not fit whole. */
-function quoteMessages(texts: readonly string[], room: number): QuotedWork {
+/**
+ * The last messages that fit in `room`, the oldest of them cut to its end when it does not fit
+ * whole; `cutStart` masks a secret that cut leaves in part at the start of what is kept.
+ */
+function quoteMessages(
+  texts: readonly string[],
+  room: number,
+  cutStart: (text: string) => string,
+): QuotedWork {
   const quoted: QuotedWork = { lines: [], room, cutCharacters: 0, cutCalls: 0 };
   for (let index = texts.length - 1; index >= 0; index -= 1) {
     const text = (texts[index] ?? "").trim();
     if (text === "") continue;
     // "> " before it and a line end after it.
     const fits = Math.max(0, quoted.room - 3);
-    const kept = text.length <= fits ? text : text.slice(text.length - fits);
+    const kept = text.length <= fits ? text : cutStart(text.slice(text.length - fits));
     if (kept !== "") quoted.lines.push(`> ${kept}`);
     quoted.room -= kept === "" ? 0 : kept.length + 3;
     quoted.cutCharacters += text.length - kept.length;

@@ -6,6 +6,7 @@ import {
 } from "../../../src/workers/cli/cli-output-limits.js";
 import { CliTranscript } from "../../../src/workers/cli/cli-transcript.js";
 import { fallbackNote } from "../../../src/workers/cli/fallback-note.js";
+import { SecretRedactor } from "../../../src/secrets/secret-redactor.js";
 
 /** Events go nowhere: the note is what is checked. */
 const nowhere: EventPublisher = { publish: () => undefined };
@@ -76,5 +77,22 @@ describe("the note a failed CLI run hands the LLM fallback", () => {
       `[agentd cut ${1_000 - listed} earlier tool calls here: the note on a CLI's work is kept up to ` +
         "6,000 characters (docs/cli-workers.md)]",
     );
+  });
+
+  it("masks a vault value the cut of a long message leaves in part at its start", () => {
+    const secret = "sk-live-4f9a2c7e1b8d3a6f0e5c";
+    const redactor = new SecretRedactor();
+    redactor.add("api_key", secret);
+    const work = transcript();
+    // The note keeps the message's last characters: the cut falls 12 characters before the value's end.
+    const kept = MAX_FALLBACK_NOTE_CHARACTERS - "> \n".length;
+    work.thought(`the key is ${secret}${"y".repeat(kept - 12)}`);
+    // As the daemon hands it on: cut with the vault's redactor, then the whole note masked.
+    const note = redactor.redactText(
+      fallbackNote("claude", "crash", work, (text) => redactor.redactCutStart(text)),
+    );
+
+    expect(note).not.toContain(secret.slice(-12));
+    expect(note).toContain("[secret:api_key…]yyy");
   });
 });
