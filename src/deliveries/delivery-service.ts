@@ -126,7 +126,9 @@ export class DeliveryService {
   /** Stores the delivery and makes its first attempt; resolves once it is stored (never rejects). */
   async deliver(request: DeliveryRequest): Promise<DeliveryRecord | undefined> {
     if (this.#closed) return undefined;
-    const { target, facts } = request;
+    const { target } = request;
+    // Masked before the text is made: a kind's length cap would cut a value in two, past masking.
+    const facts = this.#options.redactor.redactValue({ ...request.facts });
     const kind = target.target.to;
     const now = new Date(this.#options.clock.now()).toISOString();
     const subject = target.target.to === "email" ? deliverySubject(facts, target.target.subject) : undefined;
@@ -141,7 +143,7 @@ export class DeliveryService {
       content: {
         text: this.#options.redactor.redact(deliveryText(kind, facts, target.target.template)),
         ...(subject === undefined ? {} : { subject: this.#options.redactor.redact(subject) }),
-        facts: this.#options.redactor.redactValue({ ...facts }),
+        facts,
       },
       attempts: [],
       created_at: now,

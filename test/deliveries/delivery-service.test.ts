@@ -350,6 +350,32 @@ describe("deliveries to real receivers", () => {
     ]);
   });
 
+  it("masks a secret that Discord's length cap cuts in two", async () => {
+    const chat = await receiver();
+    const { service, redactor } = setUp();
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    redactor.add("api_key", secret);
+    await service.start();
+    // Discord's text is cut to 1,899 characters and `…`: the secret's first 12 would be kept.
+    const result = `${"x".repeat(1_899 - 12)}${secret} and more`;
+    const record = await service.deliver({
+      agent: "digest",
+      run: "r_1",
+      when: "always",
+      target: named("discord", {
+        to: "discord",
+        url: `${chat.url}/api/webhooks/1/t`,
+        template: "{{result}}",
+      }),
+      facts: { ...FACTS, result },
+    });
+    const request = await waitFor(() => chat.received[0], "the Discord request");
+    const content = String((JSON.parse(request.body) as { content: string }).content);
+    expect(content).toContain("[secret:api");
+    expect(content).not.toContain(secret.slice(0, 8));
+    expect(record?.content.text).not.toContain(secret.slice(0, 8));
+  });
+
   it("writes file targets inside the workdir only, never through a symlink out of it", async () => {
     const { service, events, folder, definition } = setUp();
     await service.start();
