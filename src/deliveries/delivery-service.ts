@@ -303,6 +303,12 @@ export class DeliveryService {
     });
   }
 
+  /** An attempt's error masked, with a value its cut excerpt of the answer leaves in part. */
+  #maskedError(outcome: AttemptOutcome & { ok: false }): string {
+    const masked = this.#options.redactor.redact(outcome.error);
+    return outcome.cutAtEnd === true ? this.#options.redactor.redactCutEnd(masked) : masked;
+  }
+
   /** The attempt added to the record; what to tell, and when to try again. */
   #apply(
     record: DeliveryRecord,
@@ -311,7 +317,7 @@ export class DeliveryService {
     const now = this.#options.clock.now();
     const at = new Date(now).toISOString();
     const attempt = record.attempts.length + 1;
-    const error = outcome.ok ? undefined : this.#options.redactor.redact(outcome.error);
+    const error = outcome.ok ? undefined : this.#maskedError(outcome);
     record.attempts.push({
       at,
       ok: outcome.ok,

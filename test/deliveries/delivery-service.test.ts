@@ -376,6 +376,31 @@ describe("deliveries to real receivers", () => {
     expect(record?.content.text).not.toContain(secret.slice(0, 8));
   });
 
+  it("masks a secret cut in two where a refusal's answer is cut in the attempt's error", async () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    // The answer's first 300 characters are kept: the secret's first 12 would be.
+    const answer = `${"x".repeat(300 - 12)}${secret} was refused`;
+    const server = createServer((_request, response) => response.writeHead(400).end(answer));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    const { service, redactor, events } = setUp();
+    redactor.add("api_key", secret);
+    await service.start();
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/webhooks/1/t`;
+    await service.deliver({
+      agent: "digest",
+      run: "r_1",
+      when: "always",
+      target: named("refusing", { to: "discord", url }),
+      facts: FACTS,
+    });
+    await waitFor(() => deliveryEvents(events).length === 1, "the refusal");
+    const error = service.list("failed")[0]?.attempts[0]?.error ?? "";
+    expect(error).toContain("answered 400");
+    expect(error).toContain("[secret:api_key…]");
+    expect(error).not.toContain(secret.slice(0, 8));
+  });
+
   it("writes file targets inside the workdir only, never through a symlink out of it", async () => {
     const { service, events, folder, definition } = setUp();
     await service.start();
