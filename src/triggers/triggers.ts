@@ -27,6 +27,8 @@ export interface TriggersOptions {
   webhookBodyLimitBytes: number;
   /** Where webhook starts are counted; default this daemon's memory (a cluster's store counts them all). */
   rateLimit?: TriggerRateLimit | undefined;
+  /** Masks the vault's values in a text (the redactor's `redactText`): errors kept in the health. */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -47,7 +49,7 @@ export class Triggers {
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
     this.#logger = options.logger;
-    const health = new TriggerHealth(options.clock);
+    const health = new TriggerHealth(options.clock, options.redact);
     this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
     // One count per trigger, whatever its kind: webhooks' and watches' starts alike.
