@@ -27,7 +27,7 @@ export interface TriggersOptions {
   webhookBodyLimitBytes: number;
   /** Where webhook starts are counted; default this daemon's memory (a cluster's store counts them all). */
   rateLimit?: TriggerRateLimit | undefined;
-  /** Masks the vault's values in a text (the redactor's `redactText`): errors kept in the health. */
+  /** Masks the vault's values in a text (the redactor's `redactText`): errors kept, payloads cut. */
   redact?: (text: string) => string;
 }
 
@@ -64,6 +64,7 @@ export class Triggers {
       logger: options.logger,
       bodyLimitBytes: options.webhookBodyLimitBytes,
       health,
+      ...(options.redact ? { redact: options.redact } : {}),
     });
     this.#watches = new WatchTriggers({ ...options, rateLimit, health });
     this.#stopFollowing = followRunEnds({
