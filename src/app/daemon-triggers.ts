@@ -21,6 +21,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     clock,
     logger,
     webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
+    redact: core.secrets.redactor.redactText,
     rateLimit: store.triggerStarts && new ClusterRateLimit(store.triggerStarts, clock, logger),
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),

@@ -4,7 +4,15 @@
  */
 export type AttemptOutcome =
   | { ok: true; statusCode?: number }
-  | { ok: false; error: string; retryable: boolean; statusCode?: number; retryAfter?: string | null };
+  | {
+      ok: false;
+      error: string;
+      retryable: boolean;
+      statusCode?: number;
+      retryAfter?: string | null;
+      /** The error ends with a piece of the receiver's answer, cut: a secret there may be cut in two. */
+      cutAtEnd?: boolean;
+    };
 
 /** A failure no retry can fix. */
 export function permanentFailure(error: string, statusCode?: number): AttemptOutcome {

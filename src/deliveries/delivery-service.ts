@@ -126,7 +126,9 @@ export class DeliveryService {
   /** Stores the delivery and makes its first attempt; resolves once it is stored (never rejects). */
   async deliver(request: DeliveryRequest): Promise<DeliveryRecord | undefined> {
     if (this.#closed) return undefined;
-    const { target, facts } = request;
+    const { target } = request;
+    // Masked before the text is made: a kind's length cap would cut a value in two, past masking.
+    const facts = this.#options.redactor.redactValue({ ...request.facts });
     const kind = target.target.to;
     const now = new Date(this.#options.clock.now()).toISOString();
     const subject = target.target.to === "email" ? deliverySubject(facts, target.target.subject) : undefined;
@@ -141,7 +143,7 @@ export class DeliveryService {
       content: {
         text: this.#options.redactor.redact(deliveryText(kind, facts, target.target.template)),
         ...(subject === undefined ? {} : { subject: this.#options.redactor.redact(subject) }),
-        facts: this.#options.redactor.redactValue({ ...facts }),
+        facts,
       },
       attempts: [],
       created_at: now,
@@ -301,6 +303,12 @@ export class DeliveryService {
     });
   }
 
+  /** An attempt's error masked, with a value its cut excerpt of the answer leaves in part. */
+  #maskedError(outcome: AttemptOutcome & { ok: false }): string {
+    const masked = this.#options.redactor.redact(outcome.error);
+    return outcome.cutAtEnd === true ? this.#options.redactor.redactCutEnd(masked) : masked;
+  }
+
   /** The attempt added to the record; what to tell, and when to try again. */
   #apply(
     record: DeliveryRecord,
@@ -309,7 +317,7 @@ export class DeliveryService {
     const now = this.#options.clock.now();
     const at = new Date(now).toISOString();
     const attempt = record.attempts.length + 1;
-    const error = outcome.ok ? undefined : this.#options.redactor.redact(outcome.error);
+    const error = outcome.ok ? undefined : this.#maskedError(outcome);
     record.attempts.push({
       at,
       ok: outcome.ok,

@@ -41,7 +41,8 @@ export async function postJson(
     return { ok: true, statusCode };
   }
   const text = await response.text().catch(() => "");
-  const excerpt = text.trim().slice(0, ERROR_BODY_CHARACTERS);
+  const trimmed = text.trim();
+  const excerpt = trimmed.slice(0, ERROR_BODY_CHARACTERS);
   if (statusCode >= 300 && statusCode < 400) {
     const error = `${where} answered ${statusCode} (a redirect to ${response.headers.get("location") ?? "?"}): not followed`;
     return { ok: false, error, retryable: false, statusCode };
@@ -53,6 +54,7 @@ export async function postJson(
     retryable,
     statusCode,
     retryAfter: response.headers.get("retry-after"),
+    ...(trimmed.length > ERROR_BODY_CHARACTERS ? { cutAtEnd: true } : {}),
   };
 }
 

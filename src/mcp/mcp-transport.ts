@@ -79,7 +79,10 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
   transport.stderr.on("data", (chunk: Buffer) => {
     const text = chunk.toString("utf8");
     options.logger.debug({ server: name, stderr: text.trimEnd() }, "MCP server stderr");
-    tail = (tail + text).slice(-STDERR_TAIL_CHARACTERS);
+    const joined = tail + text;
+    // A cut keeps whole lines only: a line cut at its start could begin inside a secret's value.
+    tail =
+      joined.length <= STDERR_TAIL_CHARACTERS ? joined : wholeLines(joined.slice(-STDERR_TAIL_CHARACTERS));
   });
   let tree: ProcessTree | undefined;
   const commandLine = [config.command, ...config.args].join(" ");
@@ -99,4 +102,10 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
       await prepared.release();
     },
   };
+}
+
+/** `text` from its first whole line: what follows its first line break (nothing without one). */
+function wholeLines(text: string): string {
+  const lineBreak = text.indexOf("\n");
+  return lineBreak === -1 ? "" : text.slice(lineBreak + 1);
 }

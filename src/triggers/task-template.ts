@@ -49,15 +49,23 @@ export function unknownVariables(template: string, kind: TriggerKind): string[] 
  * the inserted text is not read again, and `{{` / `}}` in it are written `{ {` / `} }`, so a
  * payload cannot name a variable, nor a `{{secret:…}}` a model would later copy into a tool call.
  */
-export function renderTaskTemplate(template: string, lookup: (name: string) => unknown): string {
+export function renderTaskTemplate(
+  template: string,
+  lookup: (name: string) => unknown,
+  redact: (text: string) => string = (text) => text,
+): string {
   return template.replace(VARIABLE, (whole, name: string) => {
     if (SECRET_REFERENCE.test(name)) return whole;
-    return insertable(lookup(name));
+    return insertable(lookup(name), redact);
   });
 }
 
-/** A value as task text: strings as they are, anything else as JSON; defused and bounded. */
-export function insertable(value: unknown): string {
+/**
+ * A value as task text: strings as they are, anything else as JSON; defused and bounded. A value
+ * longer than the bound is masked (`redact`, the vault's redactor) before it is cut: the task is
+ * masked again as a whole, too late for a secret the cut leaves in part.
+ */
+export function insertable(value: unknown, redact: (text: string) => string = (text) => text): string {
   if (value === undefined || value === null) return "";
   let text: string;
   if (typeof value === "string") text = value;
@@ -69,6 +77,7 @@ export function insertable(value: unknown): string {
       text = "[too deeply nested to show here]";
     }
   }
+  if (text.length > MAX_INSERTED_CHARACTERS) text = redact(text);
   if (text.length > MAX_INSERTED_CHARACTERS) {
     text = `${text.slice(0, MAX_INSERTED_CHARACTERS)}… [cut at ${MAX_INSERTED_CHARACTERS} characters]`;
   }

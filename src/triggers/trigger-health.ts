@@ -38,10 +38,13 @@ const MAX_ERROR_CHARS = 500;
  */
 export class TriggerHealth {
   readonly #clock: Clock;
+  readonly #redact: (text: string) => string;
   readonly #entries = new Map<string, TriggerHealthEntry>();
 
-  constructor(clock: Clock) {
+  /** `redact` masks the vault's values in an error, before it is cut (the redactor's `redactText`). */
+  constructor(clock: Clock, redact: (text: string) => string = (text) => text) {
     this.#clock = clock;
+    this.#redact = redact;
   }
 
   /** Counts one outcome of the trigger `name` of `agent`. */
@@ -53,7 +56,8 @@ export class TriggerHealth {
     entry.last_outcome = outcome;
     entry.last_outcome_at = at;
     if (outcome === "accepted") entry.last_fired_at = at;
-    if (error !== undefined) entry.last_error = error.slice(0, MAX_ERROR_CHARS);
+    // Masked whole, then cut: a value the cut fell inside would keep its first part.
+    if (error !== undefined) entry.last_error = this.#redact(error).slice(0, MAX_ERROR_CHARS);
     this.#entries.set(key, entry);
   }
 

@@ -27,6 +27,8 @@ export interface TriggersOptions {
   webhookBodyLimitBytes: number;
   /** Where webhook starts are counted; default this daemon's memory (a cluster's store counts them all). */
   rateLimit?: TriggerRateLimit | undefined;
+  /** Masks the vault's values in a text (the redactor's `redactText`): errors kept, payloads cut. */
+  redact?: (text: string) => string;
 }
 
 /**
@@ -47,7 +49,7 @@ export class Triggers {
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
     this.#logger = options.logger;
-    const health = new TriggerHealth(options.clock);
+    const health = new TriggerHealth(options.clock, options.redact);
     this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
     // One count per trigger, whatever its kind: webhooks' and watches' starts alike.
@@ -62,6 +64,7 @@ export class Triggers {
       logger: options.logger,
       bodyLimitBytes: options.webhookBodyLimitBytes,
       health,
+      ...(options.redact ? { redact: options.redact } : {}),
     });
     this.#watches = new WatchTriggers({ ...options, rateLimit, health });
     this.#stopFollowing = followRunEnds({

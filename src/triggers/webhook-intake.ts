@@ -49,6 +49,8 @@ export interface WebhookIntakeOptions {
   bodyLimitBytes: number;
   /** Where each authenticated or refused delivery of a known trigger is counted. */
   health: TriggerHealth;
+  /** Masks the vault's values in a payload value cut to fit the task (the redactor's `redactText`). */
+  redact?: (text: string) => string;
 }
 
 /** The longest delivery id taken (GitHub's and Standard Webhooks' are far shorter). */
@@ -161,14 +163,18 @@ export class WebhookIntake {
     }
     try {
       const payloadFile = await this.#payloadFile(definition, name, delivery.body);
-      const task = renderTaskTemplate(settings.task ?? defaultTask(definition), (variable) => {
-        if (variable === "payload_file") return payloadFile;
-        if (variable === "delivery") return deliveryId;
-        if (variable === "trigger") return name;
-        if (variable === "payload") return payload;
-        if (variable.startsWith("payload.")) return valueAt(payload, variable.split(".").slice(1));
-        return undefined;
-      });
+      const task = renderTaskTemplate(
+        settings.task ?? defaultTask(definition),
+        (variable) => {
+          if (variable === "payload_file") return payloadFile;
+          if (variable === "delivery") return deliveryId;
+          if (variable === "trigger") return name;
+          if (variable === "payload") return payload;
+          if (variable.startsWith("payload.")) return valueAt(payload, variable.split(".").slice(1));
+          return undefined;
+        },
+        this.#options.redact,
+      );
       const started = await runs.startOnce(
         definition.id,
         task,

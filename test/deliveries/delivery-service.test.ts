@@ -350,6 +350,57 @@ describe("deliveries to real receivers", () => {
     ]);
   });
 
+  it("masks a secret that Discord's length cap cuts in two", async () => {
+    const chat = await receiver();
+    const { service, redactor } = setUp();
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    redactor.add("api_key", secret);
+    await service.start();
+    // Discord's text is cut to 1,899 characters and `…`: the secret's first 12 would be kept.
+    const result = `${"x".repeat(1_899 - 12)}${secret} and more`;
+    const record = await service.deliver({
+      agent: "digest",
+      run: "r_1",
+      when: "always",
+      target: named("discord", {
+        to: "discord",
+        url: `${chat.url}/api/webhooks/1/t`,
+        template: "{{result}}",
+      }),
+      facts: { ...FACTS, result },
+    });
+    const request = await waitFor(() => chat.received[0], "the Discord request");
+    const content = String((JSON.parse(request.body) as { content: string }).content);
+    expect(content).toContain("[secret:api");
+    expect(content).not.toContain(secret.slice(0, 8));
+    expect(record?.content.text).not.toContain(secret.slice(0, 8));
+  });
+
+  it("masks a secret cut in two where a refusal's answer is cut in the attempt's error", async () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    // The answer's first 300 characters are kept: the secret's first 12 would be.
+    const answer = `${"x".repeat(300 - 12)}${secret} was refused`;
+    const server = createServer((_request, response) => response.writeHead(400).end(answer));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    servers.push(server);
+    const { service, redactor, events } = setUp();
+    redactor.add("api_key", secret);
+    await service.start();
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/webhooks/1/t`;
+    await service.deliver({
+      agent: "digest",
+      run: "r_1",
+      when: "always",
+      target: named("refusing", { to: "discord", url }),
+      facts: FACTS,
+    });
+    await waitFor(() => deliveryEvents(events).length === 1, "the refusal");
+    const error = service.list("failed")[0]?.attempts[0]?.error ?? "";
+    expect(error).toContain("answered 400");
+    expect(error).toContain("[secret:api_key…]");
+    expect(error).not.toContain(secret.slice(0, 8));
+  });
+
   it("writes file targets inside the workdir only, never through a symlink out of it", async () => {
     const { service, events, folder, definition } = setUp();
     await service.start();

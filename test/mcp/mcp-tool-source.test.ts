@@ -229,6 +229,21 @@ describe("McpToolSource over stdio", () => {
     expect(await call(ECHO, "mcp__fixture__echo", { text: "still here" })).toMatchObject({ ok: true });
   });
 
+  it("never quotes a stderr line its 2,000-character tail begins inside", async () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    // The tail keeps the last 2,000 characters: they begin 12 characters before the secret's end.
+    // Written upper case in the command (shown in the error), lower case by the server.
+    const script = `{ printf '%s%s\\nstartup failed\\n' '${secret.toUpperCase()}' "$(printf 'y%.0s' $(seq ${2_000 - 12 - 15}))" | tr A-Z a-z; } >&2; exit 1`;
+    const { executor } = harness(configWith({ broken: { command: "/bin/sh", args: ["-c", script] } }));
+    const failure = await executor
+      .specs(makeDefinition({ frontmatter: { tools: ["mcp:broken/*"] } }))
+      .catch((error: unknown) => error);
+    expect(AgentdError.is(failure, "MCP_UNAVAILABLE")).toBe(true);
+    const described = (failure as AgentdError).describe();
+    expect(described).toContain("startup failed");
+    expect(described).not.toContain(secret.slice(-8));
+  });
+
   it("close() ends the server and every process it started", async () => {
     const { call, source } = harness(configWith({ fixture: fixtureServer(["--with-helper"]) }));
     const result = await call(ALL, "mcp__fixture__pids", {});

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { renderTaskTemplate, unknownVariables, valueAt } from "../../src/triggers/task-template.js";
+import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import {
+  MAX_INSERTED_CHARACTERS,
+  renderTaskTemplate,
+  unknownVariables,
+  valueAt,
+} from "../../src/triggers/task-template.js";
 import { matchesFilter } from "../../src/triggers/payload-filter.js";
 
 describe("trigger task templates", () => {
@@ -14,6 +20,20 @@ describe("trigger task templates", () => {
     expect(task).not.toMatch(/\{\{|\}\}/);
     expect(task).not.toContain(" S");
     expect(task.startsWith("PR { {payload.secret} }")).toBe(true);
+  });
+
+  it("shows none of a secret a payload value's cut falls inside, once the task is masked", () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    const redactor = new SecretRedactor();
+    redactor.add("api_key", secret);
+    // The value's first characters up to the bound are kept: the secret's first 12 would be.
+    const body = `${"x".repeat(MAX_INSERTED_CHARACTERS - 12)}${secret} and more`;
+    const task = renderTaskTemplate("Look: {{payload.body}}", () => body, redactor.redactText);
+
+    // The run masks its task as a whole; the cut piece must be masked already.
+    const shown = redactor.redact(task);
+    expect(shown).toContain("[secret:");
+    expect(shown).not.toContain(secret.slice(0, 8));
   });
 
   it("never reads inherited properties of a payload", () => {

@@ -51,7 +51,7 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   }
   if (exit.ending?.kind === "cancelled" && exit.ending.error.code === "CLI_HUNG") {
     const idle = formatDuration(input.idleTimeoutMilliseconds);
-    const notice = transcript.lastRetryNotice ?? lastRetryLine(exit.stderrTail);
+    const notice = transcript.lastRetryNotice ?? lastRetryLine(exit.stderrTail, transcript.cutEnd);
     if (notice === undefined)
       return failure("hung", `${adapter.tool} made no progress for ${idle} and was killed`);
     // Only retries: a quota or rate limit it kept retrying is that, anything else is the network.
@@ -65,7 +65,8 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   const reported = transcript.errors.join("\n");
   const everything = `${reported}\n${exit.stderrTail}`;
   const structuredKind = limitKind(transcript.httpStatus, reported);
-  if (structuredKind) return failure(structuredKind, describe(adapter, reported), everything);
+  if (structuredKind)
+    return failure(structuredKind, describe(adapter, reported, transcript.cutEnd), everything);
 
   const exited = exit.exitCode !== undefined && exit.exitCode !== 0;
   const hint = exited && exit.exitCode !== undefined ? adapter.exitCodeHint?.(exit.exitCode) : undefined;
@@ -77,7 +78,7 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
   if (exited || exit.signal) {
     const textKind = limitKind(undefined, exit.stderrTail);
     const detail = reported || telltaleLine(exit.stderrTail) || exit.message;
-    if (textKind) return failure(textKind, describe(adapter, detail), everything);
+    if (textKind) return failure(textKind, describe(adapter, detail, transcript.cutEnd), everything);
     const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.exitCode}`;
     return failure(
       "crash",
@@ -85,7 +86,7 @@ export function classifyFailure(input: ClassifyInput): CliFailure | undefined {
     );
   }
   if (exit.failed) return failure("crash", `${adapter.tool} failed: ${exit.message}`);
-  if (transcript.final?.isError) return failure("crash", describe(adapter, reported));
+  if (transcript.final?.isError) return failure("crash", describe(adapter, reported, transcript.cutEnd));
   if (adapter.hasFinalLine && !transcript.final) {
     return failure("no_result", `${adapter.tool} exited 0 without its final result line`);
   }
@@ -101,9 +102,10 @@ function limitKind(httpStatus: number | undefined, text: string): CliFailureKind
   return undefined;
 }
 
-function describe(adapter: CliAdapter, detail: string): string {
+/** What the tool reported, cut at 500 characters (`cutEnd` masks a secret the cut leaves in part). */
+function describe(adapter: CliAdapter, detail: string, cutEnd: (text: string) => string): string {
   const trimmed = detail.trim();
-  return `${adapter.tool} reported: ${trimmed.length > 500 ? `${trimmed.slice(0, 500)}…` : trimmed}`;
+  return `${adapter.tool} reported: ${trimmed.length > 500 ? `${cutEnd(trimmed.slice(0, 500))}…` : trimmed}`;
 }
 
 /** The last lines of stderr (bounded) after a crash, when there is more than the one line shown. */
@@ -122,10 +124,11 @@ function telltaleLine(text: string): string {
 }
 
 /** The last stderr line that announces a retry or reconnect (CLIs print those on stderr). */
-function lastRetryLine(stderr: string): string | undefined {
+function lastRetryLine(stderr: string, cutEnd: (text: string) => string): string | undefined {
   const line = stderr
     .split("\n")
     .map((candidate) => candidate.trim())
     .findLast((candidate) => /retry|retrying|reconnect|backoff|waiting for network/i.test(candidate));
-  return line === undefined ? undefined : line.slice(0, 300);
+  if (line === undefined) return undefined;
+  return line.length > 300 ? cutEnd(line.slice(0, 300)) : line;
 }

@@ -177,7 +177,7 @@ export class CliTranscript {
   /** A retry or reconnect notice of the tool: not progress. */
   retryNotice(message: string): void {
     this.retryNotices += 1;
-    this.lastRetryNotice = message.length > 300 ? `${message.slice(0, 300)}…` : message;
+    this.lastRetryNotice = message.length > 300 ? `${this.cutEnd(message.slice(0, 300))}…` : message;
   }
 
   finish(final: CliFinal): void {

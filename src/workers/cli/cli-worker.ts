@@ -19,7 +19,7 @@ import type { CliFailureKind } from "../../run-vocabulary/cli-failure-kind.js";
 import { type CliFailure, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
 import { resolveAdapter } from "./resolve-adapter.js";
-import { type CliExit, runCliProcess } from "./run-cli-process.js";
+import { type CliExit, STDERR_TAIL_CHARACTERS, runCliProcess } from "./run-cli-process.js";
 import { budgetCrossed, cliCost } from "./cli-budget.js";
 import { type CliRules, cliRulesOf } from "./cli-rules.js";
 import { CliRunDirectory } from "./cli-run-directory.js";
@@ -227,11 +227,14 @@ export class CliWorker implements Worker {
     if (transcript.limitReached) {
       return this.#endAtLimit(context, transcript, workerName, transcript.limitReached, transcript.answer);
     }
-    // stderr goes into the run's error, shown and stored: the child's keys are masked out first.
-    const maskedExit = {
-      ...exit,
-      stderrTail: maskCliOutput(exit.stderrTail, { ...inherited, ...adapter.environment }),
-    };
+    // stderr goes into the run's error, shown and stored: the child's keys are masked out first,
+    // and a vault value the tail's cut begins inside.
+    const cutStart = this.#options.redactCutStart;
+    const tail =
+      cutStart && exit.stderrTail.length >= STDERR_TAIL_CHARACTERS
+        ? cutStart(exit.stderrTail)
+        : exit.stderrTail;
+    const maskedExit = { ...exit, stderrTail: maskCliOutput(tail, { ...inherited, ...adapter.environment }) };
     const failure = classifyFailure({
       adapter,
       exit: maskedExit,

@@ -11,7 +11,7 @@ import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { sandboxExitSignal, sandboxSpawnFailure } from "../../sandbox/sandbox-spawn-failure.js";
 
 /** Last part of stderr kept for classification and error messages. */
-const STDERR_TAIL_CHARACTERS = 8_192;
+export const STDERR_TAIL_CHARACTERS = 8_192;
 /** How often descendants are looked up while the child runs (to catch those that leave the group). */
 const COLLECT_INTERVAL_MILLISECONDS = 2_000;
 

@@ -53,9 +53,13 @@ export function stderrExcerpt(stderr: string): string {
   let excerpt = lines.join("\n");
   if (Buffer.byteLength(excerpt) > STDERR_EXCERPT_BYTES) {
     const tail = Buffer.from(excerpt).subarray(-STDERR_EXCERPT_BYTES).toString("utf8");
-    // Cut at a line start, so no line is shown from its middle (and no character half-decoded).
+    // Cut at a line start, so no line is shown from its middle (and no character half-decoded):
+    // a line cut at its start could begin inside a secret's value, past what masks whole values.
     const start = tail.indexOf("\n");
-    excerpt = `…\n${start === -1 ? tail.replace(/^\uFFFD+/, "") : tail.slice(start + 1)}`;
+    excerpt =
+      start === -1
+        ? `…\n[its last line is longer than ${STDERR_EXCERPT_BYTES.toLocaleString("en-US")} bytes: not quoted]`
+        : `…\n${tail.slice(start + 1)}`;
   }
   return excerpt;
 }

@@ -2,8 +2,11 @@ import { describe, expect, it } from "vitest";
 import type { AgentEvent } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import { SecretRedactor } from "../../../src/secrets/secret-redactor.js";
+import { claudeAdapter } from "../../../src/workers/cli/claude-adapter.js";
+import { classifyFailure } from "../../../src/workers/cli/classify-failure.js";
 import { MAX_CLI_TEXT_CHARACTERS } from "../../../src/workers/cli/cli-output-limits.js";
 import { CliTranscript } from "../../../src/workers/cli/cli-transcript.js";
+import type { CliExit } from "../../../src/workers/cli/run-cli-process.js";
 
 const SECRET = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
 
@@ -47,3 +50,56 @@ describe("a CLI's text cut where a secret begins", () => {
     expect(transcript.answer).not.toContain(SECRET.slice(0, 8));
   });
 });
+
+describe("a CLI's failure message cut where a secret begins", () => {
+  it("shows none of the secret in the error the run ends with", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("api_key", SECRET);
+    const transcript = new CliTranscript(new EventBus(), "talker", "r_test", (text) =>
+      redactor.redactCutEnd(text),
+    );
+    // The reported text is cut at 500 characters: the secret's first 12 would be kept.
+    const reported = `${"x".repeat(500 - 12)}${SECRET} was refused`;
+    claudeAdapter().createLineParser()(
+      JSON.stringify({ type: "result", is_error: true, result: reported }),
+      transcript,
+    );
+
+    const failure = classifyFailure({
+      adapter: claudeAdapter(),
+      exit: cleanExit,
+      transcript,
+      idleTimeoutMilliseconds: 60_000,
+      now: new Date("2026-04-28T12:00:00Z"),
+    });
+
+    // The bus masks the error event as a whole; the cut piece must already be masked.
+    const shown = redactor.redact(failure?.message ?? "");
+    expect(shown).toContain("[secret:api_key…]");
+    expect(shown).not.toContain(SECRET.slice(0, 8));
+  });
+
+  it("shows none of it in the last retry notice of a hung CLI", () => {
+    const redactor = new SecretRedactor();
+    redactor.add("api_key", SECRET);
+    const transcript = new CliTranscript(new EventBus(), "talker", "r_test", (text) =>
+      redactor.redactCutEnd(text),
+    );
+    transcript.retryNotice(`retrying ${"x".repeat(300 - 12 - 9)}${SECRET} in 5 s`);
+
+    const shown = redactor.redact(transcript.lastRetryNotice ?? "");
+    expect(shown).toContain("[secret:api_key…]");
+    expect(shown).not.toContain(SECRET.slice(0, 8));
+  });
+});
+
+const cleanExit: CliExit = {
+  failed: false,
+  ending: undefined,
+  exitCode: 0,
+  signal: undefined,
+  spawnErrorCode: undefined,
+  message: "",
+  stderrTail: "",
+  durationMilliseconds: 10,
+};

@@ -71,6 +71,14 @@ describe("stderrExcerpt and maskCliOutput", () => {
     expect(excerpt).not.toContain("\uFFFD");
   });
 
+  it("never quotes a last line the 4 KB cut falls inside (it could begin inside a secret)", () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    // The last 4 KB begin 12 characters before the secret's end.
+    const excerpt = stderrExcerpt(`first line\n${secret}${"y".repeat(STDERR_EXCERPT_BYTES - 12)}`);
+    expect(excerpt).not.toContain(secret.slice(-8));
+    expect(excerpt).toContain("not quoted");
+  });
+
   it("masks the child's secret variables, vault values, key shapes and named values", () => {
     const text = [
       "OPENAI key sk-proj-abcdefghijklmnopqrstuvwx used",
