@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Role } from "../../src/access/role.js";
+import { type ClientReply, type Credential, clientCall } from "../support/client-call.js";
 import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { waitFor } from "../support/wait-for.js";
@@ -15,28 +16,8 @@ const scripted = useScriptedDaemon({
 });
 
 /** A request with a bearer token or a cookie, as a client sends it. */
-async function call(
-  method: string,
-  urlPath: string,
-  credential: { token?: string; cookie?: string },
-  body?: unknown,
-): Promise<{ status: number; body: unknown; headers: Headers }> {
-  const headers: Record<string, string> = {};
-  if (credential.token !== undefined) headers.authorization = `Bearer ${credential.token}`;
-  if (credential.cookie !== undefined) headers.cookie = credential.cookie;
-  if (body !== undefined) headers["content-type"] = "application/json";
-  const response = await fetch(`${scripted.daemon.url}${urlPath}`, {
-    method,
-    headers,
-    redirect: "manual",
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  return {
-    status: response.status,
-    body: text === "" ? undefined : JSON.parse(text),
-    headers: response.headers,
-  };
+function call(method: string, urlPath: string, credential: Credential, body?: unknown): Promise<ClientReply> {
+  return clientCall(scripted.daemon.url, method, urlPath, credential, body);
 }
 
 const admin = () => ({ token: scripted.daemon.token ?? "" });

@@ -5,6 +5,7 @@ import { ROLES, type Role, type RouteAccess, roleAllows } from "../../src/access
 import type { PendingApproval } from "../../src/approvals/approval-broker.js";
 import type { AgentEvent } from "../../src/events/agent-event.js";
 import { agentd as agentdCli } from "../support/agentd-cli.js";
+import { type ClientReply, clientCall } from "../support/client-call.js";
 import { useScriptedDaemon } from "../support/scripted-daemon.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { waitFor } from "../support/wait-for.js";
@@ -25,36 +26,14 @@ const scripted = useScriptedDaemon({
   },
 });
 
-interface Reply {
-  status: number;
-  body: unknown;
-  headers: Headers;
-}
-
 /** A request with `token` (none: without Authorization), as a client sends it. */
-async function call(
+function call(
   method: string,
   urlPath: string,
   token: string | undefined,
   body?: unknown,
-): Promise<Reply> {
-  const headers: Record<string, string> = {};
-  if (token !== undefined) headers.authorization = `Bearer ${token}`;
-  if (method === "POST") headers["content-type"] = "application/json";
-  const response = await fetch(`${scripted.daemon.url}${urlPath}`, {
-    method,
-    headers,
-    redirect: "manual",
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  let parsed: unknown;
-  try {
-    parsed = text === "" ? undefined : JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: response.status, body: parsed, headers: response.headers };
+): Promise<ClientReply> {
+  return clientCall(scripted.daemon.url, method, urlPath, token === undefined ? {} : { token }, body);
 }
 
 /** `agentd <args>` against the daemon with this token. */

@@ -9,7 +9,8 @@ import { waitFor } from "../support/wait-for.js";
 
 const kit = useTestKit();
 
-it("a sandboxed command cannot write to a descriptor whatever started the daemon left open", async () => {
+/** A project whose agent `writer` is told by its model to write to descriptor 100 from its shell. */
+async function writerTryingDescriptor100() {
   const llm = await kit.scriptedLlm();
   const project = kit.project({ llmUrl: llm.url });
   project.writeAgent("writer", { tools: ["shell"], permissions: { allow: ["shell"] } });
@@ -17,6 +18,11 @@ it("a sandboxed command cannot write to a descriptor whatever started the daemon
     toolCallReply({ name: "shell", arguments: { command: `echo escaped >&100; echo "[exit $?]"` } }),
     textReply("tried"),
   );
+  return project;
+}
+
+it("a sandboxed command cannot write to a descriptor whatever started the daemon left open", async () => {
+  const project = await writerTryingDescriptor100();
   // As a supervisor or a CI runner may: descriptor 100 (above the first 16, which Node marks close-on-exec itself), open across exec, a pipe to the test.
   const daemon = await kit.daemon(project.configFile, { inheritedDescriptor: 100 });
   const { run } = (await daemon.request("POST", "/agents/writer/runs", { task: "write" })).body as {
@@ -38,13 +44,7 @@ it("a sandboxed command cannot write to a descriptor whatever started the daemon
 });
 
 it("a sandboxed command of `agentd run` cannot write to a descriptor whatever started it left open", async () => {
-  const llm = await kit.scriptedLlm();
-  const project = kit.project({ llmUrl: llm.url });
-  project.writeAgent("writer", { tools: ["shell"], permissions: { allow: ["shell"] } });
-  llm.enqueue(
-    toolCallReply({ name: "shell", arguments: { command: `echo escaped >&100; echo "[exit $?]"` } }),
-    textReply("tried"),
-  );
+  const project = await writerTryingDescriptor100();
   // `agentd run` from a CI step or a shell's `100>file`: the run and its sandboxes are in this process.
   const child = spawn(
     process.execPath,

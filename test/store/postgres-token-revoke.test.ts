@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type Credential, clientCall } from "../support/client-call.js";
 import type { DaemonProcess } from "../support/daemon-process.js";
 import { type PostgresCluster, startPostgresCluster } from "../support/postgres-cluster.js";
 import { postgresMissingReason } from "../support/postgres-server.js";
@@ -8,18 +9,9 @@ import { waitFor } from "../support/wait-for.js";
 
 const missing = postgresMissingReason();
 
-/** A request with a bearer token or a browser's cookie to one node. */
-async function statusOf(
-  node: DaemonProcess,
-  urlPath: string,
-  credential: { token?: string; cookie?: string },
-): Promise<number> {
-  const headers: Record<string, string> = {};
-  if (credential.token !== undefined) headers.authorization = `Bearer ${credential.token}`;
-  if (credential.cookie !== undefined) headers.cookie = credential.cookie;
-  const response = await fetch(`${node.url}${urlPath}`, { headers, redirect: "manual" });
-  await response.arrayBuffer();
-  return response.status;
+/** The status of a GET with a bearer token or a browser's cookie to one node. */
+async function statusOf(node: DaemonProcess, urlPath: string, credential: Credential): Promise<number> {
+  return (await clientCall(node.url, "GET", urlPath, credential)).status;
 }
 
 /** A token revoked on one node of a cluster: two real daemons, one PostgreSQL. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CLEAN_CLI_EXIT } from "../../support/clean-cli-exit.js";
 import { AgentdError } from "../../../src/errors/agentd-error.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import { claudeAdapter } from "../../../src/workers/cli/claude-adapter.js";
@@ -9,17 +10,6 @@ import { geminiAdapter } from "../../../src/workers/cli/gemini-adapter.js";
 import type { CliExit } from "../../../src/workers/cli/run-cli-process.js";
 
 const now = new Date("2026-04-28T12:00:00Z");
-const cleanExit: CliExit = {
-  failed: false,
-  ending: undefined,
-  exitCode: 0,
-  signal: undefined,
-  spawnErrorCode: undefined,
-  message: "",
-  stderrTail: "",
-  durationMilliseconds: 10,
-};
-
 function transcriptOf(adapter: ReturnType<typeof claudeAdapter>, lines: string[]): CliTranscript {
   const transcript = new CliTranscript(new EventBus(), "agent", "r_1");
   const parse = adapter.createLineParser();
@@ -35,7 +25,7 @@ function classify(
   const transcript = transcriptOf(adapter, lines);
   return classifyFailure({
     adapter,
-    exit: { ...cleanExit, ...exit },
+    exit: { ...CLEAN_CLI_EXIT, ...exit },
     transcript,
     idleTimeoutMilliseconds: 60_000,
     now,

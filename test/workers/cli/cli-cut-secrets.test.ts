@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { CLEAN_CLI_EXIT } from "../../support/clean-cli-exit.js";
 import type { AgentEvent } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
 import { SecretRedactor } from "../../../src/secrets/secret-redactor.js";
@@ -6,7 +7,6 @@ import { claudeAdapter } from "../../../src/workers/cli/claude-adapter.js";
 import { classifyFailure } from "../../../src/workers/cli/classify-failure.js";
 import { MAX_CLI_TEXT_CHARACTERS } from "../../../src/workers/cli/cli-output-limits.js";
 import { CliTranscript } from "../../../src/workers/cli/cli-transcript.js";
-import type { CliExit } from "../../../src/workers/cli/run-cli-process.js";
 
 const SECRET = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
 
@@ -67,7 +67,7 @@ describe("a CLI's failure message cut where a secret begins", () => {
 
     const failure = classifyFailure({
       adapter: claudeAdapter(),
-      exit: cleanExit,
+      exit: CLEAN_CLI_EXIT,
       transcript,
       idleTimeoutMilliseconds: 60_000,
       now: new Date("2026-04-28T12:00:00Z"),
@@ -92,14 +92,3 @@ describe("a CLI's failure message cut where a secret begins", () => {
     expect(shown).not.toContain(SECRET.slice(0, 8));
   });
 });
-
-const cleanExit: CliExit = {
-  failed: false,
-  ending: undefined,
-  exitCode: 0,
-  signal: undefined,
-  spawnErrorCode: undefined,
-  message: "",
-  stderrTail: "",
-  durationMilliseconds: 10,
-};
