@@ -9,11 +9,13 @@ const KEPT_LISTS = new Set(["messages", "tools"]);
  * history-tokens.ts), and a compacted, repaired or resumed history is made of new messages where
  * it differs. Turning the whole of it into text every round made a round's cost grow with the run
  * (200 rounds: 8 % of the daemon's CPU in the SDK's encoder); here a round turns only its new
- * messages into text and joins the texts kept of the others. A text is kept for as long as its
- * message is: the keys are weak.
+ * messages into text and adds them to the text its history had last round. A text is kept for as
+ * long as its message (or its list) is: the keys are weak.
  */
 export class RequestBodies {
   readonly #texts = new WeakMap<object, string>();
+  /** By list (a run's history, which it appends to): how much of it was joined into text, and how. */
+  readonly #joined = new WeakMap<readonly unknown[], JoinedItems>();
 
   /** `JSON.stringify(parameters)`, each item of `messages` and `tools` from its kept text. */
   of(parameters: object): string {
@@ -27,10 +29,21 @@ export class RequestBodies {
     return body === "" ? "{}" : `${body}}`;
   }
 
+  /**
+   * The list's JSON text. A list that grew since it was last sent (the same array, the item last
+   * joined still in its place) adds its new items to the text it had; any other is joined whole.
+   */
   #list(items: readonly unknown[]): string {
-    const texts = new Array<string>(items.length);
-    for (let index = 0; index < items.length; index += 1) texts[index] = this.#item(items[index]);
-    return `[${texts.join(",")}]`;
+    const joined = this.#joined.get(items);
+    const grown =
+      joined !== undefined &&
+      items.length >= joined.count &&
+      (joined.count === 0 || items[joined.count - 1] === joined.last);
+    let text = grown ? joined.text : "";
+    for (let index = grown ? joined.count : 0; index < items.length; index += 1)
+      text = index === 0 ? this.#item(items[index]) : `${text},${this.#item(items[index])}`;
+    this.#joined.set(items, { count: items.length, last: items.at(-1), text });
+    return `[${text}]`;
   }
 
   #item(item: unknown): string {
@@ -43,4 +56,11 @@ export class RequestBodies {
     }
     return text;
   }
+}
+
+/** The first `count` items of a list as JSON texts joined by commas, the last of them `last`. */
+interface JoinedItems {
+  count: number;
+  last: unknown;
+  text: string;
 }

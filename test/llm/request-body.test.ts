@@ -65,6 +65,21 @@ describe("request bodies", () => {
     expect(server.chatRequests[2]?.body?.messages).toHaveLength(6);
   });
 
+  it("sends a history cut short and grown again with its new messages", () => {
+    const bodies = new RequestBodies();
+    const messages: ChatMessage[] = [
+      { role: "system", content: "be brief" },
+      { role: "user", content: "first" },
+      { role: "assistant", content: "one" },
+    ];
+    expect(bodies.of({ messages })).toBe(JSON.stringify({ messages }));
+    messages.length = 1;
+    messages.push({ role: "user", content: "second" }, { role: "assistant", content: "two" });
+    expect(bodies.of({ messages })).toBe(JSON.stringify({ messages }));
+    messages.push({ role: "user", content: "third" });
+    expect(bodies.of({ messages })).toBe(JSON.stringify({ messages }));
+  });
+
   it("leaves out fields JSON has no text for, as JSON.stringify does", () => {
     const parameters = {
       model: "m1",
