@@ -11,6 +11,7 @@ import { type CallSite, LlmError, classifyLlmError } from "./llm-error.js";
 import { modelFetch } from "./model-fetch.js";
 import { loadOpenAiSdk } from "./openai-sdk.js";
 import type { PriceTable } from "./price-table.js";
+import { RequestBodies } from "./request-body.js";
 import { type BackoffSettings, retryDelay } from "./retry-delay.js";
 import {
   type CallTimeouts,
@@ -82,6 +83,8 @@ export class ModelClient implements ModelProvider {
   /** Every attempt, for metrics (calls by model and outcome, latency, retries). */
   readonly calls = new LlmCallFeed();
   #client: Promise<OpenAI> | undefined;
+  /** The JSON texts of the messages and tools of every run's calls, each made once. */
+  readonly #bodies = new RequestBodies();
   readonly #settings: ModelClientSettings;
 
   constructor(settings: ModelClientSettings) {
@@ -181,6 +184,7 @@ export class ModelClient implements ModelProvider {
           timeouts: this.#settings.timeouts,
           prices: this.#settings.prices,
           cutOff: options.cutOff,
+          bodies: this.#bodies,
         });
         breaker.succeeded();
         report("ok", false);

@@ -9,6 +9,7 @@ import { estimateMessagesTokens, estimateTextTokens } from "./estimate-tokens.js
 import { type CallSite, classifyLlmError, llmError } from "./llm-error.js";
 import { plainChatChunk } from "./plain-chat-chunk.js";
 import { type PriceTable, costOf } from "./price-table.js";
+import type { RequestBodies } from "./request-body.js";
 import { StreamAssembler } from "./stream-assembler.js";
 
 /** One chat completion request, as the loop builds it. */
@@ -48,6 +49,8 @@ export interface AttemptOptions {
   timeouts: CallTimeouts;
   prices: PriceTable;
   cutOff?: CutOffCheck | undefined;
+  /** The texts of the messages and tools sent before, kept for the next calls' bodies. */
+  bodies: RequestBodies;
 }
 
 /**
@@ -87,17 +90,23 @@ export async function streamCompletion(
   const assembler = new StreamAssembler(site);
   const promptTokens = request.promptTokens ?? estimateMessagesTokens(request.messages);
   try {
-    const stream = await options.client.chat.completions.create(
-      {
-        model: request.model,
-        messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
-        ...(request.tools && request.tools.length > 0 ? { tools: [...request.tools] } : {}),
-        ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
-        stream: true,
-        stream_options: { include_usage: true },
-      },
-      { signal, maxRetries: 0, timeout: timeouts.callMilliseconds },
-    );
+    const parameters: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
+      model: request.model,
+      messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
+      ...(request.tools && request.tools.length > 0 ? { tools: [...request.tools] } : {}),
+      ...(request.temperature === undefined ? {} : { temperature: request.temperature }),
+      stream: true,
+      stream_options: { include_usage: true },
+    };
+    // The body as text: the SDK sends a string body with a content type as it is, instead of
+    // turning the whole conversation into JSON again (request-body.ts).
+    const stream = await options.client.chat.completions.create(parameters, {
+      signal,
+      maxRetries: 0,
+      timeout: timeouts.callMilliseconds,
+      body: options.bodies.of(parameters),
+      headers: { "content-type": "application/json" },
+    });
     let firstChunk = true;
     for await (const raw of stream) {
       if (firstChunk) {

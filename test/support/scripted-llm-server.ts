@@ -63,6 +63,8 @@ export interface RecordedRequest {
   headers: Record<string, string | string[] | undefined>;
   /** The parsed JSON body (chat completions), or undefined. */
   body: ChatRequestBody | undefined;
+  /** The body's text as it arrived. */
+  bodyText: string;
   /** True once the client closed the connection before the reply was complete. */
   closedByClient: boolean;
 }
@@ -136,6 +138,7 @@ export async function startScriptedLlmServer(): Promise<ScriptedLlmServer> {
       path,
       headers: { ...request.headers },
       body: parseBody(raw),
+      bodyText: raw,
       closedByClient: false,
     };
     requests.push(recorded);

@@ -59,7 +59,9 @@ function realLocation(target: string, hops = 0): string {
     });
   }
   try {
-    return realpathSync(target);
+    // realpath(3): the same answer as Node's own realpath, which walks the path in JavaScript with
+    // an lstat per folder (twice a file tool call, on every path the agent names).
+    return realpathSync.native(target);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw describeFailure(target, error);
   }

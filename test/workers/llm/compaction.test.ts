@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import type { ModelProvider } from "../../../src/llm/model-client.js";
 import { SUMMARY_INSTRUCTIONS } from "../../../src/workers/llm/guard-messages.js";
 import {
   httpErrorReply,
@@ -31,12 +32,13 @@ function mainRequests(): RecordedRequest[] {
   return server.chatRequests.filter((request) => !isSummaryRequest(request));
 }
 
-function harness() {
+function harness(wrapModel?: (client: ModelProvider) => ModelProvider) {
   const definition = makeDefinition({ systemPrompt: "You are the compaction test agent." });
   return new LoopHarness(server, {
     definition,
     task: "Gather a lot of output",
     llm: { context: { max_tokens: 300, keep_recent: 2 } },
+    ...(wrapModel ? { wrapModel } : {}),
   });
 }
 
@@ -72,6 +74,24 @@ describe("LLM loop compaction", () => {
     }
     const afterCompaction = mainRequests().at(-1)?.body?.messages ?? [];
     expect(String(afterCompaction[2]?.content)).toContain("SUMMARY: bulky was called");
+  });
+
+  it("sends every call the conversation as it is at that call, through compactions", async () => {
+    scriptedModel(() => textReply("SUMMARY: bulky was called and returned long text"));
+    // The JSON of each call's messages when the loop makes the call: a message changed after it
+    // was sent once would go out stale in a later call's body, whose message texts are kept.
+    const atCall: string[] = [];
+    const run = harness((client) => ({
+      complete: (request, options) => {
+        atCall.push(JSON.stringify(request.messages));
+        return client.complete(request, options);
+      },
+    }));
+    expect(await run.run()).toMatchObject({ status: "completed", result: "all done" });
+
+    expect(run.ofType("compaction").length).toBeGreaterThan(0);
+    expect(server.chatRequests.length).toBeGreaterThan(7);
+    expect(server.chatRequests.map((request) => JSON.stringify(request.body?.messages))).toEqual(atCall);
   });
 
   it("falls back to plain truncation when the summary call fails", async () => {

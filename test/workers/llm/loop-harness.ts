@@ -5,7 +5,7 @@ import { ConfigSchema } from "../../../src/config/config-schema.js";
 import type { AgentDefinition } from "../../../src/definitions/agent-definition.js";
 import type { AgentEvent, EventType } from "../../../src/events/agent-event.js";
 import { EventBus } from "../../../src/events/event-bus.js";
-import type { ModelClientSettings } from "../../../src/llm/model-client.js";
+import type { ModelClientSettings, ModelProvider } from "../../../src/llm/model-client.js";
 import { RunControl } from "../../../src/run-vocabulary/run-control.js";
 import type {
   ToolCall,
@@ -125,6 +125,8 @@ export interface HarnessOptions {
   timeoutMilliseconds?: number;
   /** The executor the loop calls; default: the small test tools above. */
   executor?: ToolExecutor;
+  /** What the loop calls instead of the client itself: a wrapper around it. */
+  wrapModel?: (client: ModelProvider) => ModelProvider;
 }
 
 /** One LLM run wired to a scripted server: real client, real loop, an event bus that records. */
@@ -154,8 +156,9 @@ export class LoopHarness {
       setStatus: () => undefined,
     };
     const llm = ConfigSchema.parse({ llm: options.llm ?? {} }).llm;
+    const client = testClient(server.url, { prices: llm.prices, ...options.client });
     this.worker = new LlmWorker({
-      model: testClient(server.url, { prices: llm.prices, ...options.client }),
+      model: options.wrapModel ? options.wrapModel(client) : client,
       tools: options.executor ?? this.tools,
       llm,
     });
