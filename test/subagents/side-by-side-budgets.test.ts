@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { stringify } from "yaml";
 import {
   type RecordedRequest,
   type ScriptedReplyValue,
@@ -12,6 +13,8 @@ const PARENT_MAX_TOKENS = 2_000;
 const CHILDREN = 4;
 /** What each model call reports using: a child keeps calling until its budget stops it. */
 const CALL_TOKENS = 300;
+/** So many calls in one answer that each child's part of the budget is too small for any model call. */
+const WIDE = 80;
 
 function taskOf(request: RecordedRequest): { task: string; toolResults: number } {
   const messages = request.body?.messages ?? [];
@@ -25,10 +28,11 @@ function taskOf(request: RecordedRequest): { task: string; toolResults: number }
 function reply(request: RecordedRequest): ScriptedReplyValue {
   const { task, toolResults } = taskOf(request);
   const usage = { promptTokens: CALL_TOKENS - 50, completionTokens: 50 };
-  if (task === "fan out") {
+  if (task === "fan out" || task === "fan out wide") {
+    const count = task === "fan out" ? CHILDREN : WIDE;
     return toolResults === 0
       ? toolCallReply(
-          Array.from({ length: CHILDREN }, (_, index) => ({
+          Array.from({ length: count }, (_, index) => ({
             name: "agent__burner",
             arguments: { task: `burn ${index}` },
           })),
@@ -47,12 +51,15 @@ const scripted = useScriptedDaemon({
   reply,
   config: { concurrency: 8 },
   agents: (project) => {
-    project.writeAgent("burner", {
+    const frontmatter = {
       description: "Spends tokens",
       tools: ["list_dir"],
       permissions: { allow: ["list_dir"] },
-      limits: { max_concurrent_runs: CHILDREN },
-    });
+      limits: { max_concurrent_runs: WIDE },
+    };
+    // A prompt of about 150 tokens, as real agents have.
+    const prompt = "Look through the folder and report what you find, one line per entry. ".repeat(8);
+    project.writeAgent("burner.md", `---\n${stringify(frontmatter)}---\n${prompt}\n`);
     project.writeAgent("fanner", { agents: ["burner"], limits: { max_tokens: PARENT_MAX_TOKENS } });
   },
 });
@@ -67,5 +74,18 @@ describe("sub-agent calls that run side by side", { timeout: 90_000 }, () => {
     // Each child may pass its part by the one call that crossed it, no more.
     expect(spentByChildren).toBeLessThanOrEqual(PARENT_MAX_TOKENS + CHILDREN * CALL_TOKENS);
     expect(parent).toMatchObject({ status: "failed", reason: "budget_exceeded" });
+  });
+
+  it("start no model call for a child whose part is smaller than its prompt", async () => {
+    const run = await startRun(scripted.daemon, "fanner", "fan out wide");
+    await waitForRunEnd(scripted.daemon, run);
+    const children = await listRuns(scripted.daemon, `?parent=${run}`);
+    expect(children).toHaveLength(WIDE);
+    const spentByChildren = children.reduce((sum, child) => sum + child.usage.total_tokens, 0);
+    expect(spentByChildren).toBeLessThanOrEqual(PARENT_MAX_TOKENS);
+    const childCalls = scripted.llm.chatRequests.filter((request) =>
+      taskOf(request).task.startsWith("burn "),
+    );
+    expect(childCalls.length).toBeLessThan(WIDE);
   });
 });
