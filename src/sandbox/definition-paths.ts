@@ -71,13 +71,15 @@ const INTERPRETERS = new Set(
  * read from the folder a literal `cd` moved to. Narrower than `commandCandidates`: not the files a
  * command only reads or writes (`cat > last-run.json`), which an agent may well make itself.
  */
-export function scriptCandidates(commandLine: string, baseDirectory: string): string[] {
+export function scriptCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
   const candidates: string[] = [];
   let folderNow = baseDirectory;
   let atCommandStart = true;
   let changingFolder = false;
   let interpreted = false;
-  for (const token of commandLine.match(/[;&|()]+|[^\s;&|()]+/g) ?? []) {
+  const tokens =
+    typeof commandLine === "string" ? (commandLine.match(/[;&|()]+|[^\s;&|()]+/g) ?? []) : commandLine;
+  for (const token of tokens) {
     if (/^[;&|()]+$/.test(token)) {
       atCommandStart = true;
       interpreted = false;

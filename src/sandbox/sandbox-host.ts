@@ -89,6 +89,8 @@ export class SandboxHost {
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
+  /** The scripts config's stdio MCP servers and CLI tools run: an agent must not make a missing one. */
+  readonly #definitionScripts: string[];
   /** The scripts every agent's hooks run, read once per list of hooks, as the candidates are. */
   #hookScripts: { hooks: Iterable<{ command: string; workdir: string }>; scripts: string[] } | undefined;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
@@ -136,6 +138,14 @@ export class SandboxHost {
       }),
       ...Object.values(config.cli_tools).flatMap((tool) =>
         tool.command === undefined ? [] : commandFiles([tool.command], base),
+      ),
+    ];
+    this.#definitionScripts = [
+      ...Object.values(config.mcp_servers).flatMap((server) =>
+        "command" in server ? scriptCandidates([server.command, ...server.args], base) : [],
+      ),
+      ...Object.values(config.cli_tools).flatMap((tool) =>
+        tool.command === undefined ? [] : scriptCandidates([tool.command], base),
       ),
     ];
     this.#configFiles = [
@@ -273,6 +283,7 @@ export class SandboxHost {
         writable,
       ),
       ...this.#everyMissingHookFile(writable),
+      ...missingFiles(this.#definitionScripts, writable),
     ];
     const policy: SandboxPolicy = {
       mode: settings.mode,

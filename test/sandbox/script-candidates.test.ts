@@ -18,6 +18,12 @@ describe("the scripts a hook command runs", () => {
     ]);
   });
 
+  it("are read from an MCP server's command and arguments as written", () => {
+    expect(scriptCandidates(["node", "--no-warnings", "tools/server.js", "--port", "7"], base)).toEqual([
+      "/srv/project/tools/server.js",
+    ]);
+  });
+
   it("are not the files a command only reads or writes", () => {
     expect(scriptCandidates("cat > last-run.json", base)).toEqual([]);
     expect(scriptCandidates(`if grep -q '"read_file"'; then cat secret.txt >&2; exit 2; fi`, base)).toEqual(
