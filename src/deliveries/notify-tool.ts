@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
+import type { RunControl } from "../run-vocabulary/run-control.js";
 import { defineTool, type ToolDefinition } from "../tools/tool-definition.js";
 import type { ToolSource } from "../tools/tool-catalog.js";
 
@@ -16,6 +17,13 @@ const NotifySchema = z.strictObject({
     .describe("What to tell the people who follow this agent: short, self-contained"),
 });
 
+/**
+ * Notifications one run may send. Each is a message in a channel or an inbox; a model steered by
+ * what it read could otherwise make one answer of a thousand calls (distinct messages, so no loop
+ * is seen) and flood them.
+ */
+export const MAX_NOTIFICATIONS_PER_RUN = 10;
+
 /** Sends the message to the agent's `when: agent` targets; resolves with how many it went to. */
 export type Notifier = (definition: AgentDefinition, runId: string, message: string) => Promise<number>;
 
@@ -27,6 +35,8 @@ export type Notifier = (definition: AgentDefinition, runId: string, message: str
  */
 export class NotifyToolSource implements ToolSource {
   readonly #tool: ToolDefinition;
+  /** Notifications sent so far, per run in flight. */
+  readonly #sent = new WeakMap<RunControl, number>();
 
   constructor(notifier: Notifier) {
     this.#tool = {
@@ -39,6 +49,15 @@ export class NotifyToolSource implements ToolSource {
         run: async ({ message }, context) => {
           const scope = context.run;
           if (!scope) throw new AgentdError("TOOL_FAILED", "notify can only be used in a run");
+          const sent = this.#sent.get(scope.control) ?? 0;
+          if (sent >= MAX_NOTIFICATIONS_PER_RUN) {
+            throw new AgentdError(
+              "TOOL_DENIED",
+              `this run already sent ${MAX_NOTIFICATIONS_PER_RUN} notifications, the most one run may send`,
+              { hint: "say the rest in your final answer; do not retry" },
+            );
+          }
+          this.#sent.set(scope.control, sent + 1);
           const count = await notifier(scope.definition, scope.runId, message);
           if (count === 0)
             return { ok: false, code: "TOOL_FAILED", output: "this agent has no target to notify" };

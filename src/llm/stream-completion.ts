@@ -90,6 +90,10 @@ export async function streamCompletion(
   const assembler = new StreamAssembler(site);
   const promptTokens = request.promptTokens ?? estimateMessagesTokens(request.messages);
   try {
+    // A prompt that alone passes what the budget leaves would be cut off at the first chunk, its
+    // tokens billed all the same: it is not sent (a child given a sliver of its parent's budget).
+    const beforeSending = options.cutOff?.(progressOf(assembler, promptTokens, options.prices, site.model));
+    if (beforeSending) throw notSent(beforeSending, site);
     const parameters: OpenAI.Chat.ChatCompletionCreateParamsStreaming = {
       model: request.model,
       messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
@@ -149,6 +153,7 @@ export async function streamCompletion(
     };
   } catch (error) {
     if (options.signal.aborted) throw options.signal.reason;
+    if (error instanceof AgentdError && error.code === "BUDGET_EXCEEDED") throw error;
     if (attempt.signal.aborted && attempt.signal.reason instanceof AgentdError) throw attempt.signal.reason;
     throw classifyLlmError(error, site);
   } finally {
@@ -221,5 +226,13 @@ function budgetExceeded(
       completion_tokens_so_far: estimateTextTokens(assembler.partialText()),
       spent: { usage: spent.usage, cost_usd: spent.costUsd },
     },
+  });
+}
+
+/** A call refused before it is sent: its prompt alone passes the budget; nothing was spent. */
+function notSent(why: string, site: CallSite): AgentdError {
+  return new AgentdError("BUDGET_EXCEEDED", `the model call was not sent: ${why}`, {
+    hint: "raise limits.max_tokens or limits.max_cost_usd of the agent",
+    details: { model: site.model },
   });
 }

@@ -54,6 +54,58 @@ export function commandFiles(commandLine: readonly string[] | string, baseDirect
   return existingFiles(commandCandidates(commandLine, baseDirectory), baseDirectory);
 }
 
+/** Programs that run the file named by their first argument that is not an option. */
+const INTERPRETERS = new Set(
+  ["sh", "bash", "dash", "zsh", "ksh", "node", "deno", "bun", "python", "python3"].concat([
+    "perl",
+    "ruby",
+    "php",
+    "source",
+    ".",
+  ]),
+);
+
+/**
+ * The scripts a command line runs, as paths: a program named with a `/` (`./audit.sh`,
+ * `gates/check.sh`) and the file an interpreter is given (`sh gate.sh`, `node tools/hook.js`),
+ * read from the folder a literal `cd` moved to. Narrower than `commandCandidates`: not the files a
+ * command only reads or writes (`cat > last-run.json`), which an agent may well make itself.
+ */
+export function scriptCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
+  const candidates: string[] = [];
+  let folderNow = baseDirectory;
+  let atCommandStart = true;
+  let changingFolder = false;
+  let interpreted = false;
+  const tokens =
+    typeof commandLine === "string" ? (commandLine.match(/[;&|()]+|[^\s;&|()]+/g) ?? []) : commandLine;
+  for (const token of tokens) {
+    if (/^[;&|()]+$/.test(token)) {
+      atCommandStart = true;
+      interpreted = false;
+      changingFolder = false;
+      continue;
+    }
+    const word = token.replace(/^['"]|['"]$/g, "");
+    if (word === "" || word.startsWith("-")) continue;
+    if (changingFolder) {
+      folderNow = path.resolve(folderNow, word);
+      changingFolder = false;
+    } else if (atCommandStart) {
+      // `NAME=value program …`: the program comes after the assignments.
+      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
+      atCommandStart = false;
+      if (word === "cd" || word === "pushd") changingFolder = true;
+      else if (INTERPRETERS.has(path.basename(word))) interpreted = true;
+      else if (word.includes("/")) candidates.push(path.resolve(folderNow, word));
+    } else if (interpreted) {
+      candidates.push(path.resolve(folderNow, word));
+      interpreted = false;
+    }
+  }
+  return candidates;
+}
+
 /** The paths the words of a command line may name, as `commandFiles` reads them, not yet checked. */
 export function commandCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
   const words = typeof commandLine === "string" ? commandLine.split(/[\s;&|()]+/) : commandLine;

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, realpathSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import os from "node:os";
 import path from "node:path";
@@ -18,6 +18,7 @@ import {
   environmentFiles,
   existingFiles,
   moduleFolders,
+  scriptCandidates,
 } from "./definition-paths.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { withoutPlantedLinks } from "./planted-links.js";
@@ -88,6 +89,10 @@ export class SandboxHost {
   readonly #hookCommands: () => Iterable<{ command: string; workdir: string }>;
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
+  /** The scripts config's stdio MCP servers and CLI tools run: an agent must not make a missing one. */
+  readonly #definitionScripts: string[];
+  /** The scripts every agent's hooks run, read once per list of hooks, as the candidates are. */
+  #hookScripts: { hooks: Iterable<{ command: string; workdir: string }>; scripts: string[] } | undefined;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -135,6 +140,14 @@ export class SandboxHost {
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),
     ];
+    this.#definitionScripts = [
+      ...Object.values(config.mcp_servers).flatMap((server) =>
+        "command" in server ? scriptCandidates([server.command, ...server.args], base) : [],
+      ),
+      ...Object.values(config.cli_tools).flatMap((tool) =>
+        tool.command === undefined ? [] : scriptCandidates([tool.command], base),
+      ),
+    ];
     this.#configFiles = [
       ...(options.configFile === undefined ? [] : [options.configFile]),
       ...environmentFiles([base, project, process.cwd()]),
@@ -161,6 +174,20 @@ export class SandboxHost {
       if (reachable.length > 0) files.push(...existingFiles(reachable, base));
     }
     return files;
+  }
+
+  /** The files every agent's hooks name that do not exist yet, where this sandbox could make them. */
+  #everyMissingHookFile(writable: readonly string[]): string[] {
+    const hooks = this.#hookCommands();
+    if (this.#hookScripts?.hooks !== hooks) {
+      const seen = new Set<string>();
+      const scripts = [...hooks].flatMap(({ command, workdir }) => scriptCandidates(command, workdir));
+      this.#hookScripts = {
+        hooks,
+        scripts: scripts.filter((script) => !seen.has(script) && seen.add(script)),
+      };
+    }
+    return missingFiles(this.#hookScripts.scripts, writable);
   }
 
   /**
@@ -249,6 +276,15 @@ export class SandboxHost {
       ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ...this.#everyHookFile(writable),
     ];
+    let unmadePaths: string[] | undefined;
+    const unmadeOf = () => [
+      ...missingFiles(
+        (request.hookCommands ?? []).flatMap((command) => scriptCandidates(command, workdir)),
+        writable,
+      ),
+      ...this.#everyMissingHookFile(writable),
+      ...missingFiles(this.#definitionScripts, writable),
+    ];
     const policy: SandboxPolicy = {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
@@ -260,6 +296,9 @@ export class SandboxHost {
       unixSockets: [...this.#unixSockets],
       get protected() {
         return (protectedPaths ??= protectedOf());
+      },
+      get unmade() {
+        return (unmadePaths ??= unmadeOf());
       },
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
@@ -297,6 +336,26 @@ export class SandboxHost {
 interface HookCandidates {
   base: string;
   paths: string[];
+}
+
+/**
+ * The candidates inside a writable folder that do not exist, as real paths (their folder resolved,
+ * as the file tools see it): names a hook command gives that an agent could make first.
+ */
+function missingFiles(candidates: readonly string[], writable: readonly string[]): string[] {
+  const missing: string[] = [];
+  for (const candidate of candidates) {
+    if (!writable.some((folder) => isWithin(candidate, folder))) continue;
+    try {
+      lstatSync(candidate);
+      continue;
+    } catch {
+      // Missing (or unreadable): an agent could make it.
+    }
+    const folder = existingRealPath(path.dirname(candidate)) ?? path.dirname(candidate);
+    missing.push(path.join(folder, path.basename(candidate)));
+  }
+  return missing;
 }
 
 /** Each hook command's candidate paths, each command read once (config hooks are in every agent's). */

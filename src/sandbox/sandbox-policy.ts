@@ -34,6 +34,12 @@ export interface SandboxPolicy {
    */
   protected: string[];
   /**
+   * Files a hook command names that do not exist yet, where this sandbox could make them: a missing
+   * name cannot be bound read-only, so the file tools refuse to create them (another agent's hook
+   * would run what this agent wrote). Looked up when first read, as `protected` is.
+   */
+  unmade?: string[];
+  /**
    * Hidden over every bind, the workdir's and the agent's own `read`/`write` included: data_dir,
    * the vault, the config file, `.env`.
    */

@@ -11,10 +11,18 @@ export interface FileAccess {
    * without the protected paths unless the path is hidden without them.
    */
   shows(realPath: string): boolean;
+  /**
+   * Whether a new file may be made at the path: not one a hook command names that does not exist
+   * yet (the sandbox cannot bind a missing name read-only; the file tools refuse to make it).
+   */
+  mayCreate(realPath: string): boolean;
 }
 
 /** Unsandboxed (`mode: off`): only the workdir fence applies. */
-const UNSANDBOXED: FileAccess = Object.assign((): MountAccess => "writable", { shows: () => true });
+const UNSANDBOXED: FileAccess = Object.assign((): MountAccess => "writable", {
+  shows: () => true,
+  mayCreate: () => true,
+});
 
 /** One policy's layers, computed on the first check it needs (a policy is made per call). */
 const accessByPolicy = new WeakMap<SandboxPolicy, FileAccess>();
@@ -35,6 +43,7 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
       shows: (realPath: string) =>
         layeredAccess((readMounts ??= readLayersOf(policy)), realPath) !== "hidden" ||
         exact(realPath) !== "hidden",
+      mayCreate: (realPath: string) => !(policy.unmade ?? []).includes(realPath),
     });
     accessByPolicy.set(policy, access);
   }
@@ -62,4 +71,20 @@ export function requireAccess(
         : "the agent may not change it (sandbox mode read-only, or a protected definition); do not retry",
     details: { path: shown, access: granted },
   });
+}
+
+/**
+ * Refuses with TOOL_DENIED to make a file a hook command names that does not exist yet: made by
+ * this agent, it would run as another agent's hook, in that agent's sandbox.
+ */
+export function requireCreatable(access: FileAccess, realPath: string, shown: string): void {
+  if (access.mayCreate(realPath)) return;
+  throw new AgentdError(
+    "TOOL_DENIED",
+    `"${shown}" is named by a hook command and may not be made by an agent`,
+    {
+      hint: "a hook's script is the operator's to write; do not retry",
+      details: { path: shown, access: "read-only" },
+    },
+  );
 }

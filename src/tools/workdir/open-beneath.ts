@@ -1,7 +1,8 @@
 import { constants, mkdirSync, openSync } from "node:fs";
+import path from "node:path";
 import { type FileHandle, open } from "node:fs/promises";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { requireAccess } from "./file-access.js";
+import { requireAccess, requireCreatable } from "./file-access.js";
 import { type HeldDirectory, linkTargetOf, openFolderIn } from "./held-directory.js";
 import type { HeldWorkdir } from "./held-workdir.js";
 import { type OpenIntent, type OpenedEntry, READ_FLAGS, checkedEntry } from "./opened-entry.js";
@@ -154,6 +155,7 @@ async function openForWrite(
       if (code !== "ENOENT" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
     }
     requireAccess(workdir.access, folder.realPath, "write", folder.relative);
+    requireCreatable(workdir.access, path.join(folder.realPath, name), name);
     try {
       return {
         handle: await open(entry, flags | constants.O_CREAT | constants.O_EXCL, 0o666),

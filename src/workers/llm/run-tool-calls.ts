@@ -3,6 +3,7 @@ import type { ChatMessage, ChatToolCall } from "../../llm/chat-message.js";
 import { agentIdOfTool } from "../../tools/agent-tool-name.js";
 import type { RunSpending, ToolExecutor, ToolResult } from "../../tools/tool-executor.js";
 import type { RunContext } from "../worker.js";
+import { budgetShare } from "./budget-share.js";
 import { disabledToolResult, loopWarning, toolDisabledNotice, toolResultText } from "./guard-messages.js";
 import type { LoopDetector } from "./loop-detector.js";
 import type { RunEvents } from "./run-events.js";
@@ -63,10 +64,19 @@ export async function runToolCalls(
     if (context.control.halted) await context.control.waitWhilePaused();
     if (isSubAgentCall(call)) {
       // Start this and the sub-agent calls right after it together; their results keep call order.
+      // Side by side, they share what is left of the run's budget.
+      const group: ChatToolCall[] = [];
       for (const next of calls.slice(index)) {
         if (!isSubAgentCall(next)) break;
         if (settled.has(next) || failures.isDisabled(next.function.name)) continue;
-        const started = executeOne(next, parts);
+        group.push(next);
+      }
+      const shared =
+        parts.budget === undefined || group.length < 2
+          ? parts
+          : { ...parts, budget: budgetShare(parts.budget, group.length) };
+      for (const next of group) {
+        const started = executeOne(next, shared);
         // A call the loop detector stops before its turn is never awaited: no unhandled rejection.
         started.catch(() => undefined);
         settled.set(next, started);
