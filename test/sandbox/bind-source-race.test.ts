@@ -1,0 +1,56 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MARKERS, SandboxProject } from "./sandbox-project.js";
+
+const SWAPPER = path.resolve(import.meta.dirname, "../fixtures/sandbox/link-swapper.py");
+const STARTS = 60;
+
+let project: SandboxProject;
+let swapper: ChildProcess | undefined;
+
+beforeAll(() => {
+  project = new SandboxProject();
+});
+
+afterAll(() => {
+  swapper?.kill("SIGKILL");
+  project.dispose();
+});
+
+describe("a bind source swapped for a link while the sandbox starts", () => {
+  it("never gets bubblewrap to bind what the link points to, across many starts", async () => {
+    // `write: [shared/sub]` inside the agent's own workdir; another process swaps `sub` for a link
+    // to data_dir (the vault key) and back, as fast as it can, while the agent's commands start.
+    const shared = path.join(project.workdir, "shared");
+    mkdirSync(path.join(shared, "sub"), { recursive: true });
+    writeFileSync(path.join(shared, "sub", "vault.key"), "the-real-folder");
+    symlinkSync(project.dataDirectory, path.join(shared, "sub.link"));
+    swapper = spawn("python3", [SWAPPER, shared], { stdio: ["ignore", "pipe", "inherit"] });
+    const [started] = (await once(swapper.stdout as NodeJS.ReadableStream, "data")) as [Buffer];
+    expect(started.toString()).toContain("swapping");
+
+    const outcomes = { real: 0, refused: 0, moved: 0, other: 0 };
+    for (let start = 0; start < STARTS; start++) {
+      const result = await project.shell(`cat ${path.join(shared, "sub", "vault.key")}`, {
+        sandbox: { write: [path.join(shared, "sub")] },
+      });
+      expect(result.output).not.toContain(MARKERS.vaultKey);
+      if (result.output.includes("the-real-folder")) outcomes.real += 1;
+      // Refused by the daemon, or by bubblewrap: its own check, or a mount point gone meanwhile.
+      else if (/Race condition|changed while|a link inside|bwrap: /.test(result.output))
+        outcomes.refused += 1;
+      // Started, but `sub` was renamed away meanwhile: the mount went with the folder.
+      else if (result.output.includes("cat: ")) outcomes.moved += 1;
+      else outcomes.other += 1;
+    }
+    expect(swapper.exitCode, "the swapper ran all along").toBeNull();
+    swapper.kill("SIGKILL");
+    // Some starts ran with the real folder; the rest were refused or found it renamed away. With
+    // binds by path (bubblewrap without --bind-fd) some of them bound data_dir: the vault key.
+    expect(outcomes.real, JSON.stringify(outcomes)).toBeGreaterThan(0);
+    expect(outcomes.other, JSON.stringify(outcomes)).toBe(0);
+  });
+});
