@@ -53,4 +53,14 @@ describe("a bind source swapped for a link while the sandbox starts", () => {
     expect(outcomes.real, JSON.stringify(outcomes)).toBeGreaterThan(0);
     expect(outcomes.other, JSON.stringify(outcomes)).toBe(0);
   });
+
+  it("leaves none of the held descriptors open inside: each would lead out through its `..`", async () => {
+    const result = await project.shell("ls -l /proc/$$/fd", {
+      sandbox: { write: [project.outside], read: [project.home] },
+    });
+    // The shell's descriptors: stdio, the daemon's pipes, and the one `ls` lists with; no folder.
+    const targets = [...result.output.matchAll(/ -> (\/\S*)/g)].map((match) => match[1]);
+    expect(targets.length).toBeGreaterThan(0);
+    expect(targets.filter((target) => target !== "/dev/null" && !target?.startsWith("/proc/"))).toEqual([]);
+  });
 });
