@@ -40,17 +40,24 @@ export class HeldBindSources {
   /**
    * Opens each of `entries` (a policy's own `read:`/`write:` paths) without following a link that
    * lies inside `writableFolders()`; throws SANDBOX_UNAVAILABLE when one leads through such a link.
-   * A missing entry is left out (the layout leaves it out too).
+   * Returns where each leads (undefined: missing): the layout must take these real paths, not
+   * resolve the entries again (pinResolutions), or a link planted in between would decide them.
    */
-  walk(entries: readonly string[], writableFolders: () => Iterable<string>): void {
+  walk(entries: readonly string[], writableFolders: () => Iterable<string>): Map<string, string | undefined> {
     const planted = plantedLinkTest(writableFolders);
+    const leads = new Map<string, string | undefined>();
     for (const entry of entries) {
       const descriptor = this.#openWalking(path.resolve(entry), planted);
-      if (descriptor === undefined) continue;
+      if (descriptor === undefined) {
+        leads.set(entry, undefined);
+        continue;
+      }
       const real = descriptorPath(descriptor);
+      leads.set(entry, real);
       if (this.#walked.has(real)) closeSync(descriptor);
       else this.#walked.set(real, descriptor);
     }
+    return leads;
   }
 
   /** bubblewrap's arguments binding `source` (a real path) onto itself, by descriptor. */

@@ -20,6 +20,7 @@ import { limitedChild, lowerPriority, sandboxPriority } from "./child-limits.js"
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { assertNoPlantedLinks } from "./planted-links.js";
 import { HeldBindSources } from "./held-bind-sources.js";
+import { pinResolutions } from "./cached-sandbox-mounts.js";
 import { unixSocketsProgram } from "./seccomp-filter.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -135,7 +136,8 @@ function holdSources(
   }
   const held = new HeldBindSources(policy.owner, firstChildDescriptor);
   try {
-    if (policy.linkChecked !== undefined) held.walk(policy.linkChecked.paths, policy.linkChecked.folders);
+    if (policy.linkChecked !== undefined)
+      pinResolutions(policy, held.walk(policy.linkChecked.paths, policy.linkChecked.folders));
   } catch (error) {
     held.close();
     throw error;

@@ -1,8 +1,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readlinkSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { bubblewrapArguments } from "../../src/sandbox/bubblewrap-arguments.js";
+import { pinResolutions } from "../../src/sandbox/cached-sandbox-mounts.js";
+import { HeldBindSources } from "../../src/sandbox/held-bind-sources.js";
 import { MARKERS, SandboxProject } from "./sandbox-project.js";
 
 const SWAPPER = path.resolve(import.meta.dirname, "../fixtures/sandbox/link-swapper.py");
@@ -62,5 +66,36 @@ describe("a bind source swapped for a link while the sandbox starts", () => {
     const targets = [...result.output.matchAll(/ -> (\/\S*)/g)].map((match) => match[1]);
     expect(targets.length).toBeGreaterThan(0);
     expect(targets.filter((target) => target !== "/dev/null" && !target?.startsWith("/proc/"))).toEqual([]);
+  });
+
+  it("binds the folder it walked to, though the path leads through a link when the layout is made", () => {
+    const sub = path.join(project.workdir, "pinned", "sub");
+    mkdirSync(sub, { recursive: true });
+    const policy = project.host().policyFor({
+      settings: { ...SandboxSettingsSchema.parse({}), write: [sub], unix_sockets: [] },
+      workdir: project.workdir,
+      owner: "the pinning test",
+    });
+    // The policy's layers worked out once already (the real paths policyFor found are used up):
+    // the next working-out resolves every path again.
+    bubblewrapArguments(policy, { read: [], write: [] });
+    const held = new HeldBindSources("the pinning test", 4);
+    try {
+      const checked = policy.linkChecked as NonNullable<typeof policy.linkChecked>;
+      pinResolutions(policy, held.walk(checked.paths, checked.folders));
+      // Swapped after the walk, before the layout resolves the paths it binds.
+      renameSync(sub, `${sub}.real`);
+      symlinkSync(project.dataDirectory, sub);
+      const args = bubblewrapArguments(policy, { read: [], write: [] }, held);
+      const at = args.indexOf(sub);
+      expect(args[at - 2]).toBe("--bind-fd");
+      const descriptor = held.descriptors[Number(args[at - 1]) - 4] as number;
+      expect(readlinkSync(`/proc/self/fd/${descriptor}`)).toBe(`${sub}.real`);
+      expect(args.filter((argument) => argument.startsWith(project.dataDirectory))).toEqual([
+        project.dataDirectory,
+      ]); // only its hiding tmpfs
+    } finally {
+      held.close();
+    }
   });
 });
