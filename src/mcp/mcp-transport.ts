@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { mkdir } from "node:fs/promises";
+import { StringDecoder } from "node:string_decoder";
 import { AgentdError } from "../errors/agentd-error.js";
 import { prepareSandboxedChild } from "../sandbox/sandboxed-child.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
@@ -11,6 +12,7 @@ import type { Logger } from "../logging/logger.js";
 import { PROCESS_MARKER_VARIABLE } from "../processes/find-tree-members.js";
 import { ProcessTree } from "../processes/process-tree.js";
 import { SandboxedStdioTransport } from "./sandboxed-stdio-transport.js";
+import { StderrLines } from "./stderr-lines.js";
 
 /** Last part of a stdio server's stderr kept for the message when it fails to start. */
 const STDERR_TAIL_CHARACTERS = 2_000;
@@ -76,9 +78,23 @@ export async function createMcpTransport(options: McpTransportOptions): Promise<
   });
   const transport = new SandboxedStdioTransport(prepared);
   let tail = "";
+  // Whole lines only: the logger masks secret values within a line, not across two.
+  const lines = new StderrLines(
+    (line) => options.logger.debug({ server: name, stderr: line }, "MCP server stderr"),
+    (characters) =>
+      options.logger.debug(
+        { server: name, stderr_line_characters: characters },
+        "MCP server stderr line too long to log",
+      ),
+  );
+  const decoder = new StringDecoder("utf8");
+  transport.stderr.on("end", () => {
+    lines.write(decoder.end());
+    lines.end();
+  });
   transport.stderr.on("data", (chunk: Buffer) => {
-    const text = chunk.toString("utf8");
-    options.logger.debug({ server: name, stderr: text.trimEnd() }, "MCP server stderr");
+    const text = decoder.write(chunk);
+    lines.write(text);
     const joined = tail + text;
     // A cut keeps whole lines only: a line cut at its start could begin inside a secret's value.
     tail =

@@ -2,6 +2,7 @@ import { statSync } from "node:fs";
 import type { SandboxPolicy } from "./sandbox-policy.js";
 import { cachedSandboxMounts, layeredAccess } from "./cached-sandbox-mounts.js";
 import { type ExtraBinds, type SandboxMount, existingRealPath } from "./sandbox-mounts.js";
+import type { HeldBindSources } from "./held-bind-sources.js";
 
 export type { ExtraBinds } from "./sandbox-mounts.js";
 
@@ -10,8 +11,14 @@ export type { ExtraBinds } from "./sandbox-mounts.js";
  * (`sandboxMounts`, laid out once per set of paths and real paths: cachedSandboxMounts) as mounts,
  * in their order; whether a hidden path is a folder is looked at on every call. Its own PID, IPC, UTS (and, unless `network: all`,
  * network) namespaces; every capability dropped, so root inside cannot unmount what hides a path.
+ * With `held`, every bind but the root's is by a descriptor the daemon holds (`--bind-fd`), opened
+ * now; without, by path (a bubblewrap without `--bind-fd`).
  */
-export function bubblewrapArguments(policy: SandboxPolicy, extra: ExtraBinds): string[] {
+export function bubblewrapArguments(
+  policy: SandboxPolicy,
+  extra: ExtraBinds,
+  held?: HeldBindSources,
+): string[] {
   const mounts = layersWith(policy, extra);
   const args = [
     ...["--die-with-parent", "--new-session", "--cap-drop", "ALL"],
@@ -21,7 +28,7 @@ export function bubblewrapArguments(policy: SandboxPolicy, extra: ExtraBinds): s
   ];
   const [root, ...layers] = mounts;
   if (root !== undefined) args.unshift(...mountArguments(root));
-  for (const mount of layers) args.push(...mountArguments(mount));
+  for (const mount of layers) args.push(...mountArguments(mount, held));
   args.push("--chdir", existingRealPath(policy.workdir) ?? policy.workdir);
   return args;
 }
@@ -44,8 +51,9 @@ function layersWith(policy: SandboxPolicy, extra: ExtraBinds): readonly SandboxM
 }
 
 /** One layer as bubblewrap arguments; nothing for "/" hidden, which cannot be. */
-function mountArguments(mount: SandboxMount): string[] {
+function mountArguments(mount: SandboxMount, held?: HeldBindSources): string[] {
   if (mount.private) return ["--tmpfs", mount.path];
+  if (mount.access !== "hidden" && held !== undefined) return held.bind(mount.path, mount.access);
   if (mount.access === "read-only") return ["--ro-bind", mount.path, mount.path];
   if (mount.access === "writable") return ["--bind", mount.path, mount.path];
   if (mount.path === "/") return [];

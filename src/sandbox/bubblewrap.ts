@@ -1,11 +1,17 @@
-import { accessSync, constants } from "node:fs";
+import { accessSync, closeSync, constants, openSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import path from "node:path";
 import { AgentdError } from "../errors/agentd-error.js";
 
 /** Whether the sandbox can be set up on this machine, and if not, why and what to do. */
 export type SandboxAvailability =
-  | { available: true; bubblewrap: string; description: string }
+  | {
+      available: true;
+      bubblewrap: string;
+      description: string;
+      /** Whether it binds a held descriptor (`--bind-fd`, bubblewrap 0.10 and some distributions' builds). */
+      bindsByDescriptor: boolean;
+    }
   | { available: false; reason: string; hint: string };
 
 const OPT_OUT =
@@ -58,17 +64,49 @@ export function requireBubblewrap(searchPath: string, owner: string): string {
   });
 }
 
+/** open(2)'s O_PATH (x86_64 and aarch64): the probe's descriptor of `/`. */
+const O_PATH = 0o10000000;
+
+/** Whether `bubblewrap` (found available) binds held descriptors: see HeldBindSources. */
+export function bindsByDescriptor(bubblewrap: string): boolean {
+  const probe = probes.get(bubblewrap);
+  return probe?.available === true && probe.bindsByDescriptor;
+}
+
 function probeBubblewrap(bubblewrap: string): SandboxAvailability {
-  const result = spawnSync(
-    bubblewrap,
-    [
-      ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"],
-      ...["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--", "true"],
-    ],
-    { encoding: "utf8", timeout: 10_000, env: { PATH: "/usr/bin:/bin" } },
-  );
+  // One start answers both questions when it can: the namespaces work, and so does --ro-bind-fd.
+  const root = openSync("/", O_PATH);
+  const run = (extra: string[]) =>
+    spawnSync(
+      bubblewrap,
+      [
+        ...["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", ...extra],
+        ...["--unshare-pid", "--unshare-net", "--die-with-parent", "--new-session", "--", "true"],
+      ],
+      {
+        encoding: "utf8",
+        timeout: 10_000,
+        env: { PATH: "/usr/bin:/bin" },
+        stdio: ["ignore", "pipe", "pipe", root],
+      },
+    );
+  let result;
+  let bindsHeld = true;
+  try {
+    result = run(["--ro-bind-fd", "3", "/tmp"]);
+    if (result.status !== 0) {
+      bindsHeld = false;
+      result = run([]);
+    }
+  } finally {
+    closeSync(root);
+  }
   if (result.status === 0) {
-    return { available: true, bubblewrap, description: `bubblewrap (${bubblewrap})` };
+    const description = bindsHeld
+      ? `bubblewrap (${bubblewrap})`
+      : `bubblewrap (${bubblewrap}; without --bind-fd: binds by path, their sources checked just before, ` +
+        `not held; bubblewrap 0.10 or later holds them)`;
+    return { available: true, bubblewrap, description, bindsByDescriptor: bindsHeld };
   }
   const said = (result.stderr || result.error?.message || `exit ${String(result.status)}`).trim();
   return {

@@ -28,6 +28,20 @@ export function keepResolutions(policy: SandboxPolicy, resolved: Map<string, str
   resolutionsByPolicy.set(policy, resolved);
 }
 
+/**
+ * Sets where `resolutions`' paths lead for the next working-out of `policy`'s layers (over what
+ * keepResolutions kept): the real paths of the descriptors a child's binds hold, so that its
+ * layers bind exactly those (HeldBindSources).
+ */
+export function pinResolutions(
+  policy: SandboxPolicy,
+  resolutions: ReadonlyMap<string, string | undefined>,
+): void {
+  const kept = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
+  for (const [entry, real] of resolutions) kept.set(entry, real);
+  resolutionsByPolicy.set(policy, kept);
+}
+
 const NO_EXTRA: ExtraBinds = { read: [], write: [] };
 
 /**

@@ -4,16 +4,17 @@ import type { Config } from "../config/config-schema.js";
 
 /**
  * The folders whose files define what the daemon runs: every agents folder (foreign ones such as
- * `~/.claude/agents` included) and the presets folder. A missing one is created empty, so a
- * sandboxed process cannot create it first and fill it: a folder that exists can be bound
- * read-only into every sandbox, a missing path cannot.
+ * `~/.claude/agents` included) and the presets folder. With `create` (where sandboxes are
+ * prepared), a missing one is created empty, so a sandboxed process cannot create it first and
+ * fill it: a folder that exists can be bound read-only into every sandbox, a missing path cannot.
  */
 export function definitionFolders(
   config: Pick<Config, "agents_dir" | "agents_dirs" | "presets_dir">,
+  create = true,
 ): string[] {
   const folders = [config.agents_dir, ...config.agents_dirs, config.presets_dir];
   for (const folder of folders) {
-    if (existsSync(folder)) continue;
+    if (!create || existsSync(folder)) continue;
     try {
       mkdirSync(folder, { recursive: true });
     } catch {
@@ -157,14 +158,16 @@ const NODE_SCRIPT = /\.(?:[cm]?[jt]s|[jt]sx)$/;
  * import up in `node_modules` of the script's folder and of every folder above it, up to `/`, and
  * takes the first it finds, so a package planted or changed in any of them runs inside the
  * server, with its secrets and its network. Each that exists is returned (to be bound read-only);
- * for a Node script inside `baseDirectory`, a missing one from the script's parent folder up to
+ * with `create` (where sandboxes are prepared: not `agentd validate`, which changes nothing), for
+ * a Node script inside `baseDirectory`, a missing one from the script's parent folder up to
  * `baseDirectory` is first created empty, as a missing path cannot be bound and a sandboxed
  * process could otherwise create it, shadowing the real package or filling in an optional one.
  */
-export function moduleFolders(scripts: readonly string[], baseDirectory: string): string[] {
+export function moduleFolders(scripts: readonly string[], baseDirectory: string, create = true): string[] {
   const folders = new Set<string>();
   for (const script of scripts) {
-    const creating = NODE_SCRIPT.test(script) && !path.relative(baseDirectory, script).startsWith("..");
+    const creating =
+      create && NODE_SCRIPT.test(script) && !path.relative(baseDirectory, script).startsWith("..");
     let folder = path.dirname(script);
     for (;;) {
       const modules = path.join(folder, "node_modules");

@@ -17,13 +17,21 @@ export function withoutPlantedLinks(
   entries: readonly string[],
   writableFolders: () => Iterable<string>,
 ): string[] {
+  const insideWritable = plantedLinkTest(writableFolders);
+  return entries.filter((entry) => !linksOnTheWay(path.resolve(entry)).some(insideWritable));
+}
+
+/**
+ * Whether a link at this path may have been planted: it lies inside one of `writableFolders` (as
+ * written or as its real path), not being that folder itself. The folders are looked up only once
+ * a link is met: most paths have none on their way.
+ */
+export function plantedLinkTest(writableFolders: () => Iterable<string>): (link: string) => boolean {
   let folders: string[] | undefined;
-  // Looked up only once a link is met: most paths have none on their way.
-  const insideWritable = (link: string) => {
+  return (link) => {
     folders ??= bothForms(writableFolders());
     return folders.some((folder) => folder !== link && isWithin(link, folder));
   };
-  return entries.filter((entry) => !linksOnTheWay(path.resolve(entry)).some(insideWritable));
 }
 
 /** Every folder on the way to `entry` (itself included) that is a link, up to the first missing one. */

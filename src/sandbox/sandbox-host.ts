@@ -49,6 +49,13 @@ export interface SandboxHostOptions {
   hookCommands?: () => Iterable<{ command: string; workdir: string }>;
   /** The machine, as `process.arch` names it (the default): whether the seccomp filter exists. */
   architecture?: string;
+  /**
+   * Whether this host prepares sandboxes (default): it then creates, once, the empty folders a
+   * sandbox needs to bind read-only (missing agents and presets folders, the `node_modules` above
+   * an MCP server's script) and the proxy sockets' folder. `agentd validate` only looks: false,
+   * and it changes nothing in the project.
+   */
+  prepares?: boolean;
 }
 
 /** What one child needs from the sandbox beyond its settings. */
@@ -120,7 +127,8 @@ export class SandboxHost {
     this.#searchPath = environment["PATH"] ?? "";
     // The node bridge's proxy sockets, where this host's sandboxes will use it (no perl on its
     // PATH): made now, before any of them runs, so that every one of them hides it.
-    if (handoffProgram(this.#searchPath) === undefined) proxySocketsFolder();
+    const prepares = options.prepares !== false;
+    if (prepares && handoffProgram(this.#searchPath) === undefined) proxySocketsFolder();
     this.#socketPlaces = hostSocketPlaces(environment);
     this.#unixSockets = config.sandbox.unix_sockets.map((entry) => path.resolve(entry));
     this.#privateAddresses = config.sandbox.private_addresses === "allow";
@@ -129,12 +137,12 @@ export class SandboxHost {
     const project = path.dirname(config.agents_dir);
     const base = this.#configFolder ?? process.cwd();
     this.#definitions = [
-      ...definitionFolders(config),
+      ...definitionFolders(config, prepares),
       ...daemonCodePaths(),
       ...Object.values(config.mcp_servers).flatMap((server) => {
         if (!("command" in server)) return [];
         const files = commandFiles([server.command, ...server.args], base);
-        return [...files, ...moduleFolders(files, base)];
+        return [...files, ...moduleFolders(files, base, prepares)];
       }),
       ...Object.values(config.cli_tools).flatMap((tool) =>
         tool.command === undefined ? [] : commandFiles([tool.command], base),

@@ -4,7 +4,7 @@ import { rm } from "node:fs/promises";
 import net from "node:net";
 import path from "node:path";
 import { Duplex } from "node:stream";
-import { requireBubblewrap } from "./bubblewrap.js";
+import { bindsByDescriptor, requireBubblewrap } from "./bubblewrap.js";
 import { bubblewrapArguments } from "./bubblewrap-arguments.js";
 import { type BridgeChannel, startBridgeChannel } from "./bridge-channel.js";
 import { type NetworkProxy, startNetworkProxy, unstartedNetworkProxy } from "./network-proxy.js";
@@ -19,6 +19,8 @@ import {
 import { limitedChild, lowerPriority, sandboxPriority } from "./child-limits.js";
 import { closeOnce, openSeccompDescriptor } from "./seccomp-descriptor.js";
 import { assertNoPlantedLinks } from "./planted-links.js";
+import { HeldBindSources } from "./held-bind-sources.js";
+import { pinResolutions } from "./cached-sandbox-mounts.js";
 import { unixSocketsProgram } from "./seccomp-filter.js";
 import { requireSeccompProgram } from "./seccomp-requirement.js";
 import type { SandboxPolicy } from "./sandbox-policy.js";
@@ -42,7 +44,8 @@ export interface PreparedChild extends ChildCommand {
   /**
    * The child's stdio from descriptor 3 on, after stdin, stdout and stderr: the seccomp filter's
    * descriptor for bubblewrap (3), the network bridge's channel or the listener handoff's IPC
-   * channel (4). Spawn with exactly these, and with `serialization: "json"`.
+   * channel (4), then the held sources of its binds (HeldBindSources). Spawn with exactly these,
+   * and with `serialization: "json"`.
    */
   extraStdio: ExtraStdio[];
   /**
@@ -99,24 +102,68 @@ export async function prepareSandboxedChild(
       ownPidNamespace: false,
     };
   }
-  // A path checked when the call was made may have been swapped for a link since.
-  if (policy.linkChecked !== undefined)
-    assertNoPlantedLinks(policy.linkChecked.paths, policy.linkChecked.folders, policy.owner);
   const bubblewrap = requireBubblewrap(policy.searchPath, policy.owner);
   // Listed unix sockets let AF_UNIX through; the rest of the filter (other families, keyrings) holds.
   const program =
     policy.unixSockets.length === 0 ? requireSeccompProgram(policy.owner) : unixSocketsProgram();
   const filterArguments = program === undefined ? [] : ["--seccomp", String(SECCOMP_DESCRIPTOR)];
+  // The bind sources follow the filter's descriptor (3), and with a host list the channel (4).
+  const held = holdSources(policy, bubblewrap, policy.network.kind === "hosts" ? 5 : 4);
+  try {
+    return await wrapped(policy, child, bubblewrap, program, filterArguments, held, lower);
+  } catch (error) {
+    held?.close();
+    throw error;
+  }
+}
+
+/**
+ * The sources of the child's binds held open (HeldBindSources), the policy's own `read:`/`write:`
+ * paths opened without a planted link on their way; or, where bubblewrap cannot bind a descriptor,
+ * none: those paths are then checked for planted links once more here, just before it starts (a
+ * path checked when the call was made may have been swapped for a link since, during an
+ * approval's wait), and bubblewrap resolves each bind's path itself a moment later.
+ */
+function holdSources(
+  policy: SandboxPolicy,
+  bubblewrap: string,
+  firstChildDescriptor: number,
+): HeldBindSources | undefined {
+  if (!bindsByDescriptor(bubblewrap)) {
+    if (policy.linkChecked !== undefined)
+      assertNoPlantedLinks(policy.linkChecked.paths, policy.linkChecked.folders, policy.owner);
+    return undefined;
+  }
+  const held = new HeldBindSources(policy.owner, firstChildDescriptor);
+  try {
+    if (policy.linkChecked !== undefined)
+      pinResolutions(policy, held.walk(policy.linkChecked.paths, policy.linkChecked.folders));
+  } catch (error) {
+    held.close();
+    throw error;
+  }
+  return held;
+}
+
+async function wrapped(
+  policy: SandboxPolicy,
+  child: ChildCommand,
+  bubblewrap: string,
+  program: Buffer | undefined,
+  filterArguments: string[],
+  held: HeldBindSources | undefined,
+  lower: (subprocess: Pick<ChildProcess, "pid">) => void,
+): Promise<PreparedChild> {
   if (policy.network.kind !== "hosts") {
+    const args = bubblewrapArguments(policy, { read: [], write: [] }, held);
     const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
-    const closeDescriptor = closeOnce(descriptor);
-    const args = bubblewrapArguments(policy, { read: [], write: [] });
+    const closeDescriptor = closeBoth(closeOnce(descriptor), held);
     return {
       command: bubblewrap,
       arguments: [...filterArguments, ...args, "--", child.command, ...child.arguments],
       workdir: child.workdir,
       environment: child.environment,
-      extraStdio: descriptor === undefined ? [] : [descriptor],
+      extraStdio: [descriptor ?? "ignore", ...(held?.descriptors ?? [])],
       started: (subprocess) => {
         lower(subprocess);
         closeDescriptor();
@@ -136,8 +183,9 @@ export async function prepareSandboxedChild(
   if (handoff !== undefined) {
     // The proxy's server accepts from the listener the sandbox hands over: no socket of its own.
     const proxy = unstartedNetworkProxy(policy.network.rules, {}, proxyOptions);
+    const bindArguments = bubblewrapArguments(policy, { read: [handoff.perl], write: [] }, held);
     const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
-    const closeDescriptor = closeOnce(descriptor);
+    const closeDescriptor = closeBoth(closeOnce(descriptor), held);
     const invocation = handoffInvocation(
       handoff,
       BRIDGE_PORT,
@@ -149,15 +197,10 @@ export async function prepareSandboxedChild(
     let releasedHandoff: Promise<void> | undefined;
     return {
       command: bubblewrap,
-      arguments: [
-        ...filterArguments,
-        ...bubblewrapArguments(policy, { read: [handoff.perl], write: [] }),
-        "--",
-        ...invocation.arguments,
-      ],
+      arguments: [...filterArguments, ...bindArguments, "--", ...invocation.arguments],
       workdir: child.workdir,
       environment: invocation.environment,
-      extraStdio: [descriptor ?? "ignore", "ipc"],
+      extraStdio: [descriptor ?? "ignore", "ipc", ...(held?.descriptors ?? [])],
       started: (subprocess) => {
         lower(subprocess);
         closeDescriptor();
@@ -176,6 +219,7 @@ export async function prepareSandboxedChild(
   // sandbox: only the daemon's end of the bridge's channel connects to it.
   // One mkdir(2) at once: through the thread pool it waited for a free thread, under load for
   // milliseconds, on every host-list call (and so does its removal, removeSocketsFolder).
+  const args = bubblewrapArguments(policy, { read: [process.execPath], write: [] }, held);
   const folder = mkdtempSync(path.join(proxySocketsFolder(), "net-"));
   const socketPath = path.join(folder, "proxy.sock");
   let proxy: NetworkProxy;
@@ -186,7 +230,7 @@ export async function prepareSandboxedChild(
     throw error;
   }
   const descriptor = program === undefined ? undefined : openSeccompDescriptor(program);
-  const closeDescriptor = closeOnce(descriptor);
+  const closeDescriptor = closeBoth(closeOnce(descriptor), held);
   const connectProxy = (): net.Socket => net.connect({ path: socketPath, allowHalfOpen: true });
   const releaseProxy = async (): Promise<void> => {
     closeDescriptor();
@@ -194,7 +238,6 @@ export async function prepareSandboxedChild(
     await removeSocketsFolder(folder);
   };
   let channel: BridgeChannel | undefined;
-  const args = bubblewrapArguments(policy, { read: [process.execPath], write: [] });
   let released: Promise<void> | undefined;
   return {
     command: bubblewrap,
@@ -212,7 +255,7 @@ export async function prepareSandboxedChild(
     ],
     workdir: child.workdir,
     environment: { ...child.environment, ...proxyEnvironment },
-    extraStdio: [descriptor ?? "ignore", "pipe"],
+    extraStdio: [descriptor ?? "ignore", "pipe", ...(held?.descriptors ?? [])],
     started: (subprocess) => {
       lower(subprocess);
       closeDescriptor();
@@ -226,6 +269,14 @@ export async function prepareSandboxedChild(
         await releaseProxy();
       })()),
     ownPidNamespace: true,
+  };
+}
+
+/** Closes the filter's descriptor and the held bind sources, once. */
+function closeBoth(closeDescriptor: () => void, held: HeldBindSources | undefined): () => void {
+  return () => {
+    closeDescriptor();
+    held?.close();
   };
 }
 

@@ -1,12 +1,14 @@
 import os from "node:os";
+import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js";
 
 /**
- * The seccomp filter every sandboxed child runs under (unless config lists unix sockets): a
- * classic-BPF program, in the binary form bubblewrap's `--seccomp FD` reads (an array of
- * `struct sock_filter`), that keeps a sandboxed process from making a unix socket and so from
- * connecting to any of the host's (the D-Bus buses, an ssh or gpg agent, X11, docker, systemd):
- * unix sockets are not in the network namespace, and the services behind them trust the uid the
- * sandbox shares.
+ * The seccomp filter every sandboxed child runs under: a classic-BPF program, in the binary form
+ * bubblewrap's `--seccomp FD` reads (an array of `struct sock_filter`), that keeps a sandboxed
+ * process from making a unix socket (so from connecting to any of the host's: the D-Bus buses, an
+ * ssh or gpg agent, X11, docker, systemd — unix sockets are not in the network namespace, and the
+ * services behind them trust the uid the sandbox shares), and away from the kernel interfaces
+ * that are ways out past the namespaces or classic exploit primitives, which no agent workload
+ * (git, node, python, compilers, a headless browser, test runners) needs.
  *
  * What it refuses (every other system call is allowed):
  * - `socket(AF_UNIX, …)`, with EPERM: the one way to make a socket that can connect to a path or
@@ -25,6 +27,34 @@ import os from "node:os";
  *   tickets, cached disk passphrases, `keyctl`-stored tokens) and plant keys the daemon would find.
  * - `io_uring_setup`, with EPERM: io_uring's socket and connect operations run without passing
  *   through this filter.
+ * - new user namespaces — `unshare` or `clone` with CLONE_NEWUSER — with EPERM, and `setns`: in a
+ *   user namespace of its own a process holds every capability over the namespaces it makes, and
+ *   so reaches the kernel code behind them (netfilter, mount, the namespaced sysctls) that the
+ *   sandbox's dropped capabilities otherwise keep it from: most kernel privilege escalations of
+ *   recent years start there. `clone3`, whose flags are in memory a filter cannot read, is refused
+ *   with ENOSYS, on which glibc, Rust and Go fall back to `clone`.
+ * - `perf_event_open`, `userfaultfd` and `bpf`, with EPERM (what a kernel configured against
+ *   unprivileged use answers): the first two are the staples of kernel exploits (a side channel
+ *   into kernel addresses; a way to stop the kernel mid-copy to win a race), the third a
+ *   verifier-guarded JIT in the kernel. Only profilers and checkpointing tools use them.
+ * - `syslog` (the kernel log: kernel addresses, and every other process's messages), `uselib`
+ *   (the a.out loader), `modify_ldt` (16-bit segments: a history of leaks), `acct`,
+ *   `quotactl`/`quotactl_fd`, `open_by_handle_at` (opens any inode of a mounted filesystem by its
+ *   handle, past the mounts that hide paths), `kexec_load`/`kexec_file_load` and
+ *   `init_module`/`finit_module`/`delete_module`, with EPERM. The last ones need a capability the
+ *   sandbox drops; refusing them here keeps them refused should one ever leak in.
+ * - `ioctl` TIOCSTI (push characters into a terminal's input) and TIOCLINUX (the console's
+ *   selection), with EPERM, comparing the low 32 bits only, as the kernel reads the command. A
+ *   sandbox has no controlling terminal (bubblewrap's `--new-session`), so this refuses what
+ *   would be harmless now, and stays so if a terminal is ever passed in.
+ * - `personality` other than PER_LINUX and PER_LINUX32, with or without ADDR_NO_RANDOMIZE (what
+ *   `setarch -R`, debuggers and some build tools use), or the query 0xffffffff, with EPERM: the
+ *   other personas (READ_IMPLIES_EXEC, MMAP_PAGE_ZERO…) weaken memory protections or are only for
+ *   foreign binaries.
+ * - `mbind`, `get_mempolicy`, `set_mempolicy`, `set_mempolicy_home_node`, `migrate_pages` and
+ *   `move_pages`, with ENOSYS, as on a kernel without NUMA, which libnuma, the JVM and BLAS
+ *   libraries detect and do without: they place or query the memory of any process the caller may
+ *   trace, kernel code nothing in a sandbox needs.
  * - on x86_64, every system call of the x32 ABI (number | 0x40000000), which has its own numbers
  *   for all of the above; and for the i386 compat ABI (`int 0x80`, 32-bit programs) its numbers of
  *   the same calls, and `socketcall`, the old multiplexer that hides the socket call in memory a
@@ -36,26 +66,20 @@ import os from "node:os";
  * every socketpair through and refuses the rest as above (unixSocketsProgram).
  *
  * The program is the same bytes on both machines (it tests `seccomp_data.arch` first); only the
- * byte order is the host's, and both are little-endian.
+ * byte order is the host's, and both are little-endian. Only the calls it looks at the arguments
+ * of (socket, socketpair, ioctl, personality, clone, unshare) run more than its first few
+ * instructions: the kernel (5.11 and later) remembers, per system call, that the filter allows it
+ * whatever its arguments, and does not run the filter for those again.
  */
-
 /** `process.arch` values the filter is built and tested for. */
 export const SECCOMP_ARCHITECTURES: readonly string[] = ["x64", "arm64"];
 
 // struct seccomp_data { int nr; __u32 arch; __u64 instruction_pointer; __u64 args[6]; }
 const OFFSET_NR = 0;
 const OFFSET_ARCH = 4;
-/** The low 32 bits of args[0] and args[1] (little-endian): the kernel reads both as `int`. */
+/** The low 32 bits of args[0] and args[1] (little-endian). */
 const OFFSET_ARGUMENT_0 = 16;
 const OFFSET_ARGUMENT_1 = 24;
-
-// AUDIT_ARCH_* from <linux/audit.h>.
-const ARCH_X86_64 = 0xc000003e;
-const ARCH_I386 = 0x40000003;
-const ARCH_AARCH64 = 0xc00000b7;
-const ARCH_ARM = 0x40000028;
-/** x32 system calls are x86_64's arch with this bit set in the number. */
-const X32_SYSCALL_BIT = 0x40000000;
 
 const AF_UNIX = 1;
 /** The families the network namespace confines: IPv4, IPv6, netlink, packet. */
@@ -64,7 +88,13 @@ const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 /** `type` of socket/socketpair also carries SOCK_NONBLOCK and SOCK_CLOEXEC: the type is these bits. */
 const SOCK_TYPE_MASK = 0xf;
+/** The ioctl commands refused: TIOCSTI and TIOCLINUX (the kernel reads the command as 32 bits). */
+const REFUSED_IOCTLS = [0x5412, 0x541c];
+/** PER_LINUX and PER_LINUX32, each with and without ADDR_NO_RANDOMIZE, and the query. */
+const ALLOWED_PERSONALITIES = [0x0, 0x8, 0x40000, 0x40008, 0xffffffff];
+const CLONE_NEWUSER = 0x10000000;
 const EPERM = 1;
+const ENOSYS = 38;
 const EAFNOSUPPORT = 97;
 
 const RET_ALLOW = 0x7fff0000;
@@ -78,35 +108,6 @@ const JUMP_IF_EQUAL = 0x05 | 0x10 | 0x00; // BPF_JMP | BPF_JEQ | BPF_K
 const JUMP_IF_BITS_SET = 0x05 | 0x40 | 0x00; // BPF_JMP | BPF_JSET | BPF_K
 const RETURN_CONSTANT = 0x06 | 0x00; // BPF_RET | BPF_K
 
-/** System call numbers of one ABI, and what the filter does with them. */
-interface AbiRules {
-  arch: number;
-  /** Refuse every call whose number has these bits set (x32 within x86_64's arch). */
-  refusedNumberBits?: number;
-  socket: number;
-  socketpair: number;
-  /** Calls refused whatever their arguments: io_uring_setup, the keyring calls, socketcall. */
-  refused: number[];
-}
-
-const IO_URING_SETUP = 425; // the same number on every ABI since 5.1
-const ABIS: Record<string, AbiRules> = {
-  // 248-250: add_key, request_key, keyctl.
-  x86_64: {
-    arch: ARCH_X86_64,
-    refusedNumberBits: X32_SYSCALL_BIT,
-    socket: 41,
-    socketpair: 53,
-    refused: [IO_URING_SETUP, 248, 249, 250],
-  },
-  // 102: socketcall; 286-288: add_key, request_key, keyctl.
-  i386: { arch: ARCH_I386, socket: 359, socketpair: 360, refused: [102, IO_URING_SETUP, 286, 287, 288] },
-  // 217-219: add_key, request_key, keyctl.
-  aarch64: { arch: ARCH_AARCH64, socket: 198, socketpair: 199, refused: [IO_URING_SETUP, 217, 218, 219] },
-  // 102: socketcall; 309-311: add_key, request_key, keyctl.
-  arm: { arch: ARCH_ARM, socket: 281, socketpair: 288, refused: [102, IO_URING_SETUP, 309, 310, 311] },
-};
-
 /** One instruction, its jumps still naming labels; a label marks the next instruction. */
 type Step = { label: string } | { code: number; value: number; whenTrue?: string; whenFalse?: string };
 
@@ -115,38 +116,75 @@ const and = (mask: number): Step => ({ code: AND_CONSTANT, value: mask });
 const give = (action: number): Step => ({ code: RETURN_CONSTANT, value: action });
 /** Jumps to `label` when the accumulator equals `value`, else goes on with the next step. */
 const jumpIfEqual = (value: number, label: string): Step => ({ code: JUMP_IF_EQUAL, value, whenTrue: label });
+/** Goes on with the next step when the accumulator equals `value`, else jumps to `label`. */
+const jumpUnlessEqual = (value: number, label: string): Step => ({
+  code: JUMP_IF_EQUAL,
+  value,
+  whenFalse: label,
+});
 const jumpIfBitsSet = (bits: number, label: string): Step => ({
   code: JUMP_IF_BITS_SET,
   value: bits,
   whenTrue: label,
 });
 
-/** `unixSockets`: config lists host sockets, so AF_UNIX sockets and every socketpair pass. */
+/**
+ * One section per ABI, each entered when `seccomp_data.arch` is its own and ending in its own
+ * returns (a classic-BPF jump reaches 255 instructions at most, so a section never jumps into
+ * another); an arch that no section claims is killed. `unixSockets`: config lists host sockets,
+ * so AF_UNIX sockets and every socketpair pass.
+ */
 function filterSteps(unixSockets: boolean): Step[] {
-  const steps: Step[] = [load(OFFSET_ARCH)];
-  for (const name of Object.keys(ABIS)) steps.push(jumpIfEqual((ABIS[name] as AbiRules).arch, name));
-  steps.push(give(RET_KILL_PROCESS));
-  for (const [name, abi] of Object.entries(ABIS)) {
-    steps.push({ label: name }, load(OFFSET_NR));
-    if (abi.refusedNumberBits !== undefined) steps.push(jumpIfBitsSet(abi.refusedNumberBits, "refuse"));
-    for (const number of abi.refused) steps.push(jumpIfEqual(number, "refuse"));
-    steps.push(jumpIfEqual(abi.socket, "socket"));
-    if (!unixSockets) steps.push(jumpIfEqual(abi.socketpair, "socketpair"));
-    steps.push(give(RET_ALLOW));
+  const steps: Step[] = [];
+  for (const [name, abi] of Object.entries(ABI_SYSTEM_CALLS)) {
+    steps.push({ label: name }, load(OFFSET_ARCH), jumpUnlessEqual(abi.arch, `${name} end`));
+    steps.push(...sectionSteps(abi, unixSockets, (label) => `${name} ${label}`), { label: `${name} end` });
   }
-  steps.push({ label: "socket" }, load(OFFSET_ARGUMENT_0));
-  for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, "allow"));
-  steps.push(jumpIfEqual(AF_UNIX, unixSockets ? "allow" : "refuse"), give(RET_ERRNO | EAFNOSUPPORT));
+  steps.push(give(RET_KILL_PROCESS));
+  return steps;
+}
+
+/** The steps of one ABI's section; `local` names its labels. */
+function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: string) => string): Step[] {
+  const steps: Step[] = [load(OFFSET_NR)];
+  if (abi.refusedNumberBits !== undefined) steps.push(jumpIfBitsSet(abi.refusedNumberBits, local("refuse")));
+  // The calls whose arguments are looked at come first: the kernel runs the filter for them on
+  // every call (it remembers the others' answer), the refused ones are rare.
+  steps.push(
+    jumpIfEqual(abi.ioctl, local("ioctl")),
+    jumpIfEqual(abi.clone, local("namespaces")),
+    jumpIfEqual(abi.socket, local("socket")),
+  );
+  if (!unixSockets) steps.push(jumpIfEqual(abi.socketpair, local("socketpair")));
+  steps.push(
+    jumpIfEqual(abi.personality, local("personality")),
+    jumpIfEqual(abi.unshare, local("namespaces")),
+  );
+  for (const number of abi.refused) steps.push(jumpIfEqual(number, local("refuse")));
+  for (const number of abi.absent) steps.push(jumpIfEqual(number, local("absent")));
+  steps.push(give(RET_ALLOW));
+  steps.push({ label: local("socket") }, load(OFFSET_ARGUMENT_0));
+  for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, local("allow")));
+  steps.push(jumpIfEqual(AF_UNIX, local(unixSockets ? "allow" : "refuse")), give(RET_ERRNO | EAFNOSUPPORT));
   if (!unixSockets) {
     steps.push(
-      { label: "socketpair" },
+      { label: local("socketpair") },
       load(OFFSET_ARGUMENT_1),
       and(SOCK_TYPE_MASK),
-      jumpIfEqual(SOCK_STREAM, "allow"),
-      jumpIfEqual(SOCK_SEQPACKET, "allow"),
+      jumpIfEqual(SOCK_STREAM, local("allow")),
+      jumpIfEqual(SOCK_SEQPACKET, local("allow")),
+      give(RET_ERRNO | EPERM),
     );
   }
-  steps.push({ label: "refuse" }, give(RET_ERRNO | EPERM), { label: "allow" }, give(RET_ALLOW));
+  steps.push({ label: local("ioctl") }, load(OFFSET_ARGUMENT_1));
+  for (const command of REFUSED_IOCTLS) steps.push(jumpIfEqual(command, local("refuse")));
+  steps.push(give(RET_ALLOW), { label: local("personality") }, load(OFFSET_ARGUMENT_0));
+  for (const persona of ALLOWED_PERSONALITIES) steps.push(jumpIfEqual(persona, local("allow")));
+  steps.push(give(RET_ERRNO | EPERM), { label: local("namespaces") }, load(OFFSET_ARGUMENT_0));
+  steps.push(jumpIfBitsSet(CLONE_NEWUSER, local("refuse")), give(RET_ALLOW));
+  steps.push({ label: local("refuse") }, give(RET_ERRNO | EPERM));
+  steps.push({ label: local("absent") }, give(RET_ERRNO | ENOSYS));
+  steps.push({ label: local("allow") }, give(RET_ALLOW));
   return steps;
 }
 

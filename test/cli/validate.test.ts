@@ -1,8 +1,9 @@
-import { writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { formatAgents, listAgentsOffline } from "../../src/cli/commands/agents.js";
 import { runValidate } from "../../src/cli/commands/validate.js";
+import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { agentText, createTempProject, type TempProject } from "../support/temp-project.js";
 
 async function validate(project: TempProject, options: { json?: boolean; config?: string } = {}) {
@@ -142,5 +143,33 @@ describe("agentd agents (offline)", () => {
     expect(table[0]).toMatch(/^ID +NAME +STATUS +WORKER +SCHEDULE +DESCRIPTION$/);
     expect(table[1]).toMatch(/^broken +broken +invalid \(agents\/broken.md\) +- +on demand +-$/);
     expect(table[2]).toMatch(/^digest +Digest +valid +llm +0 9 \* \* \* \(Europe\/Berlin\) +daily digest$/);
+  });
+});
+
+/** Every file and folder under `root`, relative, sorted. */
+function tree(root: string): string[] {
+  return readdirSync(root, { recursive: true, encoding: "utf8" }).sort();
+}
+
+describe("agentd validate on a project with a stdio MCP server", () => {
+  let project: TempProject;
+  afterEach(() => project.remove());
+
+  it("changes nothing in the project: the empty node_modules above the server's script are the daemon's to make", async () => {
+    project = createTempProject({
+      config: { mcp_servers: { tool: { command: "node", args: ["./servers/tool/server.mjs"] } } },
+    });
+    mkdirSync(path.join(project.root, "servers", "tool"), { recursive: true });
+    writeFileSync(path.join(project.root, "servers", "tool", "server.mjs"), "// an MCP server\n");
+    project.writeAgent("notes.md", agentText("writes notes"));
+    const before = tree(project.root);
+    const { exitCode, output } = await validate(project);
+    expect(output).not.toContain("✗");
+    expect(exitCode).toBe(0);
+    expect(tree(project.root)).toEqual(before);
+    // Where a sandbox is prepared (the daemon, agentd run), they are made, to be bound read-only.
+    new SandboxHost({ config: project.config, configFile: project.configFile });
+    const made = tree(project.root).filter((entry) => !before.includes(entry));
+    expect(made).toEqual(["node_modules", path.join("servers", "node_modules")]);
   });
 });

@@ -37,8 +37,11 @@ export function configWith(servers: Record<string, unknown>, tools: Record<strin
 }
 
 /** The real executor over built-ins-less catalog + the MCP source, and a way to make calls. */
-export function mcpHarness(config: Config, redactor = new SecretRedactor()) {
-  const logger = createLogger({ level: "silent", pretty: false });
+export function mcpHarness(
+  config: Config,
+  redactor = new SecretRedactor(),
+  logger = createLogger({ level: "silent", pretty: false }),
+) {
   const sandbox = testSandboxHost(tmpdir());
   const source = McpToolSource.fromConfig(config, sandbox, logger);
   const executor = new DefaultToolExecutor({

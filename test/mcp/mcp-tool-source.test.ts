@@ -1,7 +1,9 @@
 import pidtree from "pidtree";
 import { readFile } from "node:fs/promises";
+import { PassThrough } from "node:stream";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
+import { createLogger } from "../../src/logging/logger.js";
 import { RunControl } from "../../src/run-vocabulary/run-control.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { EnvVault } from "../../src/vault/env-vault.js";
@@ -242,6 +244,39 @@ describe("McpToolSource over stdio", () => {
     const described = (failure as AgentdError).describe();
     expect(described).toContain("startup failed");
     expect(described).not.toContain(secret.slice(-8));
+  });
+
+  it("debug-logs its stderr in whole lines, so a vault value written in two pieces is masked", async () => {
+    const secret = "sk-live-7f3a9c1e5b2d8f4a6c0e9b7d";
+    const redactor = new SecretRedactor();
+    redactor.add("api_key", secret);
+    const destination = new PassThrough();
+    let log = "";
+    destination.on("data", (chunk: Buffer) => (log += chunk.toString("utf8")));
+    const logger = createLogger({
+      level: "debug",
+      pretty: false,
+      redact: (text) => redactor.redact(text),
+      destination,
+    });
+    // Two writes with a pause between: two chunks on the daemon's side.
+    // (The halves come from its environment: the command line is quoted in the failure message.)
+    const script = `printf 'key %s' "$FIRST" >&2; sleep 0.3; printf '%s used\n' "$SECOND" >&2; exit 1`;
+    const env = { FIRST: secret.slice(0, 14), SECOND: secret.slice(14) };
+    const made = mcpHarness(
+      configWith({ broken: { command: "/bin/sh", args: ["-c", script], env } }),
+      redactor,
+      logger,
+    );
+    closeHarness = () => made.source.close();
+    const failure = await made.executor
+      .specs(makeDefinition({ frontmatter: { tools: ["mcp:broken/*"] } }))
+      .catch((error: unknown) => error);
+    expect(AgentdError.is(failure, "MCP_UNAVAILABLE")).toBe(true);
+    expect(log).toContain('"stderr":"key [secret:api_key] used"');
+    console.log(log);
+    expect(log).not.toContain(secret.slice(0, 14));
+    expect(log).not.toContain(secret.slice(14));
   });
 
   it("close() ends the server and every process it started", async () => {

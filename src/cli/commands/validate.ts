@@ -70,10 +70,12 @@ export async function validateProject(
     };
   }
   const snapshot = await loadDefinitions(loaded.config);
+  // Validating changes nothing: the folders a sandbox needs made are made where one is prepared.
   const sandbox = new SandboxHost({
     config: loaded.config,
     configFile: loaded.file,
     ...(options.environment ? { environment: options.environment } : {}),
+    prepares: false,
   });
   const agents = await checkProjectTriggers(snapshot, snapshot.agents.map(agentEntry), {
     config: loaded.config,

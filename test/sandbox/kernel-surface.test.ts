@@ -1,0 +1,97 @@
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SandboxProject } from "./sandbox-project.js";
+
+/** Prints one `name: ok|ERRNO` line per system call (fixtures/sandbox/kernel-surface-probe.py). */
+const PROBE = path.resolve(import.meta.dirname, "../fixtures/sandbox/kernel-surface-probe.py");
+
+/** What each call gets inside the sandbox. */
+const REFUSED: Record<string, string> = {
+  perf_event_open: "EPERM",
+  userfaultfd: "EPERM",
+  bpf: "EPERM",
+  syslog: "EPERM",
+  setns: "EPERM",
+  open_by_handle_at: "EPERM",
+  kexec_load: "EPERM",
+  kexec_file_load: "EPERM",
+  init_module: "EPERM",
+  finit_module: "EPERM",
+  delete_module: "EPERM",
+  acct: "EPERM",
+  quotactl: "EPERM",
+  quotactl_fd: "EPERM",
+  "ioctl TIOCSTI": "EPERM",
+  "ioctl TIOCSTI high bits": "EPERM",
+  "ioctl TIOCLINUX": "EPERM",
+  "personality READ_IMPLIES_EXEC": "EPERM",
+  "unshare CLONE_NEWUSER": "EPERM",
+  "clone CLONE_NEWUSER": "EPERM",
+  clone3: "ENOSYS",
+  mbind: "ENOSYS",
+  get_mempolicy: "ENOSYS",
+  set_mempolicy: "ENOSYS",
+  migrate_pages: "ENOSYS",
+  move_pages: "ENOSYS",
+  set_mempolicy_home_node: "ENOSYS",
+};
+/** x86 only: aarch64 has neither. */
+const X86_REFUSED: Record<string, string> = { uselib: "EPERM", modify_ldt: "EPERM" };
+/** Let through inside as outside. */
+const ALLOWED: Record<string, string> = { "ioctl FIONREAD": "EBADF", "personality query": "ok" };
+/** Calls a kernel may be built without (this machine's answers ENOSYS outside for them, then). */
+const OPTIONAL = new Set(["kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"]);
+
+function outcomes(output: string): Map<string, string> {
+  const lines = output.split("\n").filter((line) => line.includes(": "));
+  return new Map(lines.map((line) => line.split(": ", 2) as [string, string]));
+}
+
+let project: SandboxProject;
+
+beforeAll(() => {
+  project = new SandboxProject();
+});
+
+afterAll(() => project.dispose());
+
+describe("the kernel surface a sandboxed process reaches", () => {
+  it("refuses each exploit primitive and way past the namespaces, which the same call reaches outside", async () => {
+    const expected = { ...REFUSED, ...(process.arch === "x64" ? X86_REFUSED : {}) };
+    const outside = outcomes((await project.shell(`python3 ${PROBE}`, { sandbox: "off" })).output);
+    const hosts = [
+      { host: project.host(), label: "filter whole" },
+      {
+        host: project.host(undefined, { unix_sockets: [`${project.root}/listed.sock`] }),
+        label: "unix sockets listed",
+      },
+    ];
+    for (const { host, label } of hosts) {
+      const inside = outcomes((await project.shell(`python3 ${PROBE}`, { host })).output);
+      for (const [name, errno] of Object.entries(expected)) {
+        expect(inside.get(name), `${name}, ${label}`).toBe(errno);
+        const before = outside.get(name);
+        if (!(OPTIONAL.has(name) && before === "ENOSYS")) expect(before, `${name} outside`).not.toBe(errno);
+      }
+      for (const [name, result] of Object.entries(ALLOWED)) {
+        expect(inside.get(name), `${name}, ${label}`).toBe(result);
+        expect(outside.get(name), `${name} outside`).toBe(result);
+      }
+    }
+  });
+
+  it("still runs what agents run: git, node with a worker thread, python threads, setarch -R", async () => {
+    const script = [
+      "git init -q repository && cd repository",
+      "git -c user.name=a -c user.email=a@b commit -q --allow-empty -m one && git log --format=%s",
+      `node -e 'const { Worker } = require("node:worker_threads"); new Worker("console.log(\\"worker\\")", { eval: true })'`,
+      `python3 -c 'import threading; t = threading.Thread(target=print, args=("thread",)); t.start(); t.join()'`,
+      "setarch -R echo no-randomize",
+    ].join(" && ");
+    const result = await project.shell(script);
+    expect(result.output).toContain("one");
+    expect(result.output).toContain("worker");
+    expect(result.output).toContain("thread");
+    expect(result.output).toContain("no-randomize");
+  });
+});
