@@ -7,6 +7,7 @@ import {
   agentSegmentsDirectory,
   lastIdOfSegmentFile,
 } from "./event-paths.js";
+import { ringLine } from "./event-ring.js";
 import type { LoadedAgentLog } from "./load-agent-logs.js";
 import { readLogTail } from "./log-tail.js";
 import { parseStoredEvent } from "./stored-event-schema.js";
@@ -79,6 +80,7 @@ export function addSegmentTails(
   logs: LoadedAgentLog[],
   count: number,
   logger: Logger,
+  largeLineChars: number,
 ): boolean {
   let added = false;
   const byAgent = new Map(logs.map((log) => [log.agent, log]));
@@ -96,7 +98,12 @@ export function addSegmentTails(
     for (const line of readLogTail(newest.file, count - log.events.length).lines) {
       const event = parseStoredEvent(line);
       if (!event || event.agent !== agent || event.id >= firstCurrent) continue;
-      earlier.push({ id: event.id, time: Date.parse(event.time) || 0, line, sequence: 0 });
+      earlier.push({
+        id: event.id,
+        time: Date.parse(event.time) || 0,
+        line: ringLine(line, largeLineChars),
+        sequence: 0,
+      });
     }
     log.events.unshift(...earlier);
     log.lastId = Math.max(log.lastId, newest.lastId, earlier.at(-1)?.id ?? 0);
