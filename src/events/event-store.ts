@@ -200,14 +200,14 @@ export class EventStore {
     const slice = ring?.afterId(after, limit);
     const oldest = ring?.oldestId ?? null;
     const firstInMemory = oldest ?? this.lastId(agent) + 1;
-    const page = {
-      ids: slice?.ids ?? [],
-      next: slice?.ids.at(-1) ?? after,
-      oldest,
-      missed: Math.max(0, firstInMemory - 1 - after),
-    };
-    if (slice !== undefined && slice.onDisk > 0) return { whole: false, lines: slice.lines, ...page };
-    return { whole: true, lines: (slice?.lines ?? []) as string[], ...page };
+    const ids = slice?.ids ?? [];
+    const next = ids.at(-1) ?? after;
+    const missed = Math.max(0, firstInMemory - 1 - after);
+    if (slice !== undefined && slice.onDisk > 0) {
+      return { whole: false, lines: slice.lines, ids, next, oldest, missed };
+    }
+    // No stand-in among them: every line is a string.
+    return { whole: true, lines: (slice?.lines ?? []) as string[], ids, next, oldest, missed };
   }
 
   /** `pollLines`, whole: the long lines kept on disk only read from the log. */
