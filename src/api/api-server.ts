@@ -12,6 +12,7 @@ import { loadDashboardAssets } from "../dashboard/dashboard-assets.js";
 import { DASHBOARD_ROUTES, registerDashboardRoutes } from "../dashboard/dashboard-routes.js";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
+import type { SecureCookies, TrustProxy } from "../config/proxy-settings.js";
 import { createApiMetrics } from "./api-metrics.js";
 import { requestSharedLogger } from "./request-logger.js";
 import type { ApiServices } from "./api-services.js";
@@ -70,6 +71,13 @@ export interface ApiServerOptions {
   allowedHosts?: readonly string[];
   /** `server.allowed_origins`: other web origins that may send state-changing requests. */
   allowedOrigins?: readonly string[];
+  /**
+   * `server.trust_proxy`: the peers whose X-Forwarded-For, -Proto and -Host count (default false:
+   * none; the socket's address and scheme are the request's, whatever the headers say).
+   */
+  trustProxy?: TrustProxy | undefined;
+  /** `server.secure_cookies` (default auto: Secure when the request came over https). */
+  secureCookies?: SecureCookies | undefined;
   logger: Logger;
   /** Sessions and uptime are reckoned on it (default: the system clock). */
   clock?: Clock | undefined;
@@ -96,6 +104,14 @@ const OPEN_ROUTES = new Set<string>(["/health", "/openapi.json", ...DASHBOARD_RO
 const DOCS_PREFIX = "/docs";
 
 const CLOSE_GRACE_MILLISECONDS = 1_000;
+
+/** `server.trust_proxy` as fastify takes it: a hop count as the function its types ask for. */
+function fastifyTrustProxy(
+  trust: TrustProxy,
+): boolean | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trust !== "number") return trust;
+  return (_address, hop) => hop < trust;
+}
 
 /** Starts the HTTP API of SPEC 6 on fastify. */
 export async function startApiServer(services: ApiServices, options: ApiServerOptions): Promise<ApiServer> {
@@ -126,6 +142,8 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
       return reply.status(statusCode).send(body);
     },
     schemaController: { compilersFactory: COMPILERS },
+    // Only a trusted proxy's X-Forwarded-* make request.ip and request.protocol: off by default.
+    trustProxy: fastifyTrustProxy(options.trustProxy ?? false),
   });
   const metrics = createApiMetrics(services);
   const clock = options.clock ?? systemClock;
@@ -140,6 +158,7 @@ export async function startApiServer(services: ApiServices, options: ApiServerOp
       tokens: token === undefined ? undefined : (options.tokens ?? singleTokenIdentifier(token)),
     },
     clock,
+    secureCookies: options.secureCookies ?? "auto",
   };
   configure(app, services, options, context.access);
   registerHealthRoutes(app, context);
@@ -302,7 +321,13 @@ function configure(
   if (options.logger.isLevelEnabled("debug")) {
     app.addHook("onResponse", async (request, reply) => {
       request.log.debug(
-        { method: request.method, url: loggableUrl(request.url), status: reply.statusCode },
+        {
+          method: request.method,
+          url: loggableUrl(request.url),
+          status: reply.statusCode,
+          // The socket's peer, or what a trusted proxy says it forwarded for (server.trust_proxy).
+          client: request.ip,
+        },
         "request",
       );
     });

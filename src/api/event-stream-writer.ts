@@ -14,8 +14,11 @@ export const STREAM_HIGH_WATER_BYTES = 1024 * 1024;
 /** The comment a stream writes now and then so that an idle connection stays open. */
 const HEARTBEAT = ": heartbeat\n\n";
 
-/** What the writer reads: the ring buffer (pollLines), the log on disk (history), the last id. */
-export type StreamEventSource = Pick<EventStore, "pollLines" | "history" | "lastId">;
+/**
+ * What the writer reads: the ring buffer (pollLines, readWholePage for the long lines it keeps on
+ * disk only), the log on disk (history), the last id.
+ */
+export type StreamEventSource = Pick<EventStore, "pollLines" | "readWholePage" | "history" | "lastId">;
 
 /**
  * Writes one agent's events to a Server-Sent Events response, in id order, each exactly once.
@@ -133,6 +136,14 @@ export class EventStreamWriter {
           const oldest = page.oldest;
           page = this.#ringPage();
           if (page.oldest !== oldest) continue;
+        }
+        if (!page.whole) {
+          // Long lines the ring keeps on disk only: read, sent, and the ring read again after the
+          // wait (events that came meanwhile are in it, not yet sent).
+          const whole = await this.#source.readWholePage(this.#agent, page);
+          this.#sendPage(whole.ids, whole.lines);
+          this.#lastSent = Math.max(this.#lastSent, page.next);
+          continue;
         }
         this.#sendPage(page.ids, page.lines);
         // A short page is all the ring holds now: live from here, in this same tick.

@@ -40,7 +40,8 @@ export class PollPageCache {
 
   /**
    * The agent's page after `after` (at most `limit` events) at `version`: the kept one when it was
-   * read for the same, else `read()`'s, kept in its place.
+   * read for the same, else `read()`'s, kept in its place. Undefined when `read` has no body to
+   * give at once (a page to read from disk first, which is never kept).
    */
   body(
     agent: string,
@@ -48,12 +49,28 @@ export class PollPageCache {
     after: number,
     limit: number,
     read: () => { text: string; empty: boolean },
-  ): PollPageBody {
+  ): PollPageBody;
+  body(
+    agent: string,
+    version: number,
+    after: number,
+    limit: number,
+    read: () => { text: string; empty: boolean } | undefined,
+  ): PollPageBody | undefined;
+  body(
+    agent: string,
+    version: number,
+    after: number,
+    limit: number,
+    read: () => { text: string; empty: boolean } | undefined,
+  ): PollPageBody | undefined {
     const kept = this.#pages.get(agent);
     if (kept !== undefined && kept.version === version && kept.after === after && kept.limit === limit) {
       return kept;
     }
-    const { text, empty } = read();
+    const fresh = read();
+    if (fresh === undefined) return undefined;
+    const { text, empty } = fresh;
     const page: KeptPage = { bytes: Buffer.from(text, "utf8"), empty, version, after, limit };
     if (kept !== undefined) {
       this.#pages.delete(agent);

@@ -71,7 +71,8 @@ export class ReplayPageCache {
       return kept;
     }
     const page = this.#source.pollLines(agent, { after, limit: this.#pageEvents });
-    if (page.missed > 0 || page.lines.length >= this.#pageEvents) return undefined;
+    // A long line kept on disk only is read by the replay, page by page.
+    if (!page.whole || page.missed > 0 || page.lines.length >= this.#pageEvents) return undefined;
     // Joined once into a flat string, then encoded once.
     const parts: string[] = [lead];
     let lastId = after;

@@ -1,3 +1,4 @@
+import type { SecureCookies } from "../config/proxy-settings.js";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Clock } from "../clock/clock.js";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -23,6 +24,8 @@ export interface RouteContext {
   access: ApiAccess;
   /** The daemon's clock: uptime. */
   clock: Clock;
+  /** `server.secure_cookies`: when the session cookie is marked Secure. */
+  secureCookies: SecureCookies;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { ApiServices } from "../api/api-services.js";
 import type { TokenIdentifier } from "../api/api-auth.js";
 import type { Logger } from "../logging/logger.js";
+import type { SecureCookies, TrustProxy } from "../config/proxy-settings.js";
 import type { StartingServer } from "../api/starting-server.js";
 
 /** Where and how the HTTP API listens (config `server`). */
@@ -15,6 +16,10 @@ export interface ApiServerOptions {
   allowedHosts?: readonly string[];
   /** `server.allowed_origins`. */
   allowedOrigins?: readonly string[];
+  /** `server.trust_proxy`. */
+  trustProxy?: TrustProxy | undefined;
+  /** `server.secure_cookies`. */
+  secureCookies?: SecureCookies | undefined;
   logger: Logger;
   /** The socket already listening since the start (`/health` said "starting"): the API takes it over. */
   listening?: StartingServer | undefined;

@@ -321,6 +321,8 @@ async function serveDaemon(
       tokens: access.tokens,
       allowedHosts: config.server.allowed_hosts,
       allowedOrigins: config.server.allowed_origins,
+      trustProxy: config.server.trust_proxy,
+      secureCookies: config.server.secure_cookies,
       logger: logger.child({ module: "api" }),
       clock: core.clock,
       listening: options.starting?.server,

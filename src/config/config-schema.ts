@@ -8,6 +8,7 @@ import { DeliveriesConfigSchema } from "./delivery-settings.js";
 import { TriggersConfigSchema } from "./trigger-settings.js";
 import { SandboxOverrideSchema, SandboxSettingsSchema } from "./sandbox-settings.js";
 import { DurationSchema } from "../util/duration.js";
+import { SecureCookiesSchema, TrustProxySchema } from "./proxy-settings.js";
 
 /** SPEC 1 defaults for an agent's limits, also the daemon-wide defaults. */
 export const LimitsSchema = z.strictObject({
@@ -126,6 +127,10 @@ export const ConfigSchema = z.strictObject({
       allowed_hosts: z.array(z.string().min(1)).default([]),
       /** Web origins (`https://tools.example.com`) allowed to send state-changing requests; no `*`, no `null`. */
       allowed_origins: z.array(z.string().min(1)).default([]),
+      /** Proxies whose X-Forwarded-For/-Proto/-Host count: false (none), addresses/CIDRs, a hop count, true (any). */
+      trust_proxy: TrustProxySchema.default(false),
+      /** Session cookie's Secure flag: `auto` (over https, a trusted proxy's X-Forwarded-Proto counting), `always`, `never`. */
+      secure_cookies: SecureCookiesSchema.default("auto"),
     })
     .superRefine(checkServerSettings)
     .prefault({}),

@@ -7,6 +7,7 @@ import {
   agentSegmentsDirectory,
   lastIdOfSegmentFile,
 } from "./event-paths.js";
+import { ringLine } from "./event-ring.js";
 import type { LoadedAgentLog } from "./load-agent-logs.js";
 import { readLogTail } from "./log-tail.js";
 import { parseStoredEvent } from "./stored-event-schema.js";
@@ -71,35 +72,47 @@ export function closeAgentSegment(
 /**
  * Completes the tails `loadAgentLogs` read from the current segments: an agent whose current
  * segment holds fewer than `count` events (it was just closed, or a crash came right after) gets
- * the end of its newest closed segment before them, and its last id from there when the current
- * one is empty, so ids are never given twice. Returns whether anything was added.
+ * the end of its closed segments before them, newest first, until it has `count` (a segment of
+ * long events holds few), and its last id from there when the current one is empty, so ids are
+ * never given twice. Returns whether anything was added.
  */
 export function addSegmentTails(
   dataDirectory: string,
   logs: LoadedAgentLog[],
   count: number,
   logger: Logger,
+  largeLineChars: number,
 ): boolean {
   let added = false;
   const byAgent = new Map(logs.map((log) => [log.agent, log]));
   for (const agent of agentsWithSegments(dataDirectory)) {
     let log = byAgent.get(agent);
     if (log && log.events.length >= count) continue;
-    const newest = agentLogSegments(dataDirectory, agent).at(-1);
+    const segments = agentLogSegments(dataDirectory, agent);
+    const newest = segments.at(-1);
     if (!newest) continue;
     if (!log) {
       log = { agent, events: [], lastId: 0 };
       logs.push(log);
     }
-    const firstCurrent = log.events[0]?.id ?? Number.POSITIVE_INFINITY;
-    const earlier = [];
-    for (const line of readLogTail(newest.file, count - log.events.length).lines) {
-      const event = parseStoredEvent(line);
-      if (!event || event.agent !== agent || event.id >= firstCurrent) continue;
-      earlier.push({ id: event.id, time: Date.parse(event.time) || 0, line, sequence: 0 });
+    log.lastId = Math.max(log.lastId, newest.lastId);
+    // Newest first, back until the ring is full: 8 MB of long events (1 MiB each) is 8 events.
+    for (let index = segments.length - 1; index >= 0 && log.events.length < count; index--) {
+      const firstLater = log.events[0]?.id ?? Number.POSITIVE_INFINITY;
+      const earlier = [];
+      for (const line of readLogTail(segments[index]?.file ?? "", count - log.events.length).lines) {
+        const event = parseStoredEvent(line);
+        if (!event || event.agent !== agent || event.id >= firstLater) continue;
+        earlier.push({
+          id: event.id,
+          time: Date.parse(event.time) || 0,
+          line: ringLine(line, largeLineChars),
+          sequence: 0,
+        });
+      }
+      log.events.unshift(...earlier);
+      log.lastId = Math.max(log.lastId, earlier.at(-1)?.id ?? 0);
     }
-    log.events.unshift(...earlier);
-    log.lastId = Math.max(log.lastId, newest.lastId, earlier.at(-1)?.id ?? 0);
     added = true;
   }
   if (added) logger.debug("read the end of closed agent-log segments");

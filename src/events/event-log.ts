@@ -12,8 +12,11 @@ export interface PersistedLine {
  * the rings, the ids and the long polls; the log only writes and reads back.
  */
 export interface EventLog {
-  /** The tail of every agent's log (its last `count` events) and the last id it ever gave. */
-  load(count: number): Promise<LoadedAgentLog[]>;
+  /**
+   * The tail of every agent's log (its last `count` events) and the last id it ever gave; lines
+   * longer than `largeLineChars` come as stand-ins (see LineOnDisk), each agent's as it is read.
+   */
+  load(count: number, largeLineChars?: number): Promise<LoadedAgentLog[]>;
   /**
    * Persists one event before anyone else sees it; throws STORE_WRITE_FAILED. A log whose events
    * were written before they were published (PostgreSQL assigns the ids as it writes) does nothing.

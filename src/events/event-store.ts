@@ -7,15 +7,21 @@ import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventFeed } from "./event-bus.js";
 import type { EventLog } from "./event-log.js";
-import { EventRing } from "./event-ring.js";
+import { DEFAULT_LARGE_LINE_CHARS, EventRing, type RingLine } from "./event-ring.js";
 import { EventWaiters } from "./event-waiters.js";
 import { FileEventLog } from "./file-event-log.js";
-import { type MergedLinesPage, readMergedFeed } from "./merged-feed.js";
+import { idsOnDisk, readLinesOnDisk } from "./lines-on-disk.js";
+import { type MergedLinesPage, type MergedRingPage, readMergedFeed } from "./merged-feed.js";
 
 export interface EventStoreOptions {
   dataDirectory: string;
   /** Events kept in memory per agent (config `events.buffer_size`). */
   bufferSize?: number;
+  /**
+   * Lines longer than this (characters) are kept in memory as stand-ins and read from the log when
+   * served (default 64 KiB): memory per agent stays below bufferSize × largeLineChars.
+   */
+  largeLineChars?: number;
   bus: EventFeed;
   logger: Logger;
   /** Where events are persisted; default: the JSONL files in `dataDirectory`. */
@@ -39,6 +45,8 @@ export interface PollRequest {
 
 /** SPEC 6 poll response, with the events still as their stored JSON lines. */
 export interface PollLinesPage {
+  /** Every line is here whole (see PollRingPage). */
+  whole: true;
   lines: string[];
   /** The id of each line. */
   ids: number[];
@@ -46,12 +54,21 @@ export interface PollLinesPage {
   next: number;
   /** Oldest id still in memory for the agent; null when the agent has no event in memory. */
   oldest: number | null;
-  /** Events with id > after that are no longer in memory (0 normally). */
+  /**
+   * Events with id > after that are no longer in memory (0 normally), and long lines kept on disk
+   * only that were gone from there too (deleted past retention) when the page was read.
+   */
   missed: number;
 }
 
+/** A poll page as the ring holds it: some long lines are stand-ins to read from the log first. */
+export interface PollRingPage extends Omit<PollLinesPage, "whole" | "lines"> {
+  whole: false;
+  lines: RingLine[];
+}
+
 /** SPEC 6 poll response. */
-export interface PollPage extends Omit<PollLinesPage, "lines" | "ids"> {
+export interface PollPage extends Omit<PollLinesPage, "whole" | "lines" | "ids"> {
   events: AgentEvent[];
 }
 
@@ -72,6 +89,7 @@ const ANY_AGENT = "*";
  */
 export class EventStore {
   readonly #bufferSize: number;
+  readonly #largeLineChars: number;
   readonly #log: EventLog;
   readonly #storage: StorageGate | undefined;
   readonly #rings = new Map<string, EventRing>();
@@ -85,6 +103,7 @@ export class EventStore {
 
   private constructor(options: EventStoreOptions) {
     this.#bufferSize = options.bufferSize ?? DEFAULT_BUFFER_SIZE;
+    this.#largeLineChars = options.largeLineChars ?? DEFAULT_LARGE_LINE_CHARS;
     this.#storage = options.storage;
     this.#waiters = new EventWaiters(options.clock);
     this.#log =
@@ -98,7 +117,7 @@ export class EventStore {
    */
   static async open(options: EventStoreOptions): Promise<EventStore> {
     const store = new EventStore(options);
-    for (const log of await store.#log.load(store.#bufferSize)) {
+    for (const log of await store.#log.load(store.#bufferSize, store.#largeLineChars)) {
       const ring = store.#ringOf(log.agent);
       for (const event of log.events) ring.push(event.id, event.sequence, event.time, event.line);
       store.#lastSequence += log.events.length;
@@ -155,27 +174,68 @@ export class EventStore {
     return this.#changedAt.get(agent) ?? 0;
   }
 
-  /** SPEC 6 poll: the agent's events with id > after, from memory, oldest first. */
+  /**
+   * SPEC 6 poll: the agent's events with id > after, from memory, oldest first. Throws for a page
+   * holding a line kept on disk only (longer than `largeLineChars`): `readPoll` reads those.
+   */
   poll(agent: string, request: PollRequest = {}): PollPage {
-    const { lines, ids: _ids, ...page } = this.pollLines(agent, request);
-    return { events: lines.map(parseLine), ...page };
+    const page = this.pollLines(agent, request);
+    if (!page.whole) throw keptOnDisk(agent);
+    return toPollPage(page);
   }
 
-  /** `poll`, with the events as the JSON lines they are stored as (what the HTTP API sends). */
-  pollLines(agent: string, request: PollRequest = {}): PollLinesPage {
+  /** `poll`, reading from the log the long lines the ring keeps as stand-ins. */
+  async readPoll(agent: string, request: PollRequest = {}): Promise<PollPage> {
+    return toPollPage(await this.readPollLines(agent, request));
+  }
+
+  /**
+   * `poll`, with the events as the JSON lines they are stored as (what the HTTP API sends). A page
+   * holding a long line kept on disk only comes back not `whole`: `readWholePage` completes it.
+   */
+  pollLines(agent: string, request: PollRequest = {}): PollLinesPage | PollRingPage {
     const after = request.after ?? 0;
     const limit = request.limit ?? DEFAULT_LIMIT;
     const ring = this.#rings.get(agent);
     const slice = ring?.afterId(after, limit);
     const oldest = ring?.oldestId ?? null;
     const firstInMemory = oldest ?? this.lastId(agent) + 1;
-    return {
-      lines: slice?.lines ?? [],
-      ids: slice?.ids ?? [],
-      next: slice?.ids.at(-1) ?? after,
-      oldest,
-      missed: Math.max(0, firstInMemory - 1 - after),
-    };
+    const ids = slice?.ids ?? [];
+    const next = ids.at(-1) ?? after;
+    const missed = Math.max(0, firstInMemory - 1 - after);
+    if (slice !== undefined && slice.onDisk > 0) {
+      return { whole: false, lines: slice.lines, ids, next, oldest, missed };
+    }
+    // No stand-in among them: every line is a string.
+    return { whole: true, lines: (slice?.lines ?? []) as string[], ids, next, oldest, missed };
+  }
+
+  /** `pollLines`, whole: the long lines kept on disk only read from the log. */
+  readPollLines(agent: string, request: PollRequest = {}): Promise<PollLinesPage> {
+    const page = this.pollLines(agent, request);
+    return page.whole ? Promise.resolve(page) : this.readWholePage(agent, page);
+  }
+
+  /**
+   * The page with its stand-ins replaced by their lines, read from the agent's log. A line gone
+   * from there (its segment deleted past retention) is left out and counted in `missed`.
+   */
+  async readWholePage(agent: string, page: PollRingPage): Promise<PollLinesPage> {
+    const found = await readLinesOnDisk(this.#log, agent, idsOnDisk(page.ids, page.lines));
+    const lines: string[] = [];
+    const ids: number[] = [];
+    let gone = 0;
+    page.lines.forEach((line, index) => {
+      const id = page.ids[index] ?? 0;
+      const whole = typeof line === "string" ? line : found.get(id);
+      if (whole === undefined) {
+        gone++;
+        return;
+      }
+      lines.push(whole);
+      ids.push(id);
+    });
+    return { ...page, whole: true, lines, ids, missed: page.missed + gone };
   }
 
   /**
@@ -188,14 +248,42 @@ export class EventStore {
     return this.#waiters.wait(agent, after, milliseconds, signal);
   }
 
-  /** The merged feed of every agent (GET /events), with an opaque cursor. */
+  /**
+   * The merged feed of every agent (GET /events), with an opaque cursor. Throws for a page holding
+   * a line kept on disk only: `mergedLines` reads those.
+   */
   merged(cursor: string | undefined, limit = DEFAULT_LIMIT): MergedPage {
-    const { lines, ...page } = this.mergedLines(cursor, limit);
-    return { events: lines.map(parseLine), ...page };
+    const { lines, agents, ids: _ids, onDisk, ...page } = this.#mergedRing(cursor, limit);
+    if (onDisk > 0) throw keptOnDisk(agents.find((_agent, index) => typeof lines[index] !== "string") ?? "");
+    return { events: (lines as string[]).map(parseLine), ...page };
   }
 
-  /** `merged`, with the events as their stored JSON lines. Throws BAD_REQUEST for a bad cursor. */
-  mergedLines(cursor: string | undefined, limit = DEFAULT_LIMIT): MergedLinesPage {
+  /**
+   * `merged`, with the events as their stored JSON lines, the long ones read from the log (one
+   * gone from there is left out and counted in `missed`). Throws BAD_REQUEST for a bad cursor.
+   */
+  async mergedLines(cursor: string | undefined, limit = DEFAULT_LIMIT): Promise<MergedLinesPage> {
+    const { lines, agents, ids, onDisk, ...page } = this.#mergedRing(cursor, limit);
+    if (onDisk === 0) return { lines: lines as string[], ...page };
+    const byAgent = new Map<string, number[]>();
+    lines.forEach((line, index) => {
+      if (typeof line === "string") return;
+      const agent = agents[index] ?? "";
+      byAgent.set(agent, [...(byAgent.get(agent) ?? []), ids[index] ?? 0]);
+    });
+    const found = new Map<string, Map<number, string>>();
+    for (const [agent, onDiskIds] of byAgent) {
+      found.set(agent, await readLinesOnDisk(this.#log, agent, onDiskIds));
+    }
+    const whole: string[] = [];
+    lines.forEach((line, index) => {
+      const text = typeof line === "string" ? line : found.get(agents[index] ?? "")?.get(ids[index] ?? 0);
+      if (text !== undefined) whole.push(text);
+    });
+    return { ...page, lines: whole, missed: page.missed + lines.length - whole.length };
+  }
+
+  #mergedRing(cursor: string | undefined, limit: number): MergedRingPage {
     return readMergedFeed(
       { rings: this.#rings, epoch: this.#epoch, lastSequence: this.#lastSequence },
       cursor,
@@ -206,6 +294,13 @@ export class EventStore {
   /** Resolves on the next event of any agent, after `milliseconds`, or when `signal` aborts. */
   waitForAny(milliseconds: number, signal?: AbortSignal): Promise<void> {
     return this.#waiters.wait(ANY_AGENT, 0, milliseconds, signal);
+  }
+
+  /** Characters of event text the rings hold (long lines kept on disk count nothing). */
+  retainedChars(): number {
+    let chars = 0;
+    for (const ring of this.#rings.values()) chars += ring.retainedChars();
+    return chars;
   }
 
   /** A run's whole persisted log (events with id > after), `agent` its agent. Empty when there is none. */
@@ -283,11 +378,23 @@ export class EventStore {
   #ringOf(agent: string): EventRing {
     let ring = this.#rings.get(agent);
     if (!ring) {
-      ring = new EventRing(this.#bufferSize);
+      ring = new EventRing(this.#bufferSize, this.#largeLineChars);
       this.#rings.set(agent, ring);
     }
     return ring;
   }
+}
+
+function toPollPage(page: PollLinesPage): PollPage {
+  const { lines, ids: _ids, whole: _whole, ...rest } = page;
+  return { events: lines.map(parseLine), ...rest };
+}
+
+function keptOnDisk(agent: string): AgentdError {
+  return new AgentdError(
+    "INTERNAL",
+    `a page of ${agent}'s events holds a line kept on disk only: read it with readPoll or mergedLines`,
+  );
 }
 
 /** Lines come from JSON.stringify of bus events (or their copy on disk): no schema needed again. */

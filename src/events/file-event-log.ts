@@ -7,6 +7,7 @@ import { spaceFailureOf } from "../util/storage-gate.js";
 import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
 import type { EventLog, PersistedLine } from "./event-log.js";
+import { DEFAULT_LARGE_LINE_CHARS } from "./event-ring.js";
 import { agentEventsDirectory, agentEventsFile, runEventsFile, runsDirectory } from "./event-paths.js";
 import { errorReason, inspectLogFile, LOG_APPEND_FLAGS, moveAsideDamaged } from "./damaged-log-file.js";
 import {
@@ -87,7 +88,7 @@ export class FileEventLog implements EventLog {
     this.#segmentBytes = options.segmentBytes ?? DEFAULT_AGENT_SEGMENT_BYTES;
   }
 
-  load(count: number): Promise<LoadedAgentLog[]> {
+  load(count: number, largeLineChars = DEFAULT_LARGE_LINE_CHARS): Promise<LoadedAgentLog[]> {
     for (const folder of [agentEventsDirectory(this.#dataDirectory), runsDirectory(this.#dataDirectory)]) {
       // A file where the folder should be: moved aside like a damaged log (mkdir would throw EEXIST).
       const found = statSync(folder, { throwIfNoEntry: false });
@@ -108,6 +109,7 @@ export class FileEventLog implements EventLog {
     const logs = loadAgentLogs({
       dataDirectory: this.#dataDirectory,
       count,
+      largeLineChars,
       logger: this.#logger,
       runsToCheck: this.#runsToCheck(),
       append: (file, text) => this.#files.append(file, text),
@@ -116,7 +118,8 @@ export class FileEventLog implements EventLog {
     // Logs repaired at the start are not kept open: each opens again at its next line.
     this.#files.closeAll();
     // A current segment just closed holds few events: the closed one has the rest of the tail.
-    if (addSegmentTails(this.#dataDirectory, logs, count, this.#logger)) assignSequences(logs);
+    if (addSegmentTails(this.#dataDirectory, logs, count, this.#logger, largeLineChars))
+      assignSequences(logs);
     return Promise.resolve(logs);
   }
 

@@ -4,12 +4,14 @@ import { inspectLogFile, errorReason, moveAsideDamaged } from "./damaged-log-fil
 import { agentEventsDirectory, agentEventsFile, agentOfEventsFile, runEventsFile } from "./event-paths.js";
 import { type LogTail, readLogTail } from "./log-tail.js";
 import { type LoggedEvent, salvageLine } from "./salvage-line.js";
+import { DEFAULT_LARGE_LINE_CHARS, type RingLine, ringLine } from "./event-ring.js";
 
 /** One event of a log's tail, ready for a ring buffer. */
 export interface LoadedEvent {
   id: number;
   time: number;
-  line: string;
+  /** The line, or its stand-in when longer than the ring keeps (see LineOnDisk). */
+  line: RingLine;
   /** Store-wide order, assigned by `assignSequences`. */
   sequence: number;
 }
@@ -31,6 +33,11 @@ export interface LoadAgentLogsOptions {
   dataDirectory: string;
   /** Events kept per agent (the ring buffer's size). */
   count: number;
+  /**
+   * Lines longer than this come as stand-ins (see LineOnDisk), so that one agent's whole tail is
+   * held at a time only (default DEFAULT_LARGE_LINE_CHARS).
+   */
+  largeLineChars?: number;
   logger: Logger;
   /** The unfinished runs and each agent's newest: their logs' ends are read too. */
   runsToCheck?: RunToCheck[];
@@ -150,7 +157,7 @@ function loadAgentLog(options: LoadAgentLogsOptions, agent: string, runs: string
   const events = all.slice(-count).map(({ event, line }) => ({
     id: event.id,
     time: Date.parse(event.time) || 0,
-    line,
+    line: ringLine(line, options.largeLineChars ?? DEFAULT_LARGE_LINE_CHARS),
     sequence: 0,
   }));
   return { agent, events, lastId: highestId };

@@ -1,4 +1,4 @@
-import type { EventRing } from "./event-ring.js";
+import type { EventRing, RingLine } from "./event-ring.js";
 import { decodeMergedCursor, encodeMergedCursor, type MergedCursor } from "./merged-cursor.js";
 
 /** One page of the merged feed (`GET /events`), events as their stored JSON lines. */
@@ -6,8 +6,21 @@ export interface MergedLinesPage {
   lines: string[];
   /** Opaque cursor to pass as `after` next time. */
   next: string;
-  /** Events after the cursor no longer in memory (0 normally; unknown, so 0, across a restart). */
+  /**
+   * Events after the cursor no longer in memory (0 normally; unknown, so 0, across a restart), and
+   * those kept on disk only that were gone from there too (past retention).
+   */
   missed: number;
+}
+
+/** A merged page as the rings hold it: long lines still stand-ins (see LineOnDisk). */
+export interface MergedRingPage extends Omit<MergedLinesPage, "lines"> {
+  lines: RingLine[];
+  /** The agent and the id of each line. */
+  agents: string[];
+  ids: number[];
+  /** How many of `lines` are stand-ins. */
+  onDisk: number;
 }
 
 interface Candidate {
@@ -15,7 +28,7 @@ interface Candidate {
   id: number;
   sequence: number;
   time: number;
-  line: string;
+  line: RingLine;
 }
 
 /** The store's state the merged feed reads. */
@@ -34,7 +47,7 @@ export function readMergedFeed(
   source: MergedFeedSource,
   cursorText: string | undefined,
   limit: number,
-): MergedLinesPage {
+): MergedRingPage {
   const cursor = decodeMergedCursor(cursorText);
   const sameProcess = cursor === undefined || cursor.epoch === source.epoch;
   const after = sameProcess ? (cursor?.sequence ?? 0) : 0;
@@ -66,7 +79,16 @@ export function readMergedFeed(
         id: cursor?.id ?? 0,
       };
   const missed = sameProcess ? Math.max(0, source.lastSequence - after - inMemoryAfter) : 0;
-  return { lines: page.map((candidate) => candidate.line), next: encodeMergedCursor(next), missed };
+  let onDisk = 0;
+  for (const candidate of page) if (typeof candidate.line !== "string") onDisk++;
+  return {
+    lines: page.map((candidate) => candidate.line),
+    agents: page.map((candidate) => candidate.agent),
+    ids: page.map((candidate) => candidate.id),
+    onDisk,
+    next: encodeMergedCursor(next),
+    missed,
+  };
 }
 
 function collect(

@@ -60,3 +60,35 @@ describe("server settings that would open the API to any web page", () => {
     expect(config.server.allowed_origins).toEqual(["https://tools.example.com", "http://127.0.0.1:5173/"]);
   });
 });
+
+describe("server.trust_proxy and server.secure_cookies", () => {
+  it("trusts no proxy and marks cookies Secure over https by default", () => {
+    const { config } = load(["port: 7070"]);
+    expect(config.server.trust_proxy).toBe(false);
+    expect(config.server.secure_cookies).toBe("auto");
+  });
+
+  it.each([
+    [
+      '["127.0.0.1", "10.0.0.0/8", "fd00::/8", "loopback"]',
+      ["127.0.0.1", "10.0.0.0/8", "fd00::/8", "loopback"],
+    ],
+    ["2", 2],
+    ["true", true],
+  ])("keeps trust_proxy: %s", (value, expected) => {
+    expect(load([`trust_proxy: ${value}`]).config.server.trust_proxy).toEqual(expected);
+  });
+
+  it.each(['["proxy.example.com"]', '["10.0.0.0/33"]', '["10.0.0.1/8/2"]', "[]", "0"])(
+    "refuses trust_proxy: %s",
+    (value) => {
+      const error = errorOf([`trust_proxy: ${value}`]);
+      expect(error.code).toBe("CONFIG_INVALID");
+      expect(error.field).toMatch(/^server\.trust_proxy/);
+    },
+  );
+
+  it("refuses a secure_cookies value it does not know", () => {
+    expect(errorOf(["secure_cookies: sometimes"]).field).toBe("server.secure_cookies");
+  });
+});

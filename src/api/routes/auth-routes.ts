@@ -2,6 +2,7 @@ import { serialize } from "cookie";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { z } from "zod";
 import { AgentdError } from "../../errors/agentd-error.js";
+import type { SecureCookies } from "../../config/proxy-settings.js";
 import { SESSION_COOKIE, sessionOf } from "../api-auth.js";
 import type { RouteContext } from "../route-context.js";
 import { errorResponses } from "../route-responses.js";
@@ -15,7 +16,7 @@ const LoginQuerySchema = z.object({ token: z.string().optional() });
  * https; a wrong or missing token is a 401. `POST /auth/logout` ends the session. Both pass without
  * authentication; the Host, Origin and content-type checks still apply.
  */
-export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContext): void {
+export function registerAuthRoutes(app: FastifyInstance, { access, secureCookies }: RouteContext): void {
   app.get<{ Querystring: z.output<typeof LoginQuerySchema> }>(
     "/auth/login",
     {
@@ -43,7 +44,7 @@ export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContex
           });
         }
         // The session keeps the token's name and role, never the token.
-        reply.header("set-cookie", sessionCookie(request, access.sessions.create(identity)));
+        reply.header("set-cookie", sessionCookie(request, secureCookies, access.sessions.create(identity)));
       }
       return reply.redirect("/", 303);
     },
@@ -67,19 +68,24 @@ export function registerAuthRoutes(app: FastifyInstance, { access }: RouteContex
       const session = sessionOf(request.headers.cookie);
       if (session !== undefined) access.sessions.end(session);
       return reply
-        .header("set-cookie", sessionCookie(request, "", 0))
+        .header("set-cookie", sessionCookie(request, secureCookies, "", 0))
         .status(204)
         .send();
     },
   );
 }
 
-function sessionCookie(request: FastifyRequest, value: string, maxAge?: number): string {
+/**
+ * The session cookie. Secure per `server.secure_cookies`: `auto` marks it so when the request came
+ * over https, which behind a TLS proxy is what the proxy's X-Forwarded-Proto says once the proxy is
+ * trusted (`server.trust_proxy`); a client's own X-Forwarded-Proto counts for nothing.
+ */
+function sessionCookie(request: FastifyRequest, mode: SecureCookies, value: string, maxAge?: number): string {
   return serialize(SESSION_COOKIE, value, {
     httpOnly: true,
     sameSite: "strict",
     path: "/",
-    secure: request.protocol === "https",
+    secure: mode === "always" || (mode === "auto" && request.protocol === "https"),
     ...(maxAge === undefined ? {} : { maxAge }),
   });
 }

@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { z } from "zod";
 import type { MergedLinesPage } from "../../events/merged-feed.js";
-import type { EventStore, PollLinesPage } from "../../events/event-store.js";
+import type { EventStore, PollLinesPage, PollRingPage } from "../../events/event-store.js";
 import { AgentEventsQuerySchema, AgentParamsSchema, MergedEventsQuerySchema } from "../request-schemas.js";
 import { requireStillAuthenticated } from "../api-auth.js";
 import { clientGoneSignal, requireAgent, type RouteContext } from "../route-context.js";
 import { routeSchema } from "../zod-route-schema.js";
 import { documented } from "../route-responses.js";
 import { EventPageSchema, MergedEventPageSchema } from "../response-schemas.js";
-import { PollPageCache } from "../poll-page-cache.js";
+import { type PollPageBody, PollPageCache } from "../poll-page-cache.js";
 import { CredentialLapses } from "../credential-lapses.js";
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -36,6 +36,14 @@ async function whileFollowing(
 // Events are kept as their JSON text: the body is assembled around it, never serialized again.
 function pollBody(page: PollLinesPage): string {
   return `{"events":[${page.lines.join(",")}],"next":${page.next},"oldest":${page.oldest},"missed":${page.missed}}`;
+}
+
+/** Never sent: `PollPageCache.body` gives undefined only for a page with a line on disk. */
+function emptyBody(): PollPageBody {
+  return {
+    bytes: Buffer.from(pollBody({ whole: true, lines: [], ids: [], next: 0, oldest: null, missed: 0 })),
+    empty: true,
+  };
 }
 
 function mergedBody(page: MergedLinesPage): string {
@@ -69,12 +77,25 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     requireStillAuthenticated(request.principal, access);
   }
 
-  /** The poll's body: the one last sent for the same page while the agent's events stay the same. */
-  function pollPage(agent: string, after: number, limit: number) {
-    return pages.body(agent, store.pageVersion(agent), after, limit, () => {
+  /**
+   * The poll's body: the one last sent for the same page while the agent's events stay the same;
+   * a promise when the page holds a long line the ring keeps on disk only (read from the log).
+   */
+  function pollPage(agent: string, after: number, limit: number): PollPageBody | Promise<PollPageBody> {
+    const read: { onDisk?: PollRingPage } = {};
+    const body = pages.body(agent, store.pageVersion(agent), after, limit, () => {
       const page = store.pollLines(agent, { after, limit });
+      if (!page.whole) {
+        read.onDisk = page;
+        return undefined;
+      }
       return { text: pollBody(page), empty: page.lines.length === 0 };
     });
+    if (body !== undefined || read.onDisk === undefined) return body ?? emptyBody();
+    return store.readWholePage(agent, read.onDisk).then((page) => ({
+      bytes: Buffer.from(pollBody(page), "utf8"),
+      empty: page.lines.length === 0,
+    }));
   }
 
   app.get<{
@@ -109,10 +130,19 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
   /** Answers a poll: at once, or (a long poll with nothing yet) once an event came or `wait` ran out. */
   function answerPoll(request: PollRequest, reply: FastifyReply): Promise<void> | undefined {
     const { id } = request.params;
-    const { after, limit, wait } = request.query;
+    const { after, limit } = request.query;
     requireAgent(services, id);
     const page = pollPage(id, after, limit);
-    if (page.empty && wait > 0 && !shutdownSignal.aborted) {
+    if (page instanceof Promise) return page.then((read) => answerWith(request, reply, read));
+    return answerWith(request, reply, page);
+  }
+
+  function answerWith(
+    request: PollRequest,
+    reply: FastifyReply,
+    page: PollPageBody,
+  ): Promise<void> | undefined {
+    if (page.empty && request.query.wait > 0 && !shutdownSignal.aborted) {
       return waitThenAnswer(request, reply);
     }
     reply.type(JSON_TYPE).send(page.bytes);
@@ -123,7 +153,7 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
     const { id } = request.params;
     const { after, limit, wait } = request.query;
     await waitWatched(request, reply, (signal) => store.wait(id, after, wait * 1_000, signal));
-    reply.type(JSON_TYPE).send(pollPage(id, after, limit).bytes);
+    reply.type(JSON_TYPE).send((await pollPage(id, after, limit)).bytes);
   }
 
   app.get<{ Querystring: z.output<typeof MergedEventsQuerySchema> }>(
@@ -147,10 +177,10 @@ export function registerEventRoutes(app: FastifyInstance, context: RouteContext)
       const { after, limit, wait } = request.query;
       const unfollow = await store.follow(undefined);
       try {
-        let page = store.mergedLines(after, limit);
+        let page = await store.mergedLines(after, limit);
         if (page.lines.length === 0 && wait > 0 && !shutdownSignal.aborted) {
           await waitWatched(request, reply, (signal) => store.waitForAny(wait * 1_000, signal));
-          page = store.mergedLines(after, limit);
+          page = await store.mergedLines(after, limit);
         }
         return reply.type("application/json; charset=utf-8").send(mergedBody(page));
       } finally {

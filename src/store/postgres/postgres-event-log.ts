@@ -1,6 +1,7 @@
 import type pg from "pg";
 import type { EventLog, PersistedLine } from "../../events/event-log.js";
 import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
+import { DEFAULT_LARGE_LINE_CHARS, ringLine } from "../../events/event-ring.js";
 
 /**
  * Events in PostgreSQL: written by the writer with their ids before anyone sees them (so `append`
@@ -8,7 +9,8 @@ import type { LoadedAgentLog } from "../../events/load-agent-logs.js";
  */
 export class PostgresEventLog implements EventLog {
   readonly #pool: pg.Pool;
-  readonly #loaded: LoadedAgentLog[];
+  /** The tails read at start, until `load` hands them over (not held after). */
+  #loaded: LoadedAgentLog[];
   readonly #following: Pick<EventLog, "follow" | "eventsRead">;
 
   /** `following`: which agents this node reads in full (see EventInterest), and what it read. */
@@ -34,9 +36,17 @@ export class PostgresEventLog implements EventLog {
    * The tails read at start, in the same snapshot as the runs and the feed's starting point (up to
    * `events.buffer_size` per agent), each cut to its last `count` events like the files' tails.
    */
-  load(count: number): Promise<LoadedAgentLog[]> {
+  load(count: number, largeLineChars = DEFAULT_LARGE_LINE_CHARS): Promise<LoadedAgentLog[]> {
+    const loaded = this.#loaded;
+    this.#loaded = [];
     return Promise.resolve(
-      this.#loaded.map((log) => ({ ...log, events: count > 0 ? log.events.slice(-count) : [] })),
+      loaded.map((log) => ({
+        ...log,
+        events: (count > 0 ? log.events.slice(-count) : []).map((event) => ({
+          ...event,
+          line: ringLine(event.line, largeLineChars),
+        })),
+      })),
     );
   }
 
