@@ -5,8 +5,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/events/agent-event.js";
 import { type ApiFixture, startApiFixture } from "./api-fixture.js";
 
-/** 1 MiB of text per event: 200 of them would hold 200 MiB in one agent's ring. */
-const TEXT_CHARS = 1024 * 1024;
+/** 80 Ki characters per event, past the 64 Ki the ring keeps: 200 fill two 8 MB segments. */
+const TEXT_CHARS = 80 * 1024;
 const EVENTS = 200;
 
 function hugeThought(index: number): EventDraft {
@@ -53,10 +53,10 @@ describe("events longer than the ring keeps in memory", () => {
   let fixture: ApiFixture;
   afterEach(() => fixture.close());
 
-  it("serves 200 events of 1 MiB whole from polls, the merged feed and streams", async () => {
+  it("serves 200 events of 80 Ki characters whole from polls, the merged feed and streams", async () => {
     fixture = await startApiFixture();
     for (let index = 1; index <= EVENTS; index++) fixture.bus.publish(hugeThought(index));
-    // 200 × 1 MiB written; the ring holds none of their text (bound: 200 × 64 Ki characters).
+    // 200 × 80 Ki written; the ring holds none of their text (bound: 200 × 64 Ki characters).
     expect(fixture.store.retainedChars()).toBe(0);
     const onDisk = linesOnDisk(fixture.dataDirectory, "writer");
     expect(onDisk.size).toBe(EVENTS);
