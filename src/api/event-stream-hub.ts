@@ -16,8 +16,25 @@ export interface HubStream {
   end(): void;
 }
 
+/** A stream's place in the hub: what `add` answers, and what `remove` takes to take it out. */
+export interface HubMembership {
+  readonly stream: HubStream;
+}
+
+/** One agent's open streams, as a list linked through their memberships. */
+interface AgentStreams {
+  first: Member | undefined;
+}
+
+/** A membership: a link of its agent's list (`list` undefined once removed). */
+interface Member extends HubMembership {
+  list: AgentStreams | undefined;
+  previous: Member | undefined;
+  next: Member | undefined;
+}
+
 /**
- * What the open event streams share, so that opening one costs a set insertion: one subscription
+ * What the open event streams share, so that opening one costs a link in a list: one subscription
  * to the bus that hands each event to the streams of its agent only, and one timer that writes
  * every stream's heartbeat. Both start with the first stream and stay while streams come and go:
  * they stop at the first heartbeat that finds no stream open (or when all are ended), not as the
@@ -25,11 +42,15 @@ export interface HubStream {
  * set a timer each. The timer never keeps the process alive on its own. Streams are objects with
  * methods, so that opening one makes no closure. A stream's first heartbeat comes within one
  * interval of its opening, each next one an interval later.
+ *
+ * Each agent's streams are a linked list, not a Set: a replay that opens and closes adds and
+ * removes the only member of its agent's set, and a Set that empties shrinks its table (a call
+ * into the engine and a new table), to grow it again for the next replay.
  */
 export class EventStreamHub {
   readonly #bus: EventFeed;
   readonly #heartbeatMilliseconds: number;
-  readonly #byAgent = new Map<string, Set<HubStream>>();
+  readonly #byAgent = new Map<string, AgentStreams>();
   #open = 0;
   #unsubscribe: (() => void) | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
@@ -46,26 +67,33 @@ export class EventStreamHub {
     this.#lapsed = lapsed;
   }
 
-  /** Adds an open stream: it takes its agent's events from now on. */
-  add(stream: HubStream): void {
-    let streams = this.#byAgent.get(stream.agent);
-    if (streams === undefined) {
-      streams = new Set();
-      this.#byAgent.set(stream.agent, streams);
+  /** Adds an open stream: it takes its agent's events from now on, until `remove` of the answer. */
+  add(stream: HubStream): HubMembership {
+    let list = this.#byAgent.get(stream.agent);
+    if (list === undefined) {
+      list = { first: undefined };
+      this.#byAgent.set(stream.agent, list);
     }
-    const size = streams.size;
-    streams.add(stream);
-    if (streams.size === size) return;
+    const member: Member = { stream, list, previous: undefined, next: list.first };
+    if (list.first !== undefined) list.first.previous = member;
+    list.first = member;
     this.#open++;
     if (this.#heartbeat === undefined) this.#start();
+    return member;
   }
 
-  /** Removes a stream `add` added (again, or one never added: nothing). */
-  remove(stream: HubStream): void {
-    const streams = this.#byAgent.get(stream.agent);
-    if (streams === undefined || !streams.delete(stream)) return;
-    // An agent's set stays, empty, for its next stream (replays of one agent come one after
-    // another); the sets go when the hub stops.
+  /** Takes out the stream of a membership `add` answered (again: nothing). */
+  remove(membership: HubMembership): void {
+    const member = membership as Member;
+    const list = member.list;
+    if (list === undefined) return;
+    // An agent's list stays, empty, for its next stream (replays of one agent come one after
+    // another); the lists go when the hub stops. `next` stays: a walk of the list that stands on
+    // this member goes on from it.
+    if (member.previous === undefined) list.first = member.next;
+    else member.previous.next = member.next;
+    if (member.next !== undefined) member.next.previous = member.previous;
+    member.list = undefined;
     this.#open--;
   }
 
@@ -76,16 +104,16 @@ export class EventStreamHub {
 
   /** Ends every open stream, and stops the subscription and the timer. */
   endAll(): void {
-    for (const streams of [...this.#byAgent.values()]) {
-      for (const stream of [...streams]) stream.end();
-    }
+    for (const list of [...this.#byAgent.values()]) each(list, (stream) => stream.end());
     if (this.#open === 0) this.#stop();
   }
 
   /** Ends every open stream `ended` picks (one whose token was revoked, whose session ended). */
   endWhere(ended: (stream: HubStream) => boolean): void {
-    for (const streams of this.#byAgent.values()) {
-      for (const stream of [...streams]) if (ended(stream)) stream.end();
+    for (const list of this.#byAgent.values()) {
+      each(list, (stream) => {
+        if (ended(stream)) stream.end();
+      });
     }
   }
 
@@ -110,9 +138,11 @@ export class EventStreamHub {
   }
 
   #deliver(event: AgentEvent): void {
-    const streams = this.#byAgent.get(event.agent);
-    if (streams === undefined) return;
-    for (const stream of streams) stream.offer(event);
+    const list = this.#byAgent.get(event.agent);
+    if (list === undefined) return;
+    for (let member = list.first; member !== undefined; member = member.next) {
+      if (member.list !== undefined) member.stream.offer(event);
+    }
   }
 
   #beat(): void {
@@ -121,12 +151,22 @@ export class EventStreamHub {
       return;
     }
     const lapsed = this.#lapsed;
-    for (const streams of this.#byAgent.values()) {
-      // Copied: a lapsed stream's end removes it from its set.
-      for (const stream of lapsed === undefined ? streams : [...streams]) {
+    for (const list of this.#byAgent.values()) {
+      each(list, (stream) => {
         if (lapsed?.(stream) === true) stream.end();
         else stream.heartbeat();
-      }
+      });
     }
+  }
+}
+
+/**
+ * Calls `visit` with each stream of the list, the streams `visit` removes (its own, by ending it)
+ * included: a removed member keeps its `next`. Streams added meanwhile come first, and are not
+ * visited.
+ */
+function each(list: AgentStreams, visit: (stream: HubStream) => void): void {
+  for (let member = list.first; member !== undefined; member = member.next) {
+    if (member.list !== undefined) visit(member.stream);
   }
 }

@@ -2,7 +2,7 @@ import type { ServerResponse } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import type { AgentEvent } from "../events/agent-event.js";
 import type { Principal } from "./api-auth.js";
-import type { EventStreamHub, HubStream } from "./event-stream-hub.js";
+import type { EventStreamHub, HubMembership, HubStream } from "./event-stream-hub.js";
 import { EventStreamWriter, type StreamEventSource } from "./event-stream-writer.js";
 import type { ReplayPageCache } from "./replay-page-cache.js";
 
@@ -54,6 +54,8 @@ export class OpenEventStream implements HubStream {
   readonly #shutdownSignal: AbortSignal;
   readonly #unfollow: () => void;
   readonly #logger: FastifyBaseLogger;
+  /** Its place in the hub, from `start` on. */
+  #membership: HubMembership | undefined;
   #ended = false;
 
   constructor(options: OpenEventStreamOptions) {
@@ -77,7 +79,7 @@ export class OpenEventStream implements HubStream {
     const response = this.#response;
     // Joined before the replay: the writer takes bus events only once it is live, and reads the
     // ones published meanwhile from the store.
-    this.#hub.add(this);
+    this.#membership = this.#hub.add(this);
     response[OPEN_STREAM] = this;
     response.on("close", endOnClose);
     let replay: Promise<void> | undefined;
@@ -113,7 +115,7 @@ export class OpenEventStream implements HubStream {
     // The `close` listener stays (the response is this stream's alone, and closes once): it finds
     // no stream any more. Removing it would cost a listener search on every stream's end.
     response[OPEN_STREAM] = undefined;
-    this.#hub.remove(this);
+    if (this.#membership !== undefined) this.#hub.remove(this.#membership);
     this.#unfollow();
     // A connection the client closed takes no end (it would only fail on the closed socket).
     if (!response.writableEnded && !response.destroyed) response.end();

@@ -49,8 +49,7 @@ describe("EventStreamHub", () => {
     const hub = new EventStreamHub(bus, INTERVAL);
     for (let index = 0; index < 5; index++) {
       const replay = stream(`agent-${index}`);
-      hub.add(replay);
-      hub.remove(replay);
+      hub.remove(hub.add(replay));
     }
     expect(bus.subscribed).toBe(1);
     expect(hub.size).toBe(0);
@@ -61,8 +60,7 @@ describe("EventStreamHub", () => {
     const bus = countingBus();
     const hub = new EventStreamHub(bus, INTERVAL);
     const first = stream("writer");
-    hub.add(first);
-    hub.remove(first);
+    hub.remove(hub.add(first));
     vi.advanceTimersByTime(INTERVAL);
     expect(hub.running).toBe(false);
     expect(bus.listeners.size).toBe(0);
@@ -82,11 +80,33 @@ describe("EventStreamHub", () => {
     const bus = countingBus();
     const hub = new EventStreamHub(bus, INTERVAL);
     const open = stream("writer");
-    open.end = () => hub.remove(open);
-    hub.add(open);
+    const membership = hub.add(open);
+    open.end = () => hub.remove(membership);
     hub.endAll();
     expect(hub.size).toBe(0);
     expect(hub.running).toBe(false);
     expect(bus.listeners.size).toBe(0);
+  });
+
+  it("ends the streams picked among an agent's, and goes on delivering to the others", () => {
+    const bus = countingBus();
+    const hub = new EventStreamHub(bus, INTERVAL);
+    const first = stream("writer");
+    const second = stream("writer");
+    const third = stream("writer");
+    const fourth = stream("writer");
+    const streams = [first, second, third, fourth];
+    for (const open of streams) {
+      const membership = hub.add(open);
+      open.end = () => hub.remove(membership);
+    }
+    const picked = new Set<HubStream>([first, third, fourth]);
+    hub.endWhere((open) => picked.has(open));
+    expect(hub.size).toBe(1);
+    const event = { id: 1, agent: "writer" } as AgentEvent;
+    for (const listener of bus.listeners) listener(event);
+    expect(streams.map((open) => open.offered.length)).toEqual([0, 1, 0, 0]);
+    vi.advanceTimersByTime(INTERVAL);
+    expect(streams.map((open) => open.heartbeats)).toEqual([0, 1, 0, 0]);
   });
 });
