@@ -37,17 +37,20 @@ export class DeferredSpan {
   }
 
   /** The SDK span, started now (at the time this span began) if it was not yet. */
-  readonly started = (): Span => {
+  started(): Span {
     if (this.#span !== undefined) return this.#span;
     const span = this.#tracer.startSpan(
       this.#name,
-      { kind: this.#kind, startTime: this.#startTime, attributes: this.#attributes },
+      { kind: this.#kind, startTime: this.#startTime },
       this.#parent,
     );
+    // Set on the span, not handed to startSpan: the SDK copies and checks a start's attributes
+    // object twice before the span checks each one again (no sampler reads them).
+    span.setAttributes(this.#attributes);
     if (this.#status !== undefined) span.setStatus(this.#status);
     this.#span = span;
     return span;
-  };
+  }
 
   setAttribute(key: string, value: AttributeValue): void {
     if (this.#span === undefined) this.#attributes[key] = value;

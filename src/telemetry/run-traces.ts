@@ -154,7 +154,7 @@ export class RunTraces {
     runTrace?.toolSpans.set(call.callId, span);
     const callScope = openCallScope(
       runSignal,
-      new SpanScope({ tracer: this.tracer, parent, span: span.started, runId, content: this.#maskedContent }),
+      new SpanScope({ tracer: this.tracer, parent, span, runId, content: this.#maskedContent }),
     );
     try {
       const result = await work(callScope.signal);

@@ -13,14 +13,14 @@ export class SpanScope implements TraceScope {
   readonly runId: string;
   readonly content: MaskedContent | undefined;
   readonly #parent: Context;
-  readonly #span: () => Span;
+  readonly #span: { started(): Span };
   #context: Context | undefined;
 
   constructor(options: {
     tracer: Tracer;
     parent: Context;
     /** The span, started when it is first asked for. */
-    span: () => Span;
+    span: { started(): Span };
     runId: string;
     content: MaskedContent | undefined;
   }) {
@@ -32,6 +32,6 @@ export class SpanScope implements TraceScope {
   }
 
   get context(): Context {
-    return (this.#context ??= trace.setSpan(this.#parent, this.#span()));
+    return (this.#context ??= trace.setSpan(this.#parent, this.#span.started()));
   }
 }
