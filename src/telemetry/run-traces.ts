@@ -1,12 +1,9 @@
 import { randomBytes } from "node:crypto";
 import {
-  type AttributeValue,
-  type Attributes,
   type Context,
   ROOT_CONTEXT,
   type Span,
   SpanKind,
-  type SpanStatus,
   SpanStatusCode,
   TraceFlags,
   type Tracer,
@@ -17,7 +14,6 @@ import type { EventPublisher } from "../events/event-bus.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import * as names from "./genai-attributes.js";
-import { DeferredSpan } from "./deferred-span.js";
 import type { MaskedContent } from "./masked-content.js";
 import { type SpanTargets, addSpanEvent } from "./run-span-events.js";
 import { SpanNames } from "./span-names.js";
@@ -45,8 +41,7 @@ interface RunTrace {
   readonly span: Span;
   readonly context: Context;
   readonly traceId: string;
-  /** The executor's tool calls in flight (their spans deferred: started when first needed). */
-  readonly toolSpans: Map<string, DeferredSpan>;
+  readonly toolSpans: Map<string, Span>;
   /** Tool calls seen only as events (a CLI worker's): their spans end with the observation. */
   readonly eventToolSpans: Map<string, Span>;
   readonly approvalsRequested: Map<string, number>;
@@ -142,15 +137,8 @@ export class RunTraces {
     const runTrace = this.#runs.get(runId);
     const parent = runTrace?.context ?? scopeOfSignal(runSignal)?.context;
     if (parent === undefined) return work();
-    const attributes = toolSpanAttributes(call.tool, call.callId);
-    if (this.content) attributes[names.GEN_AI_TOOL_CALL_ARGUMENTS] = call.argumentsJson;
-    const span = new DeferredSpan(
-      this.tracer,
-      this.#toolSpanNames.of(call.tool),
-      SpanKind.INTERNAL,
-      parent,
-      attributes,
-    );
+    const span = this.#toolSpan(call.tool, call.callId, parent);
+    if (this.content) span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, call.argumentsJson);
     runTrace?.toolSpans.set(call.callId, span);
     const callScope = openCallScope(
       runSignal,
@@ -245,7 +233,7 @@ export class RunTraces {
       },
       parent,
     );
-    const toolSpans = new Map<string, DeferredSpan>();
+    const toolSpans = new Map<string, Span>();
     const eventToolSpans = new Map<string, Span>();
     const runTrace: RunTrace = {
       span,
@@ -257,7 +245,7 @@ export class RunTraces {
       targets: {
         runSpan: span,
         toolSpan: (callId) =>
-          callId === undefined ? undefined : (toolSpans.get(callId)?.started() ?? eventToolSpans.get(callId)),
+          callId === undefined ? undefined : (toolSpans.get(callId) ?? eventToolSpans.get(callId)),
       },
     };
     this.#runs.set(record.id, runTrace);
@@ -293,13 +281,15 @@ export class RunTraces {
       : { tracer: this.tracer, context, runId, content: this.#maskedContent };
   }
 
-  /** A tool call seen only as events (a CLI worker's): its span starts with its `action`. */
-  #eventToolSpan(tool: string, callId: string, parent: Context): Span {
-    return this.tracer.startSpan(
-      this.#toolSpanNames.of(tool),
-      { kind: SpanKind.INTERNAL, attributes: toolSpanAttributes(tool, callId) },
-      parent,
-    );
+  #toolSpan(tool: string, callId: string, parent: Context): Span {
+    const span = this.tracer.startSpan(this.#toolSpanNames.of(tool), { kind: SpanKind.INTERNAL }, parent);
+    // Set on the span, not handed to startSpan: the SDK copies and checks a start's attributes
+    // object twice before the span checks each one again (no sampler reads them).
+    span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_EXECUTE_TOOL);
+    span.setAttribute(names.GEN_AI_TOOL_NAME, tool);
+    span.setAttribute(names.GEN_AI_TOOL_CALL_ID, callId);
+    span.setAttribute(names.GEN_AI_TOOL_TYPE, tool.startsWith("mcp__") ? "extension" : "function");
+    return span;
   }
 
   /** One of the run's events, as it is published. */
@@ -310,7 +300,7 @@ export class RunTraces {
         if (runTrace.toolSpans.has(draft.data.call_id)) return;
         // While a CLI process runs, the run's signal finds its span (see traceStep).
         const parent = scopeOfSignal(signal)?.context ?? runTrace.context;
-        const span = this.#eventToolSpan(draft.data.tool, draft.data.call_id, parent);
+        const span = this.#toolSpan(draft.data.tool, draft.data.call_id, parent);
         if (this.content)
           span.setAttribute(names.GEN_AI_TOOL_CALL_ARGUMENTS, JSON.stringify(draft.data.arguments));
         runTrace.eventToolSpans.set(draft.data.call_id, span);
@@ -347,24 +337,8 @@ export class RunTraces {
   }
 }
 
-/** An `execute_tool` span's own attributes (GenAI conventions). */
-function toolSpanAttributes(tool: string, callId: string): Attributes {
-  return {
-    [names.GEN_AI_OPERATION_NAME]: names.OPERATION_EXECUTE_TOOL,
-    [names.GEN_AI_TOOL_NAME]: tool,
-    [names.GEN_AI_TOOL_CALL_ID]: callId,
-    [names.GEN_AI_TOOL_TYPE]: tool.startsWith("mcp__") ? "extension" : "function",
-  };
-}
-
 /** Marks a span failed with what was thrown. */
-export function failed(
-  span: {
-    setAttribute(key: string, value: AttributeValue): unknown;
-    setStatus(status: SpanStatus): unknown;
-  },
-  error: unknown,
-): void {
+export function failed(span: Span, error: unknown): void {
   const code = (error as { code?: unknown } | null)?.code;
   span.setAttribute(names.ERROR_TYPE, typeof code === "string" ? code : "Error");
   span.setStatus({
