@@ -69,7 +69,10 @@ export async function openCoreTraces(options: {
         { endpoint: destination.url, service: destination.serviceName, content: destination.content },
         "exporting traces",
       ),
-    flush: () => exported.flush(),
+    flush: () => {
+      runs.handOverEnded();
+      return exported.flush();
+    },
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();
       return exported.shutdown(boundMilliseconds);
