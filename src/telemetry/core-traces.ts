@@ -69,10 +69,7 @@ export async function openCoreTraces(options: {
         { endpoint: destination.url, service: destination.serviceName, content: destination.content },
         "exporting traces",
       ),
-    flush: () => {
-      runs.handOverEnded();
-      return exported.flush();
-    },
+    flush: () => exported.flush(),
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();
       return exported.shutdown(boundMilliseconds);

@@ -12,7 +12,6 @@ import {
 // The propagator's own module, not the package's index: that loads the whole of @opentelemetry/core
 // and the semantic conventions (tens of milliseconds at every start, traces on or off).
 import { W3CTraceContextPropagator } from "@opentelemetry/core/build/src/trace/W3CTraceContextPropagator.js";
-import type { EndedSpans } from "./ended-spans.js";
 import type { MaskedContent } from "./masked-content.js";
 
 /**
@@ -34,8 +33,6 @@ export interface TraceScope {
   readonly runId?: string;
   /** With content on: how its model calls' conversations are encoded and masked. */
   readonly content?: MaskedContent;
-  /** Where its deferred spans wait once ended, to be handed to the SDK together. */
-  readonly ended?: EndedSpans;
 }
 
 const propagator = new W3CTraceContextPropagator();

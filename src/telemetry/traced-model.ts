@@ -1,7 +1,6 @@
-import { type Attributes, type Span, SpanKind } from "@opentelemetry/api";
+import { type Span, SpanKind } from "@opentelemetry/api";
 import type { ChatMessage, ModelResponse } from "../llm/chat-message.js";
 import type { CompleteOptions, ModelProvider } from "../llm/model-client.js";
-import { DeferredSpan } from "./deferred-span.js";
 import * as names from "./genai-attributes.js";
 import { type MaskedContent, partsOf } from "./masked-content.js";
 import { failed } from "./run-traces.js";
@@ -26,54 +25,41 @@ export function tracedModel(model: ModelProvider, options: TracedModelOptions): 
     async complete(request, completeOptions) {
       const scope = scopeOfSignal(completeOptions.signal);
       if (scope === undefined) return model.complete(request, completeOptions);
-      const attributes: Attributes = {
-        [names.GEN_AI_OPERATION_NAME]: names.OPERATION_CHAT,
-        [names.GEN_AI_PROVIDER_NAME]: "openai",
-        [names.GEN_AI_REQUEST_MODEL]: request.model,
-      };
+      const span = scope.tracer.startSpan(
+        spanNames.of(request.model),
+        { kind: SpanKind.CLIENT },
+        scope.context,
+      );
+      // Set on the span one by one, not handed to startSpan: the SDK copies and checks a start's
+      // attributes object twice before the span checks each one again (no sampler reads them).
+      span.setAttribute(names.GEN_AI_OPERATION_NAME, names.OPERATION_CHAT);
+      span.setAttribute(names.GEN_AI_PROVIDER_NAME, "openai");
+      span.setAttribute(names.GEN_AI_REQUEST_MODEL, request.model);
       if (request.temperature !== undefined)
-        attributes[names.GEN_AI_REQUEST_TEMPERATURE] = request.temperature;
-      if (scope.runId !== undefined) attributes[names.GEN_AI_CONVERSATION_ID] = scope.runId;
+        span.setAttribute(names.GEN_AI_REQUEST_TEMPERATURE, request.temperature);
+      if (scope.runId !== undefined) span.setAttribute(names.GEN_AI_CONVERSATION_ID, scope.runId);
       if (server !== undefined) {
-        attributes[names.SERVER_ADDRESS] = server.address;
-        attributes[names.SERVER_PORT] = server.port;
+        span.setAttribute(names.SERVER_ADDRESS, server.address);
+        span.setAttribute(names.SERVER_PORT, server.port);
       }
-      // Deferred: handed to the SDK with others once it ended (or at a retry's event).
-      const span = new DeferredSpan({
-        tracer: scope.tracer,
-        name: spanNames.of(request.model),
-        kind: SpanKind.CLIENT,
-        parent: scope.context,
-        attributes,
-        ended: scope.ended,
-      });
-      // Content on: the conversation is masked where it is recorded, on the SDK's span itself.
-      if (options.content) recordInput(span.started(), request.messages, scope.content);
+      if (options.content) recordInput(span, request.messages, scope.content);
       const traced: CompleteOptions = {
         ...completeOptions,
         onRetry: (notice) => {
-          span.started().addEvent(
-            "agentd.retry",
-            {
-              [names.ERROR_TYPE]: notice.error.code,
-              "agentd.retry.attempt": notice.attempt,
-              "agentd.retry.delay_ms": Math.round(notice.delayMilliseconds),
-              [names.GEN_AI_REQUEST_MODEL]: notice.model,
-            },
-            performance.now(),
-          );
+          span.addEvent("agentd.retry", {
+            [names.ERROR_TYPE]: notice.error.code,
+            "agentd.retry.attempt": notice.attempt,
+            "agentd.retry.delay_ms": Math.round(notice.delayMilliseconds),
+            [names.GEN_AI_REQUEST_MODEL]: notice.model,
+          });
           completeOptions.onRetry?.(notice);
         },
         onFallback: (from, to, error) => {
-          span.started().addEvent(
-            "agentd.fallback",
-            {
-              "agentd.fallback.from": from,
-              "agentd.fallback.to": to,
-              [names.ERROR_TYPE]: error.code,
-            },
-            performance.now(),
-          );
+          span.addEvent("agentd.fallback", {
+            "agentd.fallback.from": from,
+            "agentd.fallback.to": to,
+            [names.ERROR_TYPE]: error.code,
+          });
           completeOptions.onFallback?.(from, to, error);
         },
       };
@@ -106,12 +92,14 @@ function recordInput(span: Span, messages: readonly ChatMessage[], content: Mask
   content.markMasked(span, names.GEN_AI_INPUT_MESSAGES, masked);
 }
 
-function describeResponse(span: DeferredSpan, response: ModelResponse, content: boolean): void {
-  span.setAttribute(names.GEN_AI_RESPONSE_MODEL, response.model);
-  span.setAttribute(names.GEN_AI_RESPONSE_FINISH_REASONS, [response.finishReason]);
-  span.setAttribute(names.GEN_AI_USAGE_INPUT_TOKENS, response.usage.prompt_tokens);
-  span.setAttribute(names.GEN_AI_USAGE_OUTPUT_TOKENS, response.usage.completion_tokens);
-  span.setAttribute(names.AGENTD_COST_USD, response.costUsd);
+function describeResponse(span: Span, response: ModelResponse, content: boolean): void {
+  span.setAttributes({
+    [names.GEN_AI_RESPONSE_MODEL]: response.model,
+    [names.GEN_AI_RESPONSE_FINISH_REASONS]: [response.finishReason],
+    [names.GEN_AI_USAGE_INPUT_TOKENS]: response.usage.prompt_tokens,
+    [names.GEN_AI_USAGE_OUTPUT_TOKENS]: response.usage.completion_tokens,
+    [names.AGENTD_COST_USD]: response.costUsd,
+  });
   if (content) {
     const message: ChatMessage = {
       role: "assistant",

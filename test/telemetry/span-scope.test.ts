@@ -9,13 +9,7 @@ describe("a span's scope", () => {
     const key = createContextKey("parent's entry");
     const parent = ROOT_CONTEXT.setValue(key, "kept");
     const span = tracer.startSpan("execute_tool noop", {}, parent);
-    const scope = new SpanScope({
-      tracer,
-      parent,
-      span: { started: () => span },
-      runId: "r_1",
-      content: undefined,
-    });
+    const scope = new SpanScope({ tracer, parent, span, runId: "r_1", content: undefined });
     const context = scope.context;
     expect(trace.getSpan(context)).toBe(span);
     expect(context.getValue(key)).toBe("kept");
