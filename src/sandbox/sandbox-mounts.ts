@@ -95,24 +95,29 @@ export function sandboxMounts(
  * renames `.claude` away and makes a new `.claude/agents` has replaced a read-only agents folder
  * on the host. So every folder between a writable layer and a hidden or read-only layer inside it
  * is bound onto itself, still writable, right after that writable layer (before anything inside
- * it, which a later bind would cover): its content is unchanged, its name is pinned.
+ * it, which a later bind would cover): its content is unchanged, its name is pinned. A writable
+ * layer inside another (a `write:` path inside the workdir) is pinned the same way up to the one
+ * that holds it: renaming a folder above it would take it, and the read-only files in it, along,
+ * and leave a new folder of the agent's in its place on the host.
  */
 function pinAncestors(mounts: readonly SandboxMount[]): SandboxMount[] {
   const pins = new Map<number, Set<string>>();
   mounts.forEach((mount, index) => {
     if (mount.access === "writable" || index < 2) return;
-    const holder = lastHolder(mounts, index);
-    if (holder === undefined) return;
-    const outer = mounts[holder] as SandboxMount;
-    if (outer.access !== "writable" || outer.private) return;
-    const pinned = pins.get(holder) ?? new Set<string>();
-    for (let folder = path.dirname(mount.path); folder !== outer.path && isWithin(folder, outer.path);) {
-      pinned.add(folder);
-      const parent = path.dirname(folder);
-      if (parent === folder) break;
-      folder = parent;
+    let inner = mount;
+    for (let holder = lastHolder(mounts, index); holder !== undefined; holder = lastHolder(mounts, holder)) {
+      const outer = mounts[holder] as SandboxMount;
+      if (outer.access !== "writable" || outer.private) return;
+      const pinned = pins.get(holder) ?? new Set<string>();
+      for (let folder = path.dirname(inner.path); folder !== outer.path && isWithin(folder, outer.path);) {
+        pinned.add(folder);
+        const parent = path.dirname(folder);
+        if (parent === folder) break;
+        folder = parent;
+      }
+      pins.set(holder, pinned);
+      inner = outer;
     }
-    pins.set(holder, pinned);
   });
   return mounts.flatMap((mount, index) => {
     const pinned = [...(pins.get(index) ?? [])].sort((first, second) => first.length - second.length);
