@@ -129,6 +129,11 @@ export class OpenRunsJournal {
     return this.#append.append(text);
   }
 
+  /** Writes the lines appended in this turn now (GroupedAppend.flush). */
+  flush(): void {
+    this.#append?.flush();
+  }
+
   close(): void {
     this.#append?.close();
   }

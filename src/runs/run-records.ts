@@ -53,10 +53,16 @@ export interface RunRecords {
    * Replaces a run's record. The files store writes it off the event loop and returns a promise
    * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
    * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
-   * `issueAfter` (a launch's: its run log being created) is what work on libuv's threads that the
-   * run's `running` does not wait for may queue behind; a store may ignore it.
+   * `issueAfter` (a launch's: its first model request being out) is what work on libuv's threads
+   * that the run's `running` does not wait for may queue behind; a store may ignore it.
    */
   save(record: RunRecord, options?: { issueAfter?: Promise<void> | undefined }): Promise<void> | void;
+  /**
+   * Writes now what the saves and creations of this turn of the event loop grouped into one write
+   * at its end (the launches of a dispatch: their `running` is on disk, and their workers start, in
+   * this turn rather than the next). Optional: a store that groups nothing has nothing to write.
+   */
+  writeGrouped?(): void;
   /**
    * A store whose `save` returns nothing: the newest record of the run saved and not durable yet
    * (not served), for decisions taken meanwhile (RunRecorder.newest).
