@@ -129,11 +129,6 @@ export class OpenRunsJournal {
     return this.#append.append(text);
   }
 
-  /** Writes the lines appended in this turn now (GroupedAppend.flush). */
-  flush(): void {
-    this.#append?.flush();
-  }
-
   close(): void {
     this.#append?.close();
   }

@@ -130,11 +130,8 @@ export class RunManager implements ChildRuns {
     if (!this.#accepting || this.#options.storage?.full || this.#pacing.holding()) return;
     const launch = (run: LiveRun) => this.#launcher.launch(run);
     const later = () => this.#pacing.soon();
-    this.#launcher.beginDispatch();
-    const all = launchWaiting(this.#live, this.#options.concurrency, launch, later, this.#pacing.perTick());
-    // The launches' `running` lines go out in one write now: their workers start in this turn.
-    this.#options.store.writeGrouped?.();
-    if (all) this.#queue.fill();
+    if (launchWaiting(this.#live, this.#options.concurrency, launch, later, this.#pacing.perTick()))
+      this.#queue.fill();
   }
 
   /**

@@ -58,12 +58,6 @@ export interface RunRecords {
    */
   save(record: RunRecord, options?: { issueAfter?: Promise<void> | undefined }): Promise<void> | void;
   /**
-   * Writes now what the saves and creations of this turn of the event loop grouped into one write
-   * at its end (the launches of a dispatch: their `running` is on disk, and their workers start, in
-   * this turn rather than the next). Optional: a store that groups nothing has nothing to write.
-   */
-  writeGrouped?(): void;
-  /**
    * A store whose `save` returns nothing: the newest record of the run saved and not durable yet
    * (not served), for decisions taken meanwhile (RunRecorder.newest).
    */

@@ -427,16 +427,6 @@ export class RunStore implements RunRecords {
     this.#open.set(record.id, record);
   }
 
-  /** Writes the journal's lines of this turn now (the launches of a dispatch: RunRecords.writeGrouped). */
-  writeGrouped(): void {
-    try {
-      this.#journal.flush();
-    } catch (error) {
-      // Each line's append rejects with the error: its caller reports it.
-      this.#logger.debug({ err: error }, "could not write the open-runs journal's lines now");
-    }
-  }
-
   /** Records and new runs accepted and not yet on disk (`GET /health`'s `pending_writes`). */
   get pendingWrites(): number {
     return this.#launchWritesDue.size + this.#writes.size + this.#index.pending + this.#journal.pending;

@@ -47,14 +47,6 @@ export class GroupedAppend {
     });
   }
 
-  /**
-   * Writes the lines appended so far now, in one write, instead of at the end of this turn (their
-   * callers are released as after that write).
-   */
-  flush(): void {
-    this.#writePending();
-  }
-
   /** Closes the file; lines appended and not written yet are written first. */
   close(): void {
     this.#writePending();

@@ -34,11 +34,6 @@ export class RunLauncher {
     });
   }
 
-  /** A dispatch of launches begins a turn: its launches' workers may start in it (PacedJobs.runSoon). */
-  beginDispatch(): void {
-    this.#workerStarts.newTurn();
-  }
-
   launch(run: LiveRun): void {
     const life = this.#life;
     const { options, recorder } = life;
@@ -122,10 +117,8 @@ export class RunLauncher {
     // The worker starts once `running` is on disk (a crash before that finds the run queued, and
     // nothing of it has run yet), a few per tick however many records land together.
     // A run that answered while others still launch ends once their first requests are out.
-    // Started in the turn its `running` went out (the launches' journal lines are written at the
-    // end of their dispatch), so the launches of a dispatch send their requests in that turn.
     void recorder.publications.published(run.record.id).then(() =>
-      this.#workerStarts.runSoon(() => {
+      this.#workerStarts.add(() => {
         executeRun(options.workerFor(definition), context, options.logger)
           .then((outcome) => life.wave.afterLaunches(() => this.#finish(run, outcome, launched)))
           .catch((error: unknown) =>
