@@ -1,8 +1,9 @@
-import { closeSync, mkdirSync, open, statSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, open, openSync, renameSync, statSync } from "node:fs";
 import { promisify } from "node:util";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Logger } from "../logging/logger.js";
 import { flushToDeviceLater } from "../util/flush-to-device.js";
+import type { SpareFiles } from "../util/spare-files.js";
 import { spaceFailureOf } from "../util/storage-gate.js";
 import { storeWriteFailed } from "../util/whole-append.js";
 import type { AgentEvent } from "./agent-event.js";
@@ -44,8 +45,9 @@ interface HeldRunLog {
  * up to a millisecond on a journaling disk while other files are being flushed, and a burst of 200
  * new runs would spend that 200 times before their answers. Its lines (the `queued` event, a stop)
  * wait in memory and are served from there; each is already in its agent's log, which is what makes
- * it durable. The log is created off the event loop when the run launches (`openRun`, before its
- * `running` event) or ends, and the held lines go into it in one write. A log that a crash left
+ * it durable. When the run launches (`openRun`, before its `running` event) or ends, its log is a
+ * spare empty file made ahead (`spareRunLogs`) renamed into place on the event loop, else a file
+ * created off the event loop, and the held lines go into it in one write. A log that a crash left
  * missing is rebuilt from the agent's log before the run's next line, and read from there meanwhile.
  *
  * An event lands whole in both its logs or in neither: an append the disk cut short is cut back,
@@ -69,6 +71,7 @@ export class FileEventLog implements EventLog {
   /** Log paths holding something that could be neither used nor moved aside: never written. */
   readonly #blocked = new Set<string>();
   readonly #runsToCheck: () => RunToCheck[];
+  readonly #spareRunLogs: SpareFiles | undefined;
 
   readonly #segmentBytes: number;
   /** Size of each agent's current log segment, once appended to in this process. */
@@ -81,11 +84,18 @@ export class FileEventLog implements EventLog {
     runsToCheck?: () => RunToCheck[];
     /** Size past which an agent's log segment is closed (default DEFAULT_AGENT_SEGMENT_BYTES). */
     segmentBytes?: number;
+    /**
+     * Empty files made ahead, on the file system of `runs/`: a launch renames one into place as the
+     * run's log (a rename and an open of a file that exists, tens of microseconds on the event loop)
+     * instead of waiting for a file's creation on libuv's threads, behind the other launches' writes.
+     */
+    spareRunLogs?: SpareFiles;
   }) {
     this.#dataDirectory = options.dataDirectory;
     this.#logger = options.logger;
     this.#runsToCheck = options.runsToCheck ?? (() => []);
     this.#segmentBytes = options.segmentBytes ?? DEFAULT_AGENT_SEGMENT_BYTES;
+    this.#spareRunLogs = options.spareRunLogs;
   }
 
   load(count: number, largeLineChars = DEFAULT_LARGE_LINE_CHARS): Promise<LoadedAgentLog[]> {
@@ -117,6 +127,7 @@ export class FileEventLog implements EventLog {
     });
     // Logs repaired at the start are not kept open: each opens again at its next line.
     this.#files.closeAll();
+    this.#spareRunLogs?.prepare();
     // A current segment just closed holds few events: the closed one has the rest of the tail.
     if (addSegmentTails(this.#dataDirectory, logs, count, this.#logger, largeLineChars))
       assignSequences(logs);
@@ -167,13 +178,45 @@ export class FileEventLog implements EventLog {
   openRun(run: string): Promise<void> {
     const held = this.#held.get(run);
     if (!held) return Promise.resolve();
-    held.creating ??= this.#create(run, held);
+    if (held.creating) return held.creating;
+    const file = runEventsFile(this.#dataDirectory, run);
+    const spare = this.#takeSpare(file);
+    if (spare !== undefined) {
+      this.#created(run, held, file, spare);
+      held.creating = Promise.resolve();
+    } else held.creating = this.#create(run, held, file);
     return held.creating;
   }
 
+  /**
+   * The run's log made from a spare empty file, renamed into place: its descriptor, or undefined
+   * when no spare is ready, a file is already there, or the rename fails (another file system).
+   */
+  #takeSpare(file: string): number | undefined {
+    if (this.#spareRunLogs === undefined || this.#spareRunLogs.ready === 0) return undefined;
+    try {
+      // Never renamed over a file already there (the log is appended to, as without spares).
+      if (lstatSync(file, { throwIfNoEntry: false }) !== undefined) return undefined;
+    } catch {
+      return undefined;
+    }
+    const spare = this.#spareRunLogs.take();
+    if (spare === undefined) return undefined;
+    let descriptor: number | undefined;
+    try {
+      // Emptied in case a crash left it written.
+      descriptor = openSync(spare, LOG_APPEND_FLAGS | constants.O_TRUNC, 0o600);
+      renameSync(spare, file);
+      return descriptor;
+    } catch (error) {
+      if (descriptor !== undefined) closeSync(descriptor);
+      this.#logger.debug({ err: error, file, spare }, "could not use a spare file as a run log");
+      return undefined;
+    }
+  }
+
   /** Creates a held run's log off the event loop and writes its lines in one write. Never rejects. */
-  async #create(run: string, held: HeldRunLog): Promise<void> {
-    const file = runEventsFile(this.#dataDirectory, run);
+  async #create(run: string, held: HeldRunLog, file: string): Promise<void> {
     let descriptor: number | undefined;
     try {
       // A plain descriptor (not a FileHandle): OpenLogFiles writes and closes it synchronously.
@@ -184,6 +227,11 @@ export class FileEventLog implements EventLog {
         "could not create a run log ahead; it is made on the event loop",
       );
     }
+    this.#created(run, held, file, descriptor);
+  }
+
+  /** The held run's log is there (`descriptor`, else opened at its first write): its lines go in. */
+  #created(run: string, held: HeldRunLog, file: string, descriptor: number | undefined): void {
     // Written meanwhile by close(): nothing is left to do.
     if (this.#held.get(run) !== held) {
       if (descriptor !== undefined) closeSync(descriptor);

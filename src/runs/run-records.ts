@@ -53,8 +53,8 @@ export interface RunRecords {
    * Replaces a run's record. The files store writes it off the event loop and returns a promise
    * that resolves once it is on disk (only then does `get` serve it); a store that orders the write
    * before the status event itself (PostgreSQL) returns nothing and serves it once committed.
-   * `issueAfter` (a launch's: its run log being created) is what work on libuv's threads that the
-   * run's `running` does not wait for may queue behind; a store may ignore it.
+   * `issueAfter` (a launch's: its first model request being out) is what work on libuv's threads
+   * that the run's `running` does not wait for may queue behind; a store may ignore it.
    */
   save(record: RunRecord, options?: { issueAfter?: Promise<void> | undefined }): Promise<void> | void;
   /**

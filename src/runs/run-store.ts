@@ -391,14 +391,12 @@ export class RunStore implements RunRecords {
    * A new run's launch: on disk once its `running` record is a line of the open-runs journal, which
    * start-up reads for a run without a record file (the line replaces its `queued` one). The record
    * file follows off the event loop, not waited for: what a start rebuilds from when the journal is
-   * damaged or gone. Its write is issued once `issueAfter` (the run's log being created) settled,
-   * else at the end of this turn.
+   * damaged or gone. Its write is issued once `issueAfter` settled (the launch's first model
+   * request is out), else at the end of this turn; a later save of the run waits for it.
    */
   async #launched(record: RunRecord, issueAfter: Promise<void> | undefined): Promise<void> {
-    // libuv's threads take jobs in order: a record file (open, write, close, rename) queued at once
-    // held the creation of the run logs asked for after it (this turn's and the next turns'
-    // launches, ten per tick), which their `running` waits for, behind it. Issued once the run's
-    // own log is created, it goes behind those instead.
+    // A record file is four trips through libuv's threads (open, write, close, rename): issued at
+    // the launch, those of 20 launches took the cores from the event loop launching the rest.
     const due = issueAfter?.catch(() => undefined) ?? new Promise<void>((resolve) => setImmediate(resolve));
     const issued = due.then(() => {
       this.#launchWritesDue.delete(issued);
@@ -412,17 +410,19 @@ export class RunStore implements RunRecords {
     const appended = (async () => {
       if (this.#journal.full) this.#beginJournal();
       await this.#journal.append({ record });
-      // A later save of the run waits for this: its write is issued after the launch's.
-      await issued;
     })();
-    this.#journaling.set(record.id, { record, appended: appended.catch(() => undefined) });
+    // A later save of the run waits for this: its write is issued after the launch's.
+    const issuedAfterLine = appended.catch(() => undefined).then(() => issued);
+    const journaling = { record, appended: issuedAfterLine };
+    this.#journaling.set(record.id, journaling);
+    void issuedAfterLine.then(() => {
+      if (this.#journaling.get(record.id) === journaling) this.#journaling.delete(record.id);
+    });
     try {
       await appended;
     } catch (error) {
       this.#storage?.failed(error, this.#journal.directory);
       throw error;
-    } finally {
-      this.#journaling.delete(record.id);
     }
     this.#open.set(record.id, record);
   }

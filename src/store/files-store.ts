@@ -24,6 +24,11 @@ export interface FilesStoreOptions {
   probeIntervalMilliseconds?: number;
 }
 
+/** Spare run logs kept ready: the launches of one fire (20 agents due together) take one each. */
+const SPARE_RUN_LOGS = 32;
+/** A fire's launches have sent their first model requests well within this: spares are made after. */
+const SPARE_RUN_LOGS_REFILL_DELAY_MILLISECONDS = 200;
+
 /**
  * The default store: files in `data_dir` (`runs/`, `events/`, `schedules.json`, `checkpoints/`,
  * `cli-cooldowns.json`). Events are appended before they are published; run records and
@@ -35,6 +40,12 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
   const { dataDirectory, logger } = options;
   // schedules.json is rewritten on the event loop: no file is created there.
   const spares = new SpareFiles(path.join(dataDirectory, "spare"));
+  // New runs' logs: renamed into place at a launch, made again once the launches of a fire are over.
+  const spareRunLogs = new SpareFiles(
+    path.join(dataDirectory, "spare-run-logs"),
+    SPARE_RUN_LOGS,
+    SPARE_RUN_LOGS_REFILL_DELAY_MILLISECONDS,
+  );
   const storage = new StorageState({
     probe: (bytes) => probeFolder(dataDirectory, bytes),
     root: dataDirectory,
@@ -55,6 +66,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     dataDirectory,
     logger: logger.child({ module: "events" }),
     runsToCheck: () => runsToCheckOf(runs),
+    spareRunLogs,
   });
   const committed = async () => {
     await Promise.all([runs.settled(), checkpoints.settled()]);
@@ -92,7 +104,7 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
       await committed();
       runs.close();
       checkpoints.close();
-      await Promise.all([spares.close(), flushesSettled()]);
+      await Promise.all([spares.close(), spareRunLogs.close(), flushesSettled()]);
     },
   };
 }

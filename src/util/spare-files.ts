@@ -1,5 +1,6 @@
 import { mkdir, open, readdir } from "node:fs/promises";
 import path from "node:path";
+import { clearTimeout, setTimeout } from "node:timers";
 
 /** Spares kept ready: schedules.json takes one per timer wake that changed it. */
 const DEFAULT_COUNT = 4;
@@ -11,11 +12,11 @@ const DEFAULT_COUNT = 4;
  * event loop creates no file. The folder holds spares only; those left by a crash are taken again
  * (a write truncates what it takes). It must be on the same file system as the files written.
  *
- * Only `schedules.json` uses them now: run records and checkpoints are written off the event loop
- * (LatestFileWrites), so a burst of runs no longer needs them. The schedule's rewrite stays
- * synchronous on purpose: a fire is on disk before its run is created, so a crash can never make a
- * restart run that fire again; without a spare it would create a file on the event loop at every
- * timer wake (about 1 ms each on a journaling disk).
+ * `schedules.json` takes its temp files here: its rewrite stays synchronous on purpose (a fire is on
+ * disk before its run is created, so a crash can never make a restart run that fire again), and
+ * without a spare it would create a file on the event loop at every timer wake (about 1 ms each on
+ * a journaling disk). New runs' event logs take theirs from a folder of their own (FileEventLog):
+ * a launch renames one into place instead of waiting for a file's creation on libuv's threads.
  */
 export class SpareFiles {
   readonly #directory: string;
@@ -26,22 +27,42 @@ export class SpareFiles {
   #leftovers: "unlisted" | "listing" | "listed" = "unlisted";
   #closed = false;
   #next = 0;
+  readonly #refillDelay: number;
+  #refillTimer: NodeJS.Timeout | undefined;
 
-  constructor(directory: string, count = DEFAULT_COUNT) {
+  /**
+   * `refillDelayMilliseconds`: how long after a take the spares taken are made again (0: at once).
+   * A delay keeps their creation off libuv's threads and the cores while the takers' work that
+   * matters goes on (the first model requests of the runs launched together).
+   */
+  constructor(directory: string, count = DEFAULT_COUNT, refillDelayMilliseconds = 0) {
     this.#directory = directory;
     this.#count = count;
+    this.#refillDelay = refillDelayMilliseconds;
   }
 
   /** An empty file to write and rename over the target, or undefined when none is ready yet. */
   take(): string | undefined {
     const file = this.#ready.pop();
-    this.#refill();
+    if (this.#refillDelay === 0) this.#refill();
+    else
+      this.#refillTimer ??= setTimeout(() => {
+        this.#refillTimer = undefined;
+        this.#refill();
+      }, this.#refillDelay).unref();
     return file;
+  }
+
+  /** Makes the spares now (at start, so that the first takes find some ready). */
+  prepare(): void {
+    this.#refill();
   }
 
   /** Stops making spares and waits for those under way (before the data folder may be removed). */
   async close(): Promise<void> {
     this.#closed = true;
+    clearTimeout(this.#refillTimer);
+    this.#refillTimer = undefined;
     while (this.#creating.size > 0) await Promise.all(this.#creating);
   }
 

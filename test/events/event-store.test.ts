@@ -1,12 +1,23 @@
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { EventDraft } from "../../src/events/agent-event.js";
 import { EventBus } from "../../src/events/event-bus.js";
 import { EventStore } from "../../src/events/event-store.js";
+import { FileEventLog } from "../../src/events/file-event-log.js";
 import { createLogger } from "../../src/logging/logger.js";
+import { SpareFiles } from "../../src/util/spare-files.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { waitFor } from "../support/wait-for.js";
 
 const logger = createLogger({ level: "silent", pretty: false });
 
@@ -202,6 +213,32 @@ describe("EventStore", () => {
       bus.publish(status("writer", "r_left", "queued"));
       store.close();
       expect(idsIn(runLog("r_left"))).toEqual([3]);
+    });
+
+    it("is a spare file renamed into place at the launch, its lines in it at once", async () => {
+      const spareFolder = path.join(dataDirectory, "spare-run-logs");
+      const spares = new SpareFiles(spareFolder, 2, 60_000);
+      const bus = new EventBus();
+      const log = new FileEventLog({ dataDirectory, logger, spareRunLogs: spares });
+      const store = await EventStore.open({ dataDirectory, bus, logger, log });
+      await waitFor(() => spares.ready === 2, "two spare run logs made at the start");
+      for (const run of ["r_spare", "r_there"]) {
+        store.holdRun(run, "writer");
+        bus.publish(status("writer", run, "queued"));
+      }
+      // Not awaited: the log and its held line are on disk when openRun returns.
+      void store.openRun("r_spare");
+      expect(idsIn(runLog("r_spare"))).toEqual([1]);
+      expect(readdirSync(spareFolder)).toHaveLength(1);
+      // A file already where the log goes is appended to, never replaced by a spare.
+      writeFileSync(runLog("r_there"), "");
+      await store.openRun("r_there");
+      expect(idsIn(runLog("r_there"))).toEqual([2]);
+      expect(spares.ready).toBe(1);
+      bus.publish(thought("writer", "working", "r_spare"));
+      expect(idsIn(runLog("r_spare"))).toEqual([1, 3]);
+      store.close();
+      await spares.close();
     });
 
     it("is rebuilt from the agent's log after a crash left it missing", async () => {

@@ -101,6 +101,32 @@ describe("RunStore", () => {
     expect(reopened.unfinished()).toEqual([]);
   });
 
+  it("writes a launch's record file once its first request is out, a change made meanwhile after it", async () => {
+    const store = RunStore.open({ dataDirectory: place(), logger: silent });
+    const queued = queuedRecord("r_sending");
+    await store.create(queued);
+    let requestOut = (): void => undefined;
+    const firstRequestOut = new Promise<void>((resolve) => {
+      requestOut = resolve;
+    });
+    const running: RunRecord = { ...queued, status: "running", started_at: queued.created_at };
+    await store.save(running, { issueAfter: firstRequestOut });
+    // On disk as its journal line, and served; its record file waits for the request.
+    expect(store.get("r_sending")?.status).toBe("running");
+    const file = path.join(store.directory, "r_sending.json");
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(existsSync(file)).toBe(false);
+    // A change made meanwhile lands after the launch's file: the file never goes back to `running`.
+    const paused: RunRecord = { ...running, status: "paused" };
+    const pausedSaved = store.save(paused);
+    requestOut();
+    await pausedSaved;
+    await store.settled();
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual(paused);
+    expect(store.get("r_sending")).toEqual(paused);
+    store.close();
+  });
+
   it("pages newest first with limit and before, across index segments, by agent and status", async () => {
     const store = RunStore.open({ dataDirectory: place(), logger: silent, segmentBytes: 400 });
     const records = await history(store, 30, ["alpha", "beta"]);

@@ -18,6 +18,14 @@ export interface RunRecorderOptions {
   runLogs?: { hold(runId: string, agentId: string): void } | undefined;
 }
 
+/** What a record's write waits for besides the run's earlier writes (a launch's: see RunLauncher). */
+export interface WriteWaits {
+  /** The `status` event also waits for this (the run's log being created). */
+  publishAfter?: Promise<void>;
+  /** A launch's record file is issued once this settled (RunStore.save's `issueAfter`). */
+  issueAfter?: Promise<void>;
+}
+
 /** Extra fields of a `status` event (a resumed run says from which round). */
 export interface StatusExtra {
   resumed_from_round?: number;
@@ -47,17 +55,12 @@ export class RunRecorder {
 
   /**
    * Writes the new record to disk, then publishes the `status` event: never the other way round.
-   * The event also waits for `alsoBefore` (the run's log being created) when given.
+   * `waits`: what else the write and the event wait for (a launch's).
    */
-  transition(
-    run: LiveRun,
-    patch: Partial<RunRecord>,
-    message?: string,
-    alsoBefore?: Promise<void>,
-  ): RunRecord {
+  transition(run: LiveRun, patch: Partial<RunRecord>, message?: string, waits: WriteWaits = {}): RunRecord {
     const record = this.#options.redact({ ...run.record, ...patch });
     run.record = record;
-    void this.publishAfterWrite(record, message, {}, alsoBefore);
+    void this.publishAfterWrite(record, message, {}, waits);
     return record;
   }
 
@@ -66,11 +69,12 @@ export class RunRecorder {
     record: RunRecord,
     message?: string,
     extra: StatusExtra = {},
-    alsoBefore?: Promise<void>,
+    waits: WriteWaits = {},
   ): Promise<void> {
     this.#unwritten.set(record.id, record);
-    const saved = this.#options.store.save(record, { issueAfter: alsoBefore });
-    const written = alsoBefore ? Promise.all([saved, alsoBefore]).then(() => undefined) : saved;
+    const { publishAfter, issueAfter } = waits;
+    const saved = this.#options.store.save(record, { issueAfter });
+    const written = publishAfter ? Promise.all([saved, publishAfter]).then(() => undefined) : saved;
     return this.publications.afterWrite(record.id, written, () => {
       if (this.#unwritten.get(record.id) === record) this.#unwritten.delete(record.id);
       this.publishStatus(record, message, extra);
