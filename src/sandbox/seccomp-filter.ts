@@ -20,7 +20,9 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *   AF_TIPC…) is kernel code no agent needs.
  * - `socketpair` of a type other than SOCK_STREAM or SOCK_SEQPACKET, with EPERM: a datagram pair
  *   can be re-connected (or sent from) to any datagram socket by name. Stream pairs, which libuv
- *   and shells use, are already connected and cannot be pointed elsewhere.
+ *   and shells use, are already connected and cannot be pointed elsewhere. `socketpair` of a
+ *   family socket refuses is refused as socket refuses it (the kernel makes both sockets of the
+ *   family before it asks for a pair).
  * - `add_key`, `request_key` and `keyctl`, with EPERM: the kernel's keyrings are not namespaced by
  *   bubblewrap. A sandboxed process would otherwise share the daemon's session keyring (and, with
  *   a daemon running as root, root's user keyring): read the credentials kept there (Kerberos
@@ -63,7 +65,7 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *   process: on x86_64 and aarch64 kernels the four above are all there is.
  *
  * When config lists unix sockets (`sandbox.unix_sockets`), the filter lets AF_UNIX sockets and
- * every socketpair through and refuses the rest as above (unixSocketsProgram).
+ * every AF_UNIX socketpair through and refuses the rest as above (unixSocketsProgram).
  *
  * The program is the same bytes on both machines (it tests `seccomp_data.arch` first); only the
  * byte order is the host's, and both are little-endian. Only the calls it looks at the arguments
@@ -132,7 +134,7 @@ const jumpIfBitsSet = (bits: number, label: string): Step => ({
  * One section per ABI, each entered when `seccomp_data.arch` is its own and ending in its own
  * returns (a classic-BPF jump reaches 255 instructions at most, so a section never jumps into
  * another); an arch that no section claims is killed. `unixSockets`: config lists host sockets,
- * so AF_UNIX sockets and every socketpair pass.
+ * so AF_UNIX sockets and every AF_UNIX socketpair pass.
  */
 function filterSteps(unixSockets: boolean): Step[] {
   const steps: Step[] = [];
@@ -154,9 +156,7 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
     jumpIfEqual(abi.ioctl, local("ioctl")),
     jumpIfEqual(abi.clone, local("namespaces")),
     jumpIfEqual(abi.socket, local("socket")),
-  );
-  if (!unixSockets) steps.push(jumpIfEqual(abi.socketpair, local("socketpair")));
-  steps.push(
+    jumpIfEqual(abi.socketpair, local("socketpair")),
     jumpIfEqual(abi.personality, local("personality")),
     jumpIfEqual(abi.unshare, local("namespaces")),
   );
@@ -166,14 +166,21 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
   steps.push({ label: local("socket") }, load(OFFSET_ARGUMENT_0));
   for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, local("allow")));
   steps.push(jumpIfEqual(AF_UNIX, local(unixSockets ? "allow" : "refuse")), give(RET_ERRNO | EAFNOSUPPORT));
-  if (!unixSockets) {
+  // socketpair makes its two sockets (the family's kernel code runs) before it asks the family
+  // for a pair: its family is checked as socket's is.
+  steps.push({ label: local("socketpair") }, load(OFFSET_ARGUMENT_0));
+  for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, local("allow")));
+  if (unixSockets) steps.push(jumpIfEqual(AF_UNIX, local("allow")), give(RET_ERRNO | EAFNOSUPPORT));
+  else {
     steps.push(
-      { label: local("socketpair") },
+      jumpUnlessEqual(AF_UNIX, local("no family")),
       load(OFFSET_ARGUMENT_1),
       and(SOCK_TYPE_MASK),
       jumpIfEqual(SOCK_STREAM, local("allow")),
       jumpIfEqual(SOCK_SEQPACKET, local("allow")),
       give(RET_ERRNO | EPERM),
+      { label: local("no family") },
+      give(RET_ERRNO | EAFNOSUPPORT),
     );
   }
   steps.push({ label: local("ioctl") }, load(OFFSET_ARGUMENT_1));

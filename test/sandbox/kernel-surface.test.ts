@@ -39,6 +39,11 @@ const REFUSED: Record<string, string> = {
 const X86_REFUSED: Record<string, string> = { uselib: "EPERM", modify_ldt: "EPERM" };
 /** Let through inside as outside. */
 const ALLOWED: Record<string, string> = { "ioctl FIONREAD": "EBADF", "personality query": "ok" };
+/**
+ * Refused inside; outside, a kernel without the family answers the same (this one with vsock
+ * makes both sockets, then answers EOPNOTSUPP).
+ */
+const FAMILY_REFUSED: Record<string, string> = { "socketpair AF_VSOCK": "EAFNOSUPPORT" };
 /** Calls a kernel may be built without (this machine's answers ENOSYS outside for them, then). */
 const OPTIONAL = new Set(["kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"]);
 
@@ -72,6 +77,10 @@ describe("the kernel surface a sandboxed process reaches", () => {
         expect(inside.get(name), `${name}, ${label}`).toBe(errno);
         const before = outside.get(name);
         if (!(OPTIONAL.has(name) && before === "ENOSYS")) expect(before, `${name} outside`).not.toBe(errno);
+      }
+      for (const [name, errno] of Object.entries(FAMILY_REFUSED)) {
+        expect(inside.get(name), `${name}, ${label}`).toBe(errno);
+        expect(outside.get(name), `${name} outside`).toBeDefined();
       }
       for (const [name, result] of Object.entries(ALLOWED)) {
         expect(inside.get(name), `${name}, ${label}`).toBe(result);
