@@ -48,7 +48,11 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  * - `ioctl` TIOCSTI (push characters into a terminal's input) and TIOCLINUX (the console's
  *   selection), with EPERM, comparing the low 32 bits only, as the kernel reads the command. A
  *   sandbox has no controlling terminal (bubblewrap's `--new-session`), so this refuses what
- *   would be harmless now, and stays so if a terminal is ever passed in.
+ *   would be harmless now, and stays so if a terminal is ever passed in. And TIOCSETD, which
+ *   attaches a line discipline to a terminal: a sandbox can open a pseudo-terminal of its own
+ *   (`/dev/ptmx`), and the disciplines (n_gsm, n_hdlc…, loaded on demand where
+ *   `dev.tty.ldisc_autoload` is on) are a history of kernel privilege escalations; only modem and
+ *   serial-line tools (pppd, slattach) set one.
  * - `personality` other than PER_LINUX and PER_LINUX32, with or without ADDR_NO_RANDOMIZE (what
  *   `setarch -R`, debuggers and some build tools use), or the query 0xffffffff, with EPERM: the
  *   other personas (READ_IMPLIES_EXEC, MMAP_PAGE_ZERO…) weaken memory protections or are only for
@@ -90,8 +94,8 @@ const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 /** `type` of socket/socketpair also carries SOCK_NONBLOCK and SOCK_CLOEXEC: the type is these bits. */
 const SOCK_TYPE_MASK = 0xf;
-/** The ioctl commands refused: TIOCSTI and TIOCLINUX (the kernel reads the command as 32 bits). */
-const REFUSED_IOCTLS = [0x5412, 0x541c];
+/** The ioctl commands refused: TIOCSTI, TIOCLINUX, TIOCSETD (the kernel reads the command as 32 bits). */
+const REFUSED_IOCTLS = [0x5412, 0x541c, 0x5423];
 /** PER_LINUX and PER_LINUX32, each with and without ADDR_NO_RANDOMIZE, and the query. */
 const ALLOWED_PERSONALITIES = [0x0, 0x8, 0x40000, 0x40008, 0xffffffff];
 const CLONE_NEWUSER = 0x10000000;

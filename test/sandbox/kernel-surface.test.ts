@@ -24,6 +24,7 @@ const REFUSED: Record<string, string> = {
   "ioctl TIOCSTI": "EPERM",
   "ioctl TIOCSTI high bits": "EPERM",
   "ioctl TIOCLINUX": "EPERM",
+  "ioctl TIOCSETD": "EPERM",
   "personality READ_IMPLIES_EXEC": "EPERM",
   "unshare CLONE_NEWUSER": "EPERM",
   "clone CLONE_NEWUSER": "EPERM",

@@ -220,7 +220,7 @@ describe("the seccomp filter's program", () => {
     }
   });
 
-  it("refuses TIOCSTI and TIOCLINUX whatever the command's upper bits, and lets other ioctls through", () => {
+  it("refuses TIOCSTI, TIOCLINUX and TIOCSETD whatever the command's upper bits, and lets other ioctls through", () => {
     for (const [arch, ioctl] of [
       [ARCH.x86_64, 16],
       [ARCH.i386, 54],
@@ -230,6 +230,9 @@ describe("the seccomp filter's program", () => {
       expect(call(arch, ioctl, 0n, 0x5412n)).toBe(EPERM);
       expect(call(arch, ioctl, 0n, 0xffffffff_00005412n)).toBe(EPERM);
       expect(call(arch, ioctl, 0n, 0x541cn)).toBe(EPERM);
+      expect(call(arch, ioctl, 0n, 0x5423n)).toBe(EPERM); // TIOCSETD
+      expect(call(arch, ioctl, 0n, 0xffffffff_00005423n)).toBe(EPERM);
+      expect(call(arch, ioctl, 0n, 0x5424n)).toBe(ALLOW); // TIOCGETD
       expect(call(arch, ioctl, 0n, 0x5401n)).toBe(ALLOW); // TCGETS
       expect(call(arch, ioctl, 0n, 0x541bn)).toBe(ALLOW); // FIONREAD
     }
