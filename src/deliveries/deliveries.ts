@@ -14,6 +14,7 @@ import { ClusterDeliveryStore } from "./cluster-delivery-store.js";
 import { FilesDeliveryStore } from "./files-delivery-store.js";
 import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { NotifyToolSource } from "./notify-tool.js";
+import { runTreeOf } from "./run-tree.js";
 import type { DeliveryPage, DeliveryPageQuery, DeliveryStatus } from "./delivery-record.js";
 import { type TargetStatus, targetStatuses } from "./target-status.js";
 import {
@@ -108,29 +109,33 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
   });
   let dashboardUrl = settings.dashboard_url;
   const links = { dashboardUrl: () => dashboardUrl };
-  const notifyTools = new NotifyToolSource(async (definition, runId, message) => {
-    const targets = targetsOf(definition.frontmatter.deliver, settings).filter(({ target }) =>
-      target.when.includes("agent"),
-    );
-    const link = linkOf(links, runId);
-    for (const target of targets) {
-      await service.deliver({
-        agent: definition.id,
-        run: runId,
-        when: "agent",
-        target,
-        facts: {
+  let followed: RunDeliveriesOptions["runs"] | undefined;
+  const notifyTools = new NotifyToolSource(
+    async (definition, runId, message) => {
+      const targets = targetsOf(definition.frontmatter.deliver, settings).filter(({ target }) =>
+        target.when.includes("agent"),
+      );
+      const link = linkOf(links, runId);
+      for (const target of targets) {
+        await service.deliver({
           agent: definition.id,
           run: runId,
-          status: "running",
           when: "agent",
-          message,
-          ...(link ? { link } : {}),
-        },
-      });
-    }
-    return targets.length;
-  });
+          target,
+          facts: {
+            agent: definition.id,
+            run: runId,
+            status: "running",
+            when: "agent",
+            message,
+            ...(link ? { link } : {}),
+          },
+        });
+      }
+      return targets.length;
+    },
+    () => (followed === undefined ? undefined : runTreeOf(followed)),
+  );
   let following: RunDeliveries | undefined;
   let stopAdopting: (() => void) | undefined;
   const adoptLater = () => {
@@ -172,6 +177,7 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
       if (options.shared !== undefined) adoptLater();
     },
     follow: (runs) => {
+      followed = runs;
       following ??= deliverRunOutcomes({
         feed: options.bus,
         service,

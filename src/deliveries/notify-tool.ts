@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
-import type { RunControl } from "../run-vocabulary/run-control.js";
 import { defineTool, type ToolDefinition } from "../tools/tool-definition.js";
 import type { ToolSource } from "../tools/tool-catalog.js";
 
@@ -18,11 +17,23 @@ const NotifySchema = z.strictObject({
 });
 
 /**
- * Notifications one run may send. Each is a message in a channel or an inbox; a model steered by
- * what it read could otherwise make one answer of a thousand calls (distinct messages, so no loop
- * is seen) and flood them.
+ * Notifications one run may send, its sub-agents' runs included. Each is a message in a channel or
+ * an inbox; a model steered by what it read could otherwise make one answer of a thousand calls
+ * (distinct messages, so no loop is seen) and flood them, or start a hundred sub-agents that each
+ * send their own ten.
  */
 export const MAX_NOTIFICATIONS_PER_RUN = 10;
+
+/** Where a run stands among the runs in flight: its tree's first run, and whether a run ended. */
+export interface RunTree {
+  /** The run that started `runId`'s tree of sub-agents (`runId` itself for a run of its own). */
+  rootOf(runId: string): string;
+  /** Whether the run ended (or is not known any more): its tree's count is let go. */
+  ended(runId: string): boolean;
+}
+
+/** Without the runs to look at: each run counts alone, and is never let go (one run, `agentd run`). */
+const RUNS_ALONE: RunTree = { rootOf: (runId) => runId, ended: () => false };
 
 /** Sends the message to the agent's `when: agent` targets; resolves with how many it went to. */
 export type Notifier = (definition: AgentDefinition, runId: string, message: string) => Promise<number>;
@@ -35,10 +46,13 @@ export type Notifier = (definition: AgentDefinition, runId: string, message: str
  */
 export class NotifyToolSource implements ToolSource {
   readonly #tool: ToolDefinition;
-  /** Notifications sent so far, per run in flight. */
-  readonly #sent = new WeakMap<RunControl, number>();
+  /** Notifications sent so far, per tree of runs in flight (by its first run). */
+  readonly #sent = new Map<string, number>();
+  readonly #tree: () => RunTree | undefined;
 
-  constructor(notifier: Notifier) {
+  /** `tree`: where each run stands, once the daemon follows its runs (undefined before). */
+  constructor(notifier: Notifier, tree: () => RunTree | undefined = () => RUNS_ALONE) {
+    this.#tree = tree;
     this.#tool = {
       ...defineTool({
         name: NOTIFY_TOOL_NAME,
@@ -49,15 +63,18 @@ export class NotifyToolSource implements ToolSource {
         run: async ({ message }, context) => {
           const scope = context.run;
           if (!scope) throw new AgentdError("TOOL_FAILED", "notify can only be used in a run");
-          const sent = this.#sent.get(scope.control) ?? 0;
+          const root = (this.#tree() ?? RUNS_ALONE).rootOf(scope.runId);
+          const sent = this.#sent.get(root) ?? 0;
           if (sent >= MAX_NOTIFICATIONS_PER_RUN) {
             throw new AgentdError(
               "TOOL_DENIED",
-              `this run already sent ${MAX_NOTIFICATIONS_PER_RUN} notifications, the most one run may send`,
+              `this run and its sub-agents already sent ${MAX_NOTIFICATIONS_PER_RUN} notifications, ` +
+                "the most one run may send",
               { hint: "say the rest in your final answer; do not retry" },
             );
           }
-          this.#sent.set(scope.control, sent + 1);
+          if (sent === 0) this.#letGoOfEnded();
+          this.#sent.set(root, sent + 1);
           const count = await notifier(scope.definition, scope.runId, message);
           if (count === 0)
             return { ok: false, code: "TOOL_FAILED", output: "this agent has no target to notify" };
@@ -66,6 +83,12 @@ export class NotifyToolSource implements ToolSource {
       }),
       allowedWhenUnlisted: true,
     };
+  }
+
+  /** Forgets the counts of trees whose first run ended: the map holds the trees in flight. */
+  #letGoOfEnded(): void {
+    const tree = this.#tree() ?? RUNS_ALONE;
+    for (const root of this.#sent.keys()) if (tree.ended(root)) this.#sent.delete(root);
   }
 
   owns(name: string): boolean {

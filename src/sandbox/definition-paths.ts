@@ -67,6 +67,14 @@ const INTERPRETERS = new Set(
 );
 
 /**
+ * Programs that run the command that follows them (`env NAME=value ./gate.sh`, `exec ./gate.sh`,
+ * `timeout 30 ./gate.sh`, `nice -n 5 ./gate.sh`): the command line's program is the first word
+ * after them that is neither an option, an assignment nor a number (a duration, a niceness).
+ */
+const WRAPPERS = new Set(["env", "exec", "command", "nohup", "time", "nice", "setsid", "stdbuf", "timeout"]);
+const WRAPPER_NUMBER = /^\d+(\.\d+)?[smhd]?$/;
+
+/**
  * The scripts a command line runs, as paths: a program named with a `/` (`./audit.sh`,
  * `gates/check.sh`) and the file an interpreter is given (`sh gate.sh`, `node tools/hook.js`),
  * read from the folder a literal `cd` moved to. Narrower than `commandCandidates`: not the files a
@@ -78,6 +86,7 @@ export function scriptCandidates(commandLine: readonly string[] | string, baseDi
   let atCommandStart = true;
   let changingFolder = false;
   let interpreted = false;
+  let wrapped = false;
   const tokens =
     typeof commandLine === "string" ? (commandLine.match(/[;&|()]+|[^\s;&|()]+/g) ?? []) : commandLine;
   for (const token of tokens) {
@@ -85,6 +94,7 @@ export function scriptCandidates(commandLine: readonly string[] | string, baseDi
       atCommandStart = true;
       interpreted = false;
       changingFolder = false;
+      wrapped = false;
       continue;
     }
     const word = token.replace(/^['"]|['"]$/g, "");
@@ -95,6 +105,12 @@ export function scriptCandidates(commandLine: readonly string[] | string, baseDi
     } else if (atCommandStart) {
       // `NAME=value program …`: the program comes after the assignments.
       if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
+      const program = path.basename(word);
+      // `exec ./gate.sh`, `/usr/bin/env node hook.js`, `timeout 30 ./gate.sh`: the command follows.
+      if (WRAPPERS.has(program) || (wrapped && WRAPPER_NUMBER.test(word))) {
+        wrapped = true;
+        continue;
+      }
       atCommandStart = false;
       if (word === "cd" || word === "pushd") changingFolder = true;
       else if (INTERPRETERS.has(path.basename(word))) interpreted = true;

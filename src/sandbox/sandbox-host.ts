@@ -353,17 +353,32 @@ interface HookCandidates {
 function missingFiles(candidates: readonly string[], writable: readonly string[]): string[] {
   const missing: string[] = [];
   for (const candidate of candidates) {
-    if (!writable.some((folder) => isWithin(candidate, folder))) continue;
     try {
       lstatSync(candidate);
       continue;
     } catch {
       // Missing (or unreadable): an agent could make it.
     }
-    const folder = existingRealPath(path.dirname(candidate)) ?? path.dirname(candidate);
-    missing.push(path.join(folder, path.basename(candidate)));
+    // Inside a writable folder as the file tools see it: the hook's folder may be named by a link.
+    const real = realPathOfMissing(candidate);
+    if (writable.some((folder) => isWithin(real, folder))) missing.push(real);
   }
   return missing;
+}
+
+/**
+ * A missing path as the file tools will see it once they made it and the folders on its way: its
+ * nearest existing folder resolved (a link on the way, `/srv/project` → `/data/project`, followed),
+ * the names below it as written.
+ */
+function realPathOfMissing(candidate: string): string {
+  const below: string[] = [];
+  for (let folder = path.dirname(candidate); ; folder = path.dirname(folder)) {
+    const real = existingRealPath(folder);
+    if (real !== undefined) return path.join(real, ...below.reverse(), path.basename(candidate));
+    if (folder === path.dirname(folder)) return candidate;
+    below.push(path.basename(folder));
+  }
 }
 
 /** Each hook command's candidate paths, each command read once (config hooks are in every agent's). */

@@ -20,7 +20,9 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *   AF_TIPC…) is kernel code no agent needs.
  * - `socketpair` of a type other than SOCK_STREAM or SOCK_SEQPACKET, with EPERM: a datagram pair
  *   can be re-connected (or sent from) to any datagram socket by name. Stream pairs, which libuv
- *   and shells use, are already connected and cannot be pointed elsewhere.
+ *   and shells use, are already connected and cannot be pointed elsewhere. `socketpair` of a
+ *   family socket refuses is refused as socket refuses it (the kernel makes both sockets of the
+ *   family before it asks for a pair).
  * - `add_key`, `request_key` and `keyctl`, with EPERM: the kernel's keyrings are not namespaced by
  *   bubblewrap. A sandboxed process would otherwise share the daemon's session keyring (and, with
  *   a daemon running as root, root's user keyring): read the credentials kept there (Kerberos
@@ -46,7 +48,11 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  * - `ioctl` TIOCSTI (push characters into a terminal's input) and TIOCLINUX (the console's
  *   selection), with EPERM, comparing the low 32 bits only, as the kernel reads the command. A
  *   sandbox has no controlling terminal (bubblewrap's `--new-session`), so this refuses what
- *   would be harmless now, and stays so if a terminal is ever passed in.
+ *   would be harmless now, and stays so if a terminal is ever passed in. And TIOCSETD, which
+ *   attaches a line discipline to a terminal: a sandbox can open a pseudo-terminal of its own
+ *   (`/dev/ptmx`), and the disciplines (n_gsm, n_hdlc…, loaded on demand where
+ *   `dev.tty.ldisc_autoload` is on) are a history of kernel privilege escalations; only modem and
+ *   serial-line tools (pppd, slattach) set one.
  * - `personality` other than PER_LINUX and PER_LINUX32, with or without ADDR_NO_RANDOMIZE (what
  *   `setarch -R`, debuggers and some build tools use), or the query 0xffffffff, with EPERM: the
  *   other personas (READ_IMPLIES_EXEC, MMAP_PAGE_ZERO…) weaken memory protections or are only for
@@ -63,7 +69,7 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *   process: on x86_64 and aarch64 kernels the four above are all there is.
  *
  * When config lists unix sockets (`sandbox.unix_sockets`), the filter lets AF_UNIX sockets and
- * every socketpair through and refuses the rest as above (unixSocketsProgram).
+ * every AF_UNIX socketpair through and refuses the rest as above (unixSocketsProgram).
  *
  * The program is the same bytes on both machines (it tests `seccomp_data.arch` first); only the
  * byte order is the host's, and both are little-endian. Only the calls it looks at the arguments
@@ -88,8 +94,8 @@ const SOCK_STREAM = 1;
 const SOCK_SEQPACKET = 5;
 /** `type` of socket/socketpair also carries SOCK_NONBLOCK and SOCK_CLOEXEC: the type is these bits. */
 const SOCK_TYPE_MASK = 0xf;
-/** The ioctl commands refused: TIOCSTI and TIOCLINUX (the kernel reads the command as 32 bits). */
-const REFUSED_IOCTLS = [0x5412, 0x541c];
+/** The ioctl commands refused: TIOCSTI, TIOCLINUX, TIOCSETD (the kernel reads the command as 32 bits). */
+const REFUSED_IOCTLS = [0x5412, 0x541c, 0x5423];
 /** PER_LINUX and PER_LINUX32, each with and without ADDR_NO_RANDOMIZE, and the query. */
 const ALLOWED_PERSONALITIES = [0x0, 0x8, 0x40000, 0x40008, 0xffffffff];
 const CLONE_NEWUSER = 0x10000000;
@@ -132,7 +138,7 @@ const jumpIfBitsSet = (bits: number, label: string): Step => ({
  * One section per ABI, each entered when `seccomp_data.arch` is its own and ending in its own
  * returns (a classic-BPF jump reaches 255 instructions at most, so a section never jumps into
  * another); an arch that no section claims is killed. `unixSockets`: config lists host sockets,
- * so AF_UNIX sockets and every socketpair pass.
+ * so AF_UNIX sockets and every AF_UNIX socketpair pass.
  */
 function filterSteps(unixSockets: boolean): Step[] {
   const steps: Step[] = [];
@@ -154,9 +160,7 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
     jumpIfEqual(abi.ioctl, local("ioctl")),
     jumpIfEqual(abi.clone, local("namespaces")),
     jumpIfEqual(abi.socket, local("socket")),
-  );
-  if (!unixSockets) steps.push(jumpIfEqual(abi.socketpair, local("socketpair")));
-  steps.push(
+    jumpIfEqual(abi.socketpair, local("socketpair")),
     jumpIfEqual(abi.personality, local("personality")),
     jumpIfEqual(abi.unshare, local("namespaces")),
   );
@@ -166,14 +170,21 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
   steps.push({ label: local("socket") }, load(OFFSET_ARGUMENT_0));
   for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, local("allow")));
   steps.push(jumpIfEqual(AF_UNIX, local(unixSockets ? "allow" : "refuse")), give(RET_ERRNO | EAFNOSUPPORT));
-  if (!unixSockets) {
+  // socketpair makes its two sockets (the family's kernel code runs) before it asks the family
+  // for a pair: its family is checked as socket's is.
+  steps.push({ label: local("socketpair") }, load(OFFSET_ARGUMENT_0));
+  for (const family of CONFINED_FAMILIES) steps.push(jumpIfEqual(family, local("allow")));
+  if (unixSockets) steps.push(jumpIfEqual(AF_UNIX, local("allow")), give(RET_ERRNO | EAFNOSUPPORT));
+  else {
     steps.push(
-      { label: local("socketpair") },
+      jumpUnlessEqual(AF_UNIX, local("no family")),
       load(OFFSET_ARGUMENT_1),
       and(SOCK_TYPE_MASK),
       jumpIfEqual(SOCK_STREAM, local("allow")),
       jumpIfEqual(SOCK_SEQPACKET, local("allow")),
       give(RET_ERRNO | EPERM),
+      { label: local("no family") },
+      give(RET_ERRNO | EAFNOSUPPORT),
     );
   }
   steps.push({ label: local("ioctl") }, load(OFFSET_ARGUMENT_1));

@@ -24,6 +24,7 @@ const REFUSED: Record<string, string> = {
   "ioctl TIOCSTI": "EPERM",
   "ioctl TIOCSTI high bits": "EPERM",
   "ioctl TIOCLINUX": "EPERM",
+  "ioctl TIOCSETD": "EPERM",
   "personality READ_IMPLIES_EXEC": "EPERM",
   "unshare CLONE_NEWUSER": "EPERM",
   "clone CLONE_NEWUSER": "EPERM",
@@ -39,6 +40,23 @@ const REFUSED: Record<string, string> = {
 const X86_REFUSED: Record<string, string> = { uselib: "EPERM", modify_ldt: "EPERM" };
 /** Let through inside as outside. */
 const ALLOWED: Record<string, string> = { "ioctl FIONREAD": "EBADF", "personality query": "ok" };
+/**
+ * Refused inside; outside, a kernel without the family answers the same (this one with vsock
+ * makes both sockets, then answers EOPNOTSUPP).
+ */
+const FAMILY_REFUSED: Record<string, string> = { "socketpair AF_VSOCK": "EAFNOSUPPORT" };
+/** Prints the same through the i386 compat ABI (fixtures/sandbox/compat-abi-probe.py), on x86_64. */
+const COMPAT_PROBE = path.resolve(import.meta.dirname, "../fixtures/sandbox/compat-abi-probe.py");
+/** What each compat call gets inside the sandbox, the filter whole. */
+const COMPAT_REFUSED: Record<string, string> = {
+  keyctl: "EPERM",
+  socketcall: "EPERM",
+  "socket AF_UNIX": "EPERM",
+  "socket AF_VSOCK": "EAFNOSUPPORT",
+  "socketpair AF_VSOCK": "EAFNOSUPPORT",
+  "ioctl TIOCSETD": "EPERM",
+  bpf: "EPERM",
+};
 /** Calls a kernel may be built without (this machine's answers ENOSYS outside for them, then). */
 const OPTIONAL = new Set(["kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module"]);
 
@@ -73,11 +91,28 @@ describe("the kernel surface a sandboxed process reaches", () => {
         const before = outside.get(name);
         if (!(OPTIONAL.has(name) && before === "ENOSYS")) expect(before, `${name} outside`).not.toBe(errno);
       }
+      for (const [name, errno] of Object.entries(FAMILY_REFUSED)) {
+        expect(inside.get(name), `${name}, ${label}`).toBe(errno);
+        expect(outside.get(name), `${name} outside`).toBeDefined();
+      }
       for (const [name, result] of Object.entries(ALLOWED)) {
         expect(inside.get(name), `${name}, ${label}`).toBe(result);
         expect(outside.get(name), `${name} outside`).toBe(result);
       }
     }
+  });
+
+  it("refuses the same through the i386 compat ABI a 32-bit program calls in by", async () => {
+    if (process.arch !== "x64") return;
+    const outside = outcomes((await project.shell(`python3 ${COMPAT_PROBE}`, { sandbox: "off" })).output);
+    if (outside.get("getpid") !== "ok") return; // a kernel without IA32 emulation
+    const inside = outcomes((await project.shell(`python3 ${COMPAT_PROBE}`)).output);
+    expect(inside.get("getpid")).toBe("ok");
+    for (const [name, errno] of Object.entries(COMPAT_REFUSED)) {
+      expect(inside.get(name), name).toBe(errno);
+      expect(outside.get(name), `${name} outside`).toBeDefined();
+    }
+    expect(outside.get("keyctl")).not.toBe("EPERM");
   });
 
   it("still runs what agents run: git, node with a worker thread, python threads, setarch -R", async () => {

@@ -83,6 +83,27 @@ describe("the seccomp filter's program", () => {
     expect(call(ARCH.arm, 281, 38n, 5n)).toBe(EAFNOSUPPORT);
   });
 
+  it("refuses socketpair of those families too, with or without unix sockets listed", () => {
+    const listed = unixSocketsProgram("x64") as Buffer;
+    for (const [arch, socketpair] of [
+      [ARCH.x86_64, 53],
+      [ARCH.i386, 360],
+      [ARCH.aarch64, 199],
+      [ARCH.arm, 288],
+    ] as const) {
+      // AF_VSOCK, AF_TIPC (which has pairs), AF_ALG; the kernel makes both sockets first.
+      for (const family of [40n, 30n, 38n]) {
+        expect(call(arch, socketpair, family, 1n), `${socketpair} ${family}`).toBe(EAFNOSUPPORT);
+        expect(evaluate(listed, arch, socketpair, [family, 1n]), `${socketpair} ${family}`).toBe(
+          EAFNOSUPPORT,
+        );
+      }
+      expect(call(arch, socketpair, 2n, 1n)).toBe(ALLOW); // AF_INET: the kernel answers EOPNOTSUPP
+      expect(call(arch, socketpair, 1n, 1n)).toBe(ALLOW);
+      expect(evaluate(listed, arch, socketpair, [1n, 2n])).toBe(ALLOW);
+    }
+  });
+
   it("refuses the kernel's keyrings on every ABI: add_key, request_key, keyctl", () => {
     for (const number of [248, 249, 250]) expect(call(ARCH.x86_64, number)).toBe(EPERM);
     for (const number of [286, 287, 288]) expect(call(ARCH.i386, number)).toBe(EPERM);
@@ -91,7 +112,7 @@ describe("the seccomp filter's program", () => {
     expect(call(ARCH.x86_64, 0x40000000 + 250)).toBe(EPERM);
   });
 
-  it("with unix sockets listed, lets AF_UNIX and every socketpair through and refuses the rest as before", () => {
+  it("with unix sockets listed, lets AF_UNIX and every unix socketpair through and refuses the rest as before", () => {
     const listed = unixSocketsProgram("x64") as Buffer;
     const listedCall = (arch: number, nr: number, ...args: bigint[]) => evaluate(listed, arch, nr, args);
     expect(unixSocketsProgram("arm64")).toEqual(listed);
@@ -199,7 +220,7 @@ describe("the seccomp filter's program", () => {
     }
   });
 
-  it("refuses TIOCSTI and TIOCLINUX whatever the command's upper bits, and lets other ioctls through", () => {
+  it("refuses TIOCSTI, TIOCLINUX and TIOCSETD whatever the command's upper bits, and lets other ioctls through", () => {
     for (const [arch, ioctl] of [
       [ARCH.x86_64, 16],
       [ARCH.i386, 54],
@@ -209,6 +230,9 @@ describe("the seccomp filter's program", () => {
       expect(call(arch, ioctl, 0n, 0x5412n)).toBe(EPERM);
       expect(call(arch, ioctl, 0n, 0xffffffff_00005412n)).toBe(EPERM);
       expect(call(arch, ioctl, 0n, 0x541cn)).toBe(EPERM);
+      expect(call(arch, ioctl, 0n, 0x5423n)).toBe(EPERM); // TIOCSETD
+      expect(call(arch, ioctl, 0n, 0xffffffff_00005423n)).toBe(EPERM);
+      expect(call(arch, ioctl, 0n, 0x5424n)).toBe(ALLOW); // TIOCGETD
       expect(call(arch, ioctl, 0n, 0x5401n)).toBe(ALLOW); // TCGETS
       expect(call(arch, ioctl, 0n, 0x541bn)).toBe(ALLOW); // FIONREAD
     }
