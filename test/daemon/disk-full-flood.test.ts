@@ -26,7 +26,9 @@ describe("a CLI worker flooding events while data_dir fills up", () => {
     const project = kit.project({
       config: {
         store: { probe_interval: "150ms" },
-        cli_tools: { flood: { command: process.execPath, args: [FLOOD, "{task}"], output: "claude" } },
+        // The fixture is the command itself, so the sandbox binds it wherever the checkout is
+        // (a sandbox hides /tmp, where a script named only as an argument would not be found).
+        cli_tools: { flood: { command: FLOOD, args: ["{task}"], output: "claude" } },
       },
     });
     mkdirSync(project.dataDirectory, { recursive: true });

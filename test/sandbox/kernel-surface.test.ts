@@ -1,9 +1,10 @@
+import { copyFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SandboxProject } from "./sandbox-project.js";
 
 /** Prints one `name: ok|ERRNO` line per system call (fixtures/sandbox/kernel-surface-probe.py). */
-const PROBE = path.resolve(import.meta.dirname, "../fixtures/sandbox/kernel-surface-probe.py");
+const PROBE_SOURCE = path.resolve(import.meta.dirname, "../fixtures/sandbox/kernel-surface-probe.py");
 
 /** What each call gets inside the sandbox. */
 const REFUSED: Record<string, string> = {
@@ -46,7 +47,7 @@ const ALLOWED: Record<string, string> = { "ioctl FIONREAD": "EBADF", "personalit
  */
 const FAMILY_REFUSED: Record<string, string> = { "socketpair AF_VSOCK": "EAFNOSUPPORT" };
 /** Prints the same through the i386 compat ABI (fixtures/sandbox/compat-abi-probe.py), on x86_64. */
-const COMPAT_PROBE = path.resolve(import.meta.dirname, "../fixtures/sandbox/compat-abi-probe.py");
+const COMPAT_PROBE_SOURCE = path.resolve(import.meta.dirname, "../fixtures/sandbox/compat-abi-probe.py");
 /** What each compat call gets inside the sandbox, the filter whole. */
 const COMPAT_REFUSED: Record<string, string> = {
   keyctl: "EPERM",
@@ -66,9 +67,16 @@ function outcomes(output: string): Map<string, string> {
 }
 
 let project: SandboxProject;
+/** The probes' copies in the workdir: a checkout under /tmp is hidden inside the sandbox. */
+let PROBE: string;
+let COMPAT_PROBE: string;
 
 beforeAll(() => {
   project = new SandboxProject();
+  PROBE = path.join(project.workdir, "kernel-surface-probe.py");
+  COMPAT_PROBE = path.join(project.workdir, "compat-abi-probe.py");
+  copyFileSync(PROBE_SOURCE, PROBE);
+  copyFileSync(COMPAT_PROBE_SOURCE, COMPAT_PROBE);
 });
 
 afterAll(() => project.dispose());
