@@ -1,7 +1,6 @@
-import type { AddressInfo } from "node:net";
-import { SMTPServer } from "smtp-server";
 import { describe, expect, it } from "vitest";
 import { startRun, waitForRunEnd } from "../daemon/api-shapes.js";
+import { captureMails } from "../support/mail-capture.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -21,25 +20,12 @@ const HOSTILE_RESULT = [
 
 describe("an email delivery of a hostile run's result", () => {
   it("keeps the result out of the headers and the SMTP conversation", async () => {
-    const mails: Array<{ to: string[]; data: string }> = [];
-    const server = new SMTPServer({
-      authOptional: true,
-      disabledCommands: ["STARTTLS", "AUTH"],
-      onData(stream, session, callback) {
-        let data = "";
-        stream.setEncoding("utf8").on("data", (chunk: string) => (data += chunk));
-        stream.on("end", () => {
-          mails.push({ to: session.envelope.rcptTo.map((recipient) => recipient.address), data });
-          callback();
-        });
-      },
-    });
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    kit.defer(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { mails, port, close } = await captureMails();
+    kit.defer(close);
     const { project } = await kit.scriptedProject(textReply(HOSTILE_RESULT), {
       config: {
         deliveries: {
-          smtp: { host: "127.0.0.1", port: (server.server.address() as AddressInfo).port, secure: false },
+          smtp: { host: "127.0.0.1", port, secure: false },
         },
       },
     });

@@ -1,13 +1,12 @@
 import { createHmac, randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
-import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { SMTPServer } from "smtp-server";
 import { Webhook } from "standardwebhooks";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { startRun } from "../daemon/api-shapes.js";
 import { textReply } from "../support/scripted-llm-server.js";
+import { captureMails } from "../support/mail-capture.js";
 import { recordingReceiver } from "../support/recording-receiver.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -45,8 +44,11 @@ describe("the docs' worked examples", () => {
     async () => {
       const slack = await recordingReceiver(kit);
       const ci = await recordingReceiver(kit);
-      const mails: Array<{ to: string[]; data: string }> = [];
-      const smtp = new SMTPServer({
+      const {
+        mails,
+        port: smtpPort,
+        close,
+      } = await captureMails({
         authOptional: false,
         allowInsecureAuth: true,
         disabledCommands: ["STARTTLS"],
@@ -55,17 +57,8 @@ describe("the docs' worked examples", () => {
             callback(null, { user: auth.username });
           else callback(new Error("bad login"));
         },
-        onData(stream, session, callback) {
-          let data = "";
-          stream.setEncoding("utf8").on("data", (chunk: string) => (data += chunk));
-          stream.on("end", () => {
-            mails.push({ to: session.envelope.rcptTo.map((recipient) => recipient.address), data });
-            callback();
-          });
-        },
       });
-      await new Promise<void>((resolve) => smtp.listen(0, "127.0.0.1", resolve));
-      kit.defer(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+      kit.defer(close);
 
       // docs/deliveries.md: the config (SMTP at the local server) and the digest agent.
       const digestHeading = "## A worked example: a nightly digest to Slack and email";
@@ -76,7 +69,7 @@ describe("the docs' worked examples", () => {
       deliveries.smtp = {
         ...deliveries.smtp,
         host: "127.0.0.1",
-        port: (smtp.server.address() as AddressInfo).port,
+        port: smtpPort,
         // The local stand-in speaks no TLS (test/deliveries/email-tls.test.ts covers TLS).
         require_tls: false,
       };
