@@ -94,7 +94,11 @@ function probeBubblewrap(bubblewrap: string): SandboxAvailability {
   let bindsHeld = true;
   try {
     result = run(["--ro-bind-fd", "3", "/tmp"]);
-    if (result.status !== 0) {
+    // A start cut short (the timeout on a loaded machine, a signal) says nothing about the option:
+    // taken as "no --bind-fd", it would bind by path for the daemon's whole life. Tried once more.
+    if (cutShort(result)) result = run(["--ro-bind-fd", "3", "/tmp"]);
+    // Only bubblewrap's own refusal (it exits with an error) means the option is missing.
+    if (result.status !== 0 && !cutShort(result)) {
       bindsHeld = false;
       result = run([]);
     }
@@ -118,6 +122,11 @@ function probeBubblewrap(bubblewrap: string): SandboxAvailability {
       "apparmor=unconfined and systempaths=unconfined; under systemd, drop ProtectKernelTunables= and " +
       `ProtectKernelLogs= (docs/deployment.md), ${OPT_OUT}`,
   };
+}
+
+/** Whether a probe's start was stopped before bubblewrap could answer (a timeout, a signal). */
+function cutShort(result: { status: number | null; signal: NodeJS.Signals | null; error?: Error }): boolean {
+  return result.status === null || result.signal !== null || result.error !== undefined;
 }
 
 /** The first executable `program` in the folders of `searchPath`. */
