@@ -4,6 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
 import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
+import { defaultSampler } from "./parent-or-record-sampler.js";
 import { PooledRandomIds } from "./span-ids.js";
 import type { TraceDestination } from "./trace-destination.js";
 
@@ -35,7 +36,10 @@ export function createTraceExport(
       headers: destination.headers,
       timeoutMillis: destination.exportTimeoutMilliseconds,
     });
+  // The SDK reads OTEL_TRACES_SAMPLER from the process's environment: so does the choice of ours.
+  const sampler = defaultSampler(process.env);
   const provider = new BasicTracerProvider({
+    ...(sampler === undefined ? {} : { sampler }),
     resource: resourceFromAttributes({
       ...destination.resourceAttributes,
       "service.name": destination.serviceName,

@@ -93,13 +93,12 @@ function recordInput(span: Span, messages: readonly ChatMessage[], content: Mask
 }
 
 function describeResponse(span: Span, response: ModelResponse, content: boolean): void {
-  span.setAttributes({
-    [names.GEN_AI_RESPONSE_MODEL]: response.model,
-    [names.GEN_AI_RESPONSE_FINISH_REASONS]: [response.finishReason],
-    [names.GEN_AI_USAGE_INPUT_TOKENS]: response.usage.prompt_tokens,
-    [names.GEN_AI_USAGE_OUTPUT_TOKENS]: response.usage.completion_tokens,
-    [names.AGENTD_COST_USD]: response.costUsd,
-  });
+  // One by one, as at the start: no object made for the SDK to walk with a check per key.
+  span.setAttribute(names.GEN_AI_RESPONSE_MODEL, response.model);
+  span.setAttribute(names.GEN_AI_RESPONSE_FINISH_REASONS, [response.finishReason]);
+  span.setAttribute(names.GEN_AI_USAGE_INPUT_TOKENS, response.usage.prompt_tokens);
+  span.setAttribute(names.GEN_AI_USAGE_OUTPUT_TOKENS, response.usage.completion_tokens);
+  span.setAttribute(names.AGENTD_COST_USD, response.costUsd);
   if (content) {
     const message: ChatMessage = {
       role: "assistant",
