@@ -50,6 +50,7 @@ async function serveApi() {
   const { EventBus } = await import("../../dist/events/event-bus.js");
   const { EventStore } = await import("../../dist/events/event-store.js");
   const { createLogger } = await import("../../dist/logging/logger.js");
+  const { stopPretenuring } = await import("../../dist/cli/stop-pretenuring.js");
   const logger = createLogger({ level: "silent", pretty: false });
   const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-bench-poll-"));
   const bus = new EventBus();
@@ -75,6 +76,8 @@ async function serveApi() {
   };
   const api = await startApiServer(services, { host: "127.0.0.1", port: 0, logger });
   const apiWithToken = await startApiServer(services, { host: "127.0.0.1", port: 0, token: TOKEN, logger });
+  // As `agentd start` does once it is up (src/cli/stop-pretenuring.ts).
+  stopPretenuring();
   await serveCpu({ url: api.url, urlWithToken: apiWithToken.url }, async () => {
     await api.close();
     await apiWithToken.close();
@@ -86,6 +89,9 @@ async function serveApi() {
 /** Role `bare`: fastify with two routes answering the bytes agentd's answered, prebuilt. */
 async function serveBare() {
   const [{ sample, streamSample }] = await once(process, "message");
+  // The V8 settings agentd's API runs with: the floor differs from it by its code alone.
+  const { stopPretenuring } = await import("../../dist/cli/stop-pretenuring.js");
+  stopPretenuring();
   const bare = Fastify();
   bare.get("/agents/:id/events", async (_request, reply) =>
     reply.type("application/json; charset=utf-8").send(sample),

@@ -10,6 +10,7 @@ import { type LoginLine, formatStartupSummary, summarizeStartup } from "../../ap
 import { describeProbe, probeEndpoint } from "../../llm/probe-endpoint.js";
 import { EXIT_FAILURE, type GlobalOptions, printJson, reportFatal } from "../output.js";
 import { writeCodeCacheNow } from "../code-cache.js";
+import { stopPretenuring } from "../stop-pretenuring.js";
 import { closeInheritedDescriptors } from "../../processes/inherited-descriptors.js";
 
 /** How long the start-up look at the model server may take. */
@@ -140,6 +141,8 @@ export function registerStartCommand(program: Command): void {
       // Before the line a supervisor or a test waits for, and often ends the daemon after with
       // SIGKILL: the compiled code of the start is kept once (when its bundle had no cache).
       writeCodeCacheNow();
+      // Up and serving: short connections after long ones must not be born in the old generation.
+      stopPretenuring();
       const summary = summarizeStartup(daemon);
       if (!globals.json) process.stderr.write(formatStartupSummary(summary, loginLine(daemon, loaded.file)));
       printJson({
