@@ -84,7 +84,14 @@ export async function startBenchDaemon({ root, modelPort, dataDirectory, setting
     ...settings,
   });
   const logger = createLogger({ level: "silent", pretty: false });
-  return startDaemon({ config, version: "bench", overrides: { logger } });
+  const daemon = await startDaemon({ config, version: "bench", overrides: { logger } });
+  // As `agentd start` does once it is up (src/cli/stop-pretenuring.ts), or the bench would measure
+  // a daemon that does not exist; AGENTD_BENCH_PRETENURING=1 keeps V8's default, to compare.
+  if (process.env.AGENTD_BENCH_PRETENURING !== "1") {
+    const { stopPretenuring } = await import("../../dist/cli/stop-pretenuring.js");
+    stopPretenuring();
+  }
+  return daemon;
 }
 
 /** The middle value and the range of a list of numbers. */
