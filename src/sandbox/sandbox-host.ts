@@ -18,8 +18,8 @@ import {
   environmentFiles,
   existingFiles,
   moduleFolders,
-  scriptCandidates,
 } from "./definition-paths.js";
+import { type ScriptCandidates, scriptCandidates } from "./script-candidates.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { withoutPlantedLinks } from "./planted-links.js";
 import { handoffProgram } from "./listener-handoff.js";
@@ -97,9 +97,12 @@ export class SandboxHost {
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
   /** The scripts config's stdio MCP servers and CLI tools run: an agent must not make a missing one. */
-  readonly #definitionScripts: string[];
+  readonly #definitionScripts: ScriptCandidates;
   /** The scripts every agent's hooks run, read once per list of hooks, as the candidates are. */
-  #hookScripts: { hooks: Iterable<{ command: string; workdir: string }>; scripts: string[] } | undefined;
+  #hookScripts:
+    { hooks: Iterable<{ command: string; workdir: string }>; scripts: ScriptCandidates } | undefined;
+  /** What the shell of a hook expands before it runs: `~` and `$HOME`. */
+  readonly #knownVariables: Record<string, string>;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -148,14 +151,17 @@ export class SandboxHost {
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),
     ];
-    this.#definitionScripts = [
+    this.#knownVariables = environment["HOME"] ? { HOME: environment["HOME"] } : {};
+    this.#definitionScripts = joinedCandidates([
       ...Object.values(config.mcp_servers).flatMap((server) =>
-        "command" in server ? scriptCandidates([server.command, ...server.args], base) : [],
+        "command" in server
+          ? [scriptCandidates([server.command, ...server.args], base, this.#knownVariables)]
+          : [],
       ),
       ...Object.values(config.cli_tools).flatMap((tool) =>
-        tool.command === undefined ? [] : scriptCandidates([tool.command], base),
+        tool.command === undefined ? [] : [scriptCandidates([tool.command], base, this.#knownVariables)],
       ),
-    ];
+    ]);
     this.#configFiles = [
       ...(options.configFile === undefined ? [] : [options.configFile]),
       ...environmentFiles([base, project, process.cwd()]),
@@ -184,18 +190,16 @@ export class SandboxHost {
     return files;
   }
 
-  /** The files every agent's hooks name that do not exist yet, where this sandbox could make them. */
-  #everyMissingHookFile(writable: readonly string[]): string[] {
+  /** The scripts every agent's hooks run, read once per list of hooks. */
+  #everyHookScript(): ScriptCandidates {
     const hooks = this.#hookCommands();
     if (this.#hookScripts?.hooks !== hooks) {
-      const seen = new Set<string>();
-      const scripts = [...hooks].flatMap(({ command, workdir }) => scriptCandidates(command, workdir));
-      this.#hookScripts = {
-        hooks,
-        scripts: scripts.filter((script) => !seen.has(script) && seen.add(script)),
-      };
+      const scripts = joinedCandidates(
+        [...hooks].map(({ command, workdir }) => scriptCandidates(command, workdir, this.#knownVariables)),
+      );
+      this.#hookScripts = { hooks, scripts };
     }
-    return missingFiles(this.#hookScripts.scripts, writable);
+    return this.#hookScripts.scripts;
   }
 
   /**
@@ -284,15 +288,17 @@ export class SandboxHost {
       ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ...this.#everyHookFile(writable),
     ];
-    let unmadePaths: string[] | undefined;
-    const unmadeOf = () => [
-      ...missingFiles(
-        (request.hookCommands ?? []).flatMap((command) => scriptCandidates(command, workdir)),
-        writable,
-      ),
-      ...this.#everyMissingHookFile(writable),
-      ...missingFiles(this.#definitionScripts, writable),
-    ];
+    let unmade: ScriptCandidates | undefined;
+    const unmadeOf = () => {
+      const scripts = joinedCandidates([
+        ...(request.hookCommands ?? []).map((command) =>
+          scriptCandidates(command, workdir, this.#knownVariables),
+        ),
+        this.#everyHookScript(),
+        this.#definitionScripts,
+      ]);
+      return { paths: missingFiles(scripts.paths, writable), names: scripts.names };
+    };
     const policy: SandboxPolicy = {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
@@ -306,7 +312,10 @@ export class SandboxHost {
         return (protectedPaths ??= protectedOf());
       },
       get unmade() {
-        return (unmadePaths ??= unmadeOf());
+        return (unmade ??= unmadeOf()).paths;
+      },
+      get unmadeNames() {
+        return (unmade ??= unmadeOf()).names;
       },
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
@@ -338,6 +347,14 @@ export class SandboxHost {
     }
     return [...paths];
   }
+}
+
+/** The scripts of several command lines, each path and name once. */
+function joinedCandidates(each: readonly ScriptCandidates[]): ScriptCandidates {
+  return {
+    paths: [...new Set(each.flatMap((candidates) => candidates.paths))],
+    names: [...new Set(each.flatMap((candidates) => candidates.names))],
+  };
 }
 
 /** The paths one hook command's words may name, and the folder they are read from. */
