@@ -101,7 +101,7 @@ export class SandboxHost {
   /** The scripts every agent's hooks run, read once per list of hooks, as the candidates are. */
   #hookScripts:
     { hooks: Iterable<{ command: string; workdir: string }>; scripts: ScriptCandidates } | undefined;
-  /** What the shell of a hook expands before it runs: `~` and `$HOME`. */
+  /** What the shell of a hook expands before it runs (`~`, `$HOME`), and the PATH it searches. */
   readonly #knownVariables: Record<string, string>;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
@@ -151,7 +151,11 @@ export class SandboxHost {
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),
     ];
-    this.#knownVariables = environment["HOME"] ? { HOME: environment["HOME"] } : {};
+    // A hook's shell gets the daemon's HOME and PATH (shellEnvironment); a server's argv[0] is found on PATH.
+    this.#knownVariables = {
+      ...(environment["HOME"] ? { HOME: environment["HOME"] } : {}),
+      ...(environment["PATH"] === undefined ? {} : { PATH: environment["PATH"] }),
+    };
     this.#definitionScripts = joinedCandidates([
       ...Object.values(config.mcp_servers).flatMap((server) =>
         "command" in server
@@ -288,7 +292,7 @@ export class SandboxHost {
       ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
       ...this.#everyHookFile(writable),
     ];
-    let unmade: ScriptCandidates | undefined;
+    let unmade: { paths: string[]; names: string[] } | undefined;
     const unmadeOf = () => {
       const scripts = joinedCandidates([
         ...(request.hookCommands ?? []).map((command) =>
@@ -297,7 +301,11 @@ export class SandboxHost {
         this.#everyHookScript(),
         this.#definitionScripts,
       ]);
-      return { paths: missingFiles(scripts.paths, writable), names: scripts.names };
+      // Found on PATH: only a PATH folder inside a writable one matters (most are /usr/bin…).
+      const onPath = scripts.onPath.filter((candidate) =>
+        writable.some((folder) => isWithin(candidate, folder)),
+      );
+      return { paths: missingFiles([...scripts.paths, ...onPath], writable), names: scripts.names };
     };
     const policy: SandboxPolicy = {
       mode: settings.mode,
@@ -354,6 +362,7 @@ function joinedCandidates(each: readonly ScriptCandidates[]): ScriptCandidates {
   return {
     paths: [...new Set(each.flatMap((candidates) => candidates.paths))],
     names: [...new Set(each.flatMap((candidates) => candidates.names))],
+    onPath: [...new Set(each.flatMap((candidates) => candidates.onPath))],
   };
 }
 

@@ -19,7 +19,20 @@ export interface ScriptCandidates {
    * word of a command that builds what it runs when it runs (`… | xargs sh`, `sh -c "$X"`).
    */
   names: string[];
+  /**
+   * Where a program named without a `/` (`gate`, `python3`) would be found: the same name in each
+   * folder of `PATH` (a relative one read from where the command runs). Most lie where no agent
+   * writes; the caller keeps those inside a writable folder.
+   */
+  onPath: string[];
 }
+
+/** Words the shell runs itself, never looked up on PATH. */
+const SHELL_BUILTINS = new Set(
+  "if then else elif fi for while until do done case esac in function select time [ [[ ] ]] ! { } : true false echo printf test read exit return set unset export shift trap wait break continue local declare typeset readonly alias unalias type hash ulimit umask cd pushd popd exec eval source . command builtin let".split(
+    " ",
+  ),
+);
 
 const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
 
@@ -64,6 +77,7 @@ const MAX_DEPTH = 8;
 class CommandReading {
   readonly #paths = new Set<string>();
   readonly #names = new Set<string>();
+  readonly #onPath = new Set<string>();
   /** Undefined once a `cd` went somewhere unknown: relative scripts then count by name. */
   #folder: string | undefined;
   #depth = 0;
@@ -154,9 +168,20 @@ class CommandReading {
       this.#everyWord = true;
       return;
     }
+    if (!word.includes("/")) this.#lookedUp(word);
     const interpreter = Object.hasOwn(INTERPRETERS, program) ? INTERPRETERS[program] : undefined;
     if (interpreter !== undefined) return this.#interpreted(program, interpreter, words, index + 1, inputs);
     if (word.includes("/")) this.#script(word);
+  }
+
+  /** A program named without a `/`: where PATH would find it (`.` and empty entries: the folder now). */
+  #lookedUp(program: string): void {
+    const searchPath = this.known["PATH"];
+    if (searchPath === undefined || program === "" || SHELL_BUILTINS.has(program)) return;
+    for (const entry of searchPath.split(":")) {
+      if (path.isAbsolute(entry)) this.#onPath.add(path.join(entry, program));
+      else if (this.#folder !== undefined) this.#onPath.add(path.resolve(this.#folder, entry, program));
+    }
   }
 
   result(): ScriptCandidates {
@@ -167,7 +192,7 @@ class CommandReading {
         this.#names.add(name.replaceAll(UNKNOWN, "*"));
       }
     }
-    return { paths: [...this.#paths], names: [...this.#names] };
+    return { paths: [...this.#paths], names: [...this.#names], onPath: [...this.#onPath] };
   }
 
   #interpreted(

@@ -101,6 +101,21 @@ describe("the scripts a hook command runs", () => {
     expect(names(`sh -c "$HOOK_COMMAND" gate.sh`)).toContain("gate.sh");
   });
 
+  it("are where PATH would find a program named without a path, builtins aside", () => {
+    const onPath = (command: string) => scriptCandidates(command, base, { PATH: "/usr/bin:bin:" }).onPath;
+    expect(onPath("audit-tool --check && echo ok")).toEqual([
+      "/usr/bin/audit-tool",
+      "/srv/project/bin/audit-tool",
+      "/srv/project/audit-tool",
+    ]);
+    expect(onPath("cd tools; nohup gate")).toEqual([
+      "/usr/bin/gate",
+      "/srv/project/tools/bin/gate",
+      "/srv/project/tools/gate",
+    ]);
+    expect(onPath("exit 2")).toEqual([]);
+  });
+
   it("match a file name by the pattern, `*` for any text", () => {
     expect(matchesUnmadeName(["check-*.py"], "check-ci.py")).toBe(true);
     expect(matchesUnmadeName(["check-*.py"], "check.py")).toBe(false);

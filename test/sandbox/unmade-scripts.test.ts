@@ -20,6 +20,7 @@ function mayCreate(
   hooks: { command: string; workdir: string }[],
   relative: string,
   home = project.home,
+  searchPath = process.env["PATH"],
 ): boolean {
   const host = new SandboxHost({
     config: {
@@ -29,7 +30,7 @@ function mayCreate(
       presets_dir: path.join(project.root, "presets"),
     },
     configFile: project.configFile,
-    environment: { ...process.env, HOME: home },
+    environment: { ...process.env, HOME: home, PATH: searchPath },
     hookCommands: () => hooks,
   });
   const policy = host.policyFor({
@@ -95,5 +96,13 @@ describe("a missing script named through what the shell expands or an option rea
     for (const relative of ["gate.sh", "deep/hooks/gate.sh", "check-ci.py", "gates"])
       expect(mayCreate(hooks, relative), relative).toBe(false);
     expect(mayCreate(hooks, "notes.md")).toBe(true);
+  });
+
+  it("run by a bare name from a PATH folder the agent writes may not be made there", () => {
+    const searchPath = `/usr/bin:${path.join(project.workdir, "bin")}`;
+    const hooks = [{ command: "audit-tool --check && echo ok", workdir: project.workdir }];
+    expect(mayCreate(hooks, "bin/audit-tool", project.home, searchPath)).toBe(false);
+    expect(mayCreate(hooks, "bin/other-tool", project.home, searchPath)).toBe(true);
+    expect(mayCreate(hooks, "audit-tool", project.home, searchPath)).toBe(true);
   });
 });
