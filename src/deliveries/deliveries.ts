@@ -147,7 +147,9 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
       const runEvents = options.runEvents;
       return runTreeOf(
         followed,
-        runEvents === undefined ? undefined : { read: { runs: followed, runEvents }, since: countingSince },
+        runEvents === undefined
+          ? undefined
+          : { read: { runs: followed, runEvents }, since: countingSince, now: () => options.clock.now() },
       );
     },
   );

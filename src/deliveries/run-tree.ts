@@ -13,12 +13,15 @@ const MAX_PARENTS = 64;
  */
 export function runTreeOf(
   runs: { get(runId: string): RunRecord | undefined },
-  history?: { read: TreeHistory; since: number },
+  history?: { read: TreeHistory; since: number; now: () => number },
 ): RunTree {
   return {
     ...(history === undefined
       ? {}
-      : { sentBefore: (root: string) => notificationsSentBefore(root, history.since, history.read) }),
+      : {
+          sentBefore: (root: string) =>
+            notificationsSentBefore(root, { started: history.since, now: history.now() }, history.read),
+        }),
     rootOf(runId) {
       let id = runId;
       for (let parents = 0; parents < MAX_PARENTS; parents++) {
