@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
+import { scriptCandidates } from "./script-candidates.js";
 
 /**
  * The folders whose files define what the daemon runs: every agents folder (foreign ones such as
@@ -51,12 +52,20 @@ export function environmentFiles(folders: readonly string[]): string[] {
  * fence. Every word naming an existing file counts (a bare `gate.sh` too); a script that `cd`s
  * somewhere first is followed for a literal `cd <folder>`; keep hook scripts outside any workdir.
  */
-export function commandFiles(commandLine: readonly string[] | string, baseDirectory: string): string[] {
-  return existingFiles(commandCandidates(commandLine, baseDirectory), baseDirectory);
+export function commandFiles(
+  commandLine: readonly string[] | string,
+  baseDirectory: string,
+  home: string | undefined = process.env["HOME"],
+): string[] {
+  return existingFiles(commandCandidates(commandLine, baseDirectory, home), baseDirectory);
 }
 
 /** The paths the words of a command line may name, as `commandFiles` reads them, not yet checked. */
-export function commandCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
+export function commandCandidates(
+  commandLine: readonly string[] | string,
+  baseDirectory: string,
+  home: string | undefined = process.env["HOME"],
+): string[] {
   const words = typeof commandLine === "string" ? commandLine.split(/[\s;&|()]+/) : commandLine;
   const candidates: string[] = [];
   let folderNow = baseDirectory;
@@ -74,8 +83,12 @@ export function commandCandidates(commandLine: readonly string[] | string, baseD
       changingFolder = true;
       continue;
     }
-    candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~")));
+    candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, home ?? "~")));
   }
+  // The scripts as the shell reads the line: `$HOME/…`, quotes inside a word (`sh "$HOME/my gate.sh"`).
+  candidates.push(
+    ...scriptCandidates(commandLine, baseDirectory, home === undefined ? {} : { HOME: home }).paths,
+  );
   return candidates;
 }
 

@@ -185,7 +185,7 @@ export class SandboxHost {
   #everyHookFile(writable: readonly string[]): string[] {
     const hooks = this.#hookCommands();
     if (this.#hookCandidates?.hooks !== hooks)
-      this.#hookCandidates = { hooks, candidates: hookCandidates(hooks) };
+      this.#hookCandidates = { hooks, candidates: hookCandidates(hooks, this.#knownVariables["HOME"]) };
     const files: string[] = [];
     for (const { base, paths } of this.#hookCandidates.candidates) {
       const reachable = paths.filter((candidate) => writable.some((folder) => isWithin(candidate, folder)));
@@ -289,7 +289,9 @@ export class SandboxHost {
       ...this.#definitions,
       ...hostExecutedPaths(writable),
       ...(request.protect ?? []),
-      ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
+      ...(request.hookCommands ?? []).flatMap((command) =>
+        commandFiles(command, workdir, this.#knownVariables["HOME"]),
+      ),
       ...this.#everyHookFile(writable),
     ];
     let unmade: { paths: string[]; names: string[] } | undefined;
@@ -408,14 +410,17 @@ function realPathOfMissing(candidate: string): string {
 }
 
 /** Each hook command's candidate paths, each command read once (config hooks are in every agent's). */
-function hookCandidates(hooks: Iterable<{ command: string; workdir: string }>): HookCandidates[] {
+function hookCandidates(
+  hooks: Iterable<{ command: string; workdir: string }>,
+  home: string | undefined,
+): HookCandidates[] {
   const seen = new Set<string>();
   const found: HookCandidates[] = [];
   for (const { command, workdir } of hooks) {
     const key = `${workdir}\u0000${command}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    found.push({ base: workdir, paths: commandCandidates(command, workdir) });
+    found.push({ base: workdir, paths: commandCandidates(command, workdir, home) });
   }
   return found;
 }

@@ -99,8 +99,18 @@ describe("change what the daemon runs", () => {
 describe("replace an existing hook script rather than write it", () => {
   it("renaming or linking another file over it, or removing it first, leaves the operator's script", async () => {
     project = new SandboxProject();
-    const { host, root } = projectLayout(project, { "gate.sh": `# ${ORIGINAL}\nexit 0\n` });
-    const hooks = { before_tool: [{ command: "sh gate.sh" }, { command: "./tools/hooks/gate.sh" }] };
+    const { host, root } = projectLayout(project, {
+      "gate.sh": `# ${ORIGINAL}\nexit 0\n`,
+      "quoted gate.sh": `# ${ORIGINAL}\nexit 0\n`,
+    });
+    const hooks = {
+      before_tool: [
+        { command: "sh gate.sh" },
+        { command: "./tools/hooks/gate.sh" },
+        // Named as the shell expands it: $PWD, and a space inside quotes.
+        { command: 'bash "$PWD/quoted gate.sh"' },
+      ],
+    };
     const attempts = [
       "echo 'exit 0 # evil' > evil.sh; mv -f evil.sh gate.sh",
       "echo 'exit 0 # evil' > evil.sh; ln -sf evil.sh gate.sh",
@@ -109,6 +119,7 @@ describe("replace an existing hook script rather than write it", () => {
       "echo 'exit 0 # evil' > evil.sh; mv -f evil.sh tools/hooks/gate.sh",
       "echo 'exit 0 # evil' > evil.sh; ln -sf ../../evil.sh tools/hooks/gate.sh",
       "echo 'exit 0 # evil' > evil.sh; cp -f --remove-destination evil.sh tools/hooks/gate.sh",
+      "echo 'exit 0 # evil' > 'quoted gate.sh'",
     ];
     for (const command of attempts) {
       const result = await project.shell(command, { host, workdir: root, hooks });
@@ -120,7 +131,7 @@ describe("replace an existing hook script rather than write it", () => {
       { host, workdir: root, hooks },
     );
     expect(written.code).toBe("TOOL_DENIED");
-    for (const script of ["gate.sh", "tools/hooks/gate.sh"]) {
+    for (const script of ["gate.sh", "tools/hooks/gate.sh", "quoted gate.sh"]) {
       const full = path.join(root, script);
       expect(lstatSync(full).isFile(), script).toBe(true);
       expect(readFileSync(full, "utf8"), script).toContain(ORIGINAL);
