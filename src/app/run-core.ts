@@ -340,6 +340,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
     storage: store.storage,
     node: store.cluster.node,
     shared: store.deliveries,
+    runEvents: (run, agent) => events.runEvents(run, 0, agent),
   });
   await deliveries.load();
   const memory = createMemoryParts({

@@ -2,6 +2,7 @@ import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
 import type { DefinitionSnapshot } from "../definitions/definition-snapshot.js";
+import type { AgentEvent } from "../events/agent-event.js";
 import type { EventHub } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
@@ -38,6 +39,11 @@ export interface DeliveriesOptions {
   node?: string | undefined;
   /** The cluster's deliveries (PostgreSQL store); absent: `<data_dir>/deliveries.json`. */
   shared?: SharedDeliveryRows | undefined;
+  /**
+   * A run's events as its log keeps them: `notify` counts what a run resumed after a restart sent
+   * before it. Absent: each daemon counts from nothing (`agentd run`).
+   */
+  runEvents?: ((run: string, agent: string) => Promise<AgentEvent[]>) | undefined;
 }
 
 /** How often a node of a cluster looks for deliveries of nodes that died: the store's lease. */
@@ -110,6 +116,8 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
   let dashboardUrl = settings.dashboard_url;
   const links = { dashboardUrl: () => dashboardUrl };
   let followed: RunDeliveriesOptions["runs"] | undefined;
+  // Notifications before this are read from the runs' logs; after it, counted in memory.
+  const countingSince = options.clock.now();
   const notifyTools = new NotifyToolSource(
     async (definition, runId, message) => {
       const targets = targetsOf(definition.frontmatter.deliver, settings).filter(({ target }) =>
@@ -134,7 +142,16 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
       }
       return targets.length;
     },
-    () => (followed === undefined ? undefined : runTreeOf(followed)),
+    () => {
+      if (followed === undefined) return undefined;
+      const runEvents = options.runEvents;
+      return runTreeOf(
+        followed,
+        runEvents === undefined
+          ? undefined
+          : { read: { runs: followed, runEvents }, since: countingSince, now: () => options.clock.now() },
+      );
+    },
   );
   let following: RunDeliveries | undefined;
   let stopAdopting: (() => void) | undefined;

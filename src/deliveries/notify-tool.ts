@@ -30,6 +30,11 @@ export interface RunTree {
   rootOf(runId: string): string;
   /** Whether the run ended (or is not known any more): its tree's count is let go. */
   ended(runId: string): boolean;
+  /**
+   * What the tree's runs sent before this daemon started counting, as their durable logs tell (a
+   * run resumed after a restart): read once per tree, at its first `notify` here.
+   */
+  sentBefore?(root: string): Promise<number>;
 }
 
 /** Without the runs to look at: each run counts alone, and is never let go (one run, `agentd run`). */
@@ -48,6 +53,8 @@ export class NotifyToolSource implements ToolSource {
   readonly #tool: ToolDefinition;
   /** Notifications sent so far, per tree of runs in flight (by its first run). */
   readonly #sent = new Map<string, number>();
+  /** Trees whose count before this daemon is being read from their logs. */
+  readonly #reading = new Map<string, Promise<number>>();
   readonly #tree: () => RunTree | undefined;
 
   /** `tree`: where each run stands, once the daemon follows its runs (undefined before). */
@@ -63,7 +70,10 @@ export class NotifyToolSource implements ToolSource {
         run: async ({ message }, context) => {
           const scope = context.run;
           if (!scope) throw new AgentdError("TOOL_FAILED", "notify can only be used in a run");
-          const root = (this.#tree() ?? RUNS_ALONE).rootOf(scope.runId);
+          const tree = this.#tree() ?? RUNS_ALONE;
+          const root = tree.rootOf(scope.runId);
+          await this.#countKnown(root, tree);
+          // Read after the wait: calls that waited together each see the others' counts.
           const sent = this.#sent.get(root) ?? 0;
           if (sent >= MAX_NOTIFICATIONS_PER_RUN) {
             throw new AgentdError(
@@ -83,6 +93,26 @@ export class NotifyToolSource implements ToolSource {
       }),
       allowedWhenUnlisted: true,
     };
+  }
+
+  /**
+   * Makes the tree's count known: read from its logs first (once, however many calls ask at the
+   * same time), so that a restart of the daemon does not give a resumed run ten more.
+   */
+  async #countKnown(root: string, tree: RunTree): Promise<void> {
+    if (this.#sent.has(root)) return;
+    let reading = this.#reading.get(root);
+    if (reading === undefined) {
+      // A log that cannot be read counts nothing: the tree's count starts here, as before restarts.
+      reading = tree.sentBefore === undefined ? Promise.resolve(0) : tree.sentBefore(root).catch(() => 0);
+      this.#reading.set(root, reading);
+    }
+    try {
+      const before = await reading;
+      if (!this.#sent.has(root)) this.#sent.set(root, before);
+    } finally {
+      this.#reading.delete(root);
+    }
   }
 
   /** Forgets the counts of trees whose first run ended: the map holds the trees in flight. */

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, statSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../config/config-schema.js";
+import { scriptCandidates } from "./script-candidates.js";
 
 /**
  * The folders whose files define what the daemon runs: every agents folder (foreign ones such as
@@ -51,80 +52,20 @@ export function environmentFiles(folders: readonly string[]): string[] {
  * fence. Every word naming an existing file counts (a bare `gate.sh` too); a script that `cd`s
  * somewhere first is followed for a literal `cd <folder>`; keep hook scripts outside any workdir.
  */
-export function commandFiles(commandLine: readonly string[] | string, baseDirectory: string): string[] {
-  return existingFiles(commandCandidates(commandLine, baseDirectory), baseDirectory);
-}
-
-/** Programs that run the file named by their first argument that is not an option. */
-const INTERPRETERS = new Set(
-  ["sh", "bash", "dash", "zsh", "ksh", "node", "deno", "bun", "python", "python3"].concat([
-    "perl",
-    "ruby",
-    "php",
-    "source",
-    ".",
-  ]),
-);
-
-/**
- * Programs that run the command that follows them (`env NAME=value ./gate.sh`, `exec ./gate.sh`,
- * `timeout 30 ./gate.sh`, `nice -n 5 ./gate.sh`): the command line's program is the first word
- * after them that is neither an option, an assignment nor a number (a duration, a niceness).
- */
-const WRAPPERS = new Set(["env", "exec", "command", "nohup", "time", "nice", "setsid", "stdbuf", "timeout"]);
-const WRAPPER_NUMBER = /^\d+(\.\d+)?[smhd]?$/;
-
-/**
- * The scripts a command line runs, as paths: a program named with a `/` (`./audit.sh`,
- * `gates/check.sh`) and the file an interpreter is given (`sh gate.sh`, `node tools/hook.js`),
- * read from the folder a literal `cd` moved to. Narrower than `commandCandidates`: not the files a
- * command only reads or writes (`cat > last-run.json`), which an agent may well make itself.
- */
-export function scriptCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
-  const candidates: string[] = [];
-  let folderNow = baseDirectory;
-  let atCommandStart = true;
-  let changingFolder = false;
-  let interpreted = false;
-  let wrapped = false;
-  const tokens =
-    typeof commandLine === "string" ? (commandLine.match(/[;&|()]+|[^\s;&|()]+/g) ?? []) : commandLine;
-  for (const token of tokens) {
-    if (/^[;&|()]+$/.test(token)) {
-      atCommandStart = true;
-      interpreted = false;
-      changingFolder = false;
-      wrapped = false;
-      continue;
-    }
-    const word = token.replace(/^['"]|['"]$/g, "");
-    if (word === "" || word.startsWith("-")) continue;
-    if (changingFolder) {
-      folderNow = path.resolve(folderNow, word);
-      changingFolder = false;
-    } else if (atCommandStart) {
-      // `NAME=value program …`: the program comes after the assignments.
-      if (/^[A-Za-z_][A-Za-z0-9_]*=/.test(word)) continue;
-      const program = path.basename(word);
-      // `exec ./gate.sh`, `/usr/bin/env node hook.js`, `timeout 30 ./gate.sh`: the command follows.
-      if (WRAPPERS.has(program) || (wrapped && WRAPPER_NUMBER.test(word))) {
-        wrapped = true;
-        continue;
-      }
-      atCommandStart = false;
-      if (word === "cd" || word === "pushd") changingFolder = true;
-      else if (INTERPRETERS.has(path.basename(word))) interpreted = true;
-      else if (word.includes("/")) candidates.push(path.resolve(folderNow, word));
-    } else if (interpreted) {
-      candidates.push(path.resolve(folderNow, word));
-      interpreted = false;
-    }
-  }
-  return candidates;
+export function commandFiles(
+  commandLine: readonly string[] | string,
+  baseDirectory: string,
+  home: string | undefined = process.env["HOME"],
+): string[] {
+  return existingFiles(commandCandidates(commandLine, baseDirectory, home), baseDirectory);
 }
 
 /** The paths the words of a command line may name, as `commandFiles` reads them, not yet checked. */
-export function commandCandidates(commandLine: readonly string[] | string, baseDirectory: string): string[] {
+export function commandCandidates(
+  commandLine: readonly string[] | string,
+  baseDirectory: string,
+  home: string | undefined = process.env["HOME"],
+): string[] {
   const words = typeof commandLine === "string" ? commandLine.split(/[\s;&|()]+/) : commandLine;
   const candidates: string[] = [];
   let folderNow = baseDirectory;
@@ -142,8 +83,12 @@ export function commandCandidates(commandLine: readonly string[] | string, baseD
       changingFolder = true;
       continue;
     }
-    candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, process.env["HOME"] ?? "~")));
+    candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, home ?? "~")));
   }
+  // The scripts as the shell reads the line: `$HOME/…`, quotes inside a word (`sh "$HOME/my gate.sh"`).
+  candidates.push(
+    ...scriptCandidates(commandLine, baseDirectory, home === undefined ? {} : { HOME: home }).paths,
+  );
   return candidates;
 }
 

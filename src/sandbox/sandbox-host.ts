@@ -18,8 +18,8 @@ import {
   environmentFiles,
   existingFiles,
   moduleFolders,
-  scriptCandidates,
 } from "./definition-paths.js";
+import { type ScriptCandidates, scriptCandidates } from "./script-candidates.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { withoutPlantedLinks } from "./planted-links.js";
 import { handoffProgram } from "./listener-handoff.js";
@@ -97,9 +97,12 @@ export class SandboxHost {
   #hookCandidates:
     { hooks: Iterable<{ command: string; workdir: string }>; candidates: HookCandidates[] } | undefined;
   /** The scripts config's stdio MCP servers and CLI tools run: an agent must not make a missing one. */
-  readonly #definitionScripts: string[];
+  readonly #definitionScripts: ScriptCandidates;
   /** The scripts every agent's hooks run, read once per list of hooks, as the candidates are. */
-  #hookScripts: { hooks: Iterable<{ command: string; workdir: string }>; scripts: string[] } | undefined;
+  #hookScripts:
+    { hooks: Iterable<{ command: string; workdir: string }>; scripts: ScriptCandidates } | undefined;
+  /** What the shell of a hook expands before it runs (`~`, `$HOME`), and the PATH it searches. */
+  readonly #knownVariables: Record<string, string>;
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -148,14 +151,21 @@ export class SandboxHost {
         tool.command === undefined ? [] : commandFiles([tool.command], base),
       ),
     ];
-    this.#definitionScripts = [
+    // A hook's shell gets the daemon's HOME and PATH (shellEnvironment); a server's argv[0] is found on PATH.
+    this.#knownVariables = {
+      ...(environment["HOME"] ? { HOME: environment["HOME"] } : {}),
+      ...(environment["PATH"] === undefined ? {} : { PATH: environment["PATH"] }),
+    };
+    this.#definitionScripts = joinedCandidates([
       ...Object.values(config.mcp_servers).flatMap((server) =>
-        "command" in server ? scriptCandidates([server.command, ...server.args], base) : [],
+        "command" in server
+          ? [scriptCandidates([server.command, ...server.args], base, this.#knownVariables)]
+          : [],
       ),
       ...Object.values(config.cli_tools).flatMap((tool) =>
-        tool.command === undefined ? [] : scriptCandidates([tool.command], base),
+        tool.command === undefined ? [] : [scriptCandidates([tool.command], base, this.#knownVariables)],
       ),
-    ];
+    ]);
     this.#configFiles = [
       ...(options.configFile === undefined ? [] : [options.configFile]),
       ...environmentFiles([base, project, process.cwd()]),
@@ -175,7 +185,7 @@ export class SandboxHost {
   #everyHookFile(writable: readonly string[]): string[] {
     const hooks = this.#hookCommands();
     if (this.#hookCandidates?.hooks !== hooks)
-      this.#hookCandidates = { hooks, candidates: hookCandidates(hooks) };
+      this.#hookCandidates = { hooks, candidates: hookCandidates(hooks, this.#knownVariables["HOME"]) };
     const files: string[] = [];
     for (const { base, paths } of this.#hookCandidates.candidates) {
       const reachable = paths.filter((candidate) => writable.some((folder) => isWithin(candidate, folder)));
@@ -184,18 +194,16 @@ export class SandboxHost {
     return files;
   }
 
-  /** The files every agent's hooks name that do not exist yet, where this sandbox could make them. */
-  #everyMissingHookFile(writable: readonly string[]): string[] {
+  /** The scripts every agent's hooks run, read once per list of hooks. */
+  #everyHookScript(): ScriptCandidates {
     const hooks = this.#hookCommands();
     if (this.#hookScripts?.hooks !== hooks) {
-      const seen = new Set<string>();
-      const scripts = [...hooks].flatMap(({ command, workdir }) => scriptCandidates(command, workdir));
-      this.#hookScripts = {
-        hooks,
-        scripts: scripts.filter((script) => !seen.has(script) && seen.add(script)),
-      };
+      const scripts = joinedCandidates(
+        [...hooks].map(({ command, workdir }) => scriptCandidates(command, workdir, this.#knownVariables)),
+      );
+      this.#hookScripts = { hooks, scripts };
     }
-    return missingFiles(this.#hookScripts.scripts, writable);
+    return this.#hookScripts.scripts;
   }
 
   /**
@@ -281,18 +289,26 @@ export class SandboxHost {
       ...this.#definitions,
       ...hostExecutedPaths(writable),
       ...(request.protect ?? []),
-      ...(request.hookCommands ?? []).flatMap((command) => commandFiles(command, workdir)),
+      ...(request.hookCommands ?? []).flatMap((command) =>
+        commandFiles(command, workdir, this.#knownVariables["HOME"]),
+      ),
       ...this.#everyHookFile(writable),
     ];
-    let unmadePaths: string[] | undefined;
-    const unmadeOf = () => [
-      ...missingFiles(
-        (request.hookCommands ?? []).flatMap((command) => scriptCandidates(command, workdir)),
-        writable,
-      ),
-      ...this.#everyMissingHookFile(writable),
-      ...missingFiles(this.#definitionScripts, writable),
-    ];
+    let unmade: { paths: string[]; names: string[] } | undefined;
+    const unmadeOf = () => {
+      const scripts = joinedCandidates([
+        ...(request.hookCommands ?? []).map((command) =>
+          scriptCandidates(command, workdir, this.#knownVariables),
+        ),
+        this.#everyHookScript(),
+        this.#definitionScripts,
+      ]);
+      // Found on PATH: only a PATH folder inside a writable one matters (most are /usr/bin…).
+      const onPath = scripts.onPath.filter((candidate) =>
+        writable.some((folder) => isWithin(candidate, folder)),
+      );
+      return { paths: missingFiles([...scripts.paths, ...onPath], writable), names: scripts.names };
+    };
     const policy: SandboxPolicy = {
       mode: settings.mode,
       network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
@@ -306,7 +322,10 @@ export class SandboxHost {
         return (protectedPaths ??= protectedOf());
       },
       get unmade() {
-        return (unmadePaths ??= unmadeOf());
+        return (unmade ??= unmadeOf()).paths;
+      },
+      get unmadeNames() {
+        return (unmade ??= unmadeOf()).names;
       },
       protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
       internal,
@@ -338,6 +357,15 @@ export class SandboxHost {
     }
     return [...paths];
   }
+}
+
+/** The scripts of several command lines, each path and name once. */
+function joinedCandidates(each: readonly ScriptCandidates[]): ScriptCandidates {
+  return {
+    paths: [...new Set(each.flatMap((candidates) => candidates.paths))],
+    names: [...new Set(each.flatMap((candidates) => candidates.names))],
+    onPath: [...new Set(each.flatMap((candidates) => candidates.onPath))],
+  };
 }
 
 /** The paths one hook command's words may name, and the folder they are read from. */
@@ -382,14 +410,17 @@ function realPathOfMissing(candidate: string): string {
 }
 
 /** Each hook command's candidate paths, each command read once (config hooks are in every agent's). */
-function hookCandidates(hooks: Iterable<{ command: string; workdir: string }>): HookCandidates[] {
+function hookCandidates(
+  hooks: Iterable<{ command: string; workdir: string }>,
+  home: string | undefined,
+): HookCandidates[] {
   const seen = new Set<string>();
   const found: HookCandidates[] = [];
   for (const { command, workdir } of hooks) {
     const key = `${workdir}\u0000${command}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    found.push({ base: workdir, paths: commandCandidates(command, workdir) });
+    found.push({ base: workdir, paths: commandCandidates(command, workdir, home) });
   }
   return found;
 }

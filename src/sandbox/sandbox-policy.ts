@@ -40,6 +40,12 @@ export interface SandboxPolicy {
    */
   unmade?: string[];
   /**
+   * File names (`*` for any text) no file tool may make anywhere: scripts a hook, MCP server or CLI
+   * tool command names whose folder is known only when it runs (`"$PROJECT"/gate.sh`), and every
+   * word of a command that builds what it runs when it runs (`xargs`, `sh -c "$X"`).
+   */
+  unmadeNames?: string[];
+  /**
    * Hidden over every bind, the workdir's and the agent's own `read`/`write` included: data_dir,
    * the vault, the config file, `.env`.
    */

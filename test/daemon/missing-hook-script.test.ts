@@ -38,7 +38,10 @@ describe("another agent's hook script that does not exist yet", () => {
       event.type === "observation" ? [event.data as { ok: boolean; output: string }] : [],
     );
     expect(refusals).toEqual([
-      expect.objectContaining({ ok: false, output: expect.stringContaining("named by a hook command") }),
+      expect.objectContaining({
+        ok: false,
+        output: expect.stringContaining("named by a hook, MCP server or CLI tool command"),
+      }),
     ]);
     expect(existsSync(path.join(scripted.project.root, "gates", "reviewer-gate.sh"))).toBe(false);
 

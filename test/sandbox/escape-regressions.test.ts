@@ -1,5 +1,6 @@
 import {
   existsSync,
+  lstatSync,
   mkdirSync,
   readFileSync,
   readdirSync,
@@ -92,6 +93,49 @@ describe("change what the daemon runs", () => {
       (file) => !readFileSync(path.join(root, file), "utf8").includes(ORIGINAL),
     );
     expect(changed).toEqual([]);
+  });
+});
+
+describe("replace an existing hook script rather than write it", () => {
+  it("renaming or linking another file over it, or removing it first, leaves the operator's script", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project, {
+      "gate.sh": `# ${ORIGINAL}\nexit 0\n`,
+      "quoted gate.sh": `# ${ORIGINAL}\nexit 0\n`,
+    });
+    const hooks = {
+      before_tool: [
+        { command: "sh gate.sh" },
+        { command: "./tools/hooks/gate.sh" },
+        // Named as the shell expands it: $PWD, and a space inside quotes.
+        { command: 'bash "$PWD/quoted gate.sh"' },
+      ],
+    };
+    const attempts = [
+      "echo 'exit 0 # evil' > evil.sh; mv -f evil.sh gate.sh",
+      "echo 'exit 0 # evil' > evil.sh; ln -sf evil.sh gate.sh",
+      "echo 'exit 0 # evil' > evil.sh; ln -f evil.sh gate.sh",
+      "rm -f gate.sh; echo 'exit 0 # evil' > gate.sh",
+      "echo 'exit 0 # evil' > evil.sh; mv -f evil.sh tools/hooks/gate.sh",
+      "echo 'exit 0 # evil' > evil.sh; ln -sf ../../evil.sh tools/hooks/gate.sh",
+      "echo 'exit 0 # evil' > evil.sh; cp -f --remove-destination evil.sh tools/hooks/gate.sh",
+      "echo 'exit 0 # evil' > 'quoted gate.sh'",
+    ];
+    for (const command of attempts) {
+      const result = await project.shell(command, { host, workdir: root, hooks });
+      expect(result.code, result.output).not.toBe("SANDBOX_UNAVAILABLE");
+    }
+    const written = await project.call(
+      "write_file",
+      { path: "gate.sh", content: "exit 0 # evil\n" },
+      { host, workdir: root, hooks },
+    );
+    expect(written.code).toBe("TOOL_DENIED");
+    for (const script of ["gate.sh", "tools/hooks/gate.sh", "quoted gate.sh"]) {
+      const full = path.join(root, script);
+      expect(lstatSync(full).isFile(), script).toBe(true);
+      expect(readFileSync(full, "utf8"), script).toContain(ORIGINAL);
+    }
   });
 });
 

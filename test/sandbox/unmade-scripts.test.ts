@@ -16,7 +16,12 @@ beforeAll(() => {
 afterAll(() => project.dispose());
 
 /** Whether the file tools of agent `me` may make `relative` in its workdir, another agent's hooks being `hooks`. */
-function mayCreate(hooks: { command: string; workdir: string }[], relative: string): boolean {
+function mayCreate(
+  hooks: { command: string; workdir: string }[],
+  relative: string,
+  home = project.home,
+  searchPath = process.env["PATH"],
+): boolean {
   const host = new SandboxHost({
     config: {
       ...ConfigSchema.parse({}),
@@ -25,7 +30,7 @@ function mayCreate(hooks: { command: string; workdir: string }[], relative: stri
       presets_dir: path.join(project.root, "presets"),
     },
     configFile: project.configFile,
-    environment: { ...process.env, HOME: project.home },
+    environment: { ...process.env, HOME: home, PATH: searchPath },
     hookCommands: () => hooks,
   });
   const policy = host.policyFor({
@@ -58,5 +63,46 @@ describe("a script another agent's hook runs that does not exist yet", () => {
       "nice -n 5 sh audit.sh",
     ])
       expect(mayCreate([{ command, workdir: project.workdir }], "audit.sh"), command).toBe(false);
+  });
+});
+
+describe("a missing script named through what the shell expands or an option reads", () => {
+  const cases: [string, string][] = [
+    ["~/x.sh", "x.sh"],
+    ["$HOME/x.sh --strict", "x.sh"],
+    ["python3 -X dev gate.py", "gate.py"],
+    ["bash -o posix gate.sh", "gate.sh"],
+    ["node --require ./setup.js server.js", "setup.js"],
+    ["node -r setup b.js", "setup"],
+    ["sh -c 'cd gates && ./gate.sh'", "gates/gate.sh"],
+    ["nohup stdbuf -oL ionice -c 3 setsid ./gate.sh", "gate.sh"],
+    ["command ./gate.sh", "gate.sh"],
+  ];
+  it("may not be made by the file tools", () => {
+    // HOME is the workdir here, so `~/x.sh` lands where the agent writes.
+    for (const [command, relative] of cases)
+      expect(mayCreate([{ command, workdir: project.workdir }], relative, project.workdir), command).toBe(
+        false,
+      );
+    expect(mayCreate([{ command: "python3 -X dev gate.py", workdir: project.workdir }], "dev")).toBe(true);
+  });
+
+  it("whose folder is known only when the hook runs may not be made under that name anywhere", () => {
+    const hooks = [
+      { command: `"$CLAUDE_PROJECT_DIR"/hooks/gate.sh`, workdir: project.workdir },
+      { command: "python3 ${TOOLS}/check-$MODE.py", workdir: project.workdir },
+      { command: "ls gates | xargs -n1 sh", workdir: project.workdir },
+    ];
+    for (const relative of ["gate.sh", "deep/hooks/gate.sh", "check-ci.py", "gates"])
+      expect(mayCreate(hooks, relative), relative).toBe(false);
+    expect(mayCreate(hooks, "notes.md")).toBe(true);
+  });
+
+  it("run by a bare name from a PATH folder the agent writes may not be made there", () => {
+    const searchPath = `/usr/bin:${path.join(project.workdir, "bin")}`;
+    const hooks = [{ command: "audit-tool --check && echo ok", workdir: project.workdir }];
+    expect(mayCreate(hooks, "bin/audit-tool", project.home, searchPath)).toBe(false);
+    expect(mayCreate(hooks, "bin/other-tool", project.home, searchPath)).toBe(true);
+    expect(mayCreate(hooks, "audit-tool", project.home, searchPath)).toBe(true);
   });
 });

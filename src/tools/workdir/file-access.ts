@@ -1,7 +1,9 @@
+import path from "node:path";
 import { AgentdError } from "../../errors/agentd-error.js";
 import { cachedSandboxMounts, layeredAccess, readLayersOf } from "../../sandbox/cached-sandbox-mounts.js";
 import type { MountAccess, SandboxMount } from "../../sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
+import { matchesUnmadeName } from "../../sandbox/script-candidates.js";
 
 /** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
 export interface FileAccess {
@@ -12,8 +14,9 @@ export interface FileAccess {
    */
   shows(realPath: string): boolean;
   /**
-   * Whether a new file may be made at the path: not one a hook command names that does not exist
-   * yet (the sandbox cannot bind a missing name read-only; the file tools refuse to make it).
+   * Whether a new file may be made at the path: not one a hook, MCP server or CLI tool command
+   * names that does not exist yet (the sandbox cannot bind a missing name read-only; the file
+   * tools refuse to make it), nor one of the names such a command leaves undecided until it runs.
    */
   mayCreate(realPath: string): boolean;
 }
@@ -43,7 +46,9 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
       shows: (realPath: string) =>
         layeredAccess((readMounts ??= readLayersOf(policy)), realPath) !== "hidden" ||
         exact(realPath) !== "hidden",
-      mayCreate: (realPath: string) => !(policy.unmade ?? []).includes(realPath),
+      mayCreate: (realPath: string) =>
+        !(policy.unmade ?? []).includes(realPath) &&
+        !matchesUnmadeName(policy.unmadeNames ?? [], path.basename(realPath)),
     });
     accessByPolicy.set(policy, access);
   }
@@ -81,7 +86,7 @@ export function requireCreatable(access: FileAccess, realPath: string, shown: st
   if (access.mayCreate(realPath)) return;
   throw new AgentdError(
     "TOOL_DENIED",
-    `"${shown}" is named by a hook command and may not be made by an agent`,
+    `"${shown}" is named by a hook, MCP server or CLI tool command and may not be made by an agent`,
     {
       hint: "a hook's script is the operator's to write; do not retry",
       details: { path: shown, access: "read-only" },

@@ -20,7 +20,7 @@ import { type CliFailure, classifyFailure } from "./classify-failure.js";
 import { fallbackNote } from "./fallback-note.js";
 import { resolveAdapter } from "./resolve-adapter.js";
 import { type CliExit, STDERR_TAIL_CHARACTERS, runCliProcess } from "./run-cli-process.js";
-import { budgetCrossed, cliCost } from "./cli-budget.js";
+import { budgetCrossed, cliCost, unaffordableStart } from "./cli-budget.js";
 import { type CliRules, cliRulesOf } from "./cli-rules.js";
 import { CliRunDirectory } from "./cli-run-directory.js";
 import { cliSandboxNeeds } from "../../sandbox/cli-sandbox-defaults.js";
@@ -34,7 +34,7 @@ export interface LlmFallback {
 }
 
 export interface CliWorkerOptions {
-  config: Pick<Config, "cli_tools" | "cli" | "llm">;
+  config: Pick<Config, "cli_tools" | "cli" | "llm" | "limits">;
   /**
    * True when agentd's sandbox contains every CLI child: the CLIs' own sandboxes stand down
    * (a nested one fails) and they may act without asking inside it.
@@ -136,6 +136,14 @@ export class CliWorker implements Worker {
     const parseLine = adapter.createLineParser();
     const rules = cliRulesOf(definition);
     const model = settings.model ?? adapter.defaultModel;
+    // A call that cannot be afforded ends here, the CLI never started (and no fallback spends more).
+    const prices = this.#options.config.llm.prices;
+    const ownCostLimit =
+      definition.frontmatter.limits?.max_cost_usd ?? this.#options.config.limits.max_cost_usd;
+    const prompt = `${definition.systemPrompt}\n${context.task}`;
+    const unaffordable = unaffordableStart(prompt, rules, ownCostLimit, prices, model);
+    if (unaffordable)
+      return this.#endAtLimit(context, transcript, workerName, "budget_exceeded", unaffordable);
     const runDirectory = await CliRunDirectory.create(this.#options.runsDirectory, context.runId);
     const budgetStop = new AbortController();
     let budgetCut: string | undefined;

@@ -1,0 +1,358 @@
+import path from "node:path";
+import {
+  BUILT_AT_RUN_TIME,
+  FIND_ACTIONS,
+  INTERPRETERS,
+  type RunnerOptions,
+  SCRIPT_FILE_NAME,
+  WRAPPERS,
+} from "./script-runner-tables.js";
+import { shellWords, type ShellToken, UNKNOWN } from "./shell-words.js";
+
+/** What a command line may run that an agent could make before it runs. */
+export interface ScriptCandidates {
+  /** Scripts named by a path known now: `./audit.sh`, `sh gates/check.sh`, `~/hooks/gate.sh`. */
+  paths: string[];
+  /**
+   * File names (`*` for a part known only when the command runs) of scripts whose folder is not
+   * known before the command runs (`"$PROJECT"/hooks/gate.sh`, `cd "$X" && sh gate.sh`), and every
+   * word of a command that builds what it runs when it runs (`… | xargs sh`, `sh -c "$X"`).
+   */
+  names: string[];
+  /**
+   * Where a program named without a `/` (`gate`, `python3`) would be found: the same name in each
+   * folder of `PATH` (a relative one read from where the command runs). Most lie where no agent
+   * writes; the caller keeps those inside a writable folder.
+   */
+  onPath: string[];
+}
+
+/** Words the shell runs itself, never looked up on PATH. */
+const SHELL_BUILTINS = new Set(
+  "if then else elif fi for while until do done case esac in function select time [ [[ ] ]] ! { } : true false echo printf test read exit return set unset export shift trap wait break continue local declare typeset readonly alias unalias type hash ulimit umask cd pushd popd exec eval source . command builtin let".split(
+    " ",
+  ),
+);
+
+const ASSIGNMENT = /^[A-Za-z_][A-Za-z0-9_]*=/;
+
+/**
+ * The scripts a command line runs: a program named with a path (`./audit.sh`), the file an
+ * interpreter is given past its options (`python3 -X dev gate.py`, `bash -o posix gate.sh`), the
+ * files its options load (`node -r ./setup.js server.js`), the command of a wrapper (`nohup`,
+ * `stdbuf -oL`, `ionice -c 3`, `timeout -s KILL 30`, `env -u X`), of `sh -c '…'` and `eval`, and
+ * any word that looks like a script (`runner gate.sh`). `~` and the variables `known` holds are
+ * expanded. Where the shell decides only when it runs (another variable, `$(…)`, an option this
+ * reading does not know, `xargs`), the safe side: more words count, or their file names do.
+ * Narrower than `commandCandidates`: not the files a command only reads or writes
+ * (`cat > last-run.json`), which an agent may well make itself.
+ */
+export function scriptCandidates(
+  commandLine: readonly string[] | string,
+  baseDirectory: string,
+  known: Readonly<Record<string, string>> = {},
+): ScriptCandidates {
+  const reading = new CommandReading(baseDirectory, { PWD: baseDirectory, ...known });
+  if (typeof commandLine === "string") reading.line(commandLine);
+  else reading.command([...commandLine], []);
+  return reading.result();
+}
+
+/** Whether `fileName` is one of `names` (patterns whose `*` stands for any text). */
+export function matchesUnmadeName(names: readonly string[], fileName: string): boolean {
+  return names.some((name) =>
+    name.includes("*")
+      ? new RegExp(`^${name.split("*").map(escapeForRegExp).join(".*")}$`, "s").test(fileName)
+      : name === fileName,
+  );
+}
+
+function escapeForRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+/** Nesting of `sh -c '…'`, `eval …` read before giving up (then every word counts by name). */
+const MAX_DEPTH = 8;
+
+class CommandReading {
+  readonly #paths = new Set<string>();
+  readonly #names = new Set<string>();
+  readonly #onPath = new Set<string>();
+  /** Undefined once a `cd` went somewhere unknown: relative scripts then count by name. */
+  #folder: string | undefined;
+  #depth = 0;
+  /** Set when nothing of the line can be ruled out: every word's file name counts. */
+  #everyWord = false;
+  readonly #words: string[] = [];
+
+  constructor(
+    baseDirectory: string,
+    readonly known: Readonly<Record<string, string>>,
+  ) {
+    this.#folder = baseDirectory;
+  }
+
+  line(text: string): void {
+    if (++this.#depth > MAX_DEPTH) {
+      this.#everyWord = true;
+      this.#words.push(text);
+      return;
+    }
+    let words: string[] = [];
+    let inputs: string[] = [];
+    let redirection: string | undefined;
+    const tokens: ShellToken[] = shellWords(text, this.known);
+    for (const token of tokens) {
+      if (token.kind === "operator") {
+        this.command(words, inputs);
+        words = [];
+        inputs = [];
+      } else if (token.kind === "redirection") redirection = token.text;
+      else if (redirection !== undefined) {
+        // `sh < gate.sh` runs it; `> out.json` only writes.
+        if (redirection === "<") inputs.push(token.text);
+        redirection = undefined;
+      } else words.push(token.text);
+    }
+    this.command(words, inputs);
+    this.#depth -= 1;
+  }
+
+  /** One simple command: its words (assignments first) and the files its stdin reads. */
+  command(words: string[], inputs: string[]): void {
+    this.#words.push(...words);
+    let index = 0;
+    while (index < words.length && ASSIGNMENT.test(words[index] as string)) index += 1;
+    for (;;) {
+      const word = words[index];
+      if (word === undefined) return;
+      const table = Object.hasOwn(WRAPPERS, path.basename(word)) ? WRAPPERS[path.basename(word)] : undefined;
+      if (table === undefined || word.includes(UNKNOWN)) break;
+      let options = this.#options(words, index + 1, table);
+      if (options.doubt) return this.#everyLaterWord(words, index + 1);
+      if (options.command !== undefined) return this.line(options.command);
+      let next = options.index;
+      for (let left = table.positionals; left > 0 && next < words.length; left--) next += 1;
+      if (table.positionals > 0) {
+        // `flock lock -c '…'`: options may follow the positional words.
+        options = this.#options(words, next, table);
+        if (options.doubt) return this.#everyLaterWord(words, next);
+        if (options.command !== undefined) return this.line(options.command);
+        next = options.index;
+      }
+      index = next;
+    }
+    this.#program(words, index, inputs);
+    // `runner gate.sh`: a program this reading does not know may run any word that looks like a
+    // script (not a command line given whole, `sh -c 'sh y.sh'`, read above).
+    for (const later of words.slice(index + 1)) {
+      if (!later.startsWith("-") && !/\s/.test(later) && SCRIPT_FILE_NAME.test(later)) this.#script(later);
+    }
+  }
+
+  /** The program of a simple command at `index`, past its assignments and wrappers. */
+  #program(words: string[], index: number, inputs: string[]): void {
+    const word = words[index] as string;
+    const program = path.basename(word);
+    if (word.includes(UNKNOWN)) {
+      // `$RUNNER gate.sh`, `"$PROJECT/gate.sh"`: the program, or any of its words, may be the script.
+      this.#script(word);
+      return this.#everyLaterWord(words, index + 1);
+    }
+    if (word === "cd" || word === "pushd") return this.#changeFolder(words[index + 1]);
+    if (word === "eval") return this.line(words.slice(index + 1).join(" "));
+    if (
+      BUILT_AT_RUN_TIME.has(program) ||
+      (program === "find" && words.some((each) => FIND_ACTIONS.has(each)))
+    ) {
+      this.#everyWord = true;
+      return;
+    }
+    if (!word.includes("/")) this.#lookedUp(word);
+    const interpreter = Object.hasOwn(INTERPRETERS, program) ? INTERPRETERS[program] : undefined;
+    if (interpreter !== undefined) return this.#interpreted(program, interpreter, words, index + 1, inputs);
+    if (word.includes("/")) this.#script(word);
+  }
+
+  /** A program named without a `/`: where PATH would find it (`.` and empty entries: the folder now). */
+  #lookedUp(program: string): void {
+    const searchPath = this.known["PATH"];
+    if (searchPath === undefined || program === "" || SHELL_BUILTINS.has(program)) return;
+    for (const entry of searchPath.split(":")) {
+      if (path.isAbsolute(entry)) this.#onPath.add(path.join(entry, program));
+      else if (this.#folder !== undefined) this.#onPath.add(path.resolve(this.#folder, entry, program));
+    }
+  }
+
+  result(): ScriptCandidates {
+    if (this.#everyWord) {
+      for (const word of this.#words) {
+        const name = word.slice(word.lastIndexOf("/") + 1);
+        if (name.startsWith("-") || name === "." || name === ".." || !/[^\0]/.test(name)) continue;
+        this.#names.add(name.replaceAll(UNKNOWN, "*"));
+      }
+    }
+    return { paths: [...this.#paths], names: [...this.#names], onPath: [...this.#onPath] };
+  }
+
+  #interpreted(
+    program: string,
+    table: RunnerOptions,
+    words: string[],
+    start: number,
+    inputs: string[],
+  ): void {
+    const options = this.#options(words, start, table);
+    if (options.doubt) return this.#everyLaterWord(words, start);
+    if (options.command !== undefined) return this.line(options.command);
+    if (options.code) return;
+    const script = words[options.index];
+    // `deno run gate.ts`, `bun run gate.ts`.
+    if ((program === "deno" || program === "bun") && script === "run") {
+      return this.#interpreted(program, table, words, options.index + 1, inputs);
+    }
+    if (options.commandNext) {
+      if (script !== undefined) this.line(script);
+      return;
+    }
+    if (options.module !== undefined) {
+      const module = options.module.replaceAll(".", "/");
+      for (const file of [`${module}.py`, `${module}/__main__.py`, `${module}/__init__.py`])
+        this.#script(file);
+      return;
+    }
+    if (script === undefined) for (const input of inputs) this.#script(input);
+    else this.#script(script);
+  }
+
+  /**
+   * Reads the options from `start`: where the first word past them is, whether one was not known
+   * (then any later word may be the script), and what the options themselves run.
+   */
+  #options(words: string[], start: number, table: RunnerOptions & { assignments?: boolean }): OptionsRead {
+    const read: OptionsRead = { index: start, doubt: false, code: false, commandNext: false };
+    const take = (option: string, value: string | undefined): boolean => {
+      if (table.values.includes(option)) return true;
+      if (table.files.includes(option)) {
+        if (value !== undefined) this.#script(value);
+        return true;
+      }
+      if (table.commands.includes(option)) {
+        if (value === undefined) read.commandNext = true;
+        else read.command = value;
+        return true;
+      }
+      if (table.code.includes(option)) {
+        read.code = true;
+        return true;
+      }
+      if (table.modules?.includes(option) === true) {
+        if (value !== undefined) read.module = value;
+        return true;
+      }
+      return false;
+    };
+    let index = start;
+    while (index < words.length) {
+      const word = words[index] as string;
+      if (word === "--") {
+        index += 1;
+        break;
+      }
+      if (table.assignments === true && ASSIGNMENT.test(word)) {
+        index += 1;
+        continue;
+      }
+      const plus = table.values.includes("+o") && /^\+[A-Za-z]/.test(word);
+      if (!(word.startsWith("-") && word.length > 1) && !plus) break;
+      if (read.module !== undefined || read.code) break;
+      const equals = word.indexOf("=");
+      if (word.startsWith("--") && equals !== -1) {
+        take(word.slice(0, equals), word.slice(equals + 1));
+        index += 1;
+        continue;
+      }
+      if (table.flags.includes(word)) {
+        index += 1;
+        continue;
+      }
+      const lists = [table.values, table.files, table.commands, table.code, table.modules ?? []];
+      if (lists.some((list) => list.includes(word))) {
+        const value = words[index + 1];
+        // `-c` of a shell is a flag: its command line is the first word past the options.
+        if (table.commands.includes(word) && table.shortFlagsOnly === true) read.commandNext = true;
+        else take(word, value);
+        index += table.commands.includes(word) && table.shortFlagsOnly === true ? 1 : 2;
+        continue;
+      }
+      if (!word.startsWith("--")) {
+        // `-r./setup.js`: a value written onto its option.
+        if (table.shortFlagsOnly !== true && word.length > 2 && take(word.slice(0, 2), word.slice(2))) {
+          index += 1;
+          continue;
+        }
+        if (table.shortFlagsOnly === true) {
+          // `bash -ec '…'`, `sh -xo posix gate.sh`: a cluster of single-letter options.
+          const letters = [...word.slice(1)];
+          if (letters.some((letter) => table.commands.includes(`-${letter}`))) read.commandNext = true;
+          if (letters.some((letter) => table.code.includes(`-${letter}`))) read.code = true;
+          const last = `${word[0]}${letters.at(-1) ?? ""}`;
+          index += table.values.includes(last) ? 2 : 1;
+          continue;
+        }
+      } else if (table.longFlagsOnly === true) {
+        index += 1;
+        continue;
+      }
+      read.doubt = true;
+      index += 1;
+    }
+    read.index = index;
+    return read;
+  }
+
+  /** Every word from `start` that is not an option may be the script (an option not known came first). */
+  #everyLaterWord(words: string[], start: number): void {
+    for (const word of words.slice(start)) {
+      if (!word.startsWith("-") && !ASSIGNMENT.test(word)) this.#script(word);
+    }
+  }
+
+  #changeFolder(target: string | undefined): void {
+    if (target === undefined) {
+      this.#folder = this.known["HOME"];
+      return;
+    }
+    if (target.includes(UNKNOWN) || target === "-") this.#folder = undefined;
+    else if (path.isAbsolute(target)) this.#folder = path.resolve(target);
+    else if (this.#folder !== undefined) this.#folder = path.resolve(this.#folder, target);
+  }
+
+  /** A word that names a script: its path when known now, else its file name as a pattern. */
+  #script(word: string): void {
+    if (word === "" || word === "-") return;
+    if (!word.includes(UNKNOWN)) {
+      if (path.isAbsolute(word)) this.#paths.add(path.resolve(word));
+      else if (this.#folder !== undefined) this.#paths.add(path.resolve(this.#folder, word));
+      else this.#names.add(path.basename(word));
+      return;
+    }
+    const name = word.slice(word.lastIndexOf("/") + 1);
+    // `$SCRIPT`: nothing of its name is known; every word of the line counts instead.
+    if (!/[^\0]/.test(name)) this.#everyWord = true;
+    else this.#names.add(name.replaceAll(UNKNOWN, "*"));
+  }
+}
+
+interface OptionsRead {
+  index: number;
+  doubt: boolean;
+  /** Inline code (`python3 -c`, `node -e`): no script file. */
+  code: boolean;
+  /** A shell's `-c`: the first word past the options is a command line. */
+  commandNext: boolean;
+  /** A command line given as an option's value (`flock lock -c '…'`, `env -S '…'`). */
+  command?: string;
+  /** `python3 -m package.module`. */
+  module?: string;
+}
