@@ -18,6 +18,40 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
+/** A run manager on a real store in a temp folder, with `count` ready agents and a ControlledWorker. */
+function managerOf(count: number) {
+  const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-wave-"));
+  folders.push(dataDirectory);
+  const agents = new Map<string, AgentAvailability>();
+  for (let index = 0; index < count; index += 1) {
+    const definition = makeDefinition({ id: `ticker-${index}` });
+    agents.set(definition.id, { state: "ready", definition });
+  }
+  const worker = new ControlledWorker();
+  const shutdown = new AbortController();
+  const store = RunStore.open({ dataDirectory, logger });
+  const manager = new RunManager({
+    store,
+    events: new EventBus(),
+    agents: (id) => agents.get(id),
+    workerFor: () => worker,
+    concurrency: count,
+    shutdownSignal: shutdown.signal,
+    logger,
+  });
+  // As the scheduler does for a wake: every due run started in one turn.
+  const startAll = () => Promise.all([...agents.keys()].map((agent) => manager.start(agent, "tick")));
+  const close = async (runs: Array<{ id: string }>) => {
+    for (const run of runs) worker.finish(run.id);
+    expect(await manager.waitUntilIdle(10_000)).toBe(true);
+    await manager.published();
+    await store.settled();
+    store.close();
+    shutdown.abort();
+  };
+  return { manager, worker, startAll, close };
+}
+
 /**
  * The fires due in one second (issue 29 item 4): more runs queued at once than launch in one tick.
  * What no first model request needs (a run's round-0 checkpoint, the end of a run that already
@@ -26,38 +60,27 @@ afterEach(() => {
  */
 describe("the launch wave of runs queued together", () => {
   it("keeps work for after the launches until every run queued with it has started", async () => {
-    const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-wave-"));
-    folders.push(dataDirectory);
     const count = LAUNCHES_PER_TICK * 2 + 1;
-    const agents = new Map<string, AgentAvailability>();
-    for (let index = 0; index < count; index += 1) {
-      const definition = makeDefinition({ id: `ticker-${index}` });
-      agents.set(definition.id, { state: "ready", definition });
-    }
-    const worker = new ControlledWorker();
-    const shutdown = new AbortController();
-    const store = RunStore.open({ dataDirectory, logger });
-    const manager = new RunManager({
-      store,
-      events: new EventBus(),
-      agents: (id) => agents.get(id),
-      workerFor: () => worker,
-      concurrency: count,
-      shutdownSignal: shutdown.signal,
-      logger,
-    });
-    // As the scheduler does for a wake: every due run started in one turn, then the wake's own
-    // bookkeeping handed over once they are all queued.
-    const runs = await Promise.all([...agents.keys()].map((agent) => manager.start(agent, "tick")));
+    const { manager, worker, startAll, close } = managerOf(count);
+    // The wake's own bookkeeping is handed over once its runs are all queued.
+    const runs = await startAll();
     const startedWhenTheWorkRan = await new Promise<number>((resolve) =>
       manager.afterLaunches(() => resolve(worker.started.length)),
     );
     expect(startedWhenTheWorkRan).toBe(count);
-    for (const run of runs) worker.finish(run.id);
-    expect(await manager.waitUntilIdle(10_000)).toBe(true);
-    await manager.published();
-    await store.settled();
-    store.close();
-    shutdown.abort();
+    await close(runs);
+  });
+
+  // Between two turns the event loop reads sockets: the answers to the first runs' requests, with
+  // their streams, checkpoints and ends. 20 agents due in the same second all send their first
+  // request before any of that is read: their workers all start in one turn.
+  it("starts the workers of 20 runs due in the same second in one turn of the event loop", async () => {
+    const { worker, startAll, close } = managerOf(20);
+    const firstStarted = worker.waitForStarted(1);
+    const runs = await startAll();
+    // Resolved in the turn the first worker started, before the event loop reads any socket.
+    await firstStarted;
+    expect(worker.started.length).toBe(20);
+    await close(runs);
   });
 });

@@ -1,15 +1,18 @@
 import { performance } from "node:perf_hooks";
 
 /**
- * Runs launched per tick at most. A launch goes on after the tick that made it (the worker lists
- * its tools, builds its first model request and sends it): that time is not in the slice of
- * launch-waiting.ts, so the count bounds it (about 0.5 ms a run on an idle machine, a few ms at
- * load 10: a tick of 10 stays well under 50 ms). Between ticks the event loop answers requests,
- * and the answers of the runs started before: the fewer ticks the fires of one second take, the
- * fewer of those answers come before the last fire's first model request (2 per tick: 80 ms of
- * the event loop's CPU before the 20th of 20 at load 8; 10: about 50 ms).
+ * Runs launched per tick at most, and workers started per tick. A launch goes on after the tick
+ * that made it (the worker lists its tools, builds its first model request and sends it): that time
+ * is not in the slice of launch-waiting.ts, so the count bounds it (about 0.5 ms a run on an idle
+ * machine, a few ms at load 10). Between ticks the event loop reads sockets: the answers of the runs
+ * started in the tick before, and all the work they bring (their streams, checkpoints and ends). 20
+ * is the fires of one second of issue 29 (20 agents due at once): their launches take one tick and
+ * their workers the next, so all 20 first requests go out before any answer is read. At 10 a tick
+ * the second ten started after a poll phase that read the first ten's answers: the event loop's
+ * CPU from the fire to the 20th request was 21.6 ms against 15.8 at 20 (medians of five runs each,
+ * load 11–16). The first request now waits for all 20 launches: 12.8 ms against 10.2.
  */
-export const LAUNCHES_PER_TICK = 10;
+export const LAUNCHES_PER_TICK = 20;
 /** Runs launched per tick while a burst of requests goes on (past the hold): its requests come first. */
 export const BURST_LAUNCHES_PER_TICK = 2;
 /**

@@ -1,8 +1,14 @@
 import { performance } from "node:perf_hooks";
 import type { LiveRun, LiveRuns } from "../live-runs.js";
 
-/** How long one tick may spend launching runs before the rest waits for the next tick. */
-const DISPATCH_SLICE_MILLISECONDS = 5;
+/**
+ * How long one tick may spend launching runs before the rest waits for the next tick: a guard for
+ * launches slowed by the disk, the count (LAUNCHES_PER_TICK) being what bounds a tick. 20 launches
+ * take a few ms of CPU; a wall-clock slice much shorter than 20 ms would cut the fires of one second
+ * in two whenever the machine's load takes the core from the event loop mid-launch, and the second
+ * part would start after the first part's answers are read.
+ */
+const DISPATCH_SLICE_MILLISECONDS = 20;
 
 /**
  * Launches the runs waiting here that the limits allow, oldest first: the daemon-wide
