@@ -1,5 +1,6 @@
 import type * as Undici from "undici";
 import { readableBodyStream } from "./readable-body-stream.js";
+import { isStreamedAnswer, streamedAnswer } from "./streamed-answer.js";
 
 /** The `fetch` the `openai` SDK calls, as its `fetch` option types it. */
 export type SdkFetch = (url: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -61,6 +62,8 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
       await answer.body.dump();
       return new Response(null, { status: answer.statusCode, headers });
     }
+    if (isStreamedAnswer(answer.statusCode, answer.headers["content-type"]))
+      return streamedAnswer(answer.body, { status: answer.statusCode, headers });
     return new Response(readableBodyStream(answer.body), { status: answer.statusCode, headers });
   };
 }

@@ -19,12 +19,12 @@ export function readableBodyStream(body: Readable): ReadableStream<Uint8Array> {
     async pull(controller) {
       const next = await chunks.next();
       if (next.done === true) return controller.close();
-      const lineEnd = next.value.lastIndexOf(LINE_FEED);
-      sinceLineEnd = lineEnd === -1 ? sinceLineEnd + next.value.length : next.value.length - lineEnd - 1;
-      if (sinceLineEnd > MAX_LINE_BYTES) {
+      const checked = guardedChunk(next.value, sinceLineEnd);
+      if (checked.error !== undefined) {
         body.destroy();
-        return controller.error(lineTooLong());
+        return controller.error(checked.error);
       }
+      sinceLineEnd = checked.sinceLineEnd;
       controller.enqueue(next.value);
     },
     cancel(reason) {
@@ -50,5 +50,18 @@ function lineTooLong(): AgentdError {
   );
 }
 
+/**
+ * The bytes since the last line end once `chunk` is added to `sinceLineEnd` of them, or the error
+ * that ends the answer when they pass MAX_LINE_BYTES.
+ */
+export function guardedChunk(
+  chunk: Uint8Array,
+  sinceLineEnd: number,
+): { sinceLineEnd: number; error?: undefined } | { error: AgentdError } {
+  const lineEnd = chunk.lastIndexOf(LINE_FEED);
+  const since = lineEnd === -1 ? sinceLineEnd + chunk.length : chunk.length - lineEnd - 1;
+  return since > MAX_LINE_BYTES ? { error: lineTooLong() } : { sinceLineEnd: since };
+}
+
 /** An error already on its way to the stream's reader. */
-function ignoreError(): void {}
+export function ignoreError(): void {}

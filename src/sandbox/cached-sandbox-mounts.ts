@@ -29,6 +29,15 @@ export function keepResolutions(policy: SandboxPolicy, resolved: Map<string, str
 }
 
 /**
+ * The real paths found so far in the call that made `policy` (its workdir's among them), for a
+ * check of the same call that would resolve one of them again; undefined once its layers were
+ * worked out. Never for another call: each call makes its own policy.
+ */
+export function resolvedInCall(policy: SandboxPolicy): ReadonlyMap<string, string | undefined> | undefined {
+  return resolutionsByPolicy.get(policy);
+}
+
+/**
  * Sets where `resolutions`' paths lead for the next working-out of `policy`'s layers (over what
  * keepResolutions kept): the real paths of the descriptors a child's binds hold, so that its
  * layers bind exactly those (HeldBindSources).

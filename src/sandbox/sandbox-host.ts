@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
+import { lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { AgentdError } from "../errors/agentd-error.js";
 import os from "node:os";
 import path from "node:path";
@@ -230,8 +230,14 @@ export class SandboxHost {
     // Folders another child could otherwise make first, as a link to $HOME, and so choose what an
     // agent's workdir is: each exists as a real folder before any sandboxed process runs.
     const otherWorkdirs = [...this.#workdirs()].filter((other) => !isWithin(workdir, other));
-    for (const folder of [this.workspacesRoot, mcpFolders, ...otherWorkdirs]) ensureFolder(folder);
-    assertRealWorkspace(workdir, this.workspacesRoot, request.owner);
+    // Each path of this call resolved once, here or in its layers (keepResolutions), never kept
+    // for the next call: a link swapped between two calls is seen by the second.
+    const resolved = new Map<string, string | undefined>();
+    for (const folder of [this.workspacesRoot, mcpFolders, ...otherWorkdirs]) ensureFolder(folder, resolved);
+    assertRealWorkspace(workdir, this.workspacesRoot, request.owner, resolved);
+    // The workdir's real path, which the layers need too: the file tools' path check reads it
+    // from the same call's resolutions (resolvedInCall) instead of resolving it again.
+    existingRealPath(workdir, resolved);
     const alwaysHidden = [
       this.#dataDirectory,
       ...this.#secretFiles,
@@ -252,7 +258,6 @@ export class SandboxHost {
     // Into a socket place only what config lists in `unix_sockets`: a `read`/`write` path there
     // (an agent file's, say) would show a socket, and with the filter off, open it.
     // Compared as real paths, as they are bound: a link to /run/user/1000 is that folder.
-    const resolved = new Map<string, string | undefined>();
     const realPlaces = socketPlaces.map((place) => existingRealPath(place, resolved) ?? place);
     const outsidePlaces = (entry: string) => {
       const real = existingRealPath(entry, resolved) ?? path.resolve(entry);
@@ -445,11 +450,17 @@ function networkOf(
   return { kind: "hosts", rules, privateAddresses };
 }
 
-/** Creates a missing folder; never throws (a place nothing can create stays missing for all). */
-function ensureFolder(folder: string): void {
+/**
+ * Creates a missing folder; never throws (a place nothing can create stays missing for all). The
+ * folder is hidden in every sandbox, so its layers need its real path: looking for it by resolving
+ * it (kept in the call's `resolved`) answers both, where an `access` first cost a system call more
+ * every tool call. One it creates is resolved again when next asked.
+ */
+function ensureFolder(folder: string, resolved: Map<string, string | undefined>): void {
   try {
-    // One `access` when it exists (every tool call): a recursive mkdir would fail and then stat it.
-    if (!existsSync(folder)) mkdirSync(folder, { recursive: true });
+    if (existingRealPath(folder, resolved) !== undefined) return;
+    resolved.delete(folder);
+    mkdirSync(folder, { recursive: true });
   } catch {
     // Read-only or not permitted: a sandboxed process cannot create it either.
   }
@@ -459,10 +470,15 @@ function ensureFolder(folder: string): void {
  * A default workspace must really be inside the workspaces root: one that resolves elsewhere (a
  * link planted while the root was missing) would hand the agent whatever it points to.
  */
-function assertRealWorkspace(workdir: string, workspacesRoot: string, owner: string): void {
+function assertRealWorkspace(
+  workdir: string,
+  workspacesRoot: string,
+  owner: string,
+  resolved: Map<string, string | undefined>,
+): void {
   if (!isWithin(path.resolve(workdir), workspacesRoot)) return;
-  const real = existingRealPath(workdir);
-  const realRoot = existingRealPath(workspacesRoot) ?? workspacesRoot;
+  const real = existingRealPath(workdir, resolved);
+  const realRoot = existingRealPath(workspacesRoot, resolved) ?? workspacesRoot;
   if (real === undefined || isWithin(real, realRoot)) return;
   throw new AgentdError("SANDBOX_UNAVAILABLE", `the workspace of ${owner} leads outside ${workspacesRoot}`, {
     hint: `${workdir} resolves to ${real}; remove that link (the daemon makes the folder again)`,

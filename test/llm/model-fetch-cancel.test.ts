@@ -59,4 +59,21 @@ describe("a model answer's body", () => {
       process.off("uncaughtException", record);
     }
   });
+
+  it("is read as it streams and lets the socket go when its reader stops early (as the SDK's loop does on a stop)", async () => {
+    const endpoint = await floodingEndpoint();
+    const fetchModel = modelFetch(undici);
+    const answer = await fetchModel(endpoint.url, {
+      method: "POST",
+      headers: new Headers({ "content-type": "application/json" }),
+      body: "{}",
+    });
+    let bytes = 0;
+    for await (const chunk of answer.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.length;
+      if (bytes >= 65_536) break;
+    }
+    expect(bytes).toBeGreaterThanOrEqual(65_536);
+    await endpoint.closed;
+  });
 });

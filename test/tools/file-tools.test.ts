@@ -4,6 +4,7 @@ import {
   mkdirSync,
   readFileSync,
   readdirSync,
+  renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -118,6 +119,23 @@ describe("file tools: confinement to the workdir", () => {
     const write = await harness.call("write_file", { path: "docs-link/new.md", content: "via link" });
     expect(write.ok).toBe(true);
     expect(readFileSync(path.join(harness.workdir, "docs", "new.md"), "utf8")).toBe("via link");
+  });
+
+  it("follows a workdir given as a symlink to where it points at each call, not where it pointed before", async () => {
+    const first = path.join(harness.base, "first");
+    const second = path.join(harness.base, "second");
+    renameSync(harness.workdir, first);
+    mkdirSync(second);
+    writeFileSync(path.join(second, "notes.md"), "the second workdir\n");
+    symlinkSync(first, harness.workdir);
+    expect((await harness.call("read_file", { path: "docs/notes.md" })).output).toContain("second line");
+    rmSync(harness.workdir);
+    symlinkSync(second, harness.workdir);
+    expect((await harness.call("read_file", { path: "notes.md" })).output).toBe("the second workdir");
+    expect(await harness.call("read_file", { path: "docs/notes.md" })).toMatchObject({ ok: false });
+    // An absolute path under the old target now leads outside the workdir.
+    const old = path.join(first, "docs", "notes.md");
+    expect(await harness.call("read_file", { path: old })).toMatchObject({ code: "PATH_ESCAPE" });
   });
 });
 

@@ -32,7 +32,7 @@ export const listDirTool = defineTool({
     "List a folder of the working directory, one entry per line: folders end with '/', symlinks with '@'. " +
     `Recursive listings do not enter ${[...SKIPPED_FOLDERS].join(" or ")}.`,
   schema: ListDirArguments,
-  subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
+  subject: (value, context) => pathSubject(context, value.path ?? "."),
   run: async (value, context) => {
     const requested = value.path ?? ".";
     const workdir = holdWorkdir(context, { create: true });

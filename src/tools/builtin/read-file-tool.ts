@@ -34,7 +34,7 @@ export const readFileTool = defineTool({
     "Read a text file from the working directory. Large files come back in parts: use offset and limit " +
     "to read further. Binary files are not shown.",
   schema: ReadFileArguments,
-  subject: (value, context) => pathSubject(context.workdir, value.path),
+  subject: (value, context) => pathSubject(context, value.path),
   run: async (value, context) => {
     let workdir: HeldWorkdir;
     try {

@@ -48,7 +48,7 @@ export const searchFilesTool = defineTool({
     "Search the text files of the working directory for a regular expression (or plain text); returns " +
     `matching lines as path:line: text. Binary files and the ${[...SKIPPED_FOLDERS].join(" and ")} folders are skipped.`,
   schema: SearchFilesArguments,
-  subject: (value, context) => pathSubject(context.workdir, value.path ?? "."),
+  subject: (value, context) => pathSubject(context, value.path ?? "."),
   run: async (value, context) => {
     const requested = value.path ?? ".";
     const workdir = holdWorkdir(context, { create: true });

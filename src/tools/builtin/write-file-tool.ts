@@ -26,7 +26,7 @@ export const writeFileTool = defineTool({
     "Write a text file in the working directory: replaces its content, or appends with append=true. " +
     "Creates the file and its folders when missing.",
   schema: WriteFileArguments,
-  subject: (value, context) => pathSubject(context.workdir, value.path),
+  subject: (value, context) => pathSubject(context, value.path),
   run: async (value, context) => {
     const workdir = holdWorkdir(context, { create: true });
     try {

@@ -22,10 +22,15 @@ const MAX_SYMLINK_HOPS = 40;
  * and symlinks (of the file or of any folder on the way, dangling ones too) whose target leaves
  * the workdir are refused. A path that does not exist yet resolves through its nearest existing
  * ancestor, so a new file under a symlinked folder pointing outside is refused as well.
- * Synchronous because permission subjects are computed synchronously.
+ * Synchronous because permission subjects are computed synchronously. `known`: real paths found
+ * earlier in the same call, by the path as given (the workdir's is taken from there when found).
  */
-export function confinePath(workdir: string, requested: string): ConfinedPath {
-  const root = realLocation(path.resolve(workdir));
+export function confinePath(
+  workdir: string,
+  requested: string,
+  known?: ReadonlyMap<string, string | undefined>,
+): ConfinedPath {
+  const root = known?.get(workdir) ?? realLocation(path.resolve(workdir));
   const absolute = realLocation(path.resolve(root, requested));
   if (!isWithin(absolute, root)) {
     throw new AgentdError("PATH_ESCAPE", `path "${requested}" leads outside the working directory`, {
