@@ -215,6 +215,14 @@ async function serveMode() {
           secretsKnown: () => redactor.size,
           environment: {},
         });
+  // As `agentd start` does once it is up (src/cli/stop-pretenuring.ts), on both sides alike;
+  // TRACES_BENCH_PRETENURING=1 keeps V8's default, to compare.
+  if (process.env.TRACES_BENCH_PRETENURING !== "1") {
+    const { stopPretenuring } = await import(
+      new URL("../../dist/cli/stop-pretenuring.js", import.meta.url).href
+    );
+    stopPretenuring();
+  }
   let runNumber = 0;
   // A run is charged from the end of the one before: what the process did while it waited (the
   // collections and compilations a run leaves behind, done on V8's threads or when idle) belongs to
