@@ -1,8 +1,4 @@
-/** A word being built: its text, and for each character whether bash reads it bare (unquoted). */
-export interface BuiltWord {
-  text: string;
-  bare: boolean[];
-}
+import type { BuiltWord } from "./built-word.js";
 
 /** Words one brace expansion may make before the rest counts as unknown (`{a,b}{c,d}…`). */
 const MAX_WORDS = 256;

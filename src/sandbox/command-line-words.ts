@@ -1,9 +1,15 @@
 import { decodeAnsiCQuoted } from "../permissions/ansi-c-quote.js";
 import { type SyntaxNode, parseBash } from "../permissions/shell-parser.js";
-import { type BuiltWord, expandBraces } from "./brace-expansion.js";
-
-/** Stands, inside a word, for what the shell only knows when the command runs (`$X`, `$(…)`, `*`). */
-export const UNKNOWN = "\u0000";
+import { expandBraces } from "./brace-expansion.js";
+import {
+  type BuiltWord,
+  UNKNOWN,
+  append,
+  bareText,
+  globbed,
+  tilde,
+  unescapeDoubleQuoted,
+} from "./built-word.js";
 
 /** One simple command as bash runs it: its words (assignments first) and what its stdin reads. */
 export interface SimpleCommand {
@@ -37,9 +43,6 @@ const WORD_NODES = new Set([
   "process_substitution",
   "arithmetic_expansion",
 ]);
-
-/** Characters of a leading `~user`: up to the first `/`. */
-const TILDE_USER = /^~[^/]*/;
 
 /**
  * Reads a command line with the bash grammar (src/permissions/shell-parser.ts; `loadBashParser()`
@@ -272,57 +275,4 @@ class CommandLineReader {
       else this.#substitutions(child);
     }
   }
-}
-
-function append(building: BuiltWord, text: string, bare: boolean): void {
-  building.text += text;
-  for (let index = 0; index < text.length; index++) building.bare.push(bare);
-}
-
-/** Unquoted text: `\x` is x (quoted), a backslash-newline vanishes. */
-function bareText(text: string, building: BuiltWord): void {
-  for (let index = 0; index < text.length; index++) {
-    const character = text[index] as string;
-    if (character !== "\\") append(building, character, true);
-    else {
-      const next = text[index + 1];
-      index += 1;
-      if (next !== undefined && next !== "\n") append(building, next, false);
-    }
-  }
-}
-
-/** Inside `"…"`, a backslash escapes only `$`, a backtick, `"`, `\` and a newline. */
-function unescapeDoubleQuoted(text: string): string {
-  return text.replace(/\\([$`"\\\n])/g, (_match, escaped: string) => (escaped === "\n" ? "" : escaped));
-}
-
-/** A leading bare `~` is $HOME; `~user` another account's home, not looked up. */
-function tilde(word: BuiltWord, known: Readonly<Record<string, string>>): BuiltWord {
-  if (word.text[0] !== "~" || word.bare[0] !== true) return word;
-  const user = TILDE_USER.exec(word.text)?.[0] ?? "~";
-  const home = user === "~" ? known["HOME"] : undefined;
-  const replacement = home ?? UNKNOWN;
-  return {
-    text: replacement + word.text.slice(user.length),
-    bare: [...Array.from(replacement, () => false), ...word.bare.slice(user.length)],
-  };
-}
-
-/** A bare `*`, `?` or `[…]` matches file names when the command runs: UNKNOWN. */
-function globbed(word: BuiltWord): string {
-  let text = "";
-  for (let index = 0; index < word.text.length; index++) {
-    const character = word.text[index] as string;
-    if (word.bare[index] === true && (character === "*" || character === "?")) text += UNKNOWN;
-    else if (word.bare[index] === true && character === "[") {
-      const close = word.text.indexOf("]", index + 2);
-      if (close === -1 || word.bare[close] !== true) text += character;
-      else {
-        text += UNKNOWN;
-        index = close;
-      }
-    } else text += character;
-  }
-  return text;
 }

@@ -7,7 +7,8 @@ import {
   SCRIPT_FILE_NAME,
   WRAPPERS,
 } from "./script-runner-tables.js";
-import { readCommandLine, UNKNOWN } from "./command-line-words.js";
+import { UNKNOWN } from "./built-word.js";
+import { readCommandLine } from "./command-line-words.js";
 
 /** What a command line may run that an agent could make before it runs. */
 export interface ScriptCandidates {

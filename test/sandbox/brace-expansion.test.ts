@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { type BuiltWord, expandBraces } from "../../src/sandbox/brace-expansion.js";
+import { expandBraces } from "../../src/sandbox/brace-expansion.js";
+import type { BuiltWord } from "../../src/sandbox/built-word.js";
 
 /** A word as written with `'…'` quoting some of it: the quoted characters are not bare. */
 function written(text: string): BuiltWord {
