@@ -14,6 +14,7 @@ import {
 } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
 import { DefinitionWatcher } from "./definition-watcher.js";
+import { loadGrammarForCommands } from "./command-grammar.js";
 import { readDefinitionFolders } from "./load-definitions.js";
 import { ParsedAgentCache } from "./parsed-agent-cache.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
@@ -83,7 +84,9 @@ export class DefinitionRegistry {
     const cache = options.cache ? ParsedAgentCache.open(config.data_dir) : undefined;
     registry.work = registry.work.then(async () => {
       registry.catalog.apply(await readDefinitionFolders(config, cache));
-      registry.current = registry.catalog.snapshot();
+      const snapshot = registry.catalog.snapshot();
+      await loadGrammarForCommands(config, snapshot);
+      registry.current = snapshot;
     });
     await registry.work;
     // Off the start's path, and waited for by close(): nothing is written in data_dir after it.
@@ -180,7 +183,7 @@ export class DefinitionRegistry {
     }
   }
 
-  private reload(): void {
+  private async reload(): Promise<void> {
     const files = [...this.dirtyFiles];
     this.dirtyFiles.clear();
     try {
@@ -195,7 +198,10 @@ export class DefinitionRegistry {
       if (this.closed) return;
       const changed = this.catalog.apply({ agents, presets });
       if (changed.length === 0) return;
-      this.current = this.catalog.snapshot();
+      const snapshot = this.catalog.snapshot();
+      // A hook added now is read with the bash grammar by the next policy prepared.
+      await loadGrammarForCommands(this.config, snapshot);
+      this.current = snapshot;
       this.logChanges(changed, agents, presets);
       for (const listener of [...this.listeners]) {
         try {

@@ -2,6 +2,7 @@ import type { Config } from "../config/config-schema.js";
 import { type CatalogUpdate, DefinitionCatalog } from "./definition-catalog.js";
 import { agentFolders, listAgentFiles, listPresetFiles } from "./definition-files.js";
 import type { DefinitionSnapshot } from "./definition-snapshot.js";
+import { loadGrammarForCommands } from "./command-grammar.js";
 import type { ParsedAgentCache } from "./parsed-agent-cache.js";
 import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
 
@@ -12,7 +13,9 @@ import { readAgentFile, readAll, readPresetFile } from "./read-parsed-files.js";
 export async function loadDefinitions(config: Config): Promise<DefinitionSnapshot> {
   const catalog = new DefinitionCatalog(config);
   catalog.apply(await readDefinitionFolders(config));
-  return catalog.snapshot();
+  const snapshot = catalog.snapshot();
+  await loadGrammarForCommands(config, snapshot);
+  return snapshot;
 }
 
 /**

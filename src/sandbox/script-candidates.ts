@@ -7,7 +7,8 @@ import {
   SCRIPT_FILE_NAME,
   WRAPPERS,
 } from "./script-runner-tables.js";
-import { shellWords, type ShellToken, UNKNOWN } from "./shell-words.js";
+import { UNKNOWN } from "./built-word.js";
+import { readCommandLine } from "./command-line-words.js";
 
 /** What a command line may run that an agent could make before it runs. */
 export interface ScriptCandidates {
@@ -94,32 +95,41 @@ class CommandReading {
 
   line(text: string): void {
     if (++this.#depth > MAX_DEPTH) {
-      this.#everyWord = true;
-      this.#words.push(text);
+      this.#undecidable(text);
       return;
     }
-    let words: string[] = [];
-    let inputs: string[] = [];
-    let redirection: string | undefined;
-    const tokens: ShellToken[] = shellWords(text, this.known);
-    for (const token of tokens) {
-      if (token.kind === "operator") {
-        this.command(words, inputs);
-        words = [];
-        inputs = [];
-      } else if (token.kind === "redirection") redirection = token.text;
-      else if (redirection !== undefined) {
-        // `sh < gate.sh` runs it; `> out.json` only writes.
-        if (redirection === "<") inputs.push(token.text);
-        redirection = undefined;
-      } else words.push(token.text);
+    let read: boolean;
+    try {
+      read = readCommandLine(text, this.known, {
+        command: ({ words, inputs, inputText }) => this.command(words, inputs, inputText),
+        word: (word) => this.#words.push(word),
+        subshell: (readInside) => {
+          const folder = this.#folder;
+          readInside();
+          this.#folder = folder;
+        },
+      });
+    } catch {
+      read = false; // The grammar is not loaded (loadBashParser): nothing here can be ruled out.
     }
-    this.command(words, inputs);
+    // Not read whole: every word counts by name.
+    if (!read) this.#undecidable(text);
     this.#depth -= 1;
   }
 
+  /**
+   * A command line this reading cannot decide: every piece of it between blanks, quotes and
+   * operators counts by its file name, `$…` and globs as any text.
+   */
+  #undecidable(text: string): void {
+    this.#everyWord = true;
+    for (const piece of text.split(/[\s;&|()<>'"`]+/)) {
+      this.#words.push(piece.replace(/\$\{?[A-Za-z0-9_@*#?$!-]*\}?|[*?]/g, UNKNOWN));
+    }
+  }
+
   /** One simple command: its words (assignments first) and the files its stdin reads. */
-  command(words: string[], inputs: string[]): void {
+  command(words: string[], inputs: string[], inputText?: string): void {
     this.#words.push(...words);
     let index = 0;
     while (index < words.length && ASSIGNMENT.test(words[index] as string)) index += 1;
@@ -142,7 +152,7 @@ class CommandReading {
       }
       index = next;
     }
-    this.#program(words, index, inputs);
+    this.#program(words, index, inputs, inputText);
     // `runner gate.sh`: a program this reading does not know may run any word that looks like a
     // script (not a command line given whole, `sh -c 'sh y.sh'`, read above).
     for (const later of words.slice(index + 1)) {
@@ -151,7 +161,7 @@ class CommandReading {
   }
 
   /** The program of a simple command at `index`, past its assignments and wrappers. */
-  #program(words: string[], index: number, inputs: string[]): void {
+  #program(words: string[], index: number, inputs: string[], inputText: string | undefined): void {
     const word = words[index] as string;
     const program = path.basename(word);
     if (word.includes(UNKNOWN)) {
@@ -170,7 +180,8 @@ class CommandReading {
     }
     if (!word.includes("/")) this.#lookedUp(word);
     const interpreter = Object.hasOwn(INTERPRETERS, program) ? INTERPRETERS[program] : undefined;
-    if (interpreter !== undefined) return this.#interpreted(program, interpreter, words, index + 1, inputs);
+    if (interpreter !== undefined)
+      return this.#interpreted(program, interpreter, words, index + 1, { files: inputs, text: inputText });
     if (word.includes("/")) this.#script(word);
   }
 
@@ -200,7 +211,7 @@ class CommandReading {
     table: RunnerOptions,
     words: string[],
     start: number,
-    inputs: string[],
+    input: CommandInput,
   ): void {
     const options = this.#options(words, start, table);
     if (options.doubt) return this.#everyLaterWord(words, start);
@@ -209,7 +220,7 @@ class CommandReading {
     const script = words[options.index];
     // `deno run gate.ts`, `bun run gate.ts`.
     if ((program === "deno" || program === "bun") && script === "run") {
-      return this.#interpreted(program, table, words, options.index + 1, inputs);
+      return this.#interpreted(program, table, words, options.index + 1, input);
     }
     if (options.commandNext) {
       if (script !== undefined) this.line(script);
@@ -221,8 +232,10 @@ class CommandReading {
         this.#script(file);
       return;
     }
-    if (script === undefined) for (const input of inputs) this.#script(input);
-    else this.#script(script);
+    if (script !== undefined) return this.#script(script);
+    for (const file of input.files) this.#script(file);
+    // `bash <<EOF … EOF`: a shell runs the command lines its input gives.
+    if (input.text !== undefined && table.commands.length > 0) this.line(input.text);
   }
 
   /**
@@ -342,6 +355,12 @@ class CommandReading {
     if (!/[^\0]/.test(name)) this.#everyWord = true;
     else this.#names.add(name.replaceAll(UNKNOWN, "*"));
   }
+}
+
+/** What a command's stdin reads: files (`< gate.sh`), or text (`<<EOF`, `<<<`). */
+interface CommandInput {
+  files: readonly string[];
+  text: string | undefined;
 }
 
 interface OptionsRead {

@@ -1,10 +1,13 @@
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import { loadBashParser } from "../../src/permissions/shell-parser.js";
 import { matchesUnmadeName, scriptCandidates } from "../../src/sandbox/script-candidates.js";
 
 const base = "/srv/project";
 const known = { HOME: "/home/operator" };
 const paths = (command: string | string[]) => scriptCandidates(command, base, known).paths;
 const names = (command: string | string[]) => scriptCandidates(command, base, known).names;
+
+beforeAll(loadBashParser);
 
 describe("the scripts a hook command runs", () => {
   it("are the programs named with a path and the files interpreters are given", () => {
@@ -116,10 +119,33 @@ describe("the scripts a hook command runs", () => {
     expect(onPath("exit 2")).toEqual([]);
   });
 
+  it("are read by the bash grammar: heredocs, brace expansion, substitutions and subshells", () => {
+    expect(paths("bash <<'EOF'\n./gates/x.sh\nEOF\n")).toEqual(["/srv/project/gates/x.sh"]);
+    expect(paths("sh <<< ./y.sh")).toEqual(["/srv/project/y.sh"]);
+    expect(paths("cat <<EOF\n$(./report.sh)\nEOF\n")).toEqual(["/srv/project/report.sh"]);
+    expect(paths("sh gates/{a,b}.sh")).toEqual(["/srv/project/gates/a.sh", "/srv/project/gates/b.sh"]);
+    expect(paths(`sh "$(./pick-gate.sh)" --strict`)).toContain("/srv/project/pick-gate.sh");
+    expect(paths("(cd tools && sh a.sh); sh b.sh")).toEqual(["/srv/project/tools/a.sh", "/srv/project/b.sh"]);
+    expect(names("sh gates/gate{1..3}.sh")).toEqual(["gate*.sh"]);
+  });
+
   it("match a file name by the pattern, `*` for any text", () => {
     expect(matchesUnmadeName(["check-*.py"], "check-ci.py")).toBe(true);
     expect(matchesUnmadeName(["check-*.py"], "check.py")).toBe(false);
     expect(matchesUnmadeName(["gate.sh"], "gate.sh")).toBe(true);
     expect(matchesUnmadeName(["gate.sh"], "gate.shx")).toBe(false);
+  });
+});
+
+describe("a hook command read before the bash grammar is loaded", () => {
+  it("counts every word by file name rather than fail", async () => {
+    // A fresh copy of the modules, whose grammar nothing has loaded.
+    vi.resetModules();
+    const fresh = await import("../../src/sandbox/script-candidates.js");
+    expect(fresh.scriptCandidates("sh gates/gate.sh && ./x.sh $MODE", base, known)).toEqual({
+      paths: [],
+      names: ["sh", "gate.sh", "x.sh"],
+      onPath: [],
+    });
   });
 });

@@ -3,14 +3,17 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { loadBashParser } from "../../src/permissions/shell-parser.js";
 import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 import { fileAccessOf } from "../../src/tools/workdir/file-access.js";
 import { SandboxProject } from "./sandbox-project.js";
 
 let project: SandboxProject;
 
-beforeAll(() => {
+beforeAll(async () => {
   project = new SandboxProject();
+  // As the definitions' load does when some agent has a hook (src/definitions/command-grammar.ts).
+  await loadBashParser();
 });
 
 afterAll(() => project.dispose());
