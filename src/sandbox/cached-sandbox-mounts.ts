@@ -67,36 +67,51 @@ export function cachedSandboxMounts(
 ): readonly SandboxMount[] {
   const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
   resolutionsByPolicy.delete(policy);
-  return cachedLayers(policy, extra, policy.protected, resolved);
+  return cachedLayers(
+    policy,
+    extra,
+    { protectedPaths: policy.protected, systemRead: policy.systemRead ?? [] },
+    resolved,
+  );
 }
 
 /**
- * The layers of a policy without its protected paths, for a read check: those layers only turn
- * what they cover read-only (the protected hidden paths after them are hidden either way), so a
- * path these layers show, the policy's show too; only a path they hide needs the policy's own
- * layers (a protected path may show a part of a hidden folder). A read that these layers allow
- * never works out the protected paths (policyFor makes them when first read). The real paths
- * policyFor found stay for the policy's own layers, if the same call needs them.
+ * The layers of a policy without its protected paths and its system reads, for a read check:
+ * protected layers only turn what they cover read-only (the protected hidden paths after them are
+ * hidden either way), and a system read (resolv.conf in a socket place) is one more read-only
+ * bind, which shows and never hides; so a path these layers show, the policy's show too; only a
+ * path they hide needs the policy's own layers (a protected path may show a part of a hidden
+ * folder). A read that these layers allow never works out either (policyFor makes them when first
+ * read). The real paths policyFor found stay for the policy's own layers, if the same call needs
+ * them.
  */
 export function readLayersOf(policy: SandboxPolicy): readonly SandboxMount[] {
   const resolved = resolutionsByPolicy.get(policy) ?? new Map<string, string | undefined>();
-  return cachedLayers(policy, NO_EXTRA, [], resolved);
+  return cachedLayers(policy, NO_EXTRA, NO_DEFERRED_LISTS, resolved);
 }
+
+/** The lists of a policy looked up when first read, which a read check leaves out (readLayersOf). */
+interface DeferredLists {
+  protectedPaths: readonly string[];
+  systemRead: readonly string[];
+}
+
+const NO_DEFERRED_LISTS: DeferredLists = { protectedPaths: [], systemRead: [] };
 
 function cachedLayers(
   policy: SandboxPolicy,
   extra: ExtraBinds,
-  protectedPaths: readonly string[],
+  lists: DeferredLists,
   resolved: Map<string, string | undefined>,
 ): readonly SandboxMount[] {
-  const inputs = layerInputs(policy, extra, protectedPaths, resolved);
+  const inputs = layerInputs(policy, extra, lists, resolved);
   // The usual call repeats the last one's inputs: compared as they are, with no key to build.
   if (lastUsed !== undefined && sameInputs(inputs, lastUsed.inputs)) return lastUsed.layers;
   const key = inputs.join("");
   let layers = layersByKey.get(key);
   if (layers === undefined) {
     // Every layer's path as path.resolve writes it (real paths are already): layeredAccess relies on it.
-    layers = sandboxMounts(policy, extra, resolved, protectedPaths).map((mount) => ({
+    layers = sandboxMounts(policy, extra, resolved, lists.protectedPaths, lists.systemRead).map((mount) => ({
       ...mount,
       path: path.resolve(mount.path),
     }));
@@ -131,12 +146,13 @@ function sameInputs(left: readonly string[], right: readonly string[]): boolean 
 function layerInputs(
   policy: SandboxPolicy,
   extra: ExtraBinds,
-  protectedPaths: readonly string[],
+  { protectedPaths, systemRead }: DeferredLists,
   resolved: Map<string, string | undefined>,
 ): string[] {
   const lists = [
     [policy.workdir],
     policy.read,
+    systemRead,
     policy.write,
     policy.hidden,
     policy.alwaysHidden,

@@ -273,7 +273,7 @@ export class SandboxHost {
     ];
     const ownRead = withoutPlantedLinks(settings.read, writableFolders);
     const ownWrite = withoutPlantedLinks(settings.write, writableFolders);
-    const read = [...ownRead.filter(outsidePlaces), ...neededInsideSocketPlaces(socketPlaces, resolved)];
+    const read = ownRead.filter(outsidePlaces);
     for (const executable of request.executables ?? []) {
       read.push(...this.#executablePaths(executable, hidden));
     }
@@ -299,6 +299,9 @@ export class SandboxHost {
       ),
       ...this.#everyHookFile(writable),
     ];
+    // Looked up when first read, with the socket places as this call found them: bubblewrap's
+    // mounts and a file tool's write check need it, a read check does not (readLayersOf).
+    let systemRead: string[] | undefined;
     let unmade: { paths: string[]; names: string[] } | undefined;
     const unmadeOf = () => {
       const scripts = joinedCandidates([
@@ -325,6 +328,9 @@ export class SandboxHost {
       unixSockets: [...this.#unixSockets],
       get protected() {
         return (protectedPaths ??= protectedOf());
+      },
+      get systemRead() {
+        return (systemRead ??= neededInsideSocketPlaces(socketPlaces, resolved));
       },
       get unmade() {
         return (unmade ??= unmadeOf()).paths;

@@ -33,20 +33,22 @@ const NO_EXTRA: ExtraBinds = { read: [], write: [] };
  * the always-hidden paths (data_dir, the vault) hidden once more so no bind reveals them, then the
  * protected paths (definitions) read-only over everything, and their hidden ones (config, .env)
  * hidden. Paths that do not exist are left out; every path is real (symlinks resolved).
- * `resolved`: the paths' real paths found already (existingRealPath), by path. `protectedPaths`:
- * the policy's own unless given (the file tools' read check leaves them out: readLayersOf).
+ * `resolved`: the paths' real paths found already (existingRealPath), by path. `protectedPaths`
+ * and `systemRead`: the policy's own unless given (the file tools' read check leaves both out:
+ * readLayersOf).
  */
 export function sandboxMounts(
   policy: SandboxPolicy,
   extra: ExtraBinds = NO_EXTRA,
   resolved = new Map<string, string | undefined>(),
   protectedPaths: readonly string[] = policy.protected,
+  systemRead: readonly string[] = policy.systemRead ?? [],
 ): SandboxMount[] {
   // A path met twice (the socket places are hidden, then hidden again) is resolved once.
   const workdir = existingRealPath(policy.workdir, resolved) ?? policy.workdir;
   const real = (entries: readonly string[]) =>
     entries.flatMap((entry) => existingRealPath(entry, resolved) ?? []);
-  const read = real([...policy.read, ...extra.read]);
+  const read = real([...policy.read, ...systemRead, ...extra.read]);
   const write = real([...policy.write, ...extra.write]);
   const mounts: SandboxMount[] = [
     { path: "/", access: "read-only" },

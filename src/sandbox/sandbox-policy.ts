@@ -57,6 +57,13 @@ export interface SandboxPolicy {
   internal: string[];
   /** Visible read-only even inside a hidden folder (extra `read`, a CLI's own executable). */
   read: string[];
+  /**
+   * Files the system needs from inside a hidden socket place (`/etc/resolv.conf` leading into
+   * systemd-resolved's folder), visible read-only after `read`. `policyFor` looks them up when
+   * this is first read: a read-only bind never hides a path, so the file tools' read check, which
+   * leaves them out, asks for them only for a path it would otherwise refuse.
+   */
+  systemRead?: string[];
   /** Writable even inside a hidden folder (extra `write`, a CLI's config folder). */
   write: string[];
   /**

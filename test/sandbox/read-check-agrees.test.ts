@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
@@ -71,4 +71,34 @@ describe("the file tools' read check", () => {
       }
     }
   });
+
+  it.skipIf(!existsSync("/etc/resolv.conf"))(
+    "shows resolv.conf inside a hidden socket place, as the sandbox binds it, and hides the rest",
+    () => {
+      // The folder resolv.conf really lies in made a socket place (as systemd-resolved's is):
+      // the sandbox hides it and binds resolv.conf alone read-only over it.
+      const resolver = realpathSync("/etc/resolv.conf");
+      const place = path.dirname(resolver);
+      project = new SandboxProject();
+      const host = project.host({ ...process.env, HOME: project.home, WAYLAND_DISPLAY: place });
+      const policy = host.policyFor({
+        settings: { ...SandboxSettingsSchema.parse({}), unix_sockets: [] },
+        workdir: project.workdir,
+        owner: 'agent "me"',
+      });
+      const beside = readdirSync(place)
+        .map((name) => path.join(place, name))
+        .filter((entry) => entry !== resolver)
+        .slice(0, 5);
+      const shows = fileAccessOf(policy).shows;
+      const full = cachedSandboxMounts(policy);
+      expect(policy.systemRead).toEqual([resolver]);
+      expect(layeredAccess(full, resolver)).toBe("read-only");
+      expect(shows(resolver)).toBe(true);
+      for (const entry of [place, ...beside]) {
+        expect(layeredAccess(full, entry), entry).toBe("hidden");
+        expect(shows(entry), entry).toBe(false);
+      }
+    },
+  );
 });

@@ -4,9 +4,14 @@ import { SandboxHost } from "../../src/sandbox/sandbox-host.js";
 
 /**
  * The daemon's sandbox for a test project folder: data_dir `<project>/data`, agents
- * `<project>/agents`, default workspaces `<project>/.agentd/workspaces`.
+ * `<project>/agents`, default workspaces `<project>/.agentd/workspaces`. `environment`: where
+ * HOME, PATH and the host's socket places come from (default the test's own).
  */
-export function testSandboxHost(project: string, configFile?: string): SandboxHost {
+export function testSandboxHost(
+  project: string,
+  configFile?: string,
+  environment?: NodeJS.ProcessEnv,
+): SandboxHost {
   const config = ConfigSchema.parse({});
   return new SandboxHost({
     config: {
@@ -16,5 +21,6 @@ export function testSandboxHost(project: string, configFile?: string): SandboxHo
       presets_dir: path.join(project, "presets"),
     },
     configFile,
+    ...(environment === undefined ? {} : { environment }),
   });
 }
