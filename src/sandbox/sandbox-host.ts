@@ -312,7 +312,10 @@ export class SandboxHost {
       const onPath = scripts.onPath.filter((candidate) =>
         writable.some((folder) => isWithin(candidate, folder)),
       );
-      return { paths: missingFiles([...scripts.paths, ...onPath], writable), names: scripts.names };
+      return {
+        paths: missingFiles([...scripts.paths, ...onPath, ...scripts.resolved], writable),
+        names: scripts.names,
+      };
     };
     const policy: SandboxPolicy = {
       mode: settings.mode,
@@ -370,6 +373,7 @@ function joinedCandidates(each: readonly ScriptCandidates[]): ScriptCandidates {
     paths: [...new Set(each.flatMap((candidates) => candidates.paths))],
     names: [...new Set(each.flatMap((candidates) => candidates.names))],
     onPath: [...new Set(each.flatMap((candidates) => candidates.onPath))],
+    resolved: [...new Set(each.flatMap((candidates) => candidates.resolved))],
   };
 }
 

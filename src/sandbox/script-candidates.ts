@@ -3,6 +3,8 @@ import {
   BUILT_AT_RUN_TIME,
   FIND_ACTIONS,
   INTERPRETERS,
+  NODE_EXTENSIONS,
+  NODE_RESOLVERS,
   type RunnerOptions,
   SCRIPT_FILE_NAME,
   WRAPPERS,
@@ -26,6 +28,12 @@ export interface ScriptCandidates {
    * writes; the caller keeps those inside a writable folder.
    */
   onPath: string[];
+  /**
+   * What a Node-like program runs in place of a script named in `paths` that is missing: the name
+   * with an extension Node adds (`node gates/server` runs `gates/server.js`), and for a bare
+   * module an option loads (`node -r setup`) the same in each `node_modules` above the folder.
+   */
+  resolved: string[];
 }
 
 /** Words the shell runs itself, never looked up on PATH. */
@@ -79,9 +87,12 @@ class CommandReading {
   readonly #paths = new Set<string>();
   readonly #names = new Set<string>();
   readonly #onPath = new Set<string>();
+  readonly #resolved = new Set<string>();
   /** Undefined once a `cd` went somewhere unknown: relative scripts then count by name. */
   #folder: string | undefined;
   #depth = 0;
+  /** Set while a Node-like program's words are read: each script also counts with Node's extensions. */
+  #nodeResolved = false;
   /** Set when nothing of the line can be ruled out: every word's file name counts. */
   #everyWord = false;
   readonly #words: string[] = [];
@@ -203,10 +214,31 @@ class CommandReading {
         this.#names.add(name.replaceAll(UNKNOWN, "*"));
       }
     }
-    return { paths: [...this.#paths], names: [...this.#names], onPath: [...this.#onPath] };
+    return {
+      paths: [...this.#paths],
+      names: [...this.#names],
+      onPath: [...this.#onPath],
+      resolved: [...this.#resolved],
+    };
   }
 
   #interpreted(
+    program: string,
+    table: RunnerOptions,
+    words: string[],
+    start: number,
+    input: CommandInput,
+  ): void {
+    const outer = this.#nodeResolved;
+    this.#nodeResolved = NODE_RESOLVERS.has(program);
+    try {
+      this.#interpretedWords(program, table, words, start, input);
+    } finally {
+      this.#nodeResolved = outer;
+    }
+  }
+
+  #interpretedWords(
     program: string,
     table: RunnerOptions,
     words: string[],
@@ -247,7 +279,7 @@ class CommandReading {
     const take = (option: string, value: string | undefined): boolean => {
       if (table.values.includes(option)) return true;
       if (table.files.includes(option)) {
-        if (value !== undefined) this.#script(value);
+        if (value !== undefined) this.#script(value, true);
         return true;
       }
       if (table.commands.includes(option)) {
@@ -341,9 +373,31 @@ class CommandReading {
     else if (this.#folder !== undefined) this.#folder = path.resolve(this.#folder, target);
   }
 
-  /** A word that names a script: its path when known now, else its file name as a pattern. */
-  #script(word: string): void {
+  /**
+   * A word that names a script: its path when known now, else its file name as a pattern. Read for
+   * a Node-like program, also what Node runs when it is missing (`server` → `server.js`) and, for a
+   * bare module name an option `loads` (`-r setup`), the same in each `node_modules` above the folder.
+   */
+  #script(word: string, loads = false): void {
     if (word === "" || word === "-") return;
+    this.#scriptAsNamed(word);
+    if (!this.#nodeResolved) return;
+    if (word.includes(UNKNOWN) || this.#folder === undefined) {
+      for (const extension of NODE_EXTENSIONS) this.#scriptAsNamed(`${word}${extension}`);
+      return;
+    }
+    const named = path.resolve(this.#folder, word);
+    for (const extension of NODE_EXTENSIONS) this.#resolved.add(`${named}${extension}`);
+    if (!loads || word.startsWith(".") || path.isAbsolute(word)) return;
+    for (let folder = this.#folder; ; folder = path.dirname(folder)) {
+      const module = path.join(folder, "node_modules", word);
+      this.#resolved.add(module);
+      for (const extension of NODE_EXTENSIONS) this.#resolved.add(`${module}${extension}`);
+      if (folder === path.dirname(folder)) return;
+    }
+  }
+
+  #scriptAsNamed(word: string): void {
     if (!word.includes(UNKNOWN)) {
       if (path.isAbsolute(word)) this.#paths.add(path.resolve(word));
       else if (this.#folder !== undefined) this.#paths.add(path.resolve(this.#folder, word));

@@ -62,6 +62,27 @@ const PYTHON: RunnerOptions = {
   shortFlagsOnly: true,
 };
 
+/**
+ * Programs that find their script, and the files their options load, Node's way: a missing
+ * `server` runs `server.js` (or another of these extensions), a folder runs its `index.js` or its
+ * `package.json`'s main, and a bare `-r setup` is looked for in each `node_modules` above.
+ */
+export const NODE_RESOLVERS: ReadonlySet<string> = new Set(["node", "nodejs", "bun", "tsx", "ts-node"]);
+
+/** What Node (or a TypeScript runner) adds to a script's name before it looks for a folder. */
+export const NODE_EXTENSIONS: readonly string[] = [
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".json",
+  ".node",
+  ".ts",
+  ".mts",
+  ".cts",
+  ".tsx",
+  ".jsx",
+];
+
 /** Programs that run the file named by their first word that is not an option. */
 export const INTERPRETERS: Readonly<Record<string, RunnerOptions>> = {
   sh: SHELL,
@@ -70,6 +91,7 @@ export const INTERPRETERS: Readonly<Record<string, RunnerOptions>> = {
   zsh: SHELL,
   ksh: SHELL,
   node: NODE,
+  nodejs: NODE,
   deno: { ...NODE, values: [...NODE.values, "--config", "-c", "--import-map", "--allow-read"] },
   bun: NODE,
   tsx: NODE,

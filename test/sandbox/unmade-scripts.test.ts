@@ -101,6 +101,27 @@ describe("a missing script named through what the shell expands or an option rea
     expect(mayCreate(hooks, "notes.md")).toBe(true);
   });
 
+  it("may not be made in a shape the interpreter also runs: a folder in its place, a name Node completes", () => {
+    const hooks = [
+      { command: "python3 gates/gate.py", workdir: project.workdir },
+      { command: "node tools/server", workdir: project.workdir },
+      { command: "node -r setup tools/main.js", workdir: project.workdir },
+    ];
+    for (const relative of [
+      "gates/gate.py/__main__.py",
+      "gates/gate.py",
+      "tools/server.js",
+      "tools/server/index.js",
+      "tools/server/package.json",
+      "tools/main.js/index.js",
+      "node_modules/setup.js",
+      "node_modules/setup/index.js",
+    ])
+      expect(mayCreate(hooks, relative), relative).toBe(false);
+    for (const relative of ["gates/other.py", "tools/client.js", "node_modules/other.js"])
+      expect(mayCreate(hooks, relative), relative).toBe(true);
+  });
+
   it("run by a bare name from a PATH folder the agent writes may not be made there", () => {
     const searchPath = `/usr/bin:${path.join(project.workdir, "bin")}`;
     const hooks = [{ command: "audit-tool --check && echo ok", workdir: project.workdir }];
