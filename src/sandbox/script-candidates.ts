@@ -1,12 +1,15 @@
 import path from "node:path";
 import {
   BUILT_AT_RUN_TIME,
+  COMMAND_FILE_PROGRAMS,
+  type CommandFileOptions,
   FIND_ACTIONS,
   INTERPRETERS,
   NODE_EXTENSIONS,
   NODE_RESOLVERS,
   type RunnerOptions,
   SCRIPT_FILE_NAME,
+  STARTUP_FILE_VARIABLES,
   WRAPPERS,
 } from "./script-runner-tables.js";
 import { UNKNOWN } from "./built-word.js";
@@ -142,6 +145,12 @@ class CommandReading {
   /** One simple command: its words (assignments first) and the files its stdin reads. */
   command(words: string[], inputs: string[], inputText?: string): void {
     this.#words.push(...words);
+    // `BASH_ENV=./rc bash -c …`, `env ENV=… sh`, `export BASH_ENV=…`: a shell started with it runs the file.
+    for (const word of words) {
+      const equals = word.indexOf("=");
+      if (equals > 0 && STARTUP_FILE_VARIABLES.has(word.slice(0, equals)))
+        this.#script(word.slice(equals + 1));
+    }
     let index = 0;
     while (index < words.length && ASSIGNMENT.test(words[index] as string)) index += 1;
     for (;;) {
@@ -193,7 +202,40 @@ class CommandReading {
     const interpreter = Object.hasOwn(INTERPRETERS, program) ? INTERPRETERS[program] : undefined;
     if (interpreter !== undefined)
       return this.#interpreted(program, interpreter, words, index + 1, { files: inputs, text: inputText });
+    const commandFile = Object.hasOwn(COMMAND_FILE_PROGRAMS, program)
+      ? COMMAND_FILE_PROGRAMS[program]
+      : undefined;
+    if (commandFile !== undefined) this.#commandFiles(commandFile, words.slice(index + 1));
     if (word.includes("/")) this.#script(word);
+  }
+
+  /**
+   * The files of commands a program like make or awk runs: those its options name, else those it
+   * finds in its folder (`make -C tools check` runs `tools/Makefile`).
+   */
+  #commandFiles(table: CommandFileOptions, words: readonly string[]): void {
+    let named = false;
+    let folder: string | undefined = ".";
+    for (let index = 0; index < words.length; index++) {
+      const word = words[index] as string;
+      const option = [...table.options, ...table.folders].find(
+        (each) => word === each || word.startsWith(each.startsWith("--") ? `${each}=` : each),
+      );
+      if (option === undefined) continue;
+      const value = word === option ? words[index + 1] : word.slice(option.length).replace(/^=/, "");
+      if (word === option) index += 1;
+      if (value === undefined) continue;
+      if (table.folders.includes(option)) folder = value.includes(UNKNOWN) ? undefined : value;
+      else {
+        named = true;
+        this.#script(value);
+      }
+    }
+    if (named) return;
+    for (const file of table.implicit) {
+      if (folder === undefined) this.#names.add(file);
+      else this.#script(path.join(folder, file));
+    }
   }
 
   /** A program named without a `/`: where PATH would find it (`.` and empty entries: the folder now). */
@@ -264,7 +306,11 @@ class CommandReading {
         this.#script(file);
       return;
     }
-    if (script !== undefined) return this.#script(script);
+    if (script !== undefined) {
+      // bash runs a script it does not find in the folder from PATH (`bash gate.sh`).
+      if (program === "bash" && !script.includes("/") && !script.includes(UNKNOWN)) this.#lookedUp(script);
+      return this.#script(script);
+    }
     for (const file of input.files) this.#script(file);
     // `bash <<EOF … EOF`: a shell runs the command lines its input gives.
     if (input.text !== undefined && table.commands.length > 0) this.line(input.text);

@@ -177,6 +177,40 @@ export const WRAPPERS: Readonly<Record<string, WrapperOptions>> = {
   }),
 };
 
+/** Variables naming a file a shell started with them runs first (`BASH_ENV=./rc bash -c …`). */
+export const STARTUP_FILE_VARIABLES: ReadonlySet<string> = new Set(["BASH_ENV", "ENV"]);
+
+/** A program that runs the commands of a file an option names, or of one it finds in its folder. */
+export interface CommandFileOptions {
+  /** Options whose value is that file (`make -f hooks/Makefile`, `awk -f check.awk`). */
+  options: readonly string[];
+  /** Read from the folder when no option names one (`make check` runs `./Makefile`). */
+  implicit: readonly string[];
+  /** Options whose value is the folder it reads from (`make -C tools`). */
+  folders: readonly string[];
+}
+
+const MAKE: CommandFileOptions = {
+  options: ["-f", "--file", "--makefile"],
+  implicit: ["GNUmakefile", "makefile", "Makefile"],
+  folders: ["-C", "--directory"],
+};
+const AWK: CommandFileOptions = { options: ["-f", "--file"], implicit: NONE, folders: NONE };
+
+/**
+ * Programs whose commands come from a file rather than their words: make's recipes, an awk
+ * program's `system()`, a sed script's `e` (GNU sed runs it in a shell).
+ */
+export const COMMAND_FILE_PROGRAMS: Readonly<Record<string, CommandFileOptions>> = {
+  make: MAKE,
+  gmake: MAKE,
+  awk: AWK,
+  gawk: AWK,
+  mawk: AWK,
+  nawk: AWK,
+  sed: { options: ["-f", "--file"], implicit: NONE, folders: NONE },
+};
+
 /**
  * Programs that build what they run when they run (from their input: `ls | xargs sh`, `parallel`,
  * `find -exec`): no word of their command line can be ruled out.

@@ -122,11 +122,37 @@ describe("a missing script named through what the shell expands or an option rea
       expect(mayCreate(hooks, relative), relative).toBe(true);
   });
 
+  it("may not be made where a shell's start-up variable, make, awk or sed takes commands from", () => {
+    const cases: [string, string][] = [
+      ["BASH_ENV=./hook-env bash -c 'check'", "hook-env"],
+      ["env ENV=lib/rc.sh sh -c 'check'", "lib/rc.sh"],
+      ["export BASH_ENV=$HOME/rc; bash -c check", "rc"],
+      ["make lint", "Makefile"],
+      ["make lint", "GNUmakefile"],
+      ["make -C tools check", "tools/Makefile"],
+      ["make --file=ci.mk check", "ci.mk"],
+      ["awk -f gates/check.awk log.txt", "gates/check.awk"],
+      ["sed -f gates/edit.sed -i notes.md", "gates/edit.sed"],
+    ];
+    for (const [command, relative] of cases)
+      expect(mayCreate([{ command, workdir: project.workdir }], relative, project.workdir), command).toBe(
+        false,
+      );
+    // make given its file reads no other; awk's data is not its program.
+    expect(mayCreate([{ command: "make -f ci.mk check", workdir: project.workdir }], "Makefile")).toBe(true);
+    expect(mayCreate([{ command: "awk -f check.awk log.txt", workdir: project.workdir }], "log.txt")).toBe(
+      true,
+    );
+  });
+
   it("run by a bare name from a PATH folder the agent writes may not be made there", () => {
     const searchPath = `/usr/bin:${path.join(project.workdir, "bin")}`;
     const hooks = [{ command: "audit-tool --check && echo ok", workdir: project.workdir }];
     expect(mayCreate(hooks, "bin/audit-tool", project.home, searchPath)).toBe(false);
     expect(mayCreate(hooks, "bin/other-tool", project.home, searchPath)).toBe(true);
     expect(mayCreate(hooks, "audit-tool", project.home, searchPath)).toBe(true);
+    // bash looks a script it does not find in its folder up on PATH too.
+    const bashHooks = [{ command: "bash audit.sh", workdir: project.workdir }];
+    expect(mayCreate(bashHooks, "bin/audit.sh", project.home, searchPath)).toBe(false);
   });
 });
