@@ -191,6 +191,12 @@ class CommandReading {
     }
     if (word === "cd" || word === "pushd") return this.#changeFolder(words[index + 1]);
     if (word === "eval") return this.line(words.slice(index + 1).join(" "));
+    if (word === "trap") {
+      // `trap 'sh cleanup.sh' EXIT`: the shell runs the action's command line when the signal comes.
+      const action = words[index + 1] === "--" ? words[index + 2] : words[index + 1];
+      if (action !== undefined && !action.startsWith("-")) this.line(action);
+      return;
+    }
     if (
       BUILT_AT_RUN_TIME.has(program) ||
       (program === "find" && words.some((each) => FIND_ACTIONS.has(each)))
@@ -306,7 +312,7 @@ class CommandReading {
         this.#script(file);
       return;
     }
-    if (script !== undefined) {
+    if (script !== undefined && script !== "-") {
       // bash runs a script it does not find in the folder from PATH (`bash gate.sh`).
       if (program === "bash" && !script.includes("/") && !script.includes(UNKNOWN)) this.#lookedUp(script);
       return this.#script(script);
@@ -314,6 +320,9 @@ class CommandReading {
     for (const file of input.files) this.#script(file);
     // `bash <<EOF … EOF`: a shell runs the command lines its input gives.
     if (input.text !== undefined && table.commands.length > 0) this.line(input.text);
+    // `cat gate | bash`: it runs what its input brings, from a pipe this reading does not follow.
+    if (input.files.length === 0 && input.text === undefined && program !== "source" && program !== ".")
+      this.#everyWord = true;
   }
 
   /**

@@ -122,7 +122,7 @@ describe("a missing script named through what the shell expands or an option rea
       expect(mayCreate(hooks, relative), relative).toBe(true);
   });
 
-  it("may not be made where a shell's start-up variable, make, awk or sed takes commands from", () => {
+  it("may not be made where a shell's start-up variable, a trap, a pipe, make, awk or sed takes commands from", () => {
     const cases: [string, string][] = [
       ["BASH_ENV=./hook-env bash -c 'check'", "hook-env"],
       ["env ENV=lib/rc.sh sh -c 'check'", "lib/rc.sh"],
@@ -133,6 +133,9 @@ describe("a missing script named through what the shell expands or an option rea
       ["make --file=ci.mk check", "ci.mk"],
       ["awk -f gates/check.awk log.txt", "gates/check.awk"],
       ["sed -f gates/edit.sed -i notes.md", "gates/edit.sed"],
+      ["trap 'sh gates/cleanup.sh' EXIT; check", "gates/cleanup.sh"],
+      ["cat gates/gate | bash", "gates/gate"],
+      ["cat gates/gate | python3 -", "elsewhere/gate"],
     ];
     for (const [command, relative] of cases)
       expect(mayCreate([{ command, workdir: project.workdir }], relative, project.workdir), command).toBe(
