@@ -97,7 +97,8 @@ export function existingFiles(candidates: readonly string[], baseDirectory: stri
   const files: string[] = [];
   for (const candidate of candidates) {
     try {
-      if (!statSync(candidate).isFile()) continue;
+      // Without an exception for the usual missing one: a hook's candidates are looked at every call.
+      if (statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue;
     } catch {
       continue; // Not a file: an argument that only looks like a path.
     }
