@@ -1,4 +1,5 @@
 import type * as Undici from "undici";
+import { decodedAnswerBody } from "./decoded-answer-body.js";
 import { readableBodyStream } from "./readable-body-stream.js";
 import { isStreamedAnswer, streamedAnswer } from "./streamed-answer.js";
 
@@ -62,9 +63,11 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
       await answer.body.dump();
       return new Response(null, { status: answer.statusCode, headers });
     }
+    // Compressed though not asked to be (no accept-encoding is sent): decoded as fetch decodes it.
+    const answerBody = decodedAnswerBody(answer.body, answer.headers["content-encoding"]);
     if (isStreamedAnswer(answer.statusCode, answer.headers["content-type"]))
-      return streamedAnswer(answer.body, { status: answer.statusCode, headers });
-    return new Response(readableBodyStream(answer.body), { status: answer.statusCode, headers });
+      return streamedAnswer(answerBody, { status: answer.statusCode, headers });
+    return new Response(readableBodyStream(answerBody), { status: answer.statusCode, headers });
   };
 }
 

@@ -85,10 +85,10 @@ export function commandCandidates(
     }
     candidates.push(path.resolve(folderNow, unquoted.replace(/^~(?=\/)/, home ?? "~")));
   }
-  // The scripts as the shell reads the line: `$HOME/…`, quotes inside a word (`sh "$HOME/my gate.sh"`).
-  candidates.push(
-    ...scriptCandidates(commandLine, baseDirectory, home === undefined ? {} : { HOME: home }).paths,
-  );
+  // The scripts as the shell reads the line: `$HOME/…`, quotes inside a word (`sh "$HOME/my gate.sh"`),
+  // and what Node runs for a name it completes (`node gates/server` runs `gates/server.js`).
+  const scripts = scriptCandidates(commandLine, baseDirectory, home === undefined ? {} : { HOME: home });
+  candidates.push(...scripts.paths, ...scripts.resolved);
   return candidates;
 }
 
@@ -97,7 +97,8 @@ export function existingFiles(candidates: readonly string[], baseDirectory: stri
   const files: string[] = [];
   for (const candidate of candidates) {
     try {
-      if (!statSync(candidate).isFile()) continue;
+      // Without an exception for the usual missing one: a hook's candidates are looked at every call.
+      if (statSync(candidate, { throwIfNoEntry: false })?.isFile() !== true) continue;
     } catch {
       continue; // Not a file: an argument that only looks like a path.
     }

@@ -1,10 +1,15 @@
 import path from "node:path";
 import {
   BUILT_AT_RUN_TIME,
+  COMMAND_FILE_PROGRAMS,
+  type CommandFileOptions,
   FIND_ACTIONS,
   INTERPRETERS,
+  NODE_EXTENSIONS,
+  NODE_RESOLVERS,
   type RunnerOptions,
   SCRIPT_FILE_NAME,
+  STARTUP_FILE_VARIABLES,
   WRAPPERS,
 } from "./script-runner-tables.js";
 import { UNKNOWN } from "./built-word.js";
@@ -26,6 +31,12 @@ export interface ScriptCandidates {
    * writes; the caller keeps those inside a writable folder.
    */
   onPath: string[];
+  /**
+   * What a Node-like program runs in place of a script named in `paths` that is missing: the name
+   * with an extension Node adds (`node gates/server` runs `gates/server.js`), and for a bare
+   * module an option loads (`node -r setup`) the same in each `node_modules` above the folder.
+   */
+  resolved: string[];
 }
 
 /** Words the shell runs itself, never looked up on PATH. */
@@ -79,9 +90,12 @@ class CommandReading {
   readonly #paths = new Set<string>();
   readonly #names = new Set<string>();
   readonly #onPath = new Set<string>();
+  readonly #resolved = new Set<string>();
   /** Undefined once a `cd` went somewhere unknown: relative scripts then count by name. */
   #folder: string | undefined;
   #depth = 0;
+  /** Set while a Node-like program's words are read: each script also counts with Node's extensions. */
+  #nodeResolved = false;
   /** Set when nothing of the line can be ruled out: every word's file name counts. */
   #everyWord = false;
   readonly #words: string[] = [];
@@ -131,6 +145,12 @@ class CommandReading {
   /** One simple command: its words (assignments first) and the files its stdin reads. */
   command(words: string[], inputs: string[], inputText?: string): void {
     this.#words.push(...words);
+    // `BASH_ENV=./rc bash -c …`, `env ENV=… sh`, `export BASH_ENV=…`: a shell started with it runs the file.
+    for (const word of words) {
+      const equals = word.indexOf("=");
+      if (equals > 0 && STARTUP_FILE_VARIABLES.has(word.slice(0, equals)))
+        this.#script(word.slice(equals + 1));
+    }
     let index = 0;
     while (index < words.length && ASSIGNMENT.test(words[index] as string)) index += 1;
     for (;;) {
@@ -171,6 +191,12 @@ class CommandReading {
     }
     if (word === "cd" || word === "pushd") return this.#changeFolder(words[index + 1]);
     if (word === "eval") return this.line(words.slice(index + 1).join(" "));
+    if (word === "trap") {
+      // `trap 'sh cleanup.sh' EXIT`: the shell runs the action's command line when the signal comes.
+      const action = words[index + 1] === "--" ? words[index + 2] : words[index + 1];
+      if (action !== undefined && !action.startsWith("-")) this.line(action);
+      return;
+    }
     if (
       BUILT_AT_RUN_TIME.has(program) ||
       (program === "find" && words.some((each) => FIND_ACTIONS.has(each)))
@@ -182,7 +208,40 @@ class CommandReading {
     const interpreter = Object.hasOwn(INTERPRETERS, program) ? INTERPRETERS[program] : undefined;
     if (interpreter !== undefined)
       return this.#interpreted(program, interpreter, words, index + 1, { files: inputs, text: inputText });
+    const commandFile = Object.hasOwn(COMMAND_FILE_PROGRAMS, program)
+      ? COMMAND_FILE_PROGRAMS[program]
+      : undefined;
+    if (commandFile !== undefined) this.#commandFiles(commandFile, words.slice(index + 1));
     if (word.includes("/")) this.#script(word);
+  }
+
+  /**
+   * The files of commands a program like make or awk runs: those its options name, else those it
+   * finds in its folder (`make -C tools check` runs `tools/Makefile`).
+   */
+  #commandFiles(table: CommandFileOptions, words: readonly string[]): void {
+    let named = false;
+    let folder: string | undefined = ".";
+    for (let index = 0; index < words.length; index++) {
+      const word = words[index] as string;
+      const option = [...table.options, ...table.folders].find(
+        (each) => word === each || word.startsWith(each.startsWith("--") ? `${each}=` : each),
+      );
+      if (option === undefined) continue;
+      const value = word === option ? words[index + 1] : word.slice(option.length).replace(/^=/, "");
+      if (word === option) index += 1;
+      if (value === undefined) continue;
+      if (table.folders.includes(option)) folder = value.includes(UNKNOWN) ? undefined : value;
+      else {
+        named = true;
+        this.#script(value);
+      }
+    }
+    if (named) return;
+    for (const file of table.implicit) {
+      if (folder === undefined) this.#names.add(file);
+      else this.#script(path.join(folder, file));
+    }
   }
 
   /** A program named without a `/`: where PATH would find it (`.` and empty entries: the folder now). */
@@ -203,10 +262,31 @@ class CommandReading {
         this.#names.add(name.replaceAll(UNKNOWN, "*"));
       }
     }
-    return { paths: [...this.#paths], names: [...this.#names], onPath: [...this.#onPath] };
+    return {
+      paths: [...this.#paths],
+      names: [...this.#names],
+      onPath: [...this.#onPath],
+      resolved: [...this.#resolved],
+    };
   }
 
   #interpreted(
+    program: string,
+    table: RunnerOptions,
+    words: string[],
+    start: number,
+    input: CommandInput,
+  ): void {
+    const outer = this.#nodeResolved;
+    this.#nodeResolved = NODE_RESOLVERS.has(program);
+    try {
+      this.#interpretedWords(program, table, words, start, input);
+    } finally {
+      this.#nodeResolved = outer;
+    }
+  }
+
+  #interpretedWords(
     program: string,
     table: RunnerOptions,
     words: string[],
@@ -232,10 +312,17 @@ class CommandReading {
         this.#script(file);
       return;
     }
-    if (script !== undefined) return this.#script(script);
+    if (script !== undefined && script !== "-") {
+      // bash runs a script it does not find in the folder from PATH (`bash gate.sh`).
+      if (program === "bash" && !script.includes("/") && !script.includes(UNKNOWN)) this.#lookedUp(script);
+      return this.#script(script);
+    }
     for (const file of input.files) this.#script(file);
     // `bash <<EOF … EOF`: a shell runs the command lines its input gives.
     if (input.text !== undefined && table.commands.length > 0) this.line(input.text);
+    // `cat gate | bash`: it runs what its input brings, from a pipe this reading does not follow.
+    if (input.files.length === 0 && input.text === undefined && program !== "source" && program !== ".")
+      this.#everyWord = true;
   }
 
   /**
@@ -247,7 +334,7 @@ class CommandReading {
     const take = (option: string, value: string | undefined): boolean => {
       if (table.values.includes(option)) return true;
       if (table.files.includes(option)) {
-        if (value !== undefined) this.#script(value);
+        if (value !== undefined) this.#script(value, true);
         return true;
       }
       if (table.commands.includes(option)) {
@@ -341,9 +428,31 @@ class CommandReading {
     else if (this.#folder !== undefined) this.#folder = path.resolve(this.#folder, target);
   }
 
-  /** A word that names a script: its path when known now, else its file name as a pattern. */
-  #script(word: string): void {
+  /**
+   * A word that names a script: its path when known now, else its file name as a pattern. Read for
+   * a Node-like program, also what Node runs when it is missing (`server` → `server.js`) and, for a
+   * bare module name an option `loads` (`-r setup`), the same in each `node_modules` above the folder.
+   */
+  #script(word: string, loads = false): void {
     if (word === "" || word === "-") return;
+    this.#scriptAsNamed(word);
+    if (!this.#nodeResolved) return;
+    if (word.includes(UNKNOWN) || this.#folder === undefined) {
+      for (const extension of NODE_EXTENSIONS) this.#scriptAsNamed(`${word}${extension}`);
+      return;
+    }
+    const named = path.resolve(this.#folder, word);
+    for (const extension of NODE_EXTENSIONS) this.#resolved.add(`${named}${extension}`);
+    if (!loads || word.startsWith(".") || path.isAbsolute(word)) return;
+    for (let folder = this.#folder; ; folder = path.dirname(folder)) {
+      const module = path.join(folder, "node_modules", word);
+      this.#resolved.add(module);
+      for (const extension of NODE_EXTENSIONS) this.#resolved.add(`${module}${extension}`);
+      if (folder === path.dirname(folder)) return;
+    }
+  }
+
+  #scriptAsNamed(word: string): void {
     if (!word.includes(UNKNOWN)) {
       if (path.isAbsolute(word)) this.#paths.add(path.resolve(word));
       else if (this.#folder !== undefined) this.#paths.add(path.resolve(this.#folder, word));

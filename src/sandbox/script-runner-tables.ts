@@ -62,6 +62,27 @@ const PYTHON: RunnerOptions = {
   shortFlagsOnly: true,
 };
 
+/**
+ * Programs that find their script, and the files their options load, Node's way: a missing
+ * `server` runs `server.js` (or another of these extensions), a folder runs its `index.js` or its
+ * `package.json`'s main, and a bare `-r setup` is looked for in each `node_modules` above.
+ */
+export const NODE_RESOLVERS: ReadonlySet<string> = new Set(["node", "nodejs", "bun", "tsx", "ts-node"]);
+
+/** What Node (or a TypeScript runner) adds to a script's name before it looks for a folder. */
+export const NODE_EXTENSIONS: readonly string[] = [
+  ".js",
+  ".mjs",
+  ".cjs",
+  ".json",
+  ".node",
+  ".ts",
+  ".mts",
+  ".cts",
+  ".tsx",
+  ".jsx",
+];
+
 /** Programs that run the file named by their first word that is not an option. */
 export const INTERPRETERS: Readonly<Record<string, RunnerOptions>> = {
   sh: SHELL,
@@ -70,6 +91,7 @@ export const INTERPRETERS: Readonly<Record<string, RunnerOptions>> = {
   zsh: SHELL,
   ksh: SHELL,
   node: NODE,
+  nodejs: NODE,
   deno: { ...NODE, values: [...NODE.values, "--config", "-c", "--import-map", "--allow-read"] },
   bun: NODE,
   tsx: NODE,
@@ -153,6 +175,40 @@ export const WRAPPERS: Readonly<Record<string, WrapperOptions>> = {
     values: ["-n", "--interval", "-d"],
     flags: ["-t", "-b", "-e", "-g", "-c", "-x", "--exec", "-p", "--precise"],
   }),
+};
+
+/** Variables naming a file a shell started with them runs first (`BASH_ENV=./rc bash -c …`). */
+export const STARTUP_FILE_VARIABLES: ReadonlySet<string> = new Set(["BASH_ENV", "ENV"]);
+
+/** A program that runs the commands of a file an option names, or of one it finds in its folder. */
+export interface CommandFileOptions {
+  /** Options whose value is that file (`make -f hooks/Makefile`, `awk -f check.awk`). */
+  options: readonly string[];
+  /** Read from the folder when no option names one (`make check` runs `./Makefile`). */
+  implicit: readonly string[];
+  /** Options whose value is the folder it reads from (`make -C tools`). */
+  folders: readonly string[];
+}
+
+const MAKE: CommandFileOptions = {
+  options: ["-f", "--file", "--makefile"],
+  implicit: ["GNUmakefile", "makefile", "Makefile"],
+  folders: ["-C", "--directory"],
+};
+const AWK: CommandFileOptions = { options: ["-f", "--file"], implicit: NONE, folders: NONE };
+
+/**
+ * Programs whose commands come from a file rather than their words: make's recipes, an awk
+ * program's `system()`, a sed script's `e` (GNU sed runs it in a shell).
+ */
+export const COMMAND_FILE_PROGRAMS: Readonly<Record<string, CommandFileOptions>> = {
+  make: MAKE,
+  gmake: MAKE,
+  awk: AWK,
+  gawk: AWK,
+  mawk: AWK,
+  nawk: AWK,
+  sed: { options: ["-f", "--file"], implicit: NONE, folders: NONE },
 };
 
 /**

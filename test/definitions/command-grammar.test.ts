@@ -25,6 +25,7 @@ describe("the bash grammar the sandbox reads hook commands with", () => {
       paths: ["/srv/project/gates/gate.sh"],
       names: [],
       onPath: [],
+      resolved: [],
     });
   });
 
@@ -33,6 +34,11 @@ describe("the bash grammar the sandbox reads hook commands with", () => {
     project.writeAgent("plain.md", agentText("plain", "tools: [read_file]\n"));
     const { loadDefinitions, read } = await freshModules();
     await loadDefinitions(project.config);
-    expect(read("sh gates/gate.sh")).toEqual({ paths: [], names: ["sh", "gate.sh"], onPath: [] });
+    expect(read("sh gates/gate.sh")).toEqual({
+      paths: [],
+      names: ["sh", "gate.sh"],
+      onPath: [],
+      resolved: [],
+    });
   });
 });

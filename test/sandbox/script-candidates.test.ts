@@ -137,6 +137,32 @@ describe("the scripts a hook command runs", () => {
   });
 });
 
+describe("what Node runs in place of a missing script", () => {
+  const resolved = (command: string | string[]) => scriptCandidates(command, base, known).resolved;
+
+  it("is the name with the extensions Node adds, and a bare module an option loads in each node_modules", () => {
+    expect(resolved("node gates/server")).toContain("/srv/project/gates/server.js");
+    expect(resolved(["bun", "run", "tools/server.ts"])).toContain("/srv/project/tools/server.ts.js");
+    expect(resolved("node -r setup b.js")).toEqual(
+      expect.arrayContaining([
+        "/srv/project/node_modules/setup.js",
+        "/srv/project/node_modules/setup",
+        "/srv/node_modules/setup.cjs",
+        "/node_modules/setup.mjs",
+      ]),
+    );
+    // The main script is never looked for in node_modules, and python adds nothing.
+    expect(resolved("node b.js")).not.toContain("/srv/project/node_modules/b.js");
+    expect(resolved("python3 gate.py && sh gate.sh")).toEqual([]);
+  });
+
+  it("counts by name, with Node's extensions, where the folder is known only when it runs", () => {
+    expect(names(`node "$PROJECT"/server`)).toEqual(
+      expect.arrayContaining(["server", "server.js", "server.mjs"]),
+    );
+  });
+});
+
 describe("a hook command read before the bash grammar is loaded", () => {
   it("counts every word by file name rather than fail", async () => {
     // A fresh copy of the modules, whose grammar nothing has loaded.
@@ -146,6 +172,7 @@ describe("a hook command read before the bash grammar is loaded", () => {
       paths: [],
       names: ["sh", "gate.sh", "x.sh"],
       onPath: [],
+      resolved: [],
     });
   });
 });

@@ -101,11 +101,61 @@ describe("a missing script named through what the shell expands or an option rea
     expect(mayCreate(hooks, "notes.md")).toBe(true);
   });
 
+  it("may not be made in a shape the interpreter also runs: a folder in its place, a name Node completes", () => {
+    const hooks = [
+      { command: "python3 gates/gate.py", workdir: project.workdir },
+      { command: "node tools/server", workdir: project.workdir },
+      { command: "node -r setup tools/main.js", workdir: project.workdir },
+    ];
+    for (const relative of [
+      "gates/gate.py/__main__.py",
+      "gates/gate.py",
+      "tools/server.js",
+      "tools/server/index.js",
+      "tools/server/package.json",
+      "tools/main.js/index.js",
+      "node_modules/setup.js",
+      "node_modules/setup/index.js",
+    ])
+      expect(mayCreate(hooks, relative), relative).toBe(false);
+    for (const relative of ["gates/other.py", "tools/client.js", "node_modules/other.js"])
+      expect(mayCreate(hooks, relative), relative).toBe(true);
+  });
+
+  it("may not be made where a shell's start-up variable, a trap, a pipe, make, awk or sed takes commands from", () => {
+    const cases: [string, string][] = [
+      ["BASH_ENV=./hook-env bash -c 'check'", "hook-env"],
+      ["env ENV=lib/rc.sh sh -c 'check'", "lib/rc.sh"],
+      ["export BASH_ENV=$HOME/rc; bash -c check", "rc"],
+      ["make lint", "Makefile"],
+      ["make lint", "GNUmakefile"],
+      ["make -C tools check", "tools/Makefile"],
+      ["make --file=ci.mk check", "ci.mk"],
+      ["awk -f gates/check.awk log.txt", "gates/check.awk"],
+      ["sed -f gates/edit.sed -i notes.md", "gates/edit.sed"],
+      ["trap 'sh gates/cleanup.sh' EXIT; check", "gates/cleanup.sh"],
+      ["cat gates/gate | bash", "gates/gate"],
+      ["cat gates/gate | python3 -", "elsewhere/gate"],
+    ];
+    for (const [command, relative] of cases)
+      expect(mayCreate([{ command, workdir: project.workdir }], relative, project.workdir), command).toBe(
+        false,
+      );
+    // make given its file reads no other; awk's data is not its program.
+    expect(mayCreate([{ command: "make -f ci.mk check", workdir: project.workdir }], "Makefile")).toBe(true);
+    expect(mayCreate([{ command: "awk -f check.awk log.txt", workdir: project.workdir }], "log.txt")).toBe(
+      true,
+    );
+  });
+
   it("run by a bare name from a PATH folder the agent writes may not be made there", () => {
     const searchPath = `/usr/bin:${path.join(project.workdir, "bin")}`;
     const hooks = [{ command: "audit-tool --check && echo ok", workdir: project.workdir }];
     expect(mayCreate(hooks, "bin/audit-tool", project.home, searchPath)).toBe(false);
     expect(mayCreate(hooks, "bin/other-tool", project.home, searchPath)).toBe(true);
     expect(mayCreate(hooks, "audit-tool", project.home, searchPath)).toBe(true);
+    // bash looks a script it does not find in its folder up on PATH too.
+    const bashHooks = [{ command: "bash audit.sh", workdir: project.workdir }];
+    expect(mayCreate(bashHooks, "bin/audit.sh", project.home, searchPath)).toBe(false);
   });
 });

@@ -4,6 +4,7 @@ import { cachedSandboxMounts, layeredAccess, readLayersOf } from "../../sandbox/
 import type { MountAccess, SandboxMount } from "../../sandbox/sandbox-mounts.js";
 import type { SandboxPolicy } from "../../sandbox/sandbox-policy.js";
 import { matchesUnmadeName } from "../../sandbox/script-candidates.js";
+import { isWithin } from "../../util/path-within.js";
 
 /** What the agent's sandbox shows of a real path: the file tools grant no more than that. */
 export interface FileAccess {
@@ -14,9 +15,11 @@ export interface FileAccess {
    */
   shows(realPath: string): boolean;
   /**
-   * Whether a new file may be made at the path: not one a hook, MCP server or CLI tool command
-   * names that does not exist yet (the sandbox cannot bind a missing name read-only; the file
-   * tools refuse to make it), nor one of the names such a command leaves undecided until it runs.
+   * Whether a new file or folder may be made at the path: not one a hook, MCP server or CLI tool
+   * command names that does not exist yet (the sandbox cannot bind a missing name read-only; the
+   * file tools refuse to make it), nor anything inside it (`python3 gate.py` runs a folder
+   * `gate.py`'s `__main__.py`, `node server.js` a folder's `index.js`), nor one of the names such
+   * a command leaves undecided until it runs.
    */
   mayCreate(realPath: string): boolean;
 }
@@ -47,7 +50,7 @@ export function fileAccessOf(policy: SandboxPolicy): FileAccess {
         layeredAccess((readMounts ??= readLayersOf(policy)), realPath) !== "hidden" ||
         exact(realPath) !== "hidden",
       mayCreate: (realPath: string) =>
-        !(policy.unmade ?? []).includes(realPath) &&
+        !(policy.unmade ?? []).some((unmade) => isWithin(realPath, unmade)) &&
         !matchesUnmadeName(policy.unmadeNames ?? [], path.basename(realPath)),
     });
     accessByPolicy.set(policy, access);
@@ -79,8 +82,9 @@ export function requireAccess(
 }
 
 /**
- * Refuses with TOOL_DENIED to make a file a hook command names that does not exist yet: made by
- * this agent, it would run as another agent's hook, in that agent's sandbox.
+ * Refuses with TOOL_DENIED to make a file a hook command names that does not exist yet, or a
+ * folder in its place: made by this agent, it would run as another agent's hook, in that agent's
+ * sandbox.
  */
 export function requireCreatable(access: FileAccess, realPath: string, shown: string): void {
   if (access.mayCreate(realPath)) return;

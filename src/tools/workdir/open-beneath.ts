@@ -99,6 +99,7 @@ function openFolder(
       if (!missing || intent.kind !== "write" || attempt >= MAX_CREATE_ATTEMPTS) throw error;
     }
     requireAccess(workdir.access, parent.realPath, "write", parent.relative);
+    requireCreatable(workdir.access, path.join(parent.realPath, name), name);
     try {
       mkdirSync(parent.entryPath(name));
     } catch (error) {
