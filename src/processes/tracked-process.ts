@@ -82,7 +82,10 @@ export async function startTrackedProcess(options: TrackedProcessOptions) {
   prepared.started(subprocess);
   const tree = subprocess.pid === undefined ? undefined : new ProcessTree(subprocess.pid, marker);
   // A sandboxed child's whole tree lives in its PID namespace, which the kernel empties when the
-  // child (bubblewrap) ends: after its exit there is nothing to scan /proc for, on every call. Only
+  // namespace's init ends: after bubblewrap's exit there is nothing to scan /proc for, on every call.
+  // (bubblewrap exits as soon as its init reports the command's exit status, and the init exits
+  // right after it: what is left in the namespace is killed by the kernel within moments of the
+  // call's end, not later.) Only
   // after an exit of its own, though: bubblewrap binds the namespace's init to itself once the
   // sandbox is set up, and killed by a signal before that (a deadline, the OOM killer) it leaves
   // the init running, and the command it goes on to start.

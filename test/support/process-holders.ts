@@ -11,3 +11,20 @@ export function processesHolding(token: string): string[] {
     }
   });
 }
+
+/**
+ * The pids whose command line holds `token` once the kernel has had up to `limitMilliseconds` to
+ * finish ending them: a sandbox's PID namespace is emptied by the kernel as its init exits, which
+ * bubblewrap's outer process may report a moment before (it passes on the command's exit status
+ * as soon as the init tells it). A process that really outlived its call (a `sleep 400`) is still
+ * there at the end.
+ */
+export async function processesOutliving(token: string, limitMilliseconds = 5_000): Promise<string[]> {
+  const deadline = Date.now() + limitMilliseconds;
+  let holding = processesHolding(token);
+  while (holding.length > 0 && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    holding = processesHolding(token);
+  }
+  return holding;
+}

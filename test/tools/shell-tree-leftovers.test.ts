@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { SandboxPolicy } from "../../src/sandbox/sandbox-policy.js";
-import { processesHolding } from "../support/process-holders.js";
+import { processesOutliving } from "../support/process-holders.js";
 import { ToolHarness } from "../support/tool-harness.js";
 
 let harness: ToolHarness | undefined;
@@ -57,6 +57,6 @@ describe("a sandboxed shell call leaves nothing running once it returns", () => 
     const seconds = `${400 + Math.floor(Math.random() * 1_000_000) / 1_000_000}`;
     const result = await harness.call("shell", { command: leftovers(seconds) });
     expect(result).toMatchObject({ ok: true, output: expect.stringContaining("started") });
-    expect(processesHolding(seconds)).toEqual([]);
+    expect(await processesOutliving(seconds)).toEqual([]);
   });
 });
