@@ -33,6 +33,11 @@ export function loadBashParser(): Promise<void> {
   return loading;
 }
 
+/** Whether `loadBashParser()` is done: `parseBash` works from then on. */
+export function isBashParserLoaded(): boolean {
+  return parser !== undefined;
+}
+
 /**
  * Parses a bash command line into a syntax tree (after `loadBashParser()`). The caller frees it with
  * `tree.delete()`.

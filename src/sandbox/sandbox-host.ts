@@ -20,6 +20,7 @@ import {
   moduleFolders,
 } from "./definition-paths.js";
 import { type ScriptCandidates, scriptCandidates } from "./script-candidates.js";
+import { isBashParserLoaded } from "../permissions/shell-parser.js";
 import { hostExecutedPaths } from "./host-executed-paths.js";
 import { withoutPlantedLinks } from "./planted-links.js";
 import { handoffProgram } from "./listener-handoff.js";
@@ -103,6 +104,12 @@ export class SandboxHost {
     { hooks: Iterable<{ command: string; workdir: string }>; scripts: ScriptCandidates } | undefined;
   /** What the shell of a hook expands before it runs (`~`, `$HOME`), and the PATH it searches. */
   readonly #knownVariables: Record<string, string>;
+  /**
+   * Each hook command's reading by folder and text: reading with the bash grammar costs ~80 µs a
+   * command and touches no file (what exists is looked up afterwards, on every call), so an
+   * agent's own hooks are not read again each time a file tool makes a file.
+   */
+  readonly #readings = new Map<string, ScriptCandidates>();
   /** Where the host's unix sockets are (socket-places.ts): hidden unless listed in `unix_sockets`. */
   readonly #socketPlaces: string[];
   /** Config `sandbox.unix_sockets`: the daemon's, whatever a child's settings say. */
@@ -194,12 +201,26 @@ export class SandboxHost {
     return files;
   }
 
+  /** What one hook command runs, read from `workdir` (kept: see #readings). */
+  #scriptsOf(command: string, workdir: string): ScriptCandidates {
+    const key = `${workdir}\u0000${command}`;
+    let reading = this.#readings.get(key);
+    if (reading === undefined) {
+      // Hook commands come from definitions: a bound only against a project that keeps changing them.
+      if (this.#readings.size >= MAX_KEPT_READINGS) this.#readings.clear();
+      reading = scriptCandidates(command, workdir, this.#knownVariables);
+      // Read without the grammar, a command counts every word by name: not kept past its load.
+      if (isBashParserLoaded()) this.#readings.set(key, reading);
+    }
+    return reading;
+  }
+
   /** The scripts every agent's hooks run, read once per list of hooks. */
   #everyHookScript(): ScriptCandidates {
     const hooks = this.#hookCommands();
     if (this.#hookScripts?.hooks !== hooks) {
       const scripts = joinedCandidates(
-        [...hooks].map(({ command, workdir }) => scriptCandidates(command, workdir, this.#knownVariables)),
+        [...hooks].map(({ command, workdir }) => this.#scriptsOf(command, workdir)),
       );
       this.#hookScripts = { hooks, scripts };
     }
@@ -305,9 +326,7 @@ export class SandboxHost {
     let unmade: { paths: string[]; names: string[] } | undefined;
     const unmadeOf = () => {
       const scripts = joinedCandidates([
-        ...(request.hookCommands ?? []).map((command) =>
-          scriptCandidates(command, workdir, this.#knownVariables),
-        ),
+        ...(request.hookCommands ?? []).map((command) => this.#scriptsOf(command, workdir)),
         this.#everyHookScript(),
         this.#definitionScripts,
       ]);
@@ -372,6 +391,9 @@ export class SandboxHost {
     return [...paths];
   }
 }
+
+/** Hook command readings kept at most (SandboxHost's #readings). */
+const MAX_KEPT_READINGS = 1_024;
 
 /** The scripts of several command lines, each path and name once. */
 function joinedCandidates(each: readonly ScriptCandidates[]): ScriptCandidates {
