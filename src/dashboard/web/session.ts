@@ -34,6 +34,9 @@ export function useSession(): Session | undefined {
   const [session, setSession] = useState(current);
   useEffect(() => {
     listeners.add(setSession);
+    // Known since this view's first render (another view's request came back in between): the
+    // listener was not there to hear it, and a finished load tells nobody again.
+    if (current !== undefined) setSession(current);
     void load();
     return () => void listeners.delete(setSession);
   }, []);
