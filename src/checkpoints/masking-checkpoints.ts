@@ -32,12 +32,15 @@ export function maskingCheckpoints(
       const masked = new MaskedMessages(redactor);
       return {
         resumeFrom: checkpoints.resumeFrom,
-        save: ({ messages, removed_tools, recent_calls, ...rest }) =>
+        // The rest of the state is numbers: nothing in it to mask.
+        save: (checkpoint) =>
           checkpoints.save({
-            ...redactor.redactValue(rest),
-            removed_tools: masked.texts(removed_tools),
-            recent_calls: masked.texts(recent_calls),
-            messages: masked.all(messages),
+            round: checkpoint.round,
+            usage: checkpoint.usage,
+            cost_usd: checkpoint.cost_usd,
+            removed_tools: masked.texts(checkpoint.removed_tools),
+            recent_calls: masked.texts(checkpoint.recent_calls),
+            messages: masked.all(checkpoint.messages),
           }),
       };
     },
@@ -67,21 +70,21 @@ class MaskedMessages {
   #lastMasked: ChatMessage[] = [];
 
   /**
-   * Every message masked. A save repeats the last one's messages and adds a few: those found at
-   * the same position as before take their masked form from there (a comparison instead of a
-   * lookup), the rest through `of`.
+   * Every message masked. A save repeats the last one's messages and adds a few: the longest run
+   * of them found at the same positions as before takes its masked forms from there in one copy
+   * (a comparison instead of a lookup each), the rest go through `of`. The array is the caller's
+   * own, unchanged after the save (RunCheckpoints), so it is kept as it is.
    */
   all(messages: readonly ChatMessage[]): ChatMessage[] {
     this.#forgetIfLearned();
     const last = this.#lastMessages;
-    const lastMasked = this.#lastMasked;
-    const masked = new Array<ChatMessage>(messages.length);
-    for (let index = 0; index < messages.length; index += 1) {
-      const message = messages[index] as ChatMessage;
-      masked[index] = last[index] === message ? (lastMasked[index] as ChatMessage) : this.of(message);
-    }
-    // A copy: the caller may change its array after the save.
-    this.#lastMessages = messages.slice();
+    const limit = Math.min(last.length, messages.length);
+    let same = 0;
+    while (same < limit && messages[same] === last[same]) same += 1;
+    const masked = same === 0 ? [] : this.#lastMasked.slice(0, same);
+    for (let index = same; index < messages.length; index += 1)
+      masked.push(this.of(messages[index] as ChatMessage));
+    this.#lastMessages = messages;
     this.#lastMasked = masked;
     return masked;
   }

@@ -113,6 +113,35 @@ describe("the checkpoint journal", () => {
     store.close();
   });
 
+  it("writes the spending as it is at each save, a usage object changed in place included", async () => {
+    const store = new CheckpointStore({ dataDirectory, logger });
+    const checkpoints = store.forRun("r_spending");
+    const messages: ChatMessage[] = [{ role: "system", content: "rules" }];
+    const usage = { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 };
+    const save = (cost: number) =>
+      checkpoints.save({ ...state(messages, 1), usage, cost_usd: cost, messages: [...messages] });
+    await save(0.01);
+    const [call, result] = toolRound(1) as [ChatMessage, ChatMessage];
+    messages.push(call);
+    await save(0.01);
+    // Spending of the same round (a cut-off attempt billed, say), in the object saved before.
+    usage.completion_tokens = 5;
+    usage.total_tokens = 15;
+    messages.push(result);
+    await save(0.01);
+    expect(new CheckpointStore({ dataDirectory, logger }).load("r_spending")).toMatchObject({
+      round: 1,
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      cost_usd: 0.01,
+      messages,
+    });
+    await save(0.02);
+    expect(new CheckpointStore({ dataDirectory, logger }).load("r_spending")?.cost_usd).toBe(0.02);
+    expect(linesOf("r_spending")).toHaveLength(4);
+    await store.settled();
+    store.close();
+  });
+
   it("writes the file whole again when the conversation is compacted, and after a power cut tore its last line", async () => {
     const store = new CheckpointStore({ dataDirectory, logger });
     const checkpoints = store.forRun("r_compact");
