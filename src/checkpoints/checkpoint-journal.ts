@@ -1,6 +1,7 @@
 import { Buffer } from "node:buffer";
 import { closeSync, constants, ftruncateSync, openSync, writeSync } from "node:fs";
 import type { ChatMessage } from "../llm/chat-message.js";
+import { jsonItemText } from "../llm/json-item-text.js";
 import { isoTime } from "../util/iso-time.js";
 import type { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { Checkpoint } from "./checkpoint.js";
@@ -81,7 +82,7 @@ export class CheckpointJournal {
       if (removedToolsJson !== this.#removedToolsJson) text += `,"removed_tools":${removedToolsJson}`;
       if (recentCallsJson !== this.#recentCallsJson) text += `,"recent_calls":${recentCallsJson}`;
       // An ISO date holds nothing JSON escapes.
-      text += `,"saved_at":"${this.#now()}","messages":${JSON.stringify(added)}}\n`;
+      text += `,"saved_at":"${this.#now()}","messages":${messagesJson(added)}}\n`;
       const line = Buffer.from(text, "utf8");
       if (this.#appendedBytes + line.length <= Math.max(this.#wholeBytes, MIN_APPENDED_BYTES)) {
         if (this.#append(line)) {
@@ -161,7 +162,7 @@ export class CheckpointJournal {
     this.#removedTools = [...removed_tools];
     this.#recentCalls = [...recent_calls];
     const head = JSON.stringify({ run, ...rest, removed_tools, recent_calls, saved_at: this.#now() });
-    const text = `${head.slice(0, -1)},"messages":${JSON.stringify(messages)}}\n`;
+    const text = `${head.slice(0, -1)},"messages":${messagesJson(messages)}}\n`;
     this.#replacements += 1;
     const replacement = this.#replacements;
     const written = writes.write(file, text, { sync: false });
@@ -215,6 +216,15 @@ export class CheckpointJournal {
 /** The checkpoint's round, spending and cost as JSON, in that order. */
 function stateJsonOf({ round, usage, cost_usd }: Omit<Checkpoint, "run" | "saved_at">): string {
   return JSON.stringify({ round, usage, cost_usd });
+}
+
+/** `JSON.stringify(messages)`, each message's text made once for its line and its requests. */
+function messagesJson(messages: readonly ChatMessage[]): string {
+  if (messages.length === 0) return "[]";
+  let text = `[${jsonItemText(messages[0] as ChatMessage)}`;
+  for (let index = 1; index < messages.length; index += 1)
+    text += `,${jsonItemText(messages[index] as ChatMessage)}`;
+  return `${text}]`;
 }
 
 /** Whether two lists hold the same strings in the same order. */
