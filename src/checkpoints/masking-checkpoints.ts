@@ -38,8 +38,8 @@ export function maskingCheckpoints(
             round: checkpoint.round,
             usage: checkpoint.usage,
             cost_usd: checkpoint.cost_usd,
-            removed_tools: masked.texts(checkpoint.removed_tools),
-            recent_calls: masked.texts(checkpoint.recent_calls),
+            removed_tools: masked.texts(checkpoint.removed_tools, "removed_tools"),
+            recent_calls: masked.texts(checkpoint.recent_calls, "recent_calls"),
             messages: masked.all(checkpoint.messages),
           }),
       };
@@ -92,11 +92,25 @@ class MaskedMessages {
   /**
    * A list of texts (the loop detector's recent calls, the removed tools) masked: every save
    * repeats most of the last one's, so each text is masked once, and the list comes back as it is
-   * when no text in it changed.
+   * when no text in it changed. A list with the texts of its last save (`which`: the model call's
+   * save repeats the tool result's before it) takes that save's answer without a lookup each.
    */
-  texts(list: readonly string[]): string[] {
+  texts(list: readonly string[], which: "removed_tools" | "recent_calls"): string[] {
     this.#forgetIfLearned();
     if (this.#redactor.size === 0) return list as string[];
+    const last = this.#lastLists[which];
+    if (last !== undefined && sameTexts(list, last.list)) return last.masked;
+    // Copies: the caller may change its list after the save (an unchanged list is given back as it is).
+    const copy = [...list];
+    const masked = this.#maskedList(list);
+    this.#lastLists[which] = { list: copy, masked: masked === list ? copy : masked };
+    return masked;
+  }
+
+  /** The last list of each kind, and what it was masked to (forgotten with the rest). */
+  #lastLists: Partial<Record<"removed_tools" | "recent_calls", { list: string[]; masked: string[] }>> = {};
+
+  #maskedList(list: readonly string[]): string[] {
     let copy: string[] | undefined;
     for (let index = 0; index < list.length; index += 1) {
       const text = list[index] as string;
@@ -128,6 +142,14 @@ class MaskedMessages {
     this.#masked = new WeakMap();
     this.#lastMessages = [];
     this.#texts = new Map();
+    this.#lastLists = {};
     this.#knownForms = this.#redactor.size;
   }
+}
+
+/** Whether two lists hold the same texts in the same order. */
+function sameTexts(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index += 1) if (left[index] !== right[index]) return false;
+  return true;
 }
