@@ -314,10 +314,15 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   const sandbox = new SandboxHost({
     config,
     configFile: options.configFile,
-    // Every agent's workdir (explicit or default) is hidden from the others.
-    workdirs: () => options.definitions().agents.flatMap((agent) => agent.definition?.workdir ?? []),
+    // Every agent's workdir (explicit or default) is hidden from the others. Both lists are of the
+    // definitions, not of the files: made once per snapshot (every tool call asks for them).
+    workdirs: sameWhileUnchanged(options.definitions, (snapshot) =>
+      snapshot.agents.flatMap((agent) => agent.definition?.workdir ?? []),
+    ),
     // A link in any of them could be planted: no agent's read or write path is bound through one.
-    writePaths: () => options.definitions().agents.flatMap((agent) => agent.definition?.sandbox.write ?? []),
+    writePaths: sameWhileUnchanged(options.definitions, (snapshot) =>
+      snapshot.agents.flatMap((agent) => agent.definition?.sandbox.write ?? []),
+    ),
     // Every agent's hook scripts are read-only to all agents, not only to the hooked one. The same
     // list while the definitions are the same: the host reads its words once per list.
     hookCommands: sameWhileUnchanged(options.definitions, (snapshot) =>

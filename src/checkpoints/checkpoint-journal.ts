@@ -1,6 +1,8 @@
 import { Buffer } from "node:buffer";
 import { closeSync, constants, ftruncateSync, openSync, writeSync } from "node:fs";
 import type { ChatMessage } from "../llm/chat-message.js";
+import { jsonItemText } from "../llm/json-item-text.js";
+import { isoTime } from "../util/iso-time.js";
 import type { LatestFileWrites } from "../util/latest-file-writes.js";
 import type { Checkpoint } from "./checkpoint.js";
 
@@ -33,7 +35,8 @@ export class CheckpointJournal {
   readonly #options: CheckpointJournalOptions;
   /** The messages the file holds, or is about to once its replacement lands (the saved objects). */
   #messages: readonly ChatMessage[] = [];
-  /** The rest of the state last saved, as written. */
+  /** The round, spending and cost last saved, and as written. */
+  #state: Pick<Checkpoint, "round" | "usage" | "cost_usd"> | undefined;
   #stateJson = "";
   #removedToolsJson = "";
   #recentCallsJson = "";
@@ -56,9 +59,10 @@ export class CheckpointJournal {
 
   /** Keeps the state; resolves once it is in the kernel (an append: already when this returns). */
   save(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void> {
-    const { messages, removed_tools, recent_calls, ...rest } = checkpoint;
+    const { messages, removed_tools, recent_calls } = checkpoint;
     if (this.#current && this.#extends(messages)) {
-      const stateJson = JSON.stringify(rest);
+      // A tool result's save has the state of the model call's before it: serialised once.
+      const stateJson = this.#sameState(checkpoint) ? this.#stateJson : stateJsonOf(checkpoint);
       // The lists change a few times a run: compared with the last save's before serialising.
       const removedToolsJson = sameStrings(removed_tools, this.#removedTools)
         ? this.#removedToolsJson
@@ -74,18 +78,16 @@ export class CheckpointJournal {
         recentCallsJson === this.#recentCallsJson;
       // The file holds this state already (the end of a round whose last result was saved).
       if (unchanged) return IN_THE_KERNEL;
-      const fields = [`"keep":${this.#messages.length}`];
-      if (stateJson.length > 2) fields.push(stateJson.slice(1, -1));
-      if (removedToolsJson !== this.#removedToolsJson) fields.push(`"removed_tools":${removedToolsJson}`);
-      if (recentCallsJson !== this.#recentCallsJson) fields.push(`"recent_calls":${recentCallsJson}`);
+      let text = `{"keep":${this.#messages.length},${stateJson.slice(1, -1)}`;
+      if (removedToolsJson !== this.#removedToolsJson) text += `,"removed_tools":${removedToolsJson}`;
+      if (recentCallsJson !== this.#recentCallsJson) text += `,"recent_calls":${recentCallsJson}`;
       // An ISO date holds nothing JSON escapes.
-      fields.push(`"saved_at":"${this.#options.now().toISOString()}"`);
-      fields.push(`"messages":${JSON.stringify(added)}`);
-      const line = Buffer.from(`{${fields.join(",")}}\n`, "utf8");
+      text += `,"saved_at":"${this.#now()}","messages":${messagesJson(added)}}\n`;
+      const line = Buffer.from(text, "utf8");
       if (this.#appendedBytes + line.length <= Math.max(this.#wholeBytes, MIN_APPENDED_BYTES)) {
         if (this.#append(line)) {
           this.#messages = messages;
-          this.#stateJson = stateJson;
+          this.#keepState(checkpoint, stateJson);
           // Copies: the caller may change its lists after the save.
           if (removedToolsJson !== this.#removedToolsJson) this.#removedTools = [...removed_tools];
           if (recentCallsJson !== this.#recentCallsJson) this.#recentCalls = [...recent_calls];
@@ -154,13 +156,13 @@ export class CheckpointJournal {
     this.#closeDescriptor();
     this.#current = false;
     this.#messages = messages;
-    this.#stateJson = JSON.stringify(rest);
+    this.#keepState(checkpoint, stateJsonOf(checkpoint));
     this.#removedToolsJson = JSON.stringify(removed_tools);
     this.#recentCallsJson = JSON.stringify(recent_calls);
     this.#removedTools = [...removed_tools];
     this.#recentCalls = [...recent_calls];
     const head = JSON.stringify({ run, ...rest, removed_tools, recent_calls, saved_at: this.#now() });
-    const text = `${head.slice(0, -1)},"messages":${JSON.stringify(messages)}}\n`;
+    const text = `${head.slice(0, -1)},"messages":${messagesJson(messages)}}\n`;
     this.#replacements += 1;
     const replacement = this.#replacements;
     const written = writes.write(file, text, { sync: false });
@@ -178,7 +180,26 @@ export class CheckpointJournal {
   }
 
   #now(): string {
-    return this.#options.now().toISOString();
+    return isoTime(this.#options.now());
+  }
+
+  /** Whether the checkpoint's round, spending and cost are those of the last save. */
+  #sameState({ round, usage, cost_usd }: Omit<Checkpoint, "run" | "saved_at">): boolean {
+    const last = this.#state;
+    return (
+      last !== undefined &&
+      round === last.round &&
+      cost_usd === last.cost_usd &&
+      usage.prompt_tokens === last.usage.prompt_tokens &&
+      usage.completion_tokens === last.usage.completion_tokens &&
+      usage.total_tokens === last.usage.total_tokens
+    );
+  }
+
+  #keepState({ round, usage, cost_usd }: Omit<Checkpoint, "run" | "saved_at">, json: string): void {
+    // The usage copied: the caller may change its object after the save.
+    this.#state = { round, usage: { ...usage }, cost_usd };
+    this.#stateJson = json;
   }
 
   #closeDescriptor(): void {
@@ -190,6 +211,20 @@ export class CheckpointJournal {
     }
     this.#descriptor = undefined;
   }
+}
+
+/** The checkpoint's round, spending and cost as JSON, in that order. */
+function stateJsonOf({ round, usage, cost_usd }: Omit<Checkpoint, "run" | "saved_at">): string {
+  return JSON.stringify({ round, usage, cost_usd });
+}
+
+/** `JSON.stringify(messages)`, each message's text made once for its line and its requests. */
+function messagesJson(messages: readonly ChatMessage[]): string {
+  if (messages.length === 0) return "[]";
+  let text = `[${jsonItemText(messages[0] as ChatMessage)}`;
+  for (let index = 1; index < messages.length; index += 1)
+    text += `,${jsonItemText(messages[index] as ChatMessage)}`;
+  return `${text}]`;
 }
 
 /** Whether two lists hold the same strings in the same order. */

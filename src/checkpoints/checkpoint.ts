@@ -47,7 +47,8 @@ export type Checkpoint = z.infer<typeof CheckpointSchema> & { usage: Usage };
 export interface RunCheckpoints {
   /**
    * Keeps the state to resume from, and resolves once it is durable: on disk (files) or committed
-   * (PostgreSQL). The worker waits for it before running the round's tools.
+   * (PostgreSQL). The worker waits for it before running the round's tools. `messages` is an array
+   * of the caller's own that it no longer changes (a save may keep it to compare the next one with).
    */
   save(checkpoint: Omit<Checkpoint, "run" | "saved_at">): Promise<void>;
   /** Set when the run is resumed: the state to continue from. */

@@ -32,12 +32,15 @@ export function maskingCheckpoints(
       const masked = new MaskedMessages(redactor);
       return {
         resumeFrom: checkpoints.resumeFrom,
-        save: ({ messages, removed_tools, recent_calls, ...rest }) =>
+        // The rest of the state is numbers: nothing in it to mask.
+        save: (checkpoint) =>
           checkpoints.save({
-            ...redactor.redactValue(rest),
-            removed_tools: masked.texts(removed_tools),
-            recent_calls: masked.texts(recent_calls),
-            messages: masked.all(messages),
+            round: checkpoint.round,
+            usage: checkpoint.usage,
+            cost_usd: checkpoint.cost_usd,
+            removed_tools: masked.texts(checkpoint.removed_tools, "removed_tools"),
+            recent_calls: masked.texts(checkpoint.recent_calls, "recent_calls"),
+            messages: masked.all(checkpoint.messages),
           }),
       };
     },
@@ -67,21 +70,21 @@ class MaskedMessages {
   #lastMasked: ChatMessage[] = [];
 
   /**
-   * Every message masked. A save repeats the last one's messages and adds a few: those found at
-   * the same position as before take their masked form from there (a comparison instead of a
-   * lookup), the rest through `of`.
+   * Every message masked. A save repeats the last one's messages and adds a few: the longest run
+   * of them found at the same positions as before takes its masked forms from there in one copy
+   * (a comparison instead of a lookup each), the rest go through `of`. The array is the caller's
+   * own, unchanged after the save (RunCheckpoints), so it is kept as it is.
    */
   all(messages: readonly ChatMessage[]): ChatMessage[] {
     this.#forgetIfLearned();
     const last = this.#lastMessages;
-    const lastMasked = this.#lastMasked;
-    const masked = new Array<ChatMessage>(messages.length);
-    for (let index = 0; index < messages.length; index += 1) {
-      const message = messages[index] as ChatMessage;
-      masked[index] = last[index] === message ? (lastMasked[index] as ChatMessage) : this.of(message);
-    }
-    // A copy: the caller may change its array after the save.
-    this.#lastMessages = messages.slice();
+    const limit = Math.min(last.length, messages.length);
+    let same = 0;
+    while (same < limit && messages[same] === last[same]) same += 1;
+    const masked = same === 0 ? [] : this.#lastMasked.slice(0, same);
+    for (let index = same; index < messages.length; index += 1)
+      masked.push(this.of(messages[index] as ChatMessage));
+    this.#lastMessages = messages;
     this.#lastMasked = masked;
     return masked;
   }
@@ -89,11 +92,25 @@ class MaskedMessages {
   /**
    * A list of texts (the loop detector's recent calls, the removed tools) masked: every save
    * repeats most of the last one's, so each text is masked once, and the list comes back as it is
-   * when no text in it changed.
+   * when no text in it changed. A list with the texts of its last save (`which`: the model call's
+   * save repeats the tool result's before it) takes that save's answer without a lookup each.
    */
-  texts(list: readonly string[]): string[] {
+  texts(list: readonly string[], which: "removed_tools" | "recent_calls"): string[] {
     this.#forgetIfLearned();
     if (this.#redactor.size === 0) return list as string[];
+    const last = this.#lastLists[which];
+    if (last !== undefined && sameTexts(list, last.list)) return last.masked;
+    // Copies: the caller may change its list after the save (an unchanged list is given back as it is).
+    const copy = [...list];
+    const masked = this.#maskedList(list);
+    this.#lastLists[which] = { list: copy, masked: masked === list ? copy : masked };
+    return masked;
+  }
+
+  /** The last list of each kind, and what it was masked to (forgotten with the rest). */
+  #lastLists: Partial<Record<"removed_tools" | "recent_calls", { list: string[]; masked: string[] }>> = {};
+
+  #maskedList(list: readonly string[]): string[] {
     let copy: string[] | undefined;
     for (let index = 0; index < list.length; index += 1) {
       const text = list[index] as string;
@@ -125,6 +142,14 @@ class MaskedMessages {
     this.#masked = new WeakMap();
     this.#lastMessages = [];
     this.#texts = new Map();
+    this.#lastLists = {};
     this.#knownForms = this.#redactor.size;
   }
+}
+
+/** Whether two lists hold the same texts in the same order. */
+function sameTexts(left: readonly string[], right: readonly string[]): boolean {
+  if (left.length !== right.length) return false;
+  for (let index = 0; index < left.length; index += 1) if (left[index] !== right[index]) return false;
+  return true;
 }

@@ -1,4 +1,5 @@
 import { AgentdError } from "../errors/agentd-error.js";
+import { isoTime } from "../util/iso-time.js";
 import type { AgentEvent, EventDraft } from "./agent-event.js";
 
 export type EventListener = (event: AgentEvent) => void;
@@ -90,7 +91,7 @@ export class EventBus implements EventHub {
       agent: safe.agent,
       run: safe.run,
       type: safe.type,
-      time: this.#now().toISOString(),
+      time: isoTime(this.#now()),
       data: safe.data,
     } as AgentEvent;
     if (this.#held.length > 0 || !this.#deliver(event)) this.#held.push(event);

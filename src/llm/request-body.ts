@@ -1,3 +1,5 @@
+import { jsonItemText } from "./json-item-text.js";
+
 /** The request's fields whose lists keep their items from one call to the next. */
 const KEPT_LISTS = new Set(["messages", "tools"]);
 
@@ -9,11 +11,11 @@ const KEPT_LISTS = new Set(["messages", "tools"]);
  * history-tokens.ts), and a compacted, repaired or resumed history is made of new messages where
  * it differs. Turning the whole of it into text every round made a round's cost grow with the run
  * (200 rounds: 8 % of the daemon's CPU in the SDK's encoder); here a round turns only its new
- * messages into text and adds them to the text its history had last round. A text is kept for as
- * long as its message (or its list) is: the keys are weak.
+ * messages into text (or finds the text its checkpoint line made: json-item-text.ts) and adds them
+ * to the text its history had last round. A text is kept for as long as its message (or its list)
+ * is: the keys are weak.
  */
 export class RequestBodies {
-  readonly #texts = new WeakMap<object, string>();
   /** By list (a run's history, which it appends to): how much of it was joined into text, and how. */
   readonly #joined = new WeakMap<readonly unknown[], JoinedItems>();
 
@@ -47,14 +49,9 @@ export class RequestBodies {
   }
 
   #item(item: unknown): string {
+    // An item with no JSON text (a function's toJSON giving undefined) is null in a list.
     if (typeof item !== "object" || item === null) return JSON.stringify(item) ?? "null";
-    let text = this.#texts.get(item);
-    if (text === undefined) {
-      // An item with no JSON text (a function's toJSON giving undefined) is null in a list.
-      text = JSON.stringify(item) ?? "null";
-      this.#texts.set(item, text);
-    }
-    return text;
+    return jsonItemText(item);
   }
 }
 

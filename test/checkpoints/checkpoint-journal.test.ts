@@ -6,6 +6,7 @@ import type { Checkpoint } from "../../src/checkpoints/checkpoint.js";
 import { CheckpointStore } from "../../src/checkpoints/checkpoint-store.js";
 import { maskingCheckpoints } from "../../src/checkpoints/masking-checkpoints.js";
 import type { ChatMessage } from "../../src/llm/chat-message.js";
+import { RequestBodies } from "../../src/llm/request-body.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 
@@ -109,6 +110,62 @@ describe("the checkpoint journal", () => {
     ]);
     expect(reread?.removed_tools).toEqual(["flaky"]);
     expect(reread?.messages).toEqual(messages);
+    await store.settled();
+    store.close();
+  });
+
+  it("writes each message as JSON.stringify does, and the model is sent that same text", async () => {
+    const store = new CheckpointStore({ dataDirectory, logger });
+    const checkpoints = store.forRun("r_texts");
+    const messages: ChatMessage[] = [{ role: "system", content: "rules" }];
+    await checkpoints.save(state(messages, 0));
+    const call = {
+      role: "assistant",
+      content: null,
+      tool_calls: [
+        { id: "c1", type: "function", function: { name: "read_file", arguments: '{"path":"a\\tb"}' } },
+      ],
+      // A field JSON has no text for, left out as JSON.stringify leaves it.
+      refusal: undefined,
+    } as ChatMessage;
+    const result: ChatMessage = {
+      role: "tool",
+      tool_call_id: "c1",
+      content: '     1\t"quoted" \u2028 \ud83d\ude00\n',
+    };
+    messages.push(call, result);
+    await checkpoints.save(state(messages, 1));
+    expect(linesOf("r_texts").at(-1)).toContain(`"messages":${JSON.stringify([call, result])}}`);
+    expect(new RequestBodies().of({ messages })).toBe(JSON.stringify({ messages }));
+    await store.settled();
+    store.close();
+  });
+
+  it("writes the spending as it is at each save, a usage object changed in place included", async () => {
+    const store = new CheckpointStore({ dataDirectory, logger });
+    const checkpoints = store.forRun("r_spending");
+    const messages: ChatMessage[] = [{ role: "system", content: "rules" }];
+    const usage = { prompt_tokens: 10, completion_tokens: 1, total_tokens: 11 };
+    const save = (cost: number) =>
+      checkpoints.save({ ...state(messages, 1), usage, cost_usd: cost, messages: [...messages] });
+    await save(0.01);
+    const [call, result] = toolRound(1) as [ChatMessage, ChatMessage];
+    messages.push(call);
+    await save(0.01);
+    // Spending of the same round (a cut-off attempt billed, say), in the object saved before.
+    usage.completion_tokens = 5;
+    usage.total_tokens = 15;
+    messages.push(result);
+    await save(0.01);
+    expect(new CheckpointStore({ dataDirectory, logger }).load("r_spending")).toMatchObject({
+      round: 1,
+      usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+      cost_usd: 0.01,
+      messages,
+    });
+    await save(0.02);
+    expect(new CheckpointStore({ dataDirectory, logger }).load("r_spending")?.cost_usd).toBe(0.02);
+    expect(linesOf("r_spending")).toHaveLength(4);
     await store.settled();
     store.close();
   });

@@ -70,6 +70,41 @@ describe("masking checkpoints", () => {
     expect(masked.filter((value) => value === system)).toHaveLength(1);
   });
 
+  it("saves the lists as they are at each save, masked, even when the caller changes them in place", async () => {
+    const { saved, checkpoints } = setUp();
+    const messages: ChatMessage[] = [{ role: "system", content: "rules" }];
+    const recentCalls = ["noop:{}"];
+    const removedTools: string[] = [];
+    // What each save handed on, as it was then (the store writes it before save returns).
+    const handed: { recent: string[]; removed: number }[] = [];
+    const save = async () => {
+      await checkpoints.save({ ...state(messages), recent_calls: recentCalls, removed_tools: removedTools });
+      const last = saved.at(-1);
+      handed.push({ recent: [...(last?.recent_calls ?? [])], removed: last?.removed_tools.length ?? -1 });
+    };
+    await save();
+    await save();
+    recentCalls[0] = `noop:${TOKEN}`;
+    await save();
+    await save();
+    recentCalls[0] = "noop:{}";
+    removedTools.push("flaky");
+    await save();
+    await save();
+    recentCalls.push(`noop:${TOKEN}`);
+    await save();
+    expect(handed.map((save) => save.recent)).toEqual([
+      ["noop:{}"],
+      ["noop:{}"],
+      ["noop:[secret:github]"],
+      ["noop:[secret:github]"],
+      ["noop:{}"],
+      ["noop:{}"],
+      ["noop:{}", "noop:[secret:github]"],
+    ]);
+    expect(handed.map((save) => save.removed)).toEqual([0, 0, 0, 0, 1, 1, 1]);
+  });
+
   it("masks a value learned mid-run in the messages saved before it", async () => {
     const { saved, redactor, checkpoints } = setUp();
     const messages: ChatMessage[] = [
