@@ -1,5 +1,6 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
+import { readPlantedFileSync } from "../util/read-planted-file.js";
 
 /** A repository's config bigger than this is not read (a hand-written one is a few KiB). */
 const MAX_CONFIG_BYTES = 256 * 1024;
@@ -31,14 +32,13 @@ export function gitConfigNamedPaths(folder: string): string[] {
   });
 }
 
+/**
+ * The config, if it is a regular file of a sane size. A repository an agent made itself has a
+ * config no sandbox protects: swapped for a FIFO between a check and a read, it would hold the
+ * daemon's event loop, so it is checked on the descriptor it is read from.
+ */
 function configText(file: string): string | undefined {
-  try {
-    const info = statSync(file);
-    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return undefined;
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  return readPlantedFileSync(file, MAX_CONFIG_BYTES);
 }
 
 /** `~/x` from $HOME, an absolute path as is, a relative one from `base` (as git resolves each). */
