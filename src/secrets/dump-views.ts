@@ -72,6 +72,7 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
   const line = text.slice(start, end);
   const address = ADDRESS.exec(line);
   if (address === null) return undefined;
+  const last = line.trimEnd().slice(-1);
   const groups: Array<[number, number]> = [];
   let width = 0;
   let wordGroups = false;
@@ -85,13 +86,13 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
       width = token.length;
       wordGroups = width >= 4;
       if (wordGroups && !HEX_DIGITS.test(token)) break;
-      if (!wordGroups && (isColumnStart(token, line) || !BYTE_GROUP.test(token))) break;
+      if (!wordGroups && (isColumnStart(token, last) || !BYTE_GROUP.test(token))) break;
     } else if (wordGroups) {
       if (token.length > width || !HEX_DIGITS.test(token)) {
         rest = group.index;
         break;
       }
-    } else if (isColumnStart(token, line) || !BYTE_GROUP.test(token)) {
+    } else if (isColumnStart(token, last) || !BYTE_GROUP.test(token)) {
       rest = group.index;
       break;
     }
@@ -107,10 +108,12 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
   return { start, end, next, groups, column: characterColumn(line, rest, start) };
 }
 
-/** `|…|` (hexdump -C) or `>…<` (od -z) opens a character column that closes at the line's end. */
-function isColumnStart(token: string, line: string): boolean {
-  const closing = token.startsWith("|") ? "|" : token.startsWith(">") ? "<" : undefined;
-  return closing !== undefined && line.trimEnd().endsWith(closing) && line.trimEnd().length > 1;
+/**
+ * `|…|` (hexdump -C) or `>…<` (od -z) opens a character column that closes at the line's end
+ * (`last`, its last character other than a blank: found once per line, not once per group).
+ */
+function isColumnStart(token: string, last: string): boolean {
+  return (token.startsWith("|") && last === "|") || (token.startsWith(">") && last === "<");
 }
 
 /** The span of the character column from `from` on (delimiters and the blanks around it left out). */
