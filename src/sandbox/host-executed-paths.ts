@@ -28,10 +28,12 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".git/modules",
   // Mercurial runs its repository's hgrc at every command (`[hooks] pre-status`, `[extensions]`
   // loading a Python file); `requires` decides whether it reads another repository's instead
-  // (`shared` with a `sharedpath` the agent wrote). Jujutsu's repository config sets its pager and
+  // (`shared` with a `sharedpath` the agent wrote). Sapling, Mercurial's descendant, the same. Jujutsu's repository config sets its pager and
   // diff tools, which `jj log` runs.
   ".hg/hgrc",
   ".hg/requires",
+  ".sl/config",
+  ".sl/requires",
   ".jj/repo/config.toml",
   ".npmrc",
   ".yarnrc",
@@ -113,7 +115,7 @@ export const CLI_EXECUTED_NAMES: Readonly<Record<string, readonly string[]>> = {
  * The existing host-executed paths inside each writable folder. A missing one cannot be bound
  * read-only (bubblewrap would create it on the host), so a sandboxed process can still create a
  * name that does not exist yet; git's hooks folder is created when `.git` exists without one, and
- * an empty `.hg/hgrc` when a Mercurial repository has none.
+ * an empty `.hg/hgrc` (`.sl/config`) when a Mercurial (Sapling) repository has none.
  *
  * Runs for every tool call (a policy is made per call): the folder is listed once and only the
  * names whose first component it holds are looked up, instead of some forty lookups of names that
@@ -135,13 +137,15 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
         // Not creatable here: then nothing sandboxed can create it either.
       }
     }
-    // A Mercurial repository without an hgrc (as `hg init` leaves it) gets an empty one, bound
-    // read-only below like git's hooks folder: a missing one could be created with hooks in it.
-    // Only in a real `.hg` folder holding `requires`, never through a link an agent made.
-    const hgrc = path.join(folder, ".hg", "hgrc");
-    if (mayHold(".hg") && isMercurialFolder(path.join(folder, ".hg")) && !existsSync(hgrc)) {
+    // A Mercurial or Sapling repository without its config (as `hg init` leaves it) gets an empty
+    // one, bound read-only below like git's hooks folder: a missing one could be created with hooks
+    // in it. Only in a real folder holding `requires`, never through a link an agent made.
+    for (const [repository, config] of MERCURIAL_CONFIGS) {
+      const file = path.join(folder, repository, config);
+      if (!mayHold(repository) || !isMercurialFolder(path.join(folder, repository)) || existsSync(file))
+        continue;
       try {
-        writeFileSync(hgrc, "", { flag: "wx" });
+        writeFileSync(file, "", { flag: "wx" });
       } catch {
         // Not creatable here: then nothing sandboxed can create it either.
       }
@@ -214,7 +218,13 @@ function namesReadInBatches(folder: string): Set<string> | undefined {
   }
 }
 
-/** A real `.hg` folder (not a link) of a repository: it holds `requires`. */
+/** A Mercurial (or Sapling) repository's folder and the config file in it that runs its hooks. */
+const MERCURIAL_CONFIGS = [
+  [".hg", "hgrc"],
+  [".sl", "config"],
+] as const;
+
+/** A real `.hg` or `.sl` folder (not a link) of a repository: it holds `requires`. */
 function isMercurialFolder(folder: string): boolean {
   try {
     return lstatSync(folder).isDirectory() && existsSync(path.join(folder, "requires"));

@@ -71,6 +71,30 @@ describe("a Mercurial checkout as the agent's workdir", () => {
   });
 });
 
+describe("a Sapling checkout as the agent's workdir", () => {
+  it("keeps .sl/config and .sl/requires read-only, and gives a repository without one an empty one", async () => {
+    project = new SandboxProject();
+    plant([".sl/config", ".sl/requires", "fresh/.sl/requires"]);
+    const result = await project.shell(
+      [
+        `printf '${HOOK}' >> .sl/config`,
+        "printf 'shared\\n' >> .sl/requires",
+        `printf '${HOOK}' > fresh/.sl/config`,
+        "mv .sl .sl.old",
+        "echo DONE",
+      ]
+        .map((attempt) => `${attempt} 2>&1`)
+        .join("; "),
+      { sandbox: { write: [path.join(project.workdir, "fresh")] } },
+    );
+    expect(result.output).toContain("DONE");
+    expect(read(".sl/config")).toBe(ORIGINAL);
+    expect(read(".sl/requires")).toBe(ORIGINAL);
+    expect(read("fresh/.sl/config")).toBe("");
+    expect(existsSync(path.join(project.workdir, ".sl.old"))).toBe(false);
+  });
+});
+
 describe("a Jujutsu checkout as the agent's workdir", () => {
   it("keeps .jj/repo/config.toml read-only, and a workspace's .jj/repo pointer too", async () => {
     project = new SandboxProject();
