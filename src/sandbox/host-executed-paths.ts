@@ -67,6 +67,21 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".devcontainer.json",
   "opencode.json",
   "opencode.jsonc",
+  // Other coding agents' and editors' project files that start servers or run commands when the
+  // person next opens the project with them: Qwen Code (Gemini CLI's fork), Roo Code, Kiro, Amazon
+  // Q, Crush (MCP servers), Aider (its lint and test commands run after each edit), Zed (language
+  // servers' binaries, context servers, tasks).
+  ".qwen/settings.json",
+  ".qwen/commands",
+  ".qwen/extensions",
+  ".roo/mcp.json",
+  ".kiro/settings/mcp.json",
+  ".amazonq/mcp.json",
+  ".crush.json",
+  "crush.json",
+  ".aider.conf.yml",
+  ".zed/settings.json",
+  ".zed/tasks.json",
   ".bashrc",
   ".bash_profile",
   ".bash_login",
