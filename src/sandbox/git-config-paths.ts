@@ -1,27 +1,46 @@
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import path from "node:path";
+import { readPlantedFileSync } from "../util/read-planted-file.js";
 
 /** A repository's config bigger than this is not read (a hand-written one is a few KiB). */
 const MAX_CONFIG_BYTES = 256 * 1024;
+
+/**
+ * At most this many paths are taken from one config. Each becomes a bind of every sandbox of the
+ * folder, and the sandbox's layers cost (on the daemon's event loop) about the square of their
+ * number: a config an agent wrote in a repository it made (thousands of `include.path` lines)
+ * took seconds of the daemon's time per tool call. A hand-written config names a few.
+ */
+export const MAX_NAMED_PATHS = 16;
+
+/**
+ * A named path more than this many folders below the repository's folder is protected by its
+ * folder at this depth (read-only with all it holds): each folder between the workdir and a
+ * protected path is bound once more (so it cannot be renamed), and a path thousands of folders
+ * deep would cost thousands of binds.
+ */
+export const MAX_NAMED_DEPTH = 8;
 
 /**
  * The files and folders a repository's own `.git/config` in `folder` names for git to run or read
  * as config: its `core.hooksPath` folder (husky sets `.husky`), whose hooks run at the next commit
  * as `.git/hooks` would, and every `include.path` / `includeIf.*.path` file. The config itself is
  * read-only in a sandbox, but what it names inside the workdir would otherwise be writable, and
- * git runs it outside any sandbox. Only existing paths are returned (a missing one cannot be bound).
+ * git runs it outside any sandbox. Only existing paths are returned (a missing one cannot be bound),
+ * the first MAX_NAMED_PATHS the config names, each at most MAX_NAMED_DEPTH folders deep in `folder`.
  */
 export function gitConfigNamedPaths(folder: string): string[] {
   const gitFolder = path.join(folder, ".git");
   const text = configText(path.join(gitFolder, "config"));
   if (text === undefined) return [];
-  const found: string[] = [];
+  const named: string[] = [];
   for (const { section, key, value } of configEntries(text)) {
-    if (section === "core" && key === "hookspath") found.push(resolvedPath(value, folder));
+    if (named.length >= MAX_NAMED_PATHS) break;
+    if (section === "core" && key === "hookspath") named.push(resolvedPath(value, folder));
     if ((section === "include" || section === "includeif") && key === "path")
-      found.push(resolvedPath(value, gitFolder));
+      named.push(resolvedPath(value, gitFolder));
   }
-  return found.filter((entry) => {
+  const found = named.filter((entry) => {
     try {
       statSync(entry);
       return true;
@@ -29,16 +48,24 @@ export function gitConfigNamedPaths(folder: string): string[] {
       return false;
     }
   });
+  return [...new Set(found.map((entry) => shallowEnough(entry, folder)))];
 }
 
+/** `entry`, or its folder MAX_NAMED_DEPTH levels below `folder` when it lies deeper inside it. */
+function shallowEnough(entry: string, folder: string): string {
+  const relative = path.relative(folder, entry);
+  if (relative.startsWith("..") || path.isAbsolute(relative)) return entry;
+  const parts = relative.split(path.sep);
+  return parts.length <= MAX_NAMED_DEPTH ? entry : path.join(folder, ...parts.slice(0, MAX_NAMED_DEPTH));
+}
+
+/**
+ * The config, if it is a regular file of a sane size. A repository an agent made itself has a
+ * config no sandbox protects: swapped for a FIFO between a check and a read, it would hold the
+ * daemon's event loop, so it is checked on the descriptor it is read from.
+ */
 function configText(file: string): string | undefined {
-  try {
-    const info = statSync(file);
-    if (!info.isFile() || info.size > MAX_CONFIG_BYTES) return undefined;
-    return readFileSync(file, "utf8");
-  } catch {
-    return undefined;
-  }
+  return readPlantedFileSync(file, MAX_CONFIG_BYTES);
 }
 
 /** `~/x` from $HOME, an absolute path as is, a relative one from `base` (as git resolves each). */

@@ -1,4 +1,13 @@
-import { type Dir, existsSync, mkdirSync, opendirSync, readdirSync, statSync } from "node:fs";
+import {
+  type Dir,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  opendirSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { gitConfigNamedPaths } from "./git-config-paths.js";
 
@@ -17,6 +26,15 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".git/info",
   ".git/worktrees",
   ".git/modules",
+  // Mercurial runs its repository's hgrc at every command (`[hooks] pre-status`, `[extensions]`
+  // loading a Python file); `requires` decides whether it reads another repository's instead
+  // (`shared` with a `sharedpath` the agent wrote). Sapling, Mercurial's descendant, the same. Jujutsu's repository config sets its pager and
+  // diff tools, which `jj log` runs.
+  ".hg/hgrc",
+  ".hg/requires",
+  ".sl/config",
+  ".sl/requires",
+  ".jj/repo/config.toml",
   ".npmrc",
   ".yarnrc",
   ".yarnrc.yml",
@@ -49,6 +67,21 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".devcontainer.json",
   "opencode.json",
   "opencode.jsonc",
+  // Other coding agents' and editors' project files that start servers or run commands when the
+  // person next opens the project with them: Qwen Code (Gemini CLI's fork), Roo Code, Kiro, Amazon
+  // Q, Crush (MCP servers), Aider (its lint and test commands run after each edit), Zed (language
+  // servers' binaries, context servers, tasks).
+  ".qwen/settings.json",
+  ".qwen/commands",
+  ".qwen/extensions",
+  ".roo/mcp.json",
+  ".kiro/settings/mcp.json",
+  ".amazonq/mcp.json",
+  ".crush.json",
+  "crush.json",
+  ".aider.conf.yml",
+  ".zed/settings.json",
+  ".zed/tasks.json",
   ".bashrc",
   ".bash_profile",
   ".bash_login",
@@ -96,7 +129,8 @@ export const CLI_EXECUTED_NAMES: Readonly<Record<string, readonly string[]>> = {
 /**
  * The existing host-executed paths inside each writable folder. A missing one cannot be bound
  * read-only (bubblewrap would create it on the host), so a sandboxed process can still create a
- * name that does not exist yet; git's hooks folder is created when `.git` exists without one.
+ * name that does not exist yet; git's hooks folder is created when `.git` exists without one, and
+ * an empty `.hg/hgrc` (`.sl/config`) when a Mercurial (Sapling) repository has none.
  *
  * Runs for every tool call (a policy is made per call): the folder is listed once and only the
  * names whose first component it holds are looked up, instead of some forty lookups of names that
@@ -118,11 +152,27 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
         // Not creatable here: then nothing sandboxed can create it either.
       }
     }
+    // A Mercurial or Sapling repository without its config (as `hg init` leaves it) gets an empty
+    // one, bound read-only below like git's hooks folder: a missing one could be created with hooks
+    // in it. Only in a real folder holding `requires`, never through a link an agent made.
+    for (const [repository, config] of MERCURIAL_CONFIGS) {
+      const file = path.join(folder, repository, config);
+      if (!mayHold(repository) || !isMercurialFolder(path.join(folder, repository)) || existsSync(file))
+        continue;
+      try {
+        writeFileSync(file, "", { flag: "wx" });
+      } catch {
+        // Not creatable here: then nothing sandboxed can create it either.
+      }
+    }
     // What the repository's read-only config names in the folder: its hooksPath, included files.
     if (mayHold(".git")) found.push(...gitConfigNamedPaths(folder));
     // A worktree's or submodule's `.git` is a file naming the git folder: rewritten, it would point
     // git at a config the agent wrote (core.fsmonitor runs at the next `git status`).
     if (mayHold(".git") && isFile(path.join(folder, ".git"))) found.push(path.join(folder, ".git"));
+    // A Jujutsu workspace's `.jj/repo` file names its repository the same way (and so its config).
+    if (mayHold(".jj") && isFile(path.join(folder, ".jj", "repo")))
+      found.push(path.join(folder, ".jj", "repo"));
     const names = [...EXECUTED_IN_ANY_FOLDER, ...(EXECUTED_IN_CLI_FOLDER[path.basename(folder)] ?? [])];
     for (const name of names) {
       if (!mayHold(name)) continue;
@@ -180,6 +230,21 @@ function namesReadInBatches(folder: string): Set<string> | undefined {
     } catch {
       // Closed either way.
     }
+  }
+}
+
+/** A Mercurial (or Sapling) repository's folder and the config file in it that runs its hooks. */
+const MERCURIAL_CONFIGS = [
+  [".hg", "hgrc"],
+  [".sl", "config"],
+] as const;
+
+/** A real `.hg` or `.sl` folder (not a link) of a repository: it holds `requires`. */
+function isMercurialFolder(folder: string): boolean {
+  try {
+    return lstatSync(folder).isDirectory() && existsSync(path.join(folder, "requires"));
+  } catch {
+    return false;
   }
 }
 

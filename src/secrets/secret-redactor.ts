@@ -4,6 +4,7 @@ import { foldText, joinDecimalBytes, joinOctalBytes, joinSpacedHex, joinWrappedL
 import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
+import { type DumpViews, dumpViews } from "./dump-views.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
@@ -97,7 +98,8 @@ function canonicalView(view: TextView): TextView {
  *    `cat -v` and quoted-printable escapes decoded, repeatedly; NFKD, case folded, quotes dropped,
  *    whitespace and `+` made one;
  * 3. the value's encodings (base64, base64url, base32 at every byte alignment, hex, binary) in the
- *    decoded text with wrapped lines joined.
+ *    decoded text with wrapped lines joined, and in a dump's lines (`xxd`, `hexdump`, `od`) with
+ *    their offsets and character columns set apart (dumpViews).
  *
  * A match in a view is masked where it came from in the text (TextView keeps the map), so the
  * colour codes, quotes or escapes inside it go with it. One instance serves the tool executor, the
@@ -214,6 +216,19 @@ export class SecretRedactor {
     this.#decimal.find(joinDecimalBytes(decoded), found);
     const octal = joinOctalBytes(decoded);
     if (octal.text !== decoded.text) this.#decimal.find(octal, found);
+    const dump = dumpViews(TextView.of(masked));
+    if (dump !== undefined) this.#findInDump(dump, found);
+  }
+
+  /** The forms of a value a dump (`od`, `hexdump`, `xxd`) splits over its lines, found whole. */
+  #findInDump(dump: DumpViews, found: Found[]): void {
+    const { joined, spaced, text } = dump;
+    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
+    this.#encoded.find(joined, found);
+    this.#canonical.find(canonicalView(decodeEscapes(joined)), found);
+    this.#decimal.find(joinDecimalBytes(spaced), found);
+    this.#decimal.find(joinOctalBytes(spaced), found);
+    this.#canonical.find(canonicalView(decodeEscapes(text)), found);
   }
 
   /**

@@ -2,6 +2,8 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { SandboxSettingsSchema } from "../../src/config/sandbox-settings.js";
+import { sandboxMounts } from "../../src/sandbox/sandbox-mounts.js";
 import { projectLayout } from "./project-layout.js";
 import { SandboxProject } from "./sandbox-project.js";
 
@@ -86,5 +88,57 @@ describe("files the repository's git config names", () => {
       { host, workdir: path.join(root, "tree") },
     );
     expect(readFileSync(path.join(root, "tree", ".git"), "utf8")).toBe(pointer);
+  });
+});
+
+describe("a config that names more files than a hand-written one", () => {
+  /** The sandbox of a shell call of agent `me` in its default workspace, as the daemon makes it. */
+  const policyOfMe = () =>
+    project.host().policyFor({
+      settings: SandboxSettingsSchema.parse({}),
+      workdir: project.workdir,
+      owner: "agent me",
+    });
+
+  /** A repository in the agent's workdir whose config includes `names` (relative to `.git`), each made. */
+  function namingRepository(workdir: string, names: string[]): void {
+    mkdirSync(path.join(workdir, ".git"), { recursive: true });
+    writeFileSync(path.join(workdir, ".git", "HEAD"), "ref: refs/heads/main\n");
+    for (const name of names) {
+      const file = path.join(workdir, ".git", name);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, INCLUDED);
+    }
+    writeFileSync(
+      path.join(workdir, ".git", "config"),
+      names.map((name) => `[include]\n\tpath = ${name}\n`).join(""),
+    );
+  }
+
+  it("costs the daemon a bounded number of binds, however many it names (one an agent wrote)", async () => {
+    project = new SandboxProject();
+    // Thousands of included files: each used to become a bind, and the layers' cost grew with the
+    // square of their number (seconds of the daemon's event loop per call, then bubblewrap refused
+    // "Exceeded maximum number of arguments").
+    namingRepository(
+      project.workdir,
+      Array.from({ length: 3000 }, (_, index) => `../included/${String(index)}`),
+    );
+    const result = await project.shell("echo ran; ls .git/../included | wc -l");
+    expect(result).toMatchObject({ ok: true });
+    expect(result.output).toContain("ran\n3000\n");
+    expect(sandboxMounts(policyOfMe()).length).toBeLessThan(200);
+  });
+
+  it("keeps a file named deep inside the workdir read-only by a folder above it", async () => {
+    project = new SandboxProject();
+    const deep = `../${Array.from({ length: 300 }, () => "d").join("/")}/deep.gitconfig`;
+    namingRepository(project.workdir, [deep]);
+    const result = await project.shell(
+      `echo '[core] fsmonitor = touch /var/tmp/agentd-pwned' >> .git/${deep} 2>&1; echo DONE`,
+    );
+    expect(result.output).toContain("DONE");
+    expect(readFileSync(path.join(project.workdir, ".git", deep), "utf8")).toBe(INCLUDED);
+    expect(sandboxMounts(policyOfMe()).length).toBeLessThan(200);
   });
 });

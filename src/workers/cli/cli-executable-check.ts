@@ -1,4 +1,4 @@
-import { closeSync, existsSync, openSync, readSync, realpathSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, openSync, readSync, realpathSync } from "node:fs";
 import path from "node:path";
 import type { Config } from "../../config/config-schema.js";
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
@@ -104,8 +104,10 @@ function realPathOf(file: string): string {
 function interpreterOf(file: string, searchPath: string): string | undefined {
   let head: string;
   try {
-    const descriptor = openSync(file, "r");
+    // Without blocking: a FIFO of that name (a PATH folder an agent writes) would hold the daemon.
+    const descriptor = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOCTTY);
     try {
+      if (!fstatSync(descriptor).isFile()) return undefined;
       const buffer = Buffer.alloc(256);
       head = buffer.subarray(0, readSync(descriptor, buffer, 0, 256, 0)).toString("utf8");
     } finally {

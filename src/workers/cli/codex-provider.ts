@@ -1,6 +1,9 @@
-import { readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import path from "node:path";
+import { readPlantedFileSync } from "../../util/read-planted-file.js";
+
+/** A config.toml bigger than this is not read (a hand-written one is a few KiB). */
+const MAX_CONFIG_BYTES = 256 * 1024;
 
 /** Retries per request and per stream instead of Codex's defaults (30 s of retrying a 500). */
 const MAX_RETRIES = 1;
@@ -13,12 +16,9 @@ const MAX_RETRIES = 1;
  */
 export function codexRetryOverrides(environment: Record<string, string | undefined>): string[] {
   const home = environment.CODEX_HOME ?? path.join(environment.HOME ?? homedir(), ".codex");
-  let text: string;
-  try {
-    text = readFileSync(path.join(home, "config.toml"), "utf8");
-  } catch {
-    return [];
-  }
+  // The folder is writable to every codex run's sandbox: a config.toml it made may be a FIFO.
+  const text = readPlantedFileSync(path.join(home, "config.toml"), MAX_CONFIG_BYTES);
+  if (text === undefined) return [];
   const provider = topLevelProvider(text);
   if (
     provider === undefined ||

@@ -1,0 +1,89 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { ToolHarness } from "../support/tool-harness.js";
+
+// A dump prints 8 to 16 bytes a line, each line opened by its offset and most closed by a column
+// of the same bytes as characters: a value longer than a line (an API token is 20 to 60 bytes) is
+// split by the offset and the column, and came out with most of it readable in the column.
+
+const SECRET = "ghp_R3alT0kenW1thMoreThan16Bytes";
+const hex = Buffer.from(SECRET).toString("hex");
+
+/** Every 6-character piece of the value and every 6-byte piece of its hex left in `output`. */
+function piecesLeft(output: string): string[] {
+  const flat = output.replace(/\s+/g, "").toLowerCase();
+  const pieces: string[] = [];
+  for (let at = 0; at + 6 <= SECRET.length; at++) {
+    if (output.includes(SECRET.slice(at, at + 6))) pieces.push(SECRET.slice(at, at + 6));
+  }
+  for (let at = 0; at + 12 <= hex.length; at += 2) {
+    if (flat.includes(hex.slice(at, at + 12))) pieces.push(hex.slice(at, at + 12));
+  }
+  return pieces;
+}
+
+let harness: ToolHarness;
+beforeAll(() => {
+  harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { token: SECRET } });
+});
+afterAll(() => harness.dispose());
+
+const DUMPS = [
+  "xxd",
+  "xxd -g1",
+  "xxd -g4",
+  "xxd -u",
+  "xxd -b",
+  "xxd -c 8",
+  "hexdump -C",
+  "hexdump -b",
+  "hexdump -c",
+  "od -b",
+  "od -c",
+  "od -tx1",
+  "od -tu1",
+  "od -Ax -tx1z",
+  "od -tx1 -w8",
+];
+
+describe("a secret longer than a line of a dump", () => {
+  it.each(DUMPS)("is masked whole in `%s`, at every offset in its lines", async (dump) => {
+    // Offsets 0 to 16: the value starts at each place of a line, and of xxd's two-byte groups.
+    const command = Array.from(
+      { length: 17 },
+      (_, offset) => `{ printf '${"a".repeat(offset)}%s tail.' {{secret:token}}; } | ${dump}`,
+    ).join("; ");
+    const result = await harness.call("shell", { command });
+
+    expect(result).toMatchObject({ ok: true });
+    expect(result.output.match(/\[secret:token\]/g)).toHaveLength(17);
+    expect(piecesLeft(result.output)).toEqual([]);
+    expect(piecesLeft(JSON.stringify(harness.events))).toEqual([]);
+  });
+
+  it("leaves the rest of the dump readable", async () => {
+    const result = await harness.call("shell", {
+      command: "{ printf 'before-the-token:%s:after-the-token-line' {{secret:token}}; } | xxd",
+    });
+
+    expect(result.output).toContain("[secret:token]");
+    expect(result.output).toContain("before-the-token");
+    expect(result.output).toMatch(/-line/);
+  });
+});
+
+describe("text that merely starts its lines with hex", () => {
+  const redactor = new SecretRedactor();
+  redactor.add("token", SECRET);
+
+  it("is left as it is (git log --oneline, checksums, a hex dump without the value)", () => {
+    const text = [
+      "a1b2c3d add fix for the parser",
+      "0fe2d11 bad cafe",
+      "d41d8cd98f00b204e9800998ecf8427e  empty.txt",
+      "00000000: 6865 6c6c 6f0a                           hello.",
+      "0000000 150 145 154 154 157 012",
+    ].join("\n");
+    expect(redactor.redact(text)).toBe(text);
+  });
+});
