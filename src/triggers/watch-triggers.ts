@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import picomatch from "picomatch";
@@ -17,6 +17,7 @@ import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
 import type { WatchTriggerSettings } from "./trigger-schema.js";
 import { MAX_WATCHED_ENTRIES, WatchEntryBound } from "./watch-entry-bound.js";
+import { existingFolder, isFolder, signatureOf, spelledFolder } from "./watched-folder.js";
 
 /** Paths named in one run's task at most; the rest are counted. */
 const MAX_LISTED_PATHS = 200;
@@ -60,6 +61,8 @@ export class WatchTriggers {
   readonly #watching = new Map<string, Watching>();
   /** Triggers whose folder was removed or renamed: what stops looking for its return, and the agent's hash. */
   readonly #gone = new Map<string, { stopLooking: () => void; hash: string }>();
+  /** The triggers of the last apply(), by key: their agent definition's hash. */
+  #current = new Map<string, string>();
 
   constructor(options: WatchTriggersOptions) {
     this.#options = options;
@@ -84,6 +87,7 @@ export class WatchTriggers {
     const hashes = new Map(
       triggers.map((trigger) => [`${trigger.definition.id}/${trigger.name}`, trigger.definition.hash]),
     );
+    this.#current = hashes;
     const returned = new Set<string>();
     for (const [key, gone] of this.#gone) {
       if (hashes.get(key) === gone.hash && !wanted.has(key)) continue;
@@ -265,8 +269,8 @@ export class WatchTriggers {
    */
   async #lose(key: string, watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>): Promise<void> {
     if (this.#watching.get(key) !== watching) return;
+    // The bookkeeping first, in this turn: an apply() running meanwhile sees the trigger as gone.
     this.#watching.delete(key);
-    await this.#stop(watching);
     const { definition, name } = trigger;
     const spelled = spelledFolder(trigger);
     const reason = `the folder ${spelled} was removed or renamed: it is watched again once it is back`;
@@ -283,11 +287,13 @@ export class WatchTriggers {
       },
       (folder) => {
         this.#gone.delete(key);
-        if (this.#watching.has(key)) return;
+        // Gone or changed since (an apply() that ran while this one was being lost): not watched.
+        if (this.#watching.has(key) || this.#current.get(key) !== definition.hash) return;
         void this.#watch(key, trigger, folder, signatureOf(trigger, folder), new Set(), true);
       },
     );
     this.#gone.set(key, { stopLooking, hash: definition.hash });
+    await this.#stop(watching);
   }
 
   #fire(watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>, folder: string): void {
@@ -426,35 +432,6 @@ function changeKey(name: string, folder: string, paths: readonly string[]): stri
     digest.update(`${relative}\u0000${stamp}\u0000`);
   }
   return `watch:${name}:${digest.digest("hex")}`;
-}
-
-/** The trigger's folder as written, from the agent's workdir. */
-function spelledFolder(trigger: ArmedTrigger<WatchTriggerSettings>): string {
-  return path.resolve(trigger.definition.workdir, trigger.settings.watch.path);
-}
-
-/** The trigger's folder, its links resolved, when it exists and is a folder. */
-function existingFolder(trigger: ArmedTrigger<WatchTriggerSettings>): string | undefined {
-  try {
-    const folder = realpathSync(spelledFolder(trigger));
-    return lstatSync(folder).isDirectory() ? folder : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-/** What makes a watcher the same one: its folder, glob, debounce and agent definition. */
-function signatureOf(trigger: ArmedTrigger<WatchTriggerSettings>, folder: string): string {
-  const { glob, debounce } = trigger.settings.watch;
-  return JSON.stringify([folder, glob, debounce, trigger.definition.hash]);
-}
-
-function isFolder(file: string): boolean {
-  try {
-    return lstatSync(file).isDirectory();
-  } catch {
-    return false;
-  }
 }
 
 function isSymlink(file: string): boolean {
