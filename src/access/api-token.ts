@@ -5,14 +5,22 @@ import { ROLES } from "./role.js";
 /** The name of the token of `server.token` / `<data_dir>/api.token`: always valid, always admin. */
 export const DEFAULT_TOKEN_NAME = "default";
 
-/** A token's name: 1–64 of a-z, 0-9, `-`, `_`, `.`, starting with a letter or a digit. */
+/**
+ * A token's name: 1–64 of a-z, 0-9, `-`, `_`, `.`, starting with a letter or a digit; neither
+ * `default` nor a role's name.
+ */
 export const TokenNameSchema = z
   .string()
   .regex(
     /^[a-z0-9][a-z0-9._-]{0,63}$/,
     "must be 1-64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit",
   )
-  .refine((name) => name !== DEFAULT_TOKEN_NAME, `"${DEFAULT_TOKEN_NAME}" names the daemon's own token`);
+  .refine((name) => name !== DEFAULT_TOKEN_NAME, `"${DEFAULT_TOKEN_NAME}" names the daemon's own token`)
+  // A read token named "admin" would read as an admin in the audit trail and in every refusal.
+  .refine(
+    (name) => !(ROLES as readonly string[]).includes(name),
+    `a role's name (${ROLES.join(", ")}) would pass for the token's role: name the token after its holder`,
+  );
 
 /** Named tokens begin with it, so a leaked one is easy to recognise (and to scan for). */
 export const TOKEN_PREFIX = "agentd_";

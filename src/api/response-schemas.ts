@@ -280,6 +280,10 @@ export const DeliverySchema = z.looseObject({
   created_at: z.string(),
   updated_at: z.string(),
   next_attempt_at: z.string().optional(),
+  remaining_recipients: z
+    .array(z.string())
+    .optional()
+    .describe("email: the addresses the server refused for now, the only ones the next attempt goes to"),
 });
 
 /** One trigger with its health on the node answering (`GET /triggers`). */

@@ -12,6 +12,11 @@ export type AttemptOutcome =
       retryAfter?: string | null;
       /** The error ends with a piece of the receiver's answer, cut: a secret there may be cut in two. */
       cutAtEnd?: boolean;
+      /**
+       * An email the server took for some recipients and refused for a while for the others: the
+       * addresses still to reach. A retry sends to these alone, so nobody gets the mail twice.
+       */
+      remainingRecipients?: string[];
     };
 
 /** A failure no retry can fix. */

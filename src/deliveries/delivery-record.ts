@@ -42,6 +42,11 @@ export const DeliveryRecordSchema = z.object({
   updated_at: z.string(),
   next_attempt_at: z.string().optional(),
   /**
+   * An email that reached some recipients: the addresses the server refused for now, the only ones
+   * its next attempt goes to (so nobody receives it twice, across a restart too).
+   */
+  remaining_recipients: z.array(z.string()).optional(),
+  /**
    * The target as written in the agent file (`{{secret:…}}` unresolved), or nothing for a config
    * target (`shared`), read from the config at each attempt: no resolved secret is ever stored.
    * Never served.

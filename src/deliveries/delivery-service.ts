@@ -299,6 +299,7 @@ export class DeliveryService {
       now: this.#options.clock.now(),
       smtp: this.#options.config.smtp,
       place: definition === undefined ? undefined : this.#options.placeOf(definition),
+      remainingRecipients: record.remaining_recipients,
       signal: this.#closing.signal,
     });
   }
@@ -326,6 +327,9 @@ export class DeliveryService {
     });
     record.updated_at = at;
     delete record.next_attempt_at;
+    if (!outcome.ok && outcome.remainingRecipients !== undefined) {
+      record.remaining_recipients = outcome.remainingRecipients;
+    }
     const base = { target: record.target, attempt, delivery: record.id };
     if (outcome.ok) {
       record.status = "sent";

@@ -5,6 +5,11 @@ import type { AttemptOutcome } from "./attempt-outcome.js";
 const REQUEST_TIMEOUT_MILLISECONDS = 30_000;
 /** Of a refusal's body, what is kept in the attempt's error. */
 const ERROR_BODY_CHARACTERS = 300;
+/**
+ * Of a refusal's body, what is read at most: a receiver answering 500 with an endless body must not
+ * fill the daemon's memory for the 30 s the attempt may last.
+ */
+const ERROR_BODY_BYTES = 16 * 1_024;
 
 /**
  * POSTs a JSON body to the target's own URL. A redirect is never followed (to another host or
@@ -40,7 +45,7 @@ export async function postJson(
     await response.body?.cancel().catch(() => undefined);
     return { ok: true, statusCode };
   }
-  const text = await response.text().catch(() => "");
+  const text = await readStart(response.body, ERROR_BODY_BYTES).catch(() => "");
   const trimmed = text.trim();
   const excerpt = trimmed.slice(0, ERROR_BODY_CHARACTERS);
   if (statusCode >= 300 && statusCode < 400) {
@@ -56,6 +61,27 @@ export async function postJson(
     retryAfter: response.headers.get("retry-after"),
     ...(trimmed.length > ERROR_BODY_CHARACTERS ? { cutAtEnd: true } : {}),
   };
+}
+
+/** The first `maxBytes` of a body (as UTF-8), the rest left unread and the stream cancelled. */
+async function readStart(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
+  if (body === null) return "";
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  let read = 0;
+  try {
+    while (read < maxBytes) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      const piece = value.subarray(0, maxBytes - read);
+      read += piece.length;
+      text += decoder.decode(piece, { stream: true });
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return text + decoder.decode();
 }
 
 /** The scheme, host and port only: a URL's path may hold a token (Slack's, Discord's, Telegram's). */

@@ -18,6 +18,8 @@ export interface SendContext {
   smtp: DeliveriesConfig["smtp"];
   /** The agent's workdir and sandbox (file targets); undefined when the agent is gone. */
   place: { workdir: string; sandbox: SandboxPolicy } | undefined;
+  /** An email's addresses an earlier attempt did not reach yet (undefined: every recipient). */
+  remainingRecipients?: string[] | undefined;
   signal: AbortSignal;
 }
 
@@ -52,6 +54,7 @@ export async function sendDelivery(
         {
           from: target.from,
           recipients: target.recipients,
+          remaining: context.remainingRecipients,
           subject: content.subject ?? "",
           text: content.text,
         },

@@ -1,5 +1,6 @@
 import type { DeliveriesConfig } from "../config/delivery-settings.js";
 import { type AttemptOutcome, permanentFailure } from "./attempt-outcome.js";
+import { partlyRefused, type RefusedRecipient } from "./refused-recipients.js";
 
 type SmtpSettings = NonNullable<DeliveriesConfig["smtp"]>;
 
@@ -17,11 +18,19 @@ const UNTRUSTED_CERTIFICATE = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|UNABLE_TO_GET_I
  * byte with `secure: true`, else STARTTLS — required when a user logs in (`require_tls`, so a
  * stripped STARTTLS never sends the password in clear); the user and password authenticate. The server's certificate is verified against Node's CAs (with
  * `NODE_EXTRA_CA_CERTS`); one not trusted ends the delivery, its error naming why. A 4xx reply or
- * a connection failure may be retried; a 5xx reply ends the delivery.
+ * a connection failure may be retried; a 5xx reply ends the delivery. A mail the server took for
+ * some recipients only is a failed attempt (refused-recipients.ts); `remaining`, the addresses an
+ * earlier attempt did not reach, makes the envelope of a retry: the headers still name everyone.
  */
 export async function sendEmail(
   smtp: SmtpSettings | undefined,
-  message: { from?: string | undefined; recipients: string[]; subject: string; text: string },
+  message: {
+    from?: string | undefined;
+    recipients: string[];
+    remaining?: string[] | undefined;
+    subject: string;
+    text: string;
+  },
   signal: AbortSignal,
 ): Promise<AttemptOutcome> {
   if (smtp === undefined) return permanentFailure("config deliveries.smtp is not set");
@@ -39,13 +48,17 @@ export async function sendEmail(
   });
   const abort = () => transport.close();
   signal.addEventListener("abort", abort, { once: true });
+  const from = message.from ?? smtp.user ?? "agentd@localhost";
   try {
-    await transport.sendMail({
-      from: message.from ?? smtp.user ?? "agentd@localhost",
+    const sent = await transport.sendMail({
+      from,
       to: message.recipients,
+      ...(message.remaining === undefined ? {} : { envelope: { from, to: message.remaining } }),
       subject: message.subject,
       text: message.text,
     });
+    const refused = (sent as { rejectedErrors?: RefusedRecipient[] }).rejectedErrors ?? [];
+    if (refused.length > 0) return partlyRefused(smtp.host, sent.accepted.map(String), refused);
     return { ok: true };
   } catch (error) {
     const failure = error as Error & { responseCode?: number; code?: string; originalCode?: string };

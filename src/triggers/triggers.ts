@@ -51,7 +51,7 @@ export class Triggers {
     this.#logger = options.logger;
     const health = new TriggerHealth(options.clock, options.redact);
     this.#health = health;
-    this.#secrets = new TriggerSecrets(options.vault, options.logger, () => options.clock.now());
+    this.#secrets = new TriggerSecrets(options.vault, options.logger, options.clock);
     // One count per trigger, whatever its kind: webhooks' and watches' starts alike.
     const rateLimit = options.rateLimit ?? new DeliveryRateLimit(options.clock);
     this.intake = new WebhookIntake({
@@ -111,6 +111,7 @@ export class Triggers {
 
   async close(): Promise<void> {
     this.#stopFollowing();
+    this.#secrets.close();
     await this.#applying.catch(() => undefined);
     await this.#watches.close();
   }

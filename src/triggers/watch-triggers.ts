@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { lstatSync, realpathSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import path from "node:path";
 import { type FSWatcher, watch } from "chokidar";
 import picomatch from "picomatch";
@@ -9,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { oneLinePath } from "../util/one-line-path.js";
 import { fileAccessOf } from "../tools/workdir/file-access.js";
+import { awaitFolderReturn } from "./folder-return.js";
 import { renderTaskTemplate } from "./task-template.js";
 import type { TriggerRateLimit } from "./delivery-rate-limit.js";
 import type { TriggerHealth } from "./trigger-health.js";
@@ -16,6 +17,7 @@ import type { TriggerRuns } from "./trigger-runs.js";
 import type { ArmedTrigger } from "./trigger-set.js";
 import type { WatchTriggerSettings } from "./trigger-schema.js";
 import { MAX_WATCHED_ENTRIES, WatchEntryBound } from "./watch-entry-bound.js";
+import { existingFolder, isFolder, signatureOf, spelledFolder } from "./watched-folder.js";
 
 /** Paths named in one run's task at most; the rest are counted. */
 const MAX_LISTED_PATHS = 200;
@@ -57,6 +59,10 @@ interface Watching {
 export class WatchTriggers {
   readonly #options: WatchTriggersOptions;
   readonly #watching = new Map<string, Watching>();
+  /** Triggers whose folder was removed or renamed: what stops looking for its return, and the agent's hash. */
+  readonly #gone = new Map<string, { stopLooking: () => void; hash: string }>();
+  /** The triggers of the last apply(), by key: their agent definition's hash. */
+  #current = new Map<string, string>();
 
   constructor(options: WatchTriggersOptions) {
     this.#options = options;
@@ -71,9 +77,23 @@ export class WatchTriggers {
     for (const trigger of triggers) {
       const folder = this.#folderOf(trigger);
       if (folder === undefined) continue;
-      const { glob, debounce } = trigger.settings.watch;
-      const signature = JSON.stringify([folder, glob, debounce, trigger.definition.hash]);
-      wanted.set(`${trigger.definition.id}/${trigger.name}`, { trigger, folder, signature });
+      wanted.set(`${trigger.definition.id}/${trigger.name}`, {
+        trigger,
+        folder,
+        signature: signatureOf(trigger, folder),
+      });
+    }
+    // A folder that went and is still away stays looked for while its trigger stays as it was.
+    const hashes = new Map(
+      triggers.map((trigger) => [`${trigger.definition.id}/${trigger.name}`, trigger.definition.hash]),
+    );
+    this.#current = hashes;
+    const returned = new Set<string>();
+    for (const [key, gone] of this.#gone) {
+      if (hashes.get(key) === gone.hash && !wanted.has(key)) continue;
+      if (wanted.has(key)) returned.add(key);
+      gone.stopLooking();
+      this.#gone.delete(key);
     }
     // Paths still waiting (for the debounce, or past the rate limit) in a watcher replaced because
     // its trigger or agent changed: the new one watching the same folder takes them over.
@@ -87,12 +107,14 @@ export class WatchTriggers {
     const starting: Array<Promise<void>> = [];
     for (const [key, { trigger, folder, signature }] of wanted) {
       if (this.#watching.has(key)) continue;
-      starting.push(this.#watch(key, trigger, folder, signature, waiting.get(key) ?? new Set()));
+      starting.push(
+        this.#watch(key, trigger, folder, signature, waiting.get(key) ?? new Set(), returned.has(key)),
+      );
     }
     await Promise.all(starting);
   }
 
-  /** Whether the trigger `<agent>/<name>` has its folder watched here now. */
+  /** Whether the trigger `<agent>/<name>` has its folder watched here now (not while it is gone). */
   watches(key: string): boolean {
     return this.#watching.has(key);
   }
@@ -105,6 +127,8 @@ export class WatchTriggers {
   }
 
   async close(): Promise<void> {
+    for (const gone of this.#gone.values()) gone.stopLooking();
+    this.#gone.clear();
     const all = [...this.#watching.values()];
     this.#watching.clear();
     await Promise.all(all.map((watching) => this.#stop(watching)));
@@ -113,14 +137,10 @@ export class WatchTriggers {
   /** The real folder to watch, or undefined (logged) when it is missing or hidden from the agent. */
   #folderOf(trigger: ArmedTrigger<WatchTriggerSettings>): string | undefined {
     const { definition, name } = trigger;
-    const spelled = path.resolve(definition.workdir, trigger.settings.watch.path);
-    let folder: string;
-    try {
-      folder = realpathSync(spelled);
-      if (!lstatSync(folder).isDirectory()) throw new Error("not a folder");
-    } catch {
+    const folder = existingFolder(trigger);
+    if (folder === undefined) {
       this.#options.logger.warn(
-        { agent: definition.id, trigger: name, folder: spelled },
+        { agent: definition.id, trigger: name, folder: spelledFolder(trigger) },
         "a watch trigger's folder does not exist: not watched",
       );
       return undefined;
@@ -154,6 +174,8 @@ export class WatchTriggers {
     folder: string,
     signature: string,
     waiting: ReadonlySet<string>,
+    /** The folder came back: what it holds now was added since it went, and counts as changed. */
+    returned = false,
   ): Promise<void> {
     const { definition, name } = trigger;
     const access = this.#accessOf(definition);
@@ -169,7 +191,7 @@ export class WatchTriggers {
       );
     };
     const watcher = watch(folder, {
-      ignoreInitial: true,
+      ignoreInitial: !returned,
       followSymlinks: false,
       depth: MAX_DEPTH,
       ignorePermissionErrors: true,
@@ -187,6 +209,10 @@ export class WatchTriggers {
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
       const relative = path.relative(folder, file);
+      if (event === "unlinkDir" && file === folder) {
+        void this.#lose(key, watching, trigger);
+        return;
+      }
       if (event === "unlink" || event === "unlinkDir") {
         bound.forget(file);
         // Nothing left to read: a name waiting past the rate limit must not outlive its file, or
@@ -208,6 +234,13 @@ export class WatchTriggers {
         trigger.settings.watch.debounce,
       );
     });
+    // The folder itself renamed or removed: the system's watch reports it under the folder's own
+    // name (chokidar tells `unlinkDir` only when the folder held something).
+    watcher.on("raw", (event, filename) => {
+      if (event === "rename" && filename === path.basename(folder) && !isFolder(folder)) {
+        void this.#lose(key, watching, trigger);
+      }
+    });
     watcher.on("error", (error) =>
       this.#options.logger.warn(
         { err: error, agent: definition.id, trigger: name },
@@ -227,6 +260,40 @@ export class WatchTriggers {
       );
     }
     this.#options.logger.info({ agent: definition.id, trigger: name, folder }, "watch trigger ready");
+  }
+
+  /**
+   * The watched folder itself was removed or renamed (chokidar stops there): said in the trigger's
+   * health and the log, and the folder is looked for until it is back at its path, then watched
+   * again. Paths waiting for a run went with it.
+   */
+  async #lose(key: string, watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>): Promise<void> {
+    if (this.#watching.get(key) !== watching) return;
+    // The bookkeeping first, in this turn: an apply() running meanwhile sees the trigger as gone.
+    this.#watching.delete(key);
+    const { definition, name } = trigger;
+    const spelled = spelledFolder(trigger);
+    const reason = `the folder ${spelled} was removed or renamed: it is watched again once it is back`;
+    this.#options.health.record(definition.id, name, "failed", reason);
+    this.#options.logger.warn(
+      { agent: definition.id, trigger: name, folder: spelled },
+      `a watch trigger's ${reason}`,
+    );
+    const stopLooking = awaitFolderReturn(
+      this.#options.clock,
+      () => {
+        const folder = existingFolder(trigger);
+        return folder !== undefined && this.#accessOf(definition)(folder) !== "hidden" ? folder : undefined;
+      },
+      (folder) => {
+        this.#gone.delete(key);
+        // Gone or changed since (an apply() that ran while this one was being lost): not watched.
+        if (this.#watching.has(key) || this.#current.get(key) !== definition.hash) return;
+        void this.#watch(key, trigger, folder, signatureOf(trigger, folder), new Set(), true);
+      },
+    );
+    this.#gone.set(key, { stopLooking, hash: definition.hash });
+    await this.#stop(watching);
   }
 
   #fire(watching: Watching, trigger: ArmedTrigger<WatchTriggerSettings>, folder: string): void {

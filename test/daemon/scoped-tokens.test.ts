@@ -137,10 +137,11 @@ describe("named, scoped tokens", () => {
       for (const operation of table) {
         const url = harmless(operation.path);
         for (const role of ROLES) {
+          // The login takes its token in the query: each role's token logs a browser in.
+          const target = operation.path === "/auth/login" ? `${url}?token=${tokens.get(role) ?? ""}` : url;
           const reply = await call(
             operation.method,
-            // The login takes its token in the query: each role's token logs a browser in.
-            operation.path === "/auth/login" ? `${url}?token=${tokens.get(role) ?? ""}` : url,
+            target,
             tokens.get(role),
             operation.method === "POST" ? {} : undefined,
           );
@@ -152,6 +153,13 @@ describe("named, scoped tokens", () => {
           const ownAnswer = operation.access === "own" && !refused && reply.status < 500;
           if (!ownAnswer && (allowed === refused || reply.status === 401 || reply.status >= 500)) {
             wrong.push(`${operation.method} ${url} as ${role} (${operation.access}): ${reply.status}`);
+          }
+          // HEAD, which fastify adds to every GET, asks the GET's role (a stream's HEAD stays open).
+          if (operation.method === "GET" && !operation.path.endsWith("/stream")) {
+            const head = await call("HEAD", target, tokens.get(role));
+            if ((head.status === 403) !== refused || head.status === 401 || head.status >= 500) {
+              wrong.push(`HEAD ${url} as ${role} (${operation.access}): ${head.status}, GET ${reply.status}`);
+            }
           }
           if (refused) {
             expect((reply.body as { error: { message: string; hint: string } }).error).toMatchObject({
@@ -173,6 +181,16 @@ describe("named, scoped tokens", () => {
           wrong.push(`${operation.method} ${url} without a token (${operation.access}): ${anonymous.status}`);
         }
       }
+      // The routes the document leaves out are public: the dashboard's page and files, the
+      // document and its explorer; no role stands in front of them, nor any token.
+      for (const hidden of ["/", "/ui/app.js", "/openapi.json", "/docs"]) {
+        const reply = await call("GET", hidden, undefined);
+        if (reply.status === 401 || reply.status === 403)
+          wrong.push(`GET ${hidden} without a token: ${reply.status}`);
+      }
+      // No route answers OPTIONS (no CORS preflight is ever granted): an unknown method needs a token.
+      expect((await call("OPTIONS", "/runs", tokens.get("read"))).status).toBe(404);
+      expect((await call("OPTIONS", "/runs", undefined)).status).toBe(401);
       expect(wrong).toEqual([]);
       expect(table.length).toBeGreaterThan(15);
     },

@@ -25,7 +25,7 @@ export async function clientCall(
   const headers: Record<string, string> = {};
   if (credential.token !== undefined) headers.authorization = `Bearer ${credential.token}`;
   if (credential.cookie !== undefined) headers.cookie = credential.cookie;
-  if (method === "POST") headers["content-type"] = "application/json";
+  if (method === "POST" || body !== undefined) headers["content-type"] = "application/json";
   const response = await fetch(`${baseUrl}${urlPath}`, {
     method,
     headers,

@@ -236,6 +236,25 @@ describe("webhook triggers at POST /hooks/<agent>/<name>", { timeout: 90_000 }, 
   it("refuses a body over the configured bound with 413, another content type with 415, a browser origin with 403", async () => {
     const huge = Buffer.alloc(512 * 1024 + 1, 0x20);
     expect((await post("/hooks/reviewer/github-pr", huge, githubHeaders(huge))).status).toBe(413);
+    // Sent in chunks without a content-length: refused as the bytes pass the bound, not read whole.
+    // The daemon answers and hangs up while the client still writes: the client sees the 413, or
+    // its write fails (EPIPE, a reset) — either way the rest was never read.
+    const chunks = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let index = 0; index < 40; index++) controller.enqueue(new Uint8Array(64 * 1024).fill(0x20));
+        controller.close();
+      },
+    });
+    const chunked = await fetch(`${scripted.daemon.url}/hooks/reviewer/github-pr`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...githubHeaders(huge) },
+      body: chunks,
+      duplex: "half",
+    } as RequestInit).then(
+      (response) => String(response.status),
+      (error: Error & { cause?: { code?: string } }) => error.cause?.code ?? String(error),
+    );
+    expect(chunked).toMatch(/^(413|EPIPE|ECONNRESET|UND_ERR_SOCKET)$/);
     // Right at the bound, a signed body is read (and here skipped by the filter).
     const padding = " ".repeat(512 * 1024 - Buffer.byteLength(pullRequest("closed", 12)));
     const atBound = Buffer.from(`${pullRequest("closed", 12)}${padding}`);
