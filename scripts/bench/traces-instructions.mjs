@@ -13,7 +13,7 @@
 // *.bench.mjs only): `node scripts/bench/traces-instructions.mjs`.
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { URL, fileURLToPath } from "node:url";
@@ -43,7 +43,7 @@ try {
     "total without compiler and GC",
   ];
   console.log(
-    `instructions per round, ${RUNS} runs of ${ROUNDS} rounds after ${WARMUP} uncounted (callgrind)`,
+    `instructions per round, ${RUNS} runs of ${ROUNDS} rounds after ${WARMUP} uncounted (callgrind files in ${directory})`,
   );
   console.log(`  ${"".padEnd(34)}${MODES.map((mode) => mode.padStart(15)).join("")}`);
   for (const category of categories)
@@ -95,7 +95,10 @@ async function countMode(mode) {
   child.disconnect();
   await once(child, "exit");
   // Valgrind runs node in its own process: node's perf map is named by that pid.
-  return categorize(`${output}.1`, codeMap(`/tmp/perf-${child.pid}.map`));
+  const map = `/tmp/perf-${child.pid}.map`;
+  const nameOf = codeMap(map);
+  rmSync(map, { force: true });
+  return categorize(`${output}.1`, nameOf);
 }
 
 /** Node's --perf-basic-prof map: JIT code ranges and the JavaScript function each holds. */
