@@ -71,7 +71,8 @@ async function main() {
   // charged for another's work.
   const server = await startScriptedModel();
   // TRACES_MODES=exporting leaves the content mode out (it has no target); TRACES_MODES=aa measures
-  // the bench's own noise floor: untraced processes against other untraced processes.
+  // the bench's own noise floor: untraced processes against other untraced processes;
+  // `non-recording` and `discarding` tell tracing's parts apart (see serveMode), with no target.
   const modes = (process.env.TRACES_MODES ?? "exporting,exporting with content").split(",");
   const sides = new Map();
   let floor;
@@ -97,7 +98,7 @@ async function main() {
       console.log(formatSide("traces off", result.floor, perRound));
       console.log(formatSide(label, result.subject, perRound));
       // Content copies the whole history into every chat span: informative, no target. A/A: ~1.00.
-      const target = mode.includes("content") || mode === "aa" ? {} : { target: RATIO_TARGET };
+      const target = mode === "exporting" ? { target: RATIO_TARGET } : {};
       const ratioLabel = mode === "aa" ? "off A/A / off" : `traces ${mode} / off`;
       console.log(formatRatio(`  CPU ratio ${ratioLabel}`, result.cpuRatios, target));
       console.log(formatRatio(`  wall ratio ${ratioLabel}`, result.wallRatios));
@@ -204,6 +205,11 @@ async function serveMode() {
   redactor.add("openai", "sk-bench-0123456789abcdefghijklmnopqrstuv");
   redactor.add("github", "ghp_benchBENCHbench0123456789abcdefABCDEF");
   redactor.add("smtp", "correct horse battery staple");
+  // Two modes to tell the parts of tracing's cost apart (no target): `non-recording` (the SDK's
+  // always_off sampler: agentd's wrappers and the SDK's start of a span that records nothing) and
+  // `discarding` (spans recorded and masked, each batch dropped after the masking exporter).
+  if (mode === "non-recording") process.env.OTEL_TRACES_SAMPLER = "always_off";
+  const discard = { export: (spans, done) => done({ code: 0 }), shutdown: () => Promise.resolve() };
   const traces =
     mode === "off"
       ? undefined
@@ -214,6 +220,7 @@ async function serveMode() {
           redact: redactor.redactText,
           secretsKnown: () => redactor.size,
           environment: {},
+          ...(mode === "discarding" ? { exporter: discard } : {}),
         });
   // As `agentd start` does once it is up (src/cli/stop-pretenuring.ts), on both sides alike;
   // TRACES_BENCH_PRETENURING=1 keeps V8's default, to compare.
