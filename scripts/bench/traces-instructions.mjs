@@ -24,6 +24,13 @@ const WARMUP = Number(process.env.TRACES_INSTRUCTIONS_WARMUP ?? 35);
 const RUNS = Number(process.env.TRACES_INSTRUCTIONS_RUNS ?? 3);
 const MODES = (process.env.TRACES_INSTRUCTIONS_MODES ?? "off,exporting").split(",");
 const bench = fileURLToPath(new URL("./traces.bench.mjs", import.meta.url));
+
+try {
+  execFileSync("valgrind", ["--version"], { stdio: "ignore" });
+} catch {
+  console.error("traces-instructions needs valgrind's callgrind: install it (apt install valgrind)");
+  process.exit(2);
+}
 const directory = mkdtempSync(path.join(tmpdir(), "traces-instructions-"));
 
 const server = await startScriptedModel();
