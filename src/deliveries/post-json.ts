@@ -5,6 +5,11 @@ import type { AttemptOutcome } from "./attempt-outcome.js";
 const REQUEST_TIMEOUT_MILLISECONDS = 30_000;
 /** Of a refusal's body, what is kept in the attempt's error. */
 const ERROR_BODY_CHARACTERS = 300;
+/**
+ * Of a refusal's body, what is read (the rest is let go of with the connection): a receiver that
+ * answered 500 with a body without end was otherwise read for the attempt's whole 30 s, into memory.
+ */
+const ERROR_BODY_READ_BYTES = 64 * 1024;
 
 /**
  * POSTs a JSON body to the target's own URL. A redirect is never followed (to another host or
@@ -40,7 +45,7 @@ export async function postJson(
     await response.body?.cancel().catch(() => undefined);
     return { ok: true, statusCode };
   }
-  const text = await response.text().catch(() => "");
+  const text = await headOf(response.body).catch(() => "");
   const trimmed = text.trim();
   const excerpt = trimmed.slice(0, ERROR_BODY_CHARACTERS);
   if (statusCode >= 300 && statusCode < 400) {
@@ -56,6 +61,25 @@ export async function postJson(
     retryAfter: response.headers.get("retry-after"),
     ...(trimmed.length > ERROR_BODY_CHARACTERS ? { cutAtEnd: true } : {}),
   };
+}
+
+/** The first ERROR_BODY_READ_BYTES of `body` as text; the rest is never read. */
+async function headOf(body: ReadableStream<Uint8Array> | null): Promise<string> {
+  if (body === null) return "";
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  try {
+    while (bytes < ERROR_BODY_READ_BYTES) {
+      const next = await reader.read();
+      if (next.done) break;
+      chunks.push(next.value);
+      bytes += next.value.length;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, ERROR_BODY_READ_BYTES).toString("utf8");
 }
 
 /** The scheme, host and port only: a URL's path may hold a token (Slack's, Discord's, Telegram's). */
