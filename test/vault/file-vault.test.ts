@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -86,6 +86,15 @@ describe("file vault", () => {
     await expectCode(createVault(configIn(dataDir), {}).get("x"), "VAULT_CORRUPT");
     writeFileSync(file, "not json");
     await expectCode(createVault(configIn(dataDir), {}).list(), "VAULT_CORRUPT");
+  });
+
+  it("says to move a folder in vault.json's place aside, not to check permissions, and writes nothing", async () => {
+    const vault = createVault(configIn(dataDir), {});
+    mkdirSync(path.join(dataDir, "vault.json"));
+    const error = await expectCode(vault.set("x", "value-1"), "VAULT_UNAVAILABLE");
+    expect(error.message).toMatch(/cannot read the vault file \S+vault\.json \(EISDIR\)$/);
+    expect(error.hint).toMatch(/^something else than a file is in its place: move it aside/);
+    expect(statSync(path.join(dataDir, "vault.json")).isDirectory()).toBe(true);
   });
 
   it("takes AGENTD_VAULT_KEY as 64 hex digits or base64 of 32 bytes, and makes no key file then", async () => {
