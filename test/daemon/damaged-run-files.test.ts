@@ -252,6 +252,18 @@ describe("the daemon restarted on damaged run files", () => {
     );
   });
 
+  it("starts with a folder where the interrupted run's checkpoint should be", async () => {
+    await restartAfter(
+      (runs) => {
+        const checkpoint = path.join(path.dirname(runs), "checkpoints", `${interrupted}.json`);
+        rmSync(checkpoint, { force: true });
+        mkdirSync(checkpoint, { recursive: true });
+      },
+      undefined,
+      [/^skipping a checkpoint that cannot be read \(EISDIR\): the run cannot be resumed; move \S+ aside$/],
+    );
+  });
+
   it("starts with a file where runs/ should be", async () => {
     await restartAfter(
       (runs) => {
