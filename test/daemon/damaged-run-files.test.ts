@@ -252,8 +252,8 @@ describe("the daemon restarted on damaged run files", () => {
     );
   });
 
-  it("starts with a folder where the interrupted run's checkpoint should be", async () => {
-    await restartAfter(
+  it("starts with a folder where the interrupted run's checkpoint should be, and says why it cannot be resumed", async () => {
+    const daemon = await restartAfter(
       (runs) => {
         const checkpoint = path.join(path.dirname(runs), "checkpoints", `${interrupted}.json`);
         rmSync(checkpoint, { force: true });
@@ -262,6 +262,15 @@ describe("the daemon restarted on damaged run files", () => {
       undefined,
       [/^skipping a checkpoint that cannot be read \(EISDIR\): the run cannot be resumed; move \S+ aside$/],
     );
+    expect(await daemon.request("POST", `/runs/${interrupted}/resume`)).toMatchObject({
+      status: 409,
+      body: {
+        error: {
+          code: "CONFLICT",
+          hint: expect.stringMatching(/a damaged one is named in the daemon's log/),
+        },
+      },
+    });
   });
 
   it("starts with a file where runs/ should be", async () => {
