@@ -17,7 +17,10 @@ async function endlessRefusal(status: number): Promise<{ url: string; sent: () =
     request.on("end", () => {
       response.writeHead(status, { "content-type": "text/plain" });
       const pump = () => {
-        while (!response.destroyed && response.write(block)) sent += block.length;
+        while (!response.destroyed) {
+          sent += block.length;
+          if (!response.write(block)) return;
+        }
       };
       response.on("drain", pump);
       pump();
