@@ -33,6 +33,15 @@ export class FilesTokenStore implements TokenStore {
       text = await readRegularFile(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      // A folder in its place answered 500 INTERNAL ("a bug in agentd") to every token change.
+      if ((error as NodeJS.ErrnoException).code === "EISDIR") {
+        throw new AgentdError("STORE_CORRUPT", `${this.#file} is a folder, not a regular file`, {
+          file: this.#file,
+          hint: "move it aside (look at it, then delete it): the named tokens are then those of a new, empty list",
+          details: { code: "EISDIR" },
+          cause: error,
+        });
+      }
       throw error;
     }
     let parsed: ReturnType<typeof TokenFileSchema.safeParse>;

@@ -1,7 +1,9 @@
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import path from "node:path";
 import type { Logger } from "../logging/logger.js";
+import { errnoCodeOf } from "../util/errno-code.js";
 import { LatestFileWrites } from "../util/latest-file-writes.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import type { CheckpointRecords } from "./checkpoint-records.js";
 import { type Checkpoint, CheckpointSchema, type RunCheckpoints } from "./checkpoint.js";
@@ -55,7 +57,18 @@ export class CheckpointStore implements CheckpointRecords {
     const pending = this.#writes.pending(file);
     if (pending === null) return undefined;
     if (pending === undefined && !existsSync(file)) return undefined;
-    const parsed = CheckpointSchema.safeParse(readCheckpointJournal(pending ?? readFileSync(file, "utf8")));
+    let text: string;
+    try {
+      text = pending ?? readRegularFileSync(file);
+    } catch (error) {
+      // A folder or a FIFO in its place ended the start that recovered its run with INTERNAL.
+      this.#logger.warn(
+        { file, err: error },
+        `skipping a checkpoint that cannot be read (${errnoCodeOf(error) ?? "not a regular file"}): the run cannot be resumed; move ${file} aside`,
+      );
+      return undefined;
+    }
+    const parsed = CheckpointSchema.safeParse(readCheckpointJournal(text));
     if (parsed.success) return parsed.data;
     this.#logger.warn({ file, issues: parsed.error.issues.slice(0, 3) }, "skipping an unreadable checkpoint");
     return undefined;

@@ -44,7 +44,8 @@ function storageFullOf(error: unknown): AgentdError | undefined {
   if (!failure) return undefined;
   const where = failure.file === undefined ? "" : ` writing ${failure.file}`;
   return new AgentdError("STORAGE_FULL", `the disk has no room (${failure.code}${where})`, {
-    hint: "free space in data_dir (or make it writable) and start again",
+    // The same for `agentd start` and any command that writes data_dir (`agentd secrets set`).
+    hint: "free space in data_dir (or make it writable) and run the command again",
     details: { error: failure.code },
     cause: error,
   });

@@ -9,6 +9,7 @@ import { LOCAL_OLLAMA_URL } from "./unreachable-hint.js";
 import type { ModelResponse } from "./chat-message.js";
 import { type CallSite, LlmError, classifyLlmError } from "./llm-error.js";
 import { modelFetch } from "./model-fetch.js";
+import { withPlainAnswerLimit } from "./plain-answer-limit.js";
 import { loadOpenAiSdk } from "./openai-sdk.js";
 import type { PriceTable } from "./price-table.js";
 import { RequestBodies } from "./request-body.js";
@@ -107,7 +108,11 @@ export class ModelClient implements ModelProvider {
           maxRetries: 0,
           timeout: settings.timeouts.callMilliseconds,
           logLevel: "off",
-          ...(undici ? { fetch: modelFetch(undici) } : {}),
+          // Either way an answer that is not a stream is read up to a limit (plain-answer-limit.ts).
+          fetch: undici
+            ? modelFetch(undici)
+            : async (input: string | URL | Request, init?: RequestInit) =>
+                withPlainAnswerLimit(await fetch(input, init)),
         }),
     );
     return this.#client;

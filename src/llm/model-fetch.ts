@@ -67,7 +67,11 @@ export function modelFetch(undici: Pick<typeof Undici, "Agent" | "fetch">): SdkF
     const answerBody = decodedAnswerBody(answer.body, answer.headers["content-encoding"]);
     if (isStreamedAnswer(answer.statusCode, answer.headers["content-type"]))
       return streamedAnswer(answerBody, { status: answer.statusCode, headers });
-    return new Response(readableBodyStream(answerBody), { status: answer.statusCode, headers });
+    const contentType = headers.get("content-type") ?? "";
+    return new Response(readableBodyStream(answerBody, { status: answer.statusCode, contentType }), {
+      status: answer.statusCode,
+      headers,
+    });
   };
 }
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { withPlainAnswerLimit } from "./plain-answer-limit.js";
 import { missingModelHint, unreachableHint } from "./unreachable-hint.js";
 
 /** What a quick look at the model server found. */
@@ -38,7 +39,12 @@ export async function probeEndpoint(options: ProbeOptions): Promise<EndpointProb
     await response.body?.cancel();
     return { state: "ready", endpoint, model };
   }
-  const listed = ModelListSchema.safeParse(await response.json().catch(() => undefined));
+  // Read up to 4 MiB (plain-answer-limit.ts): a list without end held the start's memory until the probe's timeout.
+  const listed = ModelListSchema.safeParse(
+    await withPlainAnswerLimit(response)
+      .json()
+      .catch(() => undefined),
+  );
   if (!listed.success || listed.data.data.length === 0) return { state: "ready", endpoint, model };
   const available = listed.data.data.map((entry) => entry.id);
   // Ollama lists `llama3.1:latest` for `llama3.1`.

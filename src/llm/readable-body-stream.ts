@@ -1,25 +1,32 @@
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Readable } from "node:stream";
+import { MAX_PLAIN_ANSWER_BYTES, type PlainAnswerHead, plainAnswerTooLarge } from "./plain-answer-limit.js";
 
 /**
- * A web stream of a Node readable's chunks (an undici answer's body), for a `Response`. Not
+ * A web stream of a Node readable's chunks (an undici answer's body), for a `Response`, cut off
+ * with an error past MAX_PLAIN_ANSWER_BYTES or a line past MAX_LINE_BYTES. Not
  * `Readable.toWeb`: on Node 20 its stream, cancelled before it is read (the SDK cancels a body it
  * does not need), goes on getting the socket's data and throws "Controller is already closed" out
  * of a later tick, which ends the process. Not `ReadableStream.from`: its cancel, before the first
  * read, leaves the body (and its socket) open until undici's body timeout. Here a cancel destroys
  * the body, which lets its socket go, and each read takes the next chunk as it is.
  */
-export function readableBodyStream(body: Readable): ReadableStream<Uint8Array> {
+export function readableBodyStream(body: Readable, head: PlainAnswerHead): ReadableStream<Uint8Array> {
   // The body's error (an abort, a reset socket, the cancel's own) reaches the reader through the
   // iterator; before its first read nothing else listens, and an unheard error ends the process.
   body.on("error", ignoreError);
   const chunks = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
   let sinceLineEnd = 0;
+  let bytes = 0;
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
       const next = await chunks.next();
       if (next.done === true) return controller.close();
-      const checked = guardedChunk(next.value, sinceLineEnd);
+      bytes += next.value.length;
+      const checked =
+        bytes > MAX_PLAIN_ANSWER_BYTES
+          ? { error: plainAnswerTooLarge(head.status, head.contentType) }
+          : guardedChunk(next.value, sinceLineEnd);
       if (checked.error !== undefined) {
         body.destroy();
         return controller.error(checked.error);

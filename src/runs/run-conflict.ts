@@ -3,6 +3,13 @@ import type { RunRecord } from "../run-vocabulary/run-record.js";
 import type { LiveRun } from "./live-runs.js";
 import type { RunLife } from "./run-life.js";
 
+/**
+ * Why a run cannot be resumed when no checkpoint of it could be loaded: it saved none, or the one
+ * it saved cannot be read (a damaged file, named in the daemon's log with what to do).
+ */
+export const NO_CHECKPOINT_HINT =
+  "the run left no checkpoint that can be read (only LLM runs save one after each round; a damaged one is named in the daemon's log)";
+
 /** An action the run's state does not allow (pause a queued run, resume a completed one…). */
 export function conflict(record: RunRecord, action: string, why: string): AgentdError {
   return new AgentdError("CONFLICT", `cannot ${action} run ${record.id}: it is ${record.status}`, {

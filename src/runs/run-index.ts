@@ -90,6 +90,23 @@ export class RunIndex {
     this.#current = new GroupedAppend(file);
   }
 
+  /**
+   * The name of the segment being appended to and how many of its lines cannot be read, read
+   * whole (at a start: 256 KB at most). Its size alone does not tell a power cut's damage: ext4 can
+   * leave a file its size with the blocks of its last writes reading as NULs.
+   */
+  unreadableInCurrent(): { segment: string; lines: number } {
+    const segment = segmentFileName(this.#currentNumber);
+    let text: string;
+    try {
+      text = readFileSync(this.#fileOf(this.#currentNumber), "utf8");
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { segment, lines: 0 };
+      throw error;
+    }
+    return { segment, lines: parseIndexText(text).unreadable };
+  }
+
   /** How many things found where the index or a segment should be were moved aside (the index is then rebuilt). */
   get movedAside(): number {
     return this.#movedAside;

@@ -45,6 +45,13 @@ export interface RunStoreOptions {
 const RUN_ID = /^r_[0-9a-z]+$/;
 /** How far back the index is read for Idempotency-Keys: past the 24 h window, with room for clock skew. */
 const KEYS_LOOKED_BACK_MILLISECONDS = 48 * 60 * 60 * 1000;
+/**
+ * How many runs in a row created before a listing's `since` end it. The index is in creation
+ * order, and so are the creation times while the clock goes forward; after the clock was set back
+ * (a wrong NTP server corrected, a VM restored) runs created since sit after runs with later times,
+ * and stopping at the first earlier one hid those: about one index segment's worth is read on.
+ */
+const OLDER_RUNS_BEFORE_STOPPING = 2_000;
 
 /** Whether a run stays in the open set: unfinished, or cut off by a crash or a shutdown. */
 function isOpen(record: RunRecord): boolean {
@@ -177,6 +184,7 @@ export class RunStore implements RunRecords {
     let position = this.#positionOf(segments, query.before);
     const since = query.since?.toISOString();
     const page: RunRecord[] = [];
+    let olderInARow = 0;
     for (let segment = position.segment; segment >= 0 && page.length < query.limit; segment--) {
       const number = segments[segment];
       if (number === undefined) continue;
@@ -186,7 +194,12 @@ export class RunStore implements RunRecords {
       for (let index = start - 1; index >= 0 && page.length < query.limit; index--) {
         const line = lines[index];
         if (!line) continue;
-        if (since !== undefined && line.created_at < since) return page;
+        if (since !== undefined && line.created_at < since) {
+          olderInARow += 1;
+          if (olderInARow >= OLDER_RUNS_BEFORE_STOPPING) return page;
+          continue;
+        }
+        olderInARow = 0;
         if (query.agent !== undefined && line.agent !== query.agent) continue;
         if (query.parent !== undefined && line.parent_run !== query.parent) continue;
         const record = this.#open.get(line.run) ?? this.#recent.get(line.run) ?? this.#read(line.run, line);
@@ -621,6 +634,9 @@ export class RunStore implements RunRecords {
       if (size > 0 && (sizes[name] ?? 0) < size)
         return `run index segment ${name} is missing or was cut short`;
     }
+    const unreadable = this.#index.unreadableInCurrent();
+    if (unreadable.lines > 0)
+      return `run index segment ${unreadable.segment} holds ${unreadable.lines} unreadable line${unreadable.lines === 1 ? "" : "s"}`;
     return undefined;
   }
 

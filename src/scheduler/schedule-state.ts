@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, renameSync } from "node:fs";
 import { z } from "zod";
 import type { Logger } from "../logging/logger.js";
 import { replaceFileSync } from "../util/replace-file.js";
@@ -68,13 +68,16 @@ export class ScheduleState implements ScheduleStates {
     try {
       parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
     } catch (error) {
-      // A folder or a FIFO in its place is no JSON to fix: say what was met and what to do.
-      logger.warn(
-        { file, err: error },
-        error instanceof SyntaxError
-          ? "schedule state is not JSON; missed fires cannot be detected this time"
-          : `schedule state cannot be read (${errnoCodeOf(error) ?? "error"}): move aside what is in its place; missed fires cannot be detected this time`,
-      );
+      if (error instanceof SyntaxError) {
+        logger.warn(
+          { file, err: error },
+          "schedule state is not JSON; missed fires cannot be detected this time",
+        );
+        return new ScheduleState(file, new Map());
+      }
+      // A folder or a FIFO in its place is no JSON to fix, and a folder would refuse every
+      // rewrite (the first ended the start as a bug): it is moved aside, kept for a look.
+      moveAside(file, `cannot be read (${errnoCodeOf(error) ?? "error"})`, logger);
       return new ScheduleState(file, new Map());
     }
     if (!parsed.success) {
@@ -150,4 +153,25 @@ export class ScheduleState implements ScheduleStates {
           left.agent.localeCompare(right.agent) || left.scheduledFor.localeCompare(right.scheduledFor),
       );
   }
+}
+
+/**
+ * Moves what sits at the state file's path aside to `<file>.damaged-<time>` and says so; when even
+ * that fails, says to move it by hand (the state is then kept in memory only).
+ */
+function moveAside(file: string, reason: string, logger: Logger): void {
+  const aside = `${file}.damaged-${new Date().toISOString().replaceAll(":", "-")}`;
+  try {
+    renameSync(file, aside);
+  } catch (error) {
+    logger.error(
+      { file, reason, err: error },
+      `schedule state ${reason} nor moved aside: move ${file} aside by hand and restart; missed fires cannot be detected this time`,
+    );
+    return;
+  }
+  logger.warn(
+    { file, moved_to: aside, reason },
+    `moved ${file} aside (${reason}): missed fires cannot be detected this time, the state starts afresh; look at ${aside}, then delete it`,
+  );
 }

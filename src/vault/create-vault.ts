@@ -34,22 +34,24 @@ class LazyFileVault implements Vault {
     readonly environmentKey: string | undefined,
   ) {}
 
-  get(name: string): Promise<string | undefined> {
+  async get(name: string): Promise<string | undefined> {
     return this.#open().get(name);
   }
 
-  set(name: string, value: string, signal?: AbortSignal): Promise<void> {
+  async set(name: string, value: string, signal?: AbortSignal): Promise<void> {
     return this.#open().set(name, value, signal);
   }
 
-  remove(name: string, signal?: AbortSignal): Promise<boolean> {
+  async remove(name: string, signal?: AbortSignal): Promise<boolean> {
     return this.#open().remove(name, signal);
   }
 
-  list(): Promise<string[]> {
+  async list(): Promise<string[]> {
     return this.#open().list();
   }
 
+  // Async, so that a key file that cannot be read or made (damaged, a full disk) rejects the call's
+  // promise instead of throwing out of a caller that only handles its rejection.
   #open(): FileVault {
     this.#vault ??= new FileVault({
       file: this.file,

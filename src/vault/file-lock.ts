@@ -45,15 +45,24 @@ export async function withFileLock<Result>(
 }
 
 async function tryLock(lock: string): Promise<boolean> {
+  let handle;
   try {
-    const handle = await open(lock, "wx", 0o600);
-    await handle.writeFile(`${process.pid}\n`, "utf8");
-    await handle.close();
-    return true;
+    handle = await open(lock, "wx", 0o600);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
     throw error;
   }
+  try {
+    await handle.writeFile(`${process.pid}\n`, "utf8");
+  } catch (error) {
+    // A full disk takes the empty file but not its line: the lock is this writer's, and is let go.
+    // Left there, it held off every writer for 30 s (until stale) with "stayed locked".
+    await handle.close().catch(() => undefined);
+    await rm(lock, { force: true });
+    throw error;
+  }
+  await handle.close();
+  return true;
 }
 
 async function isStale(lock: string): Promise<boolean> {

@@ -96,11 +96,20 @@ export class FileVault implements Vault {
       text = await readRegularFile(this.#file);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return {};
-      throw new AgentdError("VAULT_UNAVAILABLE", `cannot read the vault file ${this.#file}`, {
-        file: this.#file,
-        cause: error,
-        hint: "check the file's permissions",
-      });
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new AgentdError(
+        "VAULT_UNAVAILABLE",
+        `cannot read the vault file ${this.#file}${code ? ` (${code})` : ""}`,
+        {
+          file: this.#file,
+          cause: error,
+          // A folder or a FIFO in its place is no matter of permissions.
+          hint:
+            code === "EISDIR" || error instanceof AgentdError
+              ? "something else than a file is in its place: move it aside, then restore vault.json from a backup (or set the secrets again)"
+              : "check the file's permissions",
+        },
+      );
     }
     return this.#decrypt(this.#parse(text));
   }

@@ -51,9 +51,13 @@ function readOrCreateKeyFile(keyFile: string): Buffer {
   try {
     writeSync(descriptor, `${randomBytes(KEY_BYTES).toString("base64")}\n`);
     fsyncSync(descriptor);
-  } finally {
+  } catch (error) {
+    // A full disk: no empty temp file is left behind at each refused `secrets set`.
     closeSync(descriptor);
+    rmSync(temporary, { force: true });
+    throw error;
   }
+  closeSync(descriptor);
   try {
     linkSync(temporary, keyFile);
   } catch (error) {

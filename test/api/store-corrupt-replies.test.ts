@@ -57,7 +57,21 @@ describe("a damaged state file in an HTTP answer", () => {
     });
     rmSync(tokens);
 
-    for (const reply of [garbled.body, fifo.body, memory.body])
+    mkdirSync(tokens);
+    const folder = await daemon.request("POST", "/tokens", { name: "runner", role: "run" });
+    expect(folder).toMatchObject({
+      status: 500,
+      body: {
+        error: {
+          code: "STORE_CORRUPT",
+          message: "tokens.json is a folder, not a regular file",
+          hint: expect.stringMatching(/^move it aside/),
+        },
+      },
+    });
+    rmSync(tokens, { recursive: true });
+
+    for (const reply of [garbled.body, fifo.body, folder.body, memory.body])
       expect(JSON.stringify(reply)).not.toContain(project.root);
   });
 });

@@ -150,6 +150,23 @@ describe("the daemon restarted on damaged run files", () => {
     ]);
   });
 
+  it("lists every run again after a power cut left the index's tail zero-filled", async () => {
+    // ext4 after a power cut: the file kept its size, the blocks of its last writes read as NULs.
+    await restartAfter(
+      (runs) => {
+        const file = path.join(runs, "index", firstSegment(runs));
+        const text = readFileSync(file);
+        text.fill(0, Math.floor(text.length / 2));
+        writeFileSync(file, text);
+      },
+      undefined,
+      [
+        /^ended a torn last line of the run index$/,
+        rebuiltIndex("run index segment 00000001.jsonl holds 1 unreadable line"),
+      ],
+    );
+  });
+
   it("lists every run again after the open-runs journal was removed", async () => {
     await restartAfter((runs) => rmSync(path.join(runs, "open"), { recursive: true }), undefined, [
       rebuiltIndex("the open-runs journal is missing or empty"),
@@ -233,6 +250,27 @@ describe("the daemon restarted on damaged run files", () => {
       `${interrupted}.json`,
       [],
     );
+  });
+
+  it("starts with a folder where the interrupted run's checkpoint should be, and says why it cannot be resumed", async () => {
+    const daemon = await restartAfter(
+      (runs) => {
+        const checkpoint = path.join(path.dirname(runs), "checkpoints", `${interrupted}.json`);
+        rmSync(checkpoint, { force: true });
+        mkdirSync(checkpoint, { recursive: true });
+      },
+      undefined,
+      [/^skipping a checkpoint that cannot be read \(EISDIR\): the run cannot be resumed; move \S+ aside$/],
+    );
+    expect(await daemon.request("POST", `/runs/${interrupted}/resume`)).toMatchObject({
+      status: 409,
+      body: {
+        error: {
+          code: "CONFLICT",
+          hint: expect.stringMatching(/a damaged one is named in the daemon's log/),
+        },
+      },
+    });
   });
 
   it("starts with a file where runs/ should be", async () => {

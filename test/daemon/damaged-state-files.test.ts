@@ -1,10 +1,11 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentd } from "../support/agentd-cli.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
+import { waitFor } from "../support/wait-for.js";
 import { startRun, waitForRunEnd } from "./api-shapes.js";
 
 const kit = useTestKit();
@@ -35,6 +36,29 @@ describe("data_dir's state files damaged at a start", () => {
     const run = await startRun(daemon, "worker", "go");
     expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
     expect((await daemon.request("GET", "/health")).body).toMatchObject({ status: "ok" });
+  });
+
+  it("moves a folder where schedules.json should be aside, and keeps its schedules", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    project.writeAgent("ticker", { schedule: { cron: "0 0 1 1 *", task: "tick" } });
+    project.writeAgent("worker", {});
+    const data = project.dataDirectory;
+    mkdirSync(path.join(data, "schedules.json", "inner"), { recursive: true });
+    const daemon = await kit.daemon(project.configFile);
+    const run = await startRun(daemon, "worker", "go");
+    expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+    expect((await daemon.request("GET", "/health")).body).toMatchObject({ status: "ok" });
+    // The first rewrite took its place: a file with the schedule's state.
+    await waitFor(() => statSync(path.join(data, "schedules.json")).isFile(), "schedules.json rewritten");
+    expect(JSON.parse(readFileSync(path.join(data, "schedules.json"), "utf8"))).toMatchObject({
+      agents: { ticker: { checked_at: expect.any(String) } },
+    });
+    const aside = readdirSync(data).filter((name) => name.startsWith("schedules.json.damaged-"));
+    expect(aside).toHaveLength(1);
+    expect(readdirSync(path.join(data, aside[0] ?? ""))).toEqual(["inner"]);
+    expect(daemon.stderr()).toMatch(
+      /moved \S+schedules\.json aside \(cannot be read \(EISDIR\)\): missed fires/,
+    );
   });
 
   it("stops with the file and what to do when the switches file cannot be read, and exits", async () => {

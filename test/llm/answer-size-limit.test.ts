@@ -1,6 +1,9 @@
-import { describe, expect, it } from "vitest";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterEach, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { MAX_ANSWER_CHARACTERS } from "../../src/llm/answer-size-limit.js";
+import { MAX_PLAIN_ANSWER_BYTES } from "../../src/llm/plain-answer-limit.js";
 import { textReply, toolCallReply } from "../support/scripted-llm-server.js";
 import { withScriptedLlmServer } from "../support/with-scripted-llm-server.js";
 import { testClient } from "./client-settings.js";
@@ -83,5 +86,66 @@ describe("an answer larger than any model writes", () => {
     expect(error.code).toBe("LLM_BAD_RESPONSE");
     expect(error.message).toMatch(/sent a line of more than 4 MiB without a line end/);
     expect(server.chatRequests).toHaveLength(1);
+  });
+});
+
+/** A model endpoint that answers every request with `status` and a body that never ends. */
+async function endlessEndpoint(status: number, contentType: string): Promise<{ url: string }> {
+  const line = Buffer.from(`{"error":"${"x".repeat(1000)}"}\n`.repeat(256));
+  const endless = createServer((request, response) => {
+    request.resume();
+    request.on("end", () => {
+      response.writeHead(status, { "content-type": contentType });
+      const pump = () => {
+        while (!response.destroyed && response.write(line));
+      };
+      response.on("drain", pump);
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+  closers.push(async () => {
+    endless.closeAllConnections();
+    await new Promise((resolve) => endless.close(() => resolve(undefined)));
+  });
+  return { url: `http://127.0.0.1:${(endless.address() as AddressInfo).port}/v1` };
+}
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+describe.each([
+  { connections: "the daemon's own connections", ownConnections: true },
+  { connections: "the global fetch (agentd run)", ownConnections: false },
+])("an answer that is not a stream and does not end, through $connections", ({ ownConnections }) => {
+  it("cuts an error's body off past 4 MiB and says so, instead of reading it until the timeout", async () => {
+    const endpoint = await endlessEndpoint(500, "application/json");
+    const error = await failureOf(
+      testClient(endpoint.url, { maxAttempts: 1, ownConnections }).complete(request, {
+        signal: new AbortController().signal,
+      }),
+    );
+
+    expect(error.code).toBe("LLM_HTTP");
+    expect(error.message).toMatch(
+      /answered HTTP 500: .*an answer of more than 4 MiB that is not a stream \(HTTP 500, application\/json\)/,
+    );
+    expect(error.message.length).toBeLessThan(1000);
+  });
+
+  it("cuts off a body sent instead of the stream asked for, and tries no second attempt", async () => {
+    const endpoint = await endlessEndpoint(200, "application/json");
+    const error = await failureOf(
+      testClient(endpoint.url, { ownConnections }).complete(request, {
+        signal: new AbortController().signal,
+      }),
+    );
+
+    expect(error.code).toBe("LLM_BAD_RESPONSE");
+    expect(error.message).toMatch(/more than 4 MiB that is not a stream \(HTTP 200, application\/json\)/);
+    expect(error.hint).toMatch(/check the model server/);
+    expect(MAX_PLAIN_ANSWER_BYTES).toBe(4 * 1024 * 1024);
   });
 });

@@ -55,6 +55,33 @@ describe("the start-up look at the model server", () => {
   });
 });
 
+describe("a model list without end", () => {
+  it("is read up to 4 MiB, the server counted as answering, instead of until the probe's timeout", async () => {
+    let sent = 0;
+    const block = Buffer.from(`{"id":"${"m".repeat(1000)}","object":"model"},`.repeat(256));
+    server = createServer((_request, response) => {
+      response.setHeader("content-type", "application/json");
+      response.write('{"object":"list","data":[');
+      const pump = () => {
+        while (!response.destroyed) {
+          sent += block.length;
+          if (!response.write(block)) return;
+        }
+      };
+      response.on("drain", pump);
+      pump();
+    });
+    await new Promise<void>((resolve) => server?.listen(0, "127.0.0.1", resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`;
+    const probe = await probeEndpoint({ endpoint, model: "llama3.1", signal: AbortSignal.timeout(20_000) });
+    server.closeAllConnections();
+
+    expect(probe.state).toBe("ready");
+    // The socket's buffers past the 4 MiB read, not what 20 s of reading takes.
+    expect(sent).toBeLessThan(32 * 1024 * 1024);
+  });
+});
+
 describe("LLM_NETWORK", () => {
   it("carries the same hint as the start-up warning", () => {
     const error = classifyLlmError(new APIConnectionError({ message: "Connection error." }), {

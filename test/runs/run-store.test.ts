@@ -146,6 +146,34 @@ describe("RunStore", () => {
     await expect(store.list({ limit: 10, before: "r_nothere" })).rejects.toThrow(/no run "r_nothere"/);
   });
 
+  it("lists the runs created since a time after the clock was set back, and stops past a run of older ones", async () => {
+    const store = RunStore.open({ dataDirectory: place(), logger: silent, segmentBytes: 400 });
+    const at = (hour: number, second: number) =>
+      new Date(Date.UTC(2026, 0, 1, hour, 0, second)).toISOString();
+    const created = async (id: string, time: string) => {
+      const record = queuedRecord(id, "alpha", time);
+      await store.create(record);
+      await store.save(ended(record));
+    };
+    await created("r_000000", at(8, 0));
+    // At 10:00 the clock is set back an hour: the runs after are created "before" the two above.
+    await created("r_000001", at(10, 0));
+    await created("r_000002", at(10, 1));
+    for (let index = 0; index < 5; index++) await created(`r_00001${index}`, at(9, index));
+
+    expect(ids(await store.list({ limit: 100, since: new Date(at(9, 30)) }))).toEqual([
+      "r_000002",
+      "r_000001",
+    ]);
+    expect(ids(await store.list({ limit: 100, since: new Date(at(9, 2)) }))).toEqual([
+      "r_000014",
+      "r_000013",
+      "r_000012",
+      "r_000002",
+      "r_000001",
+    ]);
+  });
+
   it("reads no finished run's record at start: only the open runs and each agent's newest", async () => {
     const dataDirectory = place();
     const store = RunStore.open({ dataDirectory, logger: silent });

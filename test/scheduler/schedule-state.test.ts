@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -11,7 +11,7 @@ afterEach(() => {
 });
 
 describe("ScheduleState", () => {
-  it("says a folder in schedules.json's place cannot be read and to move it aside, not that it is not JSON", () => {
+  it("moves a folder in schedules.json's place aside, says so, and writes the state in its place", () => {
     folder = mkdtempSync(path.join(os.tmpdir(), "agentd-schedule-state-"));
     const file = path.join(folder, "schedules.json");
     mkdirSync(file);
@@ -23,7 +23,15 @@ describe("ScheduleState", () => {
     expect(state.get("anyone")).toBeUndefined();
     const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages).toEqual([
-      expect.stringMatching(/cannot be read \(EISDIR\): move aside what is in its place/),
+      expect.stringMatching(
+        /^moved \S+ aside \(cannot be read \(EISDIR\)\): missed fires cannot be detected this time.*; look at \S+\.damaged-\S+, then delete it$/,
+      ),
     ]);
+    state.set("ticker", { checked_at: "2026-01-01T00:00:00.000Z" });
+    state.flush();
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      agents: { ticker: { checked_at: "2026-01-01T00:00:00.000Z" } },
+    });
+    expect(readdirSync(folder).filter((name) => name.includes(".damaged-"))).toHaveLength(1);
   });
 });

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { withFileLock } from "../../src/vault/file-lock.js";
+import { fillUp, mountSmallTmpfs, unmount } from "../support/small-disk.js";
 
 let directory: string;
 afterEach(() => rmSync(directory, { recursive: true, force: true }));
@@ -28,6 +29,28 @@ describe("the vault file lock", () => {
     expect(most).toBe(1);
     expect(existsSync(`${file}.lock`)).toBe(false);
     expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it("leaves no lock behind when a full disk refuses its line, so the next writer goes in at once", async (context) => {
+    directory = mkdtempSync(path.join(tmpdir(), "agentd-lock-"));
+    if (!mountSmallTmpfs(directory, "64k")) {
+      context.skip("cannot mount a tmpfs here (needs root): the test did not run");
+      return;
+    }
+    try {
+      const file = path.join(directory, "vault.json");
+      const filler = path.join(directory, "filler");
+      fillUp(filler);
+      const refused = await withFileLock(file, async () => "inside").catch((error: unknown) => error);
+      expect(refused).toMatchObject({ code: "ENOSPC" });
+      expect(existsSync(`${file}.lock`)).toBe(false);
+
+      rmSync(filler);
+      // Within its 10 s wait a leftover lock (stale only after 30 s) would fail this with VAULT_UNAVAILABLE.
+      expect(await withFileLock(file, async () => "inside")).toBe("inside");
+    } finally {
+      unmount(directory);
+    }
   });
 
   it("stops waiting for a held lock when the caller's signal aborts, with its reason", async () => {

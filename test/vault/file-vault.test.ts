@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -9,6 +9,7 @@ import { EnvVault } from "../../src/vault/env-vault.js";
 import { KeychainVault } from "../../src/vault/keychain-vault.js";
 import { resolveConfigSecrets } from "../../src/vault/resolve-config-secrets.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { fillUp, mountSmallTmpfs, unmount } from "../support/small-disk.js";
 
 let dataDir: string;
 beforeEach(() => {
@@ -88,6 +89,37 @@ describe("file vault", () => {
     await expectCode(createVault(configIn(dataDir), {}).list(), "VAULT_CORRUPT");
   });
 
+  it("says to move a folder in vault.json's place aside, not to check permissions, and writes nothing", async () => {
+    const vault = createVault(configIn(dataDir), {});
+    mkdirSync(path.join(dataDir, "vault.json"));
+    const error = await expectCode(vault.set("x", "value-1"), "VAULT_UNAVAILABLE");
+    expect(error.message).toMatch(/cannot read the vault file \S+vault\.json \(EISDIR\)$/);
+    expect(error.hint).toMatch(/^something else than a file is in its place: move it aside/);
+    expect(statSync(path.join(dataDir, "vault.json")).isDirectory()).toBe(true);
+  });
+
+  it("refuses a first secret on a full disk as ENOSPC, leaving no file behind, and takes it once there is room", async (context) => {
+    if (!mountSmallTmpfs(dataDir, "64k")) {
+      context.skip("cannot mount a tmpfs here (needs root): the test did not run");
+      return;
+    }
+    try {
+      const filler = path.join(dataDir, "filler");
+      fillUp(filler);
+      const vault = createVault(configIn(dataDir), {});
+      expect(await vault.set("x", "value-1").catch((error: unknown) => error)).toMatchObject({
+        code: "ENOSPC",
+      });
+      expect(readdirSync(dataDir)).toEqual(["filler"]);
+
+      rmSync(filler);
+      await vault.set("x", "value-1");
+      expect(await createVault(configIn(dataDir), {}).get("x")).toBe("value-1");
+    } finally {
+      unmount(dataDir);
+    }
+  });
+
   it("takes AGENTD_VAULT_KEY as 64 hex digits or base64 of 32 bytes, and makes no key file then", async () => {
     const raw = Buffer.alloc(32, 7);
     for (const key of [raw.toString("hex"), raw.toString("base64")]) {
@@ -104,7 +136,7 @@ describe("file vault", () => {
     const keyFile = path.join(dataDir, "loose.key");
     writeFileSync(keyFile, Buffer.alloc(32, 1).toString("base64"), { mode: 0o644 });
     const vault = createVault(configIn(dataDir, { key_file: keyFile }), {});
-    expect(() => vault.get("x")).toThrow(/readable by other users/);
+    await expect(vault.get("x")).rejects.toThrow(/readable by other users/);
   });
 
   it("rejects names an agent could not reference", async () => {

@@ -3,7 +3,7 @@ import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import type { LiveRun } from "../live-runs.js";
 import { storeFailure } from "../record/new-run-record.js";
 import { resumedMessage, resumedRecord } from "../resume/resume-interrupted.js";
-import { conflict } from "../run-conflict.js";
+import { NO_CHECKPOINT_HINT, conflict } from "../run-conflict.js";
 import type { RunLife } from "../run-life.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
@@ -147,7 +147,7 @@ export class ClusterRunQueue implements RunQueue {
       const now = this.#life.options.store.get(id) ?? ended;
       if (now.status !== ended.status || now.ended_at !== ended.ended_at)
         throw conflict(now, "resume", "another node resumed it first");
-      throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
+      throw conflict(ended, "resume", NO_CHECKPOINT_HINT);
     }
     this.#life.recorder.publishStatus(record, resumedMessage(checkpoint), {
       resumed_from_round: checkpoint.round,

@@ -1,7 +1,7 @@
 import type { AgentDefinition } from "../../definitions/agent-definition.js";
 import type { Checkpoint } from "../../checkpoints/checkpoint.js";
 import { AgentdError } from "../../errors/agentd-error.js";
-import { conflict } from "../run-conflict.js";
+import { NO_CHECKPOINT_HINT, conflict } from "../run-conflict.js";
 import type { RunLife } from "../run-life.js";
 import type { RunRecord } from "../../run-vocabulary/run-record.js";
 import { runnableDefinition } from "../runnable-definition.js";
@@ -64,7 +64,7 @@ export function resumedRecord(
 export function resumeHere(life: RunLife, ended: RunRecord): RunRecord {
   const checkpoint = life.options.checkpoints?.load(ended.id);
   if (!checkpoint) {
-    throw conflict(ended, "resume", "the run left no checkpoint (only LLM runs save one after each round)");
+    throw conflict(ended, "resume", NO_CHECKPOINT_HINT);
   }
   const { record, definition } = resumedRecord(life, ended);
   void life.recorder.publishAfterWrite(record, resumedMessage(checkpoint), {
