@@ -71,6 +71,30 @@ describe("a Mercurial checkout as the agent's workdir", () => {
   });
 });
 
+describe("a shared Mercurial checkout as the agent's workdir", () => {
+  it("keeps .hg/sharedpath read-only and gives it an hgrc-not-shared no command can fill", async () => {
+    project = new SandboxProject();
+    // `hg share` leaves `shared` in requires and the source's .hg in sharedpath; every hg command
+    // reads .hg/hgrc, then .hg/hgrc-not-shared (made by no one), and a share the source's hgrc.
+    plant([".hg/hgrc", ".hg/requires", ".hg/sharedpath", "source/.hg/requires"]);
+    const result = await project.shell(
+      [
+        `printf '${HOOK}' > .hg/hgrc-not-shared`,
+        "mkdir -p elsewhere/.hg && printf '" + HOOK + "' > elsewhere/.hg/hgrc",
+        'printf "$PWD/elsewhere/.hg" > .hg/sharedpath',
+        "mv .hg/sharedpath .hg/sharedpath.old",
+        "echo DONE",
+      ]
+        .map((attempt) => `${attempt} 2>&1`)
+        .join("; "),
+    );
+    expect(result.output).toContain("DONE");
+    expect(read(".hg/hgrc-not-shared")).toBe("");
+    expect(read(".hg/sharedpath")).toBe(ORIGINAL);
+    expect(existsSync(path.join(project.workdir, ".hg/sharedpath.old"))).toBe(false);
+  });
+});
+
 describe("a Sapling checkout as the agent's workdir", () => {
   it("keeps .sl/config and .sl/requires read-only, and gives a repository without one an empty one", async () => {
     project = new SandboxProject();
