@@ -40,6 +40,9 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".sl/requires",
   ".sl/sharedpath",
   ".jj/repo/config.toml",
+  // A workspace's own config (jj 0.31 to 0.37; later ones move both into the user's config folder
+  // at the first command, so a planted one still takes effect).
+  ".jj/workspace-config.toml",
   ".npmrc",
   ".yarnrc",
   ".yarnrc.yml",

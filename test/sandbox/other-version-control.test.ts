@@ -120,12 +120,13 @@ describe("a Sapling checkout as the agent's workdir", () => {
 });
 
 describe("a Jujutsu checkout as the agent's workdir", () => {
-  it("keeps .jj/repo/config.toml read-only, and a workspace's .jj/repo pointer too", async () => {
+  it("keeps .jj/repo/config.toml and .jj/workspace-config.toml read-only, and a workspace's .jj/repo pointer too", async () => {
     project = new SandboxProject();
-    plant([".jj/repo/config.toml", ".jj/repo/op_store/x", "second/.jj/repo"]);
+    plant([".jj/repo/config.toml", ".jj/workspace-config.toml", ".jj/repo/op_store/x", "second/.jj/repo"]);
     const result = await project.shell(
       [
         `printf '[ui]\\npager = "sh -c touch /var/tmp/agentd-jj-pwned"\\n' >> .jj/repo/config.toml`,
+        `printf '[ui]\\npager = "sh -c touch /var/tmp/agentd-jj-pwned"\\n' >> .jj/workspace-config.toml`,
         "mv .jj .jj.old",
         "mv .jj/repo .jj/repo.old",
         'printf "$PWD/elsewhere" > second/.jj/repo',
@@ -137,6 +138,7 @@ describe("a Jujutsu checkout as the agent's workdir", () => {
     );
     expect(result.output).toContain("WRITABLE");
     expect(read(".jj/repo/config.toml")).toBe(ORIGINAL);
+    expect(read(".jj/workspace-config.toml")).toBe(ORIGINAL);
     expect(read("second/.jj/repo")).toBe(ORIGINAL);
     expect(existsSync(path.join(project.workdir, ".jj.old"))).toBe(false);
     expect(read(".jj/repo/op_store/y")).toBe("kept\n");
