@@ -91,9 +91,17 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
   let width = 0;
   let wordGroups = false;
   let rest = line.length;
+  const labelled = address[0].endsWith(":");
   GROUP.lastIndex = address[0].length;
   for (let group = GROUP.exec(line); group !== null; group = GROUP.exec(line)) {
     const token = group[0];
+    // xxd sets its groups one blank apart and its column two: `61 61 61  aaa`, whose `aaa` (or
+    // `16B`) would pass for a byte.
+    const previous = groups[groups.length - 1];
+    if (labelled && previous !== undefined && group.index - (previous[1] - start) >= 2) {
+      rest = group.index;
+      break;
+    }
     if (groups.length === 0) {
       // Groups of 4 or more characters are hex or binary words (xxd); shorter ones are single
       // bytes in hex, octal or decimal, or od -c's characters and escapes (`\n`, `001`).
@@ -119,7 +127,6 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
     rest = line.length;
   }
   if (groups.length === 0) return undefined;
-  const labelled = address[0].endsWith(":");
   return { start, end, next, groups, column: characterColumn(line, rest, start), labelled };
 }
 

@@ -47,6 +47,9 @@ const DUMPS = [
   // A few groups a line after xxd's `offset:`.
   "xxd -c 5 -g 2",
   "xxd -g 16",
+  // A column of 2 or 3 characters that read as a byte (`aaa`, `16B`).
+  "xxd -u -g 1 -c 3",
+  "xxd -c 2 -g 1",
   // Words of 2 or 4 bytes, little-endian: the bytes of each in the other order.
   "hexdump",
   "hexdump -x",
