@@ -1,8 +1,12 @@
+import { Buffer } from "node:buffer";
 import { statSync } from "node:fs";
 import path from "node:path";
 import { readPlantedFileSync } from "../util/read-planted-file.js";
 
-/** A repository's config bigger than this is not read (a hand-written one is a few KiB). */
+/**
+ * A repository's config bigger than this is not read, nor its includes past this many bytes in all
+ * (a hand-written one is a few KiB).
+ */
 const MAX_CONFIG_BYTES = 256 * 1024;
 
 /**
@@ -47,9 +51,12 @@ export function gitConfigNamedPaths(folder: string): string[] {
   // The configs to read, in the order git reads them, and how many includes deep each is.
   const pending = [{ file: path.join(folder, ".git", "config"), depth: 0 }];
   const queued = new Set([pending[0]?.file]);
+  // The bytes all of them may hold together: what one config may, not that for each include.
+  let unread = MAX_CONFIG_BYTES;
   for (let next = pending.shift(); next !== undefined; next = pending.shift()) {
-    const text = configText(next.file);
+    const text = configText(next.file, unread);
     if (text === undefined) continue;
+    unread -= Buffer.byteLength(text);
     for (const { section, key, value } of configEntries(text)) {
       if (found.size >= MAX_NAMED_PATHS || lookedFor >= MAX_LOOKED_FOR) return [...found];
       const include = (section === "include" || section === "includeif") && key === "path";
@@ -90,8 +97,8 @@ function shallowEnough(entry: string, folder: string): string {
  * config no sandbox protects: swapped for a FIFO between a check and a read, it would hold the
  * daemon's event loop, so it is checked on the descriptor it is read from.
  */
-function configText(file: string): string | undefined {
-  return readPlantedFileSync(file, MAX_CONFIG_BYTES);
+function configText(file: string, maxBytes: number): string | undefined {
+  return readPlantedFileSync(file, maxBytes);
 }
 
 /** `~/x` from $HOME, an absolute path as is, a relative one from `base` (as git resolves each). */
