@@ -85,6 +85,9 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".roo/mcp.json",
   ".kiro/settings/mcp.json",
   ".amazonq/mcp.json",
+  // Amazon Q CLI's project agents (their hooks run commands, their MCP servers start), taking the
+  // place of the person's own agent of the same name.
+  ".amazonq/cli-agents",
   ".crush.json",
   "crush.json",
   ".aider.conf.yml",
