@@ -48,7 +48,7 @@ export const MAX_NAMED_DEPTH = 8;
 export function gitConfigNamedPaths(folder: string): string[] {
   const found = new Set<string>();
   let lookedFor = 0;
-  // The configs to read, in the order git reads them, and how many includes deep each is.
+  // The configs to read (the repository's, then its includes level by level), each with its depth.
   const pending = [{ file: path.join(folder, ".git", "config"), depth: 0 }];
   const queued = new Set([pending[0]?.file]);
   // The bytes all of them may hold together: what one config may, not that for each include.
