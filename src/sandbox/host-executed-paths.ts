@@ -31,10 +31,18 @@ const EXECUTED_IN_ANY_FOLDER = [
   // (`shared` with a `sharedpath` the agent wrote). Sapling, Mercurial's descendant, the same. Jujutsu's repository config sets its pager and
   // diff tools, which `jj log` runs.
   ".hg/hgrc",
+  // Read at every command after hgrc, shared or not; `sharedpath` names the repository whose hgrc a
+  // share (its `requires` saying `shared`) reads too.
+  ".hg/hgrc-not-shared",
   ".hg/requires",
+  ".hg/sharedpath",
   ".sl/config",
   ".sl/requires",
+  ".sl/sharedpath",
   ".jj/repo/config.toml",
+  // A workspace's own config (jj 0.31 to 0.37; later ones move both into the user's config folder
+  // at the first command, so a planted one still takes effect).
+  ".jj/workspace-config.toml",
   ".npmrc",
   ".yarnrc",
   ".yarnrc.yml",
@@ -77,6 +85,9 @@ const EXECUTED_IN_ANY_FOLDER = [
   ".roo/mcp.json",
   ".kiro/settings/mcp.json",
   ".amazonq/mcp.json",
+  // Amazon Q CLI's project agents (their hooks run commands, their MCP servers start), taking the
+  // place of the person's own agent of the same name.
+  ".amazonq/cli-agents",
   ".crush.json",
   "crush.json",
   ".aider.conf.yml",
@@ -152,8 +163,8 @@ export function hostExecutedPaths(writableFolders: readonly string[]): string[] 
         // Not creatable here: then nothing sandboxed can create it either.
       }
     }
-    // A Mercurial or Sapling repository without its config (as `hg init` leaves it) gets an empty
-    // one, bound read-only below like git's hooks folder: a missing one could be created with hooks
+    // A Mercurial or Sapling repository without its configs (as `hg init` leaves it) gets empty
+    // ones, bound read-only below like git's hooks folder: a missing one could be created with hooks
     // in it. Only in a real folder holding `requires`, never through a link an agent made.
     for (const [repository, config] of MERCURIAL_CONFIGS) {
       const file = path.join(folder, repository, config);
@@ -236,6 +247,7 @@ function namesReadInBatches(folder: string): Set<string> | undefined {
 /** A Mercurial (or Sapling) repository's folder and the config file in it that runs its hooks. */
 const MERCURIAL_CONFIGS = [
   [".hg", "hgrc"],
+  [".hg", "hgrc-not-shared"],
   [".sl", "config"],
 ] as const;
 

@@ -11,8 +11,12 @@ const GROUP = /\S+/g;
 const HEX_DIGITS = /^[0-9a-fA-F]+$/;
 /** A group of a byte dump: a byte in hex, octal or decimal, or one of od -c's characters or escapes. */
 const BYTE_GROUP = /^(?:[0-9a-fA-F]{2,3}|\\?.)$/;
-/** Fewer groups than this make a dump line only after another one (its last, short line). */
+/**
+ * Fewer groups than this make a dump line only after another one (its last, short line), or
+ * after xxd's `offset:` (`xxd -c 5 -g 2`, `xxd -g 16`: a few groups a line).
+ */
 const MIN_GROUPS = 4;
+const OCTAL_WORD = /^[0-7]{6}$/;
 
 /**
  * The views of a dump's lines in which a value that runs from one line into the next is whole
@@ -22,12 +26,16 @@ const MIN_GROUPS = 4;
  * `od -tu1`, which need their separators), and `text` each run's character column (`hexdump -C`'s
  * `|…|`, `od -z`'s `>…<`, xxd's) joined across lines. Everything else of the text is kept as it
  * is. A match in a view maps back over the offsets and columns in between, so masking it masks
- * them too.
+ * them too. `words`, when the dump has words of 2, 4 or 8 bytes that are not in their bytes'
+ * order (`hexdump` and `od -x` without options print 2-byte words little-endian, `od` in octal,
+ * `od -tx4` 4-byte ones), holds the groups' bytes in hex in the order they were in, joined as in
+ * `joined`.
  */
 export interface DumpViews {
   joined: TextView;
   spaced: TextView;
   text: TextView;
+  words: TextView | undefined;
 }
 
 interface DumpLine {
@@ -39,6 +47,8 @@ interface DumpLine {
   groups: Array<[number, number]>;
   /** The character column's span (its delimiters left out), if the line has one. */
   column: [number, number] | undefined;
+  /** Whether its offset ends in a colon (xxd's). */
+  labelled: boolean;
 }
 
 /** The views of the dump lines in `view`, or undefined when it has none. */
@@ -52,14 +62,18 @@ export function dumpViews(view: TextView): DumpViews | undefined {
     const next = newline === -1 ? text.length : newline + 1;
     const line = dumpLine(text, start, end, next);
     const follows = lines.length > 0 && lines[lines.length - 1] !== undefined;
-    lines.push(line !== undefined && (line.groups.length >= MIN_GROUPS || follows) ? line : undefined);
+    const counts = line !== undefined && (line.groups.length >= MIN_GROUPS || follows || line.labelled);
+    lines.push(counts ? line : undefined);
     start = next;
   }
   if (!lines.some((line) => line !== undefined)) return undefined;
+  const joined = groupsView(view, lines, "");
+  const words = groupsView(view, lines, "", memoryOrder);
   return {
-    joined: groupsView(view, lines, ""),
+    joined,
     spaced: groupsView(view, lines, " "),
     text: columnsView(view, lines),
+    words: words.text === joined.text ? undefined : words,
   };
 }
 
@@ -77,9 +91,17 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
   let width = 0;
   let wordGroups = false;
   let rest = line.length;
+  const labelled = address[0].endsWith(":");
   GROUP.lastIndex = address[0].length;
   for (let group = GROUP.exec(line); group !== null; group = GROUP.exec(line)) {
     const token = group[0];
+    // xxd sets its groups one blank apart and its column two: `61 61 61  aaa`, whose `aaa` (or
+    // `16B`) would pass for a byte.
+    const previous = groups[groups.length - 1];
+    if (labelled && previous !== undefined && group.index - (previous[1] - start) >= 2) {
+      rest = group.index;
+      break;
+    }
     if (groups.length === 0) {
       // Groups of 4 or more characters are hex or binary words (xxd); shorter ones are single
       // bytes in hex, octal or decimal, or od -c's characters and escapes (`\n`, `001`).
@@ -105,7 +127,7 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
     rest = line.length;
   }
   if (groups.length === 0) return undefined;
-  return { start, end, next, groups, column: characterColumn(line, rest, start) };
+  return { start, end, next, groups, column: characterColumn(line, rest, start), labelled };
 }
 
 /**
@@ -134,10 +156,16 @@ function characterColumn(line: string, from: number, offset: number): [number, n
 }
 
 /**
- * The view with each dump line's offset and column dropped and its groups `separator` apart; a
- * dump line followed by another is joined to it the same way.
+ * The view with each dump line's offset and column dropped and its groups `separator` apart (each
+ * as `group` gives it, when it gives one); a dump line followed by another is joined to it the
+ * same way.
  */
-function groupsView(view: TextView, lines: Array<DumpLine | undefined>, separator: string): TextView {
+function groupsView(
+  view: TextView,
+  lines: Array<DumpLine | undefined>,
+  separator: string,
+  group?: (token: string) => string | undefined,
+): TextView {
   const text = view.text;
   const builder = new ViewBuilder(view);
   lines.forEach((line, index) => {
@@ -145,10 +173,14 @@ function groupsView(view: TextView, lines: Array<DumpLine | undefined>, separato
     const groups = line.groups;
     const first = groups[0] as [number, number];
     if (first[0] > line.start) builder.replace(line.start, first[0], "");
-    for (let group = 1; group < groups.length; group++) {
-      const gapStart = (groups[group - 1] as [number, number])[1];
-      const gapEnd = (groups[group] as [number, number])[0];
-      if (text.slice(gapStart, gapEnd) !== separator) builder.replace(gapStart, gapEnd, separator);
+    for (let index = 0; index < groups.length; index++) {
+      const [start, end] = groups[index] as [number, number];
+      if (index > 0) {
+        const gapStart = (groups[index - 1] as [number, number])[1];
+        if (text.slice(gapStart, start) !== separator) builder.replace(gapStart, start, separator);
+      }
+      const changed = group?.(text.slice(start, end));
+      if (changed !== undefined) builder.replace(start, end, changed);
     }
     const last = (groups[groups.length - 1] as [number, number])[1];
     const joinsNext = lines[index + 1] !== undefined;
@@ -156,6 +188,25 @@ function groupsView(view: TextView, lines: Array<DumpLine | undefined>, separato
     if (tailEnd > last) builder.replace(last, tailEnd, joinsNext ? separator : "");
   });
   return builder.finish();
+}
+
+/**
+ * A little-endian word's bytes in hex, in the order they are in memory: 4, 8 or 16 hex digits
+ * (`hexdump`, `od -x`, `od -tx4`, `od -tx8`) or 6 octal digits of 2 bytes (`od`). Undefined for
+ * anything else (a byte, `xxd`'s words, which are in order).
+ */
+function memoryOrder(token: string): string | undefined {
+  let hex: string;
+  if (token.length === 6 && OCTAL_WORD.test(token)) {
+    const value = Number.parseInt(token, 8);
+    if (value > 0xffff) return undefined;
+    hex = value.toString(16).padStart(4, "0");
+  } else if ((token.length === 4 || token.length === 8 || token.length === 16) && HEX_DIGITS.test(token)) {
+    hex = token;
+  } else return undefined;
+  let bytes = "";
+  for (let at = hex.length - 2; at >= 0; at -= 2) bytes += hex.slice(at, at + 2);
+  return bytes;
 }
 
 /** The view with the character columns of consecutive dump lines joined into one text. */

@@ -222,13 +222,15 @@ export class SecretRedactor {
 
   /** The forms of a value a dump (`od`, `hexdump`, `xxd`) splits over its lines, found whole. */
   #findInDump(dump: DumpViews, found: Found[]): void {
-    const { joined, spaced, text } = dump;
+    const { joined, spaced, text, words } = dump;
     this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
     this.#encoded.find(joined, found);
     this.#canonical.find(canonicalView(decodeEscapes(joined)), found);
     this.#decimal.find(joinDecimalBytes(spaced), found);
     this.#decimal.find(joinOctalBytes(spaced), found);
     this.#canonical.find(canonicalView(decodeEscapes(text)), found);
+    // The value's hex, from words that held its bytes in another order.
+    if (words !== undefined) this.#caseless.find(words.withSameLength(lowerCase(words.text)), found);
   }
 
   /**

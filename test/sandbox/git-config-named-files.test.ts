@@ -91,6 +91,67 @@ describe("files the repository's git config names", () => {
   });
 });
 
+describe("what an operator's config names less plainly", () => {
+  const PLANTED_HOOK = "#!/bin/sh\\ntouch /var/tmp/agentd-pwned\\n";
+
+  it("keeps the hooks folder that an included project config sets read-only", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    // A project shares its hooks in a committed config each clone includes (`git config
+    // include.path ../.gitconfig`): the hooks folder is named there, not in .git/config.
+    execFileSync("git", ["init", "-q", root]);
+    execFileSync("git", ["-C", root, "config", "include.path", "../shared/project.gitconfig"]);
+    mkdirSync(path.join(root, "shared", "nested"), { recursive: true });
+    writeFileSync(
+      path.join(root, "shared", "project.gitconfig"),
+      "[include]\n\tpath = nested/hooks.gitconfig\n",
+    );
+    writeFileSync(
+      path.join(root, "shared", "nested", "hooks.gitconfig"),
+      "[core]\n\thooksPath = .githooks\n",
+    );
+    mkdirSync(path.join(root, ".githooks"));
+    writeFileSync(path.join(root, ".githooks", "pre-commit"), HOOK);
+    const result = await project.shell(
+      `printf '${PLANTED_HOOK}' > .githooks/pre-commit 2>&1; printf '[core]\\n\\thooksPath = x\\n' >> shared/nested/hooks.gitconfig 2>&1; echo DONE`,
+      { host, workdir: root },
+    );
+    expect(result.output).toContain("DONE");
+    expect(readFileSync(path.join(root, ".githooks", "pre-commit"), "utf8")).toBe(HOOK);
+    expect(readFileSync(path.join(root, "shared", "nested", "hooks.gitconfig"), "utf8")).not.toContain("= x");
+  });
+
+  it("keeps an included file read-only after many that do not exist here, and one on continued lines", async () => {
+    project = new SandboxProject();
+    const { host, root } = projectLayout(project);
+    execFileSync("git", ["init", "-q", root]);
+    // Per-checkout includes for other machines (missing here) come first in the operator's config.
+    const missing = Array.from(
+      { length: 20 },
+      (_, index) =>
+        `[includeIf "gitdir:/elsewhere/${String(index)}/"]\n\tpath = ../missing-${String(index)}.gitconfig\n`,
+    ).join("");
+    const config = readFileSync(path.join(root, ".git", "config"), "utf8");
+    writeFileSync(
+      path.join(root, ".git", "config"),
+      `${config}${missing}[include]\n\tpath = ../project.gitconfig\n[include]\r\n\tpath = ../con\\\r\ntinued.gitconfig\r\n`,
+    );
+    writeFileSync(path.join(root, "project.gitconfig"), INCLUDED);
+    writeFileSync(path.join(root, "continued.gitconfig"), INCLUDED);
+    expect(execFileSync("git", ["-C", root, "config", "--get-all", "include.path"]).toString()).toContain(
+      "../continued.gitconfig",
+    );
+    const planted = "[core]\\n\\tfsmonitor = touch /var/tmp/agentd-pwned\\n";
+    const result = await project.shell(
+      `printf '${planted}' >> project.gitconfig 2>&1; printf '${planted}' >> continued.gitconfig 2>&1; echo DONE`,
+      { host, workdir: root },
+    );
+    expect(result.output).toContain("DONE");
+    expect(readFileSync(path.join(root, "project.gitconfig"), "utf8")).toBe(INCLUDED);
+    expect(readFileSync(path.join(root, "continued.gitconfig"), "utf8")).toBe(INCLUDED);
+  });
+});
+
 describe("a config that names more files than a hand-written one", () => {
   /** The sandbox of a shell call of agent `me` in its default workspace, as the daemon makes it. */
   const policyOfMe = () =>

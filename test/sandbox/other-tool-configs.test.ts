@@ -17,6 +17,7 @@ const FILES = [
   ".roo/mcp.json",
   ".kiro/settings/mcp.json",
   ".amazonq/mcp.json",
+  ".amazonq/cli-agents/dev-agent.json",
   ".crush.json",
   "crush.json",
   ".aider.conf.yml",

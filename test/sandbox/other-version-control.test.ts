@@ -71,6 +71,30 @@ describe("a Mercurial checkout as the agent's workdir", () => {
   });
 });
 
+describe("a shared Mercurial checkout as the agent's workdir", () => {
+  it("keeps .hg/sharedpath read-only and gives it an hgrc-not-shared no command can fill", async () => {
+    project = new SandboxProject();
+    // `hg share` leaves `shared` in requires and the source's .hg in sharedpath; every hg command
+    // reads .hg/hgrc, then .hg/hgrc-not-shared (made by no one), and a share the source's hgrc.
+    plant([".hg/hgrc", ".hg/requires", ".hg/sharedpath", "source/.hg/requires"]);
+    const result = await project.shell(
+      [
+        `printf '${HOOK}' > .hg/hgrc-not-shared`,
+        "mkdir -p elsewhere/.hg && printf '" + HOOK + "' > elsewhere/.hg/hgrc",
+        'printf "$PWD/elsewhere/.hg" > .hg/sharedpath',
+        "mv .hg/sharedpath .hg/sharedpath.old",
+        "echo DONE",
+      ]
+        .map((attempt) => `${attempt} 2>&1`)
+        .join("; "),
+    );
+    expect(result.output).toContain("DONE");
+    expect(read(".hg/hgrc-not-shared")).toBe("");
+    expect(read(".hg/sharedpath")).toBe(ORIGINAL);
+    expect(existsSync(path.join(project.workdir, ".hg/sharedpath.old"))).toBe(false);
+  });
+});
+
 describe("a Sapling checkout as the agent's workdir", () => {
   it("keeps .sl/config and .sl/requires read-only, and gives a repository without one an empty one", async () => {
     project = new SandboxProject();
@@ -96,12 +120,13 @@ describe("a Sapling checkout as the agent's workdir", () => {
 });
 
 describe("a Jujutsu checkout as the agent's workdir", () => {
-  it("keeps .jj/repo/config.toml read-only, and a workspace's .jj/repo pointer too", async () => {
+  it("keeps .jj/repo/config.toml and .jj/workspace-config.toml read-only, and a workspace's .jj/repo pointer too", async () => {
     project = new SandboxProject();
-    plant([".jj/repo/config.toml", ".jj/repo/op_store/x", "second/.jj/repo"]);
+    plant([".jj/repo/config.toml", ".jj/workspace-config.toml", ".jj/repo/op_store/x", "second/.jj/repo"]);
     const result = await project.shell(
       [
         `printf '[ui]\\npager = "sh -c touch /var/tmp/agentd-jj-pwned"\\n' >> .jj/repo/config.toml`,
+        `printf '[ui]\\npager = "sh -c touch /var/tmp/agentd-jj-pwned"\\n' >> .jj/workspace-config.toml`,
         "mv .jj .jj.old",
         "mv .jj/repo .jj/repo.old",
         'printf "$PWD/elsewhere" > second/.jj/repo',
@@ -113,6 +138,7 @@ describe("a Jujutsu checkout as the agent's workdir", () => {
     );
     expect(result.output).toContain("WRITABLE");
     expect(read(".jj/repo/config.toml")).toBe(ORIGINAL);
+    expect(read(".jj/workspace-config.toml")).toBe(ORIGINAL);
     expect(read("second/.jj/repo")).toBe(ORIGINAL);
     expect(existsSync(path.join(project.workdir, ".jj.old"))).toBe(false);
     expect(read(".jj/repo/op_store/y")).toBe("kept\n");

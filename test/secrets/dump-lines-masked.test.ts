@@ -44,6 +44,18 @@ const DUMPS = [
   "od -tu1",
   "od -Ax -tx1z",
   "od -tx1 -w8",
+  // A few groups a line after xxd's `offset:`.
+  "xxd -c 5 -g 2",
+  "xxd -g 16",
+  // A column of 2 or 3 characters that read as a byte (`aaa`, `16B`).
+  "xxd -u -g 1 -c 3",
+  "xxd -c 2 -g 1",
+  // Words of 2 or 4 bytes, little-endian: the bytes of each in the other order.
+  "hexdump",
+  "hexdump -x",
+  "od -x",
+  "od",
+  "od -tx4",
 ];
 
 describe("a secret longer than a line of a dump", () => {
@@ -83,6 +95,9 @@ describe("text that merely starts its lines with hex", () => {
       "d41d8cd98f00b204e9800998ecf8427e  empty.txt",
       "00000000: 6865 6c6c 6f0a                           hello.",
       "0000000 150 145 154 154 157 012",
+      "0000000 6568 6c6c 0a6f",
+      "0000000 062550 066154 005157",
+      "0fe2d11: bad cafe",
     ].join("\n");
     expect(redactor.redact(text)).toBe(text);
   });
