@@ -174,6 +174,28 @@ describe("RunStore", () => {
     ]);
   });
 
+  it("lists every run again after a power cut zero-filled the tail of the segment just closed", async () => {
+    // A segment is closed without an fsync: a power cut soon after a new one began can leave the
+    // old one its size with its last lines read as NULs, as it does the newest segment's.
+    const dataDirectory = place();
+    const store = RunStore.open({ dataDirectory, logger: silent, segmentBytes: 400 });
+    const records = await history(store, 7);
+    await store.settled();
+    store.close();
+    const segments = readdirSync(path.join(store.directory, "index")).sort();
+    expect(segments.length).toBeGreaterThanOrEqual(2);
+    const closed = path.join(store.directory, "index", segments.at(-2) ?? "");
+    const bytes = readFileSync(closed);
+    bytes.fill(0, Math.floor(bytes.length / 2));
+    writeFileSync(closed, bytes);
+
+    const log = recordingLogger();
+    const reopened = RunStore.open({ dataDirectory, logger: log.logger, segmentBytes: 400 });
+    expect(ids(await reopened.list({ limit: 100 }))).toEqual(ids(records).reverse());
+    expect(log.warnings()).toContainEqual(expect.stringMatching(/^rebuilt the run index .*unreadable line/));
+    reopened.close();
+  });
+
   it("reads no finished run's record at start: only the open runs and each agent's newest", async () => {
     const dataDirectory = place();
     const store = RunStore.open({ dataDirectory, logger: silent });
