@@ -106,7 +106,7 @@ function service(port: number, folder = dataFolder()) {
 
 const RECIPIENTS = ["lead@example.test", "ops@example.test"];
 
-async function deliverDigest(deliveries: DeliveryService): Promise<void> {
+async function deliverDigest(deliveries: DeliveryService, recipients = RECIPIENTS): Promise<void> {
   await deliveries.start();
   await deliveries.deliver({
     agent: "digest",
@@ -115,7 +115,7 @@ async function deliverDigest(deliveries: DeliveryService): Promise<void> {
     target: {
       name: "mail",
       shared: false,
-      target: DeliveryTargetSchema.parse({ to: "email", recipients: RECIPIENTS, subject: "Digest" }),
+      target: DeliveryTargetSchema.parse({ to: "email", recipients, subject: "Digest" }),
     },
     facts: {
       agent: "digest",
@@ -169,6 +169,21 @@ describe("an email the SMTP server refuses for some recipients", { timeout: 60_0
     clock.advanceBy(60_000);
     await waitFor(() => attempts().length === 3, "the second retry");
     expect(attempts()[2]).toMatchObject({ status: "sent" });
+    expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
+  });
+
+  it("mails a recipient listed twice once, the retry included", async () => {
+    const port = await freePort();
+    const taken = await smtpServer(port, (address, tries) =>
+      address === "ops@example.test" && tries === 1 ? 451 : undefined,
+    );
+    const { deliveries, attempts, clock } = service(port);
+    await deliverDigest(deliveries, ["ops@example.test", "lead@example.test", "ops@example.test"]);
+    await waitFor(() => attempts().length === 1, "the first attempt");
+    expect(deliveries.list("retrying")[0]?.remaining_recipients).toEqual(["ops@example.test"]);
+    clock.advanceBy(1_000);
+    await waitFor(() => attempts().length === 2, "the retry");
+    expect(attempts()[1]).toMatchObject({ status: "sent" });
     expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
   });
 
