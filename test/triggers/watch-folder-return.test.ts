@@ -93,6 +93,41 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
     expect(clock.pending).toBe(0);
   });
 
+  it.each([
+    ["empty", false],
+    ["holding a file", true],
+  ])(
+    "watches the new folder when the %s one is rotated at once (mv inbox inbox.1 && mkdir inbox)",
+    async (_how, holding) => {
+      const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
+      folders.push(root);
+      const inbox = path.join(root, "inbox");
+      const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+      const { watches, started } = watchTriggersOn(clock);
+      try {
+        const definition = inboxWatcher(root, { runs: 100, per: "1h" });
+        if (holding) writeFileSync(path.join(inbox, "old.txt"), "o");
+        await watches.apply(new TriggerSet([definition]).watches);
+        renameSync(inbox, `${inbox}.1`);
+        mkdirSync(inbox);
+        // The rotation is seen whenever it is; the new folder's file must start a run, at the latest
+        // once the daemon looked for the folder again.
+        writeFileSync(path.join(inbox, "new.txt"), "n");
+        await waitFor(
+          () => {
+            clock.advanceBy(FOLDER_RETURN_CHECK_MILLISECONDS);
+            return started.length > 0;
+          },
+          "a run of the file in the new folder",
+          10_000,
+        );
+        expect(started[0]?.task).toBe("Files: new.txt");
+      } finally {
+        await watches.close();
+      }
+    },
+  );
+
   it("stops looking for the folder once its trigger is gone", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
     folders.push(root);
