@@ -31,6 +31,9 @@ export class TriggerSecrets {
   #closed = false;
   /** Secrets reported missing since they were last found: the timed reads do not log them again. */
   readonly #warned = new Set<string>();
+  /** Reads begun, and the number of the newest one applied. */
+  #reads = 0;
+  #applied = 0;
   /** The last read failed: said once, until a read succeeds. */
   #failing = false;
 
@@ -45,7 +48,7 @@ export class TriggerSecrets {
     this.#names = names;
     this.#readAt = this.#clock.now();
     // The promise kept is the one returned: a read that ended clears it, so the next may start.
-    const loading: Promise<void> = this.#read(names).finally(() => {
+    const loading: Promise<void> = this.#read(names, ++this.#reads).finally(() => {
       if (this.#loading === loading) this.#loading = undefined;
       this.#armRefresh();
     });
@@ -84,8 +87,12 @@ export class TriggerSecrets {
     }, every);
   }
 
-  async #read(names: readonly string[]): Promise<void> {
+  async #read(names: readonly string[], number: number): Promise<void> {
     const read = await readSecrets(this.#vault, names);
+    // A read that began before one already applied (a timed read overtaken by the load of new
+    // definitions) holds older values: applied, it would bring back a secret rotated since.
+    if (number < this.#applied) return;
+    this.#applied = number;
     const values = new Map<string, string>();
     const failed = new Set(read.failures.map((failure) => failure.name));
     for (const name of names) {

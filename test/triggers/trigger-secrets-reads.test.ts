@@ -100,3 +100,37 @@ describe("webhook secrets read again on the daemon's clock", () => {
     expect(reads()).toBe(before);
   });
 });
+
+describe("webhook secrets read twice at once", () => {
+  it("never lets an older read that ends last bring back a rotated secret", async () => {
+    // A vault whose reads end when the test says: the first one (old values) ends after the second.
+    const pending: Array<{ values: Map<string, string>; release: () => void; done: Promise<void> }> = [];
+    let value = "leaked";
+    const vault: Vault = {
+      backend: "file",
+      get: async () => undefined,
+      getMany: (names) => {
+        const values = new Map(names.map((name) => [name, value]));
+        let release = () => {};
+        const done = new Promise<void>((resolve) => (release = resolve));
+        pending.push({ values, release, done });
+        return done.then(() => values);
+      },
+      set: async () => undefined,
+      remove: async () => false,
+      list: async () => [],
+    };
+    const clock = new ManualClock(Date.parse("2026-03-01T00:00:00Z"));
+    const secrets = new TriggerSecrets(vault, collectingLogger().logger, clock);
+    const first = secrets.load(["build_hook"]);
+    value = "rotated";
+    const second = secrets.load(["build_hook"]);
+    pending[1]?.release();
+    await second;
+    expect(secrets.get("build_hook")).toBe("rotated");
+    pending[0]?.release();
+    await first;
+    expect(secrets.get("build_hook")).toBe("rotated");
+    secrets.close();
+  });
+});
