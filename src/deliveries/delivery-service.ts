@@ -333,6 +333,8 @@ export class DeliveryService {
     const base = { target: record.target, attempt, delivery: record.id };
     if (outcome.ok) {
       record.status = "sent";
+      // Everyone has it now: a sent delivery listing addresses "still owed it" would read as a half failure.
+      delete record.remaining_recipients;
       if (this.#failing.delete(failingKey(record))) {
         this.#options.logger.info(
           { agent: record.agent, target: record.target },

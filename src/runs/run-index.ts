@@ -91,20 +91,25 @@ export class RunIndex {
   }
 
   /**
-   * The name of the segment being appended to and how many of its lines cannot be read, read
-   * whole (at a start: 256 KB at most). Its size alone does not tell a power cut's damage: ext4 can
-   * leave a file its size with the blocks of its last writes reading as NULs.
+   * The first of the two newest segments (the one being appended to, then the one closed last)
+   * with lines that cannot be read, and how many; read whole (at a start: 512 KB at most). Their
+   * size alone does not tell a power cut's damage: ext4 can leave a file its size with the blocks
+   * of its last writes reading as NULs, and a segment is closed without an fsync, so the one before
+   * the newest is as exposed when the newest began just before the cut.
    */
-  unreadableInCurrent(): { segment: string; lines: number } {
-    const segment = segmentFileName(this.#currentNumber);
-    let text: string;
-    try {
-      text = readFileSync(this.#fileOf(this.#currentNumber), "utf8");
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { segment, lines: 0 };
-      throw error;
+  unreadableInNewest(): { segment: string; lines: number } {
+    for (const number of this.#segments.slice(-2).reverse()) {
+      let text: string;
+      try {
+        text = readFileSync(this.#fileOf(number), "utf8");
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") continue;
+        throw error;
+      }
+      const lines = parseIndexText(text).unreadable;
+      if (lines > 0) return { segment: segmentFileName(number), lines };
     }
-    return { segment, lines: parseIndexText(text).unreadable };
+    return { segment: segmentFileName(this.#currentNumber), lines: 0 };
   }
 
   /** How many things found where the index or a segment should be were moved aside (the index is then rebuilt). */

@@ -634,7 +634,7 @@ export class RunStore implements RunRecords {
       if (size > 0 && (sizes[name] ?? 0) < size)
         return `run index segment ${name} is missing or was cut short`;
     }
-    const unreadable = this.#index.unreadableInCurrent();
+    const unreadable = this.#index.unreadableInNewest();
     if (unreadable.lines > 0)
       return `run index segment ${unreadable.segment} holds ${unreadable.lines} unreadable line${unreadable.lines === 1 ? "" : "s"}`;
     return undefined;

@@ -43,10 +43,14 @@ export class ScheduleState implements ScheduleStates {
   #dirty = false;
   #spares: SpareFiles | undefined;
   #storage: StorageGate | undefined;
+  #logger: Logger;
+  /** The last flush failed (said once, until one succeeds). */
+  #unwritable = false;
 
-  private constructor(file: string, agents: Map<string, AgentScheduleState>) {
+  private constructor(file: string, agents: Map<string, AgentScheduleState>, logger: Logger) {
     this.#file = file;
     this.#agents = agents;
+    this.#logger = logger;
   }
 
   /**
@@ -63,7 +67,7 @@ export class ScheduleState implements ScheduleStates {
   }
 
   static #read(file: string, logger: Logger): ScheduleState {
-    if (!existsSync(file)) return new ScheduleState(file, new Map());
+    if (!existsSync(file)) return new ScheduleState(file, new Map(), logger);
     let parsed: ReturnType<typeof ScheduleStateFileSchema.safeParse>;
     try {
       parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
@@ -73,18 +77,18 @@ export class ScheduleState implements ScheduleStates {
           { file, err: error },
           "schedule state is not JSON; missed fires cannot be detected this time",
         );
-        return new ScheduleState(file, new Map());
+        return new ScheduleState(file, new Map(), logger);
       }
       // A folder or a FIFO in its place is no JSON to fix, and a folder would refuse every
       // rewrite (the first ended the start as a bug): it is moved aside, kept for a look.
       moveAside(file, `cannot be read (${errnoCodeOf(error) ?? "error"})`, logger);
-      return new ScheduleState(file, new Map());
+      return new ScheduleState(file, new Map(), logger);
     }
     if (!parsed.success) {
       logger.warn({ file }, "schedule state is malformed; missed fires cannot be detected this time");
-      return new ScheduleState(file, new Map());
+      return new ScheduleState(file, new Map(), logger);
     }
-    return new ScheduleState(file, new Map(Object.entries(parsed.data.agents)));
+    return new ScheduleState(file, new Map(Object.entries(parsed.data.agents)), logger);
   }
 
   get(agentId: string): AgentScheduleState | undefined {
@@ -113,18 +117,44 @@ export class ScheduleState implements ScheduleStates {
   flush(): void {
     if (!this.#dirty) return;
     const agents = Object.fromEntries(this.#agents);
+    const text = `${JSON.stringify({ agents }, null, 2)}\n`;
     try {
-      // Rewritten on every fire: kill -9 safe without an fsync each time.
-      replaceFileSync(this.#file, `${JSON.stringify({ agents }, null, 2)}\n`, {
-        sync: false,
-        spares: this.#spares,
-      });
+      this.#write(text);
     } catch (error) {
-      if (!this.#storage?.failed(error, this.#file)) throw error;
+      if (this.#storage?.failed(error, this.#file)) return;
+      // Never thrown: a fire's flush runs in a timer's callback, where a throw ends the daemon.
+      if (!this.#unwritable)
+        this.#logger.error(
+          { file: this.#file, err: error },
+          `schedule state cannot be written (${errnoCodeOf(error) ?? "error"}): it is kept in memory and written again at the next fire; missed fires cannot be detected after a restart until then`,
+        );
+      this.#unwritable = true;
       return;
     }
     this.#dirty = false;
+    this.#unwritable = false;
     this.#storage?.succeeded();
+  }
+
+  /**
+   * Rewritten on every fire: kill -9 safe without an fsync each time. A folder put in its place
+   * while the daemon runs is moved aside as at a start, and the state written in its place.
+   */
+  #write(text: string): void {
+    try {
+      replaceFileSync(this.#file, text, { sync: false, spares: this.#spares });
+    } catch (error) {
+      const moved =
+        errnoCodeOf(error) === "EISDIR" &&
+        moveAside(
+          this.#file,
+          "cannot be written (EISDIR)",
+          this.#logger,
+          "the state is written in its place",
+        );
+      if (!moved) throw error;
+      replaceFileSync(this.#file, text, { sync: false, spares: this.#spares });
+    }
   }
 
   /** One daemon owns its `data_dir` (the lock): every fire is its own. */
@@ -156,10 +186,16 @@ export class ScheduleState implements ScheduleStates {
 }
 
 /**
- * Moves what sits at the state file's path aside to `<file>.damaged-<time>` and says so; when even
- * that fails, says to move it by hand (the state is then kept in memory only).
+ * Moves what sits at the state file's path aside to `<file>.damaged-<time>` and says so with
+ * `consequence`; when even that fails, says to move it by hand (the state is then kept in memory
+ * only). Returns whether it was moved.
  */
-function moveAside(file: string, reason: string, logger: Logger): void {
+function moveAside(
+  file: string,
+  reason: string,
+  logger: Logger,
+  consequence = "missed fires cannot be detected this time, the state starts afresh",
+): boolean {
   const aside = `${file}.damaged-${new Date().toISOString().replaceAll(":", "-")}`;
   try {
     renameSync(file, aside);
@@ -168,10 +204,11 @@ function moveAside(file: string, reason: string, logger: Logger): void {
       { file, reason, err: error },
       `schedule state ${reason} nor moved aside: move ${file} aside by hand and restart; missed fires cannot be detected this time`,
     );
-    return;
+    return false;
   }
   logger.warn(
     { file, moved_to: aside, reason },
-    `moved ${file} aside (${reason}): missed fires cannot be detected this time, the state starts afresh; look at ${aside}, then delete it`,
+    `moved ${file} aside (${reason}): ${consequence}; look at ${aside}, then delete it`,
   );
+  return true;
 }

@@ -1,5 +1,6 @@
 import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../logging/logger.js";
+import { readSecrets, type SecretsRead } from "../vault/read-secrets.js";
 import type { Vault } from "../vault/vault.js";
 
 /** How soon after a read a missing secret makes the vault be read again. */
@@ -30,6 +31,11 @@ export class TriggerSecrets {
   #closed = false;
   /** Secrets reported missing since they were last found: the timed reads do not log them again. */
   readonly #warned = new Set<string>();
+  /** Reads begun, and the number of the newest one applied. */
+  #reads = 0;
+  #applied = 0;
+  /** The last read failed: said once, until a read succeeds. */
+  #failing = false;
 
   constructor(vault: Vault, logger: Logger, clock: Clock) {
     this.#vault = vault;
@@ -42,7 +48,7 @@ export class TriggerSecrets {
     this.#names = names;
     this.#readAt = this.#clock.now();
     // The promise kept is the one returned: a read that ended clears it, so the next may start.
-    const loading: Promise<void> = this.#read(names).finally(() => {
+    const loading: Promise<void> = this.#read(names, ++this.#reads).finally(() => {
       if (this.#loading === loading) this.#loading = undefined;
       this.#armRefresh();
     });
@@ -81,27 +87,54 @@ export class TriggerSecrets {
     }, every);
   }
 
-  async #read(names: readonly string[]): Promise<void> {
+  async #read(names: readonly string[], number: number): Promise<void> {
+    const read = await readSecrets(this.#vault, names);
+    // A read that began before one already applied (a timed read overtaken by the load of new
+    // definitions) holds older values: applied, it would bring back a secret rotated since.
+    if (number < this.#applied) return;
+    this.#applied = number;
     const values = new Map<string, string>();
+    const failed = new Set(read.failures.map((failure) => failure.name));
     for (const name of names) {
-      try {
-        const value = await this.#vault.get(name);
-        if (value !== undefined && value !== "") values.set(name, value);
-        else if (this.#values.has(name) || !this.#warned.has(name)) {
-          this.#warned.add(name);
-          this.#logger.warn(
-            { secret: name },
-            "a webhook trigger's secret is not in the vault: its deliveries are refused",
-          );
-        }
-      } catch (error) {
+      const value = read.values.get(name);
+      if (value !== undefined && value !== "") values.set(name, value);
+      else if (failed.has(name)) {
         // A vault that cannot be read now keeps the values last read: a read error is no rotation.
         const known = this.#values.get(name);
         if (known !== undefined) values.set(name, known);
-        this.#logger.warn({ err: error, secret: name }, "could not read a webhook trigger's secret");
+      } else if (this.#values.has(name) || !this.#warned.has(name)) {
+        this.#warned.add(name);
+        this.#logger.warn(
+          { secret: name },
+          "a webhook trigger's secret is not in the vault: its deliveries are refused",
+        );
       }
     }
-    for (const name of values.keys()) this.#warned.delete(name);
+    this.#reportFailures(read.failures);
+    for (const name of values.keys()) if (!failed.has(name)) this.#warned.delete(name);
     this.#values = values;
+  }
+
+  /**
+   * Says once that the vault cannot be read, and once that it can again: the timed reads every few
+   * seconds must not log a warning per secret per read while a damaged vault waits for its operator.
+   */
+  #reportFailures(failures: SecretsRead["failures"]): void {
+    const first = failures[0];
+    if (first === undefined) {
+      if (this.#failing) this.#logger.info("the webhook triggers' secrets can be read from the vault again");
+      this.#failing = false;
+      return;
+    }
+    if (this.#failing) return;
+    this.#failing = true;
+    this.#logger.warn(
+      {
+        err: first.error,
+        secrets: failures.slice(0, 10).map((failure) => failure.name),
+        count: failures.length,
+      },
+      "could not read webhook triggers' secrets: the values read last stay in use until the vault can be read",
+    );
   }
 }

@@ -38,6 +38,10 @@ class LazyFileVault implements Vault {
     return this.#open().get(name);
   }
 
+  async getMany(names: readonly string[]): Promise<Map<string, string>> {
+    return this.#open().getMany(names);
+  }
+
   async set(name: string, value: string, signal?: AbortSignal): Promise<void> {
     return this.#open().set(name, value, signal);
   }

@@ -50,6 +50,16 @@ export class FileVault implements Vault {
     return Object.hasOwn(secrets, name) ? secrets[name] : undefined;
   }
 
+  async getMany(names: readonly string[]): Promise<Map<string, string>> {
+    const secrets = await this.#read();
+    const values = new Map<string, string>();
+    for (const name of names) {
+      const value = Object.hasOwn(secrets, name) ? secrets[name] : undefined;
+      if (value !== undefined) values.set(name, value);
+    }
+    return values;
+  }
+
   async list(): Promise<string[]> {
     return Object.keys(await this.#read()).sort();
   }

@@ -70,7 +70,16 @@ function readOrCreateKeyFile(keyFile: string): Buffer {
 }
 
 function readKeyFile(keyFile: string): Buffer {
-  const mode = statSync(keyFile).mode;
+  const stats = statSync(keyFile);
+  // A folder or a FIFO was told to `chmod 600`, which changes nothing: say what is there instead.
+  if (!stats.isFile()) {
+    const kind = stats.isDirectory() ? "a folder" : stats.isFIFO() ? "a FIFO" : "no regular file";
+    throw new AgentdError("VAULT_UNAVAILABLE", `the vault key file ${keyFile} is ${kind}, not a file`, {
+      file: keyFile,
+      hint: "move it aside, then restore the key file from a backup: without it the vault cannot be read (with no vault yet, a new key is made)",
+    });
+  }
+  const mode = stats.mode;
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
     throw new AgentdError("VAULT_UNAVAILABLE", `the vault key file ${keyFile} is readable by other users`, {
       file: keyFile,

@@ -106,7 +106,7 @@ function service(port: number, folder = dataFolder()) {
 
 const RECIPIENTS = ["lead@example.test", "ops@example.test"];
 
-async function deliverDigest(deliveries: DeliveryService): Promise<void> {
+async function deliverDigest(deliveries: DeliveryService, recipients = RECIPIENTS): Promise<void> {
   await deliveries.start();
   await deliveries.deliver({
     agent: "digest",
@@ -115,7 +115,7 @@ async function deliverDigest(deliveries: DeliveryService): Promise<void> {
     target: {
       name: "mail",
       shared: false,
-      target: DeliveryTargetSchema.parse({ to: "email", recipients: RECIPIENTS, subject: "Digest" }),
+      target: DeliveryTargetSchema.parse({ to: "email", recipients, subject: "Digest" }),
     },
     facts: {
       agent: "digest",
@@ -145,9 +145,46 @@ describe("an email the SMTP server refuses for some recipients", { timeout: 60_0
     clock.advanceBy(1_000);
     await waitFor(() => attempts().length === 2, "the retry");
     expect(attempts()[1]).toMatchObject({ status: "sent", attempt: 2 });
+    // Sent to everyone: no address is left owed it (GET /deliveries shows what the record holds).
+    const [sent] = deliveries.list("sent");
+    expect(sent?.remaining_recipients).toBeUndefined();
     // Each recipient got it once; the retry's headers still name both, as the first mail's did.
     expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
     expect(taken.map((mail) => mail.toHeader)).toEqual([RECIPIENTS.join(", "), RECIPIENTS.join(", ")]);
+  });
+
+  it("keeps owing it to the greylisted recipient alone when a retry is refused for all it goes to", async () => {
+    const port = await freePort();
+    // ops@ is refused twice: the second time it is the retry's only recipient, so the whole mail is.
+    const taken = await smtpServer(port, (address, tries) =>
+      address === "ops@example.test" && tries <= 2 ? 451 : undefined,
+    );
+    const { deliveries, attempts, clock } = service(port);
+    await deliverDigest(deliveries);
+    await waitFor(() => attempts().length === 1, "the first attempt");
+    clock.advanceBy(1_000);
+    await waitFor(() => attempts().length === 2, "the first retry");
+    expect(attempts()[1]).toMatchObject({ status: "retrying" });
+    expect(deliveries.list("retrying")[0]?.remaining_recipients).toEqual(["ops@example.test"]);
+    clock.advanceBy(60_000);
+    await waitFor(() => attempts().length === 3, "the second retry");
+    expect(attempts()[2]).toMatchObject({ status: "sent" });
+    expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
+  });
+
+  it("mails a recipient listed twice once, the retry included", async () => {
+    const port = await freePort();
+    const taken = await smtpServer(port, (address, tries) =>
+      address === "ops@example.test" && tries === 1 ? 451 : undefined,
+    );
+    const { deliveries, attempts, clock } = service(port);
+    await deliverDigest(deliveries, ["ops@example.test", "lead@example.test", "ops@example.test"]);
+    await waitFor(() => attempts().length === 1, "the first attempt");
+    expect(deliveries.list("retrying")[0]?.remaining_recipients).toEqual(["ops@example.test"]);
+    clock.advanceBy(1_000);
+    await waitFor(() => attempts().length === 2, "the retry");
+    expect(attempts()[1]).toMatchObject({ status: "sent" });
+    expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
   });
 
   it("fails at once, naming the recipient, when one is refused for good", async () => {

@@ -1,5 +1,6 @@
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { MAX_ANSWER_CHARACTERS } from "../../src/llm/answer-size-limit.js";
@@ -147,5 +148,34 @@ describe.each([
     expect(error.message).toMatch(/more than 4 MiB that is not a stream \(HTTP 200, application\/json\)/);
     expect(error.hint).toMatch(/check the model server/);
     expect(MAX_PLAIN_ANSWER_BYTES).toBe(4 * 1024 * 1024);
+  });
+
+  it("counts a gzip-compressed body as decoded: 64 KiB on the wire that unpack past 4 MiB are cut off", async () => {
+    // 64 MiB of the same error line packs into well under 100 KiB: the limit must see what it unpacks to.
+    const packed = gzipSync(Buffer.from(`{"error":"${"x".repeat(1000)}"}\n`.repeat(64 * 1024)));
+    expect(packed.length).toBeLessThan(MAX_PLAIN_ANSWER_BYTES / 16);
+    const compressed = createServer((incoming, response) => {
+      incoming.resume();
+      incoming.on("end", () => {
+        response.writeHead(500, { "content-type": "application/json", "content-encoding": "gzip" });
+        response.end(packed);
+      });
+    });
+    await new Promise<void>((resolve) => compressed.listen(0, "127.0.0.1", resolve));
+    closers.push(async () => {
+      compressed.closeAllConnections();
+      await new Promise((resolve) => compressed.close(() => resolve(undefined)));
+    });
+    const url = `http://127.0.0.1:${(compressed.address() as AddressInfo).port}/v1`;
+    const error = await failureOf(
+      testClient(url, { maxAttempts: 1, ownConnections }).complete(request, {
+        signal: new AbortController().signal,
+      }),
+    );
+
+    expect(error.message).toMatch(
+      /an answer of more than 4 MiB that is not a stream \(HTTP 500, application\/json\)/,
+    );
+    expect(error.message.length).toBeLessThan(1000);
   });
 });

@@ -174,6 +174,56 @@ describe("RunStore", () => {
     ]);
   });
 
+  it("lists every run again after a power cut zero-filled the tail of the segment just closed", async () => {
+    // A segment is closed without an fsync: a power cut soon after a new one began can leave the
+    // old one its size with its last lines read as NULs, as it does the newest segment's.
+    const dataDirectory = place();
+    const store = RunStore.open({ dataDirectory, logger: silent, segmentBytes: 400 });
+    const records = await history(store, 7);
+    await store.settled();
+    store.close();
+    const segments = readdirSync(path.join(store.directory, "index")).sort();
+    expect(segments.length).toBeGreaterThanOrEqual(2);
+    const closed = path.join(store.directory, "index", segments.at(-2) ?? "");
+    const bytes = readFileSync(closed);
+    bytes.fill(0, Math.floor(bytes.length / 2));
+    writeFileSync(closed, bytes);
+
+    const log = recordingLogger();
+    const reopened = RunStore.open({ dataDirectory, logger: log.logger, segmentBytes: 400 });
+    expect(ids(await reopened.list({ limit: 100 }))).toEqual(ids(records).reverse());
+    expect(log.warnings()).toContainEqual(expect.stringMatching(/^rebuilt the run index .*unreadable line/));
+    reopened.close();
+  });
+
+  it("pages the runs created since a time, ties at that very time included, each run once", async () => {
+    const store = RunStore.open({ dataDirectory: place(), logger: silent, segmentBytes: 400 });
+    const at = new Date(Date.UTC(2026, 0, 1, 9)).toISOString();
+    const before = new Date(Date.UTC(2026, 0, 1, 8, 59, 59)).toISOString();
+    for (const [id, time] of [
+      ["r_000000", before],
+      ["r_000001", at],
+      ["r_000002", at],
+      ["r_000003", at],
+      ["r_000004", at],
+      ["r_000005", at],
+    ] as const) {
+      const record = queuedRecord(id, "alpha", time);
+      await store.create(record);
+      await store.save(ended(record));
+    }
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const runs = await store.list({ limit: 2, since: new Date(at), ...(cursor ? { before: cursor } : {}) });
+      if (runs.length === 0) break;
+      seen.push(...ids(runs));
+      cursor = runs.at(-1)?.id;
+    }
+    expect(seen).toEqual(["r_000005", "r_000004", "r_000003", "r_000002", "r_000001"]);
+    store.close();
+  });
+
   it("reads no finished run's record at start: only the open runs and each agent's newest", async () => {
     const dataDirectory = place();
     const store = RunStore.open({ dataDirectory, logger: silent });

@@ -34,4 +34,27 @@ describe("ScheduleState", () => {
     });
     expect(readdirSync(folder).filter((name) => name.includes(".damaged-"))).toHaveLength(1);
   });
+
+  it("moves aside a folder put in schedules.json's place while it runs, instead of throwing at the next fire", () => {
+    folder = mkdtempSync(path.join(os.tmpdir(), "agentd-schedule-state-"));
+    const file = path.join(folder, "schedules.json");
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const state = ScheduleState.load(file, logger);
+    state.set("ticker", { checked_at: "2026-01-01T00:00:00.000Z" });
+    state.flush();
+
+    // A fire's flush runs in a timer's callback: a throw there ended the daemon.
+    rmSync(file);
+    mkdirSync(file);
+    state.set("ticker", { checked_at: "2026-01-01T00:01:00.000Z" });
+    expect(() => state.flush()).not.toThrow();
+
+    expect(JSON.parse(readFileSync(file, "utf8"))).toEqual({
+      agents: { ticker: { checked_at: "2026-01-01T00:01:00.000Z" } },
+    });
+    expect(readdirSync(folder).filter((name) => name.includes(".damaged-"))).toHaveLength(1);
+    const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(messages).toEqual([expect.stringMatching(/^moved \S+ aside \(cannot be written \(EISDIR\)\)/)]);
+  });
 });

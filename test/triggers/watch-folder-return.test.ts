@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -55,6 +55,78 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
       await watches.close();
     }
   });
+
+  it("keeps looking while a file stands at the folder's path, and watches a link to a folder", async () => {
+    const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
+    folders.push(root);
+    const inbox = path.join(root, "inbox");
+    const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+    const { watches, health, started } = watchTriggersOn(clock);
+    try {
+      await watches.apply(new TriggerSet([inboxWatcher(root, { runs: 100, per: "1h" })]).watches);
+      renameSync(inbox, `${inbox}.1`);
+      await waitFor(() => health.of("watcher", "inbox").last_outcome === "failed", "the loss reported");
+
+      // A file where the folder was is no folder to watch: still looked for, nothing started.
+      writeFileSync(inbox, "not a folder");
+      clock.advanceBy(FOLDER_RETURN_CHECK_MILLISECONDS * 3);
+      expect(watches.watches("watcher/inbox")).toBe(false);
+      expect(health.of("watcher", "inbox").last_outcome).toBe("failed");
+
+      // Then a link to a folder, as at a start: the folder it names is watched.
+      rmSync(inbox);
+      const elsewhere = path.join(root, "elsewhere");
+      mkdirSync(elsewhere);
+      writeFileSync(path.join(elsewhere, "waiting.txt"), "w");
+      symlinkSync(elsewhere, inbox);
+      clock.advanceBy(FOLDER_RETURN_CHECK_MILLISECONDS);
+      await waitFor(
+        () => watches.watches("watcher/inbox") && watches.pendingPaths() === 1,
+        "the link watched",
+      );
+      clock.advanceBy(1_000);
+      await waitFor(() => started.length === 1, "the run of the file in the linked folder");
+      expect(started[0]?.task).toBe("Files: waiting.txt");
+    } finally {
+      await watches.close();
+    }
+    expect(clock.pending).toBe(0);
+  });
+
+  it.each([
+    ["empty", false],
+    ["holding a file", true],
+  ])(
+    "watches the new folder when the %s one is rotated at once (mv inbox inbox.1 && mkdir inbox)",
+    async (_how, holding) => {
+      const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
+      folders.push(root);
+      const inbox = path.join(root, "inbox");
+      const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+      const { watches, started } = watchTriggersOn(clock);
+      try {
+        const definition = inboxWatcher(root, { runs: 100, per: "1h" });
+        if (holding) writeFileSync(path.join(inbox, "old.txt"), "o");
+        await watches.apply(new TriggerSet([definition]).watches);
+        renameSync(inbox, `${inbox}.1`);
+        mkdirSync(inbox);
+        // The rotation is seen whenever it is; the new folder's file must start a run, at the latest
+        // once the daemon looked for the folder again.
+        writeFileSync(path.join(inbox, "new.txt"), "n");
+        await waitFor(
+          () => {
+            clock.advanceBy(FOLDER_RETURN_CHECK_MILLISECONDS);
+            return started.length > 0;
+          },
+          "a run of the file in the new folder",
+          10_000,
+        );
+        expect(started[0]?.task).toBe("Files: new.txt");
+      } finally {
+        await watches.close();
+      }
+    },
+  );
 
   it("stops looking for the folder once its trigger is gone", async () => {
     const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));

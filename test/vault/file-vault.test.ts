@@ -1,4 +1,5 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -137,6 +138,19 @@ describe("file vault", () => {
     writeFileSync(keyFile, Buffer.alloc(32, 1).toString("base64"), { mode: 0o644 });
     const vault = createVault(configIn(dataDir, { key_file: keyFile }), {});
     await expect(vault.get("x")).rejects.toThrow(/readable by other users/);
+  });
+
+  it.each([
+    ["a folder", (file: string) => mkdirSync(file, { mode: 0o755 })],
+    ["a FIFO", (file: string) => execFileSync("mkfifo", ["-m", "644", file])],
+  ])("says the key file is %s, not that it is readable by others", async (kind, make) => {
+    const keyFile = path.join(dataDir, "vault.key");
+    make(keyFile);
+    const vault = createVault(configIn(dataDir), {});
+    const error = await expectCode(vault.list(), "VAULT_UNAVAILABLE");
+    expect(error.message).toBe(`the vault key file ${keyFile} is ${kind}, not a file`);
+    expect(error.hint).toMatch(/^move it aside/);
+    expect(error.hint).not.toMatch(/chmod/);
   });
 
   it("rejects names an agent could not reference", async () => {
