@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { AgentdError } from "../errors/agentd-error.js";
 import type { Clock } from "../clock/clock.js";
 import type { Logger } from "../logging/logger.js";
+import { isoTextTime } from "../util/iso-time.js";
 import type { StorageGate } from "../util/storage-gate.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { AgentEvent } from "./agent-event.js";
@@ -366,7 +367,7 @@ export class EventStore {
     // ring never holds a gap, the events in between are read from the log.
     if (event.id > this.lastId(event.agent) + 1) this.#rings.delete(event.agent);
     this.#lastIds.set(event.agent, event.id);
-    this.#ringOf(event.agent).push(event.id, this.#lastSequence, Date.parse(event.time) || 0, line);
+    this.#ringOf(event.agent).push(event.id, this.#lastSequence, isoTextTime(event.time) || 0, line);
     this.#changedAt.set(event.agent, this.#lastSequence);
     if (event.type === "status" && event.run !== null && isTerminal(event.data.status)) {
       this.#log.runEnded(event.run, event.agent);

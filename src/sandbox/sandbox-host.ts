@@ -7,6 +7,7 @@ import { type SandboxAvailability, findOnPath, sandboxAvailability } from "./bub
 import { existingRealPath } from "./sandbox-mounts.js";
 import { isWithin } from "../util/path-within.js";
 import { keepResolutions } from "./cached-sandbox-mounts.js";
+import { LazySandboxPolicy } from "./lazy-sandbox-policy.js";
 import { type HostRule, parseHostRule } from "../config/host-rules.js";
 import type { SandboxNetwork, SandboxPolicy } from "./sandbox-policy.js";
 import type { SandboxSettings } from "../config/sandbox-settings.js";
@@ -310,7 +311,6 @@ export class SandboxHost {
     const writable = settings.mode === "workspace-write" ? [workdir, ...write] : write;
     // Looked up when first read, in the call that made the policy (bubblewrap's arguments, a file
     // tool's write check): a read the sandbox shows anyway needs none of it (readLayersOf).
-    let protectedPaths: string[] | undefined;
     const protectedOf = () => [
       ...this.#definitions,
       ...hostExecutedPaths(writable),
@@ -320,10 +320,6 @@ export class SandboxHost {
       ),
       ...this.#everyHookFile(writable),
     ];
-    // Looked up when first read, with the socket places as this call found them: bubblewrap's
-    // mounts and a file tool's write check need it, a read check does not (readLayersOf).
-    let systemRead: string[] | undefined;
-    let unmade: { paths: string[]; names: string[] } | undefined;
     const unmadeOf = () => {
       const scripts = joinedCandidates([
         ...(request.hookCommands ?? []).map((command) => this.#scriptsOf(command, workdir)),
@@ -339,34 +335,31 @@ export class SandboxHost {
         names: scripts.names,
       };
     };
-    const policy: SandboxPolicy = {
-      mode: settings.mode,
-      network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
-      workdir,
-      hidden,
-      alwaysHidden,
-      read,
-      write: [...write, ...this.#unixSockets],
-      unixSockets: [...this.#unixSockets],
-      get protected() {
-        return (protectedPaths ??= protectedOf());
+    const policy = new LazySandboxPolicy(
+      {
+        mode: settings.mode,
+        network: networkOf(settings.network, request.hosts ?? [], this.#privateAddresses),
+        workdir,
+        hidden,
+        alwaysHidden,
+        read,
+        write: [...write, ...this.#unixSockets],
+        unixSockets: [...this.#unixSockets],
+        protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
+        internal,
+        limits: { ...settings.limits },
+        searchPath: this.#searchPath,
+        owner: request.owner,
+        linkChecked: { paths: [...ownRead, ...ownWrite], folders: writableFolders },
       },
-      get systemRead() {
-        return (systemRead ??= neededInsideSocketPlaces(socketPlaces, resolved));
+      {
+        protected: protectedOf,
+        // With the socket places as this call found them: bubblewrap's mounts and a file tool's
+        // write check need it, a read check does not (readLayersOf).
+        systemRead: () => neededInsideSocketPlaces(socketPlaces, resolved),
+        unmade: unmadeOf,
       },
-      get unmade() {
-        return (unmade ??= unmadeOf()).paths;
-      },
-      get unmadeNames() {
-        return (unmade ??= unmadeOf()).names;
-      },
-      protectedHidden: [this.#dataDirectory, ...this.#configFiles, ...this.#secretFiles],
-      internal,
-      limits: { ...settings.limits },
-      searchPath: this.#searchPath,
-      owner: request.owner,
-      linkChecked: { paths: [...ownRead, ...ownWrite], folders: writableFolders },
-    };
+    );
     keepResolutions(policy, resolved);
     return policy;
   }

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { policyWith } from "../sandbox/lazy-sandbox-policy.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import { holdWorkdir } from "../tools/workdir/held-workdir.js";
 import { openBeneath } from "../tools/workdir/open-beneath.js";
@@ -25,7 +26,9 @@ export async function writePayloadFile(options: {
   // A read-only workdir is written as if it were writable, and no further: what the sandbox keeps
   // read-only inside any workdir (agents folders, `.git/hooks`…) stays so, whatever a link says.
   const sandbox: SandboxPolicy =
-    options.sandbox.mode === "read-only" ? { ...options.sandbox, mode: "workspace-write" } : options.sandbox;
+    options.sandbox.mode === "read-only"
+      ? policyWith(options.sandbox, { mode: "workspace-write" })
+      : options.sandbox;
   const workdir = holdWorkdir({ workdir: options.workdir, sandbox }, { create: true });
   const stamp = options.now
     .toISOString()
