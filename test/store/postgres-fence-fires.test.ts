@@ -74,8 +74,11 @@ describe.skipIf(missing !== undefined)("a node frozen around a claimed fire", { 
           const counts = new Map<string, number>();
           for (const row of claims.rows) counts.set(row.node, (counts.get(row.node) ?? 0) + 1);
           const twice = [...counts].find(([, count]) => count >= 2);
+          // A run's write waits at its first statement on agentd_runs: an INSERT, or on a loaded
+          // machine, where a node writes several runs at once, a SELECT or UPDATE of them.
           const blocked = waiting.rows.filter(
-            (row) => row.wait_event_type === "Lock" && row.query.startsWith("INSERT INTO agentd_runs"),
+            (row) =>
+              row.wait_event_type === "Lock" && /^(INSERT|SELECT|UPDATE)\b.*\bagentd_runs\b/.test(row.query),
           );
           const nodes = await database.query("SELECT id FROM agentd_nodes");
           seen = { claims: Object.fromEntries(counts), active: waiting.rows, nodes: nodes.rows };
