@@ -3,11 +3,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigSchema } from "../../src/config/config-schema.js";
 import { createLogger } from "../../src/logging/logger.js";
 import { TriggerSecrets } from "../../src/triggers/trigger-secrets.js";
-import { createVault } from "../../src/vault/create-vault.js";
 import type { Vault } from "../../src/vault/vault.js";
+import { countedFileVault as countedVaultIn } from "../support/counted-file-vault.js";
 import { ManualClock } from "../support/manual-clock.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -20,23 +19,8 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** The daemon's file vault, counting the calls that each read (and decrypt) the whole vault file. */
 function countedFileVault(): { vault: Vault; reads: () => number } {
-  const inner = createVault(ConfigSchema.parse({ data_dir: dataDir, vault: { backend: "file" } }), {
-    AGENTD_VAULT_KEY: "3d".repeat(32),
-  });
-  const getMany = inner.getMany;
-  if (getMany === undefined) throw new Error("the file vault reads many secrets at once");
-  let reads = 0;
-  const vault: Vault = {
-    backend: inner.backend,
-    get: (name) => ((reads += 1), inner.get(name)),
-    getMany: (wanted) => ((reads += 1), getMany.call(inner, wanted)),
-    set: (name, value, signal) => inner.set(name, value, signal),
-    remove: (name, signal) => inner.remove(name, signal),
-    list: () => ((reads += 1), inner.list()),
-  };
-  return { vault, reads: () => reads };
+  return countedVaultIn(dataDir, "3d".repeat(32));
 }
 
 function collectingLogger(): { logger: ReturnType<typeof createLogger>; lines: () => string[] } {

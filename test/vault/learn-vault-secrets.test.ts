@@ -2,12 +2,11 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ConfigSchema } from "../../src/config/config-schema.js";
 import { AgentdError } from "../../src/errors/agentd-error.js";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
-import { createVault } from "../../src/vault/create-vault.js";
 import { learnVaultSecrets } from "../../src/vault/learn-vault-secrets.js";
 import type { Vault } from "../../src/vault/vault.js";
+import { countedFileVault as countedVaultIn } from "../support/counted-file-vault.js";
 
 let dataDir: string;
 beforeEach(() => {
@@ -15,23 +14,8 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-/** The daemon's file vault, counting the calls that each read (and decrypt) the whole vault file. */
 function countedFileVault(): { vault: Vault; reads: () => number } {
-  const inner = createVault(ConfigSchema.parse({ data_dir: dataDir, vault: { backend: "file" } }), {
-    AGENTD_VAULT_KEY: "4e".repeat(32),
-  });
-  const getMany = inner.getMany;
-  if (getMany === undefined) throw new Error("the file vault reads many secrets at once");
-  let reads = 0;
-  const vault: Vault = {
-    backend: inner.backend,
-    get: (name) => ((reads += 1), inner.get(name)),
-    getMany: (wanted) => ((reads += 1), getMany.call(inner, wanted)),
-    set: (name, value, signal) => inner.set(name, value, signal),
-    remove: (name, signal) => inner.remove(name, signal),
-    list: () => ((reads += 1), inner.list()),
-  };
-  return { vault, reads: () => reads };
+  return countedVaultIn(dataDir, "4e".repeat(32));
 }
 
 describe("the vault's values taught to the redactor", () => {
