@@ -33,6 +33,24 @@ export default typescript.config(
     rules: { "@typescript-eslint/no-floating-promises": "error" },
   },
   {
+    // A LazySandboxPolicy's lists are getters of its class: a spread copies none of them, and a
+    // copy whose `unmade` or `systemRead` reads as empty would let the file tools make what a hook
+    // runs. `policyWith` makes a changed copy.
+    files: ["src/**/*.ts"],
+    ignores: ["src/sandbox/lazy-sandbox-policy.ts"],
+    rules: {
+      "no-restricted-syntax": [
+        "error",
+        {
+          selector:
+            "ObjectExpression > SpreadElement:matches([argument.name=/[pP]olicy$/], [argument.property.name=/[pP]olicy$/])",
+          message:
+            "a spread drops a LazySandboxPolicy's lazy lists: use policyWith (src/sandbox/lazy-sandbox-policy.ts)",
+        },
+      ],
+    },
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", AbortController: "readonly" } },
   },
