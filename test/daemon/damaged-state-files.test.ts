@@ -73,6 +73,21 @@ describe("data_dir's state files damaged at a start", () => {
     expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
     expect(start.stderr).toMatch(/error STORE_CORRUPT: .*agent-switches\.json.*fix or delete it/);
   });
+
+  // Before: `error INTERNAL: EISDIR: illegal operation on a directory`, with no file's role or hint.
+  it("says what is there and what to do when a folder is where the switches file should be", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    project.writeAgent("worker", {});
+    mkdirSync(path.join(project.dataDirectory, "agent-switches.json"), { recursive: true });
+    const start = await agentd(["start", "--config", project.configFile], {
+      cwd: project.root,
+      timeoutMilliseconds: 30_000,
+    });
+    expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
+    expect(start.stderr).toMatch(
+      /error STORE_CORRUPT: .*agent-switches\.json is a folder, not a switches file.*move it aside/s,
+    );
+  });
 });
 
 describe("a damaged api.token at a start", () => {
