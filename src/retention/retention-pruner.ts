@@ -1,6 +1,7 @@
 import type { Logger } from "../logging/logger.js";
 import type { Clock } from "../clock/clock.js";
 import { RepeatingTask } from "../clock/repeating-task.js";
+import { DeletionTime } from "../clock/deletion-time.js";
 import type { RetentionPolicy } from "../config/retention-policy.js";
 
 /** What one prune deleted. */
@@ -10,12 +11,6 @@ export interface PruneReport {
   /** Agent-log segments deleted. */
   segments: number;
 }
-
-/**
- * How far the wall clock may run ahead of the time that passed between two prunes before it counts
- * as set forward (NTP steps, a drifting VM clock are well within it; retention counts days).
- */
-const CLOCK_STEP_TOLERANCE_MILLISECONDS = 60 * 60 * 1000;
 
 /** How often history is pruned while the daemon runs (and once at start). */
 export const DEFAULT_PRUNE_INTERVAL_MILLISECONDS = 60 * 60 * 1000;
@@ -35,21 +30,18 @@ export interface RetentionPrunerOptions {
  * Prunes run history past retention at start and then every interval (SPEC 10), one prune at a
  * time. A failed prune is logged and tried again at the next interval.
  *
- * A deletion cannot be undone, so a prune never ages runs by more time than passed: after the first,
- * each prune's time is the last one's plus the time that passed since (the clock's `elapsed()`),
- * whenever the wall clock is further ahead than that. A clock set a year forward by mistake then
- * prunes nothing the policy keeps (a warning says so); set back, it prunes by the earlier time.
+ * A prune never ages runs by more time than passed (DeletionTime): a clock set a year forward by
+ * mistake prunes nothing the policy keeps.
  */
 export class RetentionPruner {
   readonly #options: RetentionPrunerOptions;
   readonly #task: RepeatingTask<void>;
-  /** The last prune's time and the clock's `elapsed()` then. */
-  #last: { time: number; elapsed: number } | undefined;
-  /** How far behind the wall clock the prunes' time was when last said. */
-  #aheadSaid = 0;
+  /** The time each prune ages runs by: the time that passed, not a clock set forward. */
+  readonly #time: DeletionTime;
 
   constructor(options: RetentionPrunerOptions) {
     this.#options = options;
+    this.#time = new DeletionTime(options.clock, options.logger, "history");
     this.#task = new RepeatingTask({
       run: () => this.#prune(),
       clock: options.clock,
@@ -75,30 +67,10 @@ export class RetentionPruner {
   async #prune(): Promise<void> {
     const { logger } = this.#options;
     try {
-      const report = await this.#options.prune(this.#options.policyOf, this.#timeOfPrune());
+      const report = await this.#options.prune(this.#options.policyOf, this.#time.next());
       if (report.runs > 0 || report.segments > 0) logger.info(report, "pruned history past retention");
     } catch (error) {
       logger.warn({ err: error }, "could not prune history past retention; trying again later");
     }
-  }
-
-  /** The wall clock's time, unless it ran ahead of the time that passed since the last prune. */
-  #timeOfPrune(): Date {
-    const { clock, logger } = this.#options;
-    const wall = clock.now();
-    const elapsed = clock.elapsed?.() ?? wall;
-    const passed = this.#last === undefined ? wall : this.#last.time + (elapsed - this.#last.elapsed);
-    const time = wall > passed + CLOCK_STEP_TOLERANCE_MILLISECONDS ? passed : wall;
-    const ahead = wall - time;
-    if (ahead > this.#aheadSaid + CLOCK_STEP_TOLERANCE_MILLISECONDS) {
-      const days = Math.round(ahead / 86_400_000);
-      logger.warn(
-        { clock: new Date(wall).toISOString(), pruned_as_of: new Date(time).toISOString() },
-        `the clock was set forward by ${days} days (${Math.round(ahead / 60_000)} minutes) more than the time that passed: history is pruned as of ${new Date(time).toISOString()}, the time that passed since the last prune, until the daemon restarts; check the clock (NTP) if it is wrong`,
-      );
-    }
-    this.#aheadSaid = ahead > 0 ? Math.max(this.#aheadSaid, ahead) : 0;
-    this.#last = { time, elapsed };
-    return new Date(time);
   }
 }
