@@ -1,5 +1,6 @@
 import type { Clock } from "../clock/clock.js";
 import { RepeatingTask } from "../clock/repeating-task.js";
+import { DeletionTime } from "../clock/deletion-time.js";
 import type { Logger } from "../logging/logger.js";
 import type { AuditLog } from "./audit-log.js";
 
@@ -21,14 +22,18 @@ export interface AuditRetentionOptions {
 /**
  * Deletes the audit entries older than `retention.audit_days` at start and then every hour, one
  * prune at a time. On a cluster each node prunes the shared table: a delete of what is gone is a
- * no-op. A failed prune is logged and tried again at the next interval.
+ * no-op. A failed prune is logged and tried again at the next interval. A prune never ages entries
+ * by more time than passed (DeletionTime): a clock set forward by mistake deletes no day kept.
  */
 export class AuditRetention {
   readonly #options: AuditRetentionOptions;
   readonly #task: RepeatingTask<number>;
+  /** The time each prune ages entries by: the time that passed, not a clock set forward. */
+  readonly #time: DeletionTime;
 
   constructor(options: AuditRetentionOptions) {
     this.#options = options;
+    this.#time = new DeletionTime(options.clock, options.logger, "the audit trail");
     this.#task = new RepeatingTask({
       run: () => this.#prune(),
       clock: options.clock,
@@ -52,10 +57,10 @@ export class AuditRetention {
   }
 
   async #prune(): Promise<number> {
-    const { days, clock, logger, log } = this.#options;
+    const { days, logger, log } = this.#options;
     if (days === null) return 0;
     try {
-      const deleted = await log.prune(new Date(clock.now() - days * DAY_MILLISECONDS));
+      const deleted = await log.prune(new Date(this.#time.next().getTime() - days * DAY_MILLISECONDS));
       if (deleted > 0) logger.info({ deleted, days }, "pruned the audit trail past retention");
       return deleted;
     } catch (error) {

@@ -1,9 +1,12 @@
-import { readdir, readFile, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Clock, systemClock } from "../clock/clock.js";
 import { SyncedGroupedAppend } from "../util/synced-grouped-append.js";
 import { type AuditDraft, type AuditEntry, AuditEntrySchema, newAuditEntry } from "./audit-entry.js";
 import type { AuditLog } from "./audit-log.js";
+import type { Logger } from "../logging/logger.js";
+import { readRegularFile } from "../util/read-regular-file.js";
+import { errnoCodeOf } from "../util/errno-code.js";
 
 const DAY_FILE = /^(\d{4}-\d{2}-\d{2})\.jsonl$/;
 
@@ -24,11 +27,15 @@ export class FilesAuditLog implements AuditLog {
   readonly #clock: Clock;
   readonly #appends = new SyncedGroupedAppend();
   readonly #node: string | undefined;
+  readonly #logger: Logger | undefined;
+  /** The day files found unreadable, said once each. */
+  readonly #unreadableSaid = new Set<string>();
 
-  constructor(dataDirectory: string, options: { clock?: Clock; node?: string } = {}) {
+  constructor(dataDirectory: string, options: { clock?: Clock; node?: string; logger?: Logger } = {}) {
     this.#folder = auditFolder(dataDirectory);
     this.#clock = options.clock ?? systemClock;
     this.#node = options.node;
+    this.#logger = options.logger;
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
@@ -48,7 +55,7 @@ export class FilesAuditLog implements AuditLog {
     try {
       names = await readdir(this.#folder);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+      if (this.#noFolder(error)) return [];
       throw error;
     }
     const afterDay = after === undefined ? "" : dayOfId(after);
@@ -58,7 +65,7 @@ export class FilesAuditLog implements AuditLog {
       .sort();
     const entries: AuditEntry[] = [];
     for (const day of days) {
-      const text = await readFile(path.join(this.#folder, `${day}.jsonl`), "utf8");
+      const text = (await this.#readDay(path.join(this.#folder, `${day}.jsonl`))) ?? "";
       for (const line of text.split("\n")) {
         const entry = parseLine(line);
         if (entry !== undefined && (after === undefined || entry.id > after)) entries.push(entry);
@@ -79,7 +86,7 @@ export class FilesAuditLog implements AuditLog {
     try {
       names = await readdir(this.#folder);
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") return 0;
+      if (this.#noFolder(error)) return 0;
       throw error;
     }
     const firstKept = before.toISOString().slice(0, 10);
@@ -88,11 +95,47 @@ export class FilesAuditLog implements AuditLog {
       const day = DAY_FILE.exec(name)?.[1];
       if (day === undefined || day >= firstKept) continue;
       const file = path.join(this.#folder, name);
-      const text = await readFile(file, "utf8");
+      const text = await this.#readDay(file);
+      // What cannot be read is left where it is, for whoever looks at it.
+      if (text === undefined) continue;
       deleted += text.split("\n").filter((line) => parseLine(line) !== undefined).length;
       await rm(file, { force: true });
     }
     return deleted;
+  }
+
+  /** Whether the audit folder is missing (no entries yet) or something else is in its place (said once). */
+  #noFolder(error: unknown): boolean {
+    const code = errnoCodeOf(error);
+    if (code === "ENOTDIR" && !this.#unreadableSaid.has(this.#folder)) {
+      this.#unreadableSaid.add(this.#folder);
+      this.#logger?.error(
+        { file: this.#folder },
+        `${this.#folder} is not a folder: the audit trail can be neither read nor written; move it aside (look at it, then delete it) and restart`,
+      );
+    }
+    return code === "ENOENT" || code === "ENOTDIR";
+  }
+
+  /**
+   * A day file's text, or undefined when it is no regular file (a folder, a FIFO that would hold the
+   * read for ever, a link to a device that would fill memory) or cannot be read: the other days are
+   * still served, and a warning names it once.
+   */
+  async #readDay(file: string): Promise<string | undefined> {
+    try {
+      return await readRegularFile(file);
+    } catch (error) {
+      if (errnoCodeOf(error) === "ENOENT") return "";
+      if (!this.#unreadableSaid.has(file)) {
+        this.#unreadableSaid.add(file);
+        this.#logger?.warn(
+          { file, err: error },
+          `an audit day file cannot be read (${error instanceof Error ? error.message : String(error)}): its entries are left out of GET /audit; move ${file} aside, look at it, then delete it`,
+        );
+      }
+      return undefined;
+    }
   }
 }
 

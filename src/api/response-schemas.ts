@@ -284,6 +284,12 @@ export const DeliverySchema = z.looseObject({
     .array(z.string())
     .optional()
     .describe("email: the addresses the server refused for now, the only ones the next attempt goes to"),
+  refused_recipients: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "email: the addresses the server refused for good while others were retried; the delivery ends failed naming them",
+    ),
 });
 
 /** One trigger with its health on the node answering (`GET /triggers`). */

@@ -13,6 +13,11 @@ export interface Clock {
    * process alive); returns the function that cancels it.
    */
   setTimer(callback: () => void, delayMilliseconds: number): () => void;
+  /**
+   * Milliseconds on a clock nobody sets (it only counts time passing, as the timers do), from any
+   * origin; absent, `now()` stands in. Tells a wall clock set forward from time that passed.
+   */
+  elapsed?(): number;
 }
 
 /** setTimeout keeps a delay in a signed 32-bit int: longer waits are re-armed in steps. */
@@ -27,6 +32,7 @@ export const MAX_TIMER_DELAY_MILLISECONDS = 2_147_483_647;
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  elapsed: () => performance.now(),
   setTimer(callback, delayMilliseconds) {
     const deadline = performance.now() + Math.max(0, delayMilliseconds);
     let timer: NodeJS.Timeout;

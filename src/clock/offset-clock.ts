@@ -47,6 +47,11 @@ export class OffsetClock implements Clock {
     return this.base.setTimer(callback, delayMilliseconds);
   }
 
+  /** The base clock's: an offset corrects the time of day, not how much time passed. */
+  elapsed(): number {
+    return this.base.elapsed?.() ?? this.base.now();
+  }
+
   /**
    * A measure: the reference read `reference` (milliseconds since the epoch) after the base clock
    * read `sentAt` and before it read `answeredAt`.

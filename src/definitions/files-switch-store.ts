@@ -23,6 +23,12 @@ export function readSwitchesFile(file: string): Map<string, SwitchNote> | undefi
     text = readRegularFileSync(file);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    if ((error as NodeJS.ErrnoException).code === "EISDIR")
+      throw new AgentdError("STORE_CORRUPT", `${file} is a folder, not a switches file`, {
+        file,
+        hint: "move it aside (look at it, then delete it) and start again: with no switches file every agent is on",
+        cause: error,
+      });
     throw error;
   }
   try {

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { writeFile, mkdir, rename } from "node:fs/promises";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -9,6 +9,7 @@ import type { AgentFrontmatter } from "./agent-schema.js";
 import type { ParsedAgentFile } from "./parse-agent-file.js";
 import type { DefinitionFileContent } from "../schema/read-definition-file.js";
 import { frontmatterLines } from "./split-frontmatter.js";
+import { readRegularFileSync } from "../util/read-regular-file.js";
 
 const CachedAgentSchema = z.object({
   sha256: z.string(),
@@ -55,7 +56,8 @@ export class ParsedAgentCache {
     const file = path.join(dataDirectory, "cache", "agents.json");
     let previous = new Map<string, CachedAgent>();
     try {
-      const parsed = CacheFileSchema.safeParse(JSON.parse(readFileSync(file, "utf8")));
+      // Only a regular file: a FIFO there held the start for ever, a link to /dev/zero filled memory.
+      const parsed = CacheFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
       if (parsed.success && parsed.data.identity === CACHE_IDENTITY) {
         previous = new Map(Object.entries(parsed.data.agents));
       }

@@ -17,6 +17,11 @@ export type AttemptOutcome =
        * addresses still to reach. A retry sends to these alone, so nobody gets the mail twice.
        */
       remainingRecipients?: string[];
+      /**
+       * An email some of whose recipients the server refused for good while others wait for a
+       * retry: those addresses, never tried again; the delivery ends failed naming them.
+       */
+      refusedForGood?: string[];
     };
 
 /** A failure no retry can fix. */

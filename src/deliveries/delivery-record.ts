@@ -47,6 +47,11 @@ export const DeliveryRecordSchema = z.object({
    */
   remaining_recipients: z.array(z.string()).optional(),
   /**
+   * An email: the addresses the server refused for good (5xx) while others were retried. Never
+   * tried again; once the others have it, the delivery ends `failed` naming them.
+   */
+  refused_recipients: z.array(z.string()).optional(),
+  /**
    * The target as written in the agent file (`{{secret:…}}` unresolved), or nothing for a config
    * target (`shared`), read from the config at each attempt: no resolved secret is ever stored.
    * Never served.

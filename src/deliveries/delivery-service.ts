@@ -330,7 +330,20 @@ export class DeliveryService {
     if (!outcome.ok && outcome.remainingRecipients !== undefined) {
       record.remaining_recipients = outcome.remainingRecipients;
     }
+    if (!outcome.ok && outcome.refusedForGood !== undefined) {
+      record.refused_recipients = [
+        ...new Set([...(record.refused_recipients ?? []), ...outcome.refusedForGood]),
+      ];
+    }
     const base = { target: record.target, attempt, delivery: record.id };
+    if (outcome.ok && record.refused_recipients !== undefined) {
+      // The others have it now; the addresses refused for good never will: the user must see them.
+      record.status = "failed";
+      delete record.remaining_recipients;
+      const refused = record.refused_recipients.join(", ");
+      const said = `sent to the recipients still owed it; ${refused} refused for good by an earlier attempt: correct the address (not retried)`;
+      return { event: { ...base, status: "failed", error: said } };
+    }
     if (outcome.ok) {
       record.status = "sent";
       // Everyone has it now: a sent delivery listing addresses "still owed it" would read as a half failure.

@@ -22,6 +22,7 @@ export async function postJson(
   body: string,
   headers: Record<string, string>,
   signal: AbortSignal,
+  timeoutMilliseconds = REQUEST_TIMEOUT_MILLISECONDS,
 ): Promise<AttemptOutcome> {
   const where = `POST ${originOf(url)}`;
   // Loaded at the first delivery: a daemon that posts none does not pay for undici at its start.
@@ -33,7 +34,7 @@ export async function postJson(
       headers: { "content-type": "application/json", "user-agent": "agentd", ...headers },
       body,
       redirect: "manual",
-      signal: AbortSignal.any([signal, timeoutSignal(REQUEST_TIMEOUT_MILLISECONDS)]),
+      signal: AbortSignal.any([signal, timeoutSignal(timeoutMilliseconds)]),
     });
   } catch (error) {
     const cause =
@@ -45,9 +46,12 @@ export async function postJson(
     await response.body?.cancel().catch(() => undefined);
     return { ok: true, statusCode };
   }
-  const text = await readStart(response.body, ERROR_BODY_BYTES).catch(() => "");
+  // A body sent slowly until the attempt's time ran out: what came is kept, and said to be cut
+  // (before the excerpt: a cut excerpt ends the error, where a half-sent secret is masked).
+  const { text, ended } = await readStart(response.body, ERROR_BODY_BYTES);
   const trimmed = text.trim();
   const excerpt = trimmed.slice(0, ERROR_BODY_CHARACTERS);
+  const cut = ended === undefined ? "" : ` (the rest of its answer did not come: ${ended})`;
   if (statusCode >= 300 && statusCode < 400) {
     const error = `${where} answered ${statusCode} (a redirect to ${response.headers.get("location") ?? "?"}): not followed`;
     return { ok: false, error, retryable: false, statusCode };
@@ -55,21 +59,29 @@ export async function postJson(
   const retryable = statusCode === 408 || statusCode === 429 || statusCode >= 500;
   return {
     ok: false,
-    error: `${where} answered ${statusCode}${excerpt ? `: ${excerpt}` : ""}`,
+    error: `${where} answered ${statusCode}${cut}${excerpt ? `: ${excerpt}` : ""}`,
     retryable,
     statusCode,
     retryAfter: response.headers.get("retry-after"),
-    ...(trimmed.length > ERROR_BODY_CHARACTERS ? { cutAtEnd: true } : {}),
+    ...(trimmed.length > ERROR_BODY_CHARACTERS || (excerpt && cut) ? { cutAtEnd: true } : {}),
   };
 }
 
-/** The first `maxBytes` of a body (as UTF-8), the rest left unread and the stream cancelled. */
-async function readStart(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  if (body === null) return "";
+/**
+ * The first `maxBytes` of a body (as UTF-8), the rest left unread and the stream cancelled. A body
+ * that ends early (the attempt's timeout, a cut connection) gives what came before, with `ended`
+ * saying why.
+ */
+async function readStart(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+): Promise<{ text: string; ended?: string }> {
+  if (body === null) return { text: "" };
   const reader = body.getReader();
   const decoder = new TextDecoder();
   let text = "";
   let read = 0;
+  let ended: string | undefined;
   try {
     while (read < maxBytes) {
       const { done, value } = await reader.read();
@@ -78,10 +90,20 @@ async function readStart(body: ReadableStream<Uint8Array> | null, maxBytes: numb
       read += piece.length;
       text += decoder.decode(piece, { stream: true });
     }
+  } catch (error) {
+    ended = endedBecause(error);
   } finally {
     await reader.cancel().catch(() => undefined);
   }
-  return text + decoder.decode();
+  return { text: text + decoder.decode(), ...(ended === undefined ? {} : { ended }) };
+}
+
+/** Why a body stopped coming, in a few words. */
+function endedBecause(error: unknown): string {
+  if (error instanceof Error && error.name === "TimeoutError") return "the attempt timed out";
+  if (error instanceof Error && error.name === "AbortError") return "the attempt was stopped";
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : error;
+  return cause instanceof Error ? cause.message : String(cause);
 }
 
 /** The scheme, host and port only: a URL's path may hold a token (Slack's, Discord's, Telegram's). */

@@ -61,7 +61,15 @@ export async function sendEmail(
     if (refused.length > 0) return partlyRefused(smtp.host, sent.accepted.map(String), refused);
     return { ok: true };
   } catch (error) {
-    const failure = error as Error & { responseCode?: number; code?: string; originalCode?: string };
+    const failure = error as Error & {
+      responseCode?: number;
+      code?: string;
+      originalCode?: string;
+      rejectedErrors?: RefusedRecipient[];
+    };
+    // Every recipient refused: judged per recipient, as when some took it.
+    if (failure.rejectedErrors !== undefined && failure.rejectedErrors.length > 0)
+      return partlyRefused(smtp.host, [], failure.rejectedErrors);
     const tlsCode = failure.originalCode ?? failure.code ?? "";
     if (UNTRUSTED_CERTIFICATE.test(tlsCode))
       return permanentFailure(

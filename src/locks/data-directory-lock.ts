@@ -34,6 +34,13 @@ export const LockHolderSchema = z.object({
 });
 export type LockHolder = z.infer<typeof LockHolderSchema>;
 
+/** How the lock file is put in place: a hard link (swapped by the tests of file systems without them). */
+export interface LockFileSystem {
+  link: (existing: string, created: string) => void;
+}
+
+const nodeFileSystem: LockFileSystem = { link: linkSync };
+
 /** A takeover guard older than this belongs to a process that died in the middle of one (a takeover takes microseconds). */
 const STALE_GUARD_MILLISECONDS = 10_000;
 /** A lock file that cannot be parsed yet may be mid-write (file systems without hard links): give it this long. */
@@ -61,13 +68,17 @@ export class DataDirectoryLock {
   }
 
   /** Takes the lock of `dataDirectory`, or throws DATA_DIR_LOCKED naming the live holder. */
-  static acquire(dataDirectory: string, holder: Pick<LockHolder, "command" | "agent">): DataDirectoryLock {
+  static acquire(
+    dataDirectory: string,
+    holder: Pick<LockHolder, "command" | "agent">,
+    fileSystem: LockFileSystem = nodeFileSystem,
+  ): DataDirectoryLock {
     mkdirSync(dataDirectory, { recursive: true });
     const file = lockFileOf(dataDirectory);
     const record: LockHolder = { ...currentProcessIdentity(), ...holder, since: new Date().toISOString() };
     const text = `${JSON.stringify(record)}\n`;
     for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      if (createExclusively(file, text)) return new DataDirectoryLock(file, text);
+      if (createExclusively(file, text, fileSystem)) return new DataDirectoryLock(file, text);
       const found = readLock(file);
       if (found === "absent") {
         // A link to nothing exists for the exclusive create and is absent for the read: no process
@@ -171,10 +182,10 @@ function foreignLockError(file: string, what: string): AgentdError {
 }
 
 /** Creates the lock file with its whole content in one step; false when it exists. */
-function createExclusively(file: string, text: string): boolean {
+function createExclusively(file: string, text: string, fileSystem: LockFileSystem): boolean {
   const temporary = writeTemporary(file, text);
   try {
-    linkSync(temporary, file);
+    fileSystem.link(temporary, file);
     return true;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
@@ -186,7 +197,11 @@ function createExclusively(file: string, text: string): boolean {
   }
 }
 
-/** For file systems without hard links: an exclusive create, then the content. */
+/**
+ * For file systems without hard links: an exclusive create, then the content. Should the content
+ * not fit (a full disk), the file just made is removed: left empty, it read as a lock being written
+ * and held the next start for seconds, or past its attempts.
+ */
 function createWithoutLinks(file: string, text: string): boolean {
   let descriptor: number;
   try {
@@ -198,9 +213,12 @@ function createWithoutLinks(file: string, text: string): boolean {
   try {
     writeSync(descriptor, text);
     fsyncSync(descriptor);
-  } finally {
+  } catch (error) {
     closeSync(descriptor);
+    unlinkSync(file);
+    throw error;
   }
+  closeSync(descriptor);
   return true;
 }
 

@@ -1,6 +1,7 @@
 import type { Logger } from "../logging/logger.js";
 import type { Clock } from "../clock/clock.js";
 import { RepeatingTask } from "../clock/repeating-task.js";
+import { DeletionTime } from "../clock/deletion-time.js";
 import type { RetentionPolicy } from "../config/retention-policy.js";
 
 /** What one prune deleted. */
@@ -28,13 +29,19 @@ export interface RetentionPrunerOptions {
 /**
  * Prunes run history past retention at start and then every interval (SPEC 10), one prune at a
  * time. A failed prune is logged and tried again at the next interval.
+ *
+ * A prune never ages runs by more time than passed (DeletionTime): a clock set a year forward by
+ * mistake prunes nothing the policy keeps.
  */
 export class RetentionPruner {
   readonly #options: RetentionPrunerOptions;
   readonly #task: RepeatingTask<void>;
+  /** The time each prune ages runs by: the time that passed, not a clock set forward. */
+  readonly #time: DeletionTime;
 
   constructor(options: RetentionPrunerOptions) {
     this.#options = options;
+    this.#time = new DeletionTime(options.clock, options.logger, "history");
     this.#task = new RepeatingTask({
       run: () => this.#prune(),
       clock: options.clock,
@@ -58,9 +65,9 @@ export class RetentionPruner {
   }
 
   async #prune(): Promise<void> {
-    const { logger, clock } = this.#options;
+    const { logger } = this.#options;
     try {
-      const report = await this.#options.prune(this.#options.policyOf, new Date(clock.now()));
+      const report = await this.#options.prune(this.#options.policyOf, this.#time.next());
       if (report.runs > 0 || report.segments > 0) logger.info(report, "pruned history past retention");
     } catch (error) {
       logger.warn({ err: error }, "could not prune history past retention; trying again later");

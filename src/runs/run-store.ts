@@ -252,7 +252,10 @@ export class RunStore implements RunRecords {
     const keys = new Map<string, string>();
     // Two days back from the newest run listed (not from this machine's clock, which the caller's
     // window check reads): the scan's bound only.
+    // Runs made while the clock was set back sit among later ones: as for a listing, the scan ends
+    // only after OLDER_RUNS_BEFORE_STOPPING older runs in a row, not at the first.
     let since: string | undefined;
+    let olderInARow = 0;
     const segments = [...this.#index.segments];
     scan: for (let index = segments.length - 1; index >= 0; index--) {
       const lines = this.#index.linesOf(segments[index] ?? 0);
@@ -260,7 +263,12 @@ export class RunStore implements RunRecords {
         const line = lines[at];
         if (!line) continue;
         since ??= new Date(Date.parse(line.created_at) - KEYS_LOOKED_BACK_MILLISECONDS).toISOString();
-        if (line.created_at < since) break scan;
+        if (line.created_at < since) {
+          olderInARow += 1;
+          if (olderInARow >= OLDER_RUNS_BEFORE_STOPPING) break scan;
+          continue;
+        }
+        olderInARow = 0;
         const name =
           line.idempotency_key === undefined ? undefined : `${line.agent}\0${line.idempotency_key}`;
         if (name !== undefined && !keys.has(name)) keys.set(name, line.run);

@@ -28,6 +28,15 @@ export function accountedUntilOf(state: AgentScheduleState | undefined): Date | 
   return new Date(Math.max(...times));
 }
 
+export interface ScheduleStateOptions {
+  /** Rewrites take their temp file from these (no file created when a fire is recorded). */
+  spares?: SpareFiles;
+  /** A rewrite that fails for lack of space is kept for the next flush instead of throwing. */
+  storage?: StorageGate;
+  /** The daemon's clock: names what is moved aside. */
+  now?: () => Date;
+}
+
 const ScheduleStateFileSchema = z.object({ agents: z.record(z.string(), AgentScheduleStateSchema) });
 
 /**
@@ -44,30 +53,37 @@ export class ScheduleState implements ScheduleStates {
   #spares: SpareFiles | undefined;
   #storage: StorageGate | undefined;
   #logger: Logger;
+  readonly #now: () => Date;
   /** The last flush failed (said once, until one succeeds). */
   #unwritable = false;
 
-  private constructor(file: string, agents: Map<string, AgentScheduleState>, logger: Logger) {
+  private constructor(
+    file: string,
+    agents: Map<string, AgentScheduleState>,
+    logger: Logger,
+    now: () => Date,
+  ) {
     this.#file = file;
     this.#agents = agents;
     this.#logger = logger;
+    this.#now = now;
   }
 
   /**
    * Reads the file; a missing or unreadable file starts empty (unreadable is logged). With
    * `spares`, its rewrites take their temp file from them (no file created when a fire is recorded).
    * With `storage`, a rewrite that fails for lack of space is kept for the next flush instead of
-   * throwing.
+   * throwing. `now` (the daemon's clock) names a damaged file moved aside.
    */
-  static load(file: string, logger: Logger, spares?: SpareFiles, storage?: StorageGate): ScheduleState {
-    const state = ScheduleState.#read(file, logger);
-    state.#spares = spares;
-    state.#storage = storage;
+  static load(file: string, logger: Logger, options: ScheduleStateOptions = {}): ScheduleState {
+    const state = ScheduleState.#read(file, logger, options.now ?? (() => new Date()));
+    state.#spares = options.spares;
+    state.#storage = options.storage;
     return state;
   }
 
-  static #read(file: string, logger: Logger): ScheduleState {
-    if (!existsSync(file)) return new ScheduleState(file, new Map(), logger);
+  static #read(file: string, logger: Logger, now: () => Date): ScheduleState {
+    if (!existsSync(file)) return new ScheduleState(file, new Map(), logger, now);
     let parsed: ReturnType<typeof ScheduleStateFileSchema.safeParse>;
     try {
       parsed = ScheduleStateFileSchema.safeParse(JSON.parse(readRegularFileSync(file)));
@@ -77,18 +93,18 @@ export class ScheduleState implements ScheduleStates {
           { file, err: error },
           "schedule state is not JSON; missed fires cannot be detected this time",
         );
-        return new ScheduleState(file, new Map(), logger);
+        return new ScheduleState(file, new Map(), logger, now);
       }
       // A folder or a FIFO in its place is no JSON to fix, and a folder would refuse every
       // rewrite (the first ended the start as a bug): it is moved aside, kept for a look.
-      moveAside(file, `cannot be read (${errnoCodeOf(error) ?? "error"})`, logger);
-      return new ScheduleState(file, new Map(), logger);
+      moveAside(file, `cannot be read (${errnoCodeOf(error) ?? "error"})`, logger, now());
+      return new ScheduleState(file, new Map(), logger, now);
     }
     if (!parsed.success) {
       logger.warn({ file }, "schedule state is malformed; missed fires cannot be detected this time");
-      return new ScheduleState(file, new Map(), logger);
+      return new ScheduleState(file, new Map(), logger, now);
     }
-    return new ScheduleState(file, new Map(Object.entries(parsed.data.agents)), logger);
+    return new ScheduleState(file, new Map(Object.entries(parsed.data.agents)), logger, now);
   }
 
   get(agentId: string): AgentScheduleState | undefined {
@@ -150,6 +166,7 @@ export class ScheduleState implements ScheduleStates {
           this.#file,
           "cannot be written (EISDIR)",
           this.#logger,
+          this.#now(),
           "the state is written in its place",
         );
       if (!moved) throw error;
@@ -186,7 +203,7 @@ export class ScheduleState implements ScheduleStates {
 }
 
 /**
- * Moves what sits at the state file's path aside to `<file>.damaged-<time>` and says so with
+ * Moves what sits at the state file's path aside to `<file>.damaged-<at>` and says so with
  * `consequence`; when even that fails, says to move it by hand (the state is then kept in memory
  * only). Returns whether it was moved.
  */
@@ -194,9 +211,10 @@ function moveAside(
   file: string,
   reason: string,
   logger: Logger,
+  at: Date,
   consequence = "missed fires cannot be detected this time, the state starts afresh",
 ): boolean {
-  const aside = `${file}.damaged-${new Date().toISOString().replaceAll(":", "-")}`;
+  const aside = `${file}.damaged-${at.toISOString().replaceAll(":", "-")}`;
   try {
     renameSync(file, aside);
   } catch (error) {

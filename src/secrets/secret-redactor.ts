@@ -40,7 +40,7 @@ interface Found {
 /** Forms of the known values, each with its secret's name, and the pattern that finds them. */
 class FormSet {
   readonly names = new Map<string, string>();
-  #pattern: RegExp | undefined;
+  #search: FormSearch | undefined;
   #shortest = Number.POSITIVE_INFINITY;
 
   /** Adds a form; whether it was new. */
@@ -48,7 +48,7 @@ class FormSet {
     if (form.length < MIN_REDACTED_LENGTH || this.names.get(form) === name) return false;
     this.names.set(form, name);
     this.#shortest = Math.min(this.#shortest, form.length);
-    this.#pattern = undefined;
+    this.#search = undefined;
     return true;
   }
 
@@ -57,27 +57,71 @@ class FormSet {
     return this.#shortest;
   }
 
-  /** One alternation of every form, longest first, so a value that contains another is found whole. */
-  get pattern(): RegExp {
-    if (!this.#pattern) {
+  /**
+   * Alternations of every form, longest first, so a value that contains another is found whole;
+   * as few as V8 allows (a pattern past ~32,000 characters is "too large": one secret of 4 KB made
+   * one in its binary form alone, and every redaction threw); a form longer than a pattern holds
+   * is looked for as plain text.
+   */
+  get search(): FormSearch {
+    if (!this.#search) {
       const forms = [...this.names.keys()].sort((left, right) => right.length - left.length);
-      const escaped = forms.map((form) => form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-      this.#pattern = new RegExp(escaped.join("|"), "g");
+      const patterns: RegExp[] = [];
+      const literals: string[] = [];
+      let chunk: string[] = [];
+      let chunkLength = 0;
+      for (const form of forms) {
+        const escaped = form.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+        if (escaped.length > PATTERN_SOURCE_LIMIT) {
+          literals.push(form);
+          continue;
+        }
+        if (chunkLength + escaped.length + 1 > PATTERN_SOURCE_LIMIT && chunk.length > 0) {
+          patterns.push(new RegExp(chunk.join("|"), "g"));
+          chunk = [];
+          chunkLength = 0;
+        }
+        chunk.push(escaped);
+        chunkLength += escaped.length + 1;
+      }
+      if (chunk.length > 0) patterns.push(new RegExp(chunk.join("|"), "g"));
+      this.#search = { patterns, literals };
     }
-    return this.#pattern;
+    return this.#search;
   }
 
   /** Adds to `found` every form in `view`, as spans of the original text. */
   find(view: TextView, found: Found[]): void {
     if (this.names.size === 0 || view.text.length < this.#shortest) return;
-    const pattern = this.pattern;
-    pattern.lastIndex = 0;
-    for (let match = pattern.exec(view.text); match !== null; match = pattern.exec(view.text)) {
-      const [start, end] = view.originalSpan(match.index, match.index + match[0].length);
-      found.push({ start, end, name: this.names.get(match[0]) ?? "unknown" });
+    const { patterns, literals } = this.search;
+    const add = (index: number, form: string) => {
+      const [start, end] = view.originalSpan(index, index + form.length);
+      found.push({ start, end, name: this.names.get(form) ?? "unknown" });
+    };
+    for (const form of literals) {
+      for (
+        let index = view.text.indexOf(form);
+        index >= 0;
+        index = view.text.indexOf(form, index + form.length)
+      )
+        add(index, form);
+    }
+    for (const pattern of patterns) {
+      pattern.lastIndex = 0;
+      for (let match = pattern.exec(view.text); match !== null; match = pattern.exec(view.text))
+        add(match.index, match[0]);
     }
   }
 }
+
+/** The regular expressions and the plain texts one FormSet is searched with. */
+interface FormSearch {
+  patterns: RegExp[];
+  literals: string[];
+}
+
+/** The longest source of one pattern: well below V8's limit (about 32,000 characters of literals). */
+const PATTERN_SOURCE_LIMIT = 16_000;
 
 /**
  * The canonical form a value is matched in: escapes decoded (decodeEscapes, quoted-printable) and
@@ -182,9 +226,14 @@ export class SecretRedactor {
     const written = this.#written;
     let masked = text;
     if (text.length >= written.shortest) {
-      const pattern = written.pattern;
-      pattern.lastIndex = 0;
-      masked = text.replace(pattern, (found) => `[secret:${written.names.get(found) ?? "unknown"}]`);
+      // Longest forms first, whether a plain text or in the first of the patterns.
+      const { patterns, literals } = written.search;
+      for (const form of literals)
+        masked = masked.replaceAll(form, `[secret:${written.names.get(form) ?? "unknown"}]`);
+      for (const pattern of patterns) {
+        pattern.lastIndex = 0;
+        masked = masked.replace(pattern, (found) => `[secret:${written.names.get(found) ?? "unknown"}]`);
+      }
     }
     const shortest = Math.min(this.#canonical.shortest, this.#encoded.shortest, this.#caseless.shortest);
     if (masked.length < shortest) return masked;

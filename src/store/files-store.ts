@@ -75,7 +75,11 @@ export function openFilesStore(options: FilesStoreOptions): DurableStore {
     backend: "files",
     runs,
     events,
-    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, spares, storage),
+    schedules: ScheduleState.load(path.join(dataDirectory, "schedules.json"), logger, {
+      spares,
+      storage,
+      ...(options.now ? { now: options.now } : {}),
+    }),
     storage,
     checkpoints,
     cooldowns: new CliCooldowns({

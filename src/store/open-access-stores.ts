@@ -52,7 +52,7 @@ export async function openAccessStores(options: OpenAccessStoresOptions): Promis
       close: () => pool.end(),
     };
   }
-  const audit = new FilesAuditLog(config.data_dir, at);
+  const audit = new FilesAuditLog(config.data_dir, { ...at, logger: logger.child({ module: "audit" }) });
   return { tokens: new FilesTokenStore(config.data_dir), audit, close: () => audit.close() };
 }
 

@@ -10,6 +10,7 @@ import { openDaemonAccess } from "../../src/app/daemon-access.js";
 import { ConfigSchema } from "../../src/config/config-schema.js";
 import { openAccessStores } from "../../src/store/open-access-stores.js";
 import { ManualClock } from "../support/manual-clock.js";
+import { SettableWallClock } from "../support/settable-wall-clock.js";
 import { type PostgresServer, postgresMissingReason, startPostgres } from "../support/postgres-server.js";
 import { waitFor } from "../support/wait-for.js";
 
@@ -75,6 +76,38 @@ describe("the audit trail pruned in files", () => {
   it("deletes the day files past audit_days, at start and on the timer", async () => {
     const clock = new ManualClock(START);
     await checkRetention(new FilesAuditLog(path.join(folder, "unit"), { clock }), clock);
+  });
+
+  // Before: the prune aged entries by the wall clock: one set a year forward deleted every day.
+  it("deletes no day kept when the clock is set far forward: it counts the time that passed", async () => {
+    const clock = new SettableWallClock(START);
+    const log = new FilesAuditLog(path.join(folder, "forward"), { clock });
+    for (const day of [0, 5]) {
+      clock.elapsedClock.advanceTo(START + day * DAY);
+      await log.append({ action: "run.stop", actor: { kind: "token", name: `day${day}` }, run: `r_${day}` });
+    }
+    const lines: string[] = [];
+    const warned = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const retention = new AuditRetention({
+      log,
+      days: 7,
+      clock,
+      logger: warned,
+      intervalMilliseconds: 1_000 * DAY,
+    });
+    expect(await retention.pruneNow()).toBe(0);
+    clock.setForward(365 * DAY);
+    clock.elapsedClock.advanceBy(3_600_000);
+    expect(await retention.pruneNow()).toBe(0);
+    expect(await namesIn(log)).toEqual(["day0", "day5"]);
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+      expect.stringMatching(/^the clock was set forward by 365 days.*the audit trail is pruned as of/),
+    ]);
+    // Time that really passes still ages them out.
+    clock.elapsedClock.advanceBy(3 * DAY);
+    expect(await retention.pruneNow()).toBe(1);
+    expect(await namesIn(log)).toEqual(["day5"]);
+    await retention.stop();
   });
 
   it("is pruned by the daemon's access stores at start, under config retention", async () => {

@@ -5,8 +5,10 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from "node:fs";
+import { execFileSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
 import pino from "pino";
@@ -145,6 +147,45 @@ describe("named tokens and the audit trail in files", () => {
     const second = await log.append(draft("after"));
     await log.close();
     expect(await new FilesAuditLog(data, { clock }).page(undefined, 10)).toEqual([first, second]);
+  });
+
+  // Before: a FIFO held GET /audit (and one of libuv's four threads) for ever, a link to /dev/zero
+  // read half a gigabyte before failing, and a folder answered 500 INTERNAL.
+  it("serves the other days, and names the file once, when a day file is a FIFO, a link to a device or a folder", async () => {
+    const clock = new ManualClock(Date.parse("2026-11-30T12:00:00Z"));
+    const data = path.join(folder, "audit-damaged-days");
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const log = new FilesAuditLog(data, { clock, logger });
+    const kept = await log.append({ action: "run.stop", actor: { kind: "token", name: "ops" }, agent: "a" });
+    const audit = path.join(data, "audit");
+    execFileSync("mkfifo", [path.join(audit, "2026-11-27.jsonl")]);
+    symlinkSync("/dev/zero", path.join(audit, "2026-11-28.jsonl"));
+    mkdirSync(path.join(audit, "2026-11-29.jsonl"));
+
+    expect(await log.page(undefined, 10)).toEqual([kept]);
+    expect(await log.page(undefined, 10)).toEqual([kept]);
+    const said = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
+    expect(said).toHaveLength(3);
+    for (const day of ["2026-11-27", "2026-11-28", "2026-11-29"])
+      expect(said).toContainEqual(expect.stringMatching(new RegExp(`cannot be read.*${day}\\.jsonl aside`)));
+    // Pruning past them neither hangs nor throws; what it cannot read it leaves.
+    await expect(log.prune(new Date("2026-11-30T00:00:00Z"))).resolves.toBe(0);
+    await log.close();
+  });
+
+  it("answers no entries, and says what to do once, when a file is where the audit folder should be", async () => {
+    const data = path.join(folder, "audit-not-a-folder");
+    mkdirSync(data, { recursive: true });
+    writeFileSync(path.join(data, "audit"), "");
+    const lines: string[] = [];
+    const logger = pino({ level: "warn" }, { write: (line: string) => void lines.push(line) });
+    const log = new FilesAuditLog(data, { logger });
+    expect(await log.page(undefined, 10)).toEqual([]);
+    expect(await log.prune(new Date())).toBe(0);
+    expect(lines.map((line) => (JSON.parse(line) as { msg: string }).msg)).toEqual([
+      expect.stringMatching(/audit is not a folder: .*move it aside.*restart/),
+    ]);
   });
 });
 

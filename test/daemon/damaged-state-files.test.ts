@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { agentd } from "../support/agentd-cli.js";
@@ -14,8 +14,7 @@ const kit = useTestKit();
  * data_dir's state files other than the run and event files (their damage is in
  * damaged-run-files and crash-recovery) with something else in their place. Reading a FIFO waits for
  * a writer that never comes: each held the start (or one of libuv's four threads, then every file
- * operation) for ever (cache/agents.json is left out: starting-phase.test.ts holds a start with a
- * FIFO there on purpose). A damaged switches file stopped the start with its error, then never exited.
+ * operation) for ever. A damaged switches file stopped the start with its error, then never exited.
  */
 describe("data_dir's state files damaged at a start", () => {
   it("starts and runs agents with a FIFO where each state file should be", async () => {
@@ -36,6 +35,24 @@ describe("data_dir's state files damaged at a start", () => {
     const run = await startRun(daemon, "worker", "go");
     expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
     expect((await daemon.request("GET", "/health")).body).toMatchObject({ status: "ok" });
+  });
+
+  // Before: the parsed-agents cache was read with a plain readFileSync: a FIFO held the start for
+  // ever, a link to /dev/zero read until memory ran out.
+  it("starts and runs agents with a FIFO or a link to /dev/zero where the parsed-agents cache should be", async () => {
+    for (const make of [
+      (file: string) => execFileSync("mkfifo", [file]),
+      (file: string) => symlinkSync("/dev/zero", file),
+    ]) {
+      const { project } = await kit.scriptedProject(() => textReply("done"));
+      project.writeAgent("worker", {});
+      mkdirSync(path.join(project.dataDirectory, "cache"), { recursive: true });
+      make(path.join(project.dataDirectory, "cache", "agents.json"));
+      const daemon = await kit.daemon(project.configFile);
+      const run = await startRun(daemon, "worker", "go");
+      expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
+      await daemon.kill();
+    }
   });
 
   it("moves a folder where schedules.json should be aside, and keeps its schedules", async () => {
@@ -72,6 +89,21 @@ describe("data_dir's state files damaged at a start", () => {
     });
     expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
     expect(start.stderr).toMatch(/error STORE_CORRUPT: .*agent-switches\.json.*fix or delete it/);
+  });
+
+  // Before: `error INTERNAL: EISDIR: illegal operation on a directory`, with no file's role or hint.
+  it("says what is there and what to do when a folder is where the switches file should be", async () => {
+    const { project } = await kit.scriptedProject(() => textReply("done"));
+    project.writeAgent("worker", {});
+    mkdirSync(path.join(project.dataDirectory, "agent-switches.json"), { recursive: true });
+    const start = await agentd(["start", "--config", project.configFile], {
+      cwd: project.root,
+      timeoutMilliseconds: 30_000,
+    });
+    expect({ exitCode: start.exitCode, timedOut: start.timedOut }).toEqual({ exitCode: 1, timedOut: false });
+    expect(start.stderr).toMatch(
+      /error STORE_CORRUPT: .*agent-switches\.json is a folder, not a switches file.*move it aside/s,
+    );
   });
 });
 

@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, symlinkSync } from "node:fs";
 import { open } from "node:fs/promises";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
@@ -13,18 +13,19 @@ import { useTestKit } from "../support/test-kit.js";
 const kit = useTestKit();
 
 /**
- * A daemon caught in the middle of its start: its parsed-agents cache (`cache/agents.json`) is a
- * named pipe, so reading it holds the start, after the lock is taken and the port listens, until
- * the test writes the cache. `inside` resolves once the daemon opened the pipe (it is starting).
+ * A daemon caught in the middle of its start: one of its agent files is a link to a named pipe, so
+ * reading the agents holds the start, after the lock is taken and the port listens, until the test
+ * writes that agent's text. `inside` resolves once the daemon opened the pipe (it is starting).
+ * (The parsed-agents cache in data_dir served as the pipe before; a FIFO there is now refused.)
  */
 async function daemonHeldWhileStarting() {
   const port = await closedPort();
   const workspace = kit.project({ config: { server: { host: "127.0.0.1", port } } });
   workspace.writeAgent("helper", { task: "help" });
-  const cacheFolder = path.join(workspace.dataDirectory, "cache");
-  mkdirSync(cacheFolder, { recursive: true });
-  const pipe = path.join(cacheFolder, "agents.json");
+  const pipe = path.join(workspace.root, "held-agent.pipe");
   execFileSync("mkfifo", [pipe]);
+  mkdirSync(workspace.agentsDirectory, { recursive: true });
+  symlinkSync(pipe, path.join(workspace.agentsDirectory, "held.md"));
   const child = spawn(process.execPath, [AGENTD_MAIN, "start", "--config", workspace.configFile], {
     cwd: workspace.root,
     env: environmentWithoutAgentd(),
@@ -47,9 +48,9 @@ async function daemonHeldWhileStarting() {
     child,
     exited,
     stderr: () => stderr,
-    /** Lets the start go on: the cache is empty, every agent file is parsed. */
+    /** Lets the start go on: the held agent's text comes through the pipe. */
     release: async () => {
-      await writer.write("{}");
+      await writer.write("---\ndescription: held\n---\nHold on.\n");
       await writer.close();
     },
   };

@@ -203,6 +203,56 @@ describe("an email the SMTP server refuses for some recipients", { timeout: 60_0
     expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"]]);
   });
 
+  it("still reaches a greylisted recipient when another is refused for good, and ends failed naming that one", async () => {
+    const port = await freePort();
+    // ops@ is greylisted once; nobody@ does not exist (550); lead@ takes it.
+    const taken = await smtpServer(port, (address, tries) => {
+      if (address === "nobody@example.test") return 550;
+      return address === "ops@example.test" && tries === 1 ? 451 : undefined;
+    });
+    const { deliveries, attempts, clock } = service(port);
+    await deliverDigest(deliveries, ["lead@example.test", "ops@example.test", "nobody@example.test"]);
+    await waitFor(() => attempts().length === 1, "the first attempt");
+    expect(attempts()[0]).toMatchObject({
+      status: "retrying",
+      error: expect.stringMatching(
+        /refused ops@example\.test \(451 .*nobody@example\.test \(550 no such mailbox\)/,
+      ),
+    });
+    const [retrying] = deliveries.list("retrying");
+    expect(retrying?.remaining_recipients).toEqual(["ops@example.test"]);
+    expect(retrying?.refused_recipients).toEqual(["nobody@example.test"]);
+
+    clock.advanceBy(1_000);
+    await waitFor(() => attempts().length === 2, "the retry");
+    // Everyone who could get it has it; the address refused for good is what the user must fix.
+    expect(attempts()[1]).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(/nobody@example\.test .*refused for good.*correct the address/),
+    });
+    const [failed] = deliveries.list("failed");
+    expect(failed?.refused_recipients).toEqual(["nobody@example.test"]);
+    expect(failed?.remaining_recipients).toBeUndefined();
+    expect(taken.map((mail) => mail.envelope)).toEqual([["lead@example.test"], ["ops@example.test"]]);
+  });
+
+  it("retries only the greylisted one when the server refuses every recipient, one for good", async () => {
+    const port = await freePort();
+    const taken = await smtpServer(port, (address, tries) => {
+      if (address === "nobody@example.test") return 550;
+      return tries === 1 ? 451 : undefined;
+    });
+    const { deliveries, attempts, clock } = service(port);
+    await deliverDigest(deliveries, ["ops@example.test", "nobody@example.test"]);
+    await waitFor(() => attempts().length === 1, "the first attempt");
+    expect(attempts()[0]).toMatchObject({ status: "retrying" });
+    expect(deliveries.list("retrying")[0]?.remaining_recipients).toEqual(["ops@example.test"]);
+    clock.advanceBy(1_000);
+    await waitFor(() => attempts().length === 2, "the retry");
+    expect(attempts()[1]).toMatchObject({ status: "failed" });
+    expect(taken.map((mail) => mail.envelope)).toEqual([["ops@example.test"]]);
+  });
+
   it("goes to the recipients still owed it after a restart, and to all once a server that was down is back", async () => {
     const port = await freePort();
     // Down: nothing listens on the port at the first attempt.

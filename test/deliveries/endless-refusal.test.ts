@@ -55,3 +55,32 @@ it(
     expect(written).toBeLessThan(32 * 1_024 * 1_024);
   },
 );
+
+/**
+ * A receiver that answers 500 and sends its refusal slowly, never finishing, until the attempt's
+ * time runs out: the part it did send is what tells the user why, and is kept in the error.
+ */
+it("keeps what came of a refusal sent slowly until the attempt timed out", { timeout: 30_000 }, async () => {
+  const server = createServer((_request, response) => {
+    response.writeHead(500, { "content-type": "text/plain" });
+    response.write("quota exceeded for this hook; retry after ");
+    // …and nothing more: the rest never comes.
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  closers.push(() => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(() => resolve()));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+
+  // A short timeout in place of the 30 s: the answer's head and first piece come at once on loopback.
+  const outcome = await postJson(url, "{}", {}, new AbortController().signal, 2_000);
+
+  expect(outcome).toMatchObject({
+    ok: false,
+    retryable: true,
+    statusCode: 500,
+    cutAtEnd: true,
+    error: `POST ${new URL(url).origin} answered 500 (the rest of its answer did not come: the attempt timed out): quota exceeded for this hook; retry after`,
+  });
+});

@@ -1,11 +1,20 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { hostname, tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { DataDirectoryLock, lockFileOf } from "../../src/locks/data-directory-lock.js";
 import { currentProcessIdentity } from "../../src/locks/process-identity.js";
+import { fillUp, mountSmallTmpfs, unmount } from "../support/small-disk.js";
 
 /** The built module, as a racing process loads it. */
 const BUILT = path.resolve(import.meta.dirname, "../../dist/locks/data-directory-lock.js");
@@ -134,5 +143,41 @@ describe("DataDirectoryLock", () => {
     expect(outcomes.filter((outcome) => outcome === "DATA_DIR_LOCKED")).toHaveLength(7);
     // The winner released the lock as it exited; no temp file or takeover guard is left behind.
     expect(readdirSync(directory)).toEqual([]);
+  });
+
+  it("leaves no empty lock behind on a file system without hard links that is full, and starts at once when there is room", (context) => {
+    const directory = folder();
+    if (!mountSmallTmpfs(directory, "1m")) {
+      context.skip("cannot mount a tmpfs here (needs root): the full no-link lock test did not run");
+      return;
+    }
+    try {
+      // One page of room: the lock's content written beside it fits, the lock file itself does not.
+      const filler = path.join(directory, "filler");
+      fillUp(filler);
+      truncateSync(filler, statSync(filler).size - 4_096);
+      // A file system without hard links (vfat, some network shares): the link is refused.
+      const withoutLinks = {
+        link: () => {
+          throw Object.assign(new Error("operation not permitted"), { code: "EPERM" });
+        },
+      };
+
+      expect(() => DataDirectoryLock.acquire(directory, { command: "start" }, withoutLinks)).toThrow(
+        expect.objectContaining({ code: "ENOSPC" }),
+      );
+      expect(readdirSync(directory)).toEqual(["filler"]);
+
+      // Room again: the next start takes the lock at once, with no empty lock to wait out.
+      truncateSync(filler, 0);
+      const started = Date.now();
+      const lock = DataDirectoryLock.acquire(directory, { command: "start" }, withoutLinks);
+      held.push(lock);
+      expect(Date.now() - started).toBeLessThan(1_000);
+      expect(DataDirectoryLock.holderOf(directory)).toMatchObject({ pid: process.pid, command: "start" });
+    } finally {
+      for (const lock of held.splice(0)) lock.release();
+      unmount(directory);
+    }
   });
 });

@@ -36,4 +36,31 @@ describe("IdempotentStarts", () => {
     expect(RunStore.open({ dataDirectory, logger }).findByIdempotencyKey("alpha", "k")?.id).toBe("r_2");
     expect(store.findByIdempotencyKey("beta", "k")).toBeUndefined();
   });
+
+  it("still answers a key's run after a restart when the clock was set back more than 48 h meanwhile", async () => {
+    const dataDirectory = mkdtempSync(path.join(tmpdir(), "agentd-idempotent-"));
+    const store = RunStore.open({ dataDirectory, logger });
+    const posted = Date.parse("2026-03-01T10:00:00.000Z");
+    await store.create({
+      ...queuedRecord("r_1", "alpha", new Date(posted).toISOString()),
+      idempotency_key: "k",
+    });
+    // The clock is set back 50 h (a VM restored, a wrong NTP server) and runs are made then.
+    const setBack = posted - 50 * 60 * 60 * 1_000;
+    for (let made = 2; made <= 4; made++) {
+      await store.create(queuedRecord(`r_${made}`, "alpha", new Date(setBack + made).toISOString()));
+    }
+    const restartedWhileBack = RunStore.open({ dataDirectory, logger });
+    const whileBack = new IdempotentStarts(restartedWhileBack, () => new Date(setBack + 60_000));
+    expect(whileBack.recorded("alpha", "k")?.id).toBe("r_1");
+
+    // Corrected to the right time, a run is made, and the daemon restarts: a minute after the key's
+    // run for the caller, who sends the key again.
+    const corrected = posted + 60_000;
+    await restartedWhileBack.create(queuedRecord("r_5", "alpha", new Date(corrected).toISOString()));
+    const restarted = RunStore.open({ dataDirectory, logger });
+    const starts = new IdempotentStarts(restarted, () => new Date(corrected + 60_000));
+    const again = await starts.start("alpha", "k", () => Promise.reject(new Error("a second run was made")));
+    expect(again).toMatchObject({ run: { id: "r_1" }, duplicate: true });
+  });
 });

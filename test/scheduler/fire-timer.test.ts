@@ -1,28 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Clock } from "../../src/clock/clock.js";
 import { type DueFire, FireTimer } from "../../src/scheduler/fire-timer.js";
-import { ManualClock } from "../support/manual-clock.js";
-
-/**
- * The system clock's two faces: timers count elapsed time (the monotonic clock), `now()` is the wall
- * clock, which an operator or NTP may set forward while a timer waits.
- */
-class SettableWallClock implements Clock {
-  readonly elapsed = new ManualClock(Date.parse("2026-11-30T08:00:00Z"));
-  #setForwardBy = 0;
-
-  now(): number {
-    return this.elapsed.now() + this.#setForwardBy;
-  }
-
-  setTimer(callback: () => void, delayMilliseconds: number): () => void {
-    return this.elapsed.setTimer(callback, delayMilliseconds);
-  }
-
-  setForward(milliseconds: number): void {
-    this.#setForwardBy += milliseconds;
-  }
-}
+import { SettableWallClock } from "../support/settable-wall-clock.js";
 
 const HOUR = 3_600_000;
 
@@ -37,31 +16,31 @@ function firingOnce(clock: Clock, fired: DueFire[]): FireTimer {
 
 describe("FireTimer", () => {
   it("fires within a minute of the wall clock being set past a fire armed hours ahead", () => {
-    const clock = new SettableWallClock();
+    const clock = new SettableWallClock(Date.parse("2026-11-30T08:00:00Z"));
     const fired: DueFire[] = [];
     const timer = firingOnce(clock, fired);
     const at = clock.now() + 6 * HOUR;
     timer.set("nightly", at);
 
     clock.setForward(6 * HOUR);
-    clock.elapsed.advanceBy(60_000);
+    clock.elapsedClock.advanceBy(60_000);
 
     expect(fired).toEqual([{ agentId: "nightly", at }]);
     timer.stop();
   });
 
   it("fires on time, once, when the clock is left alone", () => {
-    const clock = new SettableWallClock();
+    const clock = new SettableWallClock(Date.parse("2026-11-30T08:00:00Z"));
     const fired: DueFire[] = [];
     const timer = firingOnce(clock, fired);
     const at = clock.now() + 3 * HOUR;
     timer.set("nightly", at);
 
-    clock.elapsed.advanceBy(3 * HOUR - 1);
+    clock.elapsedClock.advanceBy(3 * HOUR - 1);
     expect(fired).toEqual([]);
-    clock.elapsed.advanceBy(1);
+    clock.elapsedClock.advanceBy(1);
     expect(fired).toEqual([{ agentId: "nightly", at }]);
     timer.stop();
-    expect(clock.elapsed.pending).toBe(0);
+    expect(clock.elapsedClock.pending).toBe(0);
   });
 });

@@ -57,4 +57,29 @@ describe("ScheduleState", () => {
     const messages = lines.map((line) => (JSON.parse(line) as { msg: string }).msg);
     expect(messages).toEqual([expect.stringMatching(/^moved \S+ aside \(cannot be written \(EISDIR\)\)/)]);
   });
+
+  it("names what it moves aside by the daemon's clock, not the machine's", () => {
+    folder = mkdtempSync(path.join(os.tmpdir(), "agentd-schedule-state-"));
+    const file = path.join(folder, "schedules.json");
+    mkdirSync(file);
+    const logger = pino({ level: "silent" });
+    let time = "2031-05-06T07:08:09.010Z";
+    const now = () => new Date(time);
+
+    // At the start, and again while it runs.
+    const state = ScheduleState.load(file, logger, { now });
+    time = "2031-05-06T08:00:00.000Z";
+    state.set("ticker", { checked_at: time });
+    mkdirSync(file);
+    state.flush();
+
+    expect(
+      readdirSync(folder)
+        .filter((name) => name.includes(".damaged-"))
+        .sort(),
+    ).toEqual([
+      "schedules.json.damaged-2031-05-06T07-08-09.010Z",
+      "schedules.json.damaged-2031-05-06T08-00-00.000Z",
+    ]);
+  });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { randomBytes } from "node:crypto";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { secretNamesIn, substituteSecrets } from "../../src/secrets/secret-template.js";
 
@@ -115,5 +116,29 @@ describe("secret templates", () => {
     expect(secretNamesIn(value)).toEqual(["deploy", "aws"]);
     expect(value).toEqual(before);
     expect(secretNamesIn("plain text")).toEqual([]);
+  });
+});
+
+describe("a long secret (a kubeconfig, a certificate chain, a service account's JSON)", () => {
+  // Before: one alternation of a value's forms; its binary form alone (8 characters a byte) passed
+  // V8's limit from about 4 KB on, and every redaction of a longer text threw "Regular expression
+  // too large" (a vault key file with a zeroed tail crashed the daemon at its first run).
+  it("is masked in every form, without throwing, at 4 KB and 64 KB", () => {
+    for (const length of [4_200, 65_536]) {
+      const value = randomBytes(length).toString("base64").slice(0, length);
+      const redactor = new SecretRedactor();
+      redactor.add("kubeconfig", value);
+      redactor.add("token", "sk-short-secret-value-123");
+      const text = `before ${value} middle ${Buffer.from(value).toString("hex")} sk-short-secret-value-123 after ${"z".repeat(10_000)}`;
+      const masked = redactor.redact(text);
+      expect(masked).not.toContain(value.slice(0, 64));
+      expect(masked).not.toContain(Buffer.from(value).toString("hex").slice(0, 64));
+      expect(
+        masked.startsWith("before [secret:kubeconfig] middle [secret:kubeconfig] [secret:token] after"),
+      ).toBe(true);
+      expect(redactor.redactValue({ nested: [`x ${value} y`] })).toEqual({
+        nested: ["x [secret:kubeconfig] y"],
+      });
+    }
   });
 });

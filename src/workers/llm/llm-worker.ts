@@ -1,5 +1,5 @@
 import type { Config } from "../../config/config-schema.js";
-import type { ChatMessage, ModelResponse } from "../../llm/chat-message.js";
+import type { ChatMessage, ChatToolCall, ModelResponse } from "../../llm/chat-message.js";
 import type { ModelProvider } from "../../llm/model-client.js";
 import type { ToolExecutor } from "../../tools/tool-executor.js";
 import { settleOrAbandon } from "../../util/settle-or-abandon.js";
@@ -132,9 +132,12 @@ export class LlmWorker implements Worker {
       budget.restore(from.usage, from.cost_usd);
       failures.restoreDisabled(from.removed_tools);
       detector.restore(from.recent_calls);
-      // The answers given before the cut (on any node): a resumed run sees them.
-      const answers = recordedAnswers((await context.history?.()) ?? []);
-      messages = answerInterruptedCalls(from.messages, events, answers);
+      // The answers given before the cut (on any node): a resumed run sees them. Read only for a
+      // call that was cut off: the whole run log is read for them, and it may hold millions of events.
+      const interrupted = interruptedCallsOf(from.messages);
+      const answers =
+        interrupted.length === 0 ? new Map() : recordedAnswers((await context.history?.()) ?? []);
+      messages = answerInterruptedCalls(from.messages, interrupted, events, answers);
     }
     // Round 0. A new run's holds only the prompt and task (what its record has too): written once
     // its first model request is out, and those of the runs launched with it (unless a later save
@@ -235,16 +238,12 @@ function startingMessages(context: RunContext, options: LlmRunOptions): ChatMess
  */
 function answerInterruptedCalls(
   messages: readonly ChatMessage[],
+  interrupted: readonly ChatToolCall[],
   events: RunEvents,
   answers: ReadonlyMap<string, RecordedAnswer>,
 ): ChatMessage[] {
-  const answered = new Set(
-    messages.flatMap((message) => (message.role === "tool" ? [message.tool_call_id] : [])),
-  );
   const result = [...messages];
-  const last = [...messages].reverse().find((message) => message.role === "assistant");
-  for (const call of last?.role === "assistant" ? (last.tool_calls ?? []) : []) {
-    if (answered.has(call.id)) continue;
+  for (const call of interrupted) {
     const { ok, output } = interruptedCallOutput(call.function.name, answers.get(call.id));
     result.push({ role: "tool", tool_call_id: call.id, content: output });
     events.publish("observation", {
@@ -256,6 +255,17 @@ function answerInterruptedCalls(
     });
   }
   return result;
+}
+
+/** The last assistant message's tool calls that have no result in `messages`. */
+function interruptedCallsOf(messages: readonly ChatMessage[]): ChatToolCall[] {
+  const last = messages.findLast((message) => message.role === "assistant");
+  const calls = last?.role === "assistant" ? (last.tool_calls ?? []) : [];
+  if (calls.length === 0) return [];
+  const answered = new Set(
+    messages.flatMap((message) => (message.role === "tool" ? [message.tool_call_id] : [])),
+  );
+  return calls.filter((call) => !answered.has(call.id));
 }
 
 function repaired(messages: ChatMessage[], repairer: HistoryRepairer, events: RunEvents): ChatMessage[] {
