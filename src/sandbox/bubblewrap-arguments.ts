@@ -7,6 +7,18 @@ import type { HeldBindSources } from "./held-bind-sources.js";
 export type { ExtraBinds } from "./sandbox-mounts.js";
 
 /**
+ * The kernel's settings in the sandbox's fresh /proc, bound read-only over it from the host's (the
+ * same files: what is per namespace, `net/` or the host name, is looked up by the reader's
+ * namespaces, not the mount). A daemon running as root leaves its children uid 0 with no
+ * capability, and the kernel lets uid 0 write `/proc/sys` by its file modes alone: a command could
+ * set `kernel.core_pattern` to `|/its/workdir/script`, which the kernel then runs as root outside
+ * every namespace at the next crash, or reboot the machine through `/proc/sysrq-trigger`.
+ * bubblewrap covers both only where its own check finds them writable, which for `/proc/sys` is
+ * never (the folder refuses every write check, whatever the files inside allow).
+ */
+const PROC_COVERS = ["/proc/sys", "/proc/sysrq-trigger"];
+
+/**
  * bubblewrap's arguments for a policy, before `--` and the command: its filesystem layers
  * (`sandboxMounts`, laid out once per set of paths and real paths: cachedSandboxMounts) as mounts,
  * in their order; whether a hidden path is a folder is looked at on every call. Its own PID, IPC, UTS (and, unless `network: all`,
@@ -25,6 +37,7 @@ export function bubblewrapArguments(
     ...["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"],
     ...(policy.network.kind === "all" ? [] : ["--unshare-net"]),
     ...["--dev", "/dev", "--proc", "/proc"],
+    ...PROC_COVERS.flatMap((entry) => ["--ro-bind-try", entry, entry]),
   ];
   const [root, ...layers] = mounts;
   if (root !== undefined) args.unshift(...mountArguments(root));

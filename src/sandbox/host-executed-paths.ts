@@ -114,9 +114,15 @@ const MAX_LISTED_NAMES = 256;
  */
 const SMALL_FOLDER_BYTES = 64 * 1024;
 
-/** The same, for a CLI's own config folder bound writable (its name decides which it is). */
+/**
+ * The same, for a CLI's own config folder bound writable (its name decides which it is): what it
+ * runs, and the user's own instructions every session of that CLI reads (Claude Code's
+ * `CLAUDE.md`, Codex's `AGENTS.md`), where a planted line would steer the user's next interactive
+ * session. Gemini's `GEMINI.md` stays writable: its memory tool writes there.
+ */
 const EXECUTED_IN_CLI_FOLDER: Record<string, string[]> = {
   ".claude": [
+    "CLAUDE.md",
     "settings.json",
     "settings.local.json",
     "commands",
@@ -127,7 +133,7 @@ const EXECUTED_IN_CLI_FOLDER: Record<string, string[]> = {
     "output-styles",
   ],
   ".gemini": ["settings.json", "commands", "extensions", "policies"],
-  ".codex": ["config.toml", "rules"],
+  ".codex": ["AGENTS.md", "AGENTS.override.md", "config.toml", "rules"],
 };
 
 /** What a built-in CLI runs from its config folder, wherever `CLAUDE_CONFIG_DIR` or `CODEX_HOME` puts it. */

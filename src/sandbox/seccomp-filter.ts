@@ -1,5 +1,5 @@
 import os from "node:os";
-import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js";
+import { ABI_SYSTEM_CALLS, type AbiSystemCalls, type ModeSettingCall } from "./seccomp-system-calls.js";
 
 /**
  * The seccomp filter every sandboxed child runs under: a classic-BPF program, in the binary form
@@ -65,6 +65,13 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *   for all of the above; and for the i386 compat ABI (`int 0x80`, 32-bit programs) its numbers of
  *   the same calls, and `socketcall`, the old multiplexer that hides the socket call in memory a
  *   filter cannot read. On aarch64, the 32-bit arm compat ABI likewise.
+ * - a file made or changed with the set-user-ID or set-group-ID bit — `open`/`openat`/`creat` with
+ *   O_CREAT or O_TMPFILE, `chmod`/`fchmod`/`fchmodat`/`fchmodat2`, `mknod`/`mknodat` whose mode
+ *   has S_ISUID or S_ISGID — with EPERM, as systemd's RestrictSUIDSGID= does; and `openat2`, whose
+ *   mode sits in memory, with ENOSYS (programs fall back to `openat`). The sandbox's own mounts are
+ *   nosuid, the workdir's and `write:` paths' folders on the host are not: a command could leave
+ *   there a copy of a shell that runs as the daemon's user (root, for a daemon running as root) for
+ *   whoever on the machine starts it.
  * - a system call of an architecture the program does not know is not refused but kills the
  *   process: on x86_64 and aarch64 kernels the four above are all there is.
  *
@@ -73,7 +80,7 @@ import { ABI_SYSTEM_CALLS, type AbiSystemCalls } from "./seccomp-system-calls.js
  *
  * The program is the same bytes on both machines (it tests `seccomp_data.arch` first); only the
  * byte order is the host's, and both are little-endian. Only the calls it looks at the arguments
- * of (socket, socketpair, ioctl, personality, clone, unshare) run more than its first few
+ * of (socket, socketpair, ioctl, personality, clone, unshare, the open and chmod calls) run more than its first few
  * instructions: the kernel (5.11 and later) remembers, per system call, that the filter allows it
  * whatever its arguments, and does not run the filter for those again.
  */
@@ -86,6 +93,8 @@ const OFFSET_ARCH = 4;
 /** The low 32 bits of args[0] and args[1] (little-endian). */
 const OFFSET_ARGUMENT_0 = 16;
 const OFFSET_ARGUMENT_1 = 24;
+/** The low 32 bits of args[index]. */
+const argumentOffset = (index: number) => OFFSET_ARGUMENT_0 + 8 * index;
 
 const AF_UNIX = 1;
 /** The families the network namespace confines: IPv4, IPv6, netlink, packet. */
@@ -99,6 +108,10 @@ const REFUSED_IOCTLS = [0x5412, 0x541c, 0x5423];
 /** PER_LINUX and PER_LINUX32, each with and without ADDR_NO_RANDOMIZE, and the query. */
 const ALLOWED_PERSONALITIES = [0x0, 0x8, 0x40000, 0x40008, 0xffffffff];
 const CLONE_NEWUSER = 0x10000000;
+/** O_CREAT and __O_TMPFILE (the same on x86, the generic table and arm): an open that makes a file. */
+const CREATING_OPEN_FLAGS = 0o100 | 0o20000000;
+/** S_ISUID and S_ISGID. */
+const SET_ID_BITS = 0o4000 | 0o2000;
 const EPERM = 1;
 const ENOSYS = 38;
 const EAFNOSUPPORT = 97;
@@ -133,6 +146,12 @@ const jumpIfBitsSet = (bits: number, label: string): Step => ({
   value: bits,
   whenTrue: label,
 });
+/** Goes on with the next step when the accumulator has one of `bits`, else jumps to `label`. */
+const jumpUnlessBitsSet = (bits: number, label: string): Step => ({
+  code: JUMP_IF_BITS_SET,
+  value: bits,
+  whenFalse: label,
+});
 
 /**
  * One section per ABI, each entered when `seccomp_data.arch` is its own and ending in its own
@@ -156,6 +175,8 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
   if (abi.refusedNumberBits !== undefined) steps.push(jumpIfBitsSet(abi.refusedNumberBits, local("refuse")));
   // The calls whose arguments are looked at come first: the kernel runs the filter for them on
   // every call (it remembers the others' answer), the refused ones are rare.
+  const [openat, ...otherModeSetting] = abi.modeSetting;
+  if (openat !== undefined) steps.push(jumpIfEqual(openat.number, local(modeCheck(openat))));
   steps.push(
     jumpIfEqual(abi.ioctl, local("ioctl")),
     jumpIfEqual(abi.clone, local("namespaces")),
@@ -164,6 +185,7 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
     jumpIfEqual(abi.personality, local("personality")),
     jumpIfEqual(abi.unshare, local("namespaces")),
   );
+  for (const call of otherModeSetting) steps.push(jumpIfEqual(call.number, local(modeCheck(call))));
   for (const number of abi.refused) steps.push(jumpIfEqual(number, local("refuse")));
   for (const number of abi.absent) steps.push(jumpIfEqual(number, local("absent")));
   steps.push(give(RET_ALLOW));
@@ -193,10 +215,25 @@ function sectionSteps(abi: AbiSystemCalls, unixSockets: boolean, local: (label: 
   for (const persona of ALLOWED_PERSONALITIES) steps.push(jumpIfEqual(persona, local("allow")));
   steps.push(give(RET_ERRNO | EPERM), { label: local("namespaces") }, load(OFFSET_ARGUMENT_0));
   steps.push(jumpIfBitsSet(CLONE_NEWUSER, local("refuse")), give(RET_ALLOW));
+  // A file made or changed with the set-user-ID or set-group-ID bit: an open without O_CREAT or
+  // O_TMPFILE makes none, whatever its mode argument holds. Calls with their flags and mode in the
+  // same places share one check.
+  const checks = new Map(abi.modeSetting.map((call) => [modeCheck(call), call]));
+  for (const [label, call] of checks) {
+    steps.push({ label: local(label) });
+    if (call.flags !== undefined)
+      steps.push(load(argumentOffset(call.flags)), jumpUnlessBitsSet(CREATING_OPEN_FLAGS, local("allow")));
+    steps.push(load(argumentOffset(call.mode)), jumpIfBitsSet(SET_ID_BITS, local("refuse")), give(RET_ALLOW));
+  }
   steps.push({ label: local("refuse") }, give(RET_ERRNO | EPERM));
   steps.push({ label: local("absent") }, give(RET_ERRNO | ENOSYS));
   steps.push({ label: local("allow") }, give(RET_ALLOW));
   return steps;
+}
+
+/** The label of the check of a call that sets a mode: the same for calls with the same arguments. */
+function modeCheck(call: ModeSettingCall): string {
+  return `mode ${call.flags ?? "-"} ${call.mode}`;
 }
 
 /**

@@ -23,6 +23,17 @@ import { existingFolder, isFolder, signatureOf, spelledFolder } from "./watched-
 const MAX_LISTED_PATHS = 200;
 /** Folders below the watched one that are watched at most. */
 const MAX_DEPTH = 32;
+/**
+ * How long a watch trigger whose watcher met the system's limit of watched files waits before it
+ * watches its folder again (and again, while the limit is still reached).
+ */
+export const WATCH_LIMIT_RETRY_MILLISECONDS = 5_000;
+/**
+ * What the kernel answers a watch it has no room for: ENOSPC past `fs.inotify.max_user_watches`,
+ * EMFILE past `fs.inotify.max_user_instances`. Both are counted per user, and a sandboxed command
+ * runs as the daemon's user: it can use them up.
+ */
+const WATCH_LIMIT_CODES = new Set(["ENOSPC", "EMFILE"]);
 
 export interface WatchTriggersOptions {
   runs: TriggerRuns;
@@ -34,6 +45,8 @@ export interface WatchTriggersOptions {
   rateLimit: TriggerRateLimit;
   /** Entries one trigger watches at most (default MAX_WATCHED_ENTRIES; tests lower it). */
   maxEntries?: number;
+  /** How a folder is watched (default chokidar's `watch`; a test passes one that fails as the kernel does). */
+  watchFolder?: typeof watch;
 }
 
 /** One watched folder, its pending paths and the debounce timer. */
@@ -45,6 +58,10 @@ interface Watching {
   cancelTimer: (() => void) | undefined;
   /** Closed (the trigger went or changed): a start still being counted is not made. */
   stopped: boolean;
+  /** Ends the wait for the watcher's first scan when it is closed before (chokidar then never tells). */
+  stopWaiting: () => void;
+  /** The first scan is done: changes from now on are seen. */
+  ready: boolean;
 }
 
 /**
@@ -61,6 +78,8 @@ export class WatchTriggers {
   readonly #watching = new Map<string, Watching>();
   /** Triggers whose folder was removed or renamed: what stops looking for its return, and the agent's hash. */
   readonly #gone = new Map<string, { stopLooking: () => void; hash: string }>();
+  /** Triggers whose watcher met the system's limit of watches: what cancels the next try, and its signature. */
+  readonly #retrying = new Map<string, { cancel: () => void; signature: string }>();
   /** The triggers of the last apply(), by key: their agent definition's hash. */
   #current = new Map<string, string>();
 
@@ -104,9 +123,15 @@ export class WatchTriggers {
       await this.#stop(watching);
       if (wanted.get(key)?.folder === watching.folder) waiting.set(key, watching.pending);
     }
+    // A watcher waiting to try again after the system's limit keeps waiting while its trigger stays.
+    for (const [key, retry] of this.#retrying) {
+      if (wanted.get(key)?.signature === retry.signature) continue;
+      retry.cancel();
+      this.#retrying.delete(key);
+    }
     const starting: Array<Promise<void>> = [];
     for (const [key, { trigger, folder, signature }] of wanted) {
-      if (this.#watching.has(key)) continue;
+      if (this.#watching.has(key) || this.#retrying.has(key)) continue;
       starting.push(
         this.#watch(key, trigger, folder, signature, waiting.get(key) ?? new Set(), returned.has(key)),
       );
@@ -114,9 +139,12 @@ export class WatchTriggers {
     await Promise.all(starting);
   }
 
-  /** Whether the trigger `<agent>/<name>` has its folder watched here now (not while it is gone). */
+  /**
+   * Whether the trigger `<agent>/<name>` has its folder watched here now: its watcher's first scan
+   * done (not while the folder is gone, nor while the system's limit of watches keeps it waiting).
+   */
   watches(key: string): boolean {
-    return this.#watching.has(key);
+    return this.#watching.get(key)?.ready === true;
   }
 
   /** Paths seen changed and waiting for their debounce, over every watched folder. */
@@ -129,6 +157,8 @@ export class WatchTriggers {
   async close(): Promise<void> {
     for (const gone of this.#gone.values()) gone.stopLooking();
     this.#gone.clear();
+    for (const retry of this.#retrying.values()) retry.cancel();
+    this.#retrying.clear();
     const all = [...this.#watching.values()];
     this.#watching.clear();
     await Promise.all(all.map((watching) => this.#stop(watching)));
@@ -190,7 +220,7 @@ export class WatchTriggers {
         `a watch trigger's ${reason}`,
       );
     };
-    const watcher = watch(folder, {
+    const watcher = (this.#options.watchFolder ?? watch)(folder, {
       ignoreInitial: !returned,
       followSymlinks: false,
       depth: MAX_DEPTH,
@@ -205,7 +235,10 @@ export class WatchTriggers {
       pending: new Set(),
       cancelTimer: undefined,
       stopped: false,
+      stopWaiting: () => undefined,
+      ready: false,
     };
+    const closedFirst = new Promise<void>((resolve) => (watching.stopWaiting = resolve));
     this.#watching.set(key, watching);
     watcher.on("all", (event, file) => {
       const relative = path.relative(folder, file);
@@ -241,18 +274,28 @@ export class WatchTriggers {
         void this.#lose(key, watching, trigger);
       }
     });
-    watcher.on("error", (error) =>
+    watcher.on("error", (error) => {
+      // The folder itself could not be watched: the watcher sees nothing. (A file or a folder below
+      // that could not be is missed alone, as before: the rest is still seen.)
+      const { code, path: failed } = error as NodeJS.ErrnoException;
+      if (WATCH_LIMIT_CODES.has(code ?? "") && failed !== undefined && path.resolve(failed) === folder) {
+        void this.#watchAgainLater(key, watching, trigger, code ?? "");
+        return;
+      }
       this.#options.logger.warn(
         { err: error, agent: definition.id, trigger: name },
         "a watch trigger's watcher failed",
-      ),
-    );
-    await new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
+      );
+    });
     for (const relative of waiting) {
       // As a change seen now would be: matching the glob, and not hidden by the sandbox as it is now.
       if (!matches(relative.split(path.sep).join("/"))) continue;
       if (access(path.join(folder, relative)) !== "hidden") watching.pending.add(relative);
     }
+    await Promise.race([new Promise<void>((resolve) => watcher.once("ready", () => resolve())), closedFirst]);
+    // Given up while it scanned (the system's limit met: its paths wait for the next watcher).
+    if (watching.stopped) return;
+    watching.ready = true;
     if (watching.pending.size > 0 && watching.cancelTimer === undefined && !watching.stopped) {
       watching.cancelTimer = this.#options.clock.setTimer(
         () => this.#fire(watching, trigger, folder),
@@ -293,6 +336,41 @@ export class WatchTriggers {
       },
     );
     this.#gone.set(key, { stopLooking, hash: definition.hash });
+    await this.#stop(watching);
+  }
+
+  /**
+   * The watcher could not watch its folder for the system's limit of watches (a sandboxed command
+   * of any agent can use it up: it is counted per user): it would miss every change there, for the
+   * daemon's whole life. Said in the trigger's health and the log; the folder is watched again
+   * after WATCH_LIMIT_RETRY_MILLISECONDS, with the paths still waiting, and so on while the limit
+   * is still reached. Changes made in between are missed.
+   */
+  async #watchAgainLater(
+    key: string,
+    watching: Watching,
+    trigger: ArmedTrigger<WatchTriggerSettings>,
+    code: string,
+  ): Promise<void> {
+    if (this.#watching.get(key) !== watching) return;
+    this.#watching.delete(key);
+    const { definition, name } = trigger;
+    const limit = code === "EMFILE" ? "fs.inotify.max_user_instances" : "fs.inotify.max_user_watches";
+    const reason =
+      `the system's limit of watched files (${limit}, counted per user: ${code}) was reached: ` +
+      `the folder is watched again in ${WATCH_LIMIT_RETRY_MILLISECONDS / 1_000} s, changes until then are missed`;
+    this.#options.health.record(definition.id, name, "failed", reason);
+    this.#options.logger.warn(
+      { agent: definition.id, trigger: name, folder: watching.folder },
+      `a watch trigger's ${reason}`,
+    );
+    const cancel = this.#options.clock.setTimer(() => {
+      this.#retrying.delete(key);
+      // Gone or changed since: not watched again here.
+      if (this.#watching.has(key) || this.#current.get(key) !== definition.hash) return;
+      void this.#watch(key, trigger, watching.folder, watching.signature, watching.pending, false);
+    }, WATCH_LIMIT_RETRY_MILLISECONDS);
+    this.#retrying.set(key, { cancel, signature: watching.signature });
     await this.#stop(watching);
   }
 
@@ -408,6 +486,7 @@ export class WatchTriggers {
 
   async #stop(watching: Watching): Promise<void> {
     watching.stopped = true;
+    watching.stopWaiting();
     watching.cancelTimer?.();
     await watching.watcher.close();
   }

@@ -89,6 +89,25 @@ describe("agentd validate", () => {
     expect(human.output).toContain("config.yaml:2 concurency: unknown key");
   });
 
+  it("warns of a {{secret:…}} on a command line it starts, which every user of the machine can read", async () => {
+    project = createTempProject({
+      config: {
+        mcp_servers: {
+          github: { command: "github-server", args: ["--token", "{{secret:github_token}}"] },
+          tidy: { command: "tidy-server", env: { TOKEN: "{{secret:tidy_token}}" } },
+        },
+        cli_tools: { claude: { args: ["--settings={{ secret:claude_settings }}"] } },
+      },
+    });
+    const { output } = await validate(project);
+    expect(output).toContain(
+      "mcp_servers.github.command/args holds {{secret:github_token}}: a command line is readable by every user of this machine (ps) while it runs; pass the secret in mcp_servers.github.env instead",
+    );
+    expect(output).toContain("cli_tools.claude.command/args holds {{secret:claude_settings}}");
+    // A secret in env is where it belongs: no warning.
+    expect(output).not.toContain("mcp_servers.tidy");
+  });
+
   it("accepts the shipped config.example.yaml with the example agents and presets", async () => {
     project = createTempProject();
     const root = path.resolve(import.meta.dirname, "../..");

@@ -91,3 +91,27 @@ describe("a user namespace inside the sandbox, as a packaged (non-root) daemon r
     }
   });
 });
+
+/** Says, for each of the kernel's global settings files, whether this process may write it (no write made). */
+const SETTINGS_PROBE =
+  "for file in /proc/sys/kernel/core_pattern /proc/sys/vm/drop_caches /proc/sysrq-trigger; do " +
+  '[ -e "$file" ] || continue; if [ -w "$file" ]; then echo "$file writable"; else echo "$file refused"; fi; done; ' +
+  'cat /proc/sys/kernel/ostype; grep -c " /proc/sys ro," /proc/self/mountinfo';
+
+describe("the kernel's global settings under /proc, which a root daemon's uid 0 children could write", () => {
+  it("are read-only in the sandbox: no core_pattern that runs a workdir script as root outside", async () => {
+    const outside = await project.shell(SETTINGS_PROBE, { sandbox: "off" });
+    // As root the same probe outside the sandbox finds them writable: the check can tell.
+    if (process.geteuid?.() === 0) expect(outside.output).toContain("/proc/sys/kernel/core_pattern writable");
+
+    for (const network of ["none", "all", ["example.com"]]) {
+      const result = await project.shell(SETTINGS_PROBE, { sandbox: { network } });
+      const label = JSON.stringify(network);
+      expect(result.output, label).toContain("/proc/sys/kernel/core_pattern refused");
+      expect(result.output, label).toContain("/proc/sys/vm/drop_caches refused");
+      expect(result.output, label).not.toContain("writable");
+      // Still readable, and bound read-only once over the sandbox's own /proc.
+      expect(result.output, label).toMatch(/\nLinux\n1\n/);
+    }
+  });
+});

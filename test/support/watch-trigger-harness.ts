@@ -1,4 +1,5 @@
 import { mkdirSync } from "node:fs";
+import type { watch } from "chokidar";
 import path from "node:path";
 import type { AgentDefinition } from "../../src/definitions/agent-definition.js";
 import { createLogger } from "../../src/logging/logger.js";
@@ -23,7 +24,7 @@ export interface StartedRun {
  */
 export function watchTriggersOn(
   clock: ManualClock,
-  options: { maxEntries?: number; rateLimit?: TriggerRateLimit } = {},
+  options: { maxEntries?: number; rateLimit?: TriggerRateLimit; watchFolder?: typeof watch } = {},
 ): { watches: WatchTriggers; health: TriggerHealth; started: StartedRun[] } {
   const started: StartedRun[] = [];
   const runs: TriggerRuns = {

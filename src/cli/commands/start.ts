@@ -1,6 +1,7 @@
 import type { Command } from "commander";
 import { loginUrl } from "../../api/api-token-file.js";
 import { loadConfig } from "../../config/load-config.js";
+import { secretsOnCommandLines } from "../../secrets/secrets-on-command-lines.js";
 import type { Daemon, StartDaemonOptions } from "../../app/daemon.js";
 import { listenWhileStarting } from "../../api/starting-server.js";
 import { DataDirectoryLock } from "../../locks/data-directory-lock.js";
@@ -110,7 +111,8 @@ export function registerStartCommand(program: Command): void {
       const signalsWhileStarting = holdSignalsWhileStarting();
       const globals = command.optsWithGlobals<GlobalOptions>();
       const loaded = loadConfig({ file: globals.config });
-      for (const warning of loaded.warnings) process.stderr.write(`warning: ${warning}\n`);
+      const warnings = [...loaded.warnings, ...secretsOnCommandLines(loaded.config, loaded.file)];
+      for (const warning of warnings) process.stderr.write(`warning: ${warning}\n`);
       let daemon: Daemon;
       try {
         const starting = await listenEarly(loaded.config, packageVersion());

@@ -1,6 +1,7 @@
 import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/load-config.js";
+import { secretsOnCommandLines } from "../../secrets/secrets-on-command-lines.js";
 import type { AgentStatus, DefinitionSnapshot, PresetStatus } from "../../definitions/definition-snapshot.js";
 import { loadDefinitions } from "../../definitions/load-definitions.js";
 import { toAgentdError } from "../../errors/agentd-error.js";
@@ -119,6 +120,7 @@ export async function validateProject(
     },
     configWarnings: [
       ...masking.mask(loaded.warnings),
+      ...secretsOnCommandLines(loaded.config, loaded.file),
       ...(masking.problem === undefined ? [] : [masking.problem]),
     ],
   };
