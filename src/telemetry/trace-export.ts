@@ -3,6 +3,7 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
+import { exportConnections } from "./export-connections.js";
 import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
 import { defaultSampler } from "./parent-or-record-sampler.js";
 import { PooledRandomIds } from "./span-ids.js";
@@ -29,12 +30,14 @@ export function createTraceExport(
   exporter?: SpanExporter,
   alreadyMasked?: AlreadyMasked,
 ): TraceExport {
+  const connections = exportConnections();
   const otlp =
     exporter ??
     new OTLPTraceExporter({
       url: destination.url,
       headers: destination.headers,
       timeoutMillis: destination.exportTimeoutMilliseconds,
+      httpAgentOptions: (protocol) => connections.agentFor(protocol),
     });
   // The SDK reads OTEL_TRACES_SAMPLER from the process's environment: so does the choice of ours.
   const sampler = defaultSampler(process.env);
@@ -55,13 +58,18 @@ export function createTraceExport(
     shutdown: (boundMilliseconds) =>
       (closing ??= new Promise<void>((resolve) => {
         // The bound is the daemon's stop, not a wait a test could stand in for: a plain timer.
-        const timer = setTimeout(resolve, boundMilliseconds);
+        // Past it, the exports still waiting are cut: their sockets would keep the process alive.
+        const timer = setTimeout(() => {
+          connections.abandon();
+          resolve();
+        }, boundMilliseconds);
         timer.unref();
         provider
           .shutdown()
           .catch(() => undefined)
           .finally(() => {
             clearTimeout(timer);
+            connections.abandon();
             resolve();
           });
       })),
