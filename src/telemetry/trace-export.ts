@@ -48,7 +48,15 @@ export function createTraceExport(
       "service.name": destination.serviceName,
       "service.version": packageVersion(),
     }),
-    spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact, alreadyMasked))],
+    // The SDK would cut long strings as they are set, before the exporter masks them: a secret cut
+    // in two is no longer a value the masker knows, and its first half would leave as it is. The
+    // operator's limit is applied by the masking exporter instead, after the masking.
+    spanLimits: { attributeValueLengthLimit: Infinity },
+    spanProcessors: [
+      new BatchSpanProcessor(
+        new MaskingSpanExporter(otlp, redact, alreadyMasked, destination.attributeValueLengthLimit),
+      ),
+    ],
     idGenerator: new PooledRandomIds(),
   });
   let closing: Promise<void> | undefined;
