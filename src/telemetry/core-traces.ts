@@ -66,7 +66,11 @@ export async function openCoreTraces(options: {
     logFields: runs.logFields,
     announce: (logger) =>
       logger.info(
-        { endpoint: destination.url, service: destination.serviceName, content: destination.content },
+        {
+          endpoint: withoutPassword(destination.url),
+          service: destination.serviceName,
+          content: destination.content,
+        },
         "exporting traces",
       ),
     flush: () => exported.flush(),
@@ -115,4 +119,15 @@ export function tracedTools<
         tools.execute(call, signal === undefined ? scope : { ...scope, signal }),
       ),
   };
+}
+
+/**
+ * The collector's URL as the log may show it: a password in it (from OTEL_EXPORTER_OTLP_ENDPOINT,
+ * which the vault's masker does not know, unlike config's) is left out.
+ */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password === "") return url;
+  parsed.password = "***";
+  return parsed.toString();
 }
