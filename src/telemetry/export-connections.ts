@@ -12,6 +12,11 @@ export interface ExportConnections {
    * ends at once, and so does any retry the exporter still had scheduled, as soon as it starts.
    */
   abandon(): void;
+  /**
+   * From now on a connection that fails (the collector is down) is final: the exporter would
+   * otherwise retry it after a pause of up to 5 s, past the stop's bound.
+   */
+  stopRetrying(): void;
 }
 
 /**
@@ -29,6 +34,7 @@ const ABANDONED = "AGENTD_TRACES_ABANDONED";
 export function exportConnections(): ExportConnections {
   const open = new Set<Socket>();
   let abandoned = false;
+  let retrying = true;
   const abandonedError = () =>
     Object.assign(new Error("the daemon stopped waiting for the trace collector"), { code: ABANDONED });
   const track = (socket: Socket): Socket => {
@@ -38,6 +44,10 @@ export function exportConnections(): ExportConnections {
     }
     open.add(socket);
     socket.once("close", () => open.delete(socket));
+    // Before the request's own listener: the error it is handed then carries a code not retried.
+    socket.prependListener("error", (error: NodeJS.ErrnoException) => {
+      if (!retrying) error.code = ABANDONED;
+    });
     return socket;
   };
   class TrackedHttpAgent extends HttpAgent {
@@ -57,7 +67,11 @@ export function exportConnections(): ExportConnections {
       protocol === "https:"
         ? (https ??= new TrackedHttpsAgent({ keepAlive: true }))
         : (http ??= new TrackedHttpAgent({ keepAlive: true })),
+    stopRetrying: () => {
+      retrying = false;
+    },
     abandon: () => {
+      retrying = false;
       abandoned = true;
       for (const socket of open) socket.destroy(abandonedError());
       open.clear();

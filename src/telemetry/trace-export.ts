@@ -72,6 +72,7 @@ export function createTraceExport(
           resolve();
         }, boundMilliseconds);
         timer.unref();
+        connections.stopRetrying();
         provider
           .shutdown()
           .catch(() => undefined)

@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.js";
+import { startOtlpReceiver } from "../support/otlp-receiver.js";
 import { textReply } from "../support/scripted-llm-server.js";
 import { useTestKit } from "../support/test-kit.js";
 import { getRun, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 
 const kit = useTestKit();
 
-/** A daemon with `config` and `environment` that runs one agent once; what reached `receiver` by its stop. */
+/** A daemon with `config` and `environment` that runs one agent once and stops: its run's trace id and its log. */
 async function oneRun(
-  receiver: OtlpReceiver,
   config: Record<string, unknown>,
   environment: Record<string, string>,
 ): Promise<{ traceId: unknown; stderr: string }> {
@@ -30,12 +29,15 @@ describe("the OTEL_* variables through a daemon", () => {
     const receiver = await startOtlpReceiver();
     kit.defer(() => receiver.close());
     const config = { telemetry: { traces: { endpoint: receiver.url } } };
-    for (const environment of [{ OTEL_SDK_DISABLED: "TRUE" }, { OTEL_TRACES_EXPORTER: "none" }]) {
-      const { traceId } = await oneRun(receiver, config, environment);
+    const offSwitches: Array<Record<string, string>> = [
+      { OTEL_SDK_DISABLED: "TRUE" },
+      { OTEL_TRACES_EXPORTER: "none" },
+    ];
+    for (const environment of offSwitches) {
+      const { traceId } = await oneRun(config, environment);
       expect(traceId, JSON.stringify(environment)).toBeUndefined();
     }
     const grpc = await oneRun(
-      receiver,
       {},
       {
         OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -54,7 +56,6 @@ describe("the OTEL_* variables through a daemon", () => {
       const receiver = await startOtlpReceiver();
       kit.defer(() => receiver.close());
       const fromEnvironment = await oneRun(
-        receiver,
         {},
         {
           OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${receiver.url}/v1/traces`,
@@ -73,7 +74,6 @@ describe("the OTEL_* variables through a daemon", () => {
       });
       expect(receiver.requests[0]?.headers["x-tenant"]).toBe("t1");
       const fromConfig = await oneRun(
-        receiver,
         { telemetry: { traces: { endpoint: receiver.url, service_name: "from-config" } } },
         { OTEL_SERVICE_NAME: "ops-agents" },
       );

@@ -45,6 +45,7 @@ const collectors: Array<[string, () => Promise<{ url: string; received: () => nu
       }),
   ],
   ["answers 500", () => troubledCollector((_request, response) => response.writeHead(500).end("no"))],
+  ["answers 503", () => troubledCollector((_request, response) => response.writeHead(503).end("busy"))],
   ["answers 400", () => troubledCollector((_request, response) => response.writeHead(400).end("bad"))],
   [
     "answers 429 asking for an hour",
@@ -76,7 +77,7 @@ describe("a collector in trouble", () => {
       daemon.signal("SIGTERM");
       const exit = await daemon.exited;
       expect(exit.code, daemon.stderr().slice(-2000)).toBe(0);
-      // The stop's bound (5 s) and, for a collector that is down, the exporter's last retry pause
+      // The stop's bound (5 s) and, for a busy collector (503), the exporter's last retry pause
       // (at most 5 s): far from the minute one export may take.
       expect(Date.now() - stopping).toBeLessThan(30_000);
       expect(daemon.stderr()).not.toContain("something still keeps its process running");
