@@ -7,7 +7,7 @@ import {
   type AuditDraft,
   type AuditEntry,
   AuditEntrySchema,
-  newAuditEntry,
+  AuditEntryMaker,
 } from "./audit-entry.js";
 import type { AuditLog } from "./audit-log.js";
 
@@ -30,6 +30,8 @@ export class FilesAuditLog implements AuditLog {
   readonly #clock: Clock;
   readonly #appends = new SyncedGroupedAppend();
   readonly #node: string | undefined;
+  /** Ids in the order this log made them. */
+  readonly #entries = new AuditEntryMaker();
 
   constructor(dataDirectory: string, options: { clock?: Clock; node?: string } = {}) {
     this.#folder = auditFolder(dataDirectory);
@@ -38,7 +40,7 @@ export class FilesAuditLog implements AuditLog {
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
-    const entry = newAuditEntry(draft, new Date(this.#clock.now()), this.#node);
+    const entry = this.#entries.make(draft, new Date(this.#clock.now()), this.#node);
     const file = path.join(this.#folder, `${entry.time.slice(0, 10)}.jsonl`);
     await this.#appends.append(file, JSON.stringify(entry));
     return entry;
