@@ -1,5 +1,6 @@
 import type { TelemetrySettings } from "../config/telemetry-settings.js";
 import type { Logger } from "../logging/logger.js";
+import { ExportFailures } from "./export-failures.js";
 import { MaskedContent } from "./masked-content.js";
 import { type TracedRunContext, RunTraces } from "./run-traces.js";
 import type { TraceExport } from "./trace-export.js";
@@ -50,11 +51,13 @@ export async function openCoreTraces(options: {
   const { createTraceExport } = await import("./trace-export.js");
   // Content on: a chat span's conversation is masked message by message where it is recorded.
   const content = destination.content ? new MaskedContent(options.redact, options.secretsKnown) : undefined;
+  const failures = new ExportFailures();
   const exported: TraceExport = createTraceExport(
     destination,
     options.redact,
     options.exporter,
     content && ((span, key, value) => content.isMasked(span, key, value)),
+    failures,
   );
   const runs = new RunTraces({
     tracer: exported.tracer,
@@ -64,7 +67,8 @@ export async function openCoreTraces(options: {
   return {
     runs,
     logFields: runs.logFields,
-    announce: (logger) =>
+    announce: (logger) => {
+      failures.attach(logger);
       logger.info(
         {
           endpoint: withoutPassword(destination.url),
@@ -72,7 +76,8 @@ export async function openCoreTraces(options: {
           content: destination.content,
         },
         "exporting traces",
-      ),
+      );
+    },
     flush: () => exported.flush(),
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();

@@ -4,6 +4,7 @@ import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
 import { exportConnections } from "./export-connections.js";
+import type { ExportFailures } from "./export-failures.js";
 import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
 import { defaultSampler } from "./parent-or-record-sampler.js";
 import { PooledRandomIds } from "./span-ids.js";
@@ -29,9 +30,10 @@ export function createTraceExport(
   redact: (text: string) => string,
   exporter?: SpanExporter,
   alreadyMasked?: AlreadyMasked,
+  failures?: ExportFailures,
 ): TraceExport {
   const connections = exportConnections();
-  const otlp =
+  const sent =
     exporter ??
     new OTLPTraceExporter({
       url: destination.url,
@@ -39,6 +41,7 @@ export function createTraceExport(
       timeoutMillis: destination.exportTimeoutMilliseconds,
       httpAgentOptions: (protocol) => connections.agentFor(protocol),
     });
+  const otlp = failures === undefined ? sent : failures.watching(sent);
   // The SDK reads OTEL_TRACES_SAMPLER from the process's environment: so does the choice of ours.
   const sampler = defaultSampler(process.env);
   const provider = new BasicTracerProvider({

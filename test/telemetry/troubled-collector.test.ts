@@ -72,6 +72,13 @@ describe("a collector in trouble", () => {
         expect(await waitForRunEnd(daemon, run)).toMatchObject({ status: "completed" });
       }
       await waitFor(() => collector.received() > 0, "an export to reach the collector");
+      // The operator is told rather than left to find traces missing (here where the exporter
+      // gives up at once: the others retry, or wait, for the export's minute).
+      if (["answers 500", "answers 400", "answers 429 asking for an hour"].includes(name))
+        await waitFor(
+          () => daemon.stderr().includes("traces not exported"),
+          "the warning that traces were not exported",
+        );
       expect((await daemon.request("GET", "/health")).status).toBe(200);
       const stopping = Date.now();
       daemon.signal("SIGTERM");
