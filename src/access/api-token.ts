@@ -5,9 +5,12 @@ import { ROLES } from "./role.js";
 /** The name of the token of `server.token` / `<data_dir>/api.token`: always valid, always admin. */
 export const DEFAULT_TOKEN_NAME = "default";
 
+/** The actor's name of every request when `server.auth: none` (no token at all). */
+export const ANONYMOUS_NAME = "anonymous";
+
 /**
  * A token's name: 1–64 of a-z, 0-9, `-`, `_`, `.`, starting with a letter or a digit; neither
- * `default` nor a role's name.
+ * `default`, `anonymous` nor a role's name.
  */
 export const TokenNameSchema = z
   .string()
@@ -16,6 +19,12 @@ export const TokenNameSchema = z
     "must be 1-64 of a-z, 0-9, '.', '_', '-', starting with a letter or digit",
   )
   .refine((name) => name !== DEFAULT_TOKEN_NAME, `"${DEFAULT_TOKEN_NAME}" names the daemon's own token`)
+  // The audit trail's name of a request without a token (auth: none): a token under it would pass
+  // for one.
+  .refine(
+    (name) => name !== ANONYMOUS_NAME,
+    `"${ANONYMOUS_NAME}" names a request without a token (server.auth: none)`,
+  )
   // A read token named "admin" would read as an admin in the audit trail and in every refusal.
   .refine(
     (name) => !(ROLES as readonly string[]).includes(name),

@@ -66,14 +66,32 @@ export function auditEntryId(now: Date): string {
   return `${now.getTime().toString(36).padStart(12, "0")}-${suffix}`;
 }
 
-/** The entry a log writes for a draft at `now`, stamped with the node of a cluster that wrote it. */
-export function newAuditEntry(draft: AuditDraft, now: Date, node: string | undefined): AuditEntry {
-  return {
-    id: auditEntryId(now),
-    time: now.toISOString(),
-    ...draft,
-    ...(node === undefined ? {} : { node }),
-  };
+/**
+ * Makes the entries one log writes, stamped with the node of a cluster that wrote them. Each id
+ * sorts after every id the log made before: a reader that follows the trail with
+ * `GET /audit?after=` would never see an entry whose id came out below its cursor (two in one
+ * millisecond drawn in the wrong order, or a clock set back). Such an entry keeps the previous
+ * entry's millisecond, as its `time` too, with the next suffix.
+ */
+export class AuditEntryMaker {
+  #lastId = "";
+
+  make(draft: AuditDraft, now: Date, node: string | undefined): AuditEntry {
+    let id = auditEntryId(now);
+    let time = now;
+    if (id <= this.#lastId) {
+      const suffix = (Number.parseInt(this.#lastId.slice(13), 16) + 1) % 2 ** (RANDOM_BYTES * 8);
+      id = `${this.#lastId.slice(0, 12)}-${suffix.toString(16).padStart(RANDOM_BYTES * 2, "0")}`;
+      time = new Date(Number.parseInt(this.#lastId.slice(0, 12), 36));
+    }
+    this.#lastId = id;
+    return {
+      id,
+      time: time.toISOString(),
+      ...draft,
+      ...(node === undefined ? {} : { node }),
+    };
+  }
 }
 
 /** Valid `after` cursors of `GET /audit`. */

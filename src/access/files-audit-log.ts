@@ -2,7 +2,13 @@ import { readdir, rm } from "node:fs/promises";
 import path from "node:path";
 import { type Clock, systemClock } from "../clock/clock.js";
 import { SyncedGroupedAppend } from "../util/synced-grouped-append.js";
-import { type AuditDraft, type AuditEntry, AuditEntrySchema, newAuditEntry } from "./audit-entry.js";
+import {
+  AUDIT_CURSOR,
+  type AuditDraft,
+  type AuditEntry,
+  AuditEntrySchema,
+  AuditEntryMaker,
+} from "./audit-entry.js";
 import type { AuditLog } from "./audit-log.js";
 import type { Logger } from "../logging/logger.js";
 import { readRegularFile } from "../util/read-regular-file.js";
@@ -30,6 +36,8 @@ export class FilesAuditLog implements AuditLog {
   readonly #logger: Logger | undefined;
   /** The day files found unreadable, said once each. */
   readonly #unreadableSaid = new Set<string>();
+  /** Ids in the order this log made them. */
+  readonly #entries = new AuditEntryMaker();
 
   constructor(dataDirectory: string, options: { clock?: Clock; node?: string; logger?: Logger } = {}) {
     this.#folder = auditFolder(dataDirectory);
@@ -39,7 +47,7 @@ export class FilesAuditLog implements AuditLog {
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
-    const entry = newAuditEntry(draft, new Date(this.#clock.now()), this.#node);
+    const entry = this.#entries.make(draft, new Date(this.#clock.now()), this.#node);
     const file = path.join(this.#folder, `${entry.time.slice(0, 10)}.jsonl`);
     await this.#appends.append(file, JSON.stringify(entry));
     return entry;
@@ -143,14 +151,25 @@ function parseLine(line: string): AuditEntry | undefined {
   if (line.trim() === "") return undefined;
   try {
     const parsed = AuditEntrySchema.safeParse(JSON.parse(line));
-    return parsed.success ? parsed.data : undefined;
+    // An id that is not the one its time makes is damaged (a flipped byte that left valid JSON):
+    // kept, an id years ahead would become a reader's cursor, and every later entry sort before it.
+    return parsed.success && idMatchesTime(parsed.data) ? parsed.data : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** The UTC day (YYYY-MM-DD) an entry id was made on. */
+function idMatchesTime(entry: AuditEntry): boolean {
+  return AUDIT_CURSOR.test(entry.id) && Number.parseInt(entry.id.slice(0, 12), 36) === Date.parse(entry.time);
+}
+
+/**
+ * The UTC day (YYYY-MM-DD) an entry id was made on; for a cursor past any date there can be (a
+ * well-formed `after` a client made up), one after every day's file.
+ */
 function dayOfId(id: string): string {
   const milliseconds = Number.parseInt(id.slice(0, 12), 36);
-  return Number.isFinite(milliseconds) ? new Date(milliseconds).toISOString().slice(0, 10) : "";
+  if (!Number.isFinite(milliseconds)) return "";
+  const date = new Date(milliseconds);
+  return Number.isNaN(date.getTime()) ? "~" : date.toISOString().slice(0, 10);
 }

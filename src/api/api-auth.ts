@@ -1,5 +1,5 @@
 import { parse as parseCookies } from "cookie";
-import { DEFAULT_TOKEN_NAME } from "../access/api-token.js";
+import { ANONYMOUS_NAME, DEFAULT_TOKEN_NAME } from "../access/api-token.js";
 import type { Role } from "../access/role.js";
 import type { TokenIdentity } from "../access/token-registry.js";
 import { AgentdError } from "../errors/agentd-error.js";
@@ -88,7 +88,7 @@ export function requireStillAuthenticated(
 }
 
 /** With `server.auth: none` every request is this. */
-export const ANONYMOUS: Principal = { role: "admin", actor: { kind: "token", name: "anonymous" } };
+export const ANONYMOUS: Principal = { role: "admin", actor: { kind: "token", name: ANONYMOUS_NAME } };
 
 /**
  * Authentication: `Authorization: Bearer <token>` (programs), or the session cookie of a browser

@@ -194,6 +194,7 @@ export const RunDuplicateSchema = z.looseObject({
   run: z.string().describe("the id of the run the same Idempotency-Key made"),
   status: RunStatusSchema.describe("that run's status now"),
   duplicate: z.literal(true),
+  trace_id: z.string().optional().describe("that run's OpenTelemetry trace, when traces are on"),
 });
 
 export const EventSchema = z.looseObject({

@@ -5,8 +5,8 @@ import { isTerminal } from "../run-vocabulary/run-status.js";
 
 /**
  * One daemon log line when a run starts and one when it ends (agent, run, status, reason,
- * duration, tokens, cost), from the status events: an operator reads what happened without
- * polling the API. Returns the unsubscribe function.
+ * duration, tokens, cost, and its trace id when traced), from the status events: an operator reads
+ * what happened without polling the API. Returns the unsubscribe function.
  */
 export function logRunLifecycle(
   bus: EventFeed,
@@ -35,6 +35,8 @@ export function logRunLifecycle(
       duration_ms: begin && record?.ended_at ? Date.parse(record.ended_at) - Date.parse(begin) : undefined,
       tokens: record?.usage.total_tokens,
       cost_usd: record?.cost_usd,
+      // From the record: the run's trace has closed by now, and the logger's own field with it.
+      trace_id: record?.trace_id,
     };
     if (status === "completed") logger.info(fields, "run ended");
     else logger.warn({ ...fields, error: record?.error?.message }, "run ended");

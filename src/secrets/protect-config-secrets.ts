@@ -11,8 +11,9 @@ const MIN_CREDENTIAL_LENGTH = 8;
 
 /**
  * The config values that are credentials whatever their source — written inline, from
- * `${ENV_VAR}` or from the vault: the LLM API key, the API token, and the credential-like headers
- * and environment entries of MCP servers and CLI tools.
+ * `${ENV_VAR}` or from the vault: the LLM API key, the API token, the credential-like headers
+ * and environment entries of MCP servers and CLI tools, and the trace collector's password and
+ * headers (every one: a vendor's key goes under a name of its own, `x-honeycomb-team`).
  */
 function credentialsOf(config: Config): Array<{ name: string; value: string }> {
   const found: Array<{ name: string; value: string }> = [];
@@ -26,6 +27,12 @@ function credentialsOf(config: Config): Array<{ name: string; value: string }> {
   add("llm.api_key", config.llm.api_key);
   add("server.token", config.server.token);
   add("store.url", passwordOf(config.store.url));
+  const traces = config.telemetry.traces;
+  if (traces !== undefined) {
+    add("telemetry.traces.endpoint", passwordOf(traces.endpoint));
+    for (const [key, value] of Object.entries(traces.headers ?? {}))
+      add(`telemetry.traces.headers.${key}`, value);
+  }
   for (const [server, settings] of Object.entries(config.mcp_servers)) {
     addNamed(`mcp_servers.${server}`, "headers" in settings ? settings.headers : settings.env);
   }
@@ -47,7 +54,7 @@ export function protectConfigSecrets(config: Config, redactor: SecretRedactor): 
   }
 }
 
-/** The password in a database URL (`postgres://user:password@host/db`), decoded. */
+/** The password in a URL (`postgres://user:password@host/db`), decoded. */
 function passwordOf(url: string | undefined): string | undefined {
   if (url === undefined) return undefined;
   try {

@@ -1,5 +1,6 @@
 import type { TelemetrySettings } from "../config/telemetry-settings.js";
 import type { Logger } from "../logging/logger.js";
+import { ExportFailures } from "./export-failures.js";
 import { MaskedContent } from "./masked-content.js";
 import { type TracedRunContext, RunTraces } from "./run-traces.js";
 import type { TraceExport } from "./trace-export.js";
@@ -50,11 +51,13 @@ export async function openCoreTraces(options: {
   const { createTraceExport } = await import("./trace-export.js");
   // Content on: a chat span's conversation is masked message by message where it is recorded.
   const content = destination.content ? new MaskedContent(options.redact, options.secretsKnown) : undefined;
+  const failures = new ExportFailures();
   const exported: TraceExport = createTraceExport(
     destination,
     options.redact,
     options.exporter,
     content && ((span, key, value) => content.isMasked(span, key, value)),
+    failures,
   );
   const runs = new RunTraces({
     tracer: exported.tracer,
@@ -64,11 +67,17 @@ export async function openCoreTraces(options: {
   return {
     runs,
     logFields: runs.logFields,
-    announce: (logger) =>
+    announce: (logger) => {
+      failures.attach(logger);
       logger.info(
-        { endpoint: destination.url, service: destination.serviceName, content: destination.content },
+        {
+          endpoint: withoutPassword(destination.url),
+          service: destination.serviceName,
+          content: destination.content,
+        },
         "exporting traces",
-      ),
+      );
+    },
     flush: () => exported.flush(),
     shutdown: (boundMilliseconds = TRACE_FLUSH_BOUND_MILLISECONDS) => {
       runs.endOpenRuns();
@@ -115,4 +124,15 @@ export function tracedTools<
         tools.execute(call, signal === undefined ? scope : { ...scope, signal }),
       ),
   };
+}
+
+/**
+ * The collector's URL as the log may show it: a password in it (from OTEL_EXPORTER_OTLP_ENDPOINT,
+ * which the vault's masker does not know, unlike config's) is left out.
+ */
+function withoutPassword(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password === "") return url;
+  parsed.password = "***";
+  return parsed.toString();
 }

@@ -16,12 +16,19 @@ export class MaskingSpanExporter implements SpanExporter {
   readonly #next: SpanExporter;
   readonly #redact: (text: string) => string;
   readonly #alreadyMasked: AlreadyMasked;
+  readonly #lengthLimit: number;
   #redactOnce: (text: string) => string;
 
-  constructor(next: SpanExporter, redact: (text: string) => string, alreadyMasked?: AlreadyMasked) {
+  constructor(
+    next: SpanExporter,
+    redact: (text: string) => string,
+    alreadyMasked?: AlreadyMasked,
+    lengthLimit = Infinity,
+  ) {
     this.#next = next;
     this.#redact = redact;
     this.#alreadyMasked = alreadyMasked ?? (() => false);
+    this.#lengthLimit = lengthLimit;
     this.#redactOnce = redact;
   }
 
@@ -74,12 +81,15 @@ export class MaskingSpanExporter implements SpanExporter {
     for (const key in attributes) {
       const value = attributes[key];
       if (typeof value === "string") {
-        if (span === undefined || !this.#alreadyMasked(span, key, value))
-          attributes[key] = this.#redactOnce(value);
+        const masked =
+          span === undefined || !this.#alreadyMasked(span, key, value) ? this.#redactOnce(value) : value;
+        attributes[key] = masked.length > this.#lengthLimit ? masked.slice(0, this.#lengthLimit) : masked;
       } else if (Array.isArray(value))
-        attributes[key] = value.map((item: unknown) =>
-          typeof item === "string" ? this.#redactOnce(item) : item,
-        ) as string[] | number[];
+        attributes[key] = value.map((item: unknown) => {
+          if (typeof item !== "string") return item;
+          const masked = this.#redactOnce(item);
+          return masked.length > this.#lengthLimit ? masked.slice(0, this.#lengthLimit) : masked;
+        }) as string[] | number[];
     }
   }
 }

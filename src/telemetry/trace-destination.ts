@@ -12,6 +12,11 @@ export interface TraceDestination {
   content: boolean;
   /** Milliseconds one export may take (OTEL_EXPORTER_OTLP_TIMEOUT; default 10 s). */
   exportTimeoutMilliseconds: number;
+  /**
+   * Characters an attribute's string may keep (OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT, else
+   * OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT): applied after masking, never before (see MaskingSpanExporter).
+   */
+  attributeValueLengthLimit?: number;
 }
 
 /** Traces off, and why (a reason worth a log line, or none when simply not asked for). */
@@ -64,6 +69,9 @@ export function traceDestination(
   const timeout = Number(
     variable("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") ?? variable("OTEL_EXPORTER_OTLP_TIMEOUT"),
   );
+  const lengthLimit = Number(
+    variable("OTEL_SPAN_ATTRIBUTE_VALUE_LENGTH_LIMIT") ?? variable("OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT"),
+  );
   return {
     url,
     headers: {
@@ -79,6 +87,7 @@ export function traceDestination(
     resourceAttributes,
     content: configured?.content ?? false,
     exportTimeoutMilliseconds: Number.isFinite(timeout) && timeout > 0 ? timeout : 10_000,
+    ...(Number.isInteger(lengthLimit) && lengthLimit > 0 ? { attributeValueLengthLimit: lengthLimit } : {}),
   };
 }
 

@@ -3,6 +3,8 @@ import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
 import { packageVersion } from "../util/package-version.js";
+import { exportConnections } from "./export-connections.js";
+import type { ExportFailures } from "./export-failures.js";
 import { type AlreadyMasked, MaskingSpanExporter } from "./masking-exporter.js";
 import { defaultSampler } from "./parent-or-record-sampler.js";
 import { PooledRandomIds } from "./span-ids.js";
@@ -28,14 +30,18 @@ export function createTraceExport(
   redact: (text: string) => string,
   exporter?: SpanExporter,
   alreadyMasked?: AlreadyMasked,
+  failures?: ExportFailures,
 ): TraceExport {
-  const otlp =
+  const connections = exportConnections();
+  const sent =
     exporter ??
     new OTLPTraceExporter({
       url: destination.url,
       headers: destination.headers,
       timeoutMillis: destination.exportTimeoutMilliseconds,
+      httpAgentOptions: (protocol) => connections.agentFor(protocol),
     });
+  const otlp = failures === undefined ? sent : failures.watching(sent);
   // The SDK reads OTEL_TRACES_SAMPLER from the process's environment: so does the choice of ours.
   const sampler = defaultSampler(process.env);
   const provider = new BasicTracerProvider({
@@ -45,7 +51,15 @@ export function createTraceExport(
       "service.name": destination.serviceName,
       "service.version": packageVersion(),
     }),
-    spanProcessors: [new BatchSpanProcessor(new MaskingSpanExporter(otlp, redact, alreadyMasked))],
+    // The SDK would cut long strings as they are set, before the exporter masks them: a secret cut
+    // in two is no longer a value the masker knows, and its first half would leave as it is. The
+    // operator's limit is applied by the masking exporter instead, after the masking.
+    spanLimits: { attributeValueLengthLimit: Infinity },
+    spanProcessors: [
+      new BatchSpanProcessor(
+        new MaskingSpanExporter(otlp, redact, alreadyMasked, destination.attributeValueLengthLimit),
+      ),
+    ],
     idGenerator: new PooledRandomIds(),
   });
   let closing: Promise<void> | undefined;
@@ -55,13 +69,19 @@ export function createTraceExport(
     shutdown: (boundMilliseconds) =>
       (closing ??= new Promise<void>((resolve) => {
         // The bound is the daemon's stop, not a wait a test could stand in for: a plain timer.
-        const timer = setTimeout(resolve, boundMilliseconds);
+        // Past it, the exports still waiting are cut: their sockets would keep the process alive.
+        const timer = setTimeout(() => {
+          connections.abandon();
+          resolve();
+        }, boundMilliseconds);
         timer.unref();
+        connections.stopRetrying();
         provider
           .shutdown()
           .catch(() => undefined)
           .finally(() => {
             clearTimeout(timer);
+            connections.abandon();
             resolve();
           });
       })),

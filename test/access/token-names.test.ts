@@ -6,10 +6,11 @@ const scripted = useScriptedDaemon({ agents: (project) => project.writeAgent("wo
 
 /**
  * The audit trail and every 403 name a token by its name: a `read` token named `admin` would pass
- * for an admin there, an empty or spaced name would be no name at all.
+ * for an admin there, one named `anonymous` for a request without a token (`server.auth: none`), an
+ * empty or spaced name would be no name at all.
  */
 describe("a named token's name", { timeout: 60_000 }, () => {
-  it.each(["admin", "run", "approve", "read", "default", "", "ci bot", "CI", "x".repeat(65)])(
+  it.each(["admin", "run", "approve", "read", "default", "anonymous", "", "ci bot", "CI", "x".repeat(65)])(
     "refuses %j",
     async (name) => {
       const reply = await scripted.daemon.request("POST", "/tokens", { name, role: "read" });

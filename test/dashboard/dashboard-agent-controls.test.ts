@@ -124,4 +124,25 @@ describe("the agent page's controls", { timeout: 60_000 }, () => {
     );
     expect(browser.consoleErrors.filter((line) => !line.includes("409"))).toEqual([]);
   });
+
+  // Last: it logs the browser in with other tokens.
+  it("offers the memory's Edit to admin only, and the switch to run", async () => {
+    const { page } = browser;
+    const loginAs = async (name: string, role: string) => {
+      const created = await daemon.request("POST", "/tokens", { name, role });
+      expect(created.status).toBe(201);
+      const token = (created.body as { token: string }).token;
+      await page.goto(`/auth/login?token=${encodeURIComponent(token)}`);
+      await page.goto("/#/agents/notes");
+      await page.locator(".session-role", { hasText: `${name} · ${role}` }).waitFor();
+      await page.locator(".panel-memory").getByRole("button", { name: "Reload" }).waitFor();
+    };
+    const panel = page.locator(".panel-memory");
+    await loginAs("desk-runner", "run");
+    await expect(panel.getByRole("button", { name: "Reload" }).count()).resolves.toBe(1);
+    await expect(panel.getByRole("button", { name: "Edit" }).count()).resolves.toBe(0);
+    await expect(page.getByRole("button", { name: "Run now" }).count()).resolves.toBe(1);
+    await loginAs("desk-admin", "admin");
+    await expect(panel.getByRole("button", { name: "Edit" }).count()).resolves.toBe(1);
+  });
 });

@@ -132,7 +132,9 @@ export function registerAgentRoutes(app: FastifyInstance, { services }: RouteCon
         );
         const { run } = started;
         if (started.duplicate)
-          return reply.status(200).send({ run: run.id, status: run.status, duplicate: true });
+          return reply
+            .status(200)
+            .send({ run: run.id, status: run.status, duplicate: true, ...traceOf(run) });
         await recordAction(services, request, { action: "run.start", agent: id, run: run.id });
         return reply.status(202).send({ run: run.id, status: run.status, ...traceOf(run) });
       }),

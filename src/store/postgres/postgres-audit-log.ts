@@ -3,7 +3,7 @@ import {
   type AuditDraft,
   type AuditEntry,
   AuditEntrySchema,
-  newAuditEntry,
+  AuditEntryMaker,
   auditIdBefore,
 } from "../../access/audit-entry.js";
 import type { AuditLog } from "../../access/audit-log.js";
@@ -17,6 +17,8 @@ export class PostgresAuditLog implements AuditLog {
   readonly #pool: pg.Pool;
   readonly #clock: Clock;
   readonly #node: string | undefined;
+  /** Ids in the order this log made them. */
+  readonly #entries = new AuditEntryMaker();
 
   constructor(pool: pg.Pool, options: { clock?: Clock; node?: string } = {}) {
     this.#pool = pool;
@@ -25,7 +27,7 @@ export class PostgresAuditLog implements AuditLog {
   }
 
   async append(draft: AuditDraft): Promise<AuditEntry> {
-    const entry = newAuditEntry(draft, new Date(this.#clock.now()), this.#node);
+    const entry = this.#entries.make(draft, new Date(this.#clock.now()), this.#node);
     await this.#pool.query("INSERT INTO agentd_audit (id, entry) VALUES ($1, $2)", [
       entry.id,
       JSON.stringify(entry),

@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiError, describeError, getJson, putJson } from "../api-client.js";
 import type { MemoryHistory } from "../api-types.js";
 import { ErrorBanner, Panel } from "../components.js";
+import { useAllowed } from "../session.js";
 import { MemoryHistoryList } from "./memory-history.js";
 
 /** `GET /agents/:id/memory` (the API's MemorySchema). */
@@ -25,6 +26,8 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
   const [draft, setDraft] = useState<string | undefined>(undefined);
   const [error, setError] = useState<string | undefined>(undefined);
   const [busy, setBusy] = useState(false);
+  // Replacing a memory is admin's (it is in every later prompt of its agents): not offered below.
+  const mayEdit = useAllowed("admin");
   const load = async () => {
     setError(undefined);
     try {
@@ -95,9 +98,11 @@ export function MemoryPanel({ agentId }: { agentId: string }) {
       )}
       <div class="actions">
         {draft === undefined ? (
-          <button type="button" onClick={() => setDraft(memory.content)}>
-            Edit
-          </button>
+          mayEdit ? (
+            <button type="button" onClick={() => setDraft(memory.content)}>
+              Edit
+            </button>
+          ) : null
         ) : (
           <>
             <button type="button" class="primary" disabled={busy} onClick={() => void save()}>
