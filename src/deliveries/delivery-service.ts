@@ -9,6 +9,7 @@ import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import type { AttemptOutcome } from "./attempt-outcome.js";
+import { boundedFacts } from "./bounded-facts.js";
 import type { DeliveryFacts } from "./delivery-facts.js";
 import {
   type DeliveryPage,
@@ -127,8 +128,8 @@ export class DeliveryService {
   async deliver(request: DeliveryRequest): Promise<DeliveryRecord | undefined> {
     if (this.#closed) return undefined;
     const { target } = request;
-    // Masked before the text is made: a kind's length cap would cut a value in two, past masking.
-    const facts = this.#options.redactor.redactValue({ ...request.facts });
+    // Masked before the text is made and the facts are bounded: a cut would split a value, past masking.
+    const facts = boundedFacts(this.#options.redactor.redactValue({ ...request.facts }));
     const kind = target.target.to;
     const now = new Date(this.#options.clock.now()).toISOString();
     const subject = target.target.to === "email" ? deliverySubject(facts, target.target.subject) : undefined;
