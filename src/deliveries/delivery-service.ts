@@ -9,6 +9,7 @@ import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import type { AttemptOutcome } from "./attempt-outcome.js";
+import { AttemptSlots } from "./attempt-slots.js";
 import { boundedFacts } from "./bounded-facts.js";
 import type { DeliveryFacts } from "./delivery-facts.js";
 import {
@@ -68,6 +69,8 @@ export class DeliveryService {
   readonly #records = new Map<string, DeliveryRecord>();
   readonly #timers = new Map<string, () => void>();
   readonly #inFlight = new Set<string>();
+  /** Attempts under way at once, per target and in all. */
+  readonly #slots = new AttemptSlots();
   /** `<agent>/<target>` of targets whose last delivery failed: warned about already. */
   readonly #failing = new Set<string>();
   readonly #closing = new AbortController();
@@ -248,9 +251,11 @@ export class DeliveryService {
     this.#inFlight.add(id);
     let told: { event: EventDataByType["delivery"]; retryAt?: number } | undefined;
     try {
-      const outcome = await this.#send(record);
-      // Cut off by the shutdown: not an attempt; the next start makes it again.
-      if (this.#closing.signal.aborted) return;
+      const outcome = await this.#slots.run(slotKey(record), () =>
+        this.#closing.signal.aborted ? Promise.resolve(undefined) : this.#send(record),
+      );
+      // Cut off by the shutdown (or closed while it waited for a slot): not an attempt; the next start makes it again.
+      if (outcome === undefined || this.#closing.signal.aborted) return;
       told = this.#apply(record, outcome);
     } catch (error) {
       this.#options.logger.error({ err: error, delivery: id }, "a delivery attempt failed unexpectedly");
@@ -393,6 +398,11 @@ export class DeliveryService {
   #mask(name: string, value: string): void {
     if (value.length >= 8 && !this.#options.redactor.knows(value)) this.#options.redactor.add(name, value);
   }
+}
+
+/** Where an attempt goes: a config target is one destination whichever agents name it. */
+function slotKey(record: DeliveryRecord): string {
+  return record.shared === true ? `config:${record.target}` : failingKey(record);
 }
 
 function failingKey(record: DeliveryRecord): string {
