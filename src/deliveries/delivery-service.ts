@@ -27,6 +27,8 @@ import { credentialsOf, resolveTargetSecrets } from "./resolve-target-secrets.js
 import { nextAttempt, retryAfterMilliseconds } from "./retry-policy.js";
 import { sendDelivery } from "./send-delivery.js";
 
+/** The longest one attempt may last, whatever the receiver does (SMTP's timeouts are per reply). */
+const ATTEMPT_DEADLINE_MILLISECONDS = 120_000;
 /** Finished deliveries kept (the newest); every open one is kept whatever their number. */
 const MAX_FINISHED_KEPT = 1_000;
 
@@ -252,7 +254,7 @@ export class DeliveryService {
     let told: { event: EventDataByType["delivery"]; retryAt?: number } | undefined;
     try {
       const outcome = await this.#slots.run(slotKey(record), () =>
-        this.#closing.signal.aborted ? Promise.resolve(undefined) : this.#send(record),
+        this.#closing.signal.aborted ? Promise.resolve(undefined) : this.#sendWithDeadline(record),
       );
       // Cut off by the shutdown (or closed while it waited for a slot): not an attempt; the next start makes it again.
       if (outcome === undefined || this.#closing.signal.aborted) return;
@@ -284,7 +286,36 @@ export class DeliveryService {
     });
   }
 
-  async #send(record: DeliveryRecord): Promise<AttemptOutcome> {
+  /**
+   * One attempt, cut off after ATTEMPT_DEADLINE_MILLISECONDS on the daemon's clock however the
+   * receiver trickles its answer: an attempt holds one of its target's slots, so none may last for
+   * ever (an SMTP server sending a byte every 20 s passes each of its 30 s timeouts).
+   */
+  async #sendWithDeadline(record: DeliveryRecord): Promise<AttemptOutcome> {
+    const deadline = new AbortController();
+    const seconds = ATTEMPT_DEADLINE_MILLISECONDS / 1_000;
+    const cutOff = new Promise<AttemptOutcome>((resolve) => {
+      deadline.signal.addEventListener("abort", () =>
+        resolve({
+          ok: false,
+          retryable: true,
+          error: `the ${record.to} attempt did not end within ${seconds} s: cut off`,
+        }),
+      );
+    });
+    const cancel = this.#options.clock.setTimer(() => deadline.abort(), ATTEMPT_DEADLINE_MILLISECONDS);
+    try {
+      // The send is told to stop too, and its late outcome is dropped: the slot is free at the deadline.
+      const sending = this.#send(record, AbortSignal.any([this.#closing.signal, deadline.signal]));
+      // A send that fails after the deadline won the race has no one left to hear it.
+      sending.catch(() => undefined);
+      return await Promise.race([sending, cutOff]);
+    } finally {
+      cancel();
+    }
+  }
+
+  async #send(record: DeliveryRecord, signal: AbortSignal): Promise<AttemptOutcome> {
     const spec = record.shared ? this.#options.config.targets[record.target] : record.spec;
     if (spec === undefined) {
       return {
@@ -306,7 +337,7 @@ export class DeliveryService {
       smtp: this.#options.config.smtp,
       place: definition === undefined ? undefined : this.#options.placeOf(definition),
       remainingRecipients: record.remaining_recipients,
-      signal: this.#closing.signal,
+      signal,
     });
   }
 
