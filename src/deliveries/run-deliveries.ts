@@ -106,11 +106,35 @@ async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise
   }
 }
 
+/** Runs of the agent read per page while looking for its previous run. */
+const PREVIOUS_RUN_PAGE = 100;
+/**
+ * Pages read at most: an agent called as a sub-agent thousands of times since its last run of its
+ * own has its run counted as changed rather than its whole history read at each run's end.
+ */
+const PREVIOUS_RUN_PAGES = 20;
+
 /** Whether the run's result differs from the agent's previous run's (a first run counts as changed). */
 async function resultChanged(options: RunDeliveriesOptions, record: RunRecord): Promise<boolean> {
-  const earlier = await options.runs.list({ agent: record.agent, before: record.id, limit: 20 });
-  const previous = earlier.find((run) => isTerminal(run.status) && run.parent_run === undefined);
+  const previous = await previousRun(options, record);
   return previous === undefined || (previous.result ?? "") !== (record.result ?? "");
+}
+
+/**
+ * The agent's run before this one that ended and was not a sub-agent's, page by page: runs made
+ * for a parent's `agent__` calls, or still under way, may stand between the two in any number.
+ */
+async function previousRun(options: RunDeliveriesOptions, record: RunRecord): Promise<RunRecord | undefined> {
+  let before = record.id;
+  for (let page = 0; page < PREVIOUS_RUN_PAGES; page++) {
+    const earlier = await options.runs.list({ agent: record.agent, before, limit: PREVIOUS_RUN_PAGE });
+    const previous = earlier.find((run) => isTerminal(run.status) && run.parent_run === undefined);
+    if (previous !== undefined) return previous;
+    const last = earlier.at(-1);
+    if (last === undefined || earlier.length < PREVIOUS_RUN_PAGE) return undefined;
+    before = last.id;
+  }
+  return undefined;
 }
 
 async function deliverWait(
