@@ -143,33 +143,51 @@ async function deliverWait(
 ): Promise<void> {
   const runId = event.run;
   if (runId === null || !options.runs.isHere(runId)) return;
-  const definition = options.definitionOf(event.agent);
+  // A sub-agent's wait is its parent's: the run a person started waits on it, and its agent's
+  // `waiting` targets are told (the sub-agent's own deliver nothing, as at their end).
+  const found = rootRunOf(options, runId);
+  const root = { id: found?.id ?? runId, agent: found?.agent ?? event.agent, task: found?.task };
+  const definition = options.definitionOf(root.agent);
   if (!definition) return;
   const targets = targetsOf(definition.frontmatter.deliver, options.config).filter(({ target }) =>
     target.when.includes("waiting"),
   );
-  const record = options.runs.get(runId);
-  const waitingFor =
+  const asked =
     event.type === "approval"
       ? `approval of a ${event.data.tool} call`
       : `an answer to "${event.data.question}"`;
+  const waitingFor =
+    root.id === runId ? asked : `${asked} (asked by its sub-agent ${event.agent}, run ${runId})`;
   for (const target of targets) {
     await options.service.deliver({
-      agent: event.agent,
-      run: runId,
+      agent: root.agent,
+      run: root.id,
       when: "waiting",
       target,
       facts: {
-        agent: event.agent,
-        run: runId,
+        agent: root.agent,
+        run: root.id,
         status: "waiting",
         when: "waiting",
         waiting_for: waitingFor,
-        ...(record?.task ? { task: record.task } : {}),
+        ...(root.task ? { task: root.task } : {}),
+        // The run where the approval or the answer is given.
         ...optionalLink(linkOf(options, runId)),
       },
     });
   }
+}
+
+/** Parents followed at most, past any nesting limits.max_agent_depth allows. */
+const MAX_PARENTS = 64;
+
+/** The run a sub-agent's run belongs to (itself when it has no parent); undefined when not known here. */
+function rootRunOf(options: RunDeliveriesOptions, runId: string): RunRecord | undefined {
+  let record = options.runs.get(runId);
+  for (let parents = 0; record?.parent_run !== undefined && parents < MAX_PARENTS; parents++) {
+    record = options.runs.get(record.parent_run);
+  }
+  return record;
 }
 
 /** The facts of an ended run. */
