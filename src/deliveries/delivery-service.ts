@@ -334,6 +334,7 @@ export class DeliveryService {
     return sendDelivery(target, record.content, {
       id: record.id,
       now: this.#options.clock.now(),
+      madeAt: Date.parse(record.created_at),
       smtp: this.#options.config.smtp,
       place: definition === undefined ? undefined : this.#options.placeOf(definition),
       remainingRecipients: record.remaining_recipients,
