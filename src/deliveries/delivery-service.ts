@@ -9,6 +9,8 @@ import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { Vault } from "../vault/vault.js";
 import type { AttemptOutcome } from "./attempt-outcome.js";
+import { AttemptSlots } from "./attempt-slots.js";
+import { boundedFacts } from "./bounded-facts.js";
 import type { DeliveryFacts } from "./delivery-facts.js";
 import {
   type DeliveryPage,
@@ -25,8 +27,10 @@ import { credentialsOf, resolveTargetSecrets } from "./resolve-target-secrets.js
 import { nextAttempt, retryAfterMilliseconds } from "./retry-policy.js";
 import { sendDelivery } from "./send-delivery.js";
 
+/** The longest one attempt may last, whatever the receiver does (SMTP's timeouts are per reply). */
+const ATTEMPT_DEADLINE_MILLISECONDS = 120_000;
 /** Finished deliveries kept (the newest); every open one is kept whatever their number. */
-const MAX_FINISHED_KEPT = 1_000;
+export const MAX_FINISHED_KEPT = 1_000;
 
 export interface DeliveryServiceOptions {
   store: DeliveryStore;
@@ -67,6 +71,8 @@ export class DeliveryService {
   readonly #records = new Map<string, DeliveryRecord>();
   readonly #timers = new Map<string, () => void>();
   readonly #inFlight = new Set<string>();
+  /** Attempts under way at once, per target and in all. */
+  readonly #slots = new AttemptSlots();
   /** `<agent>/<target>` of targets whose last delivery failed: warned about already. */
   readonly #failing = new Set<string>();
   readonly #closing = new AbortController();
@@ -127,8 +133,8 @@ export class DeliveryService {
   async deliver(request: DeliveryRequest): Promise<DeliveryRecord | undefined> {
     if (this.#closed) return undefined;
     const { target } = request;
-    // Masked before the text is made: a kind's length cap would cut a value in two, past masking.
-    const facts = this.#options.redactor.redactValue({ ...request.facts });
+    // Masked before the text is made and the facts are bounded: a cut would split a value, past masking.
+    const facts = boundedFacts(this.#options.redactor.redactValue({ ...request.facts }));
     const kind = target.target.to;
     const now = new Date(this.#options.clock.now()).toISOString();
     const subject = target.target.to === "email" ? deliverySubject(facts, target.target.subject) : undefined;
@@ -247,9 +253,11 @@ export class DeliveryService {
     this.#inFlight.add(id);
     let told: { event: EventDataByType["delivery"]; retryAt?: number } | undefined;
     try {
-      const outcome = await this.#send(record);
-      // Cut off by the shutdown: not an attempt; the next start makes it again.
-      if (this.#closing.signal.aborted) return;
+      const outcome = await this.#slots.run(slotKey(record), () =>
+        this.#closing.signal.aborted ? Promise.resolve(undefined) : this.#sendWithDeadline(record),
+      );
+      // Cut off by the shutdown (or closed while it waited for a slot): not an attempt; the next start makes it again.
+      if (outcome === undefined || this.#closing.signal.aborted) return;
       told = this.#apply(record, outcome);
     } catch (error) {
       this.#options.logger.error({ err: error, delivery: id }, "a delivery attempt failed unexpectedly");
@@ -278,7 +286,36 @@ export class DeliveryService {
     });
   }
 
-  async #send(record: DeliveryRecord): Promise<AttemptOutcome> {
+  /**
+   * One attempt, cut off after ATTEMPT_DEADLINE_MILLISECONDS on the daemon's clock however the
+   * receiver trickles its answer: an attempt holds one of its target's slots, so none may last for
+   * ever (an SMTP server sending a byte every 20 s passes each of its 30 s timeouts).
+   */
+  async #sendWithDeadline(record: DeliveryRecord): Promise<AttemptOutcome> {
+    const deadline = new AbortController();
+    const seconds = ATTEMPT_DEADLINE_MILLISECONDS / 1_000;
+    const cutOff = new Promise<AttemptOutcome>((resolve) => {
+      deadline.signal.addEventListener("abort", () =>
+        resolve({
+          ok: false,
+          retryable: true,
+          error: `the ${record.to} attempt did not end within ${seconds} s: cut off`,
+        }),
+      );
+    });
+    const cancel = this.#options.clock.setTimer(() => deadline.abort(), ATTEMPT_DEADLINE_MILLISECONDS);
+    try {
+      // The send is told to stop too, and its late outcome is dropped: the slot is free at the deadline.
+      const sending = this.#send(record, AbortSignal.any([this.#closing.signal, deadline.signal]));
+      // A send that fails after the deadline won the race has no one left to hear it.
+      sending.catch(() => undefined);
+      return await Promise.race([sending, cutOff]);
+    } finally {
+      cancel();
+    }
+  }
+
+  async #send(record: DeliveryRecord, signal: AbortSignal): Promise<AttemptOutcome> {
     const spec = record.shared ? this.#options.config.targets[record.target] : record.spec;
     if (spec === undefined) {
       return {
@@ -297,10 +334,11 @@ export class DeliveryService {
     return sendDelivery(target, record.content, {
       id: record.id,
       now: this.#options.clock.now(),
+      madeAt: Date.parse(record.created_at),
       smtp: this.#options.config.smtp,
       place: definition === undefined ? undefined : this.#options.placeOf(definition),
       remainingRecipients: record.remaining_recipients,
-      signal: this.#closing.signal,
+      signal,
     });
   }
 
@@ -405,6 +443,11 @@ export class DeliveryService {
   #mask(name: string, value: string): void {
     if (value.length >= 8 && !this.#options.redactor.knows(value)) this.#options.redactor.add(name, value);
   }
+}
+
+/** Where an attempt goes: a config target is one destination whichever agents name it. */
+function slotKey(record: DeliveryRecord): string {
+  return record.shared === true ? `config:${record.target}` : failingKey(record);
 }
 
 function failingKey(record: DeliveryRecord): string {

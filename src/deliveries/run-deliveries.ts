@@ -29,7 +29,7 @@ export interface RunDeliveriesOptions {
 }
 
 /** The occasions decided at a run's end, in the order a target's `when` is matched. */
-const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
+export const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
 
 /**
  * Turns the bus's events into deliveries: a run's end (`always`, `failure`, `changed`) and a run
@@ -48,7 +48,11 @@ export function deliverRunOutcomes(options: RunDeliveriesOptions): RunDeliveries
     if (event.run === null) return;
     if (event.type === "status" && isTerminal(event.data.status)) {
       // After the publisher's turn: the run's record is final by then.
-      track(Promise.resolve(event.run).then((run) => deliverEnd(options, run)));
+      track(
+        Promise.resolve(event.run)
+          .then((run) => deliverEnd(options, run))
+          .then(() => undefined),
+      );
     } else if (
       (event.type === "approval" && event.data.state === "requested") ||
       (event.type === "question" && event.data.state === "asked")
@@ -71,14 +75,16 @@ export interface RunDeliveries {
   settled(): Promise<void>;
 }
 
-async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<void> {
+/** Decides and stores the deliveries of a run's end (none for a sub-agent's run, or another node's); resolves with how many. */
+export async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<number> {
   const record = options.runs.get(runId);
-  if (!record || record.parent_run !== undefined) return;
-  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return;
+  if (!record || record.parent_run !== undefined) return 0;
+  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return 0;
   const definition = options.definitionOf(record.agent);
-  if (!definition) return;
+  if (!definition) return 0;
   const targets = targetsOf(definition.frontmatter.deliver, options.config);
-  if (targets.length === 0) return;
+  if (targets.length === 0) return 0;
+  let made = 0;
   let changed: boolean | undefined;
   const isChanged = async () => (changed ??= await resultChanged(options, record));
   const facts = endFacts(record, linkOf(options, runId));
@@ -103,14 +109,40 @@ async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise
       target,
       facts: { ...facts, when },
     });
+    made++;
   }
+  return made;
 }
+
+/** Runs of the agent read per page while looking for its previous run. */
+const PREVIOUS_RUN_PAGE = 100;
+/**
+ * Pages read at most: an agent called as a sub-agent thousands of times since its last run of its
+ * own has its run counted as changed rather than its whole history read at each run's end.
+ */
+const PREVIOUS_RUN_PAGES = 20;
 
 /** Whether the run's result differs from the agent's previous run's (a first run counts as changed). */
 async function resultChanged(options: RunDeliveriesOptions, record: RunRecord): Promise<boolean> {
-  const earlier = await options.runs.list({ agent: record.agent, before: record.id, limit: 20 });
-  const previous = earlier.find((run) => isTerminal(run.status) && run.parent_run === undefined);
+  const previous = await previousRun(options, record);
   return previous === undefined || (previous.result ?? "") !== (record.result ?? "");
+}
+
+/**
+ * The agent's run before this one that ended and was not a sub-agent's, page by page: runs made
+ * for a parent's `agent__` calls, or still under way, may stand between the two in any number.
+ */
+async function previousRun(options: RunDeliveriesOptions, record: RunRecord): Promise<RunRecord | undefined> {
+  let before = record.id;
+  for (let page = 0; page < PREVIOUS_RUN_PAGES; page++) {
+    const earlier = await options.runs.list({ agent: record.agent, before, limit: PREVIOUS_RUN_PAGE });
+    const previous = earlier.find((run) => isTerminal(run.status) && run.parent_run === undefined);
+    if (previous !== undefined) return previous;
+    const last = earlier.at(-1);
+    if (last === undefined || earlier.length < PREVIOUS_RUN_PAGE) return undefined;
+    before = last.id;
+  }
+  return undefined;
 }
 
 async function deliverWait(
@@ -119,33 +151,51 @@ async function deliverWait(
 ): Promise<void> {
   const runId = event.run;
   if (runId === null || !options.runs.isHere(runId)) return;
-  const definition = options.definitionOf(event.agent);
+  // A sub-agent's wait is its parent's: the run a person started waits on it, and its agent's
+  // `waiting` targets are told (the sub-agent's own deliver nothing, as at their end).
+  const found = rootRunOf(options, runId);
+  const root = { id: found?.id ?? runId, agent: found?.agent ?? event.agent, task: found?.task };
+  const definition = options.definitionOf(root.agent);
   if (!definition) return;
   const targets = targetsOf(definition.frontmatter.deliver, options.config).filter(({ target }) =>
     target.when.includes("waiting"),
   );
-  const record = options.runs.get(runId);
-  const waitingFor =
+  const asked =
     event.type === "approval"
       ? `approval of a ${event.data.tool} call`
       : `an answer to "${event.data.question}"`;
+  const waitingFor =
+    root.id === runId ? asked : `${asked} (asked by its sub-agent ${event.agent}, run ${runId})`;
   for (const target of targets) {
     await options.service.deliver({
-      agent: event.agent,
-      run: runId,
+      agent: root.agent,
+      run: root.id,
       when: "waiting",
       target,
       facts: {
-        agent: event.agent,
-        run: runId,
+        agent: root.agent,
+        run: root.id,
         status: "waiting",
         when: "waiting",
         waiting_for: waitingFor,
-        ...(record?.task ? { task: record.task } : {}),
+        ...(root.task ? { task: root.task } : {}),
+        // The run where the approval or the answer is given.
         ...optionalLink(linkOf(options, runId)),
       },
     });
   }
+}
+
+/** Parents followed at most, past any nesting limits.max_agent_depth allows. */
+const MAX_PARENTS = 64;
+
+/** The run a sub-agent's run belongs to (itself when it has no parent); undefined when not known here. */
+function rootRunOf(options: RunDeliveriesOptions, runId: string): RunRecord | undefined {
+  let record = options.runs.get(runId);
+  for (let parents = 0; record?.parent_run !== undefined && parents < MAX_PARENTS; parents++) {
+    record = options.runs.get(record.parent_run);
+  }
+  return record;
 }
 
 /** The facts of an ended run. */

@@ -14,7 +14,10 @@ const TELEGRAM_API = "https://api.telegram.org";
 export interface SendContext {
   /** The delivery's id: a webhook's `webhook-id`, the same at every attempt (receivers de-duplicate by it). */
   id: string;
+  /** When this attempt is made: a webhook's `webhook-timestamp`, which its signature covers. */
   now: number;
+  /** When the delivery was made (the run's end, its wait, its notification): a webhook body's `timestamp`. */
+  madeAt: number;
   smtp: DeliveriesConfig["smtp"];
   /** The agent's workdir and sandbox (file targets); undefined when the agent is gone. */
   place: { workdir: string; sandbox: SandboxPolicy } | undefined;
@@ -85,16 +88,17 @@ async function sendWebhook(
       `the webhook secret is not usable: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
-  const timestamp = new Date(context.now);
+  // The event's time, the same at every attempt (Standard Webhooks: when it occurred), so a retry
+  // carries the very body the first attempt did; the signed header time is the attempt's own.
   const body = JSON.stringify({
     type: eventTypeOf(content),
-    timestamp: timestamp.toISOString(),
+    timestamp: new Date(context.madeAt).toISOString(),
     data: { ...content.facts, text: content.text },
   });
   const headers = {
     "webhook-id": context.id,
     "webhook-timestamp": String(Math.floor(context.now / 1_000)),
-    "webhook-signature": signer.sign(context.id, timestamp, body),
+    "webhook-signature": signer.sign(context.id, new Date(context.now), body),
   };
   return postJson(url, body, headers, context.signal);
 }

@@ -46,8 +46,6 @@ export async function sendEmail(
     greetingTimeout: SMTP_TIMEOUT_MILLISECONDS,
     socketTimeout: SMTP_TIMEOUT_MILLISECONDS,
   });
-  const abort = () => transport.close();
-  signal.addEventListener("abort", abort, { once: true });
   const from = message.from ?? smtp.user ?? "agentd@localhost";
   try {
     const sent = await transport.sendMail({
@@ -56,6 +54,8 @@ export async function sendEmail(
       ...(message.remaining === undefined ? {} : { envelope: { from, to: message.remaining } }),
       subject: message.subject,
       text: message.text,
+      // A shutdown or the attempt's deadline closes the connection (`transport.close()` would not).
+      signal,
     });
     const refused = (sent as { rejectedErrors?: RefusedRecipient[] }).rejectedErrors ?? [];
     if (refused.length > 0) return partlyRefused(smtp.host, sent.accepted.map(String), refused);
@@ -91,7 +91,6 @@ export async function sendEmail(
       ...(code ? { statusCode: code } : {}),
     };
   } finally {
-    signal.removeEventListener("abort", abort);
     transport.close();
   }
 }

@@ -109,6 +109,15 @@ export async function checkTriggers(
     }
     findings.set(definition.id, found);
   }
+  for (const definition of definitions) {
+    for (const hook of ownHooksDeliveredTo(definition)) {
+      findings
+        .get(definition.id)
+        ?.warnings.push(
+          `${definition.id}: its webhook delivery posts to its own hook "${hook}": each run would start another, bounded only by the trigger's rate_limit`,
+        );
+    }
+  }
   for (const [agent, cycle] of cyclesOf(follows)) {
     findings
       .get(agent)
@@ -129,6 +138,31 @@ export async function checkTriggers(
     }
   }
   return findings;
+}
+
+/**
+ * The agent's own webhook triggers its `deliver:` webhooks post to (`…/hooks/<agent>/<name>` in a
+ * URL written out; a `{{secret:…}}` URL or a config target cannot be read here).
+ */
+function ownHooksDeliveredTo(definition: AgentDefinition): string[] {
+  const names = new Set(
+    definition.frontmatter.triggers.flatMap((trigger) => ("webhook" in trigger ? [trigger.webhook] : [])),
+  );
+  if (names.size === 0) return [];
+  const hooks = new Set<string>();
+  for (const entry of definition.frontmatter.deliver) {
+    if (typeof entry === "string" || entry.to !== "webhook") continue;
+    let pathname: string;
+    try {
+      pathname = new URL(entry.url).pathname;
+    } catch {
+      continue;
+    }
+    const [, hooksPart, agent, name] = pathname.split("/");
+    if (hooksPart === "hooks" && agent === definition.id && name !== undefined && names.has(name))
+      hooks.add(name);
+  }
+  return [...hooks];
 }
 
 /** The secret's value; null when the vault has none; undefined when the vault cannot be read. */

@@ -463,10 +463,10 @@ export class WatchTriggers {
       .then((started) => {
         // Another node of the cluster started the run for this same change: not this node's start.
         if (started.duplicate) void rateLimit.giveBack(limitKey, start);
-        this.#options.health.record(definition.id, name, "accepted");
+        this.#options.health.record(definition.id, name, started.duplicate ? "duplicate" : "accepted");
         this.#options.logger.info(
           { agent: definition.id, trigger: name, run: started.run.id, paths: paths.length },
-          "a watch trigger started a run",
+          started.duplicate ? "another node started this change's run" : "a watch trigger started a run",
         );
       })
       .catch((error: unknown) => {
@@ -493,10 +493,12 @@ export class WatchTriggers {
 }
 
 /**
- * The Idempotency-Key of one change: the trigger, and each path with its size and modification
- * time. Every node of a cluster watching one shared folder sees the same change and makes the same
- * key, so the run starts once across the cluster (the key's unique index decides); a later change
- * of the same file has another time, so another key.
+ * The Idempotency-Key of one change: the trigger, and each path with its size, modification time
+ * and change time. Every node of a cluster watching one shared folder sees the same change and
+ * makes the same key, so the run starts once across the cluster (the key's unique index decides); a
+ * later change of the same file has another time, so another key. The change time (the inode's,
+ * which no program can set back) tells apart a file put in again with its modification time kept
+ * (`mv`, `tar x`, `rsync -a`, `cp -p`): the same name, size and mtime within 24 h is a new change.
  */
 function changeKey(name: string, folder: string, paths: readonly string[]): string {
   const digest = createHash("sha256");
@@ -504,7 +506,7 @@ function changeKey(name: string, folder: string, paths: readonly string[]): stri
     let stamp = "gone";
     try {
       const stats = lstatSync(path.join(folder, relative));
-      stamp = `${stats.size}:${stats.mtimeMs}`;
+      stamp = `${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}`;
     } catch {
       // Removed since: its name alone is in the key.
     }

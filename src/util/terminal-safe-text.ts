@@ -18,3 +18,11 @@ export function terminalSafeText(text: string): string {
     (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`,
   );
 }
+
+/**
+ * One line of a list printed on a terminal, made inert (terminalSafeText) and kept to one line: a
+ * line feed in it (a receiver's answer, an error) is written `\n`, so it cannot forge a row.
+ */
+export function terminalSafeLine(text: string): string {
+  return terminalSafeText(text).replaceAll("\n", "\\n");
+}

@@ -160,6 +160,35 @@ describe("deliveries to real receivers", () => {
     expect(JSON.stringify(events)).not.toContain("a-webhook-secret");
   });
 
+  it("retries a webhook with the same body, signed again at the attempt's own time", async () => {
+    const hook = await receiver((_request, count) => ({ status: count === 1 ? 503 : 200 }));
+    const { service, clock } = setUp({ environment: { AGENTD_SECRET_HOOK_SECRET: WEBHOOK_SECRET } });
+    await service.start();
+    const madeAt = clock.now();
+    await service.deliver({
+      agent: "digest",
+      run: "r_1",
+      when: "always",
+      target: named("reviewer", { to: "webhook", url: `${hook.url}/in`, secret: "{{secret:hook_secret}}" }),
+      facts: FACTS,
+    });
+    await waitFor(() => service.list("retrying").length === 1, "the first attempt refused");
+    clock.advanceBy(5_000);
+    const [first, second] = await waitFor(() => hook.received.length === 2 && hook.received, "the retry");
+    // The event's time in the body, the attempt's time in the signed header: a receiver verifies
+    // the retry as fresh, and reads the same event.
+    expect(second?.body).toBe(first?.body);
+    const payload = new Webhook(WEBHOOK_SECRET).verify(
+      second?.body ?? "",
+      second?.headers as Record<string, string>,
+    ) as { timestamp: string };
+    expect(payload.timestamp).toBe(new Date(madeAt).toISOString());
+    expect(Number(second?.headers["webhook-timestamp"])).toBeGreaterThan(
+      Number(first?.headers["webhook-timestamp"]),
+    );
+    expect(second?.headers["webhook-id"]).toBe(first?.headers["webhook-id"]);
+  });
+
   it("posts Slack, Discord and Telegram requests in their documented shapes", async () => {
     const chat = await receiver();
     const { service } = setUp({ environment: { AGENTD_SECRET_TELEGRAM: TELEGRAM_TOKEN } });

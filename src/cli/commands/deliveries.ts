@@ -1,5 +1,6 @@
 import type { Command } from "commander";
 import { z } from "zod";
+import { terminalSafeLine } from "../../util/terminal-safe-text.js";
 import { type ClientCommandIo, clientOf, processIo } from "../daemon-client.js";
 
 const DeliveryListSchema = z.object({
@@ -59,8 +60,11 @@ export function registerDeliveriesCommand(program: Command, io: ClientCommandIo 
             const streak = target.failing_streak > 0 ? ` (${target.failing_streak} failed in a row)` : "";
             const last = target.last_at === null ? "" : `  last ${target.last_at}`;
             const error = target.last_error === null ? "" : `  ${target.last_error}`;
+            // A receiver's answer is in the error: shown, never obeyed by the terminal.
             io.out(
-              `${target.agent ?? "(no agent)"}  ${target.target} (${target.to}, ${target.when.join("|")})  ${target.destination}  ${target.health}${streak}${last}${error}`,
+              terminalSafeLine(
+                `${target.agent ?? "(no agent)"}  ${target.target} (${target.to}, ${target.when.join("|")})  ${target.destination}  ${target.health}${streak}${last}${error}`,
+              ),
             );
           }
         }
@@ -78,7 +82,9 @@ export function registerDeliveriesCommand(program: Command, io: ClientCommandIo 
           const next = delivery.next_attempt_at ? `  next ${delivery.next_attempt_at}` : "";
           const error = last?.error && delivery.status !== "sent" ? `  ${last.error}` : "";
           io.out(
-            `${delivery.id}  ${delivery.created_at}  ${delivery.agent}  ${delivery.run ?? "-"}  ${delivery.target} (${delivery.to}, ${delivery.when})  ${delivery.status}  ${tries}${next}${error}`,
+            terminalSafeLine(
+              `${delivery.id}  ${delivery.created_at}  ${delivery.agent}  ${delivery.run ?? "-"}  ${delivery.target} (${delivery.to}, ${delivery.when})  ${delivery.status}  ${tries}${next}${error}`,
+            ),
           );
         }
       }

@@ -8,6 +8,7 @@ import { triggerDetail } from "../../triggers/trigger-detail.js";
 import { kindOf, nameOf } from "../../triggers/trigger-schema.js";
 import type { GlobalOptions } from "../output.js";
 import { vaultMasking } from "../vault-masking.js";
+import { terminalSafeLine } from "../../util/terminal-safe-text.js";
 
 /** One trigger as `agentd triggers` prints it. */
 export interface TriggerListing {
@@ -111,8 +112,11 @@ async function printHealth(command: Command): Promise<void> {
         .join(", ");
       const watching = trigger.watching === false ? "  (watched by another node)" : "";
       const error = trigger.last_error === null ? "" : `  last error: ${trigger.last_error}`;
+      // An error may quote what reached the trigger: shown, never obeyed by the terminal.
       processIo.out(
-        `${trigger.agent}  ${trigger.kind.padEnd(7)}  ${trigger.name}  last fired ${trigger.last_fired_at ?? "never"}  ${counts || "nothing yet"}${watching}${error}`,
+        terminalSafeLine(
+          `${trigger.agent}  ${trigger.kind.padEnd(7)}  ${trigger.name}  last fired ${trigger.last_fired_at ?? "never"}  ${counts || "nothing yet"}${watching}${error}`,
+        ),
       );
     }
   }
