@@ -5,6 +5,7 @@ import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
 import { type DumpViews, dumpViews } from "./dump-views.js";
+import { mayHoldDump, wordDumpViews } from "./word-dumps.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
@@ -216,6 +217,8 @@ export class SecretRedactor {
     this.#decimal.find(joinDecimalBytes(decoded), found);
     const octal = joinOctalBytes(decoded);
     if (octal.text !== decoded.text) this.#decimal.find(octal, found);
+    if (!mayHoldDump(masked)) return;
+    for (const words of wordDumpViews(TextView.of(masked))) this.#caseless.find(words, found);
     const dump = dumpViews(TextView.of(masked));
     if (dump !== undefined) this.#findInDump(dump, found);
   }

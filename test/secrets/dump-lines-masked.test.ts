@@ -56,6 +56,19 @@ const DUMPS = [
   "od -x",
   "od",
   "od -tx4",
+  // Words without offsets, and words in decimal.
+  "od -An -x",
+  "od -An -tx2",
+  "od -An -tx4",
+  "od -An -tx8",
+  "od -t x8",
+  "od -An -o",
+  "hexdump -d",
+  "od -d",
+  "od -tu2",
+  "od -An -tu4",
+  "od -An -tu8",
+  "hexdump -v -e '/4 \"%08x \"'",
 ];
 
 describe("a secret longer than a line of a dump", () => {
@@ -98,6 +111,9 @@ describe("text that merely starts its lines with hex", () => {
       "0000000 6568 6c6c 0a6f",
       "0000000 062550 066154 005157",
       "0fe2d11: bad cafe",
+      " 6568 6c6c 0a6f",
+      "  PID  PPID  UID\n 1234   567 1000",
+      "ports 8080 8443 9090 9443 and years 2024 2025 2026",
     ].join("\n");
     expect(redactor.redact(text)).toBe(text);
   });
