@@ -6,6 +6,7 @@ import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
 import { type DumpViews, dumpViews } from "./dump-views.js";
 import { mayHoldDump, wordDumpViews } from "./word-dumps.js";
+import { spacedCharactersView } from "./spaced-characters.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
@@ -207,6 +208,8 @@ export class SecretRedactor {
   #findEncoded(masked: string, found: Found[]): void {
     const decoded = decodeEscapes(TextView.of(masked));
     this.#canonical.find(canonicalView(decoded), found);
+    const spaced = spacedCharactersView(TextView.of(masked));
+    if (spaced !== undefined) this.#canonical.find(canonicalView(decodeEscapes(spaced)), found);
     const joined = joinWrappedLines(decoded);
     this.#encoded.find(joined, found);
     // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.

@@ -69,6 +69,8 @@ const DUMPS = [
   "od -An -tu4",
   "od -An -tu8",
   "hexdump -v -e '/4 \"%08x \"'",
+  // Characters without offsets.
+  "od -An -c",
 ];
 
 describe("a secret longer than a line of a dump", () => {
