@@ -94,7 +94,8 @@ function canonicalView(view: TextView): TextView {
  * Knows every secret value loaded so far and replaces each occurrence with `[secret:name]`, in
  * three passes over a text:
  *
- * 1. the value's written forms (as written, JSON-escaped, percent-encoded) and encodings, exactly;
+ * 1. the value's written forms (as written, JSON-escaped, percent-encoded) and the encodings whose
+ *    alphabets hold quotes and backslashes (Ascii85, base85, Z85, uuencode; base58), exactly;
  * 2. the value's canonical form (canonicalView) in the canonical view of the text: ANSI escapes and
  *    invisible characters removed; HTML entities, percent, backslash (C, Python, JSON, shell),
  *    `cat -v` and quoted-printable escapes decoded, repeatedly; NFKD, case folded, quotes dropped,
@@ -133,13 +134,13 @@ export class SecretRedactor {
     // A text masked before may hold this value (or show a known value under this name now).
     this.#remembered.clear();
     this.#learned += 1;
-    const { written, encoded, caseless, decimal, octal } = secretForms(value);
-    this.#decimal.add(decimal, name);
-    this.#decimal.add(octal, name);
+    const { written, printed, encoded, caseless, decimal, octal } = secretForms(value);
+    for (const form of [...decimal, octal]) this.#decimal.add(form, name);
     for (const form of written) this.#written.add(form, name);
+    for (const form of printed) this.#written.add(form, name);
     for (const form of encoded) this.#encoded.add(form, name);
     for (const form of caseless) this.#caseless.add(form, name);
-    for (const form of [...written, ...encoded, ...caseless]) this.#exact.add(form, name);
+    for (const form of [...written, ...printed, ...encoded, ...caseless]) this.#exact.add(form, name);
     this.#canonical.add(canonicalView(decodeEscapes(TextView.of(value))).text, name);
   }
 

@@ -1,0 +1,65 @@
+import { execFileSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+
+// Encodings a program prints when told to encode a value: their alphabets hold quotes,
+// backslashes and blanks, so they are matched as printed.
+
+const SECRET = "ghp_R3alT0kenW1thMoreThan16Bytes";
+
+/** What Python prints for `expression` of `value` (bytes). */
+const python = (expression: string) =>
+  execFileSync(
+    "python3",
+    ["-c", `import base64, binascii, sys; value = sys.stdin.buffer.read(); ${expression}`],
+    {
+      input: SECRET,
+    },
+  ).toString();
+
+describe("a secret in an encoding a program prints", () => {
+  const redactor = new SecretRedactor();
+  redactor.add("token", SECRET);
+
+  it.each([
+    ["Ascii85 (base64.a85encode)", () => python("print(base64.a85encode(value).decode())")],
+    ["Ascii85 between <~ ~>", () => python("print(base64.a85encode(value, adobe=True).decode())")],
+    ["base85 (base64.b85encode, git)", () => python("print(base64.b85encode(value).decode())")],
+    [
+      "Z85",
+      () =>
+        python(
+          "t = bytes.maketrans(b'0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz!#$%&()*+-;<=>?@^_`{|}~', b'0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#'); print(base64.b85encode(value).translate(t).decode())",
+        ),
+    ],
+    [
+      "base58",
+      () =>
+        python(
+          "n = int.from_bytes(value, 'big'); a = '123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz'; s = ''\nwhile n: n, r = divmod(n, 58); s = a[r] + s\nprint(s)",
+        ),
+    ],
+    ["uuencode (binascii.b2a_uu)", () => python("sys.stdout.write(binascii.b2a_uu(value).decode())")],
+    [
+      "uuencode (Perl's pack 'u')",
+      () => execFileSync("perl", ["-e", "print pack('u', <STDIN>)"], { input: SECRET }).toString(),
+    ],
+    ...[1, 2, 3].map((shift): [string, () => string] => [
+      `uuencode of a file holding it ${shift} bytes in`,
+      () =>
+        python(
+          `data = b'token=${"x".repeat(shift)}' + value + b'\\n'\nsys.stdout.write('begin 644 f\\n' + binascii.b2a_uu(data, backtick=True).decode() + '\`\\nend\\n')`,
+        ),
+    ]),
+    ["the value as one number (int.from_bytes)", () => python("print(int.from_bytes(value, 'big'))")],
+  ])("masks %s", (_name, print) => {
+    const output = print();
+    const masked = redactor.redact(output);
+    expect(masked).toContain("[secret:token]");
+    // Left beside the mask: a line's length character, delimiters, "token=" (the value alone is 40).
+    const longestLeft = Math.max(
+      ...masked.split("[secret:token]").flatMap((part) => part.split(/\s+/).map((run) => run.length)),
+    );
+    expect(longestLeft).toBeLessThan(16);
+  });
+});
