@@ -3,12 +3,14 @@ import { type TextView, ViewBuilder } from "./text-view.js";
 /**
  * One character as `od -c` prints it (a character, an escape such as `\n`, a byte above 127 in
  * three octal digits) in its field of 4, the fields one after another and from line to line:
- * `   s   k   -   l`. Four characters or more in a row. A space is a field of 4 blanks, so 5 to 7
- * blanks stand for a space between two characters.
+ * `   s   k   -   l`, the next line's offset (`od -c`, `hexdump -c`) passed over. Four characters
+ * or more in a row. A space is a field of 4 blanks, so 5 to 7 blanks stand for a space between
+ * two characters.
  */
 const OD_CHARACTERS =
-  / {1,3}(?:\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n])(?:(?: {1,3}| {5,7}|[ \t]*\r?\n[ \t]*)(?:\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n])){3,}(?![^ \t\r\n])/g;
-const OD_CHARACTER = /\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n]/g;
+  / {1,3}(?:\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n])(?:(?: {1,3}| {5,7}|[ \t]*\r?\n(?:[0-9a-fA-F]{6,16}(?= ))?[ \t]*)(?:\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n])){3,}(?![^ \t\r\n])/g;
+/** A character of such a run, or a line's offset (passed over). */
+const OD_CHARACTER = /\n[0-9a-fA-F]{6,16}(?= )|\\[^ \n]|[0-3][0-7]{2}|[^ \t\r\n]/g;
 /** Two of od's fields in a row, tested first (a regex that opens with a literal is a fast scan). */
 const OD_FIELDS = / {3}[^ \t\r\n] {1,3}[^ \t\r\n]/;
 
@@ -70,6 +72,7 @@ function collect(text: string, pattern: RegExp, item: RegExp, runs: Run[]): void
     const items: Array<[number, number]> = [];
     item.lastIndex = 0;
     for (let found = item.exec(match[0]); found !== null; found = item.exec(match[0])) {
+      if (found[0].startsWith("\n")) continue;
       items.push([match.index + found.index, match.index + found.index + found[0].length]);
     }
     if (items.length > 0)

@@ -43,6 +43,22 @@ describe("a secret printed one character at a time", () => {
     expect(masked.replace(/[\s'",]/g, "")).toMatch(/before.*\[secret:token\].*after/);
   });
 
+  it("masks a value with a blank and a character outside ASCII in od -c and hexdump -c", () => {
+    const value = "pass wörd+x:Z9-long-value";
+    const wide = new SecretRedactor();
+    wide.add("token", value);
+    for (const [program, ...args] of [
+      ["od", "-c"],
+      ["hexdump", "-c"],
+      ["od", "-An", "-c"],
+    ] as const) {
+      const output = execFileSync(program, args, { input: `${value} tail` }).toString();
+      const masked = wide.redact(output);
+      expect(masked).toContain("[secret:token]");
+      expect(masked.replace(/\s+/g, "")).not.toMatch(/long|pass|Z9/);
+    }
+  });
+
   it("leaves other spaced characters alone", () => {
     const text = [
       "   a   b   c   d   e",

@@ -71,6 +71,9 @@ const DUMPS = [
   "hexdump -v -e '/4 \"%08x \"'",
   // Characters without offsets.
   "od -An -c",
+  // Little-endian words, the last one shorter and right-aligned in its place.
+  "xxd -e",
+  "xxd -e -g 8",
 ];
 
 describe("a secret longer than a line of a dump", () => {
