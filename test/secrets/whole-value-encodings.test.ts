@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
+import { ToolHarness } from "../support/tool-harness.js";
 
 // Encodings a program prints when told to encode a value: their alphabets hold quotes,
 // backslashes and blanks, so they are matched as printed.
@@ -61,5 +62,26 @@ describe("a secret in an encoding a program prints", () => {
       ...masked.split("[secret:token]").flatMap((part) => part.split(/\s+/).map((run) => run.length)),
     );
     expect(longestLeft).toBeLessThan(16);
+  });
+});
+
+describe("a secret a shell tool call encodes", () => {
+  let harness: ToolHarness;
+  beforeAll(() => {
+    harness = new ToolHarness({ permissions: { allow: ["shell"] }, secrets: { token: SECRET } });
+  });
+  afterAll(() => harness.dispose());
+
+  it.each([
+    ["Ascii85", "import base64, sys; print(base64.a85encode(sys.argv[1].encode()).decode())"],
+    ["uuencode", "import binascii, sys; sys.stdout.write(binascii.b2a_uu(sys.argv[1].encode()).decode())"],
+  ])("reaches the model and the events masked in %s", async (_name, program) => {
+    const encoded = execFileSync("python3", ["-c", program, SECRET]).toString().trim();
+    const result = await harness.call("shell", { command: `python3 -c '${program}' {{secret:token}}` });
+
+    expect(result).toMatchObject({ ok: true });
+    expect(result.output).toContain("[secret:token]");
+    expect(result.output).not.toContain(encoded.slice(1, -1));
+    expect(JSON.stringify(harness.events)).not.toContain(JSON.stringify(encoded.slice(1, -1)).slice(1, -1));
   });
 });
