@@ -9,7 +9,8 @@ import { wholeValueEncodings } from "./whole-value-encodings.js";
  * both are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
  * `printed` are the encodings matched exactly in the output as printed (wholeValueEncodings:
  * Ascii85, base85, Z85, base58, uuencode); `decimal` is its bytes as decimal numbers
- * (`112,64,115`) and the value as one number, matched where output lists bytes, and
+ * (`112,64,115`, and signed: `-61,-74`) and the value as one number, matched where output lists
+ * bytes, and
  * `octal` as three-digit octal numbers (`160,100,163`: `od -b`), matched where output lists those. A
  * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
  * was never given out of its reach is the sandbox's job.
@@ -34,7 +35,11 @@ export function secretForms(value: string): {
       binary(bytes, true),
     ],
     caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
-    decimal: [[...bytes].join(","), whole.decimal],
+    decimal: [
+      [...bytes].join(","),
+      [...bytes].map((byte) => (byte >= 128 ? byte - 256 : byte)).join(","),
+      whole.decimal,
+    ],
     octal: [...bytes].map((byte) => byte.toString(8).padStart(3, "0")).join(","),
   };
 }
