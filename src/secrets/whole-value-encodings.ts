@@ -1,9 +1,10 @@
 /**
  * Encodings of a value's bytes whose alphabets hold quotes, backslashes and blanks (matched
  * exactly, in the output as printed: the decoding views would change them), and the value as one
- * decimal number (`int.from_bytes`, matched where output lists numbers). Each is the value encoded alone, as a program prints it when told to encode the
- * value (`base64.a85encode(value)`, `uuencode`), with uuencode's also at each byte alignment of a
- * longer text (`uuencode` of a file that holds the value).
+ * decimal number (`int.from_bytes`, matched where output lists numbers). Each is the value encoded
+ * alone, as a program prints it when told to encode the value (`base64.a85encode(value)`,
+ * `binascii.b2a_uu(value)`); inside a longer text, a uuencode or Ascii85 block is decoded instead
+ * (encodedBlocksView).
  */
 export function wholeValueEncodings(bytes: Buffer): { exact: string[]; decimal: string } {
   return {
@@ -29,8 +30,6 @@ const BASE58 = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
 
 /** Longest value uuencode writes on one line (45 bytes, `M`): a longer one is split over lines. */
 const UUENCODE_LINE_BYTES = 45;
-/** Shortest run of uuencode characters, from a value at a shifted byte alignment, worth masking. */
-const MIN_ALIGNED_UUENCODE_LENGTH = 8;
 
 /**
  * Base85: 4 bytes a group, 5 characters, the last group of fewer bytes padded and cut to one
@@ -79,19 +78,12 @@ function base58(bytes: Buffer): string {
 
 /**
  * uuencode's characters (a 6-bit group as the character 32 above it, zero as `` ` `` in uuencode
- * and Perl's `pack "u"`, as a blank in Python's `b2a_uu`) for the value alone (after the line's
- * length character) and, at each of the three byte alignments, the characters that stand for it
- * alone inside a longer line.
+ * and Perl's `pack "u"`, as a blank in Python's `b2a_uu`) for the value alone, after the line's
+ * length character. A value inside a `begin`…`end` block is read by encodedBlocksView.
  */
 function uuencodeForms(bytes: Buffer): string[] {
-  const forms: string[] = [];
-  if (bytes.length <= UUENCODE_LINE_BYTES) forms.push(uuencode(bytes, " "), uuencode(bytes, "`"));
-  for (const shift of [0, 1, 2]) {
-    const shifted = uuencode(Buffer.concat([Buffer.alloc(shift), bytes]), "`");
-    const core = shifted.slice(Math.ceil((shift * 8) / 6), Math.floor(((shift + bytes.length) * 8) / 6));
-    if (core.length >= MIN_ALIGNED_UUENCODE_LENGTH) forms.push(core);
-  }
-  return forms;
+  if (bytes.length > UUENCODE_LINE_BYTES) return [];
+  return [uuencode(bytes, " "), uuencode(bytes, "`")];
 }
 
 function uuencode(bytes: Buffer, zero: string): string {

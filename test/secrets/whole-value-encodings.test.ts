@@ -49,7 +49,14 @@ describe("a secret in an encoding a program prints", () => {
       `uuencode of a file holding it ${shift} bytes in`,
       () =>
         python(
-          `data = b'token=${"x".repeat(shift)}' + value + b'\\n'\nsys.stdout.write('begin 644 f\\n' + binascii.b2a_uu(data, backtick=True).decode() + '\`\\nend\\n')`,
+          `data = b'token=${"x".repeat(shift)}' + value + b'\\n'\nsys.stdout.write('begin 644 f\\n' + ''.join(binascii.b2a_uu(data[at:at + 45], backtick=True).decode() for at in range(0, len(data), 45)) + '\`\\nend\\n')`,
+        ),
+    ]),
+    ...[1, 2, 3].map((shift): [string, () => string] => [
+      `Ascii85 between <~ ~> of data holding it ${shift} bytes in, wrapped as PDF wraps it`,
+      () =>
+        python(
+          `print(base64.a85encode(b'token=${"x".repeat(shift)}' + value + b';', adobe=True, wrapcol=20).decode())`,
         ),
     ]),
     ["the value as one number (int.from_bytes)", () => python("print(int.from_bytes(value, 'big'))")],
@@ -62,6 +69,17 @@ describe("a secret in an encoding a program prints", () => {
       ...masked.split("[secret:token]").flatMap((part) => part.split(/\s+/).map((run) => run.length)),
     );
     expect(longestLeft).toBeLessThan(16);
+  });
+
+  it("masks uuencode of a file holding it across two of its 45-byte lines", () => {
+    const output = python(
+      "data = b'token=' + b'x' * 30 + value + b'\\n'\nsys.stdout.write('begin 644 f\\n' + ''.join(binascii.b2a_uu(data[at:at + 45], backtick=True).decode() for at in range(0, len(data), 45)) + '`\\nend\\n')",
+    );
+    const masked = redactor.redact(output).split("\n");
+    // The first line holds "token=", the x's and the value's first 9 bytes; the second the rest.
+    expect(masked[0]).toBe("begin 644 f");
+    expect(masked[1]).toMatch(/^M.{40,}\[secret:token\]$/);
+    expect(masked.slice(2)).toEqual(["`", "end", ""]);
   });
 });
 
