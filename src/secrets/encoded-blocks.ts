@@ -5,9 +5,6 @@ const UUENCODE_BLOCK = /^begin [0-7]{3,4} [^\n]*\r?\n([\s\S]*?)^end\r?$/gm;
 /** An Ascii85 block between Adobe's delimiters (`base64.a85encode(…, adobe=True)`, PDF, PostScript). */
 const ASCII85_BLOCK = /<~([!-uz\s]*)~>/g;
 
-/** Either block's opening: text without one has no block. */
-export const BLOCK_OPENS = /begin [0-7]{3}|<~/;
-
 /**
  * The view of the uuencode blocks (`uuencode file`) and Ascii85 blocks (`<~…~>`) in `view`, each
  * decoded to its bytes in lowercase hex, so a value is found at any byte alignment and across the
@@ -16,7 +13,7 @@ export const BLOCK_OPENS = /begin [0-7]{3}|<~/;
  */
 export function encodedBlocksView(view: TextView): TextView | undefined {
   const text = view.text;
-  if (!BLOCK_OPENS.test(text)) return undefined;
+  // `includes` first: a tenth of a regex's cost on text without a block, which is most text.
   const blocks: Array<Array<[number, number, string]>> = [];
   if (text.includes("begin ")) collect(text, UUENCODE_BLOCK, uudecodeGroups, blocks);
   if (text.includes("<~")) collect(text, ASCII85_BLOCK, ascii85Groups, blocks);

@@ -6,8 +6,8 @@ import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
 import { type DumpViews, dumpViews } from "./dump-views.js";
 import { mayHoldDump, wordDumpViews } from "./word-dumps.js";
-import { OD_FIELDS_OR_LIST_GAP, spacedCharactersView } from "./spaced-characters.js";
-import { BLOCK_OPENS, encodedBlocksView } from "./encoded-blocks.js";
+import { spacedCharactersView } from "./spaced-characters.js";
+import { encodedBlocksView } from "./encoded-blocks.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
@@ -32,12 +32,6 @@ const REMEMBERED_TEXTS = 16;
  */
 const WINDOW_CHARACTERS = 1_048_576;
 const WINDOW_OVERLAP_CHARACTERS = 65_536;
-
-/**
- * Whether a text may hold characters printed one by one or an encoded block, in one scan (each
- * view tests again for its own): most text holds neither, and pays this one test.
- */
-const MAY_HOLD_RUN_OR_BLOCK = new RegExp(`${OD_FIELDS_OR_LIST_GAP.source}|${BLOCK_OPENS.source}`);
 
 /** A span of the text to mask, and the secret it holds. */
 interface Found {
@@ -216,12 +210,10 @@ export class SecretRedactor {
   #findEncoded(masked: string, found: Found[]): void {
     const decoded = decodeEscapes(TextView.of(masked));
     this.#canonical.find(canonicalView(decoded), found);
-    if (MAY_HOLD_RUN_OR_BLOCK.test(masked)) {
-      const blocks = encodedBlocksView(TextView.of(masked));
-      if (blocks !== undefined) this.#caseless.find(blocks, found);
-      const spaced = spacedCharactersView(TextView.of(masked));
-      if (spaced !== undefined) this.#canonical.find(canonicalView(decodeEscapes(spaced)), found);
-    }
+    const blocks = encodedBlocksView(TextView.of(masked));
+    if (blocks !== undefined) this.#caseless.find(blocks, found);
+    const spaced = spacedCharactersView(TextView.of(masked));
+    if (spaced !== undefined) this.#canonical.find(canonicalView(decodeEscapes(spaced)), found);
     const joined = joinWrappedLines(decoded);
     this.#encoded.find(joined, found);
     // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.

@@ -24,8 +24,8 @@ const LISTED_CHARACTERS =
 const LISTED_CHARACTER = /'(?:\\.|[^'\\])'|"(?:\\.|[^"\\])"/g;
 /** What two items of such a list hold between them, tested first (a regex: `includes` was 5x slower). */
 const LIST_GAP = /'(?:, ?| )'|", ?"/;
-/** Either: text without one has no run. */
-export const OD_FIELDS_OR_LIST_GAP = new RegExp(`${OD_FIELDS.source}|${LIST_GAP.source}`);
+/** Either, in one scan: text without one has no run. */
+const OD_FIELDS_OR_LIST_GAP = new RegExp(`${OD_FIELDS.source}|${LIST_GAP.source}`);
 
 /**
  * The view of `view` in which each run of characters printed one by one (`od -An -c`, a list of
