@@ -33,6 +33,9 @@ const REMEMBERED_TEXTS = 16;
 const WINDOW_CHARACTERS = 1_048_576;
 const WINDOW_OVERLAP_CHARACTERS = 65_536;
 
+/** A byte (in hex, at an even place) that a dump's character column shows as `.`: outside printable ASCII. */
+const NOT_SHOWN_BYTE = /^(?:[0-9a-f]{2})*?(?:[01][0-9a-f]|7f|[89a-f][0-9a-f])/;
+
 /** A span of the text to mask, and the secret it holds. */
 interface Found {
   start: number;
@@ -70,14 +73,18 @@ class FormSet {
     return this.#pattern;
   }
 
-  /** Adds to `found` every form in `view`, as spans of the original text. */
-  find(view: TextView, found: Found[]): void {
+  /**
+   * Adds to `found` every form in `view`, as spans of the original text; `widen`, when given, may
+   * widen each span, given the form matched.
+   */
+  find(view: TextView, found: Found[], widen?: (span: Found, form: string) => Found): void {
     if (this.names.size === 0 || view.text.length < this.#shortest) return;
     const pattern = this.pattern;
     pattern.lastIndex = 0;
     for (let match = pattern.exec(view.text); match !== null; match = pattern.exec(view.text)) {
       const [start, end] = view.originalSpan(match.index, match.index + match[0].length);
-      found.push({ start, end, name: this.names.get(match[0]) ?? "unknown" });
+      const span = { start, end, name: this.names.get(match[0]) ?? "unknown" };
+      found.push(widen ? widen(span, match[0]) : span);
     }
   }
 }
@@ -227,20 +234,29 @@ export class SecretRedactor {
     if (!mayHoldDump(masked)) return;
     for (const words of wordDumpViews(TextView.of(masked))) this.#caseless.find(words, found);
     const dump = dumpViews(TextView.of(masked));
-    if (dump !== undefined) this.#findInDump(dump, found);
+    if (dump !== undefined) this.#findInDump(dump, masked, found);
   }
 
   /** The forms of a value a dump (`od`, `hexdump`, `xxd`) splits over its lines, found whole. */
-  #findInDump(dump: DumpViews, found: Found[]): void {
+  #findInDump(dump: DumpViews, masked: string, found: Found[]): void {
     const { joined, spaced, text, words } = dump;
-    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
+    // A byte the character column shows as `.` leaves the value unreadable there, so the column
+    // view cannot find it: the rest of the line the value ends on (its column) is masked with it.
+    const withColumn = (span: Found, hex: string): Found => {
+      if (!NOT_SHOWN_BYTE.test(hex)) return span;
+      const lineEnd = masked.indexOf("\n", span.end);
+      return { ...span, end: lineEnd === -1 ? masked.length : lineEnd };
+    };
+    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found, withColumn);
     this.#encoded.find(joined, found);
     this.#canonical.find(canonicalView(decodeEscapes(joined)), found);
     this.#decimal.find(joinDecimalBytes(spaced), found);
     this.#decimal.find(joinOctalBytes(spaced), found);
     this.#canonical.find(canonicalView(decodeEscapes(text)), found);
     // The value's hex, from words that held its bytes in another order.
-    if (words !== undefined) this.#caseless.find(words.withSameLength(lowerCase(words.text)), found);
+    if (words !== undefined) {
+      this.#caseless.find(words.withSameLength(lowerCase(words.text)), found, withColumn);
+    }
   }
 
   /**

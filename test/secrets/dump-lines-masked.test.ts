@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { ToolHarness } from "../support/tool-harness.js";
@@ -122,4 +123,24 @@ describe("text that merely starts its lines with hex", () => {
     ].join("\n");
     expect(redactor.redact(text)).toBe(text);
   });
+});
+
+describe("a secret with characters a dump's column shows as dots", () => {
+  // `ö` is two bytes outside printable ASCII: the column reads `w..rd`, so only the bytes can be
+  // matched, and the column's part of the value on the line it ends on must go with them.
+  const value = "pass wörd+x:Z9-long-value";
+  const redactor = new SecretRedactor();
+  redactor.add("token", value);
+
+  it.each(["xxd", "xxd -e", "xxd -g4", "hexdump -C", "od -Ax -tx1z"])(
+    "is masked in `%s`, column too",
+    (dump) => {
+      const [program, ...args] = dump.split(" ") as [string, ...string[]];
+      const output = execFileSync(program, args, { input: `${value} after` }).toString();
+      const masked = redactor.redact(output);
+
+      expect(masked).toContain("[secret:token]");
+      expect(masked).not.toMatch(/long|value|Z9|w\.\.rd/);
+    },
+  );
 });
