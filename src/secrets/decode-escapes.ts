@@ -21,11 +21,12 @@ const PERCENT = /(?:%[0-9A-Fa-f]{2})+|%u[0-9A-Fa-f]{4}/g;
 /**
  * Backslash escapes of C, Python, JSON, JavaScript, Perl, Go and the shell (`printf %q`, `$'…'`):
  * byte escapes (`\xHH`, octal `\303`, a run decoded together as UTF-8), code points (`\uHHHH`,
- * `\u{…}`, `\x{…}`, `\UHHHHHHHH`), a backslash-newline continuation (dropped), and a backslash
+ * `\u{…}`, `\x{…}`, `\UHHHHHHHH`), a backslash-newline continuation (dropped with the next line's
+ * indentation, as YAML's double-quoted and TOML's multi-line strings read it), and a backslash
  * before any other character (`\ `, `\"`, `\'`, `\/`, `\\`, `\n`…).
  */
 const BACKSLASH =
-  /(?:\\(?:x[0-9A-Fa-f]{1,2}(?![{])|[0-7]{1,3}))+|\\[ux]\{[0-9A-Fa-f]{1,6}\}|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\\r?\n|\\[^]/g;
+  /(?:\\(?:x[0-9A-Fa-f]{1,2}(?![{])|[0-7]{1,3}))+|\\[ux]\{[0-9A-Fa-f]{1,6}\}|\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}|\\\r?\n[ \t]*|\\[^]/g;
 
 /** `cat -v` notation: `M-C`, `M-^X` for bytes above 127, `^[` for control characters. */
 const CARET = /(?:M-\^?[ -~]|\^[@-_?])+/g;
@@ -100,8 +101,9 @@ function decodePercent(match: RegExpExecArray): string {
 function decodeBackslash(match: RegExpExecArray): string {
   const text = match[0];
   const kind = text[1] as string;
-  if (text.length === 2) return SINGLE_ESCAPES[kind] ?? kind;
+  // A continuation first: `\` and a bare line break is 2 characters long too, and is dropped.
   if (kind === "\n" || kind === "\r") return "";
+  if (text.length === 2) return SINGLE_ESCAPES[kind] ?? kind;
   if (text[2] === "{") return codePoint(text.slice(3, -1));
   if (kind === "u") return String.fromCharCode(Number.parseInt(text.slice(2), 16));
   if (kind === "U") return codePoint(text.slice(2));

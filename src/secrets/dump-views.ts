@@ -98,7 +98,10 @@ function dumpLine(text: string, start: number, end: number, next: number): DumpL
     // xxd sets its groups one blank apart and its column two: `61 61 61  aaa`, whose `aaa` (or
     // `16B`) would pass for a byte.
     const previous = groups[groups.length - 1];
-    if (labelled && previous !== undefined && group.index - (previous[1] - start) >= 2) {
+    const gap = previous === undefined ? 0 : group.index - (previous[1] - start);
+    // `xxd -e` right-aligns its last, shorter word in the word's place: `6c61762d     6575`.
+    const lastWord = wordGroups && token.length < width && gap === width - token.length + 1;
+    if (labelled && previous !== undefined && gap >= 2 && !lastWord) {
       rest = group.index;
       break;
     }

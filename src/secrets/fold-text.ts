@@ -100,13 +100,14 @@ export function joinSpacedHex(view: TextView): TextView {
   return view.replace(SPACED_HEX, (match) => match[0].replace(HEX_SEPARATORS, ""));
 }
 
-/** A byte in decimal (0 to 255). */
-const DECIMAL_BYTE = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+/** A byte in decimal (0 to 255), or signed (-128 to -1: Java's `byte`, `od -td1`). */
+const DECIMAL_BYTE = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]|-(?:12[0-8]|1[01][0-9]|[1-9][0-9]?))";
 const DECIMAL_SEPARATOR = "(?:,[ \\t]*(?:\\r?\\n[ \\t]*)?|[ \\t]+(?:\\r?\\n[ \\t]*)?|\\r?\\n[ \\t]*)";
 
 /**
  * Bytes written as decimal numbers, as Python's `list(s.encode())`, Node's `Uint8Array` and
- * `Buffer.toJSON()`, and `od -An -tu1` write them: four or more in a row.
+ * `Buffer.toJSON()`, `od -An -tu1`, Java's `Arrays.toString(bytes)` and `od -td1` write them: four
+ * or more in a row.
  */
 const DECIMAL_BYTES = new RegExp(
   `(?<![0-9.])(?:${DECIMAL_BYTE}${DECIMAL_SEPARATOR}){3,}${DECIMAL_BYTE}(?![0-9.])`,

@@ -1,25 +1,33 @@
+import { wholeValueEncodings } from "./whole-value-encodings.js";
+
 /**
  * The forms a secret value takes when a tool or a program encodes it by itself, each of which the
  * redactor masks: `written` are the value as text (as written, JSON-escaped, percent-encoded),
  * matched exactly as well as through the normalised view of the output (SecretRedactor);
  * `encoded` are binary-to-text encodings of its bytes whose case matters (base64, base64url,
- * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase; both
- * are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
- * `decimal` is its bytes as decimal numbers (`112,64,115`), matched where output lists bytes, and
+ * binary), and `caseless` those whose case does not (base32, base32hex, hex), in lowercase;
+ * both are matched in the decoded output with wrapped lines joined, the caseless ones lowercased;
+ * `printed` are the encodings matched exactly in the output as printed (wholeValueEncodings:
+ * Ascii85, base85, Z85, base58, uuencode); `decimal` is its bytes as decimal numbers
+ * (`112,64,115`, and signed: `-61,-74`) and the value as one number, matched where output lists
+ * bytes, and
  * `octal` as three-digit octal numbers (`160,100,163`: `od -b`), matched where output lists those. A
  * deliberate transformation (reversed, split, encrypted) is not here: keeping a value the agent
  * was never given out of its reach is the sandbox's job.
  */
 export function secretForms(value: string): {
   written: string[];
+  printed: string[];
   encoded: string[];
   caseless: string[];
-  decimal: string;
+  decimal: string[];
   octal: string;
 } {
   const bytes = Buffer.from(value, "utf8");
+  const whole = wholeValueEncodings(bytes);
   return {
     written: [value, ...jsonForms(value), ...percentForms(value)],
+    printed: whole.exact,
     encoded: [
       ...base64Forms(bytes, "base64"),
       ...base64Forms(bytes, "base64url"),
@@ -27,7 +35,11 @@ export function secretForms(value: string): {
       binary(bytes, true),
     ],
     caseless: [...base32Forms(bytes, BASE32), ...base32Forms(bytes, BASE32_HEX), bytes.toString("hex")],
-    decimal: [...bytes].join(","),
+    decimal: [
+      [...bytes].join(","),
+      [...bytes].map((byte) => (byte >= 128 ? byte - 256 : byte)).join(","),
+      whole.decimal,
+    ],
     octal: [...bytes].map((byte) => byte.toString(8).padStart(3, "0")).join(","),
   };
 }

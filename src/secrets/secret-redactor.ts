@@ -5,6 +5,9 @@ import { secretForms } from "./secret-encodings.js";
 import { visitStrings } from "./secret-template.js";
 import { TextView } from "./text-view.js";
 import { type DumpViews, dumpViews } from "./dump-views.js";
+import { mayHoldDump, wordDumpViews } from "./word-dumps.js";
+import { spacedCharactersView } from "./spaced-characters.js";
+import { encodedBlocksView } from "./encoded-blocks.js";
 
 /** Values shorter than this are not redacted: masking every "abc" would wreck all output. */
 export const MIN_REDACTED_LENGTH = 4;
@@ -29,6 +32,9 @@ const REMEMBERED_TEXTS = 16;
  */
 const WINDOW_CHARACTERS = 1_048_576;
 const WINDOW_OVERLAP_CHARACTERS = 65_536;
+
+/** A byte (in hex, at an even place) that a dump's character column shows as `.`: outside printable ASCII. */
+const NOT_SHOWN_BYTE = /^(?:[0-9a-f]{2})*?(?:[01][0-9a-f]|7f|[89a-f][0-9a-f])/;
 
 /** A span of the text to mask, and the secret it holds. */
 interface Found {
@@ -90,13 +96,17 @@ class FormSet {
     return this.#search;
   }
 
-  /** Adds to `found` every form in `view`, as spans of the original text. */
-  find(view: TextView, found: Found[]): void {
+  /**
+   * Adds to `found` every form in `view`, as spans of the original text; `widen`, when given, may
+   * widen each span, given the form matched.
+   */
+  find(view: TextView, found: Found[], widen?: (span: Found, form: string) => Found): void {
     if (this.names.size === 0 || view.text.length < this.#shortest) return;
     const { patterns, literals } = this.search;
     const add = (index: number, form: string) => {
       const [start, end] = view.originalSpan(index, index + form.length);
-      found.push({ start, end, name: this.names.get(form) ?? "unknown" });
+      const span = { start, end, name: this.names.get(form) ?? "unknown" };
+      found.push(widen ? widen(span, form) : span);
     };
     for (const form of literals) {
       for (
@@ -136,7 +146,8 @@ function canonicalView(view: TextView): TextView {
  * Knows every secret value loaded so far and replaces each occurrence with `[secret:name]`, in
  * three passes over a text:
  *
- * 1. the value's written forms (as written, JSON-escaped, percent-encoded) and encodings, exactly;
+ * 1. the value's written forms (as written, JSON-escaped, percent-encoded) and the encodings whose
+ *    alphabets hold quotes and backslashes (Ascii85, base85, Z85, uuencode; base58), exactly;
  * 2. the value's canonical form (canonicalView) in the canonical view of the text: ANSI escapes and
  *    invisible characters removed; HTML entities, percent, backslash (C, Python, JSON, shell),
  *    `cat -v` and quoted-printable escapes decoded, repeatedly; NFKD, case folded, quotes dropped,
@@ -175,13 +186,13 @@ export class SecretRedactor {
     // A text masked before may hold this value (or show a known value under this name now).
     this.#remembered.clear();
     this.#learned += 1;
-    const { written, encoded, caseless, decimal, octal } = secretForms(value);
-    this.#decimal.add(decimal, name);
-    this.#decimal.add(octal, name);
+    const { written, printed, encoded, caseless, decimal, octal } = secretForms(value);
+    for (const form of [...decimal, octal]) this.#decimal.add(form, name);
     for (const form of written) this.#written.add(form, name);
+    for (const form of printed) this.#written.add(form, name);
     for (const form of encoded) this.#encoded.add(form, name);
     for (const form of caseless) this.#caseless.add(form, name);
-    for (const form of [...written, ...encoded, ...caseless]) this.#exact.add(form, name);
+    for (const form of [...written, ...printed, ...encoded, ...caseless]) this.#exact.add(form, name);
     this.#canonical.add(canonicalView(decodeEscapes(TextView.of(value))).text, name);
   }
 
@@ -255,6 +266,10 @@ export class SecretRedactor {
   #findEncoded(masked: string, found: Found[]): void {
     const decoded = decodeEscapes(TextView.of(masked));
     this.#canonical.find(canonicalView(decoded), found);
+    const blocks = encodedBlocksView(TextView.of(masked));
+    if (blocks !== undefined) this.#caseless.find(blocks, found);
+    const spaced = spacedCharactersView(TextView.of(masked));
+    if (spaced !== undefined) this.#canonical.find(canonicalView(decodeEscapes(spaced)), found);
     const joined = joinWrappedLines(decoded);
     this.#encoded.find(joined, found);
     // Each family alone keeps the pattern fast: one alternation of mixed-case forms is 100x slower.
@@ -265,21 +280,32 @@ export class SecretRedactor {
     this.#decimal.find(joinDecimalBytes(decoded), found);
     const octal = joinOctalBytes(decoded);
     if (octal.text !== decoded.text) this.#decimal.find(octal, found);
+    if (!mayHoldDump(masked)) return;
+    for (const words of wordDumpViews(TextView.of(masked))) this.#caseless.find(words, found);
     const dump = dumpViews(TextView.of(masked));
-    if (dump !== undefined) this.#findInDump(dump, found);
+    if (dump !== undefined) this.#findInDump(dump, masked, found);
   }
 
   /** The forms of a value a dump (`od`, `hexdump`, `xxd`) splits over its lines, found whole. */
-  #findInDump(dump: DumpViews, found: Found[]): void {
+  #findInDump(dump: DumpViews, masked: string, found: Found[]): void {
     const { joined, spaced, text, words } = dump;
-    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found);
+    // A byte the character column shows as `.` leaves the value unreadable there, so the column
+    // view cannot find it: the rest of the line the value ends on (its column) is masked with it.
+    const withColumn = (span: Found, hex: string): Found => {
+      if (!NOT_SHOWN_BYTE.test(hex)) return span;
+      const lineEnd = masked.indexOf("\n", span.end);
+      return { ...span, end: lineEnd === -1 ? masked.length : lineEnd };
+    };
+    this.#caseless.find(joined.withSameLength(lowerCase(joined.text)), found, withColumn);
     this.#encoded.find(joined, found);
     this.#canonical.find(canonicalView(decodeEscapes(joined)), found);
     this.#decimal.find(joinDecimalBytes(spaced), found);
     this.#decimal.find(joinOctalBytes(spaced), found);
     this.#canonical.find(canonicalView(decodeEscapes(text)), found);
     // The value's hex, from words that held its bytes in another order.
-    if (words !== undefined) this.#caseless.find(words.withSameLength(lowerCase(words.text)), found);
+    if (words !== undefined) {
+      this.#caseless.find(words.withSameLength(lowerCase(words.text)), found, withColumn);
+    }
   }
 
   /**

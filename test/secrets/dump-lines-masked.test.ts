@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretRedactor } from "../../src/secrets/secret-redactor.js";
 import { ToolHarness } from "../support/tool-harness.js";
@@ -56,6 +57,24 @@ const DUMPS = [
   "od -x",
   "od",
   "od -tx4",
+  // Words without offsets, and words in decimal.
+  "od -An -x",
+  "od -An -tx2",
+  "od -An -tx4",
+  "od -An -tx8",
+  "od -t x8",
+  "od -An -o",
+  "hexdump -d",
+  "od -d",
+  "od -tu2",
+  "od -An -tu4",
+  "od -An -tu8",
+  "hexdump -v -e '/4 \"%08x \"'",
+  // Characters without offsets.
+  "od -An -c",
+  // Little-endian words, the last one shorter and right-aligned in its place.
+  "xxd -e",
+  "xxd -e -g 8",
 ];
 
 describe("a secret longer than a line of a dump", () => {
@@ -98,7 +117,30 @@ describe("text that merely starts its lines with hex", () => {
       "0000000 6568 6c6c 0a6f",
       "0000000 062550 066154 005157",
       "0fe2d11: bad cafe",
+      " 6568 6c6c 0a6f",
+      "  PID  PPID  UID\n 1234   567 1000",
+      "ports 8080 8443 9090 9443 and years 2024 2025 2026",
     ].join("\n");
     expect(redactor.redact(text)).toBe(text);
   });
+});
+
+describe("a secret with characters a dump's column shows as dots", () => {
+  // `ö` is two bytes outside printable ASCII: the column reads `w..rd`, so only the bytes can be
+  // matched, and the column's part of the value on the line it ends on must go with them.
+  const value = "pass wörd+x:Z9-long-value";
+  const redactor = new SecretRedactor();
+  redactor.add("token", value);
+
+  it.each(["xxd", "xxd -e", "xxd -g4", "hexdump -C", "od -Ax -tx1z"])(
+    "is masked in `%s`, column too",
+    (dump) => {
+      const [program, ...args] = dump.split(" ") as [string, ...string[]];
+      const output = execFileSync(program, args, { input: `${value} after` }).toString();
+      const masked = redactor.redact(output);
+
+      expect(masked).toContain("[secret:token]");
+      expect(masked).not.toMatch(/long|value|Z9|w\.\.rd/);
+    },
+  );
 });

@@ -31,3 +31,25 @@ describe("a secret's bytes in octal, as dumps print them", () => {
     expect(redactor.redact(text)).toBe(text);
   });
 });
+
+describe("a secret's bytes as signed decimal numbers", () => {
+  // A byte above 127 is negative in Java's `byte` and in `od -td1`: only a value outside ASCII has one.
+  const value = "pass wörd+x:Z9-long-value";
+  const redactor = new SecretRedactor();
+  redactor.add("passphrase", value);
+  const signed = [...Buffer.from(value)].map((byte) => (byte >= 128 ? byte - 256 : byte));
+
+  it.each([
+    ["od -An -td1", execFileSync("od", ["-An", "-td1"], { input: value }).toString()],
+    ["Java's Arrays.toString(bytes)", `[${signed.join(", ")}]`],
+  ])("masks %s", (_name, output) => {
+    const masked = redactor.redact(output);
+    expect(masked).toContain("[secret:passphrase]");
+    expect(masked).not.toMatch(/-61/);
+  });
+
+  it("leaves other negative numbers alone", () => {
+    const text = "deltas: -1, -2, -3, -4, 5, -61, -74";
+    expect(redactor.redact(text)).toBe(text);
+  });
+});
