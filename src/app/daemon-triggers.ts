@@ -29,7 +29,6 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
       stored: (agentId, key) => idempotent.stored(agentId, key),
       get: (id) => runs.get(id),
       find: (id) => runs.find(id),
-      recent: (limit) => runs.list({ limit }),
     },
     sandboxOf: (definition) =>
       sandbox.policyFor({

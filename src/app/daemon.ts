@@ -232,9 +232,6 @@ async function serveDaemon(
   warnUnsandboxed(servingDefinitions());
   const triggers = createTriggers(core, logger.child({ module: "triggers" }));
   await triggers.apply(servingDefinitions());
-  void triggers
-    .startMissedFollowers()
-    .catch((error: unknown) => logger.warn({ err: error }, "could not look for after runs left unstarted"));
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());

@@ -4,8 +4,7 @@ import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
-import { statSync } from "node:fs";
-import { followRunEnds, startMissedFollowers } from "./after-triggers.js";
+import { followRunEnds } from "./after-triggers.js";
 import { DeliveryRateLimit, type TriggerRateLimit } from "./delivery-rate-limit.js";
 import { triggerDetail } from "./trigger-detail.js";
 import { TriggerHealth, type TriggerStatus, triggerKeyOf } from "./trigger-health.js";
@@ -46,15 +45,10 @@ export class Triggers {
   readonly #health: TriggerHealth;
   #set = new TriggerSet([]);
   #applying: Promise<void> = Promise.resolve();
-  readonly #runs: TriggerRuns;
-  /** When run ends began to be followed: ends before it may have left their followers unstarted. */
-  readonly #followingSince: number;
 
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
     this.#logger = options.logger;
-    this.#runs = options.runs;
-    this.#followingSince = options.clock.now();
     const health = new TriggerHealth(options.clock, options.redact);
     this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, options.clock);
@@ -113,26 +107,6 @@ export class Triggers {
       // A watcher that cannot start must not stop the daemon: the other triggers still serve.
       .catch((error: unknown) => this.#logger.warn({ err: error }, "could not apply the agents' triggers"));
     return this.#applying;
-  }
-
-  /**
-   * Starts the `after` runs that upstream runs ended before this daemon followed them left
-   * unstarted (a stop or a kill -9 in the moment after an end); call once the triggers are applied.
-   */
-  async startMissedFollowers(): Promise<number> {
-    const recent = this.#runs.recent?.bind(this.#runs);
-    if (recent === undefined) return 0;
-    return startMissedFollowers(
-      { triggers: () => this.#set, runs: this.#runs, recent, logger: this.#logger, health: this.#health },
-      this.#followingSince,
-      (file) => {
-        try {
-          return statSync(file).mtimeMs;
-        } catch {
-          return undefined;
-        }
-      },
-    );
   }
 
   async close(): Promise<void> {
