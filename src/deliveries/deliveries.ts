@@ -16,7 +16,6 @@ import { FilesDeliveryStore } from "./files-delivery-store.js";
 import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { NotifyToolSource } from "./notify-tool.js";
 import { runTreeOf } from "./run-tree.js";
-import { deliverMissedRunEnds } from "./missed-run-ends.js";
 import type { DeliveryPage, DeliveryPageQuery, DeliveryStatus } from "./delivery-record.js";
 import { type TargetStatus, targetStatuses } from "./target-status.js";
 import {
@@ -155,9 +154,6 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
   );
   let following: RunDeliveries | undefined;
-  /** When the runs' ends were first followed: ends before it may have been missed by a kill -9. */
-  let followedSince: number | undefined;
-  let missed: Promise<void> | undefined;
   let stopAdopting: (() => void) | undefined;
   const adoptLater = () => {
     stopAdopting = options.clock.setTimer(() => {
@@ -199,7 +195,6 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
     follow: (runs) => {
       followed = runs;
-      followedSince ??= options.clock.now();
       following ??= deliverRunOutcomes({
         feed: options.bus,
         service,
@@ -213,27 +208,6 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
     setDashboardUrl: (url) => {
       dashboardUrl = settings.dashboard_url ?? url;
-      // Once the daemon serves (its links known): the ends a kill -9 left without their deliveries.
-      if (followed !== undefined && followedSince !== undefined && missed === undefined) {
-        const since = followedSince;
-        const runs = followed;
-        missed = deliverMissedRunEnds(
-          {
-            feed: options.bus,
-            service,
-            config: settings,
-            definitionOf,
-            runs,
-            ...links,
-            node: options.node,
-            logger,
-          },
-          since,
-        ).then(
-          () => undefined,
-          (error: unknown) => logger.warn({ err: error }, "could not look for runs that ended undelivered"),
-        );
-      }
     },
     close: async (waitMilliseconds = 0) => {
       following?.unsubscribe();
@@ -243,7 +217,6 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
       if (waitMilliseconds > 0) {
         await waitAtMost(
           (async () => {
-            await missed;
             await following?.settled();
             await service.idle();
           })(),

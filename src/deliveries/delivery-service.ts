@@ -30,7 +30,7 @@ import { sendDelivery } from "./send-delivery.js";
 /** The longest one attempt may last, whatever the receiver does (SMTP's timeouts are per reply). */
 const ATTEMPT_DEADLINE_MILLISECONDS = 120_000;
 /** Finished deliveries kept (the newest); every open one is kept whatever their number. */
-export const MAX_FINISHED_KEPT = 1_000;
+const MAX_FINISHED_KEPT = 1_000;
 
 export interface DeliveryServiceOptions {
   store: DeliveryStore;

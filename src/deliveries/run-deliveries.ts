@@ -29,7 +29,7 @@ export interface RunDeliveriesOptions {
 }
 
 /** The occasions decided at a run's end, in the order a target's `when` is matched. */
-export const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
+const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
 
 /**
  * Turns the bus's events into deliveries: a run's end (`always`, `failure`, `changed`) and a run
@@ -48,11 +48,7 @@ export function deliverRunOutcomes(options: RunDeliveriesOptions): RunDeliveries
     if (event.run === null) return;
     if (event.type === "status" && isTerminal(event.data.status)) {
       // After the publisher's turn: the run's record is final by then.
-      track(
-        Promise.resolve(event.run)
-          .then((run) => deliverEnd(options, run))
-          .then(() => undefined),
-      );
+      track(Promise.resolve(event.run).then((run) => deliverEnd(options, run)));
     } else if (
       (event.type === "approval" && event.data.state === "requested") ||
       (event.type === "question" && event.data.state === "asked")
@@ -75,16 +71,14 @@ export interface RunDeliveries {
   settled(): Promise<void>;
 }
 
-/** Decides and stores the deliveries of a run's end (none for a sub-agent's run, or another node's); resolves with how many. */
-export async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<number> {
+async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<void> {
   const record = options.runs.get(runId);
-  if (!record || record.parent_run !== undefined) return 0;
-  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return 0;
+  if (!record || record.parent_run !== undefined) return;
+  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return;
   const definition = options.definitionOf(record.agent);
-  if (!definition) return 0;
+  if (!definition) return;
   const targets = targetsOf(definition.frontmatter.deliver, options.config);
-  if (targets.length === 0) return 0;
-  let made = 0;
+  if (targets.length === 0) return;
   let changed: boolean | undefined;
   const isChanged = async () => (changed ??= await resultChanged(options, record));
   const facts = endFacts(record, linkOf(options, runId));
@@ -109,9 +103,7 @@ export async function deliverEnd(options: RunDeliveriesOptions, runId: string): 
       target,
       facts: { ...facts, when },
     });
-    made++;
   }
-  return made;
 }
 
 /** Runs of the agent read per page while looking for its previous run. */
