@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { IdempotentStarts } from "../runs/queue/idempotent-starts.js";
 import { ClusterRateLimit } from "../triggers/cluster-rate-limit.js";
@@ -22,6 +23,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     logger,
     webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
     redact: core.secrets.redactor.redactText,
+    owedFile: path.join(core.config.data_dir, "follow-ups", "after-triggers.jsonl"),
     rateLimit: store.triggerStarts && new ClusterRateLimit(store.triggerStarts, clock, logger),
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),

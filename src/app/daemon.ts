@@ -232,6 +232,8 @@ async function serveDaemon(
   warnUnsandboxed(servingDefinitions());
   const triggers = createTriggers(core, logger.child({ module: "triggers" }));
   await triggers.apply(servingDefinitions());
+  // Upstream runs that ended just before a kill -9, their followers not started: started now.
+  await triggers.recoverRunEnds();
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
@@ -8,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { StorageGate } from "../util/storage-gate.js";
+import { type OwedRun, OwedRunEnds } from "../util/owed-run-ends.js";
 import type { Vault } from "../vault/vault.js";
 import { DeliveryService } from "./delivery-service.js";
 import { targetsOf } from "./delivery-targets.js";
@@ -75,6 +77,11 @@ export interface Deliveries {
   load(): Promise<void>;
   /** Follows runs' ends and waits on the bus. */
   follow(runs: RunDeliveriesOptions["runs"]): void;
+  /**
+   * Decides the deliveries of runs that ended before this start without them (a kill -9 between a
+   * run's end and its deliveries); call after `follow` and the runs' crash recovery.
+   */
+  recover(): Promise<void>;
   /** The daemon's URL, for dashboard links when config `deliveries.dashboard_url` is not set. */
   setDashboardUrl(url: string): void;
   /** Waits up to `waitMilliseconds` for deliveries being decided or sent, then stops (the rest resume at the next start). */
@@ -154,6 +161,8 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
   );
   let following: RunDeliveries | undefined;
+  const owed = new OwedRunEnds(path.join(config.data_dir, "follow-ups", "deliveries.jsonl"), options.node);
+  let owedAtStart: OwedRun[] = [];
   let stopAdopting: (() => void) | undefined;
   const adoptLater = () => {
     stopAdopting = options.clock.setTimer(() => {
@@ -191,7 +200,25 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
           "could not read the deliveries kept; those not sent before are not resumed",
         );
       });
+      try {
+        owedAtStart = owed.load();
+      } catch (error) {
+        logger.error(
+          { err: error },
+          "could not read the runs owed deliveries; those of runs that ended just before a crash are not sent",
+        );
+      }
       if (options.shared !== undefined) adoptLater();
+    },
+    recover: async () => {
+      const runs = owedAtStart;
+      owedAtStart = [];
+      await following?.recover(runs).catch((error: unknown) => {
+        logger.error(
+          { err: error },
+          "could not decide the deliveries of runs that ended just before a crash",
+        );
+      });
     },
     follow: (runs) => {
       followed = runs;
@@ -203,6 +230,7 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         runs,
         dashboardUrl: links.dashboardUrl,
         node: options.node,
+        owed,
         logger,
       });
     },
@@ -225,6 +253,7 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         );
       }
       await service.close();
+      owed.close();
     },
   };
 }

@@ -171,6 +171,14 @@ export class DeliveryService {
     return record;
   }
 
+  /** Whether a delivery of the run to the target, for one of these occasions, is held here. */
+  holdsEndDelivery(run: string, target: string, occasions: readonly DeliveryWhen[]): boolean {
+    for (const record of this.#records.values()) {
+      if (record.run === run && record.target === target && occasions.includes(record.when)) return true;
+    }
+    return false;
+  }
+
   /** Deliveries, newest first, optionally of one status. */
   list(status?: DeliveryStatus): DeliveryRecord[] {
     const all = [...this.#records.values()].filter(

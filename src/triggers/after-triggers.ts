@@ -1,6 +1,7 @@
 import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { OwedRunEnds } from "../util/owed-run-ends.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import { renderTaskTemplate } from "./task-template.js";
 import type { TriggerHealth } from "./trigger-health.js";
@@ -26,7 +27,9 @@ export function followRunEnds(options: {
   runs: TriggerRuns;
   logger: Logger;
   health: TriggerHealth;
-}): () => void {
+  /** The runs whose followers are not decided yet, kept across a kill -9 (data_dir). */
+  owed?: OwedRunEnds | undefined;
+}): FollowedRunEnds {
   const { runs, logger, health } = options;
   const start = async (follower: ArmedTrigger<AfterTriggerSettings>, upstream: RunRecord) => {
     const chain = await chainOf(upstream, runs);
@@ -80,18 +83,17 @@ export function followRunEnds(options: {
       );
     }
   };
-  return options.bus.subscribe((event) => {
-    if (event.type !== "status" || event.run === null || !isTerminal(event.data.status)) return;
-    if (event.data.parent_run !== undefined) return;
-    const followers = options.triggers().followersOf(event.agent);
-    const status = event.data.status;
-    const matching = followers.filter((follower) =>
-      (follower.settings.after.status as readonly string[]).includes(status),
-    );
-    if (matching.length === 0) return;
-    const runId = event.run;
-    void (async () => {
+  /** Upstream runs whose followers are being decided: the live end and a start's recovery decide each once. */
+  const deciding = new Map<string, Promise<void>>();
+  const decide = (runId: string, status: string): Promise<void> => {
+    const already = deciding.get(runId);
+    if (already !== undefined) return already;
+    const work = (async () => {
       const upstream = runs.get(runId) ?? (await runs.find(runId));
+      const matching = options
+        .triggers()
+        .followersOf(upstream?.agent ?? "")
+        .filter((follower) => (follower.settings.after.status as readonly string[]).includes(status));
       if (upstream === undefined) return;
       for (const follower of matching) {
         await start(follower, upstream).catch((error: unknown) => {
@@ -107,8 +109,62 @@ export function followRunEnds(options: {
           );
         });
       }
-    })();
+    })()
+      .then(() => options.owed?.done(runId))
+      .catch((error: unknown) =>
+        logger.warn({ err: error, upstream: runId }, "could not decide after triggers"),
+      )
+      .finally(() => deciding.delete(runId));
+    deciding.set(runId, work);
+    return work;
+  };
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (event.type !== "status" || event.run === null) return;
+    if (event.data.parent_run !== undefined) return;
+    const followers = options.triggers().followersOf(event.agent);
+    if (!isTerminal(event.data.status)) {
+      // Known owed long before its end is recorded: a kill between the two leaves it owed.
+      if (followers.length > 0) options.owed?.owe(event.run);
+      return;
+    }
+    const status = event.data.status;
+    const matching = followers.filter((follower) =>
+      (follower.settings.after.status as readonly string[]).includes(status),
+    );
+    if (matching.length === 0) {
+      options.owed?.done(event.run);
+      return;
+    }
+    void decide(event.run, status);
   });
+  return {
+    unsubscribe,
+    recover: async (owedRuns) => {
+      for (const runId of owedRuns) {
+        const upstream = runs.get(runId) ?? (await runs.find(runId));
+        if (upstream === undefined) {
+          options.owed?.done(runId);
+          continue;
+        }
+        // Not ended (still running, or resumed): its end is decided live.
+        if (!isTerminal(upstream.status)) continue;
+        if (options.triggers().followersOf(upstream.agent).length === 0) {
+          logger.warn(
+            { upstream: runId, agent: upstream.agent },
+            "a run ended before the restart without its after triggers decided; no agent follows it now: none started",
+          );
+        }
+        await decide(runId, upstream.status);
+      }
+    },
+  };
+}
+
+/** Run ends followed for `after` triggers. */
+export interface FollowedRunEnds {
+  unsubscribe(): void;
+  /** Starts the followers of the owed runs that ended (before a kill -9); resolves once recorded. */
+  recover(owedRuns: readonly string[]): Promise<void>;
 }
 
 /** The agents of the chain that led to `run`, newest first: its own, then its upstream runs'. */

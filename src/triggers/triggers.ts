@@ -4,7 +4,8 @@ import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
-import { followRunEnds } from "./after-triggers.js";
+import { OwedRunEnds } from "../util/owed-run-ends.js";
+import { type FollowedRunEnds, followRunEnds } from "./after-triggers.js";
 import { DeliveryRateLimit, type TriggerRateLimit } from "./delivery-rate-limit.js";
 import { triggerDetail } from "./trigger-detail.js";
 import { TriggerHealth, type TriggerStatus, triggerKeyOf } from "./trigger-health.js";
@@ -29,6 +30,11 @@ export interface TriggersOptions {
   rateLimit?: TriggerRateLimit | undefined;
   /** Masks the vault's values in a text (the redactor's `redactText`): errors kept, payloads cut. */
   redact?: (text: string) => string;
+  /**
+   * Where the runs whose `after` triggers are not decided yet are kept across a kill -9
+   * (`<data_dir>/follow-ups/after-triggers.jsonl`); absent, nothing is kept.
+   */
+  owedFile?: string | undefined;
 }
 
 /**
@@ -40,7 +46,9 @@ export class Triggers {
   readonly intake: WebhookIntake;
   readonly #secrets: TriggerSecrets;
   readonly #watches: WatchTriggers;
-  readonly #stopFollowing: () => void;
+  readonly #following: FollowedRunEnds;
+  readonly #owed: OwedRunEnds | undefined;
+  #owedAtStart: string[] = [];
   readonly #logger: Logger;
   readonly #health: TriggerHealth;
   #set = new TriggerSet([]);
@@ -67,12 +75,39 @@ export class Triggers {
       ...(options.redact ? { redact: options.redact } : {}),
     });
     this.#watches = new WatchTriggers({ ...options, rateLimit, health });
-    this.#stopFollowing = followRunEnds({
+    this.#owed = options.owedFile === undefined ? undefined : new OwedRunEnds(options.owedFile);
+    try {
+      this.#owedAtStart = (this.#owed?.load() ?? []).map(({ run }) => run);
+    } catch (error) {
+      options.logger.error(
+        { err: error },
+        "could not read the runs owed after triggers; those of runs that ended just before a crash start nothing",
+      );
+    }
+    this.#following = followRunEnds({
       bus: options.bus,
       triggers,
       runs: options.runs,
       logger: options.logger,
       health,
+      owed: this.#owed,
+    });
+  }
+
+  /**
+   * Starts the `after` triggers' runs of upstream runs that ended before this start without them
+   * (a kill -9 between a run's end and its followers), with the triggers as they are now: call
+   * once `apply` has served them. Resolves once those runs are recorded.
+   */
+  async recoverRunEnds(): Promise<void> {
+    const owed = this.#owedAtStart;
+    this.#owedAtStart = [];
+    await this.#applying.catch(() => undefined);
+    await this.#following.recover(owed).catch((error: unknown) => {
+      this.#logger.error(
+        { err: error },
+        "could not start the after triggers of runs that ended just before a crash",
+      );
     });
   }
 
@@ -110,7 +145,8 @@ export class Triggers {
   }
 
   async close(): Promise<void> {
-    this.#stopFollowing();
+    this.#following.unsubscribe();
+    this.#owed?.close();
     this.#secrets.close();
     await this.#applying.catch(() => undefined);
     await this.#watches.close();

@@ -1,0 +1,114 @@
+import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+import { GroupedAppend } from "./grouped-append.js";
+import { replaceFileSync } from "./replace-file.js";
+
+/** The journal is begun afresh from the runs still owed once it holds this many lines. */
+const MAX_LINES = 2_000;
+
+const OwedLineSchema = z.union([
+  z.object({ owed: z.string(), node: z.string().optional() }),
+  z.object({ done: z.string() }),
+]);
+
+/** A run owed its follow-ups, with the node id the daemon had when it marked it (a cluster's). */
+export interface OwedRun {
+  run: string;
+  node?: string | undefined;
+}
+
+/**
+ * Runs whose end still owes follow-ups (deliveries, `after` triggers' runs), one journal file per
+ * kind in data_dir: a run is marked owed as soon as it is known (its first status, long before its
+ * end can be recorded) and done once its follow-ups are decided and stored. A daemon killed between
+ * a run's end and its follow-ups finds the run still owed at its next start, and decides them then:
+ * only the runs in this file are looked at, never the history. A `done` line lost to a kill only
+ * means the run is decided again, which the follow-ups make a no-op (their own keys).
+ */
+export class OwedRunEnds {
+  readonly #file: string;
+  /** Owed run → the node id it was marked under. */
+  readonly #owed = new Map<string, string | undefined>();
+  readonly #node: string | undefined;
+  #append: GroupedAppend | undefined;
+  #lines = 0;
+
+  /** `node`: this daemon's id in a cluster, written with each run it marks. */
+  constructor(file: string, node?: string | undefined) {
+    this.#file = file;
+    this.#node = node;
+  }
+
+  /** Reads the runs left owed at the last stop and begins the file afresh with them alone. */
+  load(): OwedRun[] {
+    if (existsSync(this.#file)) {
+      for (const line of readFileSync(this.#file, "utf8").split("\n")) {
+        if (line.trim() === "") continue;
+        const parsed = OwedLineSchema.safeParse(parseLine(line));
+        if (!parsed.success) continue;
+        if ("owed" in parsed.data) this.#owed.set(parsed.data.owed, parsed.data.node);
+        else this.#owed.delete(parsed.data.done);
+      }
+    }
+    this.#rewrite();
+    return [...this.#owed].map(([run, node]) => ({ run, node }));
+  }
+
+  /** Whether the run is owed follow-ups. */
+  has(run: string): boolean {
+    return this.#owed.has(run);
+  }
+
+  /** Marks the run owed (once); its line is in the kernel by the end of this turn of the event loop. */
+  owe(run: string): void {
+    if (this.#owed.has(run)) return;
+    this.#owed.set(run, this.#node);
+    this.#write(this.#node === undefined ? { owed: run } : { owed: run, node: this.#node });
+  }
+
+  /** Marks the run's follow-ups decided. */
+  done(run: string): void {
+    if (!this.#owed.delete(run)) return;
+    this.#write({ done: run });
+  }
+
+  close(): void {
+    this.#append?.close();
+    this.#append = undefined;
+  }
+
+  #write(line: z.infer<typeof OwedLineSchema>): void {
+    if (this.#lines >= MAX_LINES) {
+      try {
+        this.#rewrite();
+      } catch {
+        // The disk full, say: the lines go on being appended to the file as it is.
+      }
+    }
+    this.#lines += 1;
+    // Not awaited: a line that could not be written only loses this run's recovery after a kill.
+    void (this.#append ??= new GroupedAppend(this.#file)).append(JSON.stringify(line)).catch(() => {
+      this.#lines = MAX_LINES;
+    });
+  }
+
+  #rewrite(): void {
+    this.#append?.close();
+    this.#append = undefined;
+    mkdirSync(path.dirname(this.#file), { recursive: true, mode: 0o700 });
+    const text = [...this.#owed]
+      .map(([run, node]) => `${JSON.stringify(node === undefined ? { owed: run } : { owed: run, node })}\n`)
+      .join("");
+    replaceFileSync(this.#file, text);
+    this.#lines = this.#owed.size;
+  }
+}
+
+function parseLine(line: string): unknown {
+  try {
+    return JSON.parse(line) as unknown;
+  } catch {
+    return undefined;
+  }
+}

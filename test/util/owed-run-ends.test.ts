@@ -1,0 +1,46 @@
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { OwedRunEnds } from "../../src/util/owed-run-ends.js";
+
+/** Lets the end of this turn's grouped write happen. */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+describe("OwedRunEnds", () => {
+  let directory: string;
+  let file: string;
+
+  beforeEach(() => {
+    directory = mkdtempSync(path.join(tmpdir(), "agentd-owed-run-ends-"));
+    file = path.join(directory, "follow-ups", "deliveries.jsonl");
+  });
+  afterEach(() => rmSync(directory, { recursive: true, force: true }));
+
+  it("gives back at the next load the runs marked owed and not done, with their node", async () => {
+    const first = new OwedRunEnds(file, "node-a");
+    expect(first.load()).toEqual([]);
+    first.owe("r_1");
+    first.owe("r_2");
+    first.owe("r_2");
+    first.done("r_1");
+    await nextTurn();
+    // No close: as after a kill -9, only what reached the file counts.
+    expect(new OwedRunEnds(file).load()).toEqual([{ run: "r_2", node: "node-a" }]);
+  });
+
+  it("begins the file afresh with the owed runs alone, skipping a torn last line", async () => {
+    const first = new OwedRunEnds(file);
+    first.load();
+    for (let run = 0; run < 5; run++) first.owe(`r_${run}`);
+    for (let run = 0; run < 4; run++) first.done(`r_${run}`);
+    await nextTurn();
+    appendFileSync(file, '{"owed":"r_9');
+    const second = new OwedRunEnds(file);
+    expect(second.load()).toEqual([{ run: "r_4" }]);
+    expect(readFileSync(file, "utf8")).toBe('{"owed":"r_4"}\n');
+    second.done("r_4");
+    second.close();
+    expect(new OwedRunEnds(file).load()).toEqual([]);
+  });
+});
