@@ -24,6 +24,7 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
     redact: core.secrets.redactor.redactText,
     owedFile: path.join(core.config.data_dir, "follow-ups", "after-triggers.jsonl"),
+    storage: store.storage,
     rateLimit: store.triggerStarts && new ClusterRateLimit(store.triggerStarts, clock, logger),
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),

@@ -161,7 +161,11 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
   );
   let following: RunDeliveries | undefined;
-  const owed = new OwedRunEnds(path.join(config.data_dir, "follow-ups", "deliveries.jsonl"), options.node);
+  const owed = new OwedRunEnds(
+    path.join(config.data_dir, "follow-ups", "deliveries.jsonl"),
+    options.node,
+    options.storage,
+  );
   let owedAtStart: OwedRun[] = [];
   let stopAdopting: (() => void) | undefined;
   const adoptLater = () => {

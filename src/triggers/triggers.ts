@@ -5,6 +5,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
 import { OwedRunEnds } from "../util/owed-run-ends.js";
+import type { StorageGate } from "../util/storage-gate.js";
 import { type FollowedRunEnds, followRunEnds } from "./after-triggers.js";
 import { DeliveryRateLimit, type TriggerRateLimit } from "./delivery-rate-limit.js";
 import { triggerDetail } from "./trigger-detail.js";
@@ -35,6 +36,8 @@ export interface TriggersOptions {
    * (`<data_dir>/follow-ups/after-triggers.jsonl`); absent, nothing is kept.
    */
   owedFile?: string | undefined;
+  /** The store's storage gate (files store): the owed file's writes refused for lack of room wait on it. */
+  storage?: StorageGate | undefined;
 }
 
 /**
@@ -75,7 +78,10 @@ export class Triggers {
       ...(options.redact ? { redact: options.redact } : {}),
     });
     this.#watches = new WatchTriggers({ ...options, rateLimit, health });
-    this.#owed = options.owedFile === undefined ? undefined : new OwedRunEnds(options.owedFile);
+    this.#owed =
+      options.owedFile === undefined
+        ? undefined
+        : new OwedRunEnds(options.owedFile, undefined, options.storage);
     try {
       this.#owedAtStart = (this.#owed?.load() ?? []).map(({ run }) => run);
     } catch (error) {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { z } from "zod";
 import { GroupedAppend } from "./grouped-append.js";
 import { replaceFileSync } from "./replace-file.js";
+import type { StorageGate } from "./storage-gate.js";
 
 /** The journal is begun afresh from the runs still owed once it holds this many lines. */
 const MAX_LINES = 2_000;
@@ -25,19 +26,31 @@ export interface OwedRun {
  * a run's end and its follow-ups finds the run still owed at its next start, and decides them then:
  * only the runs in this file are looked at, never the history. A `done` line lost to a kill only
  * means the run is decided again, which the follow-ups make a no-op (their own keys).
+ *
+ * Its writes go through the store's storage gate as the other data_dir writes do: one refused for
+ * lack of room makes the store full (the daemon says so and refuses new runs), and once it has room
+ * again the file is begun afresh from the runs owed then, the marks made meanwhile included.
  */
 export class OwedRunEnds {
   readonly #file: string;
   /** Owed run → the node id it was marked under. */
   readonly #owed = new Map<string, string | undefined>();
   readonly #node: string | undefined;
+  readonly #storage: StorageGate | undefined;
   #append: GroupedAppend | undefined;
   #lines = 0;
+  /** A write was refused for lack of room: the file is begun afresh once the store has room. */
+  #waitingForRoom = false;
+  #closed = false;
 
-  /** `node`: this daemon's id in a cluster, written with each run it marks. */
-  constructor(file: string, node?: string | undefined) {
+  /**
+   * `node`: this daemon's id in a cluster, written with each run it marks. `storage`: the store's
+   * gate (files store), told of the writes that fail for lack of room.
+   */
+  constructor(file: string, node?: string | undefined, storage?: StorageGate | undefined) {
     this.#file = file;
     this.#node = node;
+    this.#storage = storage;
   }
 
   /** Reads the runs left owed at the last stop and begins the file afresh with them alone. */
@@ -51,7 +64,12 @@ export class OwedRunEnds {
         else this.#owed.delete(parsed.data.done);
       }
     }
-    this.#rewrite();
+    try {
+      this.#rewrite();
+    } catch (error) {
+      // No room to begin the file afresh: begun once there is, the runs read still given back.
+      if (!this.#refusedForRoom(error)) throw error;
+    }
     return [...this.#owed].map(([run, node]) => ({ run, node }));
   }
 
@@ -74,23 +92,59 @@ export class OwedRunEnds {
   }
 
   close(): void {
+    this.#closed = true;
     this.#append?.close();
     this.#append = undefined;
   }
 
   #write(line: z.infer<typeof OwedLineSchema>): void {
-    if (this.#lines >= MAX_LINES) {
-      try {
-        this.#rewrite();
-      } catch {
-        // The disk full, say: the lines go on being appended to the file as it is.
-      }
-    }
+    // The file is begun afresh from the runs owed once the store has room: this mark is in them.
+    if (this.#waitingForRoom || this.#closed) return;
+    if (this.#lines >= MAX_LINES) this.#tryRewrite();
+    if (this.#waitingForRoom) return;
     this.#lines += 1;
-    // Not awaited: a line that could not be written only loses this run's recovery after a kill.
-    void (this.#append ??= new GroupedAppend(this.#file)).append(JSON.stringify(line)).catch(() => {
-      this.#lines = MAX_LINES;
-    });
+    const text = JSON.stringify(line);
+    // Not awaited: the run goes on; a line refused is made good by the rewrite once there is room.
+    void (this.#append ??= new GroupedAppend(this.#file)).append(text).then(
+      () => this.#storage?.succeeded(),
+      (error: unknown) => {
+        // Another failure: the file is begun afresh at the next write.
+        if (!this.#refusedForRoom(error, Buffer.byteLength(text) + 1)) this.#lines = MAX_LINES;
+      },
+    );
+  }
+
+  /** Begins the file afresh; one refused for lack of room is tried again once there is room. */
+  #tryRewrite(): void {
+    try {
+      this.#rewrite();
+      this.#storage?.succeeded();
+    } catch (error) {
+      // Another failure (the disk gone, say): the lines go on being appended to the file as it is.
+      this.#refusedForRoom(error);
+    }
+  }
+
+  /**
+   * Tells the storage gate of a failed write; true when it failed for lack of room, and then the
+   * file is begun afresh (from the runs owed by then) once the store is writable again.
+   */
+  #refusedForRoom(error: unknown, bytes?: number): boolean {
+    const storage = this.#storage;
+    if (storage === undefined || !storage.failed(error, this.#file, bytes)) return false;
+    if (this.#waitingForRoom) return true;
+    this.#waitingForRoom = true;
+    this.#append?.close();
+    this.#append = undefined;
+    storage.whenWritable().then(
+      () => {
+        this.#waitingForRoom = false;
+        if (!this.#closed) this.#tryRewrite();
+      },
+      // The store closed while still full: the daemon stops; the marks since are lost with it.
+      () => undefined,
+    );
+    return true;
   }
 
   #rewrite(): void {
