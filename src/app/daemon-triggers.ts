@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Logger } from "../logging/logger.js";
 import { IdempotentStarts } from "../runs/queue/idempotent-starts.js";
 import { ClusterRateLimit } from "../triggers/cluster-rate-limit.js";
@@ -22,6 +23,8 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
     logger,
     webhookBodyLimitBytes: core.config.triggers.webhook_body_limit,
     redact: core.secrets.redactor.redactText,
+    owedFile: path.join(core.config.data_dir, "follow-ups", "after-triggers.jsonl"),
+    storage: store.storage,
     rateLimit: store.triggerStarts && new ClusterRateLimit(store.triggerStarts, clock, logger),
     runs: {
       startOnce: (agentId, task, trigger, key) => runs.startOnce(agentId, task, trigger, key),
@@ -29,7 +32,6 @@ export function createTriggers(core: OpenRunCore<DefinitionSource>, logger: Logg
       stored: (agentId, key) => idempotent.stored(agentId, key),
       get: (id) => runs.get(id),
       find: (id) => runs.find(id),
-      recent: (limit) => runs.list({ limit }),
     },
     sandboxOf: (definition) =>
       sandbox.policyFor({

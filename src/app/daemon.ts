@@ -232,9 +232,8 @@ async function serveDaemon(
   warnUnsandboxed(servingDefinitions());
   const triggers = createTriggers(core, logger.child({ module: "triggers" }));
   await triggers.apply(servingDefinitions());
-  void triggers
-    .startMissedFollowers()
-    .catch((error: unknown) => logger.warn({ err: error }, "could not look for after runs left unstarted"));
+  // Upstream runs that ended just before a kill -9, their followers not started: started now.
+  await triggers.recoverRunEnds();
   const stopFollowing = definitions.onChange(() => {
     secretLearner.definitionsChanged(definitions.snapshot());
     scheduler.apply(servingDefinitions());

@@ -418,6 +418,7 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   // Before the run manager: runs recovery ends as crashed are delivered too.
   deliveries.follow({
     get: (id) => store.runs.get(id),
+    find: (id) => store.runs.find(id),
     list: (filter) => store.runs.list({ ...filter, limit: filter.limit ?? 20 }),
     isHere: (id) => runs.isHere(id),
   });
@@ -454,6 +455,8 @@ async function composeRunCore(options: RunCoreOptions): Promise<RunCore> {
   for (const run of runs.recovered) {
     logger.warn({ run: run.id, agent: run.agent }, "run interrupted by a crash marked failed (crashed)");
   }
+  // Runs that ended just before a kill -9, their deliveries not decided yet: decided now.
+  await deliveries.recover();
   const core: RunCore = {
     bus,
     events,

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { Clock } from "../clock/clock.js";
 import type { Config } from "../config/config-schema.js";
 import type { AgentDefinition } from "../definitions/agent-definition.js";
@@ -8,6 +9,7 @@ import type { Logger } from "../logging/logger.js";
 import type { SandboxHost } from "../sandbox/sandbox-host.js";
 import type { SecretRedactor } from "../secrets/secret-redactor.js";
 import type { StorageGate } from "../util/storage-gate.js";
+import { type OwedRun, OwedRunEnds } from "../util/owed-run-ends.js";
 import type { Vault } from "../vault/vault.js";
 import { DeliveryService } from "./delivery-service.js";
 import { targetsOf } from "./delivery-targets.js";
@@ -16,7 +18,6 @@ import { FilesDeliveryStore } from "./files-delivery-store.js";
 import type { SharedDeliveryRows } from "../store/shared-delivery-rows.js";
 import { NotifyToolSource } from "./notify-tool.js";
 import { runTreeOf } from "./run-tree.js";
-import { deliverMissedRunEnds } from "./missed-run-ends.js";
 import type { DeliveryPage, DeliveryPageQuery, DeliveryStatus } from "./delivery-record.js";
 import { type TargetStatus, targetStatuses } from "./target-status.js";
 import {
@@ -76,6 +77,11 @@ export interface Deliveries {
   load(): Promise<void>;
   /** Follows runs' ends and waits on the bus. */
   follow(runs: RunDeliveriesOptions["runs"]): void;
+  /**
+   * Decides the deliveries of runs that ended before this start without them (a kill -9 between a
+   * run's end and its deliveries); call after `follow` and the runs' crash recovery.
+   */
+  recover(): Promise<void>;
   /** The daemon's URL, for dashboard links when config `deliveries.dashboard_url` is not set. */
   setDashboardUrl(url: string): void;
   /** Waits up to `waitMilliseconds` for deliveries being decided or sent, then stops (the rest resume at the next start). */
@@ -155,9 +161,12 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
     },
   );
   let following: RunDeliveries | undefined;
-  /** When the runs' ends were first followed: ends before it may have been missed by a kill -9. */
-  let followedSince: number | undefined;
-  let missed: Promise<void> | undefined;
+  const owed = new OwedRunEnds(
+    path.join(config.data_dir, "follow-ups", "deliveries.jsonl"),
+    options.node,
+    options.storage,
+  );
+  let owedAtStart: OwedRun[] = [];
   let stopAdopting: (() => void) | undefined;
   const adoptLater = () => {
     stopAdopting = options.clock.setTimer(() => {
@@ -195,11 +204,28 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
           "could not read the deliveries kept; those not sent before are not resumed",
         );
       });
+      try {
+        owedAtStart = owed.load();
+      } catch (error) {
+        logger.error(
+          { err: error },
+          "could not read the runs owed deliveries; those of runs that ended just before a crash are not sent",
+        );
+      }
       if (options.shared !== undefined) adoptLater();
+    },
+    recover: async () => {
+      const runs = owedAtStart;
+      owedAtStart = [];
+      await following?.recover(runs).catch((error: unknown) => {
+        logger.error(
+          { err: error },
+          "could not decide the deliveries of runs that ended just before a crash",
+        );
+      });
     },
     follow: (runs) => {
       followed = runs;
-      followedSince ??= options.clock.now();
       following ??= deliverRunOutcomes({
         feed: options.bus,
         service,
@@ -208,32 +234,12 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         runs,
         dashboardUrl: links.dashboardUrl,
         node: options.node,
+        owed,
         logger,
       });
     },
     setDashboardUrl: (url) => {
       dashboardUrl = settings.dashboard_url ?? url;
-      // Once the daemon serves (its links known): the ends a kill -9 left without their deliveries.
-      if (followed !== undefined && followedSince !== undefined && missed === undefined) {
-        const since = followedSince;
-        const runs = followed;
-        missed = deliverMissedRunEnds(
-          {
-            feed: options.bus,
-            service,
-            config: settings,
-            definitionOf,
-            runs,
-            ...links,
-            node: options.node,
-            logger,
-          },
-          since,
-        ).then(
-          () => undefined,
-          (error: unknown) => logger.warn({ err: error }, "could not look for runs that ended undelivered"),
-        );
-      }
     },
     close: async (waitMilliseconds = 0) => {
       following?.unsubscribe();
@@ -243,7 +249,6 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
       if (waitMilliseconds > 0) {
         await waitAtMost(
           (async () => {
-            await missed;
             await following?.settled();
             await service.idle();
           })(),
@@ -252,6 +257,7 @@ export function createDeliveries(options: DeliveriesOptions): Deliveries {
         );
       }
       await service.close();
+      owed.close();
     },
   };
 }

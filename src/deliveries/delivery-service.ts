@@ -30,7 +30,7 @@ import { sendDelivery } from "./send-delivery.js";
 /** The longest one attempt may last, whatever the receiver does (SMTP's timeouts are per reply). */
 const ATTEMPT_DEADLINE_MILLISECONDS = 120_000;
 /** Finished deliveries kept (the newest); every open one is kept whatever their number. */
-export const MAX_FINISHED_KEPT = 1_000;
+const MAX_FINISHED_KEPT = 1_000;
 
 export interface DeliveryServiceOptions {
   store: DeliveryStore;
@@ -169,6 +169,14 @@ export class DeliveryService {
     }
     this.#schedule(record.id, 0);
     return record;
+  }
+
+  /** Whether a delivery of the run to the target, for one of these occasions, is held here. */
+  holdsEndDelivery(run: string, target: string, occasions: readonly DeliveryWhen[]): boolean {
+    for (const record of this.#records.values()) {
+      if (record.run === run && record.target === target && occasions.includes(record.when)) return true;
+    }
+    return false;
   }
 
   /** Deliveries, newest first, optionally of one status. */

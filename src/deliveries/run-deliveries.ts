@@ -6,6 +6,7 @@ import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import type { RunFilter } from "../runs/run-filter.js";
+import type { OwedRun, OwedRunEnds } from "../util/owed-run-ends.js";
 import type { DeliveryFacts } from "./delivery-facts.js";
 import type { DeliveryService } from "./delivery-service.js";
 import { targetsOf } from "./delivery-targets.js";
@@ -17,6 +18,8 @@ export interface RunDeliveriesOptions {
   definitionOf: (agent: string) => AgentDefinition | undefined;
   runs: {
     get(runId: string): RunRecord | undefined;
+    /** `get` asked of the store: also a run ended before this start. */
+    find(runId: string): Promise<RunRecord | undefined>;
     list(filter: RunFilter): Promise<RunRecord[]>;
     /** Whether this node runs it (a cluster's other nodes deliver their own runs). */
     isHere(runId: string): boolean;
@@ -25,11 +28,13 @@ export interface RunDeliveriesOptions {
   dashboardUrl: () => string | undefined;
   /** This node, on a cluster: a run's end is delivered by the node that ran it. */
   node?: string | undefined;
+  /** The runs whose end deliveries are not decided yet, kept across a kill -9 (data_dir). */
+  owed?: OwedRunEnds | undefined;
   logger: Logger;
 }
 
 /** The occasions decided at a run's end, in the order a target's `when` is matched. */
-export const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
+const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "changed"];
 
 /**
  * Turns the bus's events into deliveries: a run's end (`always`, `failure`, `changed`) and a run
@@ -38,21 +43,34 @@ export const END_OCCASIONS: readonly DeliveryWhen[] = ["always", "failure", "cha
  */
 export function deliverRunOutcomes(options: RunDeliveriesOptions): RunDeliveries {
   const deciding = new Set<Promise<void>>();
+  /** Runs whose end is being decided: the live end and a start's recovery decide each once. */
+  const endsDeciding = new Set<string>();
   const track = (work: Promise<void>) => {
     const tracked = work
       .catch((error: unknown) => options.logger.error({ err: error }, "could not decide a run's deliveries"))
       .finally(() => deciding.delete(tracked));
     deciding.add(tracked);
   };
+  const decideEnd = (runId: string, recovered = false) => {
+    if (endsDeciding.has(runId)) return;
+    endsDeciding.add(runId);
+    track(
+      deliverEnd(options, runId, recovered)
+        .then(() => options.owed?.done(runId))
+        .finally(() => endsDeciding.delete(runId)),
+    );
+  };
   const unsubscribe = options.feed.subscribe((event) => {
     if (event.run === null) return;
     if (event.type === "status" && isTerminal(event.data.status)) {
       // After the publisher's turn: the run's record is final by then.
-      track(
-        Promise.resolve(event.run)
-          .then((run) => deliverEnd(options, run))
-          .then(() => undefined),
-      );
+      const runId = event.run;
+      track(Promise.resolve().then(() => decideEnd(runId)));
+    } else if (event.type === "status") {
+      // Known owed long before its end is recorded: a kill between the two leaves it owed. Marked
+      // with this node's id: at a restart, only the runs this node ran are delivered.
+      if (event.data.parent_run === undefined && hasEndTargets(options, event.agent))
+        options.owed?.owe(event.run);
     } else if (
       (event.type === "approval" && event.data.state === "requested") ||
       (event.type === "question" && event.data.state === "asked")
@@ -65,6 +83,37 @@ export function deliverRunOutcomes(options: RunDeliveriesOptions): RunDeliveries
     settled: async () => {
       while (deciding.size > 0) await Promise.all([...deciding]);
     },
+    recover: async (owedRuns) => {
+      let decided = 0;
+      for (const { run: runId, node } of owedRuns) {
+        const record = options.runs.get(runId) ?? (await options.runs.find(runId));
+        // Gone, or run by another node of the cluster (which delivers it).
+        if (
+          record === undefined ||
+          (record.node !== undefined && node !== undefined && record.node !== node)
+        ) {
+          options.owed?.done(runId);
+          continue;
+        }
+        // Not ended (still running, or resumed): its end is decided live.
+        if (!isTerminal(record.status)) continue;
+        if (options.definitionOf(record.agent) === undefined) {
+          options.logger.warn(
+            { run: runId, agent: record.agent },
+            "a run ended before the restart without its deliveries; its agent is gone: none are sent",
+          );
+        }
+        decided += 1;
+        decideEnd(runId, true);
+      }
+      await Promise.all([...deciding]);
+      if (decided > 0) {
+        options.logger.info(
+          { runs: decided },
+          "decided the deliveries of runs that ended just before a crash",
+        );
+      }
+    },
   };
 }
 
@@ -73,22 +122,38 @@ export interface RunDeliveries {
   unsubscribe(): void;
   /** Resolves once every delivery decided so far is stored. */
   settled(): Promise<void>;
+  /** Decides the deliveries of the owed runs that ended (before a kill -9); resolves once stored. */
+  recover(owedRuns: readonly OwedRun[]): Promise<void>;
 }
 
-/** Decides and stores the deliveries of a run's end (none for a sub-agent's run, or another node's); resolves with how many. */
-export async function deliverEnd(options: RunDeliveriesOptions, runId: string): Promise<number> {
-  const record = options.runs.get(runId);
-  if (!record || record.parent_run !== undefined) return 0;
-  if (options.node !== undefined && record.node !== undefined && record.node !== options.node) return 0;
+/** Whether the agent's definition, as it is now, has targets for a run's end. */
+function hasEndTargets(options: RunDeliveriesOptions, agent: string): boolean {
+  const definition = options.definitionOf(agent);
+  if (definition === undefined) return false;
+  return targetsOf(definition.frontmatter.deliver, options.config).some(({ target }) =>
+    END_OCCASIONS.some((occasion) => target.when.includes(occasion)),
+  );
+}
+
+/**
+ * Decides and stores a run's end deliveries. `recovered`: a run this data_dir ran before a kill -9
+ * (on a cluster under the node id it had then, which `recover` checked).
+ */
+async function deliverEnd(options: RunDeliveriesOptions, runId: string, recovered: boolean): Promise<void> {
+  const record = options.runs.get(runId) ?? (recovered ? await options.runs.find(runId) : undefined);
+  if (!record || record.parent_run !== undefined) return;
+  const elsewhere = options.node !== undefined && record.node !== undefined && record.node !== options.node;
+  if (elsewhere && !recovered) return;
   const definition = options.definitionOf(record.agent);
-  if (!definition) return 0;
+  if (!definition) return;
   const targets = targetsOf(definition.frontmatter.deliver, options.config);
-  if (targets.length === 0) return 0;
-  let made = 0;
+  if (targets.length === 0) return;
   let changed: boolean | undefined;
   const isChanged = async () => (changed ??= await resultChanged(options, record));
   const facts = endFacts(record, linkOf(options, runId));
   for (const target of targets) {
+    // Made before a kill -9 whose run stayed owed: the recovery does not make it twice.
+    if (options.service.holdsEndDelivery(runId, target.name, END_OCCASIONS)) continue;
     let when: DeliveryWhen | undefined;
     for (const occasion of END_OCCASIONS) {
       if (!target.target.when.includes(occasion)) continue;
@@ -109,9 +174,7 @@ export async function deliverEnd(options: RunDeliveriesOptions, runId: string): 
       target,
       facts: { ...facts, when },
     });
-    made++;
   }
-  return made;
 }
 
 /** Runs of the agent read per page while looking for its previous run. */

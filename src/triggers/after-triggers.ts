@@ -1,6 +1,7 @@
 import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { RunRecord } from "../run-vocabulary/run-record.js";
+import type { OwedRunEnds } from "../util/owed-run-ends.js";
 import { isTerminal } from "../run-vocabulary/run-status.js";
 import { renderTaskTemplate } from "./task-template.js";
 import type { TriggerHealth } from "./trigger-health.js";
@@ -26,22 +27,73 @@ export function followRunEnds(options: {
   runs: TriggerRuns;
   logger: Logger;
   health: TriggerHealth;
-}): () => void {
+  /** The runs whose followers are not decided yet, kept across a kill -9 (data_dir). */
+  owed?: OwedRunEnds | undefined;
+}): FollowedRunEnds {
   const { runs, logger, health } = options;
-  const start = (follower: ArmedTrigger<AfterTriggerSettings>, upstream: RunRecord) =>
-    startFollower(options, follower, upstream);
-  return options.bus.subscribe((event) => {
-    if (event.type !== "status" || event.run === null || !isTerminal(event.data.status)) return;
-    if (event.data.parent_run !== undefined) return;
-    const followers = options.triggers().followersOf(event.agent);
-    const status = event.data.status;
-    const matching = followers.filter((follower) =>
-      (follower.settings.after.status as readonly string[]).includes(status),
+  const start = async (follower: ArmedTrigger<AfterTriggerSettings>, upstream: RunRecord) => {
+    const chain = await chainOf(upstream, runs);
+    const { definition, name, settings } = follower;
+    if (chain.includes(definition.id) || chain.length >= MAX_AFTER_CHAIN) {
+      health.record(
+        definition.id,
+        name,
+        "refused",
+        chain.includes(definition.id)
+          ? `run ${upstream.id} would start a cycle of agents (${chain.join(" ← ")})`
+          : `run ${upstream.id} ends a chain of ${MAX_AFTER_CHAIN} runs`,
+      );
+      logger.warn(
+        { agent: definition.id, trigger: name, upstream: upstream.id, chain },
+        chain.includes(definition.id)
+          ? "an after trigger would start a cycle of agents: not started"
+          : `a chain of after triggers reached ${MAX_AFTER_CHAIN} runs: not started`,
+      );
+      return;
+    }
+    const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
+      switch (variable) {
+        case "upstream.result":
+          return upstream.result ?? upstream.error?.message ?? "";
+        case "upstream.id":
+          return upstream.id;
+        case "upstream.status":
+          return upstream.status;
+        case "upstream.reason":
+          return upstream.reason ?? "";
+        case "upstream.agent":
+          return upstream.agent;
+        case "trigger":
+          return name;
+        default:
+          return undefined;
+      }
+    });
+    const started = await runs.startOnce(
+      definition.id,
+      task,
+      { kind: "after", name, id: upstream.id },
+      `after:${name}:${upstream.id}`,
     );
-    if (matching.length === 0) return;
-    const runId = event.run;
-    void (async () => {
+    health.record(definition.id, name, started.duplicate ? "duplicate" : "accepted");
+    if (!started.duplicate) {
+      logger.info(
+        { agent: definition.id, trigger: name, run: started.run.id, upstream: upstream.id },
+        "an after trigger started a run",
+      );
+    }
+  };
+  /** Upstream runs whose followers are being decided: the live end and a start's recovery decide each once. */
+  const deciding = new Map<string, Promise<void>>();
+  const decide = (runId: string, status: string): Promise<void> => {
+    const already = deciding.get(runId);
+    if (already !== undefined) return already;
+    const work = (async () => {
       const upstream = runs.get(runId) ?? (await runs.find(runId));
+      const matching = options
+        .triggers()
+        .followersOf(upstream?.agent ?? "")
+        .filter((follower) => (follower.settings.after.status as readonly string[]).includes(status));
       if (upstream === undefined) return;
       for (const follower of matching) {
         await start(follower, upstream).catch((error: unknown) => {
@@ -57,116 +109,62 @@ export function followRunEnds(options: {
           );
         });
       }
-    })();
-  });
-}
-
-/** How far back a start looks for upstream ends whose followers a stop or a kill -9 left unstarted. */
-const MISSED_LOOK_BACK_MILLISECONDS = 3_600_000;
-/** Runs read at most, newest first, when looking for them. */
-const MISSED_RUNS_READ = 1_000;
-
-/**
- * The follower runs a daemon stopped or killed at an upstream run's end did not start: a run's end
- * is written a moment before its followers are (the bus is followed in memory). At a start, each
- * run that ended before `since`, within the hour before, is given to the `after` triggers that
- * follow it with its status and whose agent file was not changed since that end (an `after` added
- * later starts nothing for older runs); a follower already started for it (its key
- * `after:<trigger>:<run>`) is left alone. Resolves with how many runs were started.
- */
-export async function startMissedFollowers(
-  options: FollowerOptions & { triggers: () => TriggerSet; recent: (limit: number) => Promise<RunRecord[]> },
-  since: number,
-  changedAt: (file: string) => number | undefined,
-): Promise<number> {
-  let started = 0;
-  for (const upstream of await options.recent(MISSED_RUNS_READ)) {
-    if (!isTerminal(upstream.status) || upstream.parent_run !== undefined || upstream.ended_at === undefined)
-      continue;
-    const ended = Date.parse(upstream.ended_at);
-    if (ended >= since || since - ended > MISSED_LOOK_BACK_MILLISECONDS) continue;
-    for (const follower of options.triggers().followersOf(upstream.agent)) {
-      if (!(follower.settings.after.status as readonly string[]).includes(upstream.status)) continue;
-      const key = `after:${follower.name}:${upstream.id}`;
-      if (options.runs.recorded(follower.definition.id, key) !== undefined) continue;
-      const changed = changedAt(follower.definition.file);
-      if (changed === undefined || changed > ended) continue;
-      await startFollower(options, follower, upstream);
-      if (options.runs.recorded(follower.definition.id, key) !== undefined) started++;
+    })()
+      .then(() => options.owed?.done(runId))
+      .catch((error: unknown) =>
+        logger.warn({ err: error, upstream: runId }, "could not decide after triggers"),
+      )
+      .finally(() => deciding.delete(runId));
+    deciding.set(runId, work);
+    return work;
+  };
+  const unsubscribe = options.bus.subscribe((event) => {
+    if (event.type !== "status" || event.run === null) return;
+    if (event.data.parent_run !== undefined) return;
+    const followers = options.triggers().followersOf(event.agent);
+    if (!isTerminal(event.data.status)) {
+      // Known owed long before its end is recorded: a kill between the two leaves it owed.
+      if (followers.length > 0) options.owed?.owe(event.run);
+      return;
     }
-  }
-  if (started > 0) {
-    options.logger.warn({ runs: started }, "started the after runs a stop or a kill -9 left unstarted");
-  } else {
-    options.logger.info("no after run left unstarted before this start");
-  }
-  return started;
-}
-
-/** What starting a follower needs. */
-interface FollowerOptions {
-  runs: TriggerRuns;
-  logger: Logger;
-  health: TriggerHealth;
-}
-
-/** Starts `follower`'s run for `upstream`'s end, once (its key), unless it would close a cycle or pass the chain's bound. */
-async function startFollower(
-  options: FollowerOptions,
-  follower: ArmedTrigger<AfterTriggerSettings>,
-  upstream: RunRecord,
-): Promise<void> {
-  const { runs, logger, health } = options;
-  const chain = await chainOf(upstream, runs);
-  const { definition, name, settings } = follower;
-  if (chain.includes(definition.id) || chain.length >= MAX_AFTER_CHAIN) {
-    health.record(
-      definition.id,
-      name,
-      "refused",
-      chain.includes(definition.id)
-        ? `run ${upstream.id} would start a cycle of agents (${chain.join(" ← ")})`
-        : `run ${upstream.id} ends a chain of ${MAX_AFTER_CHAIN} runs`,
+    const status = event.data.status;
+    const matching = followers.filter((follower) =>
+      (follower.settings.after.status as readonly string[]).includes(status),
     );
-    logger.warn(
-      { agent: definition.id, trigger: name, upstream: upstream.id, chain },
-      chain.includes(definition.id)
-        ? "an after trigger would start a cycle of agents: not started"
-        : `a chain of after triggers reached ${MAX_AFTER_CHAIN} runs: not started`,
-    );
-    return;
-  }
-  const task = renderTaskTemplate(settings.task ?? defaultTask(definition.frontmatter.task), (variable) => {
-    switch (variable) {
-      case "upstream.result":
-        return upstream.result ?? upstream.error?.message ?? "";
-      case "upstream.id":
-        return upstream.id;
-      case "upstream.status":
-        return upstream.status;
-      case "upstream.reason":
-        return upstream.reason ?? "";
-      case "upstream.agent":
-        return upstream.agent;
-      case "trigger":
-        return name;
-      default:
-        return undefined;
+    if (matching.length === 0) {
+      options.owed?.done(event.run);
+      return;
     }
+    void decide(event.run, status);
   });
-  const started = await runs.startOnce(
-    definition.id,
-    task,
-    { kind: "after", name, id: upstream.id },
-    `after:${name}:${upstream.id}`,
-  );
-  health.record(definition.id, name, started.duplicate ? "duplicate" : "accepted");
-  if (!started.duplicate) {
-    logger.info(
-      { agent: definition.id, trigger: name, run: started.run.id, upstream: upstream.id },
-      "an after trigger started a run",
-    );
-  }
+  return {
+    unsubscribe,
+    recover: async (owedRuns) => {
+      for (const runId of owedRuns) {
+        const upstream = runs.get(runId) ?? (await runs.find(runId));
+        if (upstream === undefined) {
+          options.owed?.done(runId);
+          continue;
+        }
+        // Not ended (still running, or resumed): its end is decided live.
+        if (!isTerminal(upstream.status)) continue;
+        if (options.triggers().followersOf(upstream.agent).length === 0) {
+          logger.warn(
+            { upstream: runId, agent: upstream.agent },
+            "a run ended before the restart without its after triggers decided; no agent follows it now: none started",
+          );
+        }
+        await decide(runId, upstream.status);
+      }
+    },
+  };
+}
+
+/** Run ends followed for `after` triggers. */
+export interface FollowedRunEnds {
+  unsubscribe(): void;
+  /** Starts the followers of the owed runs that ended (before a kill -9); resolves once recorded. */
+  recover(owedRuns: readonly string[]): Promise<void>;
 }
 
 /** The agents of the chain that led to `run`, newest first: its own, then its upstream runs'. */

@@ -15,6 +15,4 @@ export interface TriggerRuns {
   stored(agentId: string, key: string): Promise<RunRecord | undefined>;
   get(runId: string): RunRecord | undefined;
   find(runId: string): Promise<RunRecord | undefined>;
-  /** The newest runs of every agent, newest first (at most `limit`); absent: no look back at a start. */
-  recent?(limit: number): Promise<RunRecord[]>;
 }

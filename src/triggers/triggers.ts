@@ -4,8 +4,9 @@ import type { EventFeed } from "../events/event-bus.js";
 import type { Logger } from "../logging/logger.js";
 import type { SandboxPolicy } from "../sandbox/sandbox-policy.js";
 import type { Vault } from "../vault/vault.js";
-import { statSync } from "node:fs";
-import { followRunEnds, startMissedFollowers } from "./after-triggers.js";
+import { OwedRunEnds } from "../util/owed-run-ends.js";
+import type { StorageGate } from "../util/storage-gate.js";
+import { type FollowedRunEnds, followRunEnds } from "./after-triggers.js";
 import { DeliveryRateLimit, type TriggerRateLimit } from "./delivery-rate-limit.js";
 import { triggerDetail } from "./trigger-detail.js";
 import { TriggerHealth, type TriggerStatus, triggerKeyOf } from "./trigger-health.js";
@@ -30,6 +31,13 @@ export interface TriggersOptions {
   rateLimit?: TriggerRateLimit | undefined;
   /** Masks the vault's values in a text (the redactor's `redactText`): errors kept, payloads cut. */
   redact?: (text: string) => string;
+  /**
+   * Where the runs whose `after` triggers are not decided yet are kept across a kill -9
+   * (`<data_dir>/follow-ups/after-triggers.jsonl`); absent, nothing is kept.
+   */
+  owedFile?: string | undefined;
+  /** The store's storage gate (files store): the owed file's writes refused for lack of room wait on it. */
+  storage?: StorageGate | undefined;
 }
 
 /**
@@ -41,20 +49,17 @@ export class Triggers {
   readonly intake: WebhookIntake;
   readonly #secrets: TriggerSecrets;
   readonly #watches: WatchTriggers;
-  readonly #stopFollowing: () => void;
+  readonly #following: FollowedRunEnds;
+  readonly #owed: OwedRunEnds | undefined;
+  #owedAtStart: string[] = [];
   readonly #logger: Logger;
   readonly #health: TriggerHealth;
   #set = new TriggerSet([]);
   #applying: Promise<void> = Promise.resolve();
-  readonly #runs: TriggerRuns;
-  /** When run ends began to be followed: ends before it may have left their followers unstarted. */
-  readonly #followingSince: number;
 
   constructor(options: TriggersOptions) {
     const triggers = () => this.#set;
     this.#logger = options.logger;
-    this.#runs = options.runs;
-    this.#followingSince = options.clock.now();
     const health = new TriggerHealth(options.clock, options.redact);
     this.#health = health;
     this.#secrets = new TriggerSecrets(options.vault, options.logger, options.clock);
@@ -73,12 +78,42 @@ export class Triggers {
       ...(options.redact ? { redact: options.redact } : {}),
     });
     this.#watches = new WatchTriggers({ ...options, rateLimit, health });
-    this.#stopFollowing = followRunEnds({
+    this.#owed =
+      options.owedFile === undefined
+        ? undefined
+        : new OwedRunEnds(options.owedFile, undefined, options.storage);
+    try {
+      this.#owedAtStart = (this.#owed?.load() ?? []).map(({ run }) => run);
+    } catch (error) {
+      options.logger.error(
+        { err: error },
+        "could not read the runs owed after triggers; those of runs that ended just before a crash start nothing",
+      );
+    }
+    this.#following = followRunEnds({
       bus: options.bus,
       triggers,
       runs: options.runs,
       logger: options.logger,
       health,
+      owed: this.#owed,
+    });
+  }
+
+  /**
+   * Starts the `after` triggers' runs of upstream runs that ended before this start without them
+   * (a kill -9 between a run's end and its followers), with the triggers as they are now: call
+   * once `apply` has served them. Resolves once those runs are recorded.
+   */
+  async recoverRunEnds(): Promise<void> {
+    const owed = this.#owedAtStart;
+    this.#owedAtStart = [];
+    await this.#applying.catch(() => undefined);
+    await this.#following.recover(owed).catch((error: unknown) => {
+      this.#logger.error(
+        { err: error },
+        "could not start the after triggers of runs that ended just before a crash",
+      );
     });
   }
 
@@ -115,28 +150,9 @@ export class Triggers {
     return this.#applying;
   }
 
-  /**
-   * Starts the `after` runs that upstream runs ended before this daemon followed them left
-   * unstarted (a stop or a kill -9 in the moment after an end); call once the triggers are applied.
-   */
-  async startMissedFollowers(): Promise<number> {
-    const recent = this.#runs.recent?.bind(this.#runs);
-    if (recent === undefined) return 0;
-    return startMissedFollowers(
-      { triggers: () => this.#set, runs: this.#runs, recent, logger: this.#logger, health: this.#health },
-      this.#followingSince,
-      (file) => {
-        try {
-          return statSync(file).mtimeMs;
-        } catch {
-          return undefined;
-        }
-      },
-    );
-  }
-
   async close(): Promise<void> {
-    this.#stopFollowing();
+    this.#following.unsubscribe();
+    this.#owed?.close();
     this.#secrets.close();
     await this.#applying.catch(() => undefined);
     await this.#watches.close();
