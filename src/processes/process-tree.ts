@@ -43,11 +43,16 @@ export class ProcessTree {
    */
   async terminate(graceMilliseconds: number, hurry?: AbortSignal): Promise<void> {
     await this.collect();
-    if (this.#running().length === 0 && !groupExists(this.#rootPid)) return;
+    if (this.#gone()) {
+      // A process forked while the scan listed /proc, by a parent that has exited since (`(setsid
+      // cmd &)` as its shell is killed), was in neither: it is in /proc now, and in a second scan.
+      await this.collect();
+      if (this.#gone()) return;
+    }
     this.#send(["SIGTERM", "SIGCONT"]);
     const grace = AbortSignal.any([timeoutSignal(graceMilliseconds), ...(hurry ? [hurry] : [])]);
     while (this.#running().length > 0 && !grace.aborted) await pause(POLL_MILLISECONDS, grace);
-    if (this.#running().length === 0 && !groupExists(this.#rootPid)) return;
+    if (this.#gone()) return;
     // A process forked while the signals went out (and one that left the group) is found by a fresh
     // scan; kill until a scan finds nothing of the tree still running.
     const killing = timeoutSignal(KILL_MILLISECONDS);
@@ -56,6 +61,11 @@ export class ProcessTree {
       await pause(POLL_MILLISECONDS);
       await this.collect();
     } while (this.#running().length > 0 && !killing.aborted);
+  }
+
+  /** Whether nothing known of the tree runs and its process group is empty. */
+  #gone(): boolean {
+    return this.#running().length === 0 && !groupExists(this.#rootPid);
   }
 
   #send(signals: NodeJS.Signals[]): void {
