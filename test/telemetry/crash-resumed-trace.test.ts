@@ -1,11 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.js";
-import {
-  type RecordedRequest,
-  type ScriptedReplyValue,
-  textReply,
-  toolCallReply,
-} from "../support/scripted-llm-server.js";
+import { textReply } from "../support/scripted-llm-server.js";
+import { writeOneFileThenHang } from "../support/write-then-hang.js";
 import { useTestKit } from "../support/test-kit.js";
 import { getRun, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
 
@@ -19,14 +15,7 @@ describe("a run resumed after kill -9", () => {
       const receiver: OtlpReceiver = await startOtlpReceiver();
       kit.defer(() => receiver.close());
       // Round 1 writes a file; round 2 never answers until the daemon is gone.
-      const beforeTheCrash = (request: RecordedRequest): ScriptedReplyValue => {
-        const rounds = (request.body?.messages ?? []).filter(
-          (message) => message.role === "assistant",
-        ).length;
-        if (rounds > 0) return { type: "hang" };
-        return toolCallReply({ name: "write_file", arguments: { path: "one.txt", content: "1" } });
-      };
-      const { llm, project } = await kit.scriptedProject(beforeTheCrash, {
+      const { llm, project } = await kit.scriptedProject(writeOneFileThenHang, {
         config: { telemetry: { traces: { endpoint: receiver.url } } },
       });
       project.writeAgent("steady", {

@@ -5,12 +5,8 @@ import { describe, expect, it } from "vitest";
 import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { agentd } from "../support/agentd-cli.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
-import {
-  type RecordedRequest,
-  type ScriptedReplyValue,
-  textReply,
-  toolCallReply,
-} from "../support/scripted-llm-server.js";
+import { type RecordedRequest, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { writeOneFileThenHang } from "../support/write-then-hang.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
 import { getRun, waitForRunEnd } from "../daemon/api-shapes.js";
@@ -253,14 +249,7 @@ describe("a run's trace", () => {
       const receiver: OtlpReceiver = await startOtlpReceiver();
       kit.defer(() => receiver.close());
       // Round 1 writes a file; round 2 never answers until the daemon is gone.
-      const beforeTheStop = (request: RecordedRequest): ScriptedReplyValue => {
-        const rounds = (request.body?.messages ?? []).filter(
-          (message) => message.role === "assistant",
-        ).length;
-        if (rounds > 0) return { type: "hang" };
-        return toolCallReply({ name: "write_file", arguments: { path: "one.txt", content: "1" } });
-      };
-      const { llm, project } = await kit.scriptedProject(beforeTheStop, {
+      const { llm, project } = await kit.scriptedProject(writeOneFileThenHang, {
         // A stop does not wait for the hanging model call.
         config: { telemetry: { traces: { endpoint: receiver.url } }, shutdown: { grace: 100 } },
       });
