@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { errnoCodeOf } from "./errno-code.js";
 import { GroupedAppend } from "./grouped-append.js";
+import { readRegularFileSync } from "./read-regular-file.js";
 import { replaceFileSync } from "./replace-file.js";
 import type { StorageGate } from "./storage-gate.js";
 
@@ -55,14 +57,12 @@ export class OwedRunEnds {
 
   /** Reads the runs left owed at the last stop and begins the file afresh with them alone. */
   load(): OwedRun[] {
-    if (existsSync(this.#file)) {
-      for (const line of readFileSync(this.#file, "utf8").split("\n")) {
-        if (line.trim() === "") continue;
-        const parsed = OwedLineSchema.safeParse(parseLine(line));
-        if (!parsed.success) continue;
-        if ("owed" in parsed.data) this.#owed.set(parsed.data.owed, parsed.data.node);
-        else this.#owed.delete(parsed.data.done);
-      }
+    for (const line of readJournal(this.#file).split("\n")) {
+      if (line.trim() === "") continue;
+      const parsed = OwedLineSchema.safeParse(parseLine(line));
+      if (!parsed.success) continue;
+      if ("owed" in parsed.data) this.#owed.set(parsed.data.owed, parsed.data.node);
+      else this.#owed.delete(parsed.data.done);
     }
     try {
       this.#rewrite();
@@ -164,5 +164,18 @@ function parseLine(line: string): unknown {
     return JSON.parse(line) as unknown;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The journal's text; empty when there is none yet. Anything but a regular file in its place (a
+ * FIFO would hold the start for ever) is refused with STORE_CORRUPT naming it.
+ */
+function readJournal(file: string): string {
+  try {
+    return readRegularFileSync(file);
+  } catch (error) {
+    if (errnoCodeOf(error) === "ENOENT") return "";
+    throw error;
   }
 }

@@ -1,4 +1,13 @@
-import { appendFileSync, lstatSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import {
+  appendFileSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -97,5 +106,13 @@ describe("OwedRunEnds", () => {
     first.owe("r_3");
     await nextTurn();
     expect(new OwedRunEnds(file).load()).toEqual([{ run: "r_2" }, { run: "r_3" }]);
+  });
+
+  it("refuses a FIFO in the journal's place with an error naming it, instead of waiting for ever", () => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    execFileSync("mkfifo", [file]);
+    expect(() => new OwedRunEnds(file).load()).toThrow(
+      expect.objectContaining({ code: "STORE_CORRUPT", message: expect.stringContaining(file) }),
+    );
   });
 });
