@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type OtlpReceiver, startOtlpReceiver } from "../support/otlp-receiver.js";
 import { textReply } from "../support/scripted-llm-server.js";
+import { expectResumedInTrace } from "../support/resumed-trace.js";
 import { writeOneFileThenHang } from "../support/write-then-hang.js";
 import { useTestKit } from "../support/test-kit.js";
 import { getRun, startRun, waitForRunEnd } from "../daemon/api-shapes.js";
@@ -40,25 +41,12 @@ describe("a run resumed after kill -9", () => {
         status: "completed",
         trace_id: first.trace_id,
       });
-      const resumed = await receiver.waitFor((spans) =>
-        spans.find(
-          (span) => span.name === "invoke_agent steady" && span.attributes["agentd.run.resumed"] === true,
-        ),
-      );
-      expect(resumed).toMatchObject({
+      await expectResumedInTrace(receiver, {
+        agent: "steady",
+        run,
         traceId: first.trace_id,
-        parentSpanId: first.span_id,
-        attributes: { "agentd.run.id": run, "agentd.run.status": "completed" },
+        firstSpanId: first.span_id,
       });
-      // Nothing of the run went to a trace of its own.
-      const spans = await receiver.waitFor((received) =>
-        received.some((span) => span.parentSpanId === resumed.spanId && span.name.startsWith("chat "))
-          ? received
-          : undefined,
-      );
-      expect(
-        spans.filter((span) => span.name.startsWith("invoke_agent") && span.traceId !== first.trace_id),
-      ).toEqual([]);
     },
   );
 });

@@ -6,6 +6,7 @@ import type { RunRecord } from "../../src/run-vocabulary/run-record.js";
 import { agentd } from "../support/agentd-cli.js";
 import { type OtlpReceiver, type ReceivedSpan, startOtlpReceiver } from "../support/otlp-receiver.js";
 import { type RecordedRequest, textReply, toolCallReply } from "../support/scripted-llm-server.js";
+import { expectResumedInTrace } from "../support/resumed-trace.js";
 import { writeOneFileThenHang } from "../support/write-then-hang.js";
 import { useTestKit } from "../support/test-kit.js";
 import { waitFor } from "../support/wait-for.js";
@@ -304,24 +305,12 @@ describe("a run's trace", () => {
         status: "completed",
         trace_id: UNSAMPLED_TRACE,
       });
-      const resumed = await receiver.waitFor((spans) =>
-        spans.find(
-          (span) => span.name === "invoke_agent steady" && span.attributes["agentd.run.resumed"] === true,
-        ),
-      );
-      expect(resumed).toMatchObject({
+      await expectResumedInTrace(receiver, {
+        agent: "steady",
+        run,
         traceId: trace_id,
-        parentSpanId: first.span_id,
-        attributes: { "agentd.run.id": run, "agentd.run.status": "completed" },
+        firstSpanId: first.span_id,
       });
-      const spans = await receiver.waitFor((received) =>
-        received.some((span) => span.parentSpanId === resumed.spanId && span.name.startsWith("chat "))
-          ? received
-          : undefined,
-      );
-      expect(
-        spans.filter((span) => span.traceId !== trace_id && span.name.startsWith("invoke_agent")),
-      ).toEqual([]);
       // The stop flushes every span there is: none of the unsampled run's, before or after the restart.
       daemon.signal("SIGTERM");
       await daemon.exited;
