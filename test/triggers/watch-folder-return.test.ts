@@ -13,6 +13,15 @@ afterEach(() => {
   for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
 });
 
+/** A fresh folder `inbox`, its watch trigger and the trigger harness on a manual clock. */
+function inboxUnderWatch() {
+  const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
+  folders.push(root);
+  const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
+  const triggers = new TriggerSet([inboxWatcher(root, { runs: 100, per: "1h" })]);
+  return { root, inbox: path.join(root, "inbox"), clock, triggers, ...watchTriggersOn(clock) };
+}
+
 /**
  * A tool that rotates the watched folder (`mv inbox inbox.1 && mkdir inbox`), or a person who
  * removes and recreates it, must not leave the trigger deaf until the daemon restarts.
@@ -22,14 +31,9 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
     ["renamed", (folder: string) => renameSync(folder, `${folder}.1`)],
     ["removed", (folder: string) => rmSync(folder, { recursive: true })],
   ])("says so when it is %s, and watches it again once it is back", async (_how, takeAway) => {
-    const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
-    folders.push(root);
-    const inbox = path.join(root, "inbox");
-    const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
-    const definition = inboxWatcher(root, { runs: 100, per: "1h" });
-    const { watches, health, started } = watchTriggersOn(clock);
+    const { inbox, clock, triggers, watches, health, started } = inboxUnderWatch();
     try {
-      await watches.apply(new TriggerSet([definition]).watches);
+      await watches.apply(triggers.watches);
       takeAway(inbox);
       await waitFor(() => health.of("watcher", "inbox").last_outcome === "failed", "the loss reported");
       expect(health.of("watcher", "inbox").last_error).toContain(
@@ -57,13 +61,9 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
   });
 
   it("keeps looking while a file stands at the folder's path, and watches a link to a folder", async () => {
-    const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
-    folders.push(root);
-    const inbox = path.join(root, "inbox");
-    const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
-    const { watches, health, started } = watchTriggersOn(clock);
+    const { root, inbox, clock, triggers, watches, health, started } = inboxUnderWatch();
     try {
-      await watches.apply(new TriggerSet([inboxWatcher(root, { runs: 100, per: "1h" })]).watches);
+      await watches.apply(triggers.watches);
       renameSync(inbox, `${inbox}.1`);
       await waitFor(() => health.of("watcher", "inbox").last_outcome === "failed", "the loss reported");
 
@@ -99,15 +99,10 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
   ])(
     "watches the new folder when the %s one is rotated at once (mv inbox inbox.1 && mkdir inbox)",
     async (_how, holding) => {
-      const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
-      folders.push(root);
-      const inbox = path.join(root, "inbox");
-      const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
-      const { watches, started } = watchTriggersOn(clock);
+      const { inbox, clock, triggers, watches, started } = inboxUnderWatch();
       try {
-        const definition = inboxWatcher(root, { runs: 100, per: "1h" });
         if (holding) writeFileSync(path.join(inbox, "old.txt"), "o");
-        await watches.apply(new TriggerSet([definition]).watches);
+        await watches.apply(triggers.watches);
         renameSync(inbox, `${inbox}.1`);
         mkdirSync(inbox);
         // The rotation is seen whenever it is; the new folder's file must start a run, at the latest
@@ -129,13 +124,9 @@ describe("a watch trigger whose folder is renamed or removed", { timeout: 30_000
   );
 
   it("stops looking for the folder once its trigger is gone", async () => {
-    const root = mkdtempSync(path.join(tmpdir(), "agentd-watch-return-"));
-    folders.push(root);
-    const inbox = path.join(root, "inbox");
-    const clock = new ManualClock(Date.parse("2026-03-01T09:00:00Z"));
-    const { watches, health, started } = watchTriggersOn(clock);
+    const { inbox, clock, triggers, watches, health, started } = inboxUnderWatch();
     try {
-      await watches.apply(new TriggerSet([inboxWatcher(root, { runs: 100, per: "1h" })]).watches);
+      await watches.apply(triggers.watches);
       rmSync(inbox, { recursive: true });
       await waitFor(() => health.of("watcher", "inbox").last_outcome === "failed", "the loss reported");
       await watches.apply([]);
